@@ -1,0 +1,401 @@
+"""Typed, read-only views of the Kubernetes objects the scheduler reads.
+
+Each view is parsed once from the dict the API server (or the embedded cluster) serves, keeps that
+dict as ``raw`` for writing results back, and precomputes what the scheduling cycle asks for again
+and again (requests, host ports, images, parsed affinity). A malformed field raises
+:class:`~kubesched.api.errors.ObjectError` naming its path, so the caller can report it and keep
+running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kubesched.api.errors import ObjectError
+from kubesched.api.labels import NodeSelector, PreferredSchedulingTerm
+from kubesched.api.resources import (
+    ResourceList,
+    non_zero_requests,
+    parse_resource_list,
+    pod_requests,
+    scheduler_resources,
+)
+from kubesched.api.taints import Taint, Toleration
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _map(obj: Any, path: str) -> Mapping[str, Any]:
+    if obj is None:
+        return {}
+    if not isinstance(obj, Mapping):
+        raise ObjectError(path, f"expected an object, got {type(obj).__name__}")
+    return obj
+
+
+def _list(obj: Any, path: str) -> list[Any]:
+    if obj is None:
+        return []
+    if not isinstance(obj, list):
+        raise ObjectError(path, f"expected a list, got {type(obj).__name__}")
+    return obj
+
+
+def _str_map(obj: Any, path: str) -> dict[str, str]:
+    return {str(k): "" if v is None else str(v) for k, v in _map(obj, path).items()}
+
+
+def _int(obj: Any, path: str, default: int = 0) -> int:
+    if obj is None:
+        return default
+    if isinstance(obj, bool) or not isinstance(obj, int):
+        raise ObjectError(path, f"expected an integer, got {obj!r}")
+    return obj
+
+
+def parse_time(value: Any, path: str) -> datetime | None:
+    """RFC 3339 timestamps as the API server writes them (``2024-01-01T00:00:00Z``)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise ObjectError(path, f"invalid timestamp {value!r}") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _parse(fn: Any, raw: Any, path: str) -> Any:
+    try:
+        return fn(raw)
+    except ObjectError as err:
+        raise err.under(path) from None
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectMeta:
+    """The metadata every object carries; ``key`` is ``namespace/name`` (or ``name``)."""
+
+    name: str
+    namespace: str
+    uid: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    resource_version: str
+    creation_timestamp: datetime | None
+    deletion_timestamp: datetime | None
+    owner_references: tuple[Mapping[str, Any], ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @classmethod
+    def from_dict(cls, raw: Any, *, namespaced: bool) -> ObjectMeta:
+        meta = _map(raw, "metadata")
+        name = meta.get("name")
+        if not name or not isinstance(name, str):
+            raise ObjectError("metadata.name", "required value")
+        namespace = str(meta.get("namespace") or ("default" if namespaced else ""))
+        return cls(
+            name=name,
+            namespace=namespace,
+            uid=str(meta.get("uid") or ""),
+            labels=_str_map(meta.get("labels"), "metadata.labels"),
+            annotations=_str_map(meta.get("annotations"), "metadata.annotations"),
+            resource_version=str(meta.get("resourceVersion") or ""),
+            creation_timestamp=parse_time(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+            deletion_timestamp=parse_time(meta.get("deletionTimestamp"), "metadata.deletionTimestamp"),
+            owner_references=tuple(_map(o, "metadata.ownerReferences") for o in
+                                   _list(meta.get("ownerReferences"), "metadata.ownerReferences")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerPort:
+    """A port a container asks for on the host (only ``host_port > 0`` matters to the scheduler)."""
+
+    host_port: int
+    protocol: str
+    host_ip: str
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    name: str
+    image: str
+    requests: ResourceList
+    ports: tuple[ContainerPort, ...]
+    is_sidecar: bool = False
+
+    @classmethod
+    def from_dict(cls, raw: Any, *, init: bool) -> Container:
+        c = _map(raw, "")
+        resources = _map(c.get("resources"), "resources")
+        requests = parse_resource_list(resources.get("requests"), "resources.requests")
+        # The API server defaults requests to limits for resources that only have a limit.
+        limits = parse_resource_list(resources.get("limits"), "resources.limits")
+        for name, value in limits.items():
+            requests.setdefault(name, value)
+        ports = []
+        for i, p in enumerate(_list(c.get("ports"), "ports")):
+            pm = _map(p, f"ports[{i}]")
+            ports.append(ContainerPort(
+                host_port=_int(pm.get("hostPort"), f"ports[{i}].hostPort"),
+                protocol=str(pm.get("protocol") or "TCP"),
+                host_ip=str(pm.get("hostIP") or ""),
+            ))
+        return cls(
+            name=str(c.get("name") or ""),
+            image=str(c.get("image") or ""),
+            requests=requests,
+            ports=tuple(ports),
+            is_sidecar=init and c.get("restartPolicy") == "Always",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAffinity:
+    required: NodeSelector | None
+    preferred: tuple[PreferredSchedulingTerm, ...]
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> NodeAffinity:
+        na = _map(raw, "")
+        req_raw = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+        required = (
+            _parse(NodeSelector.from_dict, req_raw, "requiredDuringSchedulingIgnoredDuringExecution")
+            if req_raw is not None else None
+        )
+        preferred = tuple(
+            _parse(PreferredSchedulingTerm.from_dict, p,
+                   f"preferredDuringSchedulingIgnoredDuringExecution[{i}]")
+            for i, p in enumerate(_list(na.get("preferredDuringSchedulingIgnoredDuringExecution"),
+                                        "preferredDuringSchedulingIgnoredDuringExecution"))
+        )
+        return cls(required=required, preferred=preferred)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Pod:
+    """A pod as the scheduler sees it; identity is the object itself (compare by ``uid``/``key``)."""
+
+    raw: Mapping[str, Any] = field(repr=False)
+    meta: ObjectMeta
+    node_name: str
+    scheduler_name: str
+    priority: int
+    preemption_policy: str
+    node_selector: Mapping[str, str]
+    node_affinity: NodeAffinity | None
+    affinity: Mapping[str, Any]
+    tolerations: tuple[Toleration, ...]
+    containers: tuple[Container, ...]
+    init_containers: tuple[Container, ...]
+    overhead: ResourceList
+    scheduling_gates: tuple[str, ...]
+    topology_spread_constraints: tuple[Mapping[str, Any], ...]
+    volumes: tuple[Mapping[str, Any], ...]
+    phase: str
+    nominated_node_name: str
+    start_time: datetime | None
+    #: Requests in scheduler units (cpu milli, others whole), only resources the scheduler tracks.
+    requests: Mapping[str, int]
+    #: cpu (milli) and memory the pod counts for in scoring when it sits on a node.
+    non_zero_cpu: int
+    non_zero_memory: int
+    host_ports: tuple[ContainerPort, ...]
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def namespace(self) -> str:
+        return self.meta.namespace
+
+    @property
+    def uid(self) -> str:
+        return self.meta.uid
+
+    @property
+    def key(self) -> str:
+        return self.meta.key
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self.meta.labels
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    def requests_with_defaults(self) -> ResourceList:
+        """Exact requests with cpu / memory defaults for containers that name none (for scoring)."""
+        return pod_requests(
+            [c.requests for c in self.containers],
+            [(c.requests, c.is_sidecar) for c in self.init_containers],
+            self.overhead,
+            non_missing_defaults=True,
+        )
+
+    def images(self) -> tuple[str, ...]:
+        return tuple(c.image for c in (*self.init_containers, *self.containers))
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Pod:
+        meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=True)
+        spec = _map(raw.get("spec"), "spec")
+        status = _map(raw.get("status"), "status")
+        containers = tuple(
+            _parse(lambda c: Container.from_dict(c, init=False), c, f"spec.containers[{i}]")
+            for i, c in enumerate(_list(spec.get("containers"), "spec.containers"))
+        )
+        init_containers = tuple(
+            _parse(lambda c: Container.from_dict(c, init=True), c, f"spec.initContainers[{i}]")
+            for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers"))
+        )
+        overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
+        affinity = _map(spec.get("affinity"), "spec.affinity")
+        node_affinity = None
+        if affinity.get("nodeAffinity") is not None:
+            node_affinity = _parse(NodeAffinity.from_dict, affinity["nodeAffinity"], "spec.affinity.nodeAffinity")
+        tolerations = tuple(
+            _parse(Toleration.from_dict, t, f"spec.tolerations[{i}]")
+            for i, t in enumerate(_list(spec.get("tolerations"), "spec.tolerations"))
+        )
+        gates = tuple(
+            str(_map(g, f"spec.schedulingGates[{i}]").get("name", ""))
+            for i, g in enumerate(_list(spec.get("schedulingGates"), "spec.schedulingGates"))
+        )
+        app = [c.requests for c in containers]
+        init = [(c.requests, c.is_sidecar) for c in init_containers]
+        requests = scheduler_resources(pod_requests(app, init, overhead))
+        nz_cpu, nz_mem = non_zero_requests(app, init, overhead)
+        host_ports = tuple(p for c in containers for p in c.ports if p.host_port > 0)
+        return cls(
+            raw=raw,
+            meta=meta,
+            node_name=str(spec.get("nodeName") or ""),
+            scheduler_name=str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME),
+            priority=_int(spec.get("priority"), "spec.priority"),
+            preemption_policy=str(spec.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY),
+            node_selector=_str_map(spec.get("nodeSelector"), "spec.nodeSelector"),
+            node_affinity=node_affinity,
+            affinity=affinity,
+            tolerations=tolerations,
+            containers=containers,
+            init_containers=init_containers,
+            overhead=overhead,
+            scheduling_gates=gates,
+            topology_spread_constraints=tuple(
+                _map(t, f"spec.topologySpreadConstraints[{i}]")
+                for i, t in enumerate(_list(spec.get("topologySpreadConstraints"),
+                                            "spec.topologySpreadConstraints"))
+            ),
+            volumes=tuple(_map(v, f"spec.volumes[{i}]")
+                          for i, v in enumerate(_list(spec.get("volumes"), "spec.volumes"))),
+            phase=str(status.get("phase") or "Pending"),
+            nominated_node_name=str(status.get("nominatedNodeName") or ""),
+            start_time=parse_time(status.get("startTime"), "status.startTime"),
+            requests=requests,
+            non_zero_cpu=nz_cpu,
+            non_zero_memory=nz_mem,
+            host_ports=host_ports,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ImageState:
+    names: tuple[str, ...]
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Node:
+    raw: Mapping[str, Any] = field(repr=False)
+    meta: ObjectMeta
+    unschedulable: bool
+    taints: tuple[Taint, ...]
+    allocatable: Mapping[str, int]
+    capacity: Mapping[str, int]
+    images: tuple[ImageState, ...]
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self.meta.labels
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Node:
+        meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=False)
+        spec = _map(raw.get("spec"), "spec")
+        status = _map(raw.get("status"), "status")
+        capacity = parse_resource_list(status.get("capacity"), "status.capacity")
+        alloc_raw = status.get("allocatable")
+        allocatable = capacity if alloc_raw is None else parse_resource_list(alloc_raw, "status.allocatable")
+        images = []
+        for i, img in enumerate(_list(status.get("images"), "status.images")):
+            im = _map(img, f"status.images[{i}]")
+            names = tuple(str(n) for n in _list(im.get("names"), f"status.images[{i}].names"))
+            images.append(ImageState(names=names, size_bytes=_int(im.get("sizeBytes"),
+                                                                  f"status.images[{i}].sizeBytes")))
+        return cls(
+            raw=raw,
+            meta=meta,
+            unschedulable=bool(spec.get("unschedulable", False)),
+            taints=tuple(_parse(Taint.from_dict, t, f"spec.taints[{i}]")
+                         for i, t in enumerate(_list(spec.get("taints"), "spec.taints"))),
+            allocatable=scheduler_resources(allocatable),
+            capacity=scheduler_resources(capacity),
+            images=tuple(images),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClass:
+    name: str
+    value: int
+    global_default: bool
+    preemption_policy: str
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> PriorityClass:
+        meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=False)
+        return cls(
+            name=meta.name,
+            value=_int(raw.get("value"), "value"),
+            global_default=bool(raw.get("globalDefault", False)),
+            preemption_policy=str(raw.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    name: str
+    labels: Mapping[str, str]
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Namespace:
+        meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=False)
+        return cls(name=meta.name, labels=meta.labels)
+
+
+def pod_start_time(pod: Pod) -> datetime:
+    """When a pod started, for "older first" ordering; pods that never started sort last."""
+    return pod.start_time or datetime.max.replace(tzinfo=UTC)
+
+
+def epoch() -> datetime:
+    return _EPOCH

@@ -1,0 +1,342 @@
+"""The scheduler cache: what is (or is about to be) running where.
+
+Bound pods and nodes arrive from cluster events; a pod the scheduler has decided on is *assumed*
+onto its node at once, so the next cycle sees its requests before the bind reaches the API server.
+The bind's confirmation (the pod coming back with ``spec.nodeName``) turns the assumed pod into an
+added one; an assumed pod whose binding finished but that was never confirmed expires after a TTL.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from kubesched.api.objects import Node, Pod
+from kubesched.cache.node_info import ImageStateSummary, NodeInfo, next_generation
+from kubesched.cache.snapshot import Snapshot
+
+LABEL_ZONE = "topology.kubernetes.io/zone"
+LABEL_REGION = "topology.kubernetes.io/region"
+LABEL_ZONE_BETA = "failure-domain.beta.kubernetes.io/zone"
+LABEL_REGION_BETA = "failure-domain.beta.kubernetes.io/region"
+
+
+class CacheError(RuntimeError):
+    """An operation the cache's state machine does not allow (e.g. assuming a pod twice)."""
+
+
+def zone_key(node: Node) -> str:
+    """The failure domain a node belongs to (region and zone), '' when it has neither label."""
+    labels = node.labels
+    zone = labels.get(LABEL_ZONE_BETA, labels.get(LABEL_ZONE, ""))
+    region = labels.get(LABEL_REGION_BETA, labels.get(LABEL_REGION, ""))
+    if not zone and not region:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+class NodeTree:
+    """Node names grouped by zone; listing takes one node of each zone in turn.
+
+    The interleaved order is what the scheduler walks when it samples a fraction of the nodes, so
+    every zone gets looked at early.
+    """
+
+    def __init__(self) -> None:
+        self._zones: dict[str, list[str]] = {}
+
+    def add(self, node: Node) -> None:
+        names = self._zones.setdefault(zone_key(node), [])
+        if node.name not in names:
+            names.append(node.name)
+
+    def remove(self, node: Node) -> None:
+        key = zone_key(node)
+        names = self._zones.get(key)
+        if names and node.name in names:
+            names.remove(node.name)
+            if not names:
+                del self._zones[key]
+
+    def update(self, old: Node, new: Node) -> None:
+        if zone_key(old) != zone_key(new):
+            self.remove(old)
+            self.add(new)
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._zones.values())
+
+    def list(self) -> list[str]:
+        zones = list(self._zones.values())
+        out: list[str] = []
+        depth = max((len(z) for z in zones), default=0)
+        for i in range(depth):
+            out.extend(z[i] for z in zones if i < len(z))
+        return out
+
+
+@dataclass
+class _PodState:
+    pod: Pod
+    deadline: datetime | None = None
+    binding_finished: bool = False
+
+
+class Cache:
+    """Thread-safe store of node infos with assume / confirm / forget / expire for pods."""
+
+    def __init__(self, clock: Callable[[], datetime], ttl: timedelta | None = timedelta(0)) -> None:
+        self._clock = clock
+        #: How long an assumed pod whose binding finished may stay unconfirmed (0 or None: forever).
+        self._ttl = ttl
+        self._lock = threading.RLock()
+        self._nodes: dict[str, NodeInfo] = {}
+        self._tree = NodeTree()
+        self._pod_states: dict[str, _PodState] = {}
+        self._assumed: set[str] = set()
+        self._images: dict[str, tuple[int, set[str]]] = {}
+        self._nodes_changed = True
+        #: Nodes whose info changed since the last snapshot update.
+        self._dirty: set[str] = set()
+
+    # -- nodes ---------------------------------------------------------------------------------------
+    def add_node(self, node: Node) -> NodeInfo:
+        with self._lock:
+            info = self._nodes.get(node.name)
+            if info is None:
+                info = NodeInfo()
+                self._nodes[node.name] = info
+            else:
+                self._remove_images(info.node)
+            if info.node is None:
+                self._tree.add(node)
+                self._nodes_changed = True
+            else:
+                self._tree.update(info.node, node)
+                self._nodes_changed = self._nodes_changed or zone_key(info.node) != zone_key(node)
+            self._add_images(node)
+            info.set_node(node)
+            self._dirty.add(node.name)
+            return info
+
+    def update_node(self, old: Node | None, new: Node) -> NodeInfo:
+        return self.add_node(new)
+
+    def remove_node(self, node: Node) -> None:
+        """Forget a node; its pods stay (as on an unknown node) until their own deletions arrive."""
+        with self._lock:
+            info = self._nodes.get(node.name)
+            if info is None or info.node is None:
+                return
+            self._remove_images(info.node)
+            self._tree.remove(info.node)
+            if info.pods:
+                info.node = None
+            else:
+                del self._nodes[node.name]
+            self._nodes_changed = True
+
+    def _add_images(self, node: Node) -> None:
+        for image in node.images:
+            for name in image.names:
+                size, nodes = self._images.setdefault(name, (image.size_bytes, set()))
+                nodes.add(node.name)
+
+    def _remove_images(self, node: Node | None) -> None:
+        if node is None:
+            return
+        for image in node.images:
+            for name in image.names:
+                entry = self._images.get(name)
+                if entry is not None:
+                    entry[1].discard(node.name)
+                    if not entry[1]:
+                        del self._images[name]
+
+    # -- pods ----------------------------------------------------------------------------------------
+    def _node_for(self, name: str) -> NodeInfo:
+        self._dirty.add(name)
+        info = self._nodes.get(name)
+        if info is None:
+            info = NodeInfo()  # a pod may arrive before its node: keep it on a placeholder
+            self._nodes[name] = info
+        return info
+
+    def assume_pod(self, pod: Pod, node_name: str) -> None:
+        """Account ``pod`` on ``node_name`` before the bind is confirmed (``pod`` carries the node)."""
+        with self._lock:
+            if pod.uid in self._pod_states:
+                raise CacheError(f"pod {pod.key}({pod.uid}) is in the cache, so can't be assumed")
+            self._node_for(node_name).add_pod(pod)
+            self._pod_states[pod.uid] = _PodState(pod)
+            self._assumed.add(pod.uid)
+
+    def finish_binding(self, pod: Pod) -> None:
+        """The bind call returned: the assumed pod may now expire if no confirmation arrives."""
+        with self._lock:
+            state = self._pod_states.get(pod.uid)
+            if state is not None and pod.uid in self._assumed:
+                state.binding_finished = True
+                state.deadline = self._clock() + self._ttl if self._ttl else None
+
+    def forget_pod(self, pod: Pod) -> None:
+        """Undo an assume (the scheduling or binding cycle failed)."""
+        with self._lock:
+            state = self._pod_states.get(pod.uid)
+            if state is None:
+                return
+            if state.pod.node_name != pod.node_name and pod.node_name:
+                raise CacheError(f"pod {pod.key} was assumed on {state.pod.node_name} but assigned to {pod.node_name}")
+            if pod.uid not in self._assumed:
+                raise CacheError(f"pod {pod.key} wasn't assumed so cannot be forgotten")
+            self._remove_from_node(state.pod)
+            del self._pod_states[pod.uid]
+            self._assumed.discard(pod.uid)
+
+    def add_pod(self, pod: Pod) -> None:
+        """A bound pod arrived from the cluster (possibly confirming an assumed one)."""
+        with self._lock:
+            state = self._pod_states.get(pod.uid)
+            if state is not None and pod.uid in self._assumed:
+                if state.pod.node_name != pod.node_name:
+                    # Bound somewhere else than assumed: move it.
+                    self._remove_from_node(state.pod)
+                    self._node_for(pod.node_name).add_pod(pod)
+                else:
+                    self._replace_on_node(state.pod, pod)
+                self._assumed.discard(pod.uid)
+                state.pod = pod
+                state.deadline = None
+                return
+            if state is not None:
+                self._update(state, pod)
+                return
+            self._node_for(pod.node_name).add_pod(pod)
+            self._pod_states[pod.uid] = _PodState(pod)
+
+    def update_pod(self, old: Pod | None, new: Pod) -> None:
+        with self._lock:
+            state = self._pod_states.get(new.uid)
+            if state is None or new.uid in self._assumed:
+                self.add_pod(new)
+                return
+            self._update(state, new)
+
+    def _update(self, state: _PodState, new: Pod) -> None:
+        if state.pod.node_name == new.node_name:
+            self._replace_on_node(state.pod, new)
+        else:
+            self._remove_from_node(state.pod)
+            self._node_for(new.node_name).add_pod(new)
+        state.pod = new
+
+    def remove_pod(self, pod: Pod) -> None:
+        with self._lock:
+            state = self._pod_states.pop(pod.uid, None)
+            self._assumed.discard(pod.uid)
+            if state is not None:
+                self._remove_from_node(state.pod)
+
+    def _replace_on_node(self, old: Pod, new: Pod) -> None:
+        info = self._nodes.get(old.node_name)
+        if info is not None:
+            info.remove_pod(old)
+            self._dirty.add(old.node_name)
+        self._node_for(new.node_name).add_pod(new)
+
+    def _remove_from_node(self, pod: Pod) -> None:
+        info = self._nodes.get(pod.node_name)
+        if info is None:
+            return
+        info.remove_pod(pod)
+        self._dirty.add(pod.node_name)
+        if info.node is None and not info.pods:
+            del self._nodes[pod.node_name]
+
+    def is_assumed(self, pod: Pod) -> bool:
+        with self._lock:
+            return pod.uid in self._assumed
+
+    def get_pod(self, uid: str) -> Pod | None:
+        with self._lock:
+            state = self._pod_states.get(uid)
+            return None if state is None else state.pod
+
+    def cleanup_expired_assumed_pods(self) -> list[Pod]:
+        """Drop assumed pods whose binding finished long ago without a confirming event."""
+        now = self._clock()
+        expired: list[Pod] = []
+        with self._lock:
+            for uid in list(self._assumed):
+                state = self._pod_states[uid]
+                if state.binding_finished and state.deadline is not None and now > state.deadline:
+                    expired.append(state.pod)
+                    self._remove_from_node(state.pod)
+                    del self._pod_states[uid]
+                    self._assumed.discard(uid)
+        return expired
+
+    # -- views ---------------------------------------------------------------------------------------
+    def node_count(self) -> int:
+        with self._lock:
+            return len(self._tree)
+
+    def pod_count(self) -> int:
+        with self._lock:
+            return sum(len(info.pods) for info in self._nodes.values())
+
+    def node_infos(self) -> dict[str, NodeInfo]:
+        """The live node infos (for reports and debugging, not for scheduling: use a snapshot)."""
+        with self._lock:
+            return dict(self._nodes)
+
+    def _image_summaries(self, node: Node) -> dict[str, ImageStateSummary]:
+        out: dict[str, ImageStateSummary] = {}
+        for image in node.images:
+            for name in image.names:
+                if name not in out:
+                    size, nodes = self._images[name]
+                    out[name] = ImageStateSummary(size=size, num_nodes=len(nodes))
+        return out
+
+    def _clone(self, info: NodeInfo) -> NodeInfo:
+        clone = info.snapshot()
+        assert info.node is not None
+        clone.image_states = self._image_summaries(info.node)
+        return clone
+
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        """Bring ``snapshot`` up to date, copying only nodes whose generation moved."""
+        with self._lock:
+            if self._nodes_changed or len(snapshot) != len(self._tree):
+                infos = []
+                for name in self._tree.list():
+                    info = self._nodes[name]
+                    existing = snapshot.get(name)
+                    if existing is not None and existing.generation == info.generation \
+                            and existing.node is info.node:
+                        infos.append(existing)
+                    else:
+                        infos.append(self._clone(info))
+                snapshot.replace_all(infos)
+                self._nodes_changed = False
+            else:
+                lists_dirty = False
+                for name in self._dirty:
+                    info = self._nodes.get(name)
+                    if info is None or info.node is None:
+                        continue
+                    old = snapshot.get(info.name)
+                    clone = self._clone(info)
+                    snapshot.replace_node(clone)
+                    if old is None or (bool(old.pods_with_affinity) != bool(clone.pods_with_affinity)) or (
+                        bool(old.pods_with_required_anti_affinity)
+                        != bool(clone.pods_with_required_anti_affinity)
+                    ) or old.pvc_ref_counts.keys() != clone.pvc_ref_counts.keys():
+                        lists_dirty = True
+                if lists_dirty:
+                    snapshot.refresh_lists()
+            self._dirty.clear()
+            snapshot.generation = next_generation()

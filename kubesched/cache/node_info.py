@@ -1,0 +1,209 @@
+"""NodeInfo: one node and everything the scheduler has placed (or assumed) on it.
+
+A NodeInfo is mutated only by the cache. Each change takes a fresh value from a global generation
+counter, which is how the snapshot learns which nodes to refresh before a scheduling cycle without
+rebuilding everything.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from kubesched.api.objects import Node, Pod
+from kubesched.api.resources import CPU, MEMORY
+
+_generations = itertools.count(1)
+
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+
+
+def next_generation() -> int:
+    """A process-wide increasing number: newer changes always compare greater."""
+    return next(_generations)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageStateSummary:
+    """An image on a node: its size and on how many nodes it is present (as of the last refresh)."""
+
+    size: int
+    num_nodes: int
+
+
+class HostPortInfo:
+    """Host ports in use on a node: ip -> {(protocol, port)}; 0.0.0.0 overlaps every ip."""
+
+    __slots__ = ("_ports",)
+
+    def __init__(self) -> None:
+        self._ports: dict[str, dict[tuple[str, int], int]] = {}
+
+    @staticmethod
+    def _sanitize(ip: str, protocol: str) -> tuple[str, str]:
+        return ip or DEFAULT_BIND_ALL_HOST_IP, protocol or "TCP"
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        ip, protocol = self._sanitize(ip, protocol)
+        by_ip = self._ports.setdefault(ip, {})
+        by_ip[(protocol, port)] = by_ip.get((protocol, port), 0) + 1
+
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        ip, protocol = self._sanitize(ip, protocol)
+        by_ip = self._ports.get(ip)
+        if not by_ip or (protocol, port) not in by_ip:
+            return
+        by_ip[(protocol, port)] -= 1
+        if by_ip[(protocol, port)] <= 0:
+            del by_ip[(protocol, port)]
+        if not by_ip:
+            del self._ports[ip]
+
+    def conflicts(self, ip: str, protocol: str, port: int) -> bool:
+        """Whether a new (ip, protocol, port) would clash with a port already in use."""
+        if port <= 0:
+            return False
+        ip, protocol = self._sanitize(ip, protocol)
+        entry = (protocol, port)
+        if ip == DEFAULT_BIND_ALL_HOST_IP:
+            return any(entry in ports for ports in self._ports.values())
+        return entry in self._ports.get(ip, {}) or entry in self._ports.get(DEFAULT_BIND_ALL_HOST_IP, {})
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self._ports.values())
+
+    def copy(self) -> HostPortInfo:
+        clone = HostPortInfo()
+        clone._ports = {ip: dict(ports) for ip, ports in self._ports.items()}
+        return clone
+
+
+def has_pod_affinity(pod: Pod) -> bool:
+    aff = pod.affinity
+    return bool(aff.get("podAffinity") or aff.get("podAntiAffinity"))
+
+
+def has_required_anti_affinity(pod: Pod) -> bool:
+    anti = pod.affinity.get("podAntiAffinity") or {}
+    return bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
+
+
+def pvc_keys(pod: Pod) -> Iterable[str]:
+    for volume in pod.volumes:
+        claim = volume.get("persistentVolumeClaim")
+        if claim and claim.get("claimName"):
+            yield f"{pod.namespace}/{claim['claimName']}"
+
+
+class NodeInfo:
+    """Aggregated scheduling state of one node (requests, pods, ports, images)."""
+
+    __slots__ = (
+        "generation",
+        "image_states",
+        "node",
+        "non_zero_cpu",
+        "non_zero_memory",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "pvc_ref_counts",
+        "requested",
+        "used_ports",
+    )
+
+    def __init__(self, node: Node | None = None, pods: Iterable[Pod] = ()) -> None:
+        self.node: Node | None = node
+        self.pods: list[Pod] = []
+        self.pods_with_affinity: list[Pod] = []
+        self.pods_with_required_anti_affinity: list[Pod] = []
+        self.requested: dict[str, int] = {}
+        self.non_zero_cpu = 0
+        self.non_zero_memory = 0
+        self.used_ports = HostPortInfo()
+        self.image_states: Mapping[str, ImageStateSummary] = {}
+        self.pvc_ref_counts: dict[str, int] = {}
+        self.generation = next_generation()
+        for pod in pods:
+            self.add_pod(pod)
+
+    @property
+    def name(self) -> str:
+        return self.node.name if self.node is not None else ""
+
+    @property
+    def allocatable(self) -> Mapping[str, int]:
+        return self.node.allocatable if self.node is not None else {}
+
+    def set_node(self, node: Node) -> None:
+        self.node = node
+        self.generation = next_generation()
+
+    def add_pod(self, pod: Pod) -> None:
+        self.pods.append(pod)
+        if has_pod_affinity(pod):
+            self.pods_with_affinity.append(pod)
+        if has_required_anti_affinity(pod):
+            self.pods_with_required_anti_affinity.append(pod)
+        self._account(pod, +1)
+
+    def remove_pod(self, pod: Pod) -> bool:
+        """Remove the pod with the same uid; False when it is not on this node."""
+        for i, existing in enumerate(self.pods):
+            if existing.uid == pod.uid:
+                del self.pods[i]
+                self.pods_with_affinity = [p for p in self.pods_with_affinity if p.uid != pod.uid]
+                self.pods_with_required_anti_affinity = [
+                    p for p in self.pods_with_required_anti_affinity if p.uid != pod.uid
+                ]
+                self._account(existing, -1)
+                return True
+        return False
+
+    def _account(self, pod: Pod, sign: int) -> None:
+        for name, value in pod.requests.items():
+            self.requested[name] = self.requested.get(name, 0) + sign * value
+        self.non_zero_cpu += sign * pod.non_zero_cpu
+        self.non_zero_memory += sign * pod.non_zero_memory
+        for port in pod.host_ports:
+            if sign > 0:
+                self.used_ports.add(port.host_ip, port.protocol, port.host_port)
+            else:
+                self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
+        for key in pvc_keys(pod):
+            count = self.pvc_ref_counts.get(key, 0) + sign
+            if count > 0:
+                self.pvc_ref_counts[key] = count
+            else:
+                self.pvc_ref_counts.pop(key, None)
+        self.generation = next_generation()
+
+    def requested_cpu(self) -> int:
+        return self.requested.get(CPU, 0)
+
+    def requested_memory(self) -> int:
+        return self.requested.get(MEMORY, 0)
+
+    def snapshot(self) -> NodeInfo:
+        """A copy the scheduling cycle can read while the cache keeps changing (pods shared, lists copied)."""
+        clone = NodeInfo.__new__(NodeInfo)
+        clone.node = self.node
+        clone.pods = list(self.pods)
+        clone.pods_with_affinity = list(self.pods_with_affinity)
+        clone.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        clone.requested = dict(self.requested)
+        clone.non_zero_cpu = self.non_zero_cpu
+        clone.non_zero_memory = self.non_zero_memory
+        clone.used_ports = self.used_ports.copy()
+        clone.image_states = self.image_states
+        clone.pvc_ref_counts = dict(self.pvc_ref_counts)
+        clone.generation = self.generation
+        return clone
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name!r}, pods={len(self.pods)}, generation={self.generation})"

@@ -1,0 +1,210 @@
+"""Snapshot: the frozen view of the cluster one scheduling cycle works on.
+
+Besides the per-node :class:`NodeInfo` list (in node-tree order, which interleaves zones), the snapshot
+keeps the numbers the hot plugins read as NumPy columns indexed like that list, so a filter or a
+score over thousands of nodes is a few array operations. The cache refreshes only the rows of nodes
+whose generation moved since the previous cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import overload
+
+import numpy as np
+
+from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.api.taints import Taint
+from kubesched.cache.node_info import NodeInfo
+
+#: Fixed resource columns; scalar (extended) resources get further columns when first seen.
+BASE_RESOURCES: tuple[str, ...] = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelColumn:
+    """One label key over all nodes: ``codes[i]`` indexes ``values``, or is -1 where the node lacks the key."""
+
+    codes: np.ndarray
+    values: tuple[str, ...]
+
+    def mask(self, predicate_per_value: np.ndarray, when_missing: bool) -> np.ndarray:
+        """Evaluate a per-value predicate (one bool per entry of ``values``) for every node."""
+        table = np.append(predicate_per_value.astype(bool), when_missing)
+        return table[self.codes]  # code -1 picks the trailing "missing" entry
+
+
+class NodeInfoList(Sequence[NodeInfo]):
+    """A sequence of snapshot nodes given by their indices, materialised only when iterated per node."""
+
+    __slots__ = ("_infos", "indices", "snapshot")
+
+    def __init__(self, snapshot: Snapshot, indices: np.ndarray) -> None:
+        self.snapshot = snapshot
+        self.indices = indices
+        self._infos: list[NodeInfo] | None = None
+
+    def _materialise(self) -> list[NodeInfo]:
+        if self._infos is None:
+            infos = self.snapshot.node_infos
+            self._infos = [infos[i] for i in self.indices.tolist()]
+        return self._infos
+
+    @overload
+    def __getitem__(self, i: int) -> NodeInfo: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[NodeInfo]: ...
+    def __getitem__(self, i: int | slice) -> NodeInfo | list[NodeInfo]:
+        return self._materialise()[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self._materialise())
+
+
+class Snapshot:
+    """Node infos plus columnar per-node numbers, consistent for the duration of one cycle."""
+
+    def __init__(self) -> None:
+        self.node_infos: list[NodeInfo] = []
+        self.index: dict[str, int] = {}
+        self.generation = 0
+        self.resource_columns: dict[str, int] = {name: i for i, name in enumerate(BASE_RESOURCES)}
+        self.allocatable = np.zeros((0, len(BASE_RESOURCES)), dtype=np.int64)
+        self.requested = np.zeros((0, len(BASE_RESOURCES)), dtype=np.int64)
+        #: cpu (milli) and memory requested on each node counting scoring defaults for missing requests.
+        self.non_zero_requested = np.zeros((0, 2), dtype=np.int64)
+        self.pod_count = np.zeros(0, dtype=np.int64)
+        self.allowed_pods = np.zeros(0, dtype=np.int64)
+        self.have_pods_with_affinity: list[NodeInfo] = []
+        self.have_pods_with_required_anti_affinity: list[NodeInfo] = []
+        self.used_pvcs: set[str] = set()
+        self._label_columns: dict[str, LabelColumn] = {}
+        self._taint_groups: tuple[np.ndarray, list[tuple[Taint, ...]]] | None = None
+        #: Bumped whenever node objects (labels, taints, images) change: derived per-node caches key on it.
+        self.node_objects_version = 0
+
+    # -- reading -------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.node_infos)
+
+    def get(self, name: str) -> NodeInfo | None:
+        i = self.index.get(name)
+        return None if i is None else self.node_infos[i]
+
+    def all_nodes(self) -> NodeInfoList:
+        return NodeInfoList(self, np.arange(len(self.node_infos)))
+
+    def nodes(self, indices: np.ndarray) -> NodeInfoList:
+        return NodeInfoList(self, indices)
+
+    def resource_column(self, name: str) -> int | None:
+        return self.resource_columns.get(name)
+
+    def label_column(self, key: str) -> LabelColumn:
+        """Codes of ``key``'s values on every node, built once per node-object version."""
+        col = self._label_columns.get(key)
+        if col is None:
+            vocab: dict[str, int] = {}
+            codes = np.full(len(self.node_infos), -1, dtype=np.int32)
+            for i, info in enumerate(self.node_infos):
+                assert info.node is not None
+                value = info.node.labels.get(key)
+                if value is not None:
+                    codes[i] = vocab.setdefault(value, len(vocab))
+            col = LabelColumn(codes=codes, values=tuple(vocab))
+            self._label_columns[key] = col
+        return col
+
+    def taint_groups(self) -> tuple[np.ndarray, list[tuple[Taint, ...]]]:
+        """Nodes grouped by identical taint lists: (group of each node, taints of each group).
+
+        Clusters have few distinct taint lists, so a toleration check per group plus one gather
+        replaces a check per node.
+        """
+        if self._taint_groups is None:
+            groups: dict[tuple[Taint, ...], int] = {}
+            ids = np.empty(len(self.node_infos), dtype=np.int32)
+            for i, info in enumerate(self.node_infos):
+                assert info.node is not None
+                ids[i] = groups.setdefault(info.node.taints, len(groups))
+            self._taint_groups = (ids, list(groups))
+        return self._taint_groups
+
+    # -- writing (by the cache only) -----------------------------------------------------------------
+    def _ensure_resource_columns(self, names: Sequence[str]) -> None:
+        missing = [n for n in names if n not in self.resource_columns and n != PODS]
+        if not missing:
+            return
+        for name in missing:
+            self.resource_columns[name] = len(self.resource_columns)
+        extra = len(missing)
+        n = len(self.node_infos)
+        self.allocatable = np.hstack([self.allocatable, np.zeros((n, extra), dtype=np.int64)])
+        self.requested = np.hstack([self.requested, np.zeros((n, extra), dtype=np.int64)])
+        for i, info in enumerate(self.node_infos):
+            self._write_row(i, info)
+
+    def _write_row(self, i: int, info: NodeInfo) -> None:
+        cols = self.resource_columns
+        alloc_row = self.allocatable[i]
+        alloc_row[:] = 0
+        for name, value in info.allocatable.items():
+            c = cols.get(name)
+            if c is not None:
+                alloc_row[c] = value
+        req_row = self.requested[i]
+        req_row[:] = 0
+        for name, value in info.requested.items():
+            c = cols.get(name)
+            if c is not None:
+                req_row[c] = value
+        self.non_zero_requested[i, 0] = info.non_zero_cpu
+        self.non_zero_requested[i, 1] = info.non_zero_memory
+        self.pod_count[i] = len(info.pods)
+        self.allowed_pods[i] = info.allocatable.get(PODS, 0)
+
+    def replace_all(self, infos: list[NodeInfo]) -> None:
+        """Rebuild every list and column (node set changed)."""
+        self.node_infos = infos
+        self.index = {info.name: i for i, info in enumerate(infos)}
+        n = len(infos)
+        names = {name for info in infos for name in (*info.allocatable, *info.requested)}
+        for name in sorted(names):
+            if name not in self.resource_columns and name != PODS:
+                self.resource_columns[name] = len(self.resource_columns)
+        r = len(self.resource_columns)
+        self.allocatable = np.zeros((n, r), dtype=np.int64)
+        self.requested = np.zeros((n, r), dtype=np.int64)
+        self.non_zero_requested = np.zeros((n, 2), dtype=np.int64)
+        self.pod_count = np.zeros(n, dtype=np.int64)
+        self.allowed_pods = np.zeros(n, dtype=np.int64)
+        for i, info in enumerate(infos):
+            self._write_row(i, info)
+        self.invalidate_node_objects()
+        self.refresh_lists()
+
+    def replace_node(self, info: NodeInfo) -> None:
+        """Swap in a fresh copy of one node's info and rewrite its row."""
+        i = self.index[info.name]
+        old = self.node_infos[i]
+        self.node_infos[i] = info
+        self._ensure_resource_columns([*info.allocatable, *info.requested])
+        self._write_row(i, info)
+        if old.node is not info.node:
+            self.invalidate_node_objects()
+
+    def invalidate_node_objects(self) -> None:
+        self._label_columns.clear()
+        self._taint_groups = None
+        self.node_objects_version += 1
+
+    def refresh_lists(self) -> None:
+        self.have_pods_with_affinity = [i for i in self.node_infos if i.pods_with_affinity]
+        self.have_pods_with_required_anti_affinity = [
+            i for i in self.node_infos if i.pods_with_required_anti_affinity
+        ]
+        self.used_pvcs = {key for info in self.node_infos for key in info.pvc_ref_counts}

@@ -1,0 +1,93 @@
+"""Clocks: where the scheduler's sense of time comes from.
+
+Everything that waits (backoff, periodic flushes, assumed-pod expiry, permit timeouts) reads a
+:class:`Clock` and schedules callbacks on it. The real clock uses wall time and timer threads; the
+virtual clock only moves when the simulator advances it, running due callbacks in order, so a day of
+cluster time passes without a single sleep.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+
+class TimerHandle(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
+        """Run ``callback`` once, ``delay`` seconds from now."""
+        ...
+
+
+class RealClock:
+    """Wall-clock time (UTC) with thread timers."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
+        timer = threading.Timer(max(delay, 0.0), callback)
+        timer.daemon = True
+        timer.start()
+        return timer
+
+
+class _VirtualTimer:
+    __slots__ = ("callback", "cancelled", "due")
+
+    def __init__(self, due: datetime, callback: Callable[[], None]) -> None:
+        self.due = due
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class VirtualClock:
+    """Simulated time: it stands still until :meth:`advance_to` moves it, firing due timers in order."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = start or datetime(2024, 1, 1, tzinfo=UTC)
+        self._timers: list[tuple[datetime, int, _VirtualTimer]] = []
+        self._seq = itertools.count()
+
+    def now(self) -> datetime:
+        return self._now
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
+        timer = _VirtualTimer(self._now + timedelta(seconds=max(delay, 0.0)), callback)
+        heapq.heappush(self._timers, (timer.due, next(self._seq), timer))
+        return timer
+
+    def next_timer(self) -> datetime | None:
+        """When the earliest pending timer is due (None when none is pending)."""
+        while self._timers and self._timers[0][2].cancelled:
+            heapq.heappop(self._timers)
+        return self._timers[0][0] if self._timers else None
+
+    def advance_to(self, when: datetime) -> int:
+        """Move time forward to ``when`` (never backwards), running every timer due by then."""
+        fired = 0
+        while True:
+            due = self.next_timer()
+            if due is None or due > when:
+                break
+            _, _, timer = heapq.heappop(self._timers)
+            self._now = max(self._now, timer.due)
+            timer.callback()
+            fired += 1
+        self._now = max(self._now, when)
+        return fired
+
+    def advance(self, seconds: float) -> int:
+        return self.advance_to(self._now + timedelta(seconds=seconds))

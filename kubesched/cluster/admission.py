@@ -1,0 +1,322 @@
+"""What the API server does to an object before storing it: v1 defaulting and admission plugins.
+
+The scheduler only ever sees objects after this step in a real cluster (a pod's ``spec.priority`` comes
+from the Priority admission plugin, a node's allocatable from defaulting), so the embedded cluster must
+apply the same rules or simulated decisions would differ from real ones.
+
+Everything here works in place on the cluster's private copy of the object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from kubesched.cluster.protocol import Forbidden, Invalid
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+BETA_DEFAULT_CLASS_ANNOTATION = "storageclass.beta.kubernetes.io/is-default-class"
+BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+# The priority of a pod when no PriorityClass is globalDefault
+# (scheduling.DefaultPriorityWhenNoDefaultClassExists).
+DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS = 0
+
+# PriorityClasses every API server creates at start-up (scheduling.SystemPriorityClasses()).
+SYSTEM_PRIORITY_CLASSES: tuple[tuple[str, int, str], ...] = (
+    (
+        "system-node-critical",
+        2000001000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        2000000000,
+        "Used for system critical pods that must run in the cluster, but can be moved to another node "
+        "if necessary.",
+    ),
+)
+
+
+class AdmissionStore(Protocol):
+    """Read access to stored objects that admission plugins need (their informers' view)."""
+
+    def lookup(self, kind: str, namespace: str | None, name: str) -> dict | None:
+        """The stored object or None; the caller must not mutate it."""
+        ...
+
+    def objects(self, kind: str) -> Iterable[dict]:
+        """Every stored object of ``kind``; the caller must not mutate them."""
+        ...
+
+
+def system_priority_classes() -> list[dict]:
+    """The built-in PriorityClass objects, as manifests to create."""
+    return [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+            "globalDefault": False,
+            "description": description,
+            "preemptionPolicy": PREEMPT_LOWER_PRIORITY,
+        }
+        for name, value, description in SYSTEM_PRIORITY_CLASSES
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# v1 defaulting (applied on create and on update, as decoding does in the API server)
+
+
+def apply_defaults(obj: dict) -> None:
+    """Fill in the v1 defaults the scheduler depends on for ``obj`` (by its kind)."""
+    defaulter = _DEFAULTERS.get(obj.get("kind", ""))
+    if defaulter is not None:
+        defaulter(obj)
+
+
+def _dict_at(obj: dict, key: str) -> dict:
+    """``obj[key]`` as a dict, created when absent or null (the API's nil structs decode as empty)."""
+    value = obj.get(key)
+    if not isinstance(value, dict):
+        value = {}
+        obj[key] = value
+    return value
+
+
+def _default_node(obj: dict) -> None:
+    status = obj.get("status")
+    if isinstance(status, dict) and status.get("allocatable") is None and status.get("capacity") is not None:
+        status["allocatable"] = dict(status["capacity"])
+
+
+def _default_container_requests(containers: object) -> None:
+    """requests := limits for every resource that has only a limit (SetDefaults_Pod)."""
+    if not isinstance(containers, list):
+        return
+    for container in containers:
+        if not isinstance(container, dict):
+            continue
+        resources = container.get("resources")
+        if not isinstance(resources, dict):
+            continue
+        limits = resources.get("limits")
+        if not isinstance(limits, dict) or not limits:
+            continue
+        requests = resources.get("requests")
+        if not isinstance(requests, dict):
+            requests = {}
+            resources["requests"] = requests
+        for key, value in limits.items():
+            requests.setdefault(key, value)
+
+
+def _default_pod(obj: dict) -> None:
+    spec = _dict_at(obj, "spec")
+    _default_container_requests(spec.get("containers"))
+    _default_container_requests(spec.get("initContainers"))
+    if not spec.get("schedulerName"):
+        spec["schedulerName"] = DEFAULT_SCHEDULER_NAME
+    if not spec.get("restartPolicy"):
+        spec["restartPolicy"] = "Always"
+    if not spec.get("dnsPolicy"):
+        spec["dnsPolicy"] = "ClusterFirst"
+    if spec.get("terminationGracePeriodSeconds") is None:
+        spec["terminationGracePeriodSeconds"] = 30
+    status = _dict_at(obj, "status")
+    if not status.get("phase"):
+        status["phase"] = "Pending"
+
+
+def _default_namespace(obj: dict) -> None:
+    meta = _dict_at(obj, "metadata")
+    labels = _dict_at(meta, "labels")
+    labels[NAMESPACE_NAME_LABEL] = meta.get("name", "")
+    status = _dict_at(obj, "status")
+    if not status.get("phase"):
+        status["phase"] = "Active"
+
+
+def _default_storage_class(obj: dict) -> None:
+    if not obj.get("volumeBindingMode"):
+        obj["volumeBindingMode"] = "Immediate"
+    if not obj.get("reclaimPolicy"):
+        obj["reclaimPolicy"] = "Delete"
+
+
+def _default_priority_class(obj: dict) -> None:
+    if not obj.get("preemptionPolicy"):
+        obj["preemptionPolicy"] = PREEMPT_LOWER_PRIORITY
+
+
+def _default_pv(obj: dict) -> None:
+    spec = _dict_at(obj, "spec")
+    if not spec.get("persistentVolumeReclaimPolicy"):
+        spec["persistentVolumeReclaimPolicy"] = "Retain"
+    if not spec.get("volumeMode"):
+        spec["volumeMode"] = "Filesystem"
+    status = _dict_at(obj, "status")
+    if not status.get("phase"):
+        status["phase"] = "Pending"
+
+
+def _default_pvc(obj: dict) -> None:
+    spec = _dict_at(obj, "spec")
+    if not spec.get("volumeMode"):
+        spec["volumeMode"] = "Filesystem"
+    status = _dict_at(obj, "status")
+    if not status.get("phase"):
+        status["phase"] = "Pending"
+
+
+_DEFAULTERS = {
+    "Node": _default_node,
+    "Pod": _default_pod,
+    "Namespace": _default_namespace,
+    "StorageClass": _default_storage_class,
+    "PriorityClass": _default_priority_class,
+    "PersistentVolume": _default_pv,
+    "PersistentVolumeClaim": _default_pvc,
+}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Admission on create
+
+
+def admit_create(obj: dict, store: AdmissionStore) -> None:
+    """Default ``obj`` and run the admission plugins that change what the scheduler sees.
+
+    ``obj`` must already carry its final name, namespace and creationTimestamp. Raises ``Forbidden`` or
+    ``Invalid`` as the API server would.
+    """
+    apply_defaults(obj)
+    kind = obj.get("kind")
+    if kind == "Pod":
+        _admit_pod_priority(obj, store)
+        _admit_bound_pod_status(obj)
+    elif kind == "PriorityClass":
+        _admit_priority_class(obj, store)
+    elif kind == "PersistentVolumeClaim":
+        _admit_default_storage_class(obj, store)
+
+
+def admit_update(obj: dict, old: dict) -> None:
+    """Default ``obj`` on update; a pod keeps the priority admission gave it when the update drops it."""
+    apply_defaults(obj)
+    if obj.get("kind") == "Pod":
+        spec = _dict_at(obj, "spec")
+        old_spec = old.get("spec") or {}
+        for key in ("priority", "preemptionPolicy"):
+            if spec.get(key) is None and old_spec.get(key) is not None:
+                spec[key] = old_spec[key]
+
+
+def _default_priority_class_for_pods(store: AdmissionStore) -> dict | None:
+    """The globalDefault class with the lowest value (what the Priority plugin picks when several exist)."""
+    best: dict | None = None
+    for pc in store.objects("PriorityClass"):
+        if pc.get("globalDefault") is not True:
+            continue
+        if best is None or int(best.get("value", 0)) > int(pc.get("value", 0)):
+            best = pc
+    return best
+
+
+def _admit_pod_priority(pod: dict, store: AdmissionStore) -> None:
+    """The Priority admission plugin on pod create: priorityClassName → spec.priority, preemptionPolicy."""
+    spec = pod["spec"]
+    name = pod["metadata"]["name"]
+    class_name = spec.get("priorityClassName") or ""
+    preemption_policy: str | None
+    if not class_name:
+        default = _default_priority_class_for_pods(store)
+        if default is not None:
+            spec["priorityClassName"] = default["metadata"]["name"]
+            priority = int(default.get("value", 0))
+            preemption_policy = default.get("preemptionPolicy")
+        else:
+            priority = DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS
+            preemption_policy = PREEMPT_LOWER_PRIORITY
+    else:
+        pc = store.lookup("PriorityClass", None, class_name)
+        if pc is None:
+            raise Forbidden.of("pods", name, f"no PriorityClass with name {class_name} was found")
+        priority = int(pc.get("value", 0))
+        preemption_policy = pc.get("preemptionPolicy")
+    given = spec.get("priority")
+    if given is not None and given != priority:
+        raise Forbidden.of(
+            "pods",
+            name,
+            f"the integer value of priority ({given}) must not be provided in pod spec; priority admission "
+            f"controller computed {priority} from the given PriorityClass name",
+        )
+    spec["priority"] = priority
+    given_policy = spec.get("preemptionPolicy")
+    if preemption_policy is not None and given_policy is not None and given_policy != preemption_policy:
+        raise Forbidden.of(
+            "pods",
+            name,
+            f"the string value of PreemptionPolicy ({given_policy}) must not be provided in pod spec; "
+            f"priority admission controller computed {preemption_policy} from the given PriorityClass name",
+        )
+    if preemption_policy is not None:
+        spec["preemptionPolicy"] = preemption_policy
+
+
+def _admit_priority_class(pc: dict, store: AdmissionStore) -> None:
+    """A PriorityClass needs an integer value, and only one may be globalDefault."""
+    name = pc["metadata"]["name"]
+    value = pc.get("value")
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise Invalid.of("PriorityClass", name, "value", "Required value: an integer priority is required")
+    if pc.get("globalDefault") is not True:
+        return
+    for other in store.objects("PriorityClass"):
+        if other.get("globalDefault") is True and other["metadata"]["name"] != name:
+            raise Forbidden.of(
+                "priorityclasses",
+                name,
+                f"PriorityClass {other['metadata']['name']} is already marked as default. "
+                "Only one default can exist",
+            )
+
+
+def _admit_bound_pod_status(pod: dict) -> None:
+    """A pod created already bound is taken as running since its creation (what a kubelet would report)."""
+    if not pod["spec"].get("nodeName"):
+        return
+    status = pod["status"]
+    if not status.get("startTime"):
+        status["startTime"] = pod["metadata"]["creationTimestamp"]
+        if status.get("phase") in (None, "", "Pending"):
+            status["phase"] = "Running"
+
+
+def _admit_default_storage_class(pvc: dict, store: AdmissionStore) -> None:
+    """DefaultStorageClass: a claim that names no class gets the default one (newest wins, then name)."""
+    spec = _dict_at(pvc, "spec")
+    if "storageClassName" in spec and spec["storageClassName"] is not None:
+        return
+    annotations = pvc["metadata"].get("annotations") or {}
+    if BETA_STORAGE_CLASS_ANNOTATION in annotations:
+        return
+    defaults = [
+        sc
+        for sc in store.objects("StorageClass")
+        if (sc["metadata"].get("annotations") or {}).get(DEFAULT_CLASS_ANNOTATION) == "true"
+        or (sc["metadata"].get("annotations") or {}).get(BETA_DEFAULT_CLASS_ANNOTATION) == "true"
+    ]
+    if not defaults:
+        return
+    # Newest creationTimestamp first (RFC3339 in UTC sorts as text), then by name.
+    newest = max(sc["metadata"].get("creationTimestamp", "") for sc in defaults)
+    chosen = min(
+        sc["metadata"]["name"] for sc in defaults if sc["metadata"].get("creationTimestamp", "") == newest
+    )
+    spec["storageClassName"] = chosen

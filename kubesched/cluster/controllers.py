@@ -1,0 +1,131 @@
+"""Controllers of a real control plane whose effects the scheduler sees, emulated for the embedded cluster.
+
+Only the disruption controller lives here: preemption reads PodDisruptionBudget status
+(disruptionsAllowed) to avoid victims whose eviction would violate a budget, so the simulation must
+keep that status as kube-controller-manager would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kubesched.cluster.embedded import EmbeddedCluster
+
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def scaled_int_or_percent(value: object, total: int, *, round_up: bool) -> int:
+    """intstr.GetScaledValueFromIntOrPercent: an int as is, ``"N%"`` as N% of ``total``.
+
+    Raises ValueError for anything else (a string without ``%`` is not a count).
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"invalid value for IntOrString: {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.endswith("%"):
+        try:
+            percent = int(value[:-1])
+        except ValueError:
+            raise ValueError(f"invalid value for IntOrString: invalid value {value!r}") from None
+        scaled = percent * total
+        return -(-scaled // 100) if round_up else scaled // 100
+    raise ValueError(f"invalid value for IntOrString: invalid type: string is not a percentage: {value!r}")
+
+
+def compute_pdb_status(pdb: dict, pods: list[dict], matches: Callable[[dict], bool], now: str) -> dict:
+    """The status the disruption controller would write for ``pdb`` given the pods in its namespace.
+
+    Every bound, non-terminal pod the selector matches is taken as expected and healthy (the simulation
+    has no kubelet to make pods unready).
+    """
+    healthy = sum(
+        1
+        for pod in pods
+        if (pod.get("spec") or {}).get("nodeName")
+        and (pod.get("status") or {}).get("phase") not in TERMINAL_PHASES
+        and matches(pod)
+    )
+    expected = healthy
+    spec = pdb.get("spec") or {}
+    failed = False
+    desired = 0
+    try:
+        if spec.get("maxUnavailable") is not None:
+            unavailable = scaled_int_or_percent(spec["maxUnavailable"], expected, round_up=True)
+            desired = max(0, expected - unavailable)
+        elif spec.get("minAvailable") is not None:
+            desired = scaled_int_or_percent(spec["minAvailable"], expected, round_up=True)
+    except ValueError:
+        failed = True
+    allowed = 0 if failed or expected <= 0 else max(0, healthy - desired)
+    generation = (pdb.get("metadata") or {}).get("generation", 1)
+    old_status = pdb.get("status") or {}
+    if failed:
+        cond_status, reason = "False", "SyncFailed"
+    else:
+        cond_status, reason = ("True", "SufficientPods") if allowed > 0 else ("False", "InsufficientPods")
+    old_cond = next(
+        (c for c in old_status.get("conditions") or [] if c.get("type") == "DisruptionAllowed"), None
+    )
+    transition = old_cond["lastTransitionTime"] if old_cond and old_cond.get("status") == cond_status else now
+    return {
+        "observedGeneration": generation,
+        "disruptionsAllowed": allowed,
+        "currentHealthy": healthy,
+        "desiredHealthy": desired,
+        "expectedPods": expected,
+        "conditions": [
+            {
+                "type": "DisruptionAllowed",
+                "status": cond_status,
+                "reason": reason,
+                "message": "",
+                "observedGeneration": generation,
+                "lastTransitionTime": transition,
+            }
+        ],
+    }
+
+
+def _selector_matcher(selector: object) -> Callable[[dict], bool]:
+    """policy/v1 semantics: a missing selector matches no pod, an empty one every pod."""
+    from kubesched.api.labels import LabelSelector
+
+    if not isinstance(selector, dict):
+        return _no_pod
+    parsed = LabelSelector.from_dict(selector)
+    if parsed is None:
+        return _no_pod
+    return lambda pod: bool(parsed.matches((pod.get("metadata") or {}).get("labels") or {}))
+
+
+def update_pdb_status(cluster: EmbeddedCluster) -> int:
+    """Recompute the status of every PodDisruptionBudget created without one; returns how many changed.
+
+    Budgets whose status came with their manifest are left alone, so scenarios can pin a status.
+    """
+    pdbs, _ = cluster.list("PodDisruptionBudget")
+    pods_by_namespace: dict[str, list[dict]] = {}
+    changed = 0
+    for pdb in pdbs:
+        meta = pdb["metadata"]
+        ns, name = meta["namespace"], meta["name"]
+        if cluster.pdb_status_is_user_provided(ns, name):
+            continue
+        if ns not in pods_by_namespace:
+            pods_by_namespace[ns] = cluster.list("Pod", ns)[0]
+        try:
+            matches = _selector_matcher((pdb.get("spec") or {}).get("selector"))
+        except ValueError:
+            matches = _no_pod
+        status = compute_pdb_status(pdb, pods_by_namespace[ns], matches, cluster.now())
+        if status != pdb.get("status"):
+            pdb["status"] = status
+            cluster.update(pdb)
+            changed += 1
+    return changed
+
+
+def _no_pod(pod: dict) -> bool:
+    return False

@@ -1,0 +1,49 @@
+"""CycleState: per-attempt scratch space that plugins share between their extension points.
+
+Values written in PreFilter are read in Filter, PreScore in Score, and so on. When the framework
+needs a what-if copy (nominated pods, preemption), :meth:`clone` copies the state and clones every
+value that knows how to clone itself, leaving plain values shared.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class StateData(Protocol):
+    def clone(self) -> StateData: ...
+
+
+class CycleState:
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        #: Plugins whose PreFilter / PreScore said Skip: their Filter / Score are not called.
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+
+    def read(self, key: str) -> Any:
+        """The value stored under ``key``; KeyError when nothing was written (a plugin bug)."""
+        return self._data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._data
+
+    def clone(self) -> CycleState:
+        copy = CycleState()
+        for key, value in self._data.items():
+            clone = getattr(value, "clone", None)
+            copy._data[key] = clone() if callable(clone) else value
+        copy.skip_filter_plugins = set(self.skip_filter_plugins)
+        copy.skip_score_plugins = set(self.skip_score_plugins)
+        return copy

@@ -1,0 +1,230 @@
+"""Extension points: the protocols a plugin implements, and the values they exchange.
+
+A plugin is any object with a ``name`` and one or more of the methods below; the framework asks each
+enabled plugin for the points it implements (``isinstance`` against these runtime-checkable
+protocols). Signatures follow kube-scheduler's, in Python: a ``Status`` or ``None`` (success) where Go
+returns ``*Status``.
+
+In-tree plugins on hot paths also offer a *batch* form (``filter_nodes`` / ``score_nodes`` /
+``normalize_scores``) working on NumPy arrays over many snapshot nodes at once. The framework prefers
+it when present; both forms must agree (tests check it), and out-of-tree plugins only write the
+per-node form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import IntFlag
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from kubesched.api.objects import Pod
+from kubesched.cache.node_info import NodeInfo
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.status import Status
+
+if TYPE_CHECKING:
+    from kubesched.cache.snapshot import NodeInfoList, Snapshot
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+
+# -- cluster events -------------------------------------------------------------------------------
+class ActionType(IntFlag):
+    ADD = 1
+    DELETE = 2
+    UPDATE_NODE_ALLOCATABLE = 4
+    UPDATE_NODE_LABEL = 8
+    UPDATE_NODE_TAINT = 16
+    UPDATE_NODE_CONDITION = 32
+    UPDATE_NODE_ANNOTATION = 64
+    ALL = 127
+    UPDATE = 124
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """A change in the cluster that may make rejected pods schedulable (resource ``*`` matches all)."""
+
+    resource: str
+    action: ActionType
+    label: str = ""
+
+    def is_wildcard(self) -> bool:
+        return self.resource == "*" and self.action == ActionType.ALL
+
+    def matches(self, registered: ClusterEvent) -> bool:
+        """Whether this (incoming) event is one ``registered`` asked to hear about."""
+        if registered.is_wildcard():
+            return True
+        return (registered.resource in (self.resource, "*")) and bool(registered.action & self.action)
+
+
+# -- values exchanged -----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """Restricts the nodes worth filtering; ``None`` node_names means all nodes."""
+
+    node_names: frozenset[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.all_nodes():
+            return self
+        if self.all_nodes():
+            return other
+        assert self.node_names is not None and other.node_names is not None
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(slots=True)
+class NodeScore:
+    name: str
+    score: int
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominated_node_name: str = ""
+    #: Mode of the nomination: "" (none), "override" (set), "noop" (leave as is).
+    mode: str = "override"
+
+
+@dataclass(slots=True)
+class BatchFilterResult:
+    """Filter verdicts for a batch of nodes without one Python object per node.
+
+    ``status_index[k]`` is -1 when the k-th node passed, else an index into ``statuses`` (one shared
+    Status per distinct outcome, e.g. one per combination of insufficient resources).
+    """
+
+    status_index: np.ndarray
+    statuses: list[Status] = field(default_factory=list)
+
+    @classmethod
+    def all_pass(cls, n: int) -> BatchFilterResult:
+        return cls(np.full(n, -1, dtype=np.int32))
+
+    @classmethod
+    def all_fail(cls, n: int, status: Status) -> BatchFilterResult:
+        return cls(np.zeros(n, dtype=np.int32), [status])
+
+    @classmethod
+    def from_mask(cls, passed: np.ndarray, status: Status) -> BatchFilterResult:
+        return cls(np.where(passed, -1, 0).astype(np.int32), [status])
+
+
+# -- plugin protocols -----------------------------------------------------------------------------
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status | None: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: Any, b: Any) -> bool:
+        """Whether queued pod info ``a`` should be scheduled before ``b``."""
+        ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> Sequence[ClusterEvent]: ...
+
+
+class PreFilterExtensions(Protocol):
+    def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status | None: ...
+    def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod,
+                   node_info: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]: ...
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(FilterPlugin, Protocol):
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
+                     indices: np.ndarray) -> BatchFilterResult: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(self, state: CycleState, pod: Pod,
+                    filtered_node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None: ...
+
+
+class ScoreExtensions(Protocol):
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]: ...
+    def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(ScorePlugin, Protocol):
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
+        """Raw scores (int64) for every node of ``nodes``, in order."""
+        ...
+
+    def normalize_scores(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray | None:
+        """Normalised scores for the raw ``scores`` (None: this plugin does not normalise)."""
+        ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        """A status (Wait to hold the pod) and, for Wait, the timeout in seconds."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+PluginFactory = Callable[[Any, Any], Plugin]
+"""``factory(args, handle) -> plugin``: args are the typed plugin args (or a raw dict out of tree)."""

@@ -1,0 +1,700 @@
+"""The generic preemption evaluator shared by preemption PostFilter plugins (kube-scheduler v1.30).
+
+A plugin supplies the policy (:class:`PreemptionPolicy`: who may preempt, which victims a node would
+give up, how many nodes to try); the :class:`Evaluator` runs the procedure around it:
+
+1. refresh the preemptor from the cluster and ask the policy whether it may preempt at all;
+2. find candidate nodes by dry-running victim selection on clones of the nodes where removing pods
+   could help, starting at an offset and stopping once enough candidates are known;
+3. pick the best candidate (fewest PDB violations, lowest top victim priority, ...);
+4. evict its victims (DisruptionTarget condition, delete, ``Preempted`` event) and withdraw
+   lower-priority nominations to that node.
+
+Everything here is sequential: kube-scheduler dry-runs nodes in parallel, which makes its candidate
+order timing-dependent; walking the nodes in order from the offset is one of the orders it can produce
+and keeps simulations reproducible.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from kubesched.api.errors import ObjectError
+from kubesched.api.labels import LabelSelector
+from kubesched.api.objects import Pod
+from kubesched.cache.node_info import NodeInfo
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import PostFilterResult
+from kubesched.framework.status import Code, Status, code_of, is_success
+
+if TYPE_CHECKING:
+    from kubesched.framework.handle import Handle
+
+T = TypeVar("T")
+
+MAX_INT32 = 2**31 - 1
+MIN_INT64 = -(2**63)
+
+NOT_HELPFUL_MSG = "Preemption is not helpful for scheduling"
+NO_CANDIDATE_MSG = "no candidate node for preemption"
+DISRUPTION_TARGET = "DisruptionTarget"
+REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+
+# -- values -----------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PodDisruptionBudget:
+    """The parts of a policy/v1 PodDisruptionBudget preemption reads.
+
+    ``selector`` is None when the PDB selects nothing: selector absent, empty (``{}``) or invalid —
+    kube-scheduler treats all three as matching no pod.
+    """
+
+    namespace: str
+    name: str
+    selector: LabelSelector | None
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str]
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> PodDisruptionBudget:
+        meta = raw.get("metadata") or {}
+        spec = raw.get("spec") or {}
+        status = raw.get("status") or {}
+        selector: LabelSelector | None
+        try:
+            selector = LabelSelector.from_dict(spec.get("selector"))
+        except (ObjectError, TypeError, ValueError):
+            selector = None
+        if selector is not None and selector.empty:
+            selector = None
+        allowed = status.get("disruptionsAllowed") or 0
+        return cls(
+            namespace=str(meta.get("namespace") or "default"),
+            name=str(meta.get("name") or ""),
+            selector=selector,
+            disruptions_allowed=int(allowed),
+            disrupted_pods=frozenset((status.get("disruptedPods") or {}).keys()),
+        )
+
+    def selects(self, pod: Pod) -> bool:
+        if self.namespace != pod.namespace or self.selector is None:
+            return False
+        return self.selector.matches(pod.labels)
+
+
+@dataclass(slots=True)
+class Victims:
+    """Pods to evict on one node, most important first, and how many of them break a PDB."""
+
+    pods: list[Pod]
+    num_pdb_violations: int = 0
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A node the preemptor could run on once ``victims`` are gone."""
+
+    name: str
+    victims: Victims
+
+    @property
+    def victim_keys(self) -> list[str]:
+        return [p.key for p in self.victims.pods]
+
+
+ScoreFunc = Callable[[str], int]
+
+
+class PreemptionPolicy(Protocol):
+    """What a preemption plugin decides; the :class:`Evaluator` does the rest."""
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """Where the dry run starts among the potential nodes, and how many candidates suffice."""
+        ...
+
+    def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]: ...
+
+    def pod_eligible_to_preempt_others(self, pod: Pod,
+                                       nominated_node_status: Status | None) -> tuple[bool, str]:
+        """Whether ``pod`` may preempt at all, and why not."""
+        ...
+
+    def select_victims_on_node(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                               pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
+        """Victims on ``node_info`` (a clone, as is ``state``) and the number violating a PDB."""
+        ...
+
+    def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc] | None:
+        """Score functions used to pick the candidate; None selects the default criteria."""
+        ...
+
+
+# -- pod ordering helpers (pkg/scheduler/util) ------------------------------------------------------
+def pod_start_time(pod: Pod, now: datetime) -> datetime:
+    """When the pod started; pods not started yet (assumed, or bound without a kubelet) count as now."""
+    return pod.start_time if pod.start_time is not None else now
+
+
+def more_important_pod(a: Pod, b: Pod, now: datetime) -> bool:
+    """Higher priority first; equal priorities: the one that started earlier.
+
+    kube-scheduler reads the clock afresh for each pod without a start time, and the second reading
+    is later than the first: two such pods compare as "a before b" whichever way round they are asked.
+    That inconsistency decides how Go's sort arranges them, so it is reproduced here.
+    """
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    if a.start_time is None and b.start_time is None:
+        return True
+    return pod_start_time(a, now) < pod_start_time(b, now)
+
+
+def earliest_pod_start_time(victims: Victims, now: datetime) -> datetime | None:
+    """The earliest start time among the victims sharing the highest priority."""
+    if not victims.pods:
+        return None
+    earliest = pod_start_time(victims.pods[0], now)
+    top = victims.pods[0].priority
+    for pod in victims.pods:
+        if pod.priority == top:
+            started = pod_start_time(pod, now)
+            if started < earliest:
+                earliest = started
+        elif pod.priority > top:
+            top = pod.priority
+            earliest = pod_start_time(pod, now)
+    return earliest
+
+
+def _unix_nano(t: datetime) -> int:
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    delta = t - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+
+
+# -- Go's sort.Slice --------------------------------------------------------------------------------
+def go_sort_slice(items: list[T], less: Callable[[T, T], bool]) -> None:
+    """Sort ``items`` in place exactly as Go 1.22's ``sort.Slice`` does (pattern-defeating quicksort).
+
+    The result differs from Python's stable sort only for elements that compare equal (or for an
+    inconsistent ``less``), which is precisely where kube-scheduler's choice of victims depends on it.
+    """
+    n = len(items)
+    if n > 1:
+        _GoSorter(items, less).pdqsort(0, n, n.bit_length())
+
+
+_UNKNOWN_HINT, _INCREASING_HINT, _DECREASING_HINT = 0, 1, 2
+_MASK64 = (1 << 64) - 1
+
+
+class _GoSorter:
+    __slots__ = ("data", "less_fn")
+
+    def __init__(self, data: list[Any], less_fn: Callable[[Any, Any], bool]) -> None:
+        self.data = data
+        self.less_fn = less_fn
+
+    def less(self, i: int, j: int) -> bool:
+        return self.less_fn(self.data[i], self.data[j])
+
+    def swap(self, i: int, j: int) -> None:
+        d = self.data
+        d[i], d[j] = d[j], d[i]
+
+    def insertion_sort(self, a: int, b: int) -> None:
+        for i in range(a + 1, b):
+            j = i
+            while j > a and self.less(j, j - 1):
+                self.swap(j, j - 1)
+                j -= 1
+
+    def sift_down(self, lo: int, hi: int, first: int) -> None:
+        root = lo
+        while True:
+            child = 2 * root + 1
+            if child >= hi:
+                return
+            if child + 1 < hi and self.less(first + child, first + child + 1):
+                child += 1
+            if not self.less(first + root, first + child):
+                return
+            self.swap(first + root, first + child)
+            root = child
+
+    def heap_sort(self, a: int, b: int) -> None:
+        first, hi = a, b - a
+        for i in range((hi - 1) // 2, -1, -1):
+            self.sift_down(i, hi, first)
+        for i in range(hi - 1, -1, -1):
+            self.swap(first, first + i)
+            self.sift_down(0, i, first)
+
+    def pdqsort(self, a: int, b: int, limit: int) -> None:
+        was_balanced = True
+        was_partitioned = True
+        while True:
+            length = b - a
+            if length <= 12:
+                self.insertion_sort(a, b)
+                return
+            if limit == 0:
+                self.heap_sort(a, b)
+                return
+            if not was_balanced:
+                self.break_patterns(a, b)
+                limit -= 1
+            pivot, hint = self.choose_pivot(a, b)
+            if hint == _DECREASING_HINT:
+                self.reverse_range(a, b)
+                pivot = (b - 1) - (pivot - a)
+                hint = _INCREASING_HINT
+            likely_sorted = was_balanced and was_partitioned and hint == _INCREASING_HINT
+            if likely_sorted and self.partial_insertion_sort(a, b):
+                return
+            if a > 0 and not self.less(a - 1, pivot):
+                a = self.partition_equal(a, b, pivot)
+                continue
+            mid, already = self.partition(a, b, pivot)
+            was_partitioned = already
+            left, right = mid - a, b - mid
+            threshold = length // 8
+            if left < right:
+                was_balanced = left >= threshold
+                self.pdqsort(a, mid, limit)
+                a = mid + 1
+            else:
+                was_balanced = right >= threshold
+                self.pdqsort(mid + 1, b, limit)
+                b = mid
+
+    def partition(self, a: int, b: int, pivot: int) -> tuple[int, bool]:
+        self.swap(a, pivot)
+        i, j = a + 1, b - 1
+        while i <= j and self.less(i, a):
+            i += 1
+        while i <= j and not self.less(j, a):
+            j -= 1
+        if i > j:
+            self.swap(j, a)
+            return j, True
+        self.swap(i, j)
+        i += 1
+        j -= 1
+        while True:
+            while i <= j and self.less(i, a):
+                i += 1
+            while i <= j and not self.less(j, a):
+                j -= 1
+            if i > j:
+                break
+            self.swap(i, j)
+            i += 1
+            j -= 1
+        self.swap(j, a)
+        return j, False
+
+    def partition_equal(self, a: int, b: int, pivot: int) -> int:
+        self.swap(a, pivot)
+        i, j = a + 1, b - 1
+        while True:
+            while i <= j and not self.less(a, i):
+                i += 1
+            while i <= j and self.less(a, j):
+                j -= 1
+            if i > j:
+                break
+            self.swap(i, j)
+            i += 1
+            j -= 1
+        return i
+
+    def partial_insertion_sort(self, a: int, b: int) -> bool:
+        max_steps, shortest_shifting = 5, 50
+        i = a + 1
+        for _ in range(max_steps):
+            while i < b and not self.less(i, i - 1):
+                i += 1
+            if i == b:
+                return True
+            if b - a < shortest_shifting:
+                return False
+            self.swap(i, i - 1)
+            if i - a >= 2:
+                j = i - 1
+                while j >= 1:
+                    if not self.less(j, j - 1):
+                        break
+                    self.swap(j, j - 1)
+                    j -= 1
+            if b - i >= 2:
+                j = i + 1
+                while j < b:
+                    if not self.less(j, j - 1):
+                        break
+                    self.swap(j, j - 1)
+                    j += 1
+        return False
+
+    def break_patterns(self, a: int, b: int) -> None:
+        length = b - a
+        if length >= 8:
+            random = length
+            modulus = 1 << length.bit_length()
+            for idx in range(a + (length // 4) * 2 - 1, a + (length // 4) * 2 + 2):
+                # Go 1.22's xorshift step (shifts 13, 17, 5 on a uint64).
+                random ^= (random << 13) & _MASK64
+                random ^= random >> 17
+                random ^= (random << 5) & _MASK64
+                other = random & (modulus - 1)
+                if other >= length:
+                    other -= length
+                self.swap(idx, a + other)
+
+    def choose_pivot(self, a: int, b: int) -> tuple[int, int]:
+        shortest_ninther, max_swaps = 50, 4 * 3
+        length = b - a
+        swaps = [0]
+        i = a + length // 4 * 1
+        j = a + length // 4 * 2
+        k = a + length // 4 * 3
+        if length >= 8:
+            if length >= shortest_ninther:
+                i = self.median(i - 1, i, i + 1, swaps)
+                j = self.median(j - 1, j, j + 1, swaps)
+                k = self.median(k - 1, k, k + 1, swaps)
+            j = self.median(i, j, k, swaps)
+        if swaps[0] == 0:
+            return j, _INCREASING_HINT
+        if swaps[0] == max_swaps:
+            return j, _DECREASING_HINT
+        return j, _UNKNOWN_HINT
+
+    def order2(self, a: int, b: int, swaps: list[int]) -> tuple[int, int]:
+        if self.less(b, a):
+            swaps[0] += 1
+            return b, a
+        return a, b
+
+    def median(self, a: int, b: int, c: int, swaps: list[int]) -> int:
+        a, b = self.order2(a, b, swaps)
+        b, c = self.order2(b, c, swaps)
+        a, b = self.order2(a, b, swaps)
+        return b
+
+    def reverse_range(self, a: int, b: int) -> None:
+        i, j = a, b - 1
+        while i < j:
+            self.swap(i, j)
+            i += 1
+            j -= 1
+
+
+# -- messages ---------------------------------------------------------------------------------------
+def fit_error_message(num_all_nodes: int, statuses: Mapping[str, Status]) -> str:
+    """``FitError.Error()`` for a diagnosis with only per-node statuses (no PreFilter/PostFilter text).
+
+    ``0/N nodes are available: <count> <reason>, ...`` with the "<count> <reason>" strings sorted.
+    """
+    message = f"0/{num_all_nodes} nodes are available:"
+    counts: dict[str, int] = {}
+    for status in statuses.values():
+        for reason in status.reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
+    if histogram:
+        message += f" {', '.join(histogram)}."
+    return message
+
+
+def _aggregate_message(errors: Sequence[str]) -> str:
+    """utilerrors.NewAggregate(errs).Error(): the lone message, or ``[a, b]``."""
+    unique = list(dict.fromkeys(errors))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+
+
+# -- candidate selection ----------------------------------------------------------------------------
+def default_score_funcs(nodes_to_victims: Mapping[str, Victims], now: datetime) -> list[ScoreFunc]:
+    """kube-scheduler's criteria, most significant first; each prefers higher scores."""
+
+    def fewest_pdb_violations(node: str) -> int:
+        return -nodes_to_victims[node].num_pdb_violations
+
+    def lowest_top_priority(node: str) -> int:
+        return -nodes_to_victims[node].pods[0].priority
+
+    def smallest_priority_sum(node: str) -> int:
+        # Shifting every priority by 2^31 keeps the sum monotonic in the number of victims even when
+        # priorities are negative.
+        return -sum(p.priority + MAX_INT32 + 1 for p in nodes_to_victims[node].pods)
+
+    def fewest_victims(node: str) -> int:
+        return -len(nodes_to_victims[node].pods)
+
+    def latest_start_of_top_victims(node: str) -> int:
+        earliest = earliest_pod_start_time(nodes_to_victims[node], now)
+        return MIN_INT64 if earliest is None else _unix_nano(earliest)
+
+    return [fewest_pdb_violations, lowest_top_priority, smallest_priority_sum, fewest_victims,
+            latest_start_of_top_victims]
+
+
+def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], score_funcs: list[ScoreFunc] | None,
+                                 now: datetime) -> str:
+    """The node to preempt on: the best by each score function in turn; remaining ties -> first.
+
+    Candidates are considered in ``nodes_to_victims`` order (kube-scheduler iterates a Go map, so any
+    order is one it could use).
+    """
+    if not nodes_to_victims:
+        return ""
+    remaining = list(nodes_to_victims)
+    funcs = score_funcs or default_score_funcs(nodes_to_victims, now)
+    for func in funcs:
+        best = MIN_INT64
+        selected: list[str] = []
+        for node in remaining:
+            score = func(node)
+            if score > best:
+                best = score
+                selected = []
+            if score == best:
+                selected.append(node)
+        if len(selected) == 1:
+            return selected[0]
+        remaining = selected
+    return remaining[0]
+
+
+def nodes_where_preemption_might_help(nodes: Sequence[NodeInfo], statuses: Mapping[str, Status]
+                                      ) -> tuple[list[NodeInfo], dict[str, Status]]:
+    """Nodes whose filters said plain Unschedulable; the rest are reported as not helped.
+
+    A node absent from ``statuses`` is treated like an UnschedulableAndUnresolvable one (v1.30: such
+    nodes were excluded by a PreFilterResult), and nodes with any other code are left out of both.
+    """
+    potential: list[NodeInfo] = []
+    not_helped: dict[str, Status] = {}
+    unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL_MSG,))
+    for info in nodes:
+        name = info.name
+        present = name in statuses
+        code = code_of(statuses.get(name))
+        if code is Code.UNSCHEDULABLE:
+            potential.append(info)
+        elif not present or code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            not_helped[name] = unresolvable
+    return potential, not_helped
+
+
+class _CandidateList:
+    """A fixed-capacity list: adds beyond capacity are dropped, as kube-scheduler's are."""
+
+    __slots__ = ("capacity", "items")
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.items: list[Candidate] = []
+
+    def add(self, candidate: Candidate) -> None:
+        if len(self.items) < self.capacity:
+            self.items.append(candidate)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+# -- the evaluator ----------------------------------------------------------------------------------
+@dataclass
+class Evaluator:
+    """Runs one preemption attempt for ``policy`` (one instance per PostFilter call)."""
+
+    plugin_name: str
+    handle: Handle
+    state: CycleState
+    policy: PreemptionPolicy
+    #: The candidate chosen by the last successful :meth:`preempt` (None otherwise).
+    chosen: Candidate | None = field(default=None, init=False)
+
+    # 0-5: the whole procedure
+    def preempt(self, pod: Pod,
+                statuses: Mapping[str, Status]) -> tuple[PostFilterResult | None, Status | None]:
+        """``(PostFilterResult, None)`` on success; otherwise a status, with a result when the
+        preemptor's nomination should be cleared (no candidate at all)."""
+        try:
+            pod = self._latest(pod)
+        except Exception as err:
+            return None, Status.from_error(err)
+
+        ok, message = self.policy.pod_eligible_to_preempt_others(pod, statuses.get(pod.nominated_node_name))
+        if not ok:
+            return None, Status(Code.UNSCHEDULABLE, (message,))
+
+        try:
+            candidates, node_statuses, errors = self.find_candidates(pod, statuses)
+        except Exception as err:
+            return None, Status.from_error(err)
+        if errors and not candidates:
+            return None, Status(Code.ERROR, (_aggregate_message(errors),))
+        if not candidates:
+            return (PostFilterResult(""),
+                    Status(Code.UNSCHEDULABLE, (fit_error_message(len(node_statuses), node_statuses),)))
+
+        best = self.select_candidate(candidates)
+        if best is None or not best.name:
+            return None, Status(Code.UNSCHEDULABLE, (NO_CANDIDATE_MSG,))
+
+        status = self.prepare_candidate(best, pod)
+        if not is_success(status):
+            return None, status
+        self.chosen = best
+        return PostFilterResult(best.name), None
+
+    def _latest(self, pod: Pod) -> Pod:
+        """The preemptor as the cluster has it now (its nomination may have changed since queueing)."""
+        getter = getattr(self.handle.cluster, "get", None)
+        if getter is None:
+            return pod
+        return Pod.from_dict(getter("Pod", pod.namespace, pod.name))
+
+    # 2) candidates
+    def find_candidates(self, pod: Pod, statuses: Mapping[str, Status]
+                        ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """Candidates, the status of every node that is not one, and dry-run error messages."""
+        all_nodes = list(self.handle.snapshot.node_infos)
+        if not all_nodes:
+            raise RuntimeError("no nodes available")
+        potential, not_helped = nodes_where_preemption_might_help(all_nodes, statuses)
+        if not potential:
+            self._clear_nominations([pod])
+            return [], not_helped, []
+        pdbs = self.list_pdbs()
+        offset, num_candidates = self.policy.get_offset_and_num_candidates(len(potential))
+        candidates, node_statuses, errors = self.dry_run_preemption(
+            pod, potential, pdbs, offset, num_candidates)
+        node_statuses.update(not_helped)
+        return candidates, node_statuses, errors
+
+    def list_pdbs(self) -> list[PodDisruptionBudget]:
+        items, _ = self.handle.cluster.list("PodDisruptionBudget")
+        return [PodDisruptionBudget.from_dict(item) for item in items]
+
+    def dry_run_preemption(self, pod: Pod, potential: Sequence[NodeInfo], pdbs: Sequence[PodDisruptionBudget],
+                           offset: int, num_candidates: int
+                           ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """Try nodes from ``offset`` on (wrapping) until a PDB-respecting candidate is known and
+        candidates of both kinds reach ``num_candidates``; PDB-respecting ones come first."""
+        non_violating = _CandidateList(num_candidates)
+        violating = _CandidateList(num_candidates)
+        node_statuses: dict[str, Status] = {}
+        errors: list[str] = []
+        n = len(potential)
+        for i in range(n):
+            info = potential[(offset + i) % n].snapshot()
+            victims, violations, status = self.policy.select_victims_on_node(
+                self.state.clone(), pod, info, pdbs)
+            if is_success(status) and victims:
+                candidate = Candidate(info.name, Victims(victims, violations))
+                (non_violating if violations == 0 else violating).add(candidate)
+                if len(non_violating) > 0 and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if is_success(status):
+                status = Status(Code.ERROR, (f'expected at least one victim pod on node "{info.name}"',))
+            assert status is not None
+            if status.code is Code.ERROR:
+                errors.append(status.message)
+            node_statuses[info.name] = status
+        return non_violating.items + violating.items, node_statuses, errors
+
+    # 4) selection
+    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        victims_map = self.policy.candidates_to_victims_map(candidates)
+        funcs = self.policy.ordered_score_funcs(victims_map)
+        node = pick_one_node_for_preemption(victims_map, funcs, self.handle.clock())
+        if node in victims_map:
+            return Candidate(node, victims_map[node])
+        return candidates[0]
+
+    # 5) eviction
+    def prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status | None:
+        """Evict the victims, then withdraw lower-priority nominations to the node."""
+        cluster = self.handle.cluster
+        get_waiting_pod = getattr(self.handle, "get_waiting_pod", None)
+        for victim in candidate.victims.pods:
+            waiting = get_waiting_pod(victim.uid) if get_waiting_pod is not None else None
+            try:
+                if waiting is not None:
+                    waiting.reject(self.plugin_name, "preempted")
+                else:
+                    condition = {
+                        "type": DISRUPTION_TARGET,
+                        "status": "True",
+                        "reason": REASON_PREEMPTION_BY_SCHEDULER,
+                        "message": f"{pod.scheduler_name}: preempting to accommodate a higher priority pod",
+                    }
+                    if _condition_changes(victim, condition):
+                        cluster.patch_pod_status(victim.namespace, victim.name, conditions=[condition])
+                    cluster.delete("Pod", victim.namespace, victim.name)
+            except Exception as err:
+                return Status.from_error(err)
+            self._record_preempted(victim, pod, candidate.name)
+
+        lower = [p for p in self.handle.nominator.nominated_pods_for_node(candidate.name)
+                 if p.priority < pod.priority]
+        self._clear_nominations(lower)
+        return None
+
+    def _record_preempted(self, victim: Pod, pod: Pod, node: str) -> None:
+        event = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"namespace": victim.namespace},
+            "regarding": _object_ref(victim),
+            "related": _object_ref(pod),
+            "type": "Normal",
+            "reason": "Preempted",
+            "action": "Preempting",
+            "note": f"Preempted by pod {pod.uid} on node {node}",
+            "reportingController": pod.scheduler_name,
+            "reportingInstance": pod.scheduler_name,
+        }
+        # Events are best effort, as with an event recorder.
+        with contextlib.suppress(Exception):
+            self.handle.cluster.record_event(event)
+
+    def _clear_nominations(self, pods: Sequence[Pod]) -> None:
+        """Clear status.nominatedNodeName where set; failures are not fatal (kube-scheduler logs them)."""
+        for p in pods:
+            if not p.nominated_node_name:
+                continue
+            with contextlib.suppress(Exception):
+                self.handle.cluster.patch_pod_status(p.namespace, p.name, nominated_node_name="")
+
+
+def _object_ref(pod: Pod) -> dict[str, str]:
+    return {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name, "uid": pod.uid,
+            "resourceVersion": pod.meta.resource_version}
+
+
+def pod_conditions(pod: Pod) -> list[Mapping[str, Any]]:
+    status = pod.raw.get("status") or {}
+    return list(status.get("conditions") or [])
+
+
+def _condition_changes(pod: Pod, condition: Mapping[str, str]) -> bool:
+    """Whether setting ``condition`` changes the pod (apipod.UpdatePodCondition's "updated")."""
+    for existing in pod_conditions(pod):
+        if existing.get("type") == condition["type"]:
+            return any(existing.get(k, "") != condition[k] for k in ("status", "reason", "message"))
+    return True

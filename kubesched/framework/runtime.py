@@ -1,0 +1,653 @@
+"""The framework runtime: one profile's plugins, wired to the extension points and run in order.
+
+A :class:`Framework` is built from a profile (the effective plugin sets and their args) and a
+registry of plugin factories. It runs each extension point the way kube-scheduler does (stop at the
+first rejection, Skip bookkeeping, score weights, permit waiting) and doubles as the ``Handle``
+plugins receive. Filter and Score prefer the plugins' batch forms, so a pass over thousands of nodes
+costs a few NumPy operations per plugin.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api.objects import Pod
+from kubesched.cache.node_info import NodeInfo
+from kubesched.cache.snapshot import NodeInfoList, Snapshot
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    ActionType,
+    MIN_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BindPlugin,
+    ClusterEvent,
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeScore,
+    Plugin,
+    PluginFactory,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from kubesched.framework.interfaces import (
+    PermitPlugin as PermitPluginProto,
+)
+from kubesched.framework.status import Code, Status
+from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
+
+if TYPE_CHECKING:
+    from kubesched.clock import Clock
+    from kubesched.cluster.protocol import Cluster
+    from kubesched.config.types import Plugins, Profile
+    from kubesched.framework.handle import PodNominator
+
+log = logging.getLogger(__name__)
+
+#: Permit plugins may not hold a pod longer than this.
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+#: What a plugin that names no events is assumed to care about: everything.
+ALL_EVENTS = ClusterEvent("*", ActionType.ALL, "WildCardEvent")
+
+#: Extension point name (as in the config) -> protocol a plugin must implement to sit there.
+EXTENSION_POINTS: tuple[tuple[str, type], ...] = (
+    ("pre_enqueue", PreEnqueuePlugin),
+    ("queue_sort", QueueSortPlugin),
+    ("pre_filter", PreFilterPlugin),
+    ("filter", FilterPlugin),
+    ("post_filter", PostFilterPlugin),
+    ("pre_score", PreScorePlugin),
+    ("score", ScorePlugin),
+    ("reserve", ReservePlugin),
+    ("permit", PermitPluginProto),
+    ("pre_bind", PreBindPlugin),
+    ("bind", BindPlugin),
+    ("post_bind", PostBindPlugin),
+)
+
+
+class FrameworkError(ValueError):
+    """A profile that cannot be turned into a working framework (unknown plugin, no binder…)."""
+
+
+@dataclass(slots=True)
+class FilterOutcome:
+    """What the Filter pass found: feasible nodes (snapshot rows, in visiting order) and rejections."""
+
+    feasible: np.ndarray
+    rejected_rows: np.ndarray
+    rejected_statuses: list[Status]
+    processed: int
+    error: Status | None = None
+
+    def node_status_map(self, snapshot: Snapshot) -> dict[str, Status]:
+        infos = snapshot.node_infos
+        return {infos[r].name: s for r, s in zip(self.rejected_rows.tolist(), self.rejected_statuses, strict=True)}
+
+
+@dataclass(slots=True)
+class ScoreOutcome:
+    """Weighted scores per plugin (arrays aligned with the scored nodes) and their totals."""
+
+    plugin_scores: dict[str, np.ndarray] = field(default_factory=dict)
+    total: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    raw_scores: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class Framework:
+    """One scheduling profile: its plugins per extension point, score weights and waiting pods."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        registry: Mapping[str, PluginFactory],
+        *,
+        cluster: Cluster,
+        clock: Clock,
+        nominator: PodNominator,
+        snapshot_fn: Callable[[], Snapshot],
+        parallelism: int = 16,
+        percentage_of_nodes_to_score: int | None = None,
+        extra_handle: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.profile_name = profile.scheduler_name
+        self.percentage_of_nodes_to_score = (
+            profile.percentage_of_nodes_to_score
+            if profile.percentage_of_nodes_to_score is not None
+            else percentage_of_nodes_to_score
+        )
+        self._cluster = cluster
+        self._clock = clock
+        self._nominator = nominator
+        self._snapshot_fn = snapshot_fn
+        self._parallelism = parallelism
+        self.extra = dict(extra_handle or {})
+        self.waiting_pods = WaitingPods()
+        self.warnings: list[str] = []
+
+        plugins_cfg = profile.plugins
+        needed = _plugins_needed(plugins_cfg)
+        self.plugins: dict[str, Plugin] = {}
+        for name in needed:
+            factory = registry.get(name)
+            if factory is None:
+                raise FrameworkError(f'profiles[{self.profile_name}]: plugin "{name}" does not exist')
+            args = profile.plugin_config.get(name)
+            plugin = factory(args, self)
+            self.plugins[name] = plugin
+
+        self.points: dict[str, list[Plugin]] = {}
+        for point, proto in EXTENSION_POINTS:
+            self.points[point] = self._expand(point, proto, plugins_cfg)
+
+        if len(self.points["queue_sort"]) != 1:
+            raise FrameworkError(
+                f"only one queue sort plugin required for profile with scheduler name "
+                f'"{self.profile_name}", but got {len(self.points["queue_sort"])}'
+            )
+        if not self.points["bind"]:
+            raise FrameworkError(
+                f'at least one bind plugin is needed for profile with scheduler name "{self.profile_name}"'
+            )
+        self.score_weights: dict[str, int] = {}
+        for ref in (*plugins_cfg.score.enabled, *plugins_cfg.multi_point.enabled):
+            plugin = self.plugins.get(ref.name)
+            if isinstance(plugin, ScorePlugin) and ref.name not in self.score_weights:
+                self.score_weights[ref.name] = ref.weight or 1
+
+        self.enqueue_events: dict[str, list[ClusterEvent]] = {}
+        for name, plugin in self.plugins.items():
+            if isinstance(plugin, EnqueueExtensions):
+                self.enqueue_events[name] = list(plugin.events_to_register())
+            else:
+                self.enqueue_events[name] = [ALL_EVENTS]
+
+    # -- construction --------------------------------------------------------------------------------
+    def _expand(self, point: str, proto: type, cfg: Plugins) -> list[Plugin]:
+        """Plugins of one extension point: its own enabled list merged with multiPoint, as v1 does."""
+        plugin_set = getattr(cfg, point)
+        enabled = [ref.name for ref in plugin_set.enabled]
+        for name in enabled:
+            if not isinstance(self.plugins[name], proto):
+                raise FrameworkError(f'plugin "{name}" does not extend {point} plugin')
+        if "*" in plugin_set.disabled:
+            return [self.plugins[n] for n in enabled]
+        disabled = set(plugin_set.disabled)
+        overrides: list[str] = []
+        from_multi: list[str] = []
+        for ref in cfg.multi_point.enabled:
+            plugin = self.plugins[ref.name]
+            if not isinstance(plugin, proto) or ref.name in disabled:
+                continue
+            if ref.name in enabled:
+                overrides.append(ref.name)
+                continue
+            if ref.name in from_multi:
+                raise FrameworkError(f'plugin "{ref.name}" already registered as "{point}"')
+            from_multi.append(ref.name)
+        ordered = [n for n in enabled if n in overrides] + from_multi + [n for n in enabled if n not in overrides]
+        return [self.plugins[n] for n in ordered]
+
+    # -- handle --------------------------------------------------------------------------------------
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot_fn()
+
+    @property
+    def cluster(self) -> Cluster:
+        return self._cluster
+
+    @property
+    def nominator(self) -> PodNominator:
+        return self._nominator
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        return self._clock.now
+
+    @property
+    def parallelism(self) -> int:
+        return self._parallelism
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        waiting = self.waiting_pods.get(uid)
+        if waiting is None:
+            return False
+        waiting.reject("", "removed")
+        return True
+
+    # -- queue ---------------------------------------------------------------------------------------
+    @property
+    def queue_sort(self) -> QueueSortPlugin:
+        return self.points["queue_sort"][0]  # type: ignore[return-value]
+
+    @property
+    def pre_enqueue_plugins(self) -> list[PreEnqueuePlugin]:
+        return self.points["pre_enqueue"]  # type: ignore[return-value]
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.points["filter"])
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.points["post_filter"])
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.points["score"])
+
+    def plugin_names(self, point: str) -> list[str]:
+        return [p.name for p in self.points[point]]
+
+    # -- PreFilter -----------------------------------------------------------------------------------
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        result: PreFilterResult | None = None
+        with_nodes: list[str] = []
+        returned: Status | None = None
+        skip: set[str] = set()
+        try:
+            for plugin in self.points["pre_filter"]:
+                res, status = _call(plugin.pre_filter, state, pod)  # type: ignore[attr-defined]
+                if status is not None and status.code is Code.SKIP:
+                    skip.add(plugin.name)
+                    continue
+                if status is not None and status.code is not Code.SUCCESS:
+                    status.plugin = plugin.name
+                    if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                        return None, status
+                    if status.code is Code.UNSCHEDULABLE:
+                        returned = status
+                        continue
+                    return None, Status(Code.ERROR, (f'running PreFilter plugin "{plugin.name}": {status.message}',),
+                                        plugin=plugin.name, error=status.error)
+                if res is not None and not res.all_nodes():
+                    with_nodes.append(plugin.name)
+                result = res if result is None else result.merge(res)
+                if result is not None and not result.all_nodes() and not result.node_names:
+                    if len(with_nodes) == 1:
+                        msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,))
+            return result, returned
+        finally:
+            state.skip_filter_plugins = skip
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod,
+                                         node_info: NodeInfo) -> Status | None:
+        for plugin in self.points["pre_filter"]:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            ext = plugin.pre_filter_extensions()  # type: ignore[attr-defined]
+            if ext is None:
+                continue
+            status = _call_status(ext.add_pod, state, pod, pod_to_add, node_info)
+            if status is not None and status.code is not Code.SUCCESS:
+                return Status(Code.ERROR, (f'running AddPod on PreFilter plugin "{plugin.name}": {status.message}',))
+        return None
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod,
+                                            node_info: NodeInfo) -> Status | None:
+        for plugin in self.points["pre_filter"]:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            ext = plugin.pre_filter_extensions()  # type: ignore[attr-defined]
+            if ext is None:
+                continue
+            status = _call_status(ext.remove_pod, state, pod, pod_to_remove, node_info)
+            if status is not None and status.code is not Code.SUCCESS:
+                return Status(Code.ERROR,
+                              (f'running RemovePod on PreFilter plugin "{plugin.name}": {status.message}',))
+        return None
+
+    # -- Filter --------------------------------------------------------------------------------------
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """All Filter plugins on one node, stopping at the first that rejects it."""
+        for plugin in self.points["filter"]:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            status = _call_status(plugin.filter, state, pod, node_info)  # type: ignore[attr-defined]
+            if status is not None and status.code is not Code.SUCCESS:
+                if not status.is_rejected():
+                    status = Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',),
+                                    error=status.error)
+                status.plugin = plugin.name
+                return status
+        return None
+
+    def _nominated_for(self, pod: Pod, node_name: str) -> list[Pod]:
+        return [
+            p for p in self._nominator.nominated_pods_for_node(node_name)
+            if p.priority >= pod.priority and p.uid != pod.uid
+        ]
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
+                                               node_info: NodeInfo) -> Status | None:
+        """Filter a node twice when equal-or-higher-priority pods are nominated to it: with them and without."""
+        nominated = self._nominated_for(pod, node_info.name)
+        if nominated:
+            info_with = node_info.snapshot()
+            state_with = state.clone()
+            for other in nominated:
+                info_with.add_pod(other)
+                status = self.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
+                if status is not None:
+                    return status
+            status = self.run_filter_plugins(state_with, pod, info_with)
+            if status is not None:
+                return status
+        return self.run_filter_plugins(state, pod, node_info)
+
+    def find_nodes_that_pass_filters(self, state: CycleState, pod: Pod, snapshot: Snapshot,
+                                     rows: np.ndarray, num_to_find: int) -> FilterOutcome:
+        """Visit ``rows`` in order until ``num_to_find`` feasible nodes are found (or all are visited).
+
+        Batches of nodes go through each plugin's batch form; nodes with nominated pods that could
+        change the verdict are re-checked one by one. The result is what a sequential walk would
+        give, which is one of the outcomes kube-scheduler's parallel walk can give.
+        """
+        plugins = [p for p in self.points["filter"] if p.name not in state.skip_filter_plugins]
+        total = len(rows)
+        feasible_parts: list[np.ndarray] = []
+        rejected_rows: list[np.ndarray] = []
+        rejected_statuses: list[Status] = []
+        found = 0
+        pos = 0
+        chunk = max(num_to_find, 64)
+        nominated_rows = self._rows_with_nominated_pods(pod, snapshot)
+        while pos < total and found < num_to_find:
+            batch = rows[pos:pos + chunk]
+            status_of = self._filter_batch(plugins, state, pod, snapshot, batch)
+            if isinstance(status_of, Status):
+                return FilterOutcome(np.zeros(0, np.int64), np.zeros(0, np.int64), [], pos, error=status_of)
+            verdict, statuses = status_of
+            if nominated_rows:
+                for k, row in enumerate(batch.tolist()):
+                    if row in nominated_rows and verdict[k] < 0:
+                        st = self.run_filter_plugins_with_nominated_pods(state, pod, snapshot.node_infos[row])
+                        if st is not None:
+                            if st.code is Code.ERROR:
+                                return FilterOutcome(np.zeros(0, np.int64), np.zeros(0, np.int64), [], pos, error=st)
+                            statuses.append(st)
+                            verdict[k] = len(statuses) - 1
+            passed = np.flatnonzero(verdict < 0)
+            need = num_to_find - found
+            if len(passed) > need:
+                cut = int(passed[need - 1]) + 1  # visit stops right after the last node needed
+                batch, verdict, passed = batch[:cut], verdict[:cut], passed[:need]
+            feasible_parts.append(batch[passed])
+            failed = np.flatnonzero(verdict >= 0)
+            rejected_rows.append(batch[failed])
+            rejected_statuses.extend(statuses[i] for i in verdict[failed].tolist())
+            found += len(passed)
+            pos += len(batch)
+            chunk = max(chunk * 2, 256)
+        feasible = np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, dtype=np.int64)
+        rejected = np.concatenate(rejected_rows) if rejected_rows else np.zeros(0, dtype=np.int64)
+        return FilterOutcome(feasible, rejected, rejected_statuses, len(feasible) + len(rejected))
+
+    def _rows_with_nominated_pods(self, pod: Pod, snapshot: Snapshot) -> set[int]:
+        nodes_fn = getattr(self._nominator, "nominated_node_names", None)
+        names: Iterable[str] = nodes_fn() if callable(nodes_fn) else ()
+        rows = set()
+        for name in names:
+            row = snapshot.index.get(name)
+            if row is not None and self._nominated_for(pod, name):
+                rows.add(row)
+        return rows
+
+    def _filter_batch(self, plugins: Sequence[Plugin], state: CycleState, pod: Pod, snapshot: Snapshot,
+                      batch: np.ndarray) -> tuple[np.ndarray, list[Status]] | Status:
+        """Per node of ``batch``: -1 when every plugin passed, else the index of the first rejection."""
+        verdict = np.full(len(batch), -1, dtype=np.int64)
+        statuses: list[Status] = []
+        alive = np.arange(len(batch))
+        infos = snapshot.node_infos
+        for plugin in plugins:
+            if len(alive) == 0:
+                break
+            rows = batch[alive]
+            if isinstance(plugin, BatchFilterPlugin):
+                try:
+                    result = plugin.filter_nodes(state, pod, snapshot, rows)
+                except Exception as exc:  # a plugin bug must not take the scheduler down
+                    log.exception("filter plugin %s failed", plugin.name)
+                    return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc)
+                idx = result.status_index
+                failed = np.flatnonzero(idx >= 0)
+                if len(failed):
+                    base = len(statuses)
+                    for st in result.statuses:
+                        if st.code is Code.ERROR or not st.is_rejected():
+                            return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {st.message}',),
+                                          plugin=plugin.name, error=st.error)
+                        st.plugin = plugin.name
+                    statuses.extend(result.statuses)
+                    verdict[alive[failed]] = idx[failed] + base
+                    alive = alive[idx < 0]
+            else:
+                keep = []
+                for k, row in zip(alive.tolist(), rows.tolist(), strict=True):
+                    st = _call_status(plugin.filter, state, pod, infos[row])  # type: ignore[attr-defined]
+                    if st is None or st.code is Code.SUCCESS:
+                        keep.append(k)
+                        continue
+                    if not st.is_rejected():
+                        return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {st.message}',),
+                                      plugin=plugin.name, error=st.error)
+                    st.plugin = plugin.name
+                    statuses.append(st)
+                    verdict[k] = len(statuses) - 1
+                alive = np.asarray(keep, dtype=np.int64)
+        return verdict, statuses
+
+    # -- PostFilter ----------------------------------------------------------------------------------
+    def run_post_filter_plugins(self, state: CycleState, pod: Pod,
+                                node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for plugin in self.points["post_filter"]:
+            res, status = _call(plugin.post_filter, state, pod, node_status)  # type: ignore[attr-defined]
+            if status is None or status.code is Code.SUCCESS:
+                return res, status or Status(Code.SUCCESS)
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                status.plugin = plugin.name
+                return res, status
+            if not status.is_rejected():
+                return None, Status(Code.ERROR, status.reasons, plugin=plugin.name, error=status.error)
+            if res is not None and res.mode != "noop":
+                result = res
+            reasons.extend(status.reasons)
+            rejector = rejector or plugin.name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), plugin=rejector)
+
+    # -- Score ---------------------------------------------------------------------------------------
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
+        skip: set[str] = set()
+        try:
+            for plugin in self.points["pre_score"]:
+                status = _call_status(plugin.pre_score, state, pod, nodes)  # type: ignore[attr-defined]
+                if status is not None and status.code is Code.SKIP:
+                    skip.add(plugin.name)
+                    continue
+                if status is not None and status.code is not Code.SUCCESS:
+                    return Status(Code.ERROR, (f'running PreScore plugin "{plugin.name}": {status.message}',),
+                                  error=status.error)
+            return None
+        finally:
+            state.skip_score_plugins = skip
+
+    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> ScoreOutcome | Status:
+        """Score, normalise and weight every non-skipped Score plugin over ``nodes``."""
+        out = ScoreOutcome(total=np.zeros(len(nodes), dtype=np.int64))
+        for plugin in self.points["score"]:
+            if plugin.name in state.skip_score_plugins:
+                continue
+            try:
+                scores = self._score_one(plugin, state, pod, nodes)
+            except _PluginFailure as failure:
+                return Status(Code.ERROR, (str(failure),))
+            if scores.size and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
+                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+                return Status(Code.ERROR, (
+                    f'applying score defaultWeights on Score plugins: plugin "{plugin.name}" returns an invalid '
+                    f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                ))
+            weighted = scores * self.score_weights.get(plugin.name, 1)
+            out.plugin_scores[plugin.name] = weighted
+            out.total += weighted
+        return out
+
+    def _score_one(self, plugin: Plugin, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
+        if isinstance(plugin, BatchScorePlugin):
+            try:
+                raw = np.asarray(plugin.score_nodes(state, pod, nodes), dtype=np.int64)
+                normalized = plugin.normalize_scores(state, pod, raw.copy())
+            except Exception as exc:
+                log.exception("score plugin %s failed", plugin.name)
+                raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {exc}') from exc
+            return raw if normalized is None else np.asarray(normalized, dtype=np.int64)
+        values = np.zeros(len(nodes), dtype=np.int64)
+        node_scores: list[NodeScore] = []
+        for k, info in enumerate(nodes):
+            score, status = _call(plugin.score, state, pod, info)  # type: ignore[attr-defined]
+            if status is not None and status.code is not Code.SUCCESS:
+                raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {status.message}')
+            values[k] = score
+            node_scores.append(NodeScore(info.name, int(score)))
+        ext = plugin.score_extensions()  # type: ignore[attr-defined]
+        if ext is not None:
+            status = _call_status(ext.normalize_score, state, pod, node_scores)
+            if status is not None and status.code is not Code.SUCCESS:
+                raise _PluginFailure(
+                    f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}')
+            values = np.fromiter((ns.score for ns in node_scores), dtype=np.int64, count=len(node_scores))
+        return values
+
+    # -- Reserve / Permit ----------------------------------------------------------------------------
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for plugin in self.points["reserve"]:
+            status = _call_status(plugin.reserve, state, pod, node_name)  # type: ignore[attr-defined]
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.is_rejected():
+                    status.plugin = plugin.name
+                    return status
+                return Status(Code.ERROR, (f'running Reserve plugin "{plugin.name}": {status.message}',),
+                              plugin=plugin.name, error=status.error)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for plugin in reversed(self.points["reserve"]):
+            try:
+                plugin.unreserve(state, pod, node_name)  # type: ignore[attr-defined]
+            except Exception:
+                log.exception("unreserve of plugin %s failed", plugin.name)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        waits: dict[str, float] = {}
+        for plugin in self.points["permit"]:
+            try:
+                status, timeout = plugin.permit(state, pod, node_name)  # type: ignore[attr-defined]
+            except Exception as exc:
+                log.exception("permit plugin %s failed", plugin.name)
+                status, timeout = Status.from_error(exc), 0.0
+            if status is None or status.code is Code.SUCCESS:
+                continue
+            if status.is_rejected():
+                status.plugin = plugin.name
+                return status
+            if status.code is Code.WAIT:
+                waits[plugin.name] = min(float(timeout), MAX_PERMIT_TIMEOUT)
+                continue
+            return Status(Code.ERROR, (f'running Permit plugin "{plugin.name}": {status.message}',),
+                          plugin=plugin.name, error=status.error)
+        if waits:
+            self.waiting_pods.add(WaitingPod(pod, waits, self._clock))
+            return Status(Code.WAIT, (f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"',))
+        return None
+
+    # -- binding -------------------------------------------------------------------------------------
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for plugin in self.points["pre_bind"]:
+            status = _call_status(plugin.pre_bind, state, pod, node_name)  # type: ignore[attr-defined]
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.is_rejected():
+                    status.plugin = plugin.name
+                    return status
+                return Status(Code.ERROR, (f'running PreBind plugin "{plugin.name}": {status.message}',),
+                              plugin=plugin.name, error=status.error)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if not self.points["bind"]:
+            return Status(Code.SKIP)
+        status: Status | None = None
+        for plugin in self.points["bind"]:
+            status = _call_status(plugin.bind, state, pod, node_name)  # type: ignore[attr-defined]
+            if status is not None and status.code is Code.SKIP:
+                continue
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.is_rejected():
+                    status.plugin = plugin.name
+                    return status
+                return Status(Code.ERROR, (f'running Bind plugin "{plugin.name}": {status.message}',),
+                              plugin=plugin.name, error=status.error)
+            return status
+        return status
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for plugin in self.points["post_bind"]:
+            try:
+                plugin.post_bind(state, pod, node_name)  # type: ignore[attr-defined]
+            except Exception:
+                log.exception("post-bind plugin %s failed", plugin.name)
+
+
+class _PluginFailure(RuntimeError):
+    pass
+
+
+def _call(fn: Callable[..., tuple[Any, Status | None]], *args: Any) -> tuple[Any, Status | None]:
+    """Run a plugin method returning (value, status); an exception becomes an Error status."""
+    try:
+        return fn(*args)
+    except Exception as exc:
+        log.exception("plugin call %s failed", getattr(fn, "__qualname__", fn))
+        return None, Status.from_error(exc)
+
+
+def _call_status(fn: Callable[..., Status | None], *args: Any) -> Status | None:
+    try:
+        return fn(*args)
+    except Exception as exc:
+        log.exception("plugin call %s failed", getattr(fn, "__qualname__", fn))
+        return Status.from_error(exc)
+
+
+def _plugins_needed(cfg: Plugins) -> list[str]:
+    """Every plugin enabled anywhere in the profile, in first-mention order."""
+    names: list[str] = []
+    for point, _ in (*EXTENSION_POINTS, ("multi_point", object)):
+        for ref in getattr(cfg, point).enabled:
+            if ref.name not in names:
+                names.append(ref.name)
+    return names

@@ -1,0 +1,107 @@
+"""Pods held at Permit: each waits until every plugin that asked it to wait allows it, or one rejects.
+
+A waiting pod resolves through a callback rather than a blocked thread, so the simulator (one thread,
+virtual time) and the live scheduler (binding cycles on worker threads) share the same code: the
+binding cycle registers what to do next with :meth:`WaitingPod.on_done`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from kubesched.api.objects import Pod
+from kubesched.framework.status import Code, Status
+
+if TYPE_CHECKING:
+    from kubesched.clock import Clock, TimerHandle
+
+
+class WaitingPod:
+    def __init__(self, pod: Pod, waits: dict[str, float], clock: Clock) -> None:
+        self.pod = pod
+        self._lock = threading.Lock()
+        self._pending = set(waits)
+        self._result: Status | None = None
+        self._done = False
+        self._callbacks: list[Callable[[Status | None], None]] = []
+        self._timers: list[TimerHandle] = []
+        for plugin, timeout in waits.items():
+            self._timers.append(clock.call_later(timeout, lambda p=plugin, t=timeout: self.reject(
+                p, f"rejected due to timeout after waiting {_duration(t)} at plugin {p}")))
+
+    @property
+    def pending_plugins(self) -> set[str]:
+        with self._lock:
+            return set(self._pending)
+
+    def allow(self, plugin: str) -> None:
+        with self._lock:
+            self._pending.discard(plugin)
+            if self._pending or self._done:
+                return
+        self._finish(None)
+
+    def reject(self, plugin: str, message: str) -> None:
+        with self._lock:
+            if self._done:
+                return
+        self._finish(Status(Code.UNSCHEDULABLE, (message,), plugin=plugin))
+
+    def _finish(self, status: Status | None) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            self._result = status
+            callbacks, self._callbacks = self._callbacks, []
+        for timer in self._timers:
+            timer.cancel()
+        for callback in callbacks:
+            callback(status)
+
+    def on_done(self, callback: Callable[[Status | None], None]) -> None:
+        """Call ``callback(status)`` once resolved (at once if it already is); None means allowed."""
+        with self._lock:
+            if not self._done:
+                self._callbacks.append(callback)
+                return
+            result = self._result
+        callback(result)
+
+
+class WaitingPods:
+    """The waiting pods of one framework, by pod uid."""
+
+    def __init__(self) -> None:
+        self._pods: dict[str, WaitingPod] = {}
+        self._lock = threading.Lock()
+
+    def add(self, waiting: WaitingPod) -> None:
+        with self._lock:
+            self._pods[waiting.pod.uid] = waiting
+
+    def get(self, uid: str) -> WaitingPod | None:
+        with self._lock:
+            return self._pods.get(uid)
+
+    def remove(self, uid: str) -> None:
+        with self._lock:
+            self._pods.pop(uid, None)
+
+    def all(self) -> list[WaitingPod]:
+        with self._lock:
+            return list(self._pods.values())
+
+
+def _duration(seconds: float) -> str:
+    """Seconds written like Go's time.Duration (``10s``, ``1m30s``, ``500ms``)."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    minutes, secs = divmod(seconds, 60)
+    text = f"{secs:g}s"
+    if minutes:
+        hours, minutes = divmod(int(minutes), 60)
+        text = (f"{hours}h" if hours else "") + f"{minutes}m" + text
+    return text

@@ -1,0 +1,37 @@
+"""DefaultBinder: bind the pod through the API (the pods/binding subresource)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api.objects import Pod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.status import Status
+from kubesched.plugins import names
+
+NAME = names.DEFAULT_BINDER
+
+
+def _api_error() -> type[Exception]:
+    # Imported late: the cluster layer depends on more than a plugin module should load eagerly.
+    from kubesched.cluster.protocol import ApiError
+
+    return ApiError
+
+
+class DefaultBinder:
+    name = NAME
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        try:
+            self.handle.cluster.bind(pod.namespace, pod.name, node_name, uid=pod.uid or None)
+        except _api_error() as err:
+            return Status.from_error(err)
+        return None
+
+
+def new(args: Any, handle: Any) -> DefaultBinder:
+    return DefaultBinder(handle)

@@ -1,0 +1,245 @@
+"""DefaultPreemption: the PostFilter plugin that evicts lower-priority pods to make room (v1.30).
+
+The plugin is the *policy* half of preemption (who may preempt, which pods a node would give up, how
+many nodes to dry-run); :class:`kubesched.framework.preemption.Evaluator` runs the procedure.
+
+After a successful ``post_filter`` the chosen victims are left in the CycleState for the trace:
+``state.read(VICTIMS_KEY)`` is the list of victim keys (``namespace/name``, eviction order) and
+``state.read(CANDIDATE_KEY)`` the :class:`~kubesched.framework.preemption.Candidate` (node + pods).
+Neither key is written when preemption fails.
+
+PostFilter plugins register no cluster events (kube-scheduler's DefaultPreemption implements no
+EnqueueExtensions), so there is no ``events_to_register`` here.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.objects import PREEMPT_NEVER, Pod
+from kubesched.cache.node_info import NodeInfo
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import PostFilterResult
+from kubesched.framework.preemption import (
+    DISRUPTION_TARGET,
+    REASON_PREEMPTION_BY_SCHEDULER,
+    Candidate,
+    Evaluator,
+    PodDisruptionBudget,
+    ScoreFunc,
+    Victims,
+    go_sort_slice,
+    more_important_pod,
+    pod_conditions,
+)
+from kubesched.framework.status import Code, Status, code_of, is_success
+from kubesched.plugins import names
+
+if TYPE_CHECKING:
+    from kubesched.framework.handle import Handle
+
+try:  # the config package is optional for this module (tests build the plugin without it)
+    from kubesched.config.pluginargs import DefaultPreemptionArgs
+except ImportError:  # pragma: no cover
+    DefaultPreemptionArgs = None  # type: ignore[assignment,misc]
+
+NAME = names.DEFAULT_PREEMPTION
+
+#: CycleState key: victim pod keys of the last successful preemption in this cycle.
+VICTIMS_KEY = "DefaultPreemption/victims"
+#: CycleState key: the chosen Candidate (node name and victim pods).
+CANDIDATE_KEY = "DefaultPreemption/candidate"
+
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
+
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+NO_VICTIMS_MSG = "No preemption victims found for incoming pod"
+
+
+def first_offset(num_nodes: int) -> int:
+    """An offset function that always starts the dry run at the first potential node."""
+    return 0
+
+
+class DefaultPreemption:
+    name = NAME
+
+    def __init__(self, args: Any, handle: Handle, *, rng: random.Random | None = None,
+                 offset_fn: Callable[[int], int] | None = None) -> None:
+        self.handle = handle
+        self.min_candidate_nodes_percentage = int(getattr(
+            args, "min_candidate_nodes_percentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE))
+        self.min_candidate_nodes_absolute = int(getattr(
+            args, "min_candidate_nodes_absolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE))
+        self.rng = rng if rng is not None else random.Random()
+        #: Where the dry run starts among ``n`` potential nodes; kube-scheduler draws it at random.
+        #: Replace it (e.g. with :func:`first_offset`) for reproducible simulations.
+        self.offset_fn: Callable[[int], int] = offset_fn if offset_fn is not None else self._random_offset
+
+    def _random_offset(self, num_nodes: int) -> int:
+        return self.rng.randrange(num_nodes)
+
+    # -- PostFilter ---------------------------------------------------------------------------------
+    def post_filter(self, state: CycleState, pod: Pod, filtered_node_status: dict[str, Status]
+                    ) -> tuple[PostFilterResult | None, Status | None]:
+        evaluator = Evaluator(plugin_name=NAME, handle=self.handle, state=state, policy=self)
+        result, status = evaluator.preempt(pod, filtered_node_status)
+        if evaluator.chosen is not None:
+            state.write(VICTIMS_KEY, evaluator.chosen.victim_keys)
+            state.write(CANDIDATE_KEY, evaluator.chosen)
+        if status is not None and status.message:
+            # kube-scheduler tags every message of this plugin; FitError then appends it after the
+            # filter histogram ("... 3 Insufficient cpu. preemption: 0/3 nodes are available: ...").
+            status = Status(status.code, (f"preemption: {status.message}",), error=status.error)
+        return result, status
+
+    # -- the preemption policy (preemption.Interface) ----------------------------------------------
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        n = num_nodes * self.min_candidate_nodes_percentage // 100
+        n = max(n, self.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        return self.offset_fn(num_nodes), self.calculate_num_candidates(num_nodes)
+
+    def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]:
+        return {c.name: c.victims for c in candidates}
+
+    def pod_eligible_to_preempt_others(self, pod: Pod,
+                                       nominated_node_status: Status | None) -> tuple[bool, str]:
+        if pod.preemption_policy == PREEMPT_NEVER:
+            return False, NOT_ELIGIBLE_NEVER
+        nominated = pod.nominated_node_name
+        if nominated:
+            # Filters now reject the nominated node outright: look for a new one.
+            if code_of(nominated_node_status) is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            info = self.handle.snapshot.get(nominated)
+            if info is not None:
+                for p in info.pods:
+                    if p.priority < pod.priority and pod_terminating_by_preemption(p):
+                        # Earlier victims are still going away: wait for them rather than evict more.
+                        return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def select_victims_on_node(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                               pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
+        """The fewest pods (by reprieving the most important first) whose removal lets ``pod`` fit."""
+        handle = self.handle
+
+        def remove(victim: Pod) -> Status | None:
+            if not node_info.remove_pod(victim):
+                return Status(Code.ERROR,
+                              (f"no corresponding pod {victim.name} in pods of node {node_info.name}",))
+            status = handle.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
+            return None if is_success(status) else _as_error(status)
+
+        def add(victim: Pod) -> Status | None:
+            node_info.add_pod(victim)
+            status = handle.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
+            return None if is_success(status) else _as_error(status)
+
+        potential = [p for p in node_info.pods if p.priority < pod.priority]
+        for p in potential:
+            if (err := remove(p)) is not None:
+                return [], 0, err
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
+
+        # Even an empty node (of lower-priority pods) does not fit the pod: no preemption here.
+        status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        if not is_success(status):
+            return [], 0, status
+
+        now = handle.clock()
+        go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[Pod] = []
+
+        def reprieve(p: Pod) -> tuple[bool, Status | None]:
+            if (err := add(p)) is not None:
+                return False, err
+            fits = is_success(handle.run_filter_plugins_with_nominated_pods(state, pod, node_info))
+            if not fits:
+                if (err := remove(p)) is not None:
+                    return False, err
+                victims.append(p)
+            return fits, None
+
+        num_violating = 0
+        for p in violating:
+            fits, err = reprieve(p)
+            if err is not None:
+                return [], 0, err
+            if not fits:
+                num_violating += 1
+        for p in non_violating:
+            _, err = reprieve(p)
+            if err is not None:
+                return [], 0, err
+        return victims, num_violating, None
+
+    def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc] | None:
+        return None
+
+
+def new(args: Any, handle: Handle, *, rng: random.Random | None = None,
+        offset_fn: Callable[[int], int] | None = None) -> DefaultPreemption:
+    """Factory; ``args`` is a DefaultPreemptionArgs or None (defaults 10% / 100 nodes).
+
+    A scheduler that breaks ties by name (deterministic runs) also starts the candidate search at
+    the first node; otherwise the handle's RNG picks the start, as kube-scheduler does at random.
+    """
+    if args is None and DefaultPreemptionArgs is not None:
+        args = DefaultPreemptionArgs()
+    extra = getattr(handle, "extra", {}) or {}
+    if rng is None:
+        rng = extra.get("rng")
+    if offset_fn is None and extra.get("tie_break") == "name":
+        offset_fn = first_offset
+    return DefaultPreemption(args, handle, rng=rng, offset_fn=offset_fn)
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def _as_error(status: Status | None) -> Status:
+    """A failed extension call aborts victim selection as an error, whatever its code."""
+    assert status is not None
+    return Status(Code.ERROR, (status.message,), status.plugin, status.error)
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """Being deleted because the scheduler preempted it (PodDisruptionConditions is on in v1.30)."""
+    if pod.meta.deletion_timestamp is None:
+        return False
+    for condition in pod_conditions(pod):
+        if condition.get("type") == DISRUPTION_TARGET:
+            return (condition.get("status") == "True"
+                    and condition.get("reason") == REASON_PREEMPTION_BY_SCHEDULER)
+    return False
+
+
+def filter_pods_with_pdb_violation(pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
+                                   ) -> tuple[list[Pod], list[Pod]]:
+    """Split ``pods`` (order kept) into those whose eviction would exceed a PDB's budget and the rest.
+
+    Budgets are consumed in order, so with one disruption allowed the first matching pod is fine and
+    the second violates. Pods already listed in a PDB's disruptedPods do not consume its budget.
+    """
+    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    violating: list[Pod] = []
+    non_violating: list[Pod] = []
+    for pod in pods:
+        violated = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                if not pdb.selects(pod) or pod.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pod)
+    return violating, non_violating

@@ -1,0 +1,295 @@
+"""NodeResourcesFit: does the node have room for the pod's requests, and how good a fit is it?
+
+Filter rejects a node that is out of pod slots or lacks free cpu, memory, ephemeral storage or any
+scalar (extended, hugepages, ...) resource the pod requests; every shortage is reported, in a fixed
+order (pods, cpu, memory, ephemeral-storage, then scalar resources by name). Extended resources the
+configuration ignores are not checked. Score applies the configured strategy (LeastAllocated,
+MostAllocated or RequestedToCapacityRatio) to the configured resources.
+
+Missing cycle state: Filter reports an Error, as kube-scheduler does; Score computes the pod's
+requests on the fly, as kube-scheduler does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api.objects import Pod
+from kubesched.api.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    is_extended_resource_name,
+    is_scalar_resource_name,
+)
+from kubesched.cache.node_info import NodeInfo
+from kubesched.config.errors import ConfigError
+from kubesched.config.pluginargs import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    NodeResourcesFitArgs,
+    ScoringStrategy,
+)
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import (
+    ActionType,
+    BatchFilterResult,
+    ClusterEvent,
+    PreFilterExtensions,
+    PreFilterResult,
+    ScoreExtensions,
+)
+from kubesched.framework.status import Code, Status
+from kubesched.plugins import names
+from kubesched.plugins.noderesources.least_allocated import LeastAllocatedScorer
+from kubesched.plugins.noderesources.most_allocated import MostAllocatedScorer
+from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
+    RequestedToCapacityRatioScorer,
+    scaled_shape,
+)
+from kubesched.plugins.noderesources.resource_allocation import ResourceAllocationScorer, ScoreFunction
+
+if TYPE_CHECKING:
+    from kubesched.cache.snapshot import NodeInfoList, Snapshot
+    from kubesched.framework.handle import Handle
+
+NAME = names.NODE_RESOURCES_FIT
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+TOO_MANY_PODS = "Too many pods"
+
+
+# -- the shared fit check (also used outside the plugin, e.g. by preemption) -----------------------
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """One resource a node is short of: how much the pod wants, what is used, what the node has."""
+
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+
+
+def insufficient_reason(resource: str) -> str:
+    return f"Insufficient {resource}"
+
+
+def request_checks(
+    pod_request: Mapping[str, int],
+    ignored_extended_resources: Collection[str] = (),
+    ignored_resource_groups: Collection[str] = (),
+) -> tuple[tuple[str, int], ...]:
+    """The (resource, amount) pairs worth checking, in report order; zero requests need no room."""
+    checks = [(name, pod_request.get(name, 0)) for name in (CPU, MEMORY, EPHEMERAL_STORAGE)]
+    for name in sorted(pod_request):
+        if name in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS) or not is_scalar_resource_name(name):
+            continue
+        if is_extended_resource_name(name) and (
+            name in ignored_extended_resources or name.split("/", 1)[0] in ignored_resource_groups
+        ):
+            continue
+        checks.append((name, pod_request[name]))
+    return tuple((name, amount) for name, amount in checks if amount > 0)
+
+
+def _insufficient(checks: Sequence[tuple[str, int]], node_info: NodeInfo) -> list[InsufficientResource]:
+    out: list[InsufficientResource] = []
+    allocatable = node_info.allocatable
+    allowed_pods = allocatable.get(PODS, 0)
+    if len(node_info.pods) + 1 > allowed_pods:
+        out.append(InsufficientResource(PODS, TOO_MANY_PODS, 1, len(node_info.pods), allowed_pods))
+    requested = node_info.requested
+    for name, amount in checks:
+        capacity = allocatable.get(name, 0)
+        used = requested.get(name, 0)
+        if amount > capacity - used:
+            out.append(InsufficientResource(name, insufficient_reason(name), amount, used, capacity))
+    return out
+
+
+def fits_request(
+    pod_request: Mapping[str, int],
+    node_info: NodeInfo,
+    ignored_extended_resources: Collection[str] = (),
+    ignored_resource_groups: Collection[str] = (),
+) -> list[InsufficientResource]:
+    """Everything ``node_info`` lacks to host a pod requesting ``pod_request`` (empty: it fits)."""
+    return _insufficient(
+        request_checks(pod_request, ignored_extended_resources, ignored_resource_groups), node_info
+    )
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
+    """Whether ``pod`` fits ``node_info``, nothing ignored (kube-scheduler's ``Fits``)."""
+    return fits_request(pod.requests, node_info)
+
+
+# -- cycle state ----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PreFilterState:
+    """The pod's requests and, from them, the checks Filter runs on every node."""
+
+    requests: Mapping[str, int]
+    checks: tuple[tuple[str, int], ...]
+
+    def clone(self) -> PreFilterState:
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class PreScoreState:
+    """The pod's request for each scored resource, in configuration order."""
+
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> PreScoreState:
+        return self
+
+
+def _missing_state(key: str) -> Status:
+    return Status(Code.ERROR, (f'error reading "{key}" from cycleState: not found',))
+
+
+# -- the plugin -----------------------------------------------------------------------------------
+def build_score_function(strategy: ScoringStrategy) -> ScoreFunction:
+    """The scoring strategy the configuration names; ValueError for an unknown one."""
+    weights = tuple(spec.weight for spec in strategy.resources)
+    if strategy.type == LEAST_ALLOCATED:
+        return LeastAllocatedScorer(weights)
+    if strategy.type == MOST_ALLOCATED:
+        return MostAllocatedScorer(weights)
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        if strategy.requested_to_capacity_ratio is None:
+            raise ValueError("requestedToCapacityRatio shape not specified")
+        shape = scaled_shape(strategy.requested_to_capacity_ratio.shape)
+        return RequestedToCapacityRatioScorer(weights, shape)
+    raise ValueError(f"scoring strategy {strategy.type} is not supported")
+
+
+def _distinct_rows(fails: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct boolean rows and, per input row, the index of its distinct row."""
+    m = fails.shape[1]
+    if m <= 62:
+        codes = fails.astype(np.int64) @ (np.int64(1) << np.arange(m, dtype=np.int64))
+        uniq, inverse = np.unique(codes, return_inverse=True)
+        combos = ((uniq[:, None] >> np.arange(m, dtype=np.int64)) & 1).astype(bool)
+        return combos, inverse.reshape(-1)
+    combos, inverse = np.unique(fails, axis=0, return_inverse=True)
+    return combos, inverse.reshape(-1)
+
+
+class NodeResourcesFit:
+    """Filters out nodes without room for the pod; scores the rest by the configured strategy."""
+
+    name = NAME
+
+    def __init__(self, args: NodeResourcesFitArgs, handle: Handle | None = None) -> None:
+        self.handle = handle
+        self.ignored_resources = frozenset(args.ignored_resources)
+        self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
+        strategy = args.scoring_strategy
+        self.scorer = ResourceAllocationScorer(
+            name=strategy.type,
+            resources=tuple(strategy.resources),
+            function=build_score_function(strategy),
+        )
+
+    # -- PreFilter ----------------------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        requests = pod.requests
+        checks = request_checks(requests, self.ignored_resources, self.ignored_resource_groups)
+        state.write(PRE_FILTER_STATE_KEY, PreFilterState(requests, checks))
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+    # -- Filter -------------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, PreFilterState):
+            return _missing_state(PRE_FILTER_STATE_KEY)
+        missing = _insufficient(s.checks, node_info)
+        if not missing:
+            return None
+        return Status(Code.UNSCHEDULABLE, tuple(r.reason for r in missing))
+
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
+                     indices: np.ndarray) -> BatchFilterResult:
+        """Filter over snapshot rows: one failure bit per check, one Status per distinct combination."""
+        n = len(indices)
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, PreFilterState):
+            return BatchFilterResult.all_fail(n, _missing_state(PRE_FILTER_STATE_KEY))
+        reasons = [TOO_MANY_PODS, *(insufficient_reason(name) for name, _ in s.checks)]
+        fails = np.zeros((n, len(reasons)), dtype=bool)
+        fails[:, 0] = snapshot.pod_count[indices] + 1 > snapshot.allowed_pods[indices]
+        for j, (name, amount) in enumerate(s.checks, start=1):
+            col = snapshot.resource_column(name)
+            if col is None:  # no node offers it
+                fails[:, j] = True
+            else:
+                free = snapshot.allocatable[indices, col] - snapshot.requested[indices, col]
+                fails[:, j] = amount > free
+        if not fails.any():
+            return BatchFilterResult.all_pass(n)
+        combos, inverse = _distinct_rows(fails)
+        statuses: list[Status] = []
+        table = np.full(len(combos), -1, dtype=np.int32)
+        for u, row in enumerate(combos):
+            if row.any():
+                table[u] = len(statuses)
+                failed = tuple(r for r, bad in zip(reasons, row.tolist(), strict=True) if bad)
+                statuses.append(Status(Code.UNSCHEDULABLE, failed))
+        return BatchFilterResult(table[inverse], statuses)
+
+    # -- PreScore -----------------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_requests(pod)))
+        return None
+
+    def _pod_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if isinstance(s, PreScoreState):
+            return s.pod_requests
+        return self.scorer.pod_requests(pod)
+
+    # -- Score --------------------------------------------------------------------------------------
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        return self.scorer.score(node_info, self._pod_requests(state, pod))
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
+        return self.scorer.score_nodes(nodes, self._pod_requests(state, pod))
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+    def normalize_scores(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray | None:
+        return None
+
+    # -- events -------------------------------------------------------------------------------------
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return (
+            ClusterEvent("Pod", ActionType.DELETE),
+            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
+        )
+
+
+def new(args: Any, handle: Handle | None) -> NodeResourcesFit:
+    """Factory: typed args (None → kube-scheduler's defaults, a mapping is decoded), validated."""
+    if args is None:
+        args = NodeResourcesFitArgs()
+    elif isinstance(args, Mapping):
+        args = NodeResourcesFitArgs.from_dict(args)
+    err = ConfigError.aggregate(args.validate())
+    if err is not None:
+        raise err
+    return NodeResourcesFit(args, handle)

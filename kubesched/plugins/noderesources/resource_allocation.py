@@ -1,0 +1,146 @@
+"""What the resource scorers share: turning a pod and a node into per-resource (requested, allocatable).
+
+A scorer is configured with a list of resources (and weights). For every node it builds two parallel
+integer lists: what would be requested on the node once the pod lands there, and what the node offers.
+Entries whose allocatable is 0 (the node lacks the resource, or the pod asks for none of a scalar
+resource) are left at (0, 0) and the strategies skip them. The strategy itself (least / most allocated,
+a utilisation shape, balance) only sees those two lists.
+
+Two notions of "requested" exist for cpu and memory. NodeResourcesFit scores with the *non-zero*
+requests (containers naming no cpu / memory count for 100m / 200Mi), so that best-effort pods still
+spread; NodeResourcesBalancedAllocation uses the plain requests. Every other resource always uses the
+plain requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from kubesched.api.objects import Pod
+from kubesched.api.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    is_scalar_resource_name,
+    to_scheduler_units,
+)
+from kubesched.cache.node_info import NodeInfo
+from kubesched.config.pluginargs import ResourceSpec
+from kubesched.framework.status import Code, Status
+
+if TYPE_CHECKING:
+    from kubesched.cache.snapshot import NodeInfoList
+
+
+class ScoreFunction(Protocol):
+    """A scoring strategy over per-resource (requested, allocatable); allocatable 0 means "skip"."""
+
+    def __call__(self, requested: Sequence[int], allocatable: Sequence[int]) -> int: ...
+
+    def batch(self, requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
+        """The same for many nodes: (n, k) int64 arrays in, (n,) int64 scores out, bit-identical."""
+        ...
+
+
+#: Error returned when a scorer has no resources to look at (kube-scheduler's wording).
+RESOURCES_NOT_FOUND = "resources not found"
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceAllocationScorer:
+    """Scores a node from the configured resources with one strategy."""
+
+    name: str
+    resources: tuple[ResourceSpec, ...]
+    function: ScoreFunction
+    #: Plain requests for cpu/memory (BalancedAllocation) instead of the non-zero ones (Fit).
+    use_requested: bool = False
+
+    # -- per pod --------------------------------------------------------------------------------------
+    def pod_requests(self, pod: Pod) -> tuple[int, ...]:
+        """The pod's request for each configured resource, in configuration order (done once per pod)."""
+        if self.use_requested:
+            requests = pod.requests
+            return tuple(requests.get(spec.name, 0) for spec in self.resources)
+        exact = pod.requests_with_defaults()
+        return tuple(
+            to_scheduler_units(spec.name, exact[spec.name]) if spec.name in exact else 0
+            for spec in self.resources
+        )
+
+    # -- per node -------------------------------------------------------------------------------------
+    def allocatable_and_requested(self, node_info: NodeInfo, resource: str,
+                                  pod_request: int) -> tuple[int, int]:
+        """(allocatable, requested including the pod) of one resource on one node; (0, 0) to skip it."""
+        if resource == CPU:
+            used = node_info.requested_cpu() if self.use_requested else node_info.non_zero_cpu
+            return node_info.allocatable.get(CPU, 0), used + pod_request
+        if resource == MEMORY:
+            used = node_info.requested_memory() if self.use_requested else node_info.non_zero_memory
+            return node_info.allocatable.get(MEMORY, 0), used + pod_request
+        if resource == EPHEMERAL_STORAGE:
+            return (node_info.allocatable.get(EPHEMERAL_STORAGE, 0),
+                    node_info.requested.get(EPHEMERAL_STORAGE, 0) + pod_request)
+        # A scalar resource the pod does not ask for, or a name the node cannot offer, is not scored.
+        if pod_request == 0 or not is_scalar_resource_name(resource):
+            return 0, 0
+        alloc = node_info.allocatable.get(resource)
+        if alloc is None:
+            return 0, 0
+        return alloc, node_info.requested.get(resource, 0) + pod_request
+
+    def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> tuple[int, Status | None]:
+        if not self.resources:
+            return 0, Status(Code.ERROR, (RESOURCES_NOT_FOUND,))
+        requested = [0] * len(self.resources)
+        allocatable = [0] * len(self.resources)
+        for i, spec in enumerate(self.resources):
+            alloc, req = self.allocatable_and_requested(node_info, spec.name, pod_requests[i])
+            if alloc == 0:
+                continue
+            allocatable[i] = alloc
+            requested[i] = req
+        return self.function(requested, allocatable), None
+
+    # -- batch ----------------------------------------------------------------------------------------
+    def score_nodes(self, nodes: NodeInfoList, pod_requests: Sequence[int]) -> np.ndarray:
+        """Scores of every node of ``nodes`` from the snapshot columns (same numbers as :meth:`score`)."""
+        if not self.resources:
+            raise RuntimeError(RESOURCES_NOT_FOUND)
+        snapshot = nodes.snapshot
+        rows = nodes.indices
+        n, k = len(rows), len(self.resources)
+        requested = np.zeros((n, k), dtype=np.int64)
+        allocatable = np.zeros((n, k), dtype=np.int64)
+        for j, spec in enumerate(self.resources):
+            name, pod_request = spec.name, pod_requests[j]
+            if name in (CPU, MEMORY):
+                nz_col = 0 if name == CPU else 1
+                col = snapshot.resource_column(name)
+                assert col is not None
+                alloc = snapshot.allocatable[rows, col]
+                used = (snapshot.requested[rows, col] if self.use_requested
+                        else snapshot.non_zero_requested[rows, nz_col])
+            elif name == EPHEMERAL_STORAGE or (pod_request != 0 and is_scalar_resource_name(name)):
+                col = snapshot.resource_column(name)
+                if col is None:  # no node has ever offered or used it
+                    continue
+                alloc = snapshot.allocatable[rows, col]
+                used = snapshot.requested[rows, col]
+            else:
+                continue
+            present = alloc != 0
+            allocatable[:, j] = alloc
+            requested[:, j] = np.where(present, used + pod_request, 0)
+        return self.function.batch(requested, allocatable)
+
+
+def weighted_average(per_resource: np.ndarray, present: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Σ score·weight / Σ weight over the present entries of each row, int64 division; 0 if none."""
+    node_score = np.where(present, per_resource * weights, 0).sum(axis=1)
+    weight_sum = np.where(present, weights, 0).sum(axis=1)
+    return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0).astype(np.int64)

@@ -1,0 +1,154 @@
+"""TaintToleration: hard taints (NoSchedule, NoExecute) filter, PreferNoSchedule taints score."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api.objects import Pod
+from kubesched.api.taints import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    PREFER_NO_SCHEDULE,
+    Taint,
+    Toleration,
+    find_untolerated_taint,
+)
+from kubesched.cache.node_info import NodeInfo
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    ActionType,
+    BatchFilterResult,
+    ClusterEvent,
+    NodeScore,
+)
+from kubesched.framework.status import Status, unresolvable
+from kubesched.plugins import names
+from kubesched.plugins.helper import default_normalize_score
+
+if TYPE_CHECKING:
+    from kubesched.cache.snapshot import NodeInfoList, Snapshot
+
+NAME = names.TAINT_TOLERATION
+
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
+
+#: Taint effects that keep a pod off a node (the filter's concern).
+DO_NOT_SCHEDULE_EFFECTS = frozenset((NO_SCHEDULE, NO_EXECUTE))
+
+
+def untolerated_reason(taint: Taint) -> str:
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[Toleration, ...]:
+    """Tolerations that can match a PreferNoSchedule taint (that effect, or any effect)."""
+    return tuple(t for t in tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE)
+
+
+def count_intolerable_prefer_no_schedule(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> int:
+    return sum(
+        1 for taint in taints
+        if taint.effect == PREFER_NO_SCHEDULE and not any(t.tolerates(taint) for t in tolerations)
+    )
+
+
+class _PreScoreState:
+    """The pod's PreferNoSchedule-relevant tolerations; never changes within a cycle."""
+
+    __slots__ = ("tolerations",)
+
+    def __init__(self, tolerations: tuple[Toleration, ...]) -> None:
+        self.tolerations = tolerations
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+class TaintToleration:
+    name = NAME
+
+    def __init__(self, handle: Any = None) -> None:
+        self.handle = handle
+
+    # -- Filter -----------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None:
+            return None
+        taint = find_untolerated_taint(node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
+        return None if taint is None else unresolvable(untolerated_reason(taint))
+
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
+                     indices: np.ndarray) -> BatchFilterResult:
+        """One toleration check per distinct taint list, then a gather over the nodes."""
+        group_of_node, group_taints = snapshot.taint_groups()
+        statuses: list[Status] = []
+        by_reason: dict[str, int] = {}
+        verdict = np.full(len(group_taints), -1, dtype=np.int32)
+        for group, taints in enumerate(group_taints):
+            taint = find_untolerated_taint(taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
+            if taint is None:
+                continue
+            reason = untolerated_reason(taint)
+            slot = by_reason.get(reason)
+            if slot is None:
+                slot = by_reason[reason] = len(statuses)
+                statuses.append(unresolvable(reason))
+            verdict[group] = slot
+        if not statuses:
+            return BatchFilterResult.all_pass(len(indices))
+        return BatchFilterResult(verdict[group_of_node[indices]], statuses)
+
+    # -- PreScore / Score -------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
+        if len(nodes) == 0:
+            return None
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(prefer_no_schedule_tolerations(pod.tolerations)))
+        return None
+
+    def _tolerations(self, state: CycleState, pod: Pod) -> tuple[Toleration, ...]:
+        # Without PreScore (a direct call) the tolerations are computed on the fly instead of
+        # failing as kube-scheduler does; the result is the same.
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if isinstance(s, _PreScoreState):
+            return s.tolerations
+        return prefer_no_schedule_tolerations(pod.tolerations)
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        node = node_info.node
+        if node is None:
+            return 0, None
+        return count_intolerable_prefer_no_schedule(node.taints, self._tolerations(state, pod)), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
+        tolerations = self._tolerations(state, pod)
+        group_of_node, group_taints = nodes.snapshot.taint_groups()
+        per_group = np.fromiter(
+            (count_intolerable_prefer_no_schedule(taints, tolerations) for taints in group_taints),
+            dtype=np.int64, count=len(group_taints),
+        )
+        return per_group[group_of_node[nodes.indices]]
+
+    # -- NormalizeScore ---------------------------------------------------------------------------
+    def score_extensions(self) -> TaintToleration:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return None
+
+    def normalize_scores(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray:
+        return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+
+
+def new(args: Any, handle: Any) -> TaintToleration:
+    return TaintToleration(handle)

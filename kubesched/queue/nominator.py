@@ -1,0 +1,120 @@
+"""Which pending pods were nominated to which node (by preemption), as the scheduler remembers it.
+
+The scheduler writes a nomination here *before* it patches ``status.nominatedNodeName``, so the
+next scheduling cycles already account for the preemptor; the pod object it later receives may
+therefore lag behind what is stored here. Filters then treat nominated pods of equal or higher
+priority as if they were already running on that node.
+
+Nominations are kept per node in the order they were made, and by pod uid.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+from kubesched.api.objects import Pod
+
+MODE_OVERRIDE = "override"
+MODE_NOOP = "noop"
+
+PodLister = Callable[[Pod], Pod | None]
+"""Returns the live version of a pod (looked up by namespace/name), or None when it is gone."""
+
+
+class Nominator:
+    """Nominated pods per node; safe to share between threads (uses the lock it is given)."""
+
+    def __init__(self, pod_lister: PodLister | None = None,
+                 lock: AbstractContextManager[Any] | None = None) -> None:
+        self._pod_lister = pod_lister
+        # Reentrant by default so the scheduling queue can call in while holding the same lock.
+        self._lock: AbstractContextManager[Any] = lock if lock is not None else threading.RLock()
+        self._by_node: dict[str, dict[str, Pod]] = {}
+        self._node_of: dict[str, str] = {}
+
+    # -- public API --------------------------------------------------------------------------------
+    def add_nominated_pod(self, pod: Pod, nominated_node_name: str = "", mode: str | None = None) -> None:
+        """Record ``pod`` as nominated to a node, replacing any earlier nomination.
+
+        ``mode`` follows ``PostFilterResult.mode``: ``"override"`` takes ``nominated_node_name`` as
+        the node (an empty name just clears the nomination); ``"noop"`` / ``""`` keeps whatever the
+        pod object says (``status.nominatedNodeName``). Without a mode, a non-empty name overrides
+        and an empty one falls back to the pod's own.
+        """
+        with self._lock:
+            self._add(pod, nominated_node_name, mode)
+
+    def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
+        with self._lock:
+            self._delete(pod.uid)
+
+    def update_nominated_pod(self, old_pod: Pod | None, new_pod: Pod) -> None:
+        """Swap in the new pod object, keeping an in-memory nomination the update does not know yet.
+
+        An update that neither carries nor clears a nominated node (both objects have none) must not
+        drop a nomination made in memory moments ago, whose status patch has not arrived yet.
+        """
+        with self._lock:
+            self._update(old_pod, new_pod)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
+        """Pods nominated to ``node_name``, in nomination order (a copy)."""
+        with self._lock:
+            return list(self._by_node.get(node_name, {}).values())
+
+    def nominated_node_of(self, uid: str) -> str | None:
+        """The node a pod is nominated to in memory (None when it has no nomination)."""
+        with self._lock:
+            return self._node_of.get(uid)
+
+    def nominated_node_names(self) -> list[str]:
+        """Nodes with at least one nominated pod."""
+        with self._lock:
+            return list(self._by_node)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._node_of)
+
+    # -- lock held ---------------------------------------------------------------------------------
+    def _add(self, pod: Pod, nominated_node_name: str = "", mode: str | None = None) -> None:
+        self._delete(pod.uid)
+        if mode is None:
+            mode = MODE_OVERRIDE if nominated_node_name else MODE_NOOP
+        node_name = nominated_node_name if mode == MODE_OVERRIDE else pod.nominated_node_name
+        if not node_name:
+            # Nothing to nominate to (kube-scheduler files these under node "", which no one reads).
+            return
+        current: Pod | None = pod
+        if self._pod_lister is not None:
+            current = self._pod_lister(pod)
+        if current is None or current.node_name:
+            # The pod is gone or already bound: a nomination would only block capacity.
+            return
+        self._node_of[pod.uid] = node_name
+        self._by_node.setdefault(node_name, {})[pod.uid] = pod
+
+    def _delete(self, uid: str) -> None:
+        node_name = self._node_of.pop(uid, None)
+        if node_name is None:
+            return
+        pods = self._by_node.get(node_name)
+        if pods is not None:
+            pods.pop(uid, None)
+            if not pods:
+                del self._by_node[node_name]
+
+    def _update(self, old_pod: Pod | None, new_pod: Pod) -> None:
+        override: str | None = None
+        old_uid = old_pod.uid if old_pod is not None else new_pod.uid
+        old_nnn = old_pod.nominated_node_name if old_pod is not None else ""
+        if not old_nnn and not new_pod.nominated_node_name:
+            override = self._node_of.get(old_uid)
+        self._delete(old_uid)
+        if override is not None:
+            self._add(new_pod, override, MODE_OVERRIDE)
+        else:
+            self._add(new_pod, "", MODE_NOOP)

@@ -1,0 +1,436 @@
+"""One pod through the scheduler: the scheduling cycle, the binding cycle and failure handling.
+
+The scheduling cycle runs alone (one pod at a time against a snapshot): PreFilter, Filter over a
+rotating window of nodes, PostFilter (preemption) when nothing fits, PreScore / Score, host
+selection, then assume + Reserve + Permit. The binding cycle (WaitOnPermit, PreBind, Bind, PostBind)
+is handed to the scheduler's executor so the next scheduling cycle can start before it ends.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api.objects import Pod
+from kubesched.cache.snapshot import NodeInfoList
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import PreFilterResult
+from kubesched.framework.runtime import FilterOutcome, Framework, ScoreOutcome
+from kubesched.framework.status import Code, Status
+from kubesched.trace import ERROR, SCHEDULED, UNSCHEDULABLE, AttemptRecord
+
+if TYPE_CHECKING:
+    from kubesched.queue.scheduling_queue import QueuedPodInfo
+    from kubesched.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+#: Key under which DefaultPreemption leaves the victims of its last preemption (for traces).
+VICTIMS_KEY = "DefaultPreemption/victims"
+PRE_FILTER_RESULT_SKIPPED = "node not in the PreFilterResult node set (not evaluated)"
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """Why a pod fits nowhere: per-node rejections, the plugins that rejected, and messages."""
+
+    node_status: dict[str, Status]
+    unschedulable_plugins: set[str]
+    pending_plugins: set[str]
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def add_plugin_status(self, status: Status) -> None:
+        if status.code is Code.PENDING:
+            self.pending_plugins.add(status.plugin)
+        elif status.is_rejected() and status.plugin:
+            self.unschedulable_plugins.add(status.plugin)
+
+
+class FitError(Exception):
+    """No node fits the pod; ``str()`` is the FailedScheduling message kube-scheduler writes."""
+
+    def __init__(self, pod: Pod, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        return fit_error_message(self.num_all_nodes, self.diagnosis.node_status,
+                                 self.diagnosis.pre_filter_msg, self.diagnosis.post_filter_msg)
+
+
+def fit_error_message(num_all_nodes: int, node_status: dict[str, Status], pre_filter_msg: str = "",
+                      post_filter_msg: str = "") -> str:
+    """``0/N nodes are available: <sorted histogram of reasons>. <post filter message>.``"""
+    msg = f"0/{num_all_nodes} nodes are available:"
+    if pre_filter_msg:
+        msg += f" {pre_filter_msg}."
+    else:
+        histogram: dict[str, int] = {}
+        for status in node_status.values():
+            for reason in status.reasons:
+                histogram[reason] = histogram.get(reason, 0) + 1
+        if histogram:
+            msg += " " + ", ".join(sorted(f"{n} {reason}" for reason, n in histogram.items())) + "."
+    if post_filter_msg:
+        msg += f" {post_filter_msg}"
+    return msg
+
+
+@dataclass(slots=True)
+class ScheduleResult:
+    suggested_host: str = ""
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+    #: "" leave the pod's nomination alone; None clear it; a name nominate that node.
+    nominated_node: str | None = ""
+
+
+class SchedulingFailure(Exception):
+    """Carries the status of a failed scheduling cycle and what to do with the pod's nomination."""
+
+    def __init__(self, status: Status, nominated_node: str | None = None, error: BaseException | None = None) -> None:
+        super().__init__(status.message)
+        self.status = status
+        self.nominated_node = nominated_node
+        self.error = error
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes are enough: all of a small cluster, an adaptive share of a big one."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+# -- the scheduling cycle -------------------------------------------------------------------------------
+def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
+    """Run one scheduling attempt for a popped pod and, on success, start its binding cycle."""
+    pod = qpi.pod
+    fwk = sched.framework_for(pod)
+    if fwk is None or sched.skip_pod_schedule(pod):
+        sched.queue.done(pod.uid)
+        return
+    state = CycleState()
+    record = sched.new_record(qpi, fwk.profile_name)
+    try:
+        result, assumed = scheduling_cycle(sched, fwk, state, qpi, record)
+    except SchedulingFailure as failure:
+        handle_scheduling_failure(sched, fwk, qpi, failure.status, failure.nominated_node, failure.error, record)
+        return
+    sched.submit(lambda: _run_binding(sched, fwk, state, result, qpi, assumed, record))
+
+
+def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                     record: AttemptRecord | None) -> tuple[ScheduleResult, Pod]:
+    pod = qpi.pod
+    try:
+        result = schedule_pod(sched, fwk, state, pod, record)
+    except FitError as fit:
+        if not fwk.has_post_filter_plugins():
+            raise SchedulingFailure(Status(Code.UNSCHEDULABLE), "", fit) from None
+        post_result, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_status)
+        fit.diagnosis.post_filter_msg = status.message
+        nominated = "" if post_result is None else post_result.nominated_node_name
+        mode_override = post_result is not None and post_result.mode == "override"
+        if record is not None:
+            record.details["postfilter"] = {status.plugin or "": status.message or "success"}
+            victims = state.get(VICTIMS_KEY)
+            if victims:
+                record.victims = sorted(victims)
+            if nominated:
+                record.nominated_node = nominated
+        # An overriding result sets the nomination (or clears it when it names no node).
+        raise SchedulingFailure(Status(Code.UNSCHEDULABLE), (nominated or None) if mode_override else "",
+                                fit) from None
+    except _CycleError as err:
+        raise SchedulingFailure(err.status, None, err.error) from None
+
+    host = result.suggested_host
+    assumed = sched.assume(pod, host)
+    status = fwk.run_reserve_plugins_reserve(state, assumed, host)
+    if status is not None:
+        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        sched.cache.forget_pod(assumed)
+        if record is not None:
+            record.details["reserve"] = {status.plugin: status.message}
+        _raise_single_node(pod, host, status)
+    status = fwk.run_permit_plugins(state, assumed, host)
+    if status is not None and status.code is not Code.WAIT:
+        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        sched.cache.forget_pod(assumed)
+        if record is not None:
+            record.details["permit"] = {status.plugin: status.message}
+        _raise_single_node(pod, host, status)
+    return result, assumed
+
+
+def _raise_single_node(pod: Pod, host: str, status: Status) -> None:
+    if status.is_rejected():
+        diag = Diagnosis({host: status}, set(), set())
+        diag.add_plugin_status(status)
+        raise SchedulingFailure(Status(status.code), None, FitError(pod, 1, diag))
+    raise SchedulingFailure(status, None, status.as_error())
+
+
+class _CycleError(Exception):
+    def __init__(self, status: Status, error: BaseException | None = None) -> None:
+        super().__init__(status.message)
+        self.status = status
+        self.error = error
+
+
+def schedule_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod,
+                 record: AttemptRecord | None) -> ScheduleResult:
+    snapshot = sched.update_snapshot()
+    if len(snapshot) == 0:
+        raise _CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)),
+                          RuntimeError(NO_NODES_AVAILABLE))
+    feasible, diagnosis, evaluated = find_nodes_that_fit_pod(sched, fwk, state, pod, record)
+    if len(feasible) == 0:
+        raise FitError(pod, len(snapshot), diagnosis)
+    infos = snapshot.node_infos
+    if record is not None:
+        record.feasible = sorted(infos[i].name for i in feasible.tolist())
+        record.evaluated_nodes = evaluated
+    if len(feasible) == 1:
+        host = infos[int(feasible[0])].name
+        if record is not None:
+            record.ties = [host]
+        return ScheduleResult(host, evaluated, 1)
+    nodes = NodeInfoList(snapshot, feasible)
+    scores = prioritize_nodes(fwk, state, pod, nodes)
+    host, ties = select_host(sched, nodes, scores.total)
+    if record is not None:
+        names = [infos[i].name for i in feasible.tolist()]
+        record.ties = sorted(ties)
+        record.total = {n: int(t) for n, t in zip(names, scores.total.tolist(), strict=True)}
+        per_plugin = {p: s.tolist() for p, s in scores.plugin_scores.items()}
+        record.scores = {n: {p: int(v[k]) for p, v in sorted(per_plugin.items())} for k, n in enumerate(names)}
+        record.details["score"] = {p: s.tolist() for p, s in scores.raw_scores.items()}
+    return ScheduleResult(host, evaluated, len(feasible))
+
+
+def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod,
+                            record: AttemptRecord | None) -> tuple[np.ndarray, Diagnosis, int]:
+    """PreFilter, then Filter over the candidate nodes (the nominated node first, if any)."""
+    snapshot = sched.snapshot
+    diagnosis = Diagnosis({}, set(), set())
+    pre_result, status = fwk.run_pre_filter_plugins(state, pod)
+    if status is not None:
+        if not status.is_rejected():
+            raise _CycleError(status, status.as_error())
+        diagnosis.node_status = {info.name: status for info in snapshot.node_infos}
+        diagnosis.pre_filter_msg = status.message
+        diagnosis.add_plugin_status(status)
+        if record is not None:
+            entry = _filter_entry(status)
+            record.filter = {info.name: entry for info in snapshot.node_infos}
+            record.evaluated_nodes = len(snapshot)
+        return np.zeros(0, dtype=np.int64), diagnosis, len(snapshot)
+
+    if pod.nominated_node_name:
+        row = snapshot.index.get(pod.nominated_node_name)
+        if row is not None:
+            outcome = fwk.find_nodes_that_pass_filters(state, pod, snapshot, np.array([row]), 1)
+            if outcome.error is not None:
+                raise _CycleError(outcome.error, outcome.error.as_error())
+            if len(outcome.feasible):
+                _record_filter(record, snapshot, outcome, diagnosis)
+                return outcome.feasible, diagnosis, 1 + len(diagnosis.node_status)
+            # The nominated node no longer fits: its rejection is part of the diagnosis.
+            for name, st in outcome.node_status_map(snapshot).items():
+                diagnosis.node_status[name] = st
+
+    rows = _candidate_rows(snapshot, pre_result)
+    if record is not None and pre_result is not None and not pre_result.all_nodes():
+        chosen = set(rows.tolist())
+        for i, info in enumerate(snapshot.node_infos):
+            if i not in chosen:
+                record.filter[info.name] = {"plugin": "PreFilterResult", "code": "Skipped",
+                                            "reasons": [PRE_FILTER_RESULT_SKIPPED]}
+    n = len(rows)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), diagnosis, 0
+    num_to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n)
+    if not fwk.has_score_plugins():
+        num_to_find = 1
+    start = sched.next_start_node_index % n
+    ordered = np.concatenate([rows[start:], rows[:start]]) if start else rows
+    if not fwk.has_filter_plugins():
+        feasible = ordered[:num_to_find]
+        processed = len(feasible)
+        sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
+        return feasible, diagnosis, processed
+    outcome = fwk.find_nodes_that_pass_filters(state, pod, snapshot, ordered, num_to_find)
+    processed = outcome.processed
+    sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
+    if outcome.error is not None:
+        raise _CycleError(outcome.error, outcome.error.as_error())
+    _record_filter(record, snapshot, outcome, diagnosis)
+    if record is not None:
+        record.evaluated_nodes = processed
+    return outcome.feasible, diagnosis, processed
+
+
+def _candidate_rows(snapshot: Any, pre_result: PreFilterResult | None) -> np.ndarray:
+    if pre_result is None or pre_result.all_nodes():
+        return np.arange(len(snapshot), dtype=np.int64)
+    assert pre_result.node_names is not None
+    rows = sorted(snapshot.index[name] for name in pre_result.node_names if name in snapshot.index)
+    return np.asarray(rows, dtype=np.int64)
+
+
+def _filter_entry(status: Status) -> dict[str, Any]:
+    return {"plugin": status.plugin, "code": status.code.label, "reasons": list(status.reasons)}
+
+
+def _record_filter(record: AttemptRecord | None, snapshot: Any, outcome: FilterOutcome,
+                   diagnosis: Diagnosis) -> None:
+    infos = snapshot.node_infos
+    for row, status in zip(outcome.rejected_rows.tolist(), outcome.rejected_statuses, strict=True):
+        name = infos[row].name
+        diagnosis.node_status[name] = status
+        diagnosis.add_plugin_status(status)
+    if record is not None:
+        for name, status in diagnosis.node_status.items():
+            record.filter[name] = _filter_entry(status)
+
+
+def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInfoList) -> ScoreOutcome:
+    if not fwk.has_score_plugins():
+        return ScoreOutcome(total=np.ones(len(nodes), dtype=np.int64))
+    status = fwk.run_pre_score_plugins(state, pod, nodes)
+    if status is not None:
+        raise _CycleError(status, status.as_error())
+    scores = fwk.run_score_plugins(state, pod, nodes)
+    if isinstance(scores, Status):
+        raise _CycleError(scores, scores.as_error())
+    return scores
+
+
+def select_host(sched: Scheduler, nodes: NodeInfoList, totals: np.ndarray) -> tuple[str, list[str]]:
+    """The best-scoring node; ties broken at random (or by name when the scheduler is told to)."""
+    best = totals.max()
+    tied_positions = np.flatnonzero(totals == best).tolist()
+    infos = nodes.snapshot.node_infos
+    rows = nodes.indices
+    ties = [infos[int(rows[k])].name for k in tied_positions]
+    if len(ties) == 1:
+        return ties[0], ties
+    if sched.tie_break == "name":
+        return min(ties), ties
+    return ties[sched.rng.randrange(len(ties))], ties
+
+
+# -- failure handling ---------------------------------------------------------------------------------
+def handle_scheduling_failure(sched: Scheduler, fwk: Framework, qpi: QueuedPodInfo, status: Status,
+                              nominated_node: str | None, error: BaseException | None,
+                              record: AttemptRecord | None) -> None:
+    """Requeue the pod, keep or change its nomination, and tell the cluster why it is pending."""
+    pod = qpi.pod
+    rejected = status.is_rejected()
+    if isinstance(error, FitError):
+        qpi.unschedulable_plugins = set(error.diagnosis.unschedulable_plugins)
+        qpi.pending_plugins = set(error.diagnosis.pending_plugins)
+        message = str(error)
+    elif error is not None:
+        message = str(error)
+    else:
+        message = status.message
+    if record is not None:
+        record.result = UNSCHEDULABLE if rejected else ERROR
+        record.message = message
+        record.feasible = []
+        record.ties = []
+        record.scores = {}
+        record.total = {}
+        if nominated_node:
+            record.nominated_node = nominated_node
+        sched.emit(record)
+
+    current = sched.current_pod(pod)
+    if current is not None and not current.node_name:
+        qpi.pod = current
+        sched.queue.add_unschedulable_if_not_present(qpi, sched.queue.scheduling_cycle)
+    else:
+        sched.queue.done(pod.uid)
+    if nominated_node is None:
+        sched.queue.delete_nominated_pod_if_exists(pod)
+    elif nominated_node:
+        sched.queue.add_nominated_pod(qpi.pod, nominated_node)
+    elif qpi.pod.nominated_node_name:
+        sched.queue.add_nominated_pod(qpi.pod, "")
+    sched.record_event(pod, "Warning", "FailedScheduling", message)
+    sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
+
+
+# -- the binding cycle --------------------------------------------------------------------------------
+def _run_binding(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
+                 qpi: QueuedPodInfo, assumed: Pod, record: AttemptRecord | None) -> None:
+    """WaitOnPermit (asynchronously), then PreBind, Bind and PostBind."""
+    waiting = fwk.waiting_pods.get(assumed.uid)
+    if waiting is None:
+        _bind_after_permit(sched, fwk, state, result, qpi, assumed, record, None)
+        return
+
+    def resume(status: Status | None) -> None:
+        fwk.waiting_pods.remove(assumed.uid)
+        sched.submit(lambda: _bind_after_permit(sched, fwk, state, result, qpi, assumed, record, status))
+
+    waiting.on_done(resume)
+
+
+def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
+                       qpi: QueuedPodInfo, assumed: Pod, record: AttemptRecord | None,
+                       permit: Status | None) -> None:
+    host = result.suggested_host
+    if permit is not None:
+        if permit.is_rejected():
+            diag = Diagnosis({host: permit}, {permit.plugin}, set())
+            _binding_failed(sched, fwk, state, result, qpi, assumed, Status(permit.code), FitError(assumed, 1, diag),
+                            record)
+        else:
+            _binding_failed(sched, fwk, state, result, qpi, assumed, permit, permit.as_error(), record)
+        return
+    status = fwk.run_pre_bind_plugins(state, assumed, host)
+    if status is None:
+        status = fwk.run_bind_plugins(state, assumed, host)
+        sched.cache.finish_binding(assumed)
+    if status is not None and status.code is not Code.SUCCESS:
+        if record is not None:
+            record.details["bind"] = {status.plugin: status.message}
+        _binding_failed(sched, fwk, state, result, qpi, assumed, status, status.as_error(), record)
+        return
+    if record is not None:
+        record.result = SCHEDULED
+        record.node = host
+        sched.emit(record)
+    sched.metrics_scheduled(fwk.profile_name, qpi)
+    fwk.run_post_bind_plugins(state, assumed, host)
+    sched.queue.done(assumed.uid)
+
+
+def _binding_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
+                    qpi: QueuedPodInfo, assumed: Pod, status: Status, error: BaseException | None,
+                    record: AttemptRecord | None) -> None:
+    host = result.suggested_host
+    fwk.run_reserve_plugins_unreserve(state, assumed, host)
+    try:
+        sched.cache.forget_pod(assumed)
+    except Exception:
+        log.exception("forgetting pod %s failed", assumed.key)
+    else:
+        sched.on_assumed_pod_forgotten(assumed, exclude_self=status.is_rejected())
+    handle_scheduling_failure(sched, fwk, qpi, status, None, error, record)

@@ -1,0 +1,472 @@
+"""The scheduler: cluster events in, decisions out.
+
+:class:`Scheduler` wires the parts kube-scheduler has: informer-style event handlers that feed bound
+pods and nodes to the cache and pending pods to the queue, one framework per profile, the scheduling
+loop and the binding cycles. It talks to the cluster only through the cluster protocol, so the same
+object schedules an embedded (simulated) cluster or a live one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from typing import Any
+
+from kubesched.api.errors import ObjectError
+from kubesched.api.objects import Namespace, Node, Pod
+from kubesched.api.taints import find_untolerated_taint
+from kubesched.cache.cache import Cache
+from kubesched.cache.node_info import NodeInfo
+from kubesched.cache.snapshot import Snapshot
+from kubesched.clock import Clock
+from kubesched.cluster.protocol import ApiError, Cluster, WatchEvent
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.interfaces import ClusterEvent, PluginFactory
+from kubesched.framework.runtime import Framework
+from kubesched.metrics import SchedulerMetrics
+from kubesched.plugins.registry import in_tree_registry, resolve_profile
+from kubesched.queue import events as qevents
+from kubesched.queue.scheduling_queue import QueuedPodInfo, SchedulingQueue
+from kubesched.schedule_one import schedule_one
+from kubesched.trace import AttemptObserver, AttemptRecord
+
+log = logging.getLogger(__name__)
+
+WATCHED_KINDS = ("Node", "Pod", "Namespace")
+
+
+class Scheduler:
+    """kube-scheduler's Scheduler: cache, queue, profiles and the loop that joins them."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        config: KubeSchedulerConfiguration,
+        *,
+        clock: Clock,
+        rng: random.Random | None = None,
+        tie_break: str = "random",
+        registry: Mapping[str, PluginFactory] | None = None,
+        executor: Callable[[Callable[[], None]], None] | None = None,
+        metrics: SchedulerMetrics | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.config = config
+        self.clock = clock
+        self.rng = rng or random.Random()
+        if tie_break not in ("random", "name"):
+            raise ValueError(f"tie_break must be 'random' or 'name', not {tie_break!r}")
+        self.tie_break = tie_break
+        self.metrics = metrics or SchedulerMetrics()
+        self.observers: list[AttemptObserver] = []
+        self.warnings: list[str] = []
+        self.next_start_node_index = 0
+        self.snapshot = Snapshot()
+        self.cache = Cache(clock.now, ttl=timedelta(0))
+        self._pods: dict[str, Pod] = {}
+        self._namespaces: dict[str, Namespace] = {}
+        self._tasks: deque[Callable[[], None]] = deque()
+        self._tasks_lock = threading.Lock()
+        self._executor = executor
+        self._watch: Any = None
+        self._attempt_started: dict[str, float] = {}
+
+        plugin_registry = dict(in_tree_registry() if registry is None else registry)
+        self.profiles: dict[str, Framework] = {}
+        for profile in config.profiles:
+            effective, warnings = resolve_profile(profile, plugin_registry)
+            self.warnings.extend(warnings)
+            self.profiles[profile.scheduler_name] = Framework(
+                effective,
+                plugin_registry,
+                cluster=cluster,
+                clock=clock,
+                nominator=self._nominator_proxy(),
+                snapshot_fn=lambda: self.snapshot,
+                parallelism=config.parallelism,
+                percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+                extra_handle={"rng": self.rng, "tie_break": tie_break},
+            )
+        for warning in self.warnings:
+            log.warning(warning)
+        first = next(iter(self.profiles.values()))
+        sort = first.queue_sort
+        event_maps = {
+            name: qevents.build_cluster_event_map(
+                _Registration(plugin, evs) for plugin, evs in fwk.enqueue_events.items())
+            for name, fwk in self.profiles.items()
+        }
+        self.queue = SchedulingQueue(
+            less=sort.less,
+            sort_key=getattr(sort, "sort_key", None),
+            clock=clock.now,
+            pod_initial_backoff=timedelta(seconds=config.pod_initial_backoff_seconds),
+            pod_max_backoff=timedelta(seconds=config.pod_max_backoff_seconds),
+            pre_enqueue={name: fwk.pre_enqueue_plugins for name, fwk in self.profiles.items()},
+            cluster_event_map_per_profile=event_maps,
+            namespace_labels=self.namespace_labels,
+        )
+
+    def _nominator_proxy(self) -> Any:
+        scheduler = self
+
+        class _Nominator:
+            def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
+                return scheduler.queue.nominated_pods_for_node(node_name)
+
+            def nominated_node_names(self) -> list[str]:
+                return scheduler.queue.nominator.nominated_node_names()
+
+        return _Nominator()
+
+    # -- wiring to the cluster -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Watch the cluster, then list what exists (listing after watching misses nothing)."""
+        self._watch = self.cluster.watch(WATCHED_KINDS, self.handle_event)
+        for kind in WATCHED_KINDS:
+            items, _ = self.cluster.list(kind)
+            for obj in items:
+                self.handle_event(WatchEvent("ADDED", kind, obj, None))
+
+    def stop(self) -> None:
+        if self._watch is not None:
+            self._watch.stop()
+        self.queue.close()
+
+    def namespace_labels(self, name: str) -> Mapping[str, str]:
+        ns = self._namespaces.get(name)
+        return ns.labels if ns is not None else {}
+
+    def handle_event(self, event: WatchEvent) -> None:
+        """Route one watch event the way kube-scheduler's informer handlers do."""
+        try:
+            if event.kind == "Node":
+                self._on_node(event)
+            elif event.kind == "Pod":
+                self._on_pod(event)
+            elif event.kind == "Namespace":
+                self._on_namespace(event)
+        except Exception:
+            # A handler bug must never stop the watch: log and carry on.
+            log.exception("handling %s %s event failed", event.kind, event.type)
+
+    def _on_namespace(self, event: WatchEvent) -> None:
+        ns = Namespace.from_dict(event.obj)
+        if event.type == "DELETED":
+            self._namespaces.pop(ns.name, None)
+        else:
+            self._namespaces[ns.name] = ns
+
+    def _parse_node(self, obj: Mapping[str, Any]) -> Node | None:
+        try:
+            return Node.from_dict(obj)
+        except ObjectError as err:
+            name = (obj.get("metadata") or {}).get("name", "?")
+            log.error("ignoring malformed node %s: %s", name, err)
+            self._record_object_event("Node", "", name, "Warning", "FailedToParse", f"node ignored: {err}")
+            return None
+
+    def _on_node(self, event: WatchEvent) -> None:
+        node = self._parse_node(event.obj)
+        if node is None:
+            return
+        if event.type == "DELETED":
+            self.cache.remove_node(node)
+            return
+        if event.type == "ADDED" or event.old is None:
+            info = self.cache.add_node(node)
+            self.queue.move_all_to_active_or_backoff_queue(qevents.NodeAdd, None, node, self._pre_check_for_node(info))
+            return
+        old = self._parse_node(event.old)
+        info = self.cache.update_node(old, node)
+        change = node_scheduling_properties_change(old, node) if old is not None else qevents.NodeAdd
+        if change is not None:
+            self.queue.move_all_to_active_or_backoff_queue(change, old, node, self._pre_check_for_node(info))
+
+    def _pre_check_for_node(self, info: NodeInfo) -> Callable[[Pod], bool]:
+        """Cheap admission checks a node event uses to skip pods it cannot possibly help."""
+
+        def check(pod: Pod) -> bool:
+            node = info.node
+            if node is None:
+                return False
+            return admission_check(pod, info) and find_untolerated_taint(
+                node.taints, pod.tolerations, ("NoSchedule",)) is None
+
+        return check
+
+    def _parse_pod(self, obj: Mapping[str, Any]) -> Pod | None:
+        try:
+            return Pod.from_dict(obj)
+        except ObjectError as err:
+            meta = obj.get("metadata") or {}
+            ns, name = meta.get("namespace", "default"), meta.get("name", "?")
+            log.error("pod %s/%s is malformed and stays pending: %s", ns, name, err)
+            self._record_object_event("Pod", ns, name, "Warning", "FailedScheduling",
+                                      f"pod is malformed and cannot be scheduled: {err}")
+            return None
+
+    def _responsible_for(self, pod: Pod) -> bool:
+        return pod.scheduler_name in self.profiles
+
+    def _on_pod(self, event: WatchEvent) -> None:
+        new = self._parse_pod(event.obj)
+        if new is None:
+            return
+        old = self._pods.get(new.uid)
+        if event.type == "DELETED":
+            self._pods.pop(new.uid, None)
+            self._pod_gone(old or new)
+            return
+        if new.is_terminal:
+            # Terminal pods are invisible to the scheduler (as if deleted).
+            self._pods.pop(new.uid, None)
+            if old is not None:
+                self._pod_gone(old)
+            return
+        self._pods[new.uid] = new
+        was_assigned = old is not None and bool(old.node_name)
+        if new.node_name:
+            if was_assigned and old is not None:
+                self.cache.update_pod(old, new)
+                self.queue.assigned_pod_updated(old, new)
+            else:
+                if old is not None and self._responsible_for(old):
+                    self._delete_from_queue(old)
+                self.cache.add_pod(new)
+                self.queue.assigned_pod_added(new)
+            return
+        if not self._responsible_for(new):
+            return
+        if old is None:
+            self.queue.add(new)
+        elif old.meta.resource_version != new.meta.resource_version and not self.cache.is_assumed(new):
+            self.queue.update(old, new)
+
+    def _pod_gone(self, pod: Pod) -> None:
+        if pod.node_name:
+            self.cache.remove_pod(pod)
+            self.queue.move_all_to_active_or_backoff_queue(qevents.AssignedPodDelete, pod, None, None)
+        elif self._responsible_for(pod):
+            self._delete_from_queue(pod)
+
+    def _delete_from_queue(self, pod: Pod) -> None:
+        self.queue.delete(pod)
+        fwk = self.profiles.get(pod.scheduler_name)
+        if fwk is not None and fwk.reject_waiting_pod(pod.uid):
+            self.queue.move_all_to_active_or_backoff_queue(qevents.AssignedPodDelete, pod, None, None)
+
+    # -- used by the scheduling / binding cycles -------------------------------------------------------
+    def framework_for(self, pod: Pod) -> Framework | None:
+        return self.profiles.get(pod.scheduler_name)
+
+    def skip_pod_schedule(self, pod: Pod) -> bool:
+        """A pod being deleted, or one already assumed, is not scheduled again."""
+        return pod.meta.deletion_timestamp is not None or self.cache.is_assumed(pod)
+
+    def update_snapshot(self) -> Snapshot:
+        self.cache.update_snapshot(self.snapshot)
+        return self.snapshot
+
+    def assume(self, pod: Pod, host: str) -> Pod:
+        assumed = dataclasses.replace(pod, node_name=host)
+        self.cache.assume_pod(assumed, host)
+        self.queue.delete_nominated_pod_if_exists(assumed)
+        return assumed
+
+    def current_pod(self, pod: Pod) -> Pod | None:
+        """The latest version of ``pod`` the scheduler has seen (None once deleted)."""
+        return self._pods.get(pod.uid)
+
+    def on_assumed_pod_forgotten(self, pod: Pod, *, exclude_self: bool) -> None:
+        precheck = (lambda other: other.uid != pod.uid) if exclude_self else None
+        self.queue.move_all_to_active_or_backoff_queue(qevents.AssignedPodDelete, pod, None, precheck)
+
+    def submit(self, task: Callable[[], None]) -> None:
+        """Hand a binding cycle to the executor (a thread pool live, a task list in simulation)."""
+        if self._executor is not None:
+            self._executor(task)
+            return
+        with self._tasks_lock:
+            self._tasks.append(task)
+
+    def run_pending_tasks(self) -> int:
+        """Run queued tasks (binding cycles) until none is left; returns how many ran."""
+        ran = 0
+        while True:
+            with self._tasks_lock:
+                if not self._tasks:
+                    return ran
+                task = self._tasks.popleft()
+            task()
+            ran += 1
+
+    def has_pending_tasks(self) -> bool:
+        with self._tasks_lock:
+            return bool(self._tasks)
+
+    def new_record(self, qpi: QueuedPodInfo, profile: str) -> AttemptRecord | None:
+        self._attempt_started[qpi.pod.uid] = time.perf_counter()
+        if not self.observers:
+            return None
+        return AttemptRecord(pod=qpi.pod.key, attempt=qpi.attempts, profile=profile,
+                             start_nominated_node=qpi.pod.nominated_node_name or None)
+
+    def emit(self, record: AttemptRecord) -> None:
+        for observer in self.observers:
+            observer(record)
+
+    def metrics_scheduled(self, profile: str, qpi: QueuedPodInfo) -> None:
+        started = self._attempt_started.pop(qpi.pod.uid, None)
+        self.metrics.observe_attempt("scheduled", profile, time.perf_counter() - started if started else 0.0)
+        self.metrics.pod_scheduling_attempts.observe(qpi.attempts)
+
+    def record_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
+        self._record_object_event("Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid)
+
+    def _record_object_event(self, kind: str, namespace: str, name: str, type_: str, reason: str,
+                             message: str, uid: str = "") -> None:
+        now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{name}.", "namespace": namespace or "default"},
+            "involvedObject": {"kind": kind, "namespace": namespace, "name": name, "uid": uid},
+            "type": type_,
+            "reason": reason,
+            "message": message[:1024],
+            "source": {"component": "kubesched"},
+            "reportingController": "kubesched",
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
+        try:
+            self.cluster.record_event(event)
+        except ApiError as err:
+            log.warning("recording event for %s/%s failed: %s", namespace, name, err)
+
+    def patch_unschedulable(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
+        """Set PodScheduled=False (and the nomination, when it changes) on the pod's status."""
+        started = self._attempt_started.pop(pod.uid, None)
+        result = "unschedulable" if reason == "Unschedulable" else "error"
+        self.metrics.observe_attempt(result, pod.scheduler_name,
+                                     time.perf_counter() - started if started else 0.0)
+        condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+        nnn: Any = ...
+        if nominated_node is None and pod.nominated_node_name:
+            nnn = None
+        elif nominated_node and nominated_node != pod.nominated_node_name:
+            nnn = nominated_node
+        current = self._pods.get(pod.uid)
+        if current is not None and nnn is ... and _has_condition(current, condition):
+            return
+        try:
+            self.cluster.patch_pod_status(pod.namespace, pod.name, conditions=[condition], nominated_node_name=nnn)
+        except ApiError as err:
+            log.warning("updating status of pod %s failed: %s", pod.key, err)
+
+    # -- the loop --------------------------------------------------------------------------------------
+    def schedule_next(self, *, block: bool = False, timeout: float | None = None) -> bool:
+        """Pop one pod and run its scheduling cycle; False when there was nothing to pop."""
+        qpi = self.queue.pop(block=block, timeout=timeout)
+        if qpi is None:
+            return False
+        schedule_one(self, qpi)
+        self.metrics.set_pending(self.queue.pending_pods())
+        return True
+
+    def run_periodic(self) -> None:
+        """The queue's and cache's periodic housekeeping (called by a timer loop or the simulator)."""
+        self.queue.flush_backoff_q_completed()
+        self.queue.flush_unschedulable_pods_leftover()
+        self.cache.cleanup_expired_assumed_pods()
+
+    def run_forever(self, stop: threading.Event) -> None:
+        """Live mode: housekeeping on a timer thread, binding on a pool, scheduling on this thread."""
+        pool = ThreadPoolExecutor(max_workers=max(self.config.parallelism, 1), thread_name_prefix="binder")
+        self._executor = lambda task: pool.submit(task) and None
+
+        def housekeeping() -> None:
+            while not stop.wait(1.0):
+                self.run_periodic()
+
+        threading.Thread(target=housekeeping, name="queue-flush", daemon=True).start()
+        try:
+            while not stop.is_set():
+                self.schedule_next(block=True, timeout=0.5)
+        finally:
+            pool.shutdown(wait=True)
+            self.stop()
+
+    def pods(self) -> Iterable[Pod]:
+        return list(self._pods.values())
+
+
+class _Registration:
+    """A plugin's registered events, in the shape the queue's event-map builder reads."""
+
+    def __init__(self, name: str, events: list[ClusterEvent]) -> None:
+        self.name = name
+        self._events = events
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return self._events
+
+
+def _has_condition(pod: Pod, condition: Mapping[str, str]) -> bool:
+    for existing in (pod.raw.get("status") or {}).get("conditions") or []:
+        if existing.get("type") == condition["type"]:
+            return all(existing.get(k) == v for k, v in condition.items())
+    return False
+
+
+def node_scheduling_properties_change(old: Node, new: Node) -> ClusterEvent | None:
+    """The first scheduling-relevant difference between two versions of a node, as a cluster event."""
+    if old.unschedulable and not new.unschedulable:
+        return qevents.NodeSpecUnschedulableChange
+    if old.allocatable != new.allocatable:
+        return qevents.NodeAllocatableChange
+    if old.labels != new.labels:
+        return qevents.NodeLabelChange
+    if old.taints != new.taints:
+        return qevents.NodeTaintChange
+    old_conditions = (old.raw.get("status") or {}).get("conditions")
+    new_conditions = (new.raw.get("status") or {}).get("conditions")
+    if _strip_heartbeats(old_conditions) != _strip_heartbeats(new_conditions):
+        return qevents.NodeConditionChange
+    if old.meta.annotations != new.meta.annotations:
+        return qevents.NodeAnnotationChange
+    return None
+
+
+def _strip_heartbeats(conditions: Any) -> list[tuple[Any, Any]]:
+    return [(c.get("type"), c.get("status")) for c in conditions or []]
+
+
+def admission_check(pod: Pod, info: NodeInfo) -> bool:
+    """Whether ``pod`` could run on the node at all: resources, node name, affinity, host ports."""
+    node = info.node
+    if node is None:
+        return False
+    allowed = node.allocatable.get("pods", 0)
+    if len(info.pods) + 1 > allowed:
+        return False
+    for name, value in pod.requests.items():
+        if value > 0 and value > node.allocatable.get(name, 0) - info.requested.get(name, 0):
+            return False
+    if pod.node_name and pod.node_name != node.name:
+        return False
+    if any(node.labels.get(k) != v for k, v in pod.node_selector.items()):
+        return False
+    if pod.node_affinity is not None and pod.node_affinity.required is not None and \
+            not pod.node_affinity.required.matches(node.labels, node.name):
+        return False
+    return not any(info.used_ports.conflicts(p.host_ip, p.protocol, p.host_port) for p in pod.host_ports)

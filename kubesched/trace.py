@@ -1,0 +1,70 @@
+"""Decision traces: one record per scheduling attempt, explaining what every plugin said.
+
+The record has the shape of the conformance corpus (``attempts`` entries), so a kubesched run and
+a recorded kube-scheduler run can be compared field by field. Building a record costs a dict per
+rejected or scored node, so the scheduler only builds them when someone listens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEDULED = "Scheduled"
+UNSCHEDULABLE = "Unschedulable"
+ERROR = "Error"
+
+
+@dataclass(slots=True)
+class AttemptRecord:
+    pod: str
+    attempt: int
+    profile: str
+    result: str = ""
+    node: str | None = None
+    message: str | None = None
+    feasible: list[str] = field(default_factory=list)
+    #: Rejected node -> {"plugin", "code", "reasons"} of the first Filter plugin that rejected it.
+    filter: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Node -> {plugin: normalised score × weight}.
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    total: dict[str, int] = field(default_factory=dict)
+    ties: list[str] = field(default_factory=list)
+    evaluated_nodes: int = 0
+    nominated_node: str | None = None
+    victims: list[str] | None = None
+    start_nominated_node: str | None = None
+    #: Per extension point results for the simulator's result annotations (plugin -> text).
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The conformance-corpus JSON shape (optional keys only when they carry something)."""
+        out: dict[str, Any] = {
+            "pod": self.pod,
+            "attempt": self.attempt,
+            "profile": self.profile,
+            "result": self.result,
+        }
+        if self.node is not None:
+            out["node"] = self.node
+        if self.message is not None:
+            out["message"] = self.message
+        out.update(
+            feasible=list(self.feasible),
+            filter=dict(self.filter),
+            scores=dict(self.scores),
+            total=dict(self.total),
+            ties=list(self.ties),
+            evaluatedNodes=self.evaluated_nodes,
+        )
+        if self.nominated_node:
+            out["nominatedNode"] = self.nominated_node
+        if self.victims:
+            out["victims"] = list(self.victims)
+        if self.start_nominated_node:
+            out["startNominatedNode"] = self.start_nominated_node
+        return out
+
+
+AttemptObserver = Callable[[AttemptRecord], None]

@@ -1,0 +1,123 @@
+"""Batch forms (filter_nodes / score_nodes) agree with the per-node forms on random clusters."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from kubesched.api.objects import Node, Pod
+from kubesched.config.pluginargs import (
+    NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
+    RequestedToCapacityRatioParam,
+    ResourceSpec,
+    ScoringStrategy,
+    UtilizationShapePoint,
+)
+from kubesched.framework.cycle_state import CycleState
+from kubesched.plugins.noderesources import balanced_allocation, fit
+from tests.factories import make_snapshot
+from tests.plugins.noderesources.builders import node, pod
+
+SCALARS = ("example.com/gpu", "vendor.io/fpga", "hugepages-2Mi")
+RESOURCES = ("cpu", "memory", "ephemeral-storage", *SCALARS)
+
+
+def _requests(rng: random.Random) -> dict[str, str]:
+    reqs: dict[str, str] = {}
+    if rng.random() < 0.8:
+        reqs["cpu"] = f"{rng.choice([0, 1, 50, 100, 250, 500, 1000, 3000])}m"
+    if rng.random() < 0.8:
+        reqs["memory"] = str(rng.choice([0, 1, 1 << 20, 200 << 20, rng.randrange(1, 1 << 34)]))
+    if rng.random() < 0.3:
+        reqs["ephemeral-storage"] = str(rng.randrange(0, 1 << 33))
+    for name in SCALARS:
+        if rng.random() < 0.25:
+            reqs[name] = str(rng.randrange(0, 4))
+    return reqs
+
+
+def _node(rng: random.Random, i: int) -> Node:
+    extra = {}
+    if rng.random() < 0.7:
+        extra["ephemeral-storage"] = str(rng.randrange(0, 1 << 35))
+    for name in SCALARS:
+        if rng.random() < 0.5:
+            extra[name] = str(rng.randrange(0, 8))
+    return node(f"n{i:03d}", cpu=f"{rng.choice([0, 500, 1000, 2000, 4000, 8000, 16000])}m",
+                memory=str(rng.choice([0, 1 << 30, 4 << 30, rng.randrange(1, 1 << 36)])),
+                pods=rng.choice([1, 2, 5, 110]), extra=extra)
+
+
+def _cluster(rng: random.Random) -> tuple[list[Node], list[Pod]]:
+    nodes = [_node(rng, i) for i in range(rng.randrange(1, 40))]
+    existing = []
+    for j in range(rng.randrange(0, 80)):
+        target = rng.choice(nodes).name
+        if rng.random() < 0.25:
+            existing.append(pod(f"e{j}", node_name=target, containers=[None, _requests(rng)]))
+        else:
+            existing.append(pod(f"e{j}", _requests(rng), node_name=target))
+    return nodes, existing
+
+
+def _incoming(rng: random.Random) -> Pod:
+    roll = rng.random()
+    if roll < 0.15:
+        return pod("p")
+    if roll < 0.35:
+        return pod("p", containers=[_requests(rng), None], init=[_requests(rng)])
+    return pod("p", _requests(rng))
+
+
+def _specs(rng: random.Random, weights: bool) -> tuple[ResourceSpec, ...]:
+    names = rng.sample(RESOURCES, rng.randrange(1, len(RESOURCES) + 1))
+    return tuple(ResourceSpec(n, rng.randrange(1, 101) if weights else 1) for n in names)
+
+
+def _fit_args(rng: random.Random) -> NodeResourcesFitArgs:
+    kind = rng.choice(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])
+    rtcr = None
+    if kind == "RequestedToCapacityRatio":
+        utils = sorted(rng.sample(range(0, 101), rng.randrange(1, 5)))
+        points = tuple(UtilizationShapePoint(u, rng.randrange(0, 11)) for u in utils)
+        rtcr = RequestedToCapacityRatioParam(points)
+    ignored = tuple(n for n in SCALARS[:1] if rng.random() < 0.3)
+    groups = ("vendor.io",) if rng.random() < 0.3 else ()
+    return NodeResourcesFitArgs(ignored, groups, ScoringStrategy(kind, _specs(rng, True), rtcr))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_batch_matches_per_node(seed: int) -> None:
+    rng = random.Random(seed)
+    nodes, existing = _cluster(rng)
+    snapshot = make_snapshot(nodes, existing)
+    incoming = _incoming(rng)
+    fit_plugin = fit.new(_fit_args(rng), None)
+    balanced = balanced_allocation.new(NodeResourcesBalancedAllocationArgs(_specs(rng, False)), None)
+
+    n = len(snapshot.node_infos)
+    rows = rng.sample(range(n), rng.randrange(1, n + 1))  # any subset, in any order
+    indices = np.array(rows, dtype=np.int64)
+    subset = snapshot.nodes(indices)
+
+    state = CycleState()
+    fit_plugin.pre_filter(state, incoming)
+    result = fit_plugin.filter_nodes(state, incoming, snapshot, indices)
+    assert len(result.status_index) == len(indices)
+    for k, info in enumerate(subset):
+        want = fit_plugin.filter(state, incoming, info)
+        got = None if result.status_index[k] == -1 else result.statuses[result.status_index[k]]
+        assert got == want, (seed, info.name)
+
+    for plugin in (fit_plugin, balanced):
+        for with_state in (True, False):
+            s = CycleState()
+            if with_state:
+                plugin.pre_score(s, incoming, subset)
+            batch = plugin.score_nodes(s, incoming, subset)
+            per_node = [plugin.score(s, incoming, info)[0] for info in subset]
+            assert batch.tolist() == per_node, (seed, plugin.name)
+            assert all(0 <= v <= 100 for v in per_node)

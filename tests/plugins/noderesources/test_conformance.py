@@ -1,0 +1,146 @@
+"""Replay recorded kube-scheduler decisions and compare what the node resources plugins say.
+
+Each attempt of a scenario is replayed against the cluster as it stood (bound pods plus the pods the
+reference scheduled before, minus preemption victims; pods nominated by preemption count in Filter for
+pods of no higher priority, as the framework adds them). Checked: nodes the reference rejected with
+NodeResourcesFit get the same code and reasons; feasible nodes pass our Filter; and both plugins'
+scores on every scored node equal the recorded ones (weight 1, no NormalizeScore).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from kubesched.api.objects import Node, Pod
+from kubesched.cluster.admission import apply_defaults
+from kubesched.config.pluginargs import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
+from kubesched.framework.cycle_state import CycleState
+from kubesched.plugins.noderesources import balanced_allocation, fit
+from tests.factories import make_snapshot
+
+CORPUS = Path("/work/shared/conformance")
+#: Every recorded scenario; those with custom plugin sets or weights are skipped (see _plugin_args).
+SCENARIOS = sorted(p.name for p in CORPUS.iterdir() if (p / "golden.json").exists()) \
+    if CORPUS.exists() else []
+
+
+def _plugin_args(folder: Path) -> tuple[NodeResourcesFitArgs, NodeResourcesBalancedAllocationArgs]:
+    fit_args, ba_args = NodeResourcesFitArgs(), NodeResourcesBalancedAllocationArgs()
+    config_file = folder / "config.yaml"
+    if config_file.exists():
+        config = yaml.safe_load(config_file.read_text())
+        profiles = config.get("profiles", [{}])
+        if len(profiles) != 1 or "plugins" in profiles[0]:
+            pytest.skip("plugin sets, weights and several profiles are not modelled here")
+        profile = profiles[0]
+        for entry in profile.get("pluginConfig", []):
+            if entry["name"] == "NodeResourcesFit":
+                fit_args = NodeResourcesFitArgs.from_dict(entry["args"])
+            elif entry["name"] == "NodeResourcesBalancedAllocation":
+                ba_args = NodeResourcesBalancedAllocationArgs.from_dict(entry["args"])
+    return fit_args, ba_args
+
+
+def _load(folder: Path) -> tuple[list[Node], dict[str, Pod], dict[str, Pod]]:
+    nodes: list[Node] = []
+    bound: dict[str, Pod] = {}
+    pending: dict[str, Pod] = {}
+    docs = [d for d in yaml.safe_load_all((folder / "scenario.yaml").read_text()) if d]
+    priorities = {d["metadata"]["name"]: d.get("value", 0) for d in docs if d.get("kind") == "PriorityClass"}
+    for i, doc in enumerate(docs):
+        if doc.get("kind") not in ("Node", "Pod"):
+            continue
+        obj: dict[str, Any] = copy.deepcopy(doc)
+        apply_defaults(obj)
+        meta = obj.setdefault("metadata", {})
+        meta.setdefault("namespace", "default") if obj["kind"] == "Pod" else None
+        meta.setdefault("uid", f"uid-{i}")
+        if obj["kind"] == "Node":
+            nodes.append(Node.from_dict(obj))
+            continue
+        if obj.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        class_name = obj["spec"].get("priorityClassName")
+        if class_name in priorities:
+            obj["spec"]["priority"] = priorities[class_name]
+        p = Pod.from_dict(obj)
+        (bound if p.node_name else pending)[p.key] = p
+    return nodes, bound, pending
+
+
+def _bind(p: Pod, node_name: str) -> Pod:
+    raw = copy.deepcopy(dict(p.raw))
+    raw["spec"]["nodeName"] = node_name
+    return Pod.from_dict(raw)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_conformance_scenario(scenario: str) -> None:
+    folder = CORPUS / scenario
+    if not folder.exists():
+        pytest.skip("conformance corpus not available")
+    golden = json.loads((folder / "golden.json").read_text())
+    fit_args, ba_args = _plugin_args(folder)
+    fit_plugin = fit.new(fit_args, None)
+    ba_plugin = balanced_allocation.new(ba_args, None)
+    nodes, bound, pending = _load(folder)
+    nominated: dict[str, Pod] = {}
+    checked_filters = checked_scores = 0
+    for attempt in golden["attempts"]:
+        incoming = pending[attempt["pod"]]
+        nominated.pop(attempt["pod"], None)
+        snapshot = make_snapshot(nodes, bound.values())
+        with_nominated = make_snapshot(nodes, [*bound.values(), *(
+            p for p in nominated.values() if p.priority >= incoming.priority)])
+        state = CycleState()
+        fit_plugin.pre_filter(state, incoming)
+        batch = fit_plugin.filter_nodes(state, incoming, with_nominated, np.arange(len(with_nominated)))
+        for k, info in enumerate(with_nominated.node_infos):
+            status = fit_plugin.filter(state, incoming, info)
+            batch_status = None if batch.status_index[k] == -1 else batch.statuses[batch.status_index[k]]
+            assert batch_status == status
+            rejected = attempt["filter"].get(info.name)
+            where = f"{attempt['pod']}#{attempt['attempt']} on {info.name}"
+            if info.name in attempt["feasible"]:
+                assert status is None, where
+                checked_filters += 1
+            elif rejected is not None and rejected["plugin"] == "NodeResourcesFit":
+                assert status is not None, where
+                got = (status.code.label, list(status.reasons))
+                assert got == (rejected["code"], rejected["reasons"]), where
+                checked_filters += 1
+
+        rows = [snapshot.index[name] for name in attempt["scores"]]
+        scored = snapshot.nodes(np.array(rows, dtype=np.int64))
+        if len(scored):
+            fit_plugin.pre_score(state, incoming, scored)
+            ba_plugin.pre_score(state, incoming, scored)
+            fit_batch = fit_plugin.score_nodes(state, incoming, scored).tolist()
+            ba_batch = ba_plugin.score_nodes(state, incoming, scored).tolist()
+            for k, info in enumerate(scored):
+                want = attempt["scores"][info.name]
+                where = f"{attempt['pod']}#{attempt['attempt']} on {info.name}"
+                if "NodeResourcesFit" in want:
+                    assert fit_plugin.score(state, incoming, info) == (want["NodeResourcesFit"], None), where
+                    assert fit_batch[k] == want["NodeResourcesFit"], where
+                    checked_scores += 1
+                if "NodeResourcesBalancedAllocation" in want:
+                    ba_score = ba_plugin.score(state, incoming, info)
+                    assert ba_score == (want["NodeResourcesBalancedAllocation"], None), where
+                    assert ba_batch[k] == want["NodeResourcesBalancedAllocation"], where
+                    checked_scores += 1
+
+        for victim in attempt.get("victims") or []:
+            bound.pop(victim, None)
+        if attempt["result"] == "Scheduled":
+            bound[attempt["pod"]] = _bind(incoming, attempt["node"])
+        elif attempt.get("nominatedNode"):
+            nominated[attempt["pod"]] = _bind(incoming, attempt["nominatedNode"])
+    assert checked_filters > 0

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kubesched.cache.node_info import NodeInfo
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import ActionType, BatchFilterPlugin, ClusterEvent, PreFilterPlugin
+from kubesched.framework.status import Code, Status
+from kubesched.plugins import nodeports
+from tests.factories import make_node, make_pod, make_snapshot
+from tests.plugins.test_helper import check_filter_conformance, scenario_available
+
+NAME = "NodePorts"
+REASON = "node(s) didn't have free ports for the requested pod ports"
+
+
+def port_pod(name: str, *ports: tuple[str, str, int], node_name: str = "") -> Any:
+    """A pod whose one container asks for host ports given as (protocol, hostIP, hostPort)."""
+    container = {"name": "c", "image": "busybox",
+                 "ports": [{"containerPort": 80, "hostPort": p, "protocol": proto, "hostIP": ip}
+                           for proto, ip, p in ports]}
+    return make_pod(name, node_name=node_name, spec={"containers": [container]})
+
+
+CASES = [
+    ("nothing in use", [], [("TCP", "", 8080)], True),
+    ("same port other protocol", [("UDP", "127.0.0.1", 8080)], [("TCP", "127.0.0.1", 8080)], True),
+    ("same port other ip", [("TCP", "127.0.0.1", 8080)], [("TCP", "127.0.0.2", 8080)], True),
+    ("same ip, port, protocol", [("UDP", "127.0.0.1", 8080)], [("UDP", "127.0.0.1", 8080)], False),
+    ("second port conflicts", [("TCP", "127.0.0.1", 8001)],
+     [("UDP", "127.0.0.1", 8001), ("TCP", "127.0.0.1", 8001)], False),
+    ("wanted 0.0.0.0 overlaps an ip", [("TCP", "127.0.0.1", 8001)], [("TCP", "0.0.0.0", 8001)], False),
+    ("used 0.0.0.0 overlaps an ip", [("TCP", "0.0.0.0", 8001)], [("TCP", "127.0.0.1", 8001)], False),
+    ("empty ip means all", [("TCP", "", 8001)], [("TCP", "10.0.0.1", 8001)], False),
+    ("0.0.0.0 but other protocol", [("UDP", "0.0.0.0", 8001)], [("TCP", "127.0.0.1", 8001)], True),
+]
+
+
+@pytest.mark.parametrize(("name", "used", "wanted", "fits"), CASES)
+def test_filter(name: str, used: list[tuple[str, str, int]], wanted: list[tuple[str, str, int]],
+                fits: bool) -> None:
+    plugin = nodeports.new(None, None)
+    node = make_node("n")
+    existing = [port_pod(f"e{i}", p, node_name="n") for i, p in enumerate(used)]
+    info = NodeInfo(node, existing)
+    pod = port_pod("p", *wanted)
+    state = CycleState()
+    assert plugin.pre_filter(state, pod) == (None, None)
+    status = plugin.filter(state, pod, info)
+    assert status == (None if fits else Status(Code.UNSCHEDULABLE, (REASON,)))
+    snap = make_snapshot([node], existing)
+    batch = plugin.filter_nodes(state, pod, snap, np.array([0]))
+    assert (None if batch.status_index[0] < 0 else batch.statuses[batch.status_index[0]]) == status
+    # Without PreFilter the wanted ports are taken from the pod.
+    assert plugin.filter(CycleState(), pod, info) == status
+
+
+def test_pre_filter_skips_pods_without_host_ports() -> None:
+    plugin = nodeports.new(None, None)
+    container = {"name": "c", "image": "x", "ports": [{"containerPort": 80}]}
+    assert plugin.pre_filter(CycleState(), make_pod("p", spec={"containers": [container]})) == (
+        None, Status(Code.SKIP))
+    assert plugin.pre_filter(CycleState(), make_pod("q")) == (None, Status(Code.SKIP))
+
+
+def test_init_container_ports_are_ignored() -> None:
+    init = {"name": "i", "image": "x", "ports": [{"containerPort": 1, "hostPort": 9000}]}
+    pod = make_pod("p", spec={"initContainers": [init]})
+    assert nodeports.new(None, None).pre_filter(CycleState(), pod) == (None, Status(Code.SKIP))
+
+
+def test_protocols_and_events() -> None:
+    plugin = nodeports.new(None, None)
+    assert isinstance(plugin, PreFilterPlugin)
+    assert isinstance(plugin, BatchFilterPlugin)
+    assert plugin.pre_filter_extensions() is None
+    assert tuple(plugin.events_to_register()) == (
+        ClusterEvent("Pod", ActionType.DELETE),
+        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
+    )
+
+
+def test_batch_equals_per_node_on_random_clusters() -> None:
+    rng = random.Random(9)
+    choices = [("TCP", "", 80), ("TCP", "10.0.0.1", 80), ("UDP", "", 53), ("TCP", "10.0.0.2", 8080),
+               ("UDP", "10.0.0.1", 8080), ("TCP", "0.0.0.0", 443)]
+    plugin = nodeports.NodePorts()
+    for trial in range(40):
+        nodes = [make_node(f"n{i}") for i in range(rng.randint(1, 20))]
+        existing = [
+            port_pod(f"t{trial}-e{i}", *rng.sample(choices, rng.randint(1, 2)),
+                     node_name=rng.choice(nodes).name)
+            for i in range(rng.randint(0, 8))
+        ]
+        snap = make_snapshot(nodes, existing)
+        pod = port_pod(f"t{trial}", *rng.sample(choices, rng.randint(1, 3)))
+        state = CycleState()
+        plugin.pre_filter(state, pod)
+        rows = np.array(sorted(rng.sample(range(len(snap)), rng.randint(1, len(snap)))))
+        batch = plugin.filter_nodes(state, pod, snap, rows)
+        for k, row in enumerate(rows.tolist()):
+            want = plugin.filter(state, pod, snap.node_infos[row])
+            idx = int(batch.status_index[k])
+            assert (None if idx < 0 else batch.statuses[idx]) == want
+
+
+@pytest.mark.parametrize("scenario", ["ports-hostport-conflicts", "smoke"])
+def test_conformance(scenario: str) -> None:
+    if not scenario_available(scenario):
+        pytest.skip("conformance corpus not available")
+    assert check_filter_conformance(scenario, lambda _s: nodeports.new(None, None), NAME) > 0

@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kubesched.cache.node_info import NodeInfo
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import (
+    ActionType,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    ClusterEvent,
+    NodeScore,
+    PreScorePlugin,
+)
+from kubesched.framework.status import Code
+from kubesched.plugins import tainttoleration
+from tests.factories import make_node, make_pod, make_snapshot
+from tests.plugins.test_helper import (
+    check_filter_conformance,
+    check_score_conformance,
+    random_nodes,
+    scenario_available,
+)
+
+NAME = "TaintToleration"
+
+
+def taint(key: str, value: str = "", effect: str = "NoSchedule") -> dict[str, str]:
+    return {"key": key, "value": value, "effect": effect}
+
+
+def tol(key: str = "", op: str = "Equal", value: str = "", effect: str = "") -> dict[str, str]:
+    return {"key": key, "operator": op, "value": value, "effect": effect}
+
+
+@pytest.mark.parametrize(
+    ("name", "tolerations", "taints", "want"),
+    [
+        ("no taints", [], [], None),
+        ("untolerated NoSchedule", [], [taint("dedicated", "user1")],
+         "node(s) had untolerated taint {dedicated: user1}"),
+        ("tolerated by Equal", [tol("dedicated", "Equal", "user1", "NoSchedule")],
+         [taint("dedicated", "user1")], None),
+        ("wrong value", [tol("dedicated", "Equal", "user2", "NoSchedule")], [taint("dedicated", "user1")],
+         "node(s) had untolerated taint {dedicated: user1}"),
+        ("Exists on the key", [tol("foo", "Exists", effect="NoSchedule")], [taint("foo", "bar")], None),
+        ("Exists everything", [tol(op="Exists")], [taint("a", "1"), taint("b", "", "NoExecute")], None),
+        ("empty value shown empty", [], [taint("nvidia.com/gpu")],
+         "node(s) had untolerated taint {nvidia.com/gpu: }"),
+        ("PreferNoSchedule is ignored", [], [taint("x", "1", "PreferNoSchedule")], None),
+        ("first untolerated taint reported", [tol("a", "Equal", "1")],
+         [taint("a", "1"), taint("b", "2", "NoExecute"), taint("c", "3")],
+         "node(s) had untolerated taint {b: 2}"),
+        ("effect mismatch", [tol("dedicated", "Equal", "ml", "NoExecute")], [taint("dedicated", "ml")],
+         "node(s) had untolerated taint {dedicated: ml}"),
+    ],
+)
+def test_filter(name: str, tolerations: list[dict[str, str]], taints: list[dict[str, str]],
+                want: str | None) -> None:
+    plugin = tainttoleration.new(None, None)
+    pod = make_pod("p", spec={"tolerations": tolerations})
+    node = make_node("n", taints=taints)
+    status = plugin.filter(CycleState(), pod, NodeInfo(node))
+    if want is None:
+        assert status is None
+    else:
+        assert status is not None
+        assert status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        assert status.reasons == (want,)
+    batch = plugin.filter_nodes(CycleState(), pod, make_snapshot([node]), np.array([0]))
+    got = None if batch.status_index[0] < 0 else batch.statuses[batch.status_index[0]]
+    assert got == status
+
+
+@pytest.mark.parametrize(
+    ("name", "tolerations", "node_taints", "want"),
+    [
+        # Normalised reverse over the nodes: fewer intolerable PreferNoSchedule taints is better.
+        ("all clean", [], [[], []], [100, 100]),
+        ("one vs none", [], [[], [taint("x", "1", "PreferNoSchedule")]], [100, 0]),
+        ("zero, one, two", [], [[], [taint("x", "1", "PreferNoSchedule")],
+                               [taint("x", "1", "PreferNoSchedule"), taint("y", "1", "PreferNoSchedule")]],
+         [100, 50, 0]),
+        ("tolerated with PreferNoSchedule effect", [tol("x", "Equal", "1", "PreferNoSchedule")],
+         [[taint("x", "1", "PreferNoSchedule")], [taint("y", "1", "PreferNoSchedule")]], [100, 0]),
+        ("tolerated with empty effect", [tol("x", "Exists")],
+         [[taint("x", "1", "PreferNoSchedule")], [taint("y", "1", "PreferNoSchedule")]], [100, 0]),
+        ("NoSchedule toleration does not count", [tol("x", "Exists", effect="NoSchedule")],
+         [[taint("x", "1", "PreferNoSchedule")], []], [0, 100]),
+        ("hard taints are not scored", [], [[taint("x", "1")], []], [100, 100]),
+    ],
+)
+def test_score(name: str, tolerations: list[dict[str, str]], node_taints: list[list[dict[str, str]]],
+               want: list[int]) -> None:
+    plugin = tainttoleration.new(None, None)
+    pod = make_pod("p", spec={"tolerations": tolerations})
+    snap = make_snapshot([make_node(f"n{i}", taints=t) for i, t in enumerate(node_taints)])
+    nodes = snap.all_nodes()
+    state = CycleState()
+    assert plugin.pre_score(state, pod, nodes) is None
+    scores = [NodeScore(info.name, plugin.score(state, pod, info)[0]) for info in nodes]
+    ext = plugin.score_extensions()
+    assert ext is not None
+    ext.normalize_score(state, pod, scores)
+    assert [s.score for s in scores] == want
+    assert plugin.normalize_scores(state, pod, plugin.score_nodes(state, pod, nodes)).tolist() == want
+
+
+def test_score_without_pre_score_computes_on_the_fly() -> None:
+    plugin = tainttoleration.TaintToleration()
+    pod = make_pod("p")
+    info = NodeInfo(make_node("n", taints=[taint("x", "1", "PreferNoSchedule")]))
+    assert plugin.score(CycleState(), pod, info) == (1, None)
+
+
+def test_protocols_and_events() -> None:
+    plugin = tainttoleration.new(None, None)
+    assert isinstance(plugin, BatchFilterPlugin)
+    assert isinstance(plugin, BatchScorePlugin)
+    assert isinstance(plugin, PreScorePlugin)
+    assert tuple(plugin.events_to_register()) == (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+
+
+def test_batch_equals_per_node_on_random_clusters() -> None:
+    rng = random.Random(11)
+    tol_choices: list[dict[str, Any]] = [
+        tol("dedicated", "Equal", "ml", "NoSchedule"), tol("gpu", "Exists"), tol("spot", "Exists"),
+        tol("old", "Exists", effect="PreferNoSchedule"), tol("evict", "Equal", "1", "NoExecute"),
+        tol(op="Exists", effect="PreferNoSchedule"),
+    ]
+    for trial in range(40):
+        snap = make_snapshot(random_nodes(rng, rng.randint(1, 30)))
+        pod = make_pod(f"p{trial}", spec={"tolerations": rng.sample(tol_choices, rng.randint(0, 3))})
+        plugin = tainttoleration.TaintToleration()
+        rows = np.array(sorted(rng.sample(range(len(snap)), rng.randint(1, len(snap)))))
+        state = CycleState()
+        batch = plugin.filter_nodes(state, pod, snap, rows)
+        for k, row in enumerate(rows.tolist()):
+            want = plugin.filter(state, pod, snap.node_infos[row])
+            idx = int(batch.status_index[k])
+            assert (None if idx < 0 else batch.statuses[idx]) == want
+        nodes = snap.nodes(rows)
+        plugin.pre_score(state, pod, nodes)
+        per_node = [NodeScore(i.name, plugin.score(state, pod, i)[0]) for i in nodes]
+        raw = plugin.score_nodes(state, pod, nodes)
+        assert raw.tolist() == [s.score for s in per_node]
+        plugin.normalize_score(state, pod, per_node)
+        assert plugin.normalize_scores(state, pod, raw).tolist() == [s.score for s in per_node]
+
+
+def _plugin(snapshot: Any) -> tainttoleration.TaintToleration:
+    return tainttoleration.new(None, None)
+
+
+@pytest.mark.parametrize("scenario", ["taint-noschedule-operators", "taint-prefer-noschedule-score", "smoke",
+                                      "node-unschedulable"])
+def test_conformance_filter(scenario: str) -> None:
+    if not scenario_available(scenario):
+        pytest.skip("conformance corpus not available")
+    assert check_filter_conformance(scenario, _plugin, NAME) > 0
+
+
+@pytest.mark.parametrize("scenario", ["taint-prefer-noschedule-score", "smoke", "taint-noschedule-operators"])
+def test_conformance_score(scenario: str) -> None:
+    if not scenario_available(scenario):
+        pytest.skip("conformance corpus not available")
+    # Default weight 3: e.g. the untainted node's normalised 100 shows as 300.
+    assert check_score_conformance(scenario, _plugin, NAME, 3) > 0

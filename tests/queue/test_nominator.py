@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from kubesched.api.objects import Pod
+from kubesched.queue.nominator import Nominator
+from tests.queue.conftest import mkpod
+
+
+def names(pods: list[Pod]) -> list[str]:
+    return [p.name for p in pods]
+
+
+def test_add_override_noop_and_order() -> None:
+    n = Nominator()
+    a, b, c = mkpod("a"), mkpod("b", nominated="n2"), mkpod("c")
+    n.add_nominated_pod(a, "n1")
+    n.add_nominated_pod(b)  # falls back to status.nominatedNodeName
+    n.add_nominated_pod(c, "n1")
+    n.add_nominated_pod(mkpod("d"))  # nothing to nominate to
+    assert names(n.nominated_pods_for_node("n1")) == ["a", "c"]
+    assert names(n.nominated_pods_for_node("n2")) == ["b"]
+    assert n.nominated_node_of(a.uid) == "n1" and n.nominated_node_of("nope") is None
+    assert len(n) == 3
+    # Re-nominating moves the pod (to the end of the new node's list).
+    n.add_nominated_pod(a, "n2")
+    assert names(n.nominated_pods_for_node("n1")) == ["c"]
+    assert names(n.nominated_pods_for_node("n2")) == ["b", "a"]
+    # Explicit noop ignores the given name; override with "" clears.
+    n.add_nominated_pod(b, "n3", mode="noop")
+    assert n.nominated_node_of(b.uid) == "n2"
+    n.add_nominated_pod(b, "", mode="override")
+    assert n.nominated_node_of(b.uid) is None
+    assert names(n.nominated_pods_for_node("n2")) == ["a"]
+    assert sorted(n.nominated_node_names()) == ["n1", "n2"]
+
+
+def test_result_is_a_copy() -> None:
+    n = Nominator()
+    n.add_nominated_pod(mkpod("a"), "n1")
+    got = n.nominated_pods_for_node("n1")
+    got.clear()
+    assert names(n.nominated_pods_for_node("n1")) == ["a"]
+    assert n.nominated_pods_for_node("unknown") == []
+
+
+def test_bound_or_gone_pods_are_not_nominated() -> None:
+    n = Nominator()
+    n.add_nominated_pod(mkpod("bound", node_name="n9"), "n1")
+    assert n.nominated_pods_for_node("n1") == []
+    live = {"default/alive": mkpod("alive"), "default/bound-now": mkpod("bound-now", node_name="n3")}
+    n = Nominator(pod_lister=lambda p: live.get(p.key))
+    n.add_nominated_pod(mkpod("alive"), "n1")
+    n.add_nominated_pod(mkpod("gone"), "n1")
+    n.add_nominated_pod(mkpod("bound-now"), "n1")
+    assert names(n.nominated_pods_for_node("n1")) == ["alive"]
+
+
+def test_delete() -> None:
+    n = Nominator()
+    a = mkpod("a")
+    n.add_nominated_pod(a, "n1")
+    n.delete_nominated_pod_if_exists(a)
+    n.delete_nominated_pod_if_exists(a)
+    assert n.nominated_pods_for_node("n1") == [] and n.nominated_node_names() == []
+
+
+def test_update() -> None:
+    n = Nominator()
+    old = mkpod("a")
+    n.add_nominated_pod(old, "n1")
+    # An update knowing nothing of the nomination keeps the in-memory one, with the new object.
+    new = mkpod("a", labels={"v": "2"})
+    n.update_nominated_pod(old, new)
+    assert n.nominated_pods_for_node("n1") == [new]
+    # The status patch arrives naming another node: follow it.
+    newer = mkpod("a", nominated="n2")
+    n.update_nominated_pod(new, newer)
+    assert n.nominated_pods_for_node("n1") == [] and n.nominated_pods_for_node("n2") == [newer]
+    # The nomination is cleared on the object: drop it.
+    n.update_nominated_pod(newer, mkpod("a"))
+    assert n.nominated_node_of(old.uid) is None
