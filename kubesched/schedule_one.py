@@ -159,20 +159,20 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
 
     host = result.suggested_host
     assumed = sched.assume(pod, host)
-    status = fwk.run_reserve_plugins_reserve(state, assumed, host)
-    if status is not None:
+    reserve = fwk.run_reserve_plugins_reserve(state, assumed, host)
+    if reserve is not None:
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         sched.cache.forget_pod(assumed)
         if record is not None:
-            record.details["reserve"] = {status.plugin: status.message}
-        _raise_single_node(pod, host, status)
-    status = fwk.run_permit_plugins(state, assumed, host)
-    if status is not None and status.code is not Code.WAIT:
+            record.details["reserve"] = {reserve.plugin: reserve.message}
+        _raise_single_node(pod, host, reserve)
+    permit = fwk.run_permit_plugins(state, assumed, host)
+    if permit is not None and permit.code is not Code.WAIT:
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         sched.cache.forget_pod(assumed)
         if record is not None:
-            record.details["permit"] = {status.plugin: status.message}
-        _raise_single_node(pod, host, status)
+            record.details["permit"] = {permit.plugin: permit.message}
+        _raise_single_node(pod, host, permit)
     return result, assumed
 
 
@@ -321,17 +321,21 @@ def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInf
 
 
 def select_host(sched: Scheduler, nodes: NodeInfoList, totals: np.ndarray) -> tuple[str, list[str]]:
-    """The best-scoring node; ties broken at random (or by name when the scheduler is told to)."""
-    best = totals.max()
-    tied_positions = np.flatnonzero(totals == best).tolist()
-    infos = nodes.snapshot.node_infos
-    rows = nodes.indices
-    ties = [infos[int(rows[k])].name for k in tied_positions]
-    if len(ties) == 1:
-        return ties[0], ties
-    if sched.tie_break == "name":
-        return min(ties), ties
-    return ties[sched.rng.randrange(len(ties))], ties
+    """The best-scoring node; ties broken at random (or by name when the scheduler is told to).
+
+    Only the chosen name is looked up in the random case: with uniform nodes every node may tie.
+    """
+    tied = np.flatnonzero(totals == totals.max())
+    rows = nodes.indices[tied]
+    names = nodes.snapshot.names
+    if len(rows) == 1:
+        host = str(names[rows[0]])
+    elif sched.tie_break == "name":
+        host = str(min(names[rows]))
+    else:
+        host = str(names[rows[sched.rng.randrange(len(rows))]])
+    ties = names[rows].tolist() if sched.observers else [host]
+    return host, ties
 
 
 # -- failure handling ---------------------------------------------------------------------------------

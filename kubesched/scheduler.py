@@ -392,7 +392,11 @@ class Scheduler:
     def run_forever(self, stop: threading.Event) -> None:
         """Live mode: housekeeping on a timer thread, binding on a pool, scheduling on this thread."""
         pool = ThreadPoolExecutor(max_workers=max(self.config.parallelism, 1), thread_name_prefix="binder")
-        self._executor = lambda task: pool.submit(task) and None
+
+        def run_in_pool(task: Callable[[], None]) -> None:
+            pool.submit(task)
+
+        self._executor = run_in_pool
 
         def housekeeping() -> None:
             while not stop.wait(1.0):

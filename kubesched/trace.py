@@ -27,7 +27,7 @@ class AttemptRecord:
     feasible: list[str] = field(default_factory=list)
     #: Rejected node -> {"plugin", "code", "reasons"} of the first Filter plugin that rejected it.
     filter: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: Node -> {plugin: normalised score × weight}.
+    #: Node -> {plugin: normalised score x weight}.
     scores: dict[str, dict[str, int]] = field(default_factory=dict)
     total: dict[str, int] = field(default_factory=dict)
     ties: list[str] = field(default_factory=list)

@@ -2,7 +2,7 @@
 
 The scheduler works on integers: cpu in millicores, everything else in whole units (bytes, devices,
 pods). Sums are taken on exact quantities first and converted once, as Kubernetes does, so that
-``2 × 0.5m`` adds up to ``1m`` rather than ``2m``.
+``2 x 0.5m`` adds up to ``1m`` rather than ``2m``.
 """
 
 from __future__ import annotations

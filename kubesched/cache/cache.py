@@ -141,7 +141,7 @@ class Cache:
     def _add_images(self, node: Node) -> None:
         for image in node.images:
             for name in image.names:
-                size, nodes = self._images.setdefault(name, (image.size_bytes, set()))
+                _, nodes = self._images.setdefault(name, (image.size_bytes, set()))
                 nodes.add(node.name)
 
     def _remove_images(self, node: Node | None) -> None:
@@ -311,25 +311,19 @@ class Cache:
         """Bring ``snapshot`` up to date, copying only nodes whose generation moved."""
         with self._lock:
             if self._nodes_changed or len(snapshot) != len(self._tree):
-                infos = []
-                for name in self._tree.list():
-                    info = self._nodes[name]
-                    existing = snapshot.get(name)
-                    if existing is not None and existing.generation == info.generation \
-                            and existing.node is info.node:
-                        infos.append(existing)
-                    else:
-                        infos.append(self._clone(info))
+                # The node set changed: copy every node again, so that per-node derived data
+                # (image spread counts) is consistent across the whole snapshot.
+                infos = [self._clone(self._nodes[name]) for name in self._tree.list()]
                 snapshot.replace_all(infos)
                 self._nodes_changed = False
             else:
                 lists_dirty = False
                 for name in self._dirty:
-                    info = self._nodes.get(name)
-                    if info is None or info.node is None:
+                    live = self._nodes.get(name)
+                    if live is None or live.node is None:
                         continue
-                    old = snapshot.get(info.name)
-                    clone = self._clone(info)
+                    old = snapshot.get(name)
+                    clone = self._clone(live)
                     snapshot.replace_node(clone)
                     if old is None or (bool(old.pods_with_affinity) != bool(clone.pods_with_affinity)) or (
                         bool(old.pods_with_required_anti_affinity)

@@ -71,6 +71,8 @@ class Snapshot:
     def __init__(self) -> None:
         self.node_infos: list[NodeInfo] = []
         self.index: dict[str, int] = {}
+        #: Node names as an object array, for gathering names of many rows at once.
+        self.names = np.zeros(0, dtype=object)
         self.generation = 0
         self.resource_columns: dict[str, int] = {name: i for i, name in enumerate(BASE_RESOURCES)}
         self.allocatable = np.zeros((0, len(BASE_RESOURCES)), dtype=np.int64)
@@ -171,6 +173,7 @@ class Snapshot:
         """Rebuild every list and column (node set changed)."""
         self.node_infos = infos
         self.index = {info.name: i for i, info in enumerate(infos)}
+        self.names = np.array([info.name for info in infos], dtype=object)
         n = len(infos)
         names = {name for info in infos for name in (*info.allocatable, *info.requested)}
         for name in sorted(names):

@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable
 from datetime import UTC, datetime
 from types import EllipsisType
+from typing import Any
 
 from kubesched.cluster.admission import admit_create, admit_update, system_priority_classes
 from kubesched.cluster.kinds import KindInfo, kind_info
@@ -32,6 +33,20 @@ from kubesched.cluster.protocol import (
 
 _Key = tuple[str, str]  # (namespace or "", name)
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what the API server uses for generateName
+
+
+def _copy(value: Any) -> Any:
+    """Deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than deepcopy.
+
+    Stored objects are plain API data; anything else falls back to :func:`copy.deepcopy`.
+    """
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return copy.deepcopy(value)
 
 
 def _utc_now() -> datetime:
@@ -107,7 +122,7 @@ class EmbeddedCluster:
         with self._lock:
             bucket = self._store.get(kind, {})
             keys = sorted(k for k in bucket if ns is None or k[0] == ns)
-            return [copy.deepcopy(bucket[k]) for k in keys], str(self._rv)
+            return [_copy(bucket[k]) for k in keys], str(self._rv)
 
     def get(self, kind: str, namespace: str | None, name: str) -> dict:
         info = kind_info(kind)
@@ -116,7 +131,7 @@ class EmbeddedCluster:
             obj = self._store.get(kind, {}).get((ns, name))
             if obj is None:
                 raise NotFound.of(info.resource, name)
-            return copy.deepcopy(obj)
+            return _copy(obj)
 
     # AdmissionStore: admission plugins read the store under the write lock, without copies.
     def lookup(self, kind: str, namespace: str | None, name: str) -> dict | None:
@@ -170,7 +185,7 @@ class EmbeddedCluster:
                 self._user_status_uids.add(meta["uid"])
             stored = self._store_new(obj, admitted=True)
         self._after_write()
-        return copy.deepcopy(stored)
+        return _copy(stored)
 
     def update(self, obj: dict) -> dict:
         info, obj = self._incoming(obj)
@@ -192,7 +207,7 @@ class EmbeddedCluster:
             admit_update(obj, current)
             stored = self._store_update(info, current, obj)
         self._after_write()
-        return copy.deepcopy(stored)
+        return _copy(stored)
 
     def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict:
         """Delete at once; deleting a Namespace deletes everything in it first (what its finalizer does)."""
@@ -207,7 +222,7 @@ class EmbeddedCluster:
                         self._store_delete(other_kind, key)
             last = self._store_delete(kind, (ns, name))
         self._after_write()
-        return copy.deepcopy(last)
+        return _copy(last)
 
     def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
         """The pods/binding subresource: spec.nodeName and PodScheduled=True, refused if already bound."""
@@ -224,7 +239,7 @@ class EmbeddedCluster:
                 raise Conflict.of(
                     "pods/binding", name, f'pod {name} is already assigned to node "{bound_to}"'
                 )
-            new = copy.deepcopy(current)
+            new = _copy(current)
             new.setdefault("spec", {})["nodeName"] = node_name
             status = new.setdefault("status", {})
             status["conditions"] = _merge_conditions(
@@ -248,11 +263,11 @@ class EmbeddedCluster:
         info = kind_info("Pod")
         with self._lock:
             current = self._current(info, namespace, name)
-            new = copy.deepcopy(current)
+            new = _copy(current)
             status = new.setdefault("status", {})
             if conditions:
                 status["conditions"] = _merge_conditions(
-                    status.get("conditions") or [], copy.deepcopy(conditions), self.now(), replace=False
+                    status.get("conditions") or [], _copy(conditions), self.now(), replace=False
                 )
             if nominated_node_name is not ...:
                 if nominated_node_name:
@@ -261,11 +276,11 @@ class EmbeddedCluster:
                     status.pop("nominatedNodeName", None)
             stored = self._store_update(info, current, new)
         self._after_write()
-        return copy.deepcopy(stored)
+        return _copy(stored)
 
     def record_event(self, event: dict) -> None:
         """Store a core/v1 Event; name, namespace, timestamps and count are filled in when missing."""
-        event = copy.deepcopy(event)
+        event = _copy(event)
         event.setdefault("apiVersion", "v1")
         event["kind"] = "Event"
         meta = event.setdefault("metadata", {})
@@ -332,8 +347,8 @@ class EmbeddedCluster:
                                 WatchEvent(
                                     event.type,
                                     event.kind,
-                                    copy.deepcopy(event.obj),
-                                    copy.deepcopy(event.old) if event.old is not None else None,
+                                    _copy(event.obj),
+                                    _copy(event.old) if event.old is not None else None,
                                 )
                             )
                     delivered += handed
@@ -359,7 +374,7 @@ class EmbeddedCluster:
                 f"no kind {info.kind!r} is registered for version {api_version!r} "
                 f"(expected {' or '.join(info.api_versions)})"
             )
-        obj = copy.deepcopy(obj)
+        obj = _copy(obj)
         obj["apiVersion"] = api_version
         meta = obj.get("metadata")
         if meta is None:

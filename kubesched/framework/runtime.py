@@ -23,8 +23,8 @@ from kubesched.cache.snapshot import NodeInfoList, Snapshot
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
-    ActionType,
     MIN_NODE_SCORE,
+    ActionType,
     BatchFilterPlugin,
     BatchScorePlugin,
     BindPlugin,
@@ -168,9 +168,12 @@ class Framework:
             )
         self.score_weights: dict[str, int] = {}
         for ref in (*plugins_cfg.score.enabled, *plugins_cfg.multi_point.enabled):
-            plugin = self.plugins.get(ref.name)
-            if isinstance(plugin, ScorePlugin) and ref.name not in self.score_weights:
+            if isinstance(self.plugins.get(ref.name), ScorePlugin) and ref.name not in self.score_weights:
                 self.score_weights[ref.name] = ref.weight or 1
+
+        # Which plugins offer batch forms, decided once: protocol isinstance checks are slow.
+        self._batch_filter = {n for n, p in self.plugins.items() if isinstance(p, BatchFilterPlugin)}
+        self._batch_score = {n for n, p in self.plugins.items() if isinstance(p, BatchScorePlugin)}
 
         self.enqueue_events: dict[str, list[ClusterEvent]] = {}
         for name, plugin in self.plugins.items():
@@ -425,9 +428,9 @@ class Framework:
             if len(alive) == 0:
                 break
             rows = batch[alive]
-            if isinstance(plugin, BatchFilterPlugin):
+            if plugin.name in self._batch_filter:
                 try:
-                    result = plugin.filter_nodes(state, pod, snapshot, rows)
+                    result = plugin.filter_nodes(state, pod, snapshot, rows)  # type: ignore[attr-defined]
                 except Exception as exc:  # a plugin bug must not take the scheduler down
                     log.exception("filter plugin %s failed", plugin.name)
                     return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc)
@@ -446,10 +449,11 @@ class Framework:
             else:
                 keep = []
                 for k, row in zip(alive.tolist(), rows.tolist(), strict=True):
-                    st = _call_status(plugin.filter, state, pod, infos[row])  # type: ignore[attr-defined]
-                    if st is None or st.code is Code.SUCCESS:
+                    verdict_k = _call_status(plugin.filter, state, pod, infos[row])  # type: ignore[attr-defined]
+                    if verdict_k is None or verdict_k.code is Code.SUCCESS:
                         keep.append(k)
                         continue
+                    st = verdict_k
                     if not st.is_rejected():
                         return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {st.message}',),
                                       plugin=plugin.name, error=st.error)
@@ -518,10 +522,10 @@ class Framework:
         return out
 
     def _score_one(self, plugin: Plugin, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
-        if isinstance(plugin, BatchScorePlugin):
+        if plugin.name in self._batch_score:
             try:
-                raw = np.asarray(plugin.score_nodes(state, pod, nodes), dtype=np.int64)
-                normalized = plugin.normalize_scores(state, pod, raw.copy())
+                raw = np.asarray(plugin.score_nodes(state, pod, nodes), dtype=np.int64)  # type: ignore[attr-defined]
+                normalized = plugin.normalize_scores(state, pod, raw.copy())  # type: ignore[attr-defined]
             except Exception as exc:
                 log.exception("score plugin %s failed", plugin.name)
                 raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {exc}') from exc

@@ -28,8 +28,11 @@ class WaitingPod:
         self._callbacks: list[Callable[[Status | None], None]] = []
         self._timers: list[TimerHandle] = []
         for plugin, timeout in waits.items():
-            self._timers.append(clock.call_later(timeout, lambda p=plugin, t=timeout: self.reject(
-                p, f"rejected due to timeout after waiting {_duration(t)} at plugin {p}")))
+            self._timers.append(clock.call_later(timeout, self._timeout_for(plugin, timeout)))
+
+    def _timeout_for(self, plugin: str, timeout: float) -> Callable[[], None]:
+        message = f"rejected due to timeout after waiting {_duration(timeout)} at plugin {plugin}"
+        return lambda: self.reject(plugin, message)
 
     @property
     def pending_plugins(self) -> set[str]:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from collections.abc import Mapping
 from importlib import metadata
 from typing import Any
 
-from kubesched.config.types import PluginRef, Plugins, PluginSet, Profile
+from kubesched.config.types import Plugins, PluginSet, Profile
 from kubesched.framework.interfaces import PluginFactory
 from kubesched.plugins import names
 
@@ -130,6 +129,3 @@ def resolve_profile(profile: Profile, registry: dict[str, PluginFactory]) -> tup
     config = {k: v for k, v in profile.plugin_config.items() if k not in dropped}
     return dataclasses.replace(profile, plugins=plugins, plugin_config=config), warnings
 
-
-def plugin_refs(names_: Mapping[str, int]) -> tuple[PluginRef, ...]:
-    return tuple(PluginRef(n, w) for n, w in names_.items())

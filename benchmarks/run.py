@@ -1,0 +1,126 @@
+"""Timing and memory harness: one case per process, so that each case's peak RSS is its own.
+
+``python -m benchmarks.run --case NAME [--measured N]`` builds the case, times only the scheduling
+loop over the measured pods (scheduling cycles, binding cycles and the watch events they cause),
+checks that every measured pod ended up bound, and prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import re
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+from benchmarks.workloads import CASES, Case, prepare
+
+
+class BenchmarkError(RuntimeError):
+    """The benchmark did not do what it measures (e.g. pods left unbound): its numbers would lie."""
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident set size (ru_maxrss is KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def get_case(name: str, measured: int | None = None) -> Case:
+    try:
+        case = CASES[name]
+    except KeyError:
+        raise SystemExit(f"unknown case {name!r}; known: {', '.join(CASES)}") from None
+    return case.with_measured(measured) if measured is not None else case
+
+
+def measure(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str, Any]:
+    """Run ``case`` in this process and return its numbers; raises BenchmarkError if pods stay unbound."""
+    setup_start = time.perf_counter()
+    prepared = prepare(case)
+    setup_s = time.perf_counter() - setup_start
+    if profile is not None:
+        profile.enable()
+    start = time.perf_counter()
+    cycles = prepared.run_until_idle()
+    wall = time.perf_counter() - start
+    if profile is not None:
+        profile.disable()
+    unbound = prepared.unbound()
+    if unbound:
+        raise BenchmarkError(
+            f"{case.name}: {len(unbound)} of {case.measured} measured pods were not bound "
+            f"(first: {', '.join(unbound[:5])})")
+    placements = prepared.placements()
+    return {
+        "case": case.name,
+        "workload": case.workload,
+        "nodes": case.nodes,
+        "existing": case.existing,
+        "measured": case.measured,
+        "config": case.config,
+        "cycles": cycles,
+        "pods_per_s": case.measured / wall if wall > 0 else float("inf"),
+        "wall_s": wall,
+        "setup_s": setup_s,
+        "peak_mib": peak_rss_mib(),
+        "nodes_used": len(placements),
+        "max_pods_per_node": max(placements.values(), default=0),
+        # Default plugins kubesched does not have yet: numbers are not comparable to kube-scheduler's
+        # until this is empty.
+        "plugins_left_out": sorted(_left_out(prepared.scheduler.warnings)),
+    }
+
+
+def _left_out(warnings: list[str]) -> set[str]:
+    return {m.group(1) for w in warnings if (m := re.search(r"plugin (\S+) is not implemented", w))}
+
+
+def run_in_subprocess(name: str, *, measured: int | None = None, timeout: float | None = None) -> dict[str, Any]:
+    """Run one case in a fresh interpreter and return its JSON result; raises BenchmarkError on failure."""
+    cmd = [sys.executable, "-m", "benchmarks.run", "--case", name]
+    if measured is not None:
+        cmd += ["--measured", str(measured)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    if proc.returncode != 0:
+        raise BenchmarkError(f"{name}: exit {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+    lines = proc.stdout.strip().splitlines()
+    if not lines:
+        raise BenchmarkError(f"{name}: no output")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def profile_case(case: Case, *, top: int = 30) -> str:
+    """Run ``case`` under cProfile (the timed loop only) and return the top functions by cumulative time."""
+    prof = cProfile.Profile()
+    result = measure(case, profile=prof)
+    out = io.StringIO()
+    out.write(f"{case.name} ({case.measured} measured pods): {result['pods_per_s']:.1f} pods/s under cProfile, "
+              f"{result['wall_s']:.2f} s\n")
+    pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
+    parser.add_argument("--case", required=True, choices=sorted(CASES))
+    parser.add_argument("--measured", type=int, default=None, help="override the number of measured pods")
+    args = parser.parse_args(argv)
+    try:
+        result = measure(get_case(args.case, args.measured))
+    except BenchmarkError as err:
+        print(str(err), file=sys.stderr)
+        return 1
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

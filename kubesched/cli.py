@@ -1,0 +1,125 @@
+"""The ``kubesched`` command: ``kubesched simulate SCENARIO…`` and ``kubesched version``.
+
+Bad input (a manifest, a config, an unknown plugin, a missing file) ends with exit status 2 and
+one line, ``kubesched: error: <message>``, whose message names the file, document and field; a
+traceback would only hide that. A simulation that ran exits 0 whatever became of the pods: pods
+left pending are a result, not an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from kubesched import __version__
+from kubesched.api.errors import ObjectError
+from kubesched.cluster.manifests import ManifestError
+from kubesched.config import ConfigError
+from kubesched.framework.runtime import FrameworkError
+from kubesched.plugins.registry import PluginLoadError
+from kubesched.sim.output import write_manifests, write_trace
+from kubesched.sim.report import format_summary
+from kubesched.sim.simulate import SimulationError, simulate
+
+PROG = "kubesched"
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+#: Errors that mean "fix your input", reported as one line rather than a traceback.
+INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    ManifestError, ConfigError, SimulationError, PluginLoadError, FrameworkError, ObjectError, OSError,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="kube-scheduler rebuilt in Python: a real scheduler and an explainable simulator.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sim = commands.add_parser(
+        "simulate", help="schedule the pending pods of a scenario on an in-memory cluster",
+        description="Load Kubernetes manifests (files or folders) into an embedded cluster and schedule "
+                    "every pod without spec.nodeName, one at a time, with the real scheduler on a virtual clock.")
+    sim.add_argument("scenario", nargs="+", metavar="SCENARIO", help="manifest file or folder of manifests")
+    sim.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file; default: v1 defaults")
+    sim.add_argument("--seed", type=int, default=0, metavar="N", help="seed for tie-breaking and UIDs (default 0)")
+    sim.add_argument("--burst", action="store_true",
+                     help="create all pending pods at once instead of one after another")
+    sim.add_argument("--tie-break", choices=("random", "name"), default="random",
+                     help="among nodes with the best score: seeded random (as kube-scheduler) or smallest name")
+    sim.add_argument("--trace", metavar="FILE.jsonl", help="write one JSON decision record per attempt")
+    sim.add_argument("--output-dir", metavar="DIR",
+                     help="write the resulting nodes and pods (with kubesched.io/ result annotations) as YAML")
+    sim.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is no terminal")
+    sim.add_argument("-v", "--verbose", action="store_true", help="also list where each pod was scheduled")
+
+    commands.add_parser("version", help="print the kubesched version")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "version":
+        print(f"{PROG} {__version__}")
+        return EXIT_OK
+    if args.command == "simulate":
+        try:
+            return _simulate(args, sys.stdout, sys.stderr)
+        except INPUT_ERRORS as err:
+            print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    parser.print_help(sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    progress, close = _progress_bar(err, forced=args.progress)
+    try:
+        result = simulate(args.scenario, config=args.config, seed=args.seed, burst=args.burst,
+                          tie_break=args.tie_break, progress=progress)
+    finally:
+        close()
+    if args.trace:
+        write_trace(result.records, args.trace)
+    if args.output_dir:
+        write_manifests(result, args.output_dir)
+    print(format_summary(result, verbose=args.verbose), file=out)
+    if args.trace:
+        print(f"\nTrace: {len(result.records)} attempts written to {args.trace}", file=out)
+    if args.output_dir:
+        print(f"Manifests written to {args.output_dir}", file=out)
+    return EXIT_OK
+
+
+def _progress_bar(stream: TextIO, *, forced: bool) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A ``simulate(progress=…)`` callback drawing a tqdm bar on ``stream`` (a TTY, or when forced)."""
+    if not (forced or stream.isatty()):
+        return None, lambda: None
+    from tqdm import tqdm
+
+    bar: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if "bar" not in bar:
+            bar["bar"] = tqdm(total=total, desc="scheduling", unit="pod", file=stream, leave=False)
+        bar["bar"].update(done - bar["bar"].n)
+
+    def close() -> None:
+        if "bar" in bar:
+            bar["bar"].close()
+
+    return update, close
+
+
+def _one_line(err: BaseException) -> str:
+    if isinstance(err, OSError) and err.strerror:
+        where = f"{err.filename}: " if err.filename else ""
+        return f"{where}{err.strerror}"
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

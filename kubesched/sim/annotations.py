@@ -1,0 +1,131 @@
+"""Per-pod result annotations: what every plugin said about a pod, written onto the pod itself.
+
+The keys and JSON shapes follow kube-scheduler-simulator's annotations (``filter-result``,
+``score-result``, ``finalscore-result``, ``selected-node``, ``result-history`` …) under our own
+``kubesched.io/`` prefix, so a person who knows that tool can read a simulated pod at a glance.
+Values are JSON text, as annotation values must be strings.
+
+Everything here is derived from :class:`~kubesched.trace.AttemptRecord` values, which keep the
+first rejecting Filter plugin per node (the runtime stops there, as kube-scheduler does), the
+weighted scores, and, in ``details``, the raw scores and the PostFilter / Reserve / Permit / Bind
+outcomes when they were recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kubesched.trace import AttemptRecord
+
+PREFIX = "kubesched.io/"
+FILTER_RESULT = PREFIX + "filter-result"
+SCORE_RESULT = PREFIX + "score-result"
+FINAL_SCORE_RESULT = PREFIX + "finalscore-result"
+POST_FILTER_RESULT = PREFIX + "postfilter-result"
+RESERVE_RESULT = PREFIX + "reserve-result"
+PERMIT_RESULT = PREFIX + "permit-result"
+BIND_RESULT = PREFIX + "bind-result"
+SELECTED_NODE = PREFIX + "selected-node"
+RESULT_HISTORY = PREFIX + "result-history"
+
+PASSED = "passed"
+
+#: ``details`` keys recorded by schedule_one.py -> annotation key.
+_DETAIL_KEYS = {"reserve": RESERVE_RESULT, "permit": PERMIT_RESULT, "bind": BIND_RESULT}
+
+
+def filter_result(record: AttemptRecord, filter_plugins: Sequence[str]) -> dict[str, dict[str, str]]:
+    """{node: {plugin: "passed" | reason}} for every node the attempt evaluated.
+
+    A feasible node passed every Filter plugin. A rejected node passed the plugins before the one
+    that rejected it; the later ones never ran, so they are absent (as in kube-scheduler-simulator).
+    A PreFilter rejection (the plugin is not a Filter plugin) is shown alone on every node.
+    """
+    out: dict[str, dict[str, str]] = {}
+    for node in record.feasible:
+        out[node] = dict.fromkeys(filter_plugins, PASSED)
+    for node, entry in record.filter.items():
+        plugin = str(entry.get("plugin") or "")
+        reasons = entry.get("reasons") or []
+        reason = ", ".join(str(r) for r in reasons) or str(entry.get("code") or "")
+        result: dict[str, str] = {}
+        if plugin in filter_plugins:
+            for name in filter_plugins:
+                if name == plugin:
+                    break
+                result[name] = PASSED
+        result[plugin] = reason
+        out[node] = result
+    return dict(sorted(out.items()))
+
+
+def _scored_nodes(record: AttemptRecord) -> list[str]:
+    """Nodes in scoring order: ``record.total`` is filled in the order the raw score arrays use."""
+    return list(record.total)
+
+
+def score_result(record: AttemptRecord) -> dict[str, dict[str, str]]:
+    """{node: {plugin: raw score}} from the Score plugins, before NormalizeScore and weights.
+
+    Empty when the attempt scored nothing (one feasible node, or a failure) or the raw scores were
+    not recorded.
+    """
+    raw: Mapping[str, Sequence[Any]] = record.details.get("score") or {}
+    nodes = _scored_nodes(record)
+    out: dict[str, dict[str, str]] = {node: {} for node in nodes} if raw else {}
+    for plugin, values in sorted(raw.items()):
+        if len(values) != len(nodes):
+            continue  # not aligned with the scored nodes: better absent than wrong
+        for node, value in zip(nodes, values, strict=True):
+            out[node][plugin] = str(int(value))
+    return dict(sorted(out.items()))
+
+
+def final_score_result(record: AttemptRecord) -> dict[str, dict[str, str]]:
+    """{node: {plugin: normalised score × weight}}, the numbers that decided the node."""
+    return {node: {p: str(v) for p, v in sorted(scores.items())} for node, scores in sorted(record.scores.items())}
+
+
+def attempt_annotations(record: AttemptRecord, filter_plugins: Sequence[str]) -> dict[str, str]:
+    """The annotations of one attempt, each value a JSON string (``selected-node`` is plain text)."""
+    out = {
+        FILTER_RESULT: _json(filter_result(record, filter_plugins)),
+        SCORE_RESULT: _json(score_result(record)),
+        FINAL_SCORE_RESULT: _json(final_score_result(record)),
+        POST_FILTER_RESULT: _json(record.details.get("postfilter") or {}),
+    }
+    for detail, key in _DETAIL_KEYS.items():
+        if detail in record.details:
+            out[key] = _json({str(k): str(v) for k, v in record.details[detail].items()})
+    out[SELECTED_NODE] = record.node or ""
+    return out
+
+
+def pod_annotations(records: Iterable[AttemptRecord],
+                    filter_plugins: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """The annotations for one pod: its last attempt's results, and every attempt in ``result-history``.
+
+    ``filter_plugins`` maps a profile (scheduler name) to its Filter plugins in order.
+    """
+    history = [attempt_annotations(r, filter_plugins.get(r.profile, ())) for r in records]
+    if not history:
+        return {}
+    out = dict(history[-1])
+    out[RESULT_HISTORY] = _json(history)
+    return out
+
+
+def annotate(pod: dict[str, Any], annotations: Mapping[str, str]) -> dict[str, Any]:
+    """``pod`` with ``annotations`` merged into its metadata (in place; returned for convenience)."""
+    if annotations:
+        meta = pod.setdefault("metadata", {})
+        merged = dict(meta.get("annotations") or {})
+        merged.update(annotations)
+        meta["annotations"] = merged
+    return pod
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=False, separators=(",", ":"))

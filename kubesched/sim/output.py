@@ -1,0 +1,73 @@
+"""Files a simulation leaves behind: the decision trace (JSON Lines) and the resulting manifests.
+
+The trace has one conformance-shaped record per attempt, so it can be diffed against a golden
+file or loaded with any JSON Lines reader. The manifests are the cluster's nodes and pods after the
+run, each attempted pod carrying its ``kubesched.io/`` result annotations.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from kubesched.sim.annotations import annotate, pod_annotations
+from kubesched.trace import AttemptRecord
+
+if TYPE_CHECKING:
+    from kubesched.sim.simulate import SimulationResult
+
+NODES_FILE = "nodes.yaml"
+PODS_FILE = "pods.yaml"
+
+_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def write_trace(records: Iterable[AttemptRecord], path: str | Path) -> int:
+    """Write one JSON object per attempt to ``path``; returns how many were written."""
+    count = 0
+    with Path(path).open("w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record.to_dict(), separators=(",", ":")))
+            out.write("\n")
+            count += 1
+    return count
+
+
+def filter_plugins_by_profile(result: SimulationResult) -> dict[str, list[str]]:
+    """Each profile's Filter plugins in the order the framework runs them."""
+    if result.scheduler is None:
+        return {}
+    return {name: fwk.plugin_names("filter") for name, fwk in result.scheduler.profiles.items()}
+
+
+def annotated_pods(result: SimulationResult) -> list[dict[str, Any]]:
+    """The cluster's pods after the run, attempted ones annotated with their results."""
+    by_pod: dict[str, list[AttemptRecord]] = defaultdict(list)
+    for record in result.records:
+        by_pod[record.pod].append(record)
+    plugins = filter_plugins_by_profile(result)
+    pods = result.pods()
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        if key in by_pod:
+            annotate(pod, pod_annotations(by_pod[key], plugins))
+    return pods
+
+
+def write_manifests(result: SimulationResult, out_dir: str | Path) -> list[Path]:
+    """Write ``nodes.yaml`` and ``pods.yaml`` (multi-document YAML) under ``out_dir``."""
+    directory = Path(out_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, objects in ((NODES_FILE, result.nodes()), (PODS_FILE, annotated_pods(result))):
+        path = directory / name
+        with path.open("w", encoding="utf-8") as out:
+            yaml.dump_all(objects, out, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
+        written.append(path)
+    return written

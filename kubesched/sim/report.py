@@ -1,0 +1,194 @@
+"""The human summary of a simulation: what got scheduled, what did not and why, and how full each node is.
+
+A pending pod's reason is its last attempt's message, the FailedScheduling text kube-scheduler
+would have put in an event (``0/12 nodes are available: …``), so the summary explains rather than
+merely counts. Utilisation is read from the cluster after the run: requests of the pods bound to a
+node against the node's allocatable, exactly what NodeResourcesFit compares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kubesched.api.objects import Node, Pod
+from kubesched.api.resources import CPU, MEMORY, PODS, is_extended_resource_name
+
+if TYPE_CHECKING:
+    from kubesched.sim.simulate import SimulationResult
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUsage:
+    """Requested vs allocatable on one node (cpu in millicores, memory in bytes)."""
+
+    name: str
+    cpu_requested: int
+    cpu_allocatable: int
+    memory_requested: int
+    memory_allocatable: int
+    pods: int
+    pods_allocatable: int
+    unschedulable: bool = False
+    #: Extended resources (e.g. ``nvidia.com/gpu``): name -> (requested, allocatable).
+    extended: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPod:
+    pod: str
+    reason: str
+    nominated_node: str | None = None
+
+
+def node_usage(result: SimulationResult) -> list[NodeUsage]:
+    """Per node usage after the run, in node name order; terminal pods do not count."""
+    requested: dict[str, dict[str, int]] = {}
+    counts: dict[str, int] = {}
+    for raw in result.pods():
+        pod = Pod.from_dict(raw)
+        if not pod.node_name or pod.is_terminal:
+            continue
+        into = requested.setdefault(pod.node_name, {})
+        for name, value in pod.requests.items():
+            into[name] = into.get(name, 0) + value
+        counts[pod.node_name] = counts.get(pod.node_name, 0) + 1
+    usage = []
+    for raw in result.nodes():
+        node = Node.from_dict(raw)
+        req = requested.get(node.name, {})
+        extended = {name: (req.get(name, 0), alloc) for name, alloc in sorted(node.allocatable.items())
+                    if is_extended_resource_name(name)}
+        usage.append(NodeUsage(
+            name=node.name,
+            cpu_requested=req.get(CPU, 0),
+            cpu_allocatable=node.allocatable.get(CPU, 0),
+            memory_requested=req.get(MEMORY, 0),
+            memory_allocatable=node.allocatable.get(MEMORY, 0),
+            pods=counts.get(node.name, 0),
+            pods_allocatable=node.allocatable.get(PODS, 0),
+            unschedulable=node.unschedulable,
+            extended=extended,
+        ))
+    return sorted(usage, key=lambda u: u.name)
+
+
+def pending_pods(result: SimulationResult) -> list[PendingPod]:
+    """Every pending pod left without a node, with why (the last attempt's message)."""
+    last_message: dict[str, str] = {}
+    for record in result.records:
+        last_message[record.pod] = record.message or record.result
+    never = set(result.never_attempted)
+    looping = set(result.looping)
+    gated = _gated_pods(result)
+    out = []
+    for key, node in result.final.items():
+        if node is not None:
+            continue
+        if key in last_message:
+            reason = last_message[key]
+            if key in looping:
+                reason += " (retried with no cluster change; the simulation stopped retrying it)"
+        elif key in gated:
+            reason = f"waiting for scheduling gates {gated[key]}"
+        elif key in never:
+            reason = "never attempted: its schedulerName matches no profile"
+        elif key in result.deleted:
+            reason = "deleted"
+        else:
+            reason = "never attempted"
+        out.append(PendingPod(key, reason, result.nominated.get(key)))
+    return out
+
+
+def _gated_pods(result: SimulationResult) -> dict[str, list[str]]:
+    gated = {}
+    for raw in result.pods():
+        pod = Pod.from_dict(raw)
+        if pod.scheduling_gates and not pod.node_name:
+            gated[pod.key] = list(pod.scheduling_gates)
+    return gated
+
+
+def format_summary(result: SimulationResult, *, verbose: bool = False) -> str:
+    """The text ``kubesched simulate`` prints."""
+    lines: list[str] = []
+    total = len(result.final)
+    scheduled = {k: n for k, n in result.final.items() if n is not None}
+    lines.append(
+        f"Scheduled {len(scheduled)}/{total} pending pods in {len(result.records)} attempts "
+        f"({result.virtual_seconds:.1f}s of virtual time)."
+    )
+    if verbose and scheduled:
+        lines.append("")
+        lines.append("Scheduled:")
+        width = max(len(k) for k in scheduled)
+        lines.extend(f"  {key:<{width}}  -> {node}" for key, node in scheduled.items())
+    if result.deleted:
+        lines.append("")
+        lines.append(f"Preempted (deleted) {len(result.deleted)}: {', '.join(result.deleted)}")
+    pending = pending_pods(result)
+    if pending:
+        lines.append("")
+        lines.append(f"Pending {len(pending)}:")
+        for p in pending:
+            nominated = f" [nominated: {p.nominated_node}]" if p.nominated_node else ""
+            lines.append(f"  {p.pod}{nominated}: {p.reason}")
+    if result.warnings:
+        lines.append("")
+        lines.append("Warnings:")
+        lines.extend(f"  {w}" for w in result.warnings)
+    usage = node_usage(result)
+    if usage:
+        lines.append("")
+        lines.append(format_usage_table(usage))
+    return "\n".join(lines)
+
+
+def format_usage_table(usage: list[NodeUsage]) -> str:
+    """A fixed-width table: cpu, memory and pods requested vs allocatable per node."""
+    extended_names = sorted({name for u in usage for name in u.extended})
+    header = ["NODE", "CPU", "CPU%", "MEMORY", "MEM%", "PODS", *extended_names]
+    rows = [header]
+    for u in usage:
+        name = u.name + (" (cordoned)" if u.unschedulable else "")
+        rows.append([
+            name,
+            f"{format_cpu(u.cpu_requested)}/{format_cpu(u.cpu_allocatable)}",
+            _percent(u.cpu_requested, u.cpu_allocatable),
+            f"{format_bytes(u.memory_requested)}/{format_bytes(u.memory_allocatable)}",
+            _percent(u.memory_requested, u.memory_allocatable),
+            f"{u.pods}/{u.pods_allocatable}",
+            *(f"{u.extended[n][0]}/{u.extended[n][1]}" if n in u.extended else "-" for n in extended_names),
+        ])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    right = {2, 4}
+    return "\n".join(
+        "  ".join(cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths,
+                                                                                                     strict=True)))
+        .rstrip()
+        for row in rows
+    )
+
+
+def format_cpu(milli: int) -> str:
+    """``1500`` -> ``1.5``, ``250`` -> ``250m``: cores when whole-ish, millicores otherwise."""
+    if milli % 1000 == 0:
+        return str(milli // 1000)
+    if milli % 100 == 0:
+        return f"{milli / 1000:.1f}"
+    return f"{milli}m"
+
+
+def format_bytes(value: int) -> str:
+    """Binary units with one decimal at most: ``1.5Gi``, ``512Mi``, ``0``."""
+    for suffix, scale in (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+        if value >= scale:
+            amount = value / scale
+            return f"{amount:.0f}{suffix}" if amount == int(amount) or amount >= 100 else f"{amount:.1f}{suffix}"
+    return str(value)
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"

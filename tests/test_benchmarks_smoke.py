@@ -1,0 +1,92 @@
+"""Smoke test for the benchmark suite: tiny workloads build, every measured pod gets bound, and the
+harness reports it. Correctness only: no timing is asserted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import __main__ as bench_main
+from benchmarks import run as bench_run
+from benchmarks.workloads import CASES, NAMESPACE, Case, node_dict, pod_dict, prepare
+
+TINY = Case("tiny", "SchedulingBasic", nodes=6, existing=4, measured=9, config="pct100", percentage=100)
+
+
+def test_node_and_pod_match_scheduler_perf_templates() -> None:
+    node = node_dict(4)
+    assert node["status"]["allocatable"] == {"cpu": "4", "memory": "32Gi", "pods": "110"}
+    assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "node-4"
+    pod = pod_dict("p", "node-1")
+    assert pod["spec"]["nodeName"] == "node-1"
+    assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "100m", "memory": "500Mi"}
+    assert "nodeName" not in pod_dict("q")["spec"]
+
+
+@pytest.mark.parametrize("percentage", [None, 100])
+def test_prepared_case_binds_every_measured_pod(percentage: int | None) -> None:
+    case = Case("tiny", "SchedulingBasic", 6, 4, 9, "x", percentage)
+    prepared = prepare(case)
+    assert prepared.scheduler.config.percentage_of_nodes_to_score == (percentage or 0)
+    assert len(prepared.cluster.list("Node")[0]) == 6
+    existing = [p for p in prepared.cluster.list("Pod", NAMESPACE)[0] if p["spec"].get("nodeName")]
+    assert sorted(p["spec"]["nodeName"] for p in existing) == ["node-0", "node-1", "node-2", "node-3"]
+    assert len(prepared.unbound()) == 9  # the burst is pending before the timed loop
+
+    assert prepared.run_until_idle() == 9
+    assert prepared.unbound() == []
+    placements = prepared.placements()
+    assert sum(placements.values()) == 9
+    # LeastAllocated + BalancedAllocation spread 9 pods over 6 equal nodes: nobody takes more than 2.
+    assert max(placements.values()) <= 2
+
+
+def test_measure_reports_the_measured_pods() -> None:
+    result = bench_run.measure(TINY)
+    assert result["measured"] == 9 and result["cycles"] == 9
+    assert result["pods_per_s"] > 0 and result["wall_s"] > 0 and result["peak_mib"] > 0
+    assert result["nodes_used"] >= 5
+
+
+def test_measure_fails_loudly_when_pods_stay_pending() -> None:
+    # 2 nodes with cpu 4 hold at most 80 pods of 100m: the rest stay pending and the harness must say so.
+    case = Case("overfull", "SchedulingBasic", nodes=2, existing=0, measured=85, config="pct100", percentage=100)
+    with pytest.raises(bench_run.BenchmarkError, match="5 of 85 measured pods were not bound"):
+        bench_run.measure(case)
+
+
+def test_run_module_emits_json_in_subprocess() -> None:
+    result = bench_run.run_in_subprocess("basic-quick-pct100", measured=5, timeout=120)
+    assert result["case"] == "basic-quick-pct100"
+    assert result["measured"] == 5 and result["nodes"] == 500
+    json.dumps(result)
+
+
+def test_profile_lists_functions() -> None:
+    report = bench_run.profile_case(TINY, top=5)
+    assert "cumulative" in report and "schedule_next" in report
+
+
+@pytest.mark.parametrize(
+    ("only", "quick", "expected"),
+    [
+        (None, False, {"basic-500-default", "basic-500-pct100", "basic-5000-default", "basic-5000-pct100"}),
+        (None, True, {"basic-quick-default", "basic-quick-pct100"}),
+        ("5000", False, {"basic-5000-default", "basic-5000-pct100"}),
+        ("*-pct100", False, {"basic-500-pct100", "basic-5000-pct100"}),
+        ("nothing", False, set()),
+    ],
+)
+def test_select(only: str | None, quick: bool, expected: set[str]) -> None:
+    assert {c.name for c in bench_main.select(CASES.values(), only=only, quick=quick)} == expected
+
+
+def test_table_has_a_row_per_result() -> None:
+    ok = {"workload": "W", "nodes": 1, "existing": 0, "measured": 2, "config": "c",
+          "pods_per_s": 12.345, "wall_s": 0.5, "peak_mib": 40.2}
+    bad = {"workload": "W", "nodes": 1, "existing": 0, "measured": 2, "config": "c", "error": "boom"}
+    lines = bench_main.format_table([ok, bad]).splitlines()
+    assert lines[0].startswith("| workload | nodes |") and len(lines) == 4
+    assert "| 12.3 | 0.50 | 40 |" in lines[2]
+    assert "FAILED" in lines[3]
