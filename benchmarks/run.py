@@ -17,9 +17,13 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from benchmarks.workloads import CASES, Case, prepare
+
+#: Where ``python -m benchmarks.run`` can import this package from (it is not installed).
+_REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class BenchmarkError(RuntimeError):
@@ -87,7 +91,7 @@ def run_in_subprocess(name: str, *, measured: int | None = None, timeout: float 
     cmd = [sys.executable, "-m", "benchmarks.run", "--case", name]
     if measured is not None:
         cmd += ["--measured", str(measured)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=_REPO_ROOT)
     if proc.returncode != 0:
         raise BenchmarkError(f"{name}: exit {proc.returncode}: {proc.stderr.strip()[-2000:]}")
     lines = proc.stdout.strip().splitlines()

@@ -1,0 +1,33 @@
+"""kubesched: kube-scheduler rebuilt in Python, a real scheduler and an explainable simulator.
+
+The public face is small; everything else lives in the sub-packages named after kube-scheduler's
+own (``framework``, ``plugins``, ``queue``, ``cache``…) and may move between releases::
+
+    from kubesched import simulate
+    result = simulate("examples/cluster", config="examples/config.yaml", seed=1)
+    result.final        # {"ns/pod": "node" or None}
+    result.attempts     # one decision record per scheduling attempt
+"""
+
+from importlib import metadata as _metadata
+
+try:
+    __version__ = _metadata.version("kubesched")
+except _metadata.PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0+unknown"
+
+from kubesched.cluster.embedded import EmbeddedCluster  # noqa: E402
+from kubesched.config import ConfigError, load_config  # noqa: E402
+from kubesched.scheduler import Scheduler  # noqa: E402
+from kubesched.sim.simulate import SimulationError, SimulationResult, simulate  # noqa: E402
+
+__all__ = [
+    "ConfigError",
+    "EmbeddedCluster",
+    "Scheduler",
+    "SimulationError",
+    "SimulationResult",
+    "__version__",
+    "load_config",
+    "simulate",
+]

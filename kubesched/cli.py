@@ -9,6 +9,7 @@ left pending are a result, not an error.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--output-dir", metavar="DIR",
                      help="write the resulting nodes and pods (with kubesched.io/ result annotations) as YAML")
     sim.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is no terminal")
-    sim.add_argument("-v", "--verbose", action="store_true", help="also list where each pod was scheduled")
+    sim.add_argument("-v", "--verbose", action="store_true", help="also list where each pod went, and log warnings")
 
     commands.add_parser("version", help="print the kubesched version")
     return parser
@@ -66,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG} {__version__}")
         return EXIT_OK
     if args.command == "simulate":
+        # The summary lists the scheduler's warnings itself; the log adds them only with --verbose.
+        logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR,
+                            format=f"{PROG}: %(levelname)s: %(message)s", stream=sys.stderr)
         try:
             return _simulate(args, sys.stdout, sys.stderr)
         except INPUT_ERRORS as err:

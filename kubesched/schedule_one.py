@@ -210,7 +210,7 @@ def schedule_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod,
             record.ties = [host]
         return ScheduleResult(host, evaluated, 1)
     nodes = NodeInfoList(snapshot, feasible)
-    scores = prioritize_nodes(fwk, state, pod, nodes)
+    scores = prioritize_nodes(fwk, state, pod, nodes, record_raw=record is not None)
     host, ties = select_host(sched, nodes, scores.total)
     if record is not None:
         names = [infos[i].name for i in feasible.tolist()]
@@ -218,7 +218,9 @@ def schedule_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod,
         record.total = {n: int(t) for n, t in zip(names, scores.total.tolist(), strict=True)}
         per_plugin = {p: s.tolist() for p, s in scores.plugin_scores.items()}
         record.scores = {n: {p: int(v[k]) for p, v in sorted(per_plugin.items())} for k, n in enumerate(names)}
-        record.details["score"] = {p: s.tolist() for p, s in scores.raw_scores.items()}
+        record.details["score"] = {
+            p: dict(zip(names, (int(v) for v in s.tolist()), strict=True)) for p, s in scores.raw_scores.items()
+        }
     return ScheduleResult(host, evaluated, len(feasible))
 
 
@@ -308,13 +310,14 @@ def _record_filter(record: AttemptRecord | None, snapshot: Any, outcome: FilterO
             record.filter[name] = _filter_entry(status)
 
 
-def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInfoList) -> ScoreOutcome:
+def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInfoList,
+                     *, record_raw: bool = False) -> ScoreOutcome:
     if not fwk.has_score_plugins():
         return ScoreOutcome(total=np.ones(len(nodes), dtype=np.int64))
     status = fwk.run_pre_score_plugins(state, pod, nodes)
     if status is not None:
         raise _CycleError(status, status.as_error())
-    scores = fwk.run_score_plugins(state, pod, nodes)
+    scores = fwk.run_score_plugins(state, pod, nodes, record_raw=record_raw)
     if isinstance(scores, Status):
         raise _CycleError(scores, scores.as_error())
     return scores

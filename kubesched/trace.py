@@ -35,7 +35,8 @@ class AttemptRecord:
     nominated_node: str | None = None
     victims: list[str] | None = None
     start_nominated_node: str | None = None
-    #: Per extension point results for the simulator's result annotations (plugin -> text).
+    #: Extra results for the simulator's annotations: "score" -> {plugin: {node: raw score}} (before
+    #: NormalizeScore and weights); "postfilter" / "reserve" / "permit" / "bind" -> {plugin: message}.
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

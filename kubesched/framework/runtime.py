@@ -500,16 +500,19 @@ class Framework:
         finally:
             state.skip_score_plugins = skip
 
-    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> ScoreOutcome | Status:
+    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList,
+                          *, record_raw: bool = False) -> ScoreOutcome | Status:
         """Score, normalise and weight every non-skipped Score plugin over ``nodes``."""
         out = ScoreOutcome(total=np.zeros(len(nodes), dtype=np.int64))
         for plugin in self.points["score"]:
             if plugin.name in state.skip_score_plugins:
                 continue
             try:
-                scores = self._score_one(plugin, state, pod, nodes)
+                raw, scores = self._score_one(plugin, state, pod, nodes)
             except _PluginFailure as failure:
                 return Status(Code.ERROR, (str(failure),))
+            if record_raw:
+                out.raw_scores[plugin.name] = raw
             if scores.size and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
                 bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
                 return Status(Code.ERROR, (
@@ -521,7 +524,9 @@ class Framework:
             out.total += weighted
         return out
 
-    def _score_one(self, plugin: Plugin, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
+    def _score_one(self, plugin: Plugin, state: CycleState, pod: Pod,
+                   nodes: NodeInfoList) -> tuple[np.ndarray, np.ndarray]:
+        """Raw and normalised scores of one plugin over ``nodes``."""
         if plugin.name in self._batch_score:
             try:
                 raw = np.asarray(plugin.score_nodes(state, pod, nodes), dtype=np.int64)  # type: ignore[attr-defined]
@@ -529,7 +534,7 @@ class Framework:
             except Exception as exc:
                 log.exception("score plugin %s failed", plugin.name)
                 raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {exc}') from exc
-            return raw if normalized is None else np.asarray(normalized, dtype=np.int64)
+            return raw, (raw if normalized is None else np.asarray(normalized, dtype=np.int64))
         values = np.zeros(len(nodes), dtype=np.int64)
         node_scores: list[NodeScore] = []
         for k, info in enumerate(nodes):
@@ -539,13 +544,13 @@ class Framework:
             values[k] = score
             node_scores.append(NodeScore(info.name, int(score)))
         ext = plugin.score_extensions()  # type: ignore[attr-defined]
-        if ext is not None:
-            status = _call_status(ext.normalize_score, state, pod, node_scores)
-            if status is not None and status.code is not Code.SUCCESS:
-                raise _PluginFailure(
-                    f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}')
-            values = np.fromiter((ns.score for ns in node_scores), dtype=np.int64, count=len(node_scores))
-        return values
+        if ext is None:
+            return values, values
+        status = _call_status(ext.normalize_score, state, pod, node_scores)
+        if status is not None and status.code is not Code.SUCCESS:
+            raise _PluginFailure(
+                f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}')
+        return values, np.fromiter((ns.score for ns in node_scores), dtype=np.int64, count=len(node_scores))
 
     # -- Reserve / Permit ----------------------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.trace import AttemptRecord
@@ -34,6 +35,14 @@ PASSED = "passed"
 
 #: ``details`` keys recorded by schedule_one.py -> annotation key.
 _DETAIL_KEYS = {"reserve": RESERVE_RESULT, "permit": PERMIT_RESULT, "bind": BIND_RESULT}
+
+
+@dataclass(frozen=True, slots=True)
+class ProfilePlugins:
+    """What the annotations need to know about a profile: Filter plugins in run order, Score weights."""
+
+    filter: Sequence[str] = ()
+    score_weights: Mapping[str, int] = field(default_factory=dict)
 
 
 def filter_result(record: AttemptRecord, filter_plugins: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -66,21 +75,26 @@ def _scored_nodes(record: AttemptRecord) -> list[str]:
     return list(record.total)
 
 
-def score_result(record: AttemptRecord) -> dict[str, dict[str, str]]:
-    """{node: {plugin: raw score}} from the Score plugins, before NormalizeScore and weights.
+def score_result(record: AttemptRecord, score_weights: Mapping[str, int]) -> dict[str, dict[str, str]]:
+    """{node: {plugin: score}} as the Score plugins gave it, before the profile's weights.
 
-    Empty when the attempt scored nothing (one feasible node, or a failure) or the raw scores were
-    not recorded.
+    That is the raw score (before NormalizeScore) when the runtime recorded raw scores in
+    ``details["score"]``; otherwise it is the normalised score, recovered exactly as the final
+    score divided by the plugin's weight. Empty when the attempt scored nothing (one feasible
+    node, or a failure).
     """
-    raw: Mapping[str, Sequence[Any]] = record.details.get("score") or {}
     nodes = _scored_nodes(record)
-    out: dict[str, dict[str, str]] = {node: {} for node in nodes} if raw else {}
-    for plugin, values in sorted(raw.items()):
-        if len(values) != len(nodes):
-            continue  # not aligned with the scored nodes: better absent than wrong
-        for node, value in zip(nodes, values, strict=True):
-            out[node][plugin] = str(int(value))
-    return dict(sorted(out.items()))
+    raw: Mapping[str, Sequence[Any]] = record.details.get("score") or {}
+    if raw and all(len(values) == len(nodes) for values in raw.values()):
+        out: dict[str, dict[str, str]] = {node: {} for node in nodes}
+        for plugin, values in sorted(raw.items()):
+            for node, value in zip(nodes, values, strict=True):
+                out[node][plugin] = str(int(value))
+        return dict(sorted(out.items()))
+    return {
+        node: {p: str(v // (score_weights.get(p) or 1)) for p, v in sorted(scores.items())}
+        for node, scores in sorted(record.scores.items())
+    }
 
 
 def final_score_result(record: AttemptRecord) -> dict[str, dict[str, str]]:
@@ -88,11 +102,11 @@ def final_score_result(record: AttemptRecord) -> dict[str, dict[str, str]]:
     return {node: {p: str(v) for p, v in sorted(scores.items())} for node, scores in sorted(record.scores.items())}
 
 
-def attempt_annotations(record: AttemptRecord, filter_plugins: Sequence[str]) -> dict[str, str]:
+def attempt_annotations(record: AttemptRecord, profile: ProfilePlugins) -> dict[str, str]:
     """The annotations of one attempt, each value a JSON string (``selected-node`` is plain text)."""
     out = {
-        FILTER_RESULT: _json(filter_result(record, filter_plugins)),
-        SCORE_RESULT: _json(score_result(record)),
+        FILTER_RESULT: _json(filter_result(record, profile.filter)),
+        SCORE_RESULT: _json(score_result(record, profile.score_weights)),
         FINAL_SCORE_RESULT: _json(final_score_result(record)),
         POST_FILTER_RESULT: _json(record.details.get("postfilter") or {}),
     }
@@ -103,13 +117,12 @@ def attempt_annotations(record: AttemptRecord, filter_plugins: Sequence[str]) ->
     return out
 
 
-def pod_annotations(records: Iterable[AttemptRecord],
-                    filter_plugins: Mapping[str, Sequence[str]]) -> dict[str, str]:
+def pod_annotations(records: Iterable[AttemptRecord], profiles: Mapping[str, ProfilePlugins]) -> dict[str, str]:
     """The annotations for one pod: its last attempt's results, and every attempt in ``result-history``.
 
-    ``filter_plugins`` maps a profile (scheduler name) to its Filter plugins in order.
+    ``profiles`` maps a profile (scheduler name) to what its plugins are.
     """
-    history = [attempt_annotations(r, filter_plugins.get(r.profile, ())) for r in records]
+    history = [attempt_annotations(r, profiles.get(r.profile, ProfilePlugins())) for r in records]
     if not history:
         return {}
     out = dict(history[-1])

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kubesched.sim.annotations import annotate, pod_annotations
+from kubesched.sim.annotations import ProfilePlugins, annotate, pod_annotations
 from kubesched.trace import AttemptRecord
 
 if TYPE_CHECKING:
@@ -38,11 +38,12 @@ def write_trace(records: Iterable[AttemptRecord], path: str | Path) -> int:
     return count
 
 
-def filter_plugins_by_profile(result: SimulationResult) -> dict[str, list[str]]:
-    """Each profile's Filter plugins in the order the framework runs them."""
+def profile_plugins(result: SimulationResult) -> dict[str, ProfilePlugins]:
+    """Each profile's Filter plugins (in the order the framework runs them) and Score weights."""
     if result.scheduler is None:
         return {}
-    return {name: fwk.plugin_names("filter") for name, fwk in result.scheduler.profiles.items()}
+    return {name: ProfilePlugins(fwk.plugin_names("filter"), dict(fwk.score_weights))
+            for name, fwk in result.scheduler.profiles.items()}
 
 
 def annotated_pods(result: SimulationResult) -> list[dict[str, Any]]:
@@ -50,7 +51,7 @@ def annotated_pods(result: SimulationResult) -> list[dict[str, Any]]:
     by_pod: dict[str, list[AttemptRecord]] = defaultdict(list)
     for record in result.records:
         by_pod[record.pod].append(record)
-    plugins = filter_plugins_by_profile(result)
+    plugins = profile_plugins(result)
     pods = result.pods()
     for pod in pods:
         meta = pod.get("metadata") or {}

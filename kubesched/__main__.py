@@ -1,0 +1,7 @@
+"""``python -m kubesched``: the same command line as the ``kubesched`` console script."""
+
+import sys
+
+from kubesched.cli import main
+
+sys.exit(main())
