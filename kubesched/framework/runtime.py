@@ -296,29 +296,24 @@ class Framework:
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod,
                                          node_info: NodeInfo) -> Status | None:
-        for plugin in self.points["pre_filter"]:
-            if plugin.name in state.skip_filter_plugins:
-                continue
-            ext = plugin.pre_filter_extensions()  # type: ignore[attr-defined]
-            if ext is None:
-                continue
-            status = _call_status(ext.add_pod, state, pod, pod_to_add, node_info)
-            if status is not None and status.code is not Code.SUCCESS:
-                return Status(Code.ERROR, (f'running AddPod on PreFilter plugin "{plugin.name}": {status.message}',))
-        return None
+        return self._run_pre_filter_extension("add_pod", "AddPod", state, pod, pod_to_add, node_info)
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod,
                                             node_info: NodeInfo) -> Status | None:
+        return self._run_pre_filter_extension("remove_pod", "RemovePod", state, pod, pod_to_remove, node_info)
+
+    def _run_pre_filter_extension(self, method: str, label: str, state: CycleState, pod: Pod, other: Pod,
+                                  node_info: NodeInfo) -> Status | None:
+        """Tell PreFilter plugins (not skipped) that ``other`` joins or leaves ``node_info``."""
         for plugin in self.points["pre_filter"]:
             if plugin.name in state.skip_filter_plugins:
                 continue
             ext = plugin.pre_filter_extensions()  # type: ignore[attr-defined]
             if ext is None:
                 continue
-            status = _call_status(ext.remove_pod, state, pod, pod_to_remove, node_info)
+            status = _call_status(getattr(ext, method), state, pod, other, node_info)
             if status is not None and status.code is not Code.SUCCESS:
-                return Status(Code.ERROR,
-                              (f'running RemovePod on PreFilter plugin "{plugin.name}": {status.message}',))
+                return Status(Code.ERROR, (f'running {label} on PreFilter plugin "{plugin.name}": {status.message}',))
         return None
 
     # -- Filter --------------------------------------------------------------------------------------

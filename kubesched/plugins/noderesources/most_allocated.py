@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kubesched.framework.interfaces import MAX_NODE_SCORE
-from kubesched.plugins.noderesources.resource_allocation import weighted_average
+from kubesched.plugins.noderesources.resource_allocation import weighted_average, weighted_node_score
 
 
 def most_requested_score(requested: int, capacity: int) -> int:
@@ -26,13 +26,7 @@ class MostAllocatedScorer:
     weights: tuple[int, ...]
 
     def __call__(self, requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = weight_sum = 0
-        for req, alloc, weight in zip(requested, allocatable, self.weights, strict=True):
-            if alloc == 0:
-                continue
-            node_score += most_requested_score(req, alloc) * weight
-            weight_sum += weight
-        return node_score // weight_sum if weight_sum else 0
+        return weighted_node_score(most_requested_score, requested, allocatable, self.weights)
 
     def batch(self, requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
         present = allocatable != 0

@@ -14,7 +14,7 @@ plain requests.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -137,6 +137,18 @@ class ResourceAllocationScorer:
             allocatable[:, j] = alloc
             requested[:, j] = np.where(present, used + pod_request, 0)
         return self.function.batch(requested, allocatable)
+
+
+def weighted_node_score(per_resource: Callable[[int, int], int], requested: Sequence[int],
+                        allocatable: Sequence[int], weights: Sequence[int]) -> int:
+    """One node: the weighted integer mean of per-resource scores, skipping resources the node lacks."""
+    node_score = weight_sum = 0
+    for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
+        if alloc == 0:
+            continue
+        node_score += per_resource(req, alloc) * weight
+        weight_sum += weight
+    return node_score // weight_sum if weight_sum else 0
 
 
 def weighted_average(per_resource: np.ndarray, present: np.ndarray, weights: np.ndarray) -> np.ndarray:
