@@ -16,10 +16,10 @@ try:
 except _metadata.PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
-from kubesched.cluster.embedded import EmbeddedCluster  # noqa: E402
-from kubesched.config import ConfigError, load_config  # noqa: E402
-from kubesched.scheduler import Scheduler  # noqa: E402
-from kubesched.sim.simulate import SimulationError, SimulationResult, simulate  # noqa: E402
+from kubesched.cluster.embedded import EmbeddedCluster
+from kubesched.config import ConfigError, load_config
+from kubesched.scheduler import Scheduler
+from kubesched.sim.simulate import SimulationError, SimulationResult, simulate
 
 __all__ = [
     "ConfigError",

@@ -168,19 +168,22 @@ class Framework:
             )
         self.score_weights: dict[str, int] = {}
         for ref in (*plugins_cfg.score.enabled, *plugins_cfg.multi_point.enabled):
-            if isinstance(self.plugins.get(ref.name), ScorePlugin) and ref.name not in self.score_weights:
-                self.score_weights[ref.name] = ref.weight or 1
+            # Keyed by the built plugin's own name: an import-path plugin is configured as
+            # "module:Class" but reports (and is looked up by) the name it declares.
+            scorer = self.plugins.get(ref.name)
+            if isinstance(scorer, ScorePlugin) and scorer.name not in self.score_weights:
+                self.score_weights[scorer.name] = ref.weight or 1
 
         # Which plugins offer batch forms, decided once: protocol isinstance checks are slow.
-        self._batch_filter = {n for n, p in self.plugins.items() if isinstance(p, BatchFilterPlugin)}
-        self._batch_score = {n for n, p in self.plugins.items() if isinstance(p, BatchScorePlugin)}
+        self._batch_filter = {p.name for p in self.plugins.values() if isinstance(p, BatchFilterPlugin)}
+        self._batch_score = {p.name for p in self.plugins.values() if isinstance(p, BatchScorePlugin)}
 
         self.enqueue_events: dict[str, list[ClusterEvent]] = {}
-        for name, plugin in self.plugins.items():
+        for plugin in self.plugins.values():
             if isinstance(plugin, EnqueueExtensions):
-                self.enqueue_events[name] = list(plugin.events_to_register())
+                self.enqueue_events[plugin.name] = list(plugin.events_to_register())
             else:
-                self.enqueue_events[name] = [ALL_EVENTS]
+                self.enqueue_events[plugin.name] = [ALL_EVENTS]
 
     # -- construction --------------------------------------------------------------------------------
     def _expand(self, point: str, proto: type, cfg: Plugins) -> list[Plugin]:

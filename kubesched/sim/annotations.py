@@ -70,26 +70,20 @@ def filter_result(record: AttemptRecord, filter_plugins: Sequence[str]) -> dict[
     return dict(sorted(out.items()))
 
 
-def _scored_nodes(record: AttemptRecord) -> list[str]:
-    """Nodes in scoring order: ``record.total`` is filled in the order the raw score arrays use."""
-    return list(record.total)
-
-
 def score_result(record: AttemptRecord, score_weights: Mapping[str, int]) -> dict[str, dict[str, str]]:
     """{node: {plugin: score}} as the Score plugins gave it, before the profile's weights.
 
-    That is the raw score (before NormalizeScore) when the runtime recorded raw scores in
-    ``details["score"]``; otherwise it is the normalised score, recovered exactly as the final
-    score divided by the plugin's weight. Empty when the attempt scored nothing (one feasible
-    node, or a failure).
+    That is the raw score (before NormalizeScore) from ``details["score"]`` ({plugin: {node:
+    raw}}) when the runtime recorded it; otherwise the normalised score, recovered exactly as the
+    final score divided by the plugin's weight. Empty when the attempt scored nothing (one
+    feasible node, or a failure).
     """
-    nodes = _scored_nodes(record)
-    raw: Mapping[str, Sequence[Any]] = record.details.get("score") or {}
-    if raw and all(len(values) == len(nodes) for values in raw.values()):
-        out: dict[str, dict[str, str]] = {node: {} for node in nodes}
-        for plugin, values in sorted(raw.items()):
-            for node, value in zip(nodes, values, strict=True):
-                out[node][plugin] = str(int(value))
+    raw: Mapping[str, Mapping[str, Any]] = record.details.get("score") or {}
+    if raw:
+        out: dict[str, dict[str, str]] = {}
+        for plugin, by_node in sorted(raw.items()):
+            for node, value in by_node.items():
+                out.setdefault(node, {})[plugin] = str(int(value))
         return dict(sorted(out.items()))
     return {
         node: {p: str(v // (score_weights.get(p) or 1)) for p, v in sorted(scores.items())}
@@ -98,7 +92,7 @@ def score_result(record: AttemptRecord, score_weights: Mapping[str, int]) -> dic
 
 
 def final_score_result(record: AttemptRecord) -> dict[str, dict[str, str]]:
-    """{node: {plugin: normalised score × weight}}, the numbers that decided the node."""
+    """{node: {plugin: normalised score * weight}}, the numbers that decided the node."""
     return {node: {p: str(v) for p, v in sorted(scores.items())} for node, scores in sorted(record.scores.items())}
 
 

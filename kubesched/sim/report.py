@@ -8,6 +8,7 @@ node against the node's allocatable, exactly what NodeResourcesFit compares.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -83,8 +84,9 @@ def pending_pods(result: SimulationResult) -> list[PendingPod]:
     looping = set(result.looping)
     gated = _gated_pods(result)
     out = []
+    deleted = set(result.deleted)
     for key, node in result.final.items():
-        if node is not None:
+        if node is not None or key in deleted:
             continue
         if key in last_message:
             reason = last_message[key]
@@ -94,12 +96,43 @@ def pending_pods(result: SimulationResult) -> list[PendingPod]:
             reason = f"waiting for scheduling gates {gated[key]}"
         elif key in never:
             reason = "never attempted: its schedulerName matches no profile"
-        elif key in result.deleted:
-            reason = "deleted"
         else:
             reason = "never attempted"
         out.append(PendingPod(key, reason, result.nominated.get(key)))
     return out
+
+
+def preemptions(result: SimulationResult) -> dict[str, tuple[str, str]]:
+    """Victim -> (preemptor, node it was nominated to), from the attempts that preempted."""
+    out = {}
+    for record in result.records:
+        for victim in record.victims or ():
+            out[victim] = (record.pod, record.nominated_node or "?")
+    return out
+
+
+_LEFT_OUT = re.compile(r'^profile "(?P<profile>[^"]*)": plugin (?P<plugin>\S+) is not implemented in kubesched yet; '
+                       r"it is left out of the effective plugin set$")
+
+
+def group_warnings(warnings: list[str]) -> list[str]:
+    """The scheduler's warnings, with the "plugin not implemented" ones folded into one line per profile."""
+    left_out: dict[str, list[str]] = {}
+    out: list[str] = []
+    for warning in warnings:
+        match = _LEFT_OUT.match(warning)
+        if match is None:
+            out.append(warning)
+            continue
+        if match["profile"] not in left_out:
+            left_out[match["profile"]] = []
+            out.append(match["profile"])  # placeholder, keeps the first occurrence's position
+        left_out[match["profile"]].append(match["plugin"])
+    return [
+        f'profile "{w}": not implemented in kubesched yet, left out: {", ".join(left_out[w])}'
+        if w in left_out else w
+        for w in out
+    ]
 
 
 def _gated_pods(result: SimulationResult) -> dict[str, list[str]]:
@@ -126,8 +159,12 @@ def format_summary(result: SimulationResult, *, verbose: bool = False) -> str:
         width = max(len(k) for k in scheduled)
         lines.extend(f"  {key:<{width}}  -> {node}" for key, node in scheduled.items())
     if result.deleted:
+        preemptors = preemptions(result)
         lines.append("")
-        lines.append(f"Preempted (deleted) {len(result.deleted)}: {', '.join(result.deleted)}")
+        lines.append(f"Preempted {len(result.deleted)} (deleted as victims):")
+        for key in result.deleted:
+            by = preemptors.get(key)
+            lines.append(f"  {key}: preempted by {by[0]} on {by[1]}" if by else f"  {key}")
     pending = pending_pods(result)
     if pending:
         lines.append("")
@@ -138,7 +175,7 @@ def format_summary(result: SimulationResult, *, verbose: bool = False) -> str:
     if result.warnings:
         lines.append("")
         lines.append("Warnings:")
-        lines.extend(f"  {w}" for w in result.warnings)
+        lines.extend(f"  {w}" for w in group_warnings(result.warnings))
     usage = node_usage(result)
     if usage:
         lines.append("")
@@ -173,12 +210,9 @@ def format_usage_table(usage: list[NodeUsage]) -> str:
 
 
 def format_cpu(milli: int) -> str:
-    """``1500`` -> ``1.5``, ``250`` -> ``250m``: cores when whole-ish, millicores otherwise."""
-    if milli % 1000 == 0:
-        return str(milli // 1000)
-    if milli % 100 == 0:
-        return f"{milli / 1000:.1f}"
-    return f"{milli}m"
+    """Cores, trailing zeros trimmed: ``7910`` -> ``7.91``, ``250`` -> ``0.25``, ``4000`` -> ``4``."""
+    whole, frac = divmod(milli, 1000)
+    return f"{whole}.{frac:03d}".rstrip("0") if frac else str(whole)
 
 
 def format_bytes(value: int) -> str:

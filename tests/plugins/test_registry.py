@@ -1,0 +1,127 @@
+"""Plugin registry (kubesched.plugins.registry): in-tree factories, out-of-tree loading, left-out plugins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.config import load_config
+from kubesched.plugins import registry as registry_mod
+from kubesched.plugins.registry import (
+    ENTRY_POINT_GROUP,
+    NOT_YET_BUILT,
+    PluginLoadError,
+    in_tree_registry,
+    load_import_path,
+    resolve_profile,
+)
+from tests.factories import node_dict, pod_dict
+from tests.fakeplugins import (
+    FactoryBuilt,
+    Harness,
+    LabelFilter,
+    NoName,
+    config_dict,
+    profile_with,
+    ref,
+)
+
+
+def test_entry_point_group_is_the_documented_one() -> None:
+    assert ENTRY_POINT_GROUP == "kubesched.plugins"
+    assert registry_mod.__doc__ is not None and f"``{ENTRY_POINT_GROUP}`` entry" in registry_mod.__doc__
+
+
+def test_in_tree_registry_builds_every_registered_name_and_none_of_the_unbuilt() -> None:
+    reg = in_tree_registry()
+    assert {"PrioritySort", "DefaultBinder", "NodeResourcesFit", "DefaultPreemption"} <= set(reg)
+    assert not (NOT_YET_BUILT & set(reg))
+
+
+def test_import_path_plugin_is_built_with_its_args_and_named_after_the_path() -> None:
+    factory = load_import_path(ref(LabelFilter))
+    plugin: Any = factory({"key": "k"}, "handle")
+    assert isinstance(plugin, LabelFilter)
+    assert plugin.name == ref(LabelFilter)
+    assert plugin.args == {"key": "k"}
+    assert plugin.handle == "handle"
+
+
+def test_a_class_without_name_attribute_gets_one() -> None:
+    plugin: Any = load_import_path(ref(NoName))(None, None)
+    assert plugin.name == ref(NoName)
+
+
+def test_new_classmethod_is_preferred() -> None:
+    plugin: Any = load_import_path(ref(FactoryBuilt))({}, None)
+    assert plugin.built_by_new is True
+
+
+@pytest.mark.parametrize(
+    ("path", "match"),
+    [
+        ("no_colon_here", 'expected a registered name or "module:Class"'),
+        ("tests.fakeplugins:", 'expected a registered name or "module:Class"'),
+        ("tests.not_a_module:X", "cannot be loaded"),
+        ("tests.fakeplugins:Missing", "cannot be loaded"),
+        ("tests.fakeplugins:MODULE", "neither a class nor a factory"),
+    ],
+)
+def test_bad_import_paths(path: str, match: str) -> None:
+    with pytest.raises(PluginLoadError, match=match):
+        load_import_path(path)
+
+
+def test_out_of_tree_plugin_from_config_runs_at_its_extension_points() -> None:
+    cfg = config_dict(profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]}},
+                                   {ref(LabelFilter): {"key": "zone"}}))
+    h = Harness(cfg, objects=[node_dict("n1"), node_dict("n2", labels={"zone": "yes"})])
+    plugin = h.plugin(LabelFilter)
+    assert plugin.args == {"key": "zone"}
+    h.create(pod_dict("p"))
+    h.step()
+    assert h.node_of("p") == "n2"
+    assert {c[2] for c in plugin.calls} == {"n1", "n2"}
+
+
+def test_resolve_profile_drops_unbuilt_plugins_and_their_args() -> None:
+    cfg = load_config(config_dict(profile_with(
+        {"filter": {"enabled": [{"name": "VolumeBinding"}]}},
+        {"VolumeBinding": {"bindTimeoutSeconds": 30}})))
+    reg = in_tree_registry()
+    profile, warnings = resolve_profile(cfg.profiles[0], reg)
+    assert "VolumeBinding" not in profile.plugins.enabled_names()
+    assert "VolumeBinding" not in profile.plugin_config
+    assert any("VolumeBinding" in w for w in warnings)
+    # Warnings come sorted by plugin name.
+    assert warnings == sorted(warnings)
+
+
+def test_resolve_profile_adds_import_paths_to_the_registry() -> None:
+    cfg = load_config(config_dict(profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]}})))
+    reg = in_tree_registry()
+    profile, _ = resolve_profile(cfg.profiles[0], reg)
+    assert ref(LabelFilter) in reg
+    assert ref(LabelFilter) in profile.plugins.enabled_names()
+
+
+def test_entry_point_plugins_are_registered_without_shadowing_in_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    class _EP:
+        def __init__(self, name: str, obj: Any) -> None:
+            self.name = name
+            self._obj = obj
+
+        def load(self) -> Any:
+            return self._obj
+
+    def fake_entry_points(*, group: str) -> list[_EP]:
+        assert group == ENTRY_POINT_GROUP
+        return [_EP("MyFilter", LabelFilter), _EP("NodeName", LabelFilter)]
+
+    monkeypatch.setattr(registry_mod.metadata, "entry_points", fake_entry_points)
+    reg = in_tree_registry()
+    plugin: Any = reg["MyFilter"]({}, None)
+    assert isinstance(plugin, LabelFilter)
+    assert plugin.name == "MyFilter"
+    assert not isinstance(reg["NodeName"]({}, None), LabelFilter)

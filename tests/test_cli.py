@@ -1,0 +1,247 @@
+"""The command line: exit codes, one-line errors for bad input, and the files a run writes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubesched import __version__
+from kubesched.cli import main
+from kubesched.sim.annotations import (
+    FILTER_RESULT,
+    FINAL_SCORE_RESULT,
+    RESULT_HISTORY,
+    SCORE_RESULT,
+    SELECTED_NODE,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+NODES = """\
+apiVersion: v1
+kind: Node
+metadata: {name: small, labels: {kubernetes.io/hostname: small}}
+status: {allocatable: {cpu: "1", memory: 2Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: big, labels: {kubernetes.io/hostname: big}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+"""
+
+PODS = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop}
+spec:
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: 500m, memory: 256Mi}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: huge, namespace: shop}
+spec:
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: "16"}}}]
+"""
+
+CONFIG = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: {percentage}
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    filter:
+      enabled:
+      - name: {plugin}
+"""
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    folder = tmp_path / "scenario"
+    folder.mkdir()
+    (folder / "nodes.yaml").write_text(NODES)
+    (folder / "pods.yaml").write_text(PODS)
+    return folder
+
+
+def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("kubesched: error: ")
+    return lines[0]
+
+
+BAD_POD = "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n  - {{name: c, image: x{extra}}}\n"
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    pytest.param("apiVersion: v1\nkind: Pod\nmetadata: {name: p\n", ["bad.yaml", "document 1", "invalid YAML"],
+                 id="malformed-yaml"),
+    pytest.param("apiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n", ["bad.yaml", "unknown kind 'Gadget'"],
+                 id="unknown-kind"),
+    pytest.param(BAD_POD.format(extra=", resources: {requests: {cpu: lots}}"),
+                 ["bad.yaml", "document 1", "Pod default/p", "spec.containers[0].resources.requests.cpu"],
+                 id="invalid-quantity"),
+    pytest.param("apiVersion: v1\nkind: Pod\nmetadata: {}\n", ["bad.yaml", "metadata.name", "Required value"],
+                 id="missing-name"),
+])
+def test_bad_manifest_is_one_line_naming_file_document_and_field(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, want: list[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    assert main(["simulate", str(bad)]) == 2
+    line = _error_line(capsys)
+    for part in want:
+        assert part in line
+
+
+@pytest.mark.parametrize(("percentage", "plugin", "want"), [
+    pytest.param(50, "NoSuchPlugin", ['plugin "NoSuchPlugin" does not exist'], id="unknown-plugin"),
+    pytest.param(50, "no_such_module:Plugin", ['plugin "no_such_module:Plugin" cannot be loaded'],
+                 id="unimportable-out-of-tree-plugin"),
+    pytest.param(200, "NodeName", ["percentageOfNodesToScore"], id="bad-value-names-the-field"),
+    pytest.param("[1", "NodeName", ["could not parse configuration"], id="malformed-config"),
+])
+def test_bad_config_is_one_line(scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                percentage: object, plugin: str, want: list[str]) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG.format(percentage=percentage, plugin=plugin))
+    assert main(["simulate", str(scenario), "--config", str(config)]) == 2
+    line = _error_line(capsys)
+    for part in want:
+        assert part in line
+
+
+@pytest.mark.parametrize("which", ["scenario", "config"])
+def test_missing_file_is_one_line(scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                  which: str) -> None:
+    missing = tmp_path / "missing.yaml"
+    args = ["simulate", str(missing)] if which == "scenario" else ["simulate", str(scenario), "--config",
+                                                                   str(missing)]
+    assert main(args) == 2
+    assert "missing.yaml" in _error_line(capsys)
+
+
+def test_run_prints_summary_and_writes_trace_and_annotated_manifests(
+        scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "trace.jsonl"
+    out_dir = tmp_path / "out"
+    code = main(["simulate", str(scenario), "--tie-break", "name", "--seed", "3", "--trace", str(trace),
+                 "--output-dir", str(out_dir)])
+    assert code == 0  # a pod left pending is a result, not an error
+    out = capsys.readouterr().out
+    assert out.startswith("Scheduled 1/2 pending pods")
+    assert "shop/huge: 0/2 nodes are available: 2 Insufficient cpu." in out
+
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [(r["pod"], r["attempt"], r["result"]) for r in records] == [
+        ("shop/web", 1, "Scheduled"), ("shop/huge", 1, "Unschedulable")]
+    web_record = records[0]
+    assert set(web_record["feasible"]) == {"small", "big"}
+
+    nodes = list(yaml.safe_load_all((out_dir / "nodes.yaml").read_text()))
+    assert sorted(n["metadata"]["name"] for n in nodes) == ["big", "small"]
+    pods = {p["metadata"]["name"]: p for p in yaml.safe_load_all((out_dir / "pods.yaml").read_text())}
+    web = pods["web"]["metadata"]["annotations"]
+    assert web[SELECTED_NODE] == web_record["node"] == pods["web"]["spec"]["nodeName"]
+    assert json.loads(web[FINAL_SCORE_RESULT]) == {
+        node: {plugin: str(score) for plugin, score in scores.items()}
+        for node, scores in web_record["scores"].items()}
+    assert json.loads(web[FILTER_RESULT])["small"]["NodeResourcesFit"] == "passed"
+    assert set(json.loads(web[SCORE_RESULT])) == {"small", "big"}
+    huge = pods["huge"]["metadata"]["annotations"]
+    assert huge[SELECTED_NODE] == ""
+    assert json.loads(huge[FILTER_RESULT])["small"]["NodeResourcesFit"] == "Insufficient cpu"
+    assert len(json.loads(huge[RESULT_HISTORY])) == 1
+
+
+def test_progress_bar_only_when_asked_or_on_a_terminal(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(scenario)]) == 0
+    assert capsys.readouterr().err == ""  # captured stderr is no TTY
+    assert main(["simulate", str(scenario), "--progress"]) == 0
+    assert "scheduling" in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out.strip() == f"kubesched {__version__}"
+
+
+def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "simulate" in capsys.readouterr().err
+
+
+def test_bad_option_value_is_a_usage_error(scenario: Path) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", str(scenario), "--tie-break", "coin"])
+    assert exc.value.code == 2
+
+
+def test_python_dash_m_runs_the_cli(scenario: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "kubesched", "simulate", str(scenario)],
+                          capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Scheduled 1/2 pending pods")
+    bad = subprocess.run([sys.executable, "-m", "kubesched", "simulate", str(scenario / "nope.yaml")],
+                         capture_output=True, text=True, cwd=REPO, check=False)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("kubesched: error: ") and "Traceback" not in bad.stderr
+
+
+def test_example_cluster_tells_the_story_its_comments_tell(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's first command, with the two-profile config: what 30-pending-pods.yaml promises."""
+    code = main(["simulate", str(REPO / "examples" / "cluster"), "--config", str(REPO / "examples" / "config.yaml"),
+                 "--tie-break", "name"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Scheduled 26/30 pending pods")
+    assert "batch/etl-0: preempted by payments/payments-api-0 on general-c1" in out
+    pending = out.split("Pending ", 1)[1].split("\n\n", 1)[0]
+    assert sorted(line.split(":")[0].strip() for line in pending.splitlines()[1:]) == [
+        "batch/warehouse-load", "ml/llm-train", "ml/notebook"]
+    assert "untolerated taint {nvidia.com/gpu: present}" in pending
+
+
+def test_out_of_tree_example_plugin_filters_and_scores(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/plugins (the README's plugin example) loads by import path and takes its args."""
+    monkeypatch.syspath_prepend(str(REPO / "examples" / "plugins"))
+    scenario = tmp_path / "spot.yaml"
+    scenario.write_text("""\
+apiVersion: v1
+kind: Node
+metadata: {name: spot-a, labels: {capacity-type: spot, topology.kubernetes.io/zone: eu-west-1a}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: od-a, labels: {capacity-type: on-demand, topology.kubernetes.io/zone: eu-west-1a}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: od-b, labels: {capacity-type: on-demand, topology.kubernetes.io/zone: eu-west-1b}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: critical, labels: {tier: critical}}
+spec: {containers: [{name: c, image: nginx}]}
+""")
+    trace = tmp_path / "trace.jsonl"
+    code = main(["simulate", str(scenario), "--config", str(REPO / "examples" / "plugins" / "config.yaml"),
+                 "--trace", str(trace)])
+    assert code == 0, capsys.readouterr().err
+    (record,) = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert record["filter"]["spot-a"]["plugin"] == "AvoidSpot"
+    assert record["filter"]["spot-a"]["reasons"] == ["node(s) are spot capacity"]
+    assert {n: s["AvoidSpot"] for n, s in record["scores"].items()} == {"od-a": 0, "od-b": 100}

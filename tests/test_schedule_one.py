@@ -1,0 +1,331 @@
+"""The scheduling and binding cycles (kubesched.schedule_one), checked against schedule_one.go.
+
+Messages, node sampling, Reserve / Permit / Bind failures and what they leave behind in the cache,
+the queue and the cluster (FailedScheduling events, the PodScheduled condition).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.framework.status import Code, Status
+from kubesched.plugins import names
+from kubesched.schedule_one import NO_NODES_AVAILABLE, fit_error_message, num_feasible_nodes_to_find
+from tests.factories import node_dict, pod_dict
+from tests.fakeplugins import (
+    ErrorBinder,
+    FailingReserve,
+    Harness,
+    LabelFilter,
+    NameScore,
+    PermitPlugin,
+    RecordingReserve,
+    SkipBinder,
+    config_dict,
+    profile_with,
+    ref,
+)
+
+NO_PREEMPTION = {"postFilter": {"disabled": [{"name": names.DEFAULT_PREEMPTION}]}}
+
+
+def harness(plugins: dict[str, Any] | None = None, args: dict[str, Any] | None = None,
+            nodes: int | list[dict[str, Any]] = 1, top: dict[str, Any] | None = None,
+            profile: dict[str, Any] | None = None) -> Harness:
+    objs = [node_dict(f"n{i + 1}") for i in range(nodes)] if isinstance(nodes, int) else nodes
+    return Harness(config_dict(profile_with(plugins or {}, args, **(profile or {})), **(top or {})), objects=objs)
+
+
+# -- messages -------------------------------------------------------------------------------------------
+def _st(*reasons: str) -> Status:
+    return Status(Code.UNSCHEDULABLE, reasons)
+
+
+@pytest.mark.parametrize(
+    ("num", "statuses", "pre", "post", "want"),
+    [
+        (3, {"a": _st("Insufficient cpu"), "b": _st("Insufficient cpu", "Insufficient memory"),
+             "c": _st("node(s) had untolerated taint {x: y}")}, "", "",
+         "0/3 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {x: y}, "
+         "2 Insufficient cpu."),
+        # Plain string order, as Go's sort.Strings: "10 ..." sorts before "9 ...".
+        (19, {**{f"a{i}": _st("X") for i in range(10)}, **{f"b{i}": _st("Y") for i in range(9)}}, "", "",
+         "0/19 nodes are available: 10 X, 9 Y."),
+        # The PreFilter message replaces the per-node histogram (every node carries the same status).
+        (2, {"a": _st("pre"), "b": _st("pre")}, "pre", "", "0/2 nodes are available: pre."),
+        (2, {"a": _st("Insufficient cpu")}, "", "preemption: not eligible due to preemptionPolicy=Never.",
+         "0/2 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."),
+        (1, {"a": _st("pre")}, "pre", "preemption: x.", "0/1 nodes are available: pre. preemption: x."),
+        (0, {}, "", "", "0/0 nodes are available:"),
+    ],
+)
+def test_fit_error_message(num: int, statuses: dict[str, Status], pre: str, post: str, want: str) -> None:
+    assert fit_error_message(num, statuses, pre, post) == want
+
+
+@pytest.mark.parametrize(
+    ("percentage", "nodes", "want"),
+    [
+        (None, 50, 50),  # small clusters: every node
+        (None, 99, 99),
+        (0, 100, 100),  # 50% of 100 < minimum 100
+        (None, 1000, 420),  # adaptive: 50 - 1000/125 = 42%
+        (30, 1000, 300),
+        (None, 5000, 500),  # adaptive: 10%
+        (None, 6000, 300),  # adaptive floor: 5%
+        (10, 500, 100),  # never fewer than 100
+        (100, 5000, 5000),
+    ],
+)
+def test_num_feasible_nodes_to_find(percentage: int | None, nodes: int, want: int) -> None:
+    assert num_feasible_nodes_to_find(percentage, nodes) == want
+
+
+# -- node sampling ----------------------------------------------------------------------------------
+def _snapshot_order(h: Harness) -> list[str]:
+    return [info.name for info in h.scheduler.update_snapshot().node_infos]
+
+
+def test_percentage_of_nodes_to_score_limits_and_rotates_the_search() -> None:
+    h = harness(nodes=[node_dict(f"n{i:03d}") for i in range(200)], top={"percentageOfNodesToScore": 50})
+    order = _snapshot_order(h)
+    h.create(pod_dict("a"), pod_dict("b"), pod_dict("c"))
+    h.step()
+    first = h.records[-1]
+    assert first.evaluated_nodes == 100
+    assert set(first.feasible) == set(order[:100])
+    assert h.scheduler.next_start_node_index == 100
+    h.step()
+    second = h.records[-1]
+    assert set(second.feasible) == set(order[100:])
+    assert h.scheduler.next_start_node_index == 0
+    h.step()
+    assert set(h.records[-1].feasible) == set(order[:100])
+
+
+def test_rejected_nodes_count_as_processed() -> None:
+    nodes = [node_dict(f"n{i:03d}", labels={"fake": "yes" if i % 2 else "no"}) for i in range(300)]
+    h = harness({"filter": {"enabled": [{"name": ref(LabelFilter)}]}}, nodes=nodes,
+                top={"percentageOfNodesToScore": 10})
+    order = _snapshot_order(h)
+    h.create(pod_dict("a"))
+    h.step()
+    rec = h.records[-1]
+    # 100 feasible needed; every other node passes, so the walk stops right after the 100th pass.
+    want = [n for n in order if n.endswith(("1", "3", "5", "7", "9"))][:100]
+    last = order.index(want[-1])
+    assert set(rec.feasible) == set(want)
+    assert rec.evaluated_nodes == last + 1
+    assert len(rec.filter) == last + 1 - 100
+    assert h.scheduler.next_start_node_index == last + 1
+
+
+def test_profile_percentage_overrides_the_global_one() -> None:
+    h = harness(nodes=[node_dict(f"n{i:03d}") for i in range(200)], top={"percentageOfNodesToScore": 50},
+                profile={"percentageOfNodesToScore": 100})
+    h.create(pod_dict("a"))
+    h.step()
+    assert h.records[-1].evaluated_nodes == 200
+
+
+def test_without_score_plugins_the_first_feasible_node_is_taken_round_robin() -> None:
+    h = harness({"score": {"disabled": [{"name": "*"}]}}, nodes=3)
+    order = _snapshot_order(h)
+    h.create(*(pod_dict(f"p{i}") for i in range(4)))
+    h.run()
+    assert [r.evaluated_nodes for r in h.records] == [1, 1, 1, 1]
+    assert [r.node for r in h.records] == [order[0], order[1], order[2], order[0]]
+
+
+def test_no_nodes_leaves_the_pod_pending_until_a_node_arrives() -> None:
+    h = harness(nodes=0)
+    h.create(pod_dict("p"))
+    h.step()
+    assert h.records[-1].result == "Unschedulable"
+    assert h.records[-1].message == NO_NODES_AVAILABLE
+    cond = h.condition("p")
+    assert cond is not None
+    assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", NO_NODES_AVAILABLE)
+    h.create(node_dict("late"))
+    h.clock.advance(10)
+    h.scheduler.run_periodic()
+    h.run()
+    assert h.node_of("p") == "late"
+
+
+def test_postfilter_message_is_appended_to_the_fit_error() -> None:
+    h = harness(nodes=[node_dict("n1", cpu="1")])
+    h.create(pod_dict("p", cpu="2"))
+    h.step()
+    assert h.records[-1].message == ("0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
+                                     "available: 1 No preemption victims found for incoming pod.")
+    assert h.condition("p")["message"] == h.records[-1].message
+
+
+# -- Reserve --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("mode", "result", "reason", "message", "queue"),
+    [
+        ("reject", "Unschedulable", "Unschedulable", "0/1 nodes are available: 1 no room in the reservation book.",
+         "unschedulable"),
+        ("error", "Error", "SchedulerError", f'running Reserve plugin "{ref(FailingReserve)}": reserve broke',
+         "backoff"),
+    ],
+)
+def test_reserve_failure_unreserves_forgets_and_requeues(mode: str, result: str, reason: str, message: str,
+                                                         queue: str) -> None:
+    plugins = {"reserve": {"enabled": [{"name": ref(RecordingReserve)}, {"name": ref(FailingReserve)}]}}
+    h = harness(plugins, {ref(FailingReserve): {"mode": mode}})
+    h.create(pod_dict("p", cpu="1"))
+    h.step()
+    rec = h.records[-1]
+    assert (rec.result, rec.message) == (result, message)
+    # Unreserve runs for every Reserve plugin, in reverse order.
+    assert h.plugin(RecordingReserve).calls == [("reserve", "p", "n1"), ("unreserve", "p", "n1")]
+    assert h.plugin(FailingReserve).calls == [("reserve", "p", "n1"), ("unreserve", "p", "n1")]
+    # Forgotten: nothing is left assumed, no resources are held on the node.
+    info = h.scheduler.update_snapshot().node_infos[0]
+    assert len(info.pods) == 0
+    assert h.node_of("p") is None
+    assert h.where("p") == queue
+    cond = h.condition("p")
+    assert cond is not None and (cond["reason"], cond["message"]) == (reason, message)
+
+
+# -- Permit ---------------------------------------------------------------------------------------------
+def permit_harness(mode: str = "wait", timeout: float = 10) -> Harness:
+    plugins = {"permit": {"enabled": [{"name": ref(PermitPlugin)}]},
+               "reserve": {"enabled": [{"name": ref(RecordingReserve)}]}}
+    return harness(plugins, {ref(PermitPlugin): {"mode": mode, "timeout": timeout}}, nodes=1)
+
+
+def _uid(h: Harness, name: str) -> str:
+    return str(h.pod(name)["metadata"]["uid"])
+
+
+def test_permit_wait_then_allow_binds() -> None:
+    h = permit_harness()
+    h.create(pod_dict("p", cpu="1"))
+    h.step()
+    uid = _uid(h, "p")
+    fwk = h.scheduler.profiles["default-scheduler"]
+    assert fwk.get_waiting_pod(uid) is not None
+    assert h.node_of("p") is None
+    assert h.records == []  # the attempt is not over yet
+    # While waiting the pod is assumed: its resources count on the node.
+    assert h.scheduler.update_snapshot().node_infos[0].requested.get("cpu") == 1000
+    h.plugin(PermitPlugin).allow(uid)
+    h.settle()
+    assert h.node_of("p") == "n1"
+    assert h.records[-1].result == "Scheduled"
+    assert fwk.get_waiting_pod(uid) is None
+    assert ("unreserve", "p", "n1") not in h.plugin(RecordingReserve).calls
+
+
+def test_permit_reject_while_waiting() -> None:
+    h = permit_harness()
+    h.create(pod_dict("p", cpu="1"))
+    h.step()
+    h.plugin(PermitPlugin).reject(_uid(h, "p"))
+    h.settle()
+    assert h.node_of("p") is None
+    assert h.records[-1].result == "Unschedulable"
+    assert h.records[-1].message == "0/1 nodes are available: 1 gang incomplete."
+    assert ("unreserve", "p", "n1") in h.plugin(RecordingReserve).calls
+    assert h.scheduler.update_snapshot().node_infos[0].requested.get("cpu", 0) == 0
+
+
+def test_permit_timeout_on_the_virtual_clock() -> None:
+    h = permit_harness(timeout=10)
+    h.create(pod_dict("p"))
+    h.step()
+    h.clock.advance(9.999)
+    h.settle()
+    assert h.records == []
+    h.clock.advance(0.001)
+    h.settle()
+    rec = h.records[-1]
+    assert rec.result == "Unschedulable"
+    assert rec.message == (f"0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin "
+                           f"{ref(PermitPlugin)}.")
+    assert h.condition("p")["reason"] == "Unschedulable"
+    assert h.where("p") in ("unschedulable", "backoff")
+    assert ("unreserve", "p", "n1") in h.plugin(RecordingReserve).calls
+
+
+@pytest.mark.parametrize(
+    ("mode", "result", "message", "queue"),
+    [
+        ("reject", "Unschedulable", "0/1 nodes are available: 1 permit says no.", "unschedulable"),
+        ("error", "Error", f'running Permit plugin "{ref(PermitPlugin)}": permit broke', "backoff"),
+    ],
+)
+def test_permit_rejects_in_the_scheduling_cycle(mode: str, result: str, message: str, queue: str) -> None:
+    h = permit_harness(mode)
+    h.create(pod_dict("p"))
+    h.step()
+    assert (h.records[-1].result, h.records[-1].message) == (result, message)
+    assert h.plugin(RecordingReserve).calls == [("reserve", "p", "n1"), ("unreserve", "p", "n1")]
+    assert h.where("p") == queue
+
+
+# -- Bind -----------------------------------------------------------------------------------------------
+def test_bind_error_forgets_requeues_with_backoff_and_reports() -> None:
+    plugins = {"bind": {"enabled": [{"name": ref(ErrorBinder)}], "disabled": [{"name": "*"}]}}
+    h = harness(plugins, nodes=1)
+    h.create(pod_dict("p", cpu="1"))
+    h.step()
+    message = f'running Bind plugin "{ref(ErrorBinder)}": binding exploded'
+    rec = h.records[-1]
+    assert (rec.result, rec.message) == ("Error", message)
+    assert h.node_of("p") is None
+    assert h.scheduler.update_snapshot().node_infos[0].requested.get("cpu", 0) == 0
+    assert h.where("p") == "backoff"
+    events = h.events("p")
+    assert [(e["type"], e["reason"], e["message"]) for e in events] == [("Warning", "FailedScheduling", message)]
+    cond = h.condition("p")
+    assert cond is not None
+    assert (cond["status"], cond["reason"], cond["message"]) == ("False", "SchedulerError", message)
+    # After the backoff the pod is tried again.
+    assert h.run() == 0
+    h.clock.advance(1)
+    h.scheduler.run_periodic()
+    assert h.run() == 1
+    assert [r.attempt for r in h.records] == [1, 2]
+
+
+def test_skipping_binder_hands_over_to_the_next() -> None:
+    plugins = {"bind": {"enabled": [{"name": ref(SkipBinder)}, {"name": names.DEFAULT_BINDER}],
+                        "disabled": [{"name": "*"}]}}
+    h = harness(plugins, nodes=1)
+    h.create(pod_dict("p"))
+    h.step()
+    assert h.plugin(SkipBinder).calls == [("bind", "p", "n1")]
+    assert h.node_of("p") == "n1"
+
+
+def test_successful_binding_sets_pod_scheduled_true_and_confirms_the_assumed_pod() -> None:
+    h = harness({"multiPoint": {"enabled": [{"name": ref(NameScore)}]}}, nodes=2)
+    h.create(pod_dict("p", cpu="1"))
+    h.step()
+    assert h.node_of("p") == "n1"
+    assert h.condition("p")["status"] == "True"
+    pod = h.scheduler.current_pod(next(iter(h.scheduler.pods())))
+    assert pod is not None and pod.node_name == "n1"
+    assert not h.scheduler.cache.is_assumed(pod)
+    assert h.where("p") is None
+
+
+def test_failed_scheduling_event_and_condition_on_unschedulable() -> None:
+    h = harness({"filter": {"enabled": [{"name": ref(LabelFilter)}]}, **NO_PREEMPTION}, nodes=2)
+    h.create(pod_dict("p"))
+    h.step()
+    message = "0/2 nodes are available: 2 node(s) lacked label fake."
+    assert [(e["type"], e["reason"], e["message"]) for e in h.events("p")] == [
+        ("Warning", "FailedScheduling", message)]
+    cond = h.condition("p")
+    assert cond is not None and (cond["status"], cond["reason"], cond["message"]) == (
+        "False", "Unschedulable", message)
+    assert h.where("p") == "unschedulable"
