@@ -343,11 +343,12 @@ class Harness:
     def node_of(self, name: str) -> str | None:
         return (self.pod(name).get("spec") or {}).get("nodeName")
 
-    def condition(self, name: str) -> dict[str, Any] | None:
+    def condition(self, name: str) -> dict[str, Any]:
+        """The pod's PodScheduled condition ({} when it has none)."""
         for c in (self.pod(name).get("status") or {}).get("conditions") or []:
             if c.get("type") == "PodScheduled":
                 return dict(c)
-        return None
+        return {}
 
     def events(self, name: str) -> list[dict[str, Any]]:
         return [e for e in self.cluster.list("Event")[0] if (e.get("involvedObject") or {}).get("name") == name]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from kubesched.clock import RealClock, VirtualClock
@@ -17,8 +18,11 @@ def at(seconds: float) -> datetime:
 def test_timers_fire_in_due_order_with_time_set_to_each_due() -> None:
     clock = VirtualClock(T0)
     fired: list[tuple[str, datetime]] = []
+    def record(name: str) -> Callable[[], None]:
+        return lambda: fired.append((name, clock.now()))
+
     for name, delay in (("c", 3), ("a", 1), ("b", 2), ("a2", 1), ("late", 10)):
-        clock.call_later(delay, lambda n=name: fired.append((n, clock.now())))
+        clock.call_later(delay, record(name))
     assert clock.next_timer() == at(1)
     assert clock.advance_to(at(5)) == 4
     assert fired == [("a", at(1)), ("a2", at(1)), ("b", at(2)), ("c", at(3))]  # ties keep insertion order

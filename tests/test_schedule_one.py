@@ -146,7 +146,7 @@ def test_no_nodes_leaves_the_pod_pending_until_a_node_arrives() -> None:
     assert h.records[-1].result == "Unschedulable"
     assert h.records[-1].message == NO_NODES_AVAILABLE
     cond = h.condition("p")
-    assert cond is not None
+    assert cond
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", NO_NODES_AVAILABLE)
     h.create(node_dict("late"))
     h.clock.advance(10)
@@ -191,7 +191,7 @@ def test_reserve_failure_unreserves_forgets_and_requeues(mode: str, result: str,
     assert h.node_of("p") is None
     assert h.where("p") == queue
     cond = h.condition("p")
-    assert cond is not None and (cond["reason"], cond["message"]) == (reason, message)
+    assert cond and (cond["reason"], cond["message"]) == (reason, message)
 
 
 # -- Permit ---------------------------------------------------------------------------------------------
@@ -286,7 +286,7 @@ def test_bind_error_forgets_requeues_with_backoff_and_reports() -> None:
     events = h.events("p")
     assert [(e["type"], e["reason"], e["message"]) for e in events] == [("Warning", "FailedScheduling", message)]
     cond = h.condition("p")
-    assert cond is not None
+    assert cond
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "SchedulerError", message)
     # After the backoff the pod is tried again.
     assert h.run() == 0
@@ -326,6 +326,6 @@ def test_failed_scheduling_event_and_condition_on_unschedulable() -> None:
     assert [(e["type"], e["reason"], e["message"]) for e in h.events("p")] == [
         ("Warning", "FailedScheduling", message)]
     cond = h.condition("p")
-    assert cond is not None and (cond["status"], cond["reason"], cond["message"]) == (
+    assert cond and (cond["status"], cond["reason"], cond["message"]) == (
         "False", "Unschedulable", message)
     assert h.where("p") == "unschedulable"

@@ -186,7 +186,7 @@ class Cache:
         with self._lock:
             state = self._pod_states.get(pod.uid)
             if state is None:
-                return
+                raise CacheError(f"pod {pod.key} wasn't assumed so cannot be forgotten")
             if state.pod.node_name != pod.node_name and pod.node_name:
                 raise CacheError(f"pod {pod.key} was assumed on {state.pod.node_name} but assigned to {pod.node_name}")
             if pod.uid not in self._assumed:
@@ -325,10 +325,10 @@ class Cache:
                     old = snapshot.get(name)
                     clone = self._clone(live)
                     snapshot.replace_node(clone)
-                    if old is None or (bool(old.pods_with_affinity) != bool(clone.pods_with_affinity)) or (
-                        bool(old.pods_with_required_anti_affinity)
-                        != bool(clone.pods_with_required_anti_affinity)
-                    ) or old.pvc_ref_counts.keys() != clone.pvc_ref_counts.keys():
+                    # The lists hold node infos, and this node's info was just replaced: refresh
+                    # them whenever either copy belongs in one.
+                    if old is None or old.pods_with_affinity or clone.pods_with_affinity \
+                            or old.pvc_ref_counts.keys() != clone.pvc_ref_counts.keys():
                         lists_dirty = True
                 if lists_dirty:
                     snapshot.refresh_lists()

@@ -84,8 +84,9 @@ class HostPortInfo:
 
 
 def has_pod_affinity(pod: Pod) -> bool:
+    """Whether the pod declares pod (anti-)affinity at all (an empty block counts, as in Go)."""
     aff = pod.affinity
-    return bool(aff.get("podAffinity") or aff.get("podAntiAffinity"))
+    return aff.get("podAffinity") is not None or aff.get("podAntiAffinity") is not None
 
 
 def has_required_anti_affinity(pod: Pod) -> bool:

@@ -26,9 +26,10 @@ class WaitingPod:
         self._result: Status | None = None
         self._done = False
         self._callbacks: list[Callable[[Status | None], None]] = []
-        self._timers: list[TimerHandle] = []
+        #: One timeout per waiting plugin; a plugin that allows the pod stops its own.
+        self._timers: dict[str, TimerHandle] = {}
         for plugin, timeout in waits.items():
-            self._timers.append(clock.call_later(timeout, self._timeout_for(plugin, timeout)))
+            self._timers[plugin] = clock.call_later(timeout, self._timeout_for(plugin, timeout))
 
     def _timeout_for(self, plugin: str, timeout: float) -> Callable[[], None]:
         message = f"rejected due to timeout after waiting {_duration(timeout)} at plugin {plugin}"
@@ -42,6 +43,9 @@ class WaitingPod:
     def allow(self, plugin: str) -> None:
         with self._lock:
             self._pending.discard(plugin)
+            timer = self._timers.pop(plugin, None)
+            if timer is not None:
+                timer.cancel()
             if self._pending or self._done:
                 return
         self._finish(None)
@@ -59,7 +63,7 @@ class WaitingPod:
             self._done = True
             self._result = status
             callbacks, self._callbacks = self._callbacks, []
-        for timer in self._timers:
+        for timer in self._timers.values():
             timer.cancel()
         for callback in callbacks:
             callback(status)
@@ -99,12 +103,18 @@ class WaitingPods:
 
 
 def _duration(seconds: float) -> str:
-    """Seconds written like Go's time.Duration (``10s``, ``1m30s``, ``500ms``)."""
+    """Seconds written like Go's time.Duration.String (``10s``, ``1m30s``, ``1.5ms``, ``0s``)."""
+    if seconds == 0:
+        return "0s"
     if seconds < 1:
-        return f"{round(seconds * 1000)}ms"
-    minutes, secs = divmod(seconds, 60)
+        for unit, scale in (("ms", 1e3), ("µs", 1e6), ("ns", 1e9)):
+            if seconds * scale >= 1 or unit == "ns":
+                return f"{seconds * scale:g}{unit}"
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
     text = f"{secs:g}s"
+    if hours:
+        return f"{int(hours)}h{int(minutes)}m{text}"
     if minutes:
-        hours, minutes = divmod(int(minutes), 60)
-        text = (f"{hours}h" if hours else "") + f"{minutes}m" + text
+        return f"{int(minutes)}m{text}"
     return text

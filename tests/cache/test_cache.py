@@ -222,7 +222,6 @@ def test_forget_on_a_different_node_raises() -> None:
     assert cache.is_assumed(assumed)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: Cache.forget_pod silently ignores a pod it never saw (Go errors)")
 def test_forget_of_unknown_pod_raises() -> None:
     with pytest.raises(CacheError):
         new_cache().forget_pod(on(make_pod("p"), "n1"))
@@ -424,8 +423,6 @@ def test_affinity_node_lists_follow_transitions() -> None:
     assert snapshot.have_pods_with_affinity == [] and snapshot.have_pods_with_required_anti_affinity == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: incremental update_snapshot leaves stale NodeInfo objects in "
-                                       "have_pods_with_affinity when a node keeps having affinity pods")
 def test_affinity_node_lists_hold_the_current_node_infos() -> None:
     cache = new_cache()
     cache.add_node(make_node("n1"))

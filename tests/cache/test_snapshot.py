@@ -115,7 +115,7 @@ def test_node_info_list_by_indices() -> None:
     assert list(snapshot.nodes(np.array([], dtype=np.int64))) == []
 
 
-class _Untouchable(list):  # type: ignore[type-arg]
+class _Untouchable(list[Any]):
     def __getitem__(self, i: Any) -> Any:
         raise AssertionError("node infos read before a per-node access")
 

@@ -19,7 +19,6 @@ from kubesched.plugins import names
 from kubesched.plugins.registry import NOT_YET_BUILT, PluginLoadError
 from tests.factories import make_pod, node_dict, pod_dict
 from tests.fakeplugins import (
-    AlwaysErrorPreFilter,
     ExtraSort,
     Harness,
     LabelFilter,
@@ -181,7 +180,7 @@ def test_prefilter_skip_skips_the_plugins_filter() -> None:
 def test_prefilter_skip_bookkeeping_in_cycle_state() -> None:
     h = harness({"multiPoint": {"enabled": enabled(SkippingFilter)}})
     state = CycleState()
-    result, status = fwk(h).run_pre_filter_plugins(state, make_pod("p"))
+    _, status = fwk(h).run_pre_filter_plugins(state, make_pod("p"))
     assert status is None
     assert ref(SkippingFilter) in state.skip_filter_plugins
 

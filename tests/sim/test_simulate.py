@@ -1,0 +1,151 @@
+"""The simulation driver (kubesched.sim.simulate): arrival modes, retries, loop detection, results."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from kubesched.sim.simulate import START_TIME, Simulation, SimulationError, simulate
+from tests.factories import node_dict, pod_dict
+from tests.fakeplugins import (
+    AlwaysErrorPreFilter,
+    LabelFilter,
+    config_dict,
+    profile_with,
+    ref,
+)
+
+
+def priority_class(name: str, value: int) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+            "value": value}
+
+
+def pod_of_class(name: str, cls: str, cpu: str) -> dict[str, Any]:
+    pod = pod_dict(name, cpu=cpu, spec={"priorityClassName": cls})
+    del pod["spec"]["priority"]
+    return pod
+
+
+PREEMPTION = [priority_class("low", 0), priority_class("high", 100), node_dict("n1", cpu="2"),
+              pod_of_class("lo", "low", "2"), pod_of_class("hi", "high", "2")]
+
+
+def summary(attempts: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [(a["pod"], a["attempt"], a["result"], a.get("node"), a.get("victims")) for a in attempts]
+
+
+def test_one_at_a_time_arrival_preempts_then_retries_after_the_victim_is_gone() -> None:
+    r = simulate(PREEMPTION)
+    assert summary(r.attempts) == [
+        ("default/lo", 1, "Scheduled", "n1", None),
+        ("default/hi", 1, "Unschedulable", None, ["default/lo"]),
+        ("default/hi", 2, "Scheduled", "n1", None),
+    ]
+    assert r.attempts[1]["nominatedNode"] == "n1"
+    assert r.final == {"default/lo": None, "default/hi": "n1"}
+    assert r.deleted == ["default/lo"]
+    assert r.nominated == {}
+    assert r.never_attempted == []
+    assert r.looping == []
+    # The retry waited out the backoff (1s) on the virtual clock.
+    assert r.virtual_seconds >= 1
+
+
+def test_burst_arrival_lets_the_queue_order_decide() -> None:
+    r = simulate(PREEMPTION, burst=True)
+    assert summary(r.attempts) == [
+        ("default/hi", 1, "Scheduled", "n1", None),
+        ("default/lo", 1, "Unschedulable", None, None),
+    ]
+    assert r.final == {"default/lo": None, "default/hi": "n1"}
+    assert r.deleted == []
+
+
+def test_looping_pod_is_attempted_twice_then_parked() -> None:
+    cfg = config_dict(profile_with({"preFilter": {"enabled": [{"name": ref(AlwaysErrorPreFilter)}]}}))
+    started = time.perf_counter()
+    r = simulate([node_dict("n1"), pod_dict("loop")], cfg)
+    assert time.perf_counter() - started < 5
+    assert [(a["pod"], a["attempt"], a["result"]) for a in r.attempts] == [
+        ("default/loop", 1, "Error"), ("default/loop", 2, "Error")]
+    assert r.attempts[0]["message"] == f'running PreFilter plugin "{ref(AlwaysErrorPreFilter)}": boom'
+    assert r.looping == ["default/loop"]
+    assert r.final == {"default/loop": None}
+    assert r.never_attempted == []
+
+
+def test_unschedulable_pod_waits_for_a_helpful_event_and_the_run_ends() -> None:
+    cfg = config_dict(profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]}}))
+    r = simulate([node_dict("n1"), pod_dict("p")], cfg)
+    assert [(a["result"], a["attempt"]) for a in r.attempts] == [("Unschedulable", 1)]
+    assert r.looping == []  # it has a rejector: an event could help, so it is not a loop
+    assert r.final == {"default/p": None}
+
+
+def test_pods_of_unknown_scheduler_names_are_never_attempted_with_a_warning() -> None:
+    r = simulate([node_dict("n1"), pod_dict("ok"), pod_dict("stray", spec={"schedulerName": "nobody"})])
+    assert r.final == {"default/ok": "n1", "default/stray": None}
+    assert r.never_attempted == ["default/stray"]
+    assert 'pod default/stray: schedulerName "nobody" matches no profile; never scheduled' in r.warnings
+
+
+def test_bound_pods_in_the_scenario_are_not_pending() -> None:
+    r = simulate([node_dict("n1", cpu="2"), pod_dict("running", cpu="2", node_name="n1"), pod_dict("p", cpu="1")])
+    assert list(r.final) == ["default/p"]
+    assert r.final["default/p"] is None
+    assert "Insufficient cpu" in r.attempts[0]["message"]
+
+
+def test_virtual_time_moves_without_sleeping() -> None:
+    """The preemptor's retry waits out its 1s backoff on the virtual clock, not in real time."""
+    objects: list[dict[str, Any]] = [priority_class("low", 0), priority_class("high", 100), node_dict("n1", cpu="1")]
+    objects += [pod_of_class(f"lo{i}", "low", "1") for i in range(3)]
+    objects += [pod_of_class(f"hi{i}", "high", "1") for i in range(3)]
+    started = time.perf_counter()
+    r = simulate(objects)
+    assert time.perf_counter() - started < 5
+    assert 1 <= r.virtual_seconds < 2
+    # Equal priorities never preempt each other: only hi0 displaces lo0.
+    assert r.final == {"default/lo0": None, "default/lo1": None, "default/lo2": None, "default/hi0": "n1",
+                       "default/hi1": None, "default/hi2": None}
+    assert r.deleted == ["default/lo0"]
+    assert [a["attempt"] for a in r.attempts if a["pod"] == "default/hi0"] == [1, 2]
+
+
+def _placement(seed: int) -> dict[str, str | None]:
+    objects = [node_dict(f"n{i}") for i in range(6)] + [pod_dict(f"p{i}") for i in range(4)]
+    return simulate(objects, seed=seed, tie_break="random").final
+
+
+def test_random_tie_break_is_deterministic_per_seed() -> None:
+    assert _placement(3) == _placement(3)
+    assert len({tuple(sorted(_placement(s).items(), key=lambda kv: kv[0])) for s in range(6)}) > 1
+
+
+def test_tie_break_by_name_ignores_the_seed() -> None:
+    objects = [node_dict(f"n{i}") for i in range(3)] + [pod_dict("p")]
+    assert simulate(objects, seed=1, tie_break="name").final == {"default/p": "n0"}
+    assert simulate(objects, seed=2, tie_break="name").final == {"default/p": "n0"}
+
+
+def test_simulation_class_steps() -> None:
+    from kubesched.cluster.manifests import Manifest
+    from kubesched.config import load_config
+
+    manifests = [Manifest("<t>", i + 1, obj) for i, obj in enumerate([node_dict("n1"), pod_dict("p")])]
+    sim = Simulation(manifests, load_config(None), seed=0)
+    sim.load()
+    assert [m.obj["metadata"]["name"] for m in sim.pending] == ["p"]
+    assert sim.clock.now() == START_TIME
+    result = sim.run()
+    assert result.final == {"default/p": "n1"}
+    assert result.records[0].result == "Scheduled"
+    assert result.cluster is sim.cluster
+
+
+def test_bad_input_is_a_simulation_error() -> None:
+    with pytest.raises(SimulationError):
+        simulate([42])
