@@ -23,6 +23,7 @@ from tests.fakeplugins import (
     Harness,
     LabelFilter,
     MultiPointPlugin,
+    NamedScore,
     NameScore,
     PreFilterNodes,
     PreFilterNodesB,
@@ -120,6 +121,15 @@ def test_weight_multiplies_the_normalised_score() -> None:
     assert rec.total == {"n1": 100, "n2": 200}
     assert rec.node == "n2"
     assert ("normalize",) in h.plugin(NameScore).calls
+
+
+def test_weight_applies_to_a_plugin_that_names_itself() -> None:
+    """A plugin whose ``name`` is not its config name still gets the configured weight."""
+    args = {ref(NamedScore): {"scores": {"n1": 10, "n2": 20}}}
+    h = harness({"score": {"enabled": enabled(NamedScore, NamedScore=5), "disabled": [{"name": "*"}]}}, args)
+    h.create(pod_dict("p"))
+    h.step()
+    assert h.records[-1].scores == {"n1": {"NamedScore": 50}, "n2": {"NamedScore": 100}}
 
 
 @pytest.mark.parametrize(

@@ -71,6 +71,10 @@ class BalancedScorer:
         fractions = np.minimum(
             requested.astype(np.float64) / np.where(present, allocatable, 1).astype(np.float64), 1.0
         )
+        if k == 2 and present.all():
+            # The common case (cpu and memory on every node): |a - b| / 2, as the per-node form.
+            std = np.abs((fractions[:, 0] - fractions[:, 1]) / 2)
+            return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
         std = np.zeros(n, dtype=np.float64)
         # Nodes differ in which resources they offer; compute each pattern over its own columns, in
         # column order, so that sums accumulate exactly as the per-node loop does.

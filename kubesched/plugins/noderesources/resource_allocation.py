@@ -152,7 +152,16 @@ def weighted_node_score(per_resource: Callable[[int, int], int], requested: Sequ
 
 
 def weighted_average(per_resource: np.ndarray, present: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Σ score·weight / Σ weight over the present entries of each row, int64 division; 0 if none."""
-    node_score = np.where(present, per_resource * weights, 0).sum(axis=1)
-    weight_sum = np.where(present, weights, 0).sum(axis=1)
+    """Σ score·weight / Σ weight over the present entries of each row, int64 division; 0 if none.
+
+    Accumulated column by column: there are only a few resources, and 1-D adds beat a 2-D reduction.
+    """
+    n, k = per_resource.shape
+    node_score = np.zeros(n, dtype=np.int64)
+    weight_sum = np.zeros(n, dtype=np.int64)
+    for j in range(k):
+        w = int(weights[j])
+        mask = present[:, j]
+        node_score += np.where(mask, per_resource[:, j] * w, 0)
+        weight_sum += np.where(mask, w, 0)
     return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0).astype(np.int64)
