@@ -420,6 +420,7 @@ def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, resu
             record.details["bind"] = {status.plugin: status.message}
         _binding_failed(sched, fwk, state, result, qpi, assumed, status, status.as_error(), record)
         return
+    sched.record_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
     if record is not None:
         record.result = SCHEDULED
         record.node = host
@@ -438,6 +439,13 @@ def _binding_failed(sched: Scheduler, fwk: Framework, state: CycleState, result:
         sched.cache.forget_pod(assumed)
     except Exception:
         log.exception("forgetting pod %s failed", assumed.key)
-    else:
-        sched.on_assumed_pod_forgotten(assumed, exclude_self=status.is_rejected())
+        handle_scheduling_failure(sched, fwk, qpi, status, None, error, record)
+        return
+    if status.is_rejected():
+        # The freed room may help others, but not the rejected pod itself: move them only once
+        # it is back in the queue.
+        handle_scheduling_failure(sched, fwk, qpi, status, None, error, record)
+        sched.on_assumed_pod_forgotten(assumed, exclude_self=True)
+        return
+    sched.on_assumed_pod_forgotten(assumed, exclude_self=False)
     handle_scheduling_failure(sched, fwk, qpi, status, None, error, record)

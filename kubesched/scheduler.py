@@ -186,8 +186,8 @@ class Scheduler:
             return
         old = self._parse_node(event.old)
         info = self.cache.update_node(old, node)
-        change = node_scheduling_properties_change(old, node) if old is not None else qevents.NodeAdd
-        if change is not None:
+        changes = node_scheduling_properties_changes(old, node) if old is not None else [qevents.NodeAdd]
+        for change in changes:
             self.queue.move_all_to_active_or_backoff_queue(change, old, node, self._pre_check_for_node(info))
 
     def _pre_check_for_node(self, info: NodeInfo) -> Callable[[Pod], bool]:
@@ -202,23 +202,30 @@ class Scheduler:
 
         return check
 
-    def _parse_pod(self, obj: Mapping[str, Any]) -> Pod | None:
+    def _parse_pod(self, obj: Mapping[str, Any], *, report: bool = True) -> Pod | None:
         try:
             return Pod.from_dict(obj)
         except ObjectError as err:
-            meta = obj.get("metadata") or {}
-            ns, name = meta.get("namespace", "default"), meta.get("name", "?")
-            log.error("pod %s/%s is malformed and stays pending: %s", ns, name, err)
-            self._record_object_event("Pod", ns, name, "Warning", "FailedScheduling",
-                                      f"pod is malformed and cannot be scheduled: {err}")
+            if report:
+                meta = obj.get("metadata") or {}
+                ns, name = meta.get("namespace", "default"), meta.get("name", "?")
+                log.error("pod %s/%s is malformed and stays pending: %s", ns, name, err)
+                self._record_object_event("Pod", ns, name, "Warning", "FailedScheduling",
+                                          f"pod is malformed and cannot be scheduled: {err}",
+                                          uid=str(meta.get("uid") or ""))
             return None
 
     def _responsible_for(self, pod: Pod) -> bool:
         return pod.scheduler_name in self.profiles
 
     def _on_pod(self, event: WatchEvent) -> None:
-        new = self._parse_pod(event.obj)
+        new = self._parse_pod(event.obj, report=event.type != "DELETED")
         if new is None:
+            # A pod we cannot read is not scheduled; forget any earlier, readable version of it.
+            uid = str((event.obj.get("metadata") or {}).get("uid") or "")
+            stale = self._pods.pop(uid, None)
+            if stale is not None:
+                self._pod_gone(stale)
             return
         old = self._pods.get(new.uid)
         if event.type == "DELETED":
@@ -341,7 +348,7 @@ class Scheduler:
             "involvedObject": {"kind": kind, "namespace": namespace, "name": name, "uid": uid},
             "type": type_,
             "reason": reason,
-            "message": message[:1024],
+            "message": truncate_message(message),
             "source": {"component": "kubesched"},
             "reportingController": "kubesched",
             "firstTimestamp": now,
@@ -414,6 +421,16 @@ class Scheduler:
         return list(self._pods.values())
 
 
+MAX_EVENT_MESSAGE = 1024
+
+
+def truncate_message(message: str) -> str:
+    """Event messages are capped like kube-scheduler's (keep the start, mark the cut)."""
+    if len(message) <= MAX_EVENT_MESSAGE:
+        return message
+    return message[:MAX_EVENT_MESSAGE - 4] + " ..."
+
+
 class _Registration:
     """A plugin's registered events, in the shape the queue's event-map builder reads."""
 
@@ -432,23 +449,24 @@ def _has_condition(pod: Pod, condition: Mapping[str, str]) -> bool:
     return False
 
 
-def node_scheduling_properties_change(old: Node, new: Node) -> ClusterEvent | None:
-    """The first scheduling-relevant difference between two versions of a node, as a cluster event."""
+def node_scheduling_properties_changes(old: Node, new: Node) -> list[ClusterEvent]:
+    """Every scheduling-relevant difference between two versions of a node, as cluster events."""
+    events: list[ClusterEvent] = []
     if old.unschedulable and not new.unschedulable:
-        return qevents.NodeSpecUnschedulableChange
+        events.append(qevents.NodeSpecUnschedulableChange)
     if old.allocatable != new.allocatable:
-        return qevents.NodeAllocatableChange
+        events.append(qevents.NodeAllocatableChange)
     if old.labels != new.labels:
-        return qevents.NodeLabelChange
+        events.append(qevents.NodeLabelChange)
     if old.taints != new.taints:
-        return qevents.NodeTaintChange
+        events.append(qevents.NodeTaintChange)
     old_conditions = (old.raw.get("status") or {}).get("conditions")
     new_conditions = (new.raw.get("status") or {}).get("conditions")
     if _strip_heartbeats(old_conditions) != _strip_heartbeats(new_conditions):
-        return qevents.NodeConditionChange
+        events.append(qevents.NodeConditionChange)
     if old.meta.annotations != new.meta.annotations:
-        return qevents.NodeAnnotationChange
-    return None
+        events.append(qevents.NodeAnnotationChange)
+    return events
 
 
 def _strip_heartbeats(conditions: Any) -> list[tuple[Any, Any]]:

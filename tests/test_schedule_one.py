@@ -251,7 +251,7 @@ def test_permit_timeout_on_the_virtual_clock() -> None:
     assert rec.message == (f"0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin "
                            f"{ref(PermitPlugin)}.")
     assert h.condition("p")["reason"] == "Unschedulable"
-    assert h.where("p") in ("unschedulable", "backoff")
+    assert h.where("p") == "unschedulable"
     assert ("unreserve", "p", "n1") in h.plugin(RecordingReserve).calls
 
 
@@ -329,3 +329,12 @@ def test_failed_scheduling_event_and_condition_on_unschedulable() -> None:
     assert cond and (cond["status"], cond["reason"], cond["message"]) == (
         "False", "Unschedulable", message)
     assert h.where("p") == "unschedulable"
+
+
+def test_successful_bind_records_a_scheduled_event() -> None:
+    h = harness({}, nodes=1)
+    h.create(pod_dict("p", cpu="1"))
+    h.step()
+    assert h.node_of("p") == "n1"
+    assert [(e["type"], e["reason"], e["message"]) for e in h.events("p")] == [
+        ("Normal", "Scheduled", "Successfully assigned default/p to n1")]

@@ -146,6 +146,8 @@ def test_node_add_moves_only_pods_whose_rejector_registered_it() -> None:
         ({"labels": {"fake": "yes"}}, True),  # NodeLabelChange, registered by LabelFilter
         ({"allocatable": {"cpu": "8"}}, False),  # NodeAllocatableChange, not registered
         ({"annotations": {"a": "b"}}, False),
+        # One update, two kinds of change: every kind is an event, so the label change still counts.
+        ({"allocatable": {"cpu": "8"}, "labels": {"fake": "yes"}}, True),
     ],
 )
 def test_node_update_moves_pods_by_the_kind_of_change(change: dict[str, Any], moves: bool) -> None:

@@ -123,6 +123,7 @@ class Simulation:
         self.looping: list[str] = []
         self._interesting_events = 0
         self._last_failure: dict[str, int] = {}
+        self._checked = 0
         self.pending: list[Manifest] = []
         self._created: list[str] = []
         handle = self.scheduler.handle_event
@@ -182,37 +183,39 @@ class Simulation:
         queue = sched.queue
         while True:
             self.cluster.deliver_pending()
-            if sched.run_pending_tasks():
-                continue
-            if self.cluster.pending_event_count():
+            ran = sched.run_pending_tasks()
+            self._watch_for_loops()
+            if ran or self.cluster.pending_event_count():
                 continue
             expiries = list(queue.backoff_expiries())
             if expiries:
                 self.clock.advance_to(max(expiries))
                 queue.flush_backoff_q_completed()
                 continue
-            before = len(self.records)
             if sched.schedule_next():
                 self.clock.advance_to(self.clock.now() + CYCLE_TIME)
-                self._watch_for_loops(before)
+                self._watch_for_loops()
                 continue
             if self._waiting_on_permit():
                 nxt = self.clock.next_timer()
                 if nxt is not None:
                     self.clock.advance_to(nxt)
+                    self._watch_for_loops()
                     continue
             return
 
     def _waiting_on_permit(self) -> bool:
         return any(fwk.waiting_pods.all() for fwk in self.scheduler.profiles.values())
 
-    def _watch_for_loops(self, before: int) -> None:
+    def _watch_for_loops(self) -> None:
         """Stop retrying a pod that failed twice with no cluster change in between.
 
         Such a pod (an error, or a rejection no plugin owns) would be retried from backoff forever;
-        kube-scheduler would too, but a simulation has to end.
+        kube-scheduler would too, but a simulation has to end. Records come from scheduling cycles,
+        binding cycles and permit timeouts alike, so every step checks the ones it produced.
         """
-        for record in self.records[before:]:
+        fresh, self._checked = self.records[self._checked:], len(self.records)
+        for record in fresh:
             if record.result == SCHEDULED:
                 self._last_failure.pop(record.pod, None)
                 continue

@@ -11,6 +11,8 @@ from kubesched.sim.simulate import START_TIME, Simulation, SimulationError, simu
 from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import (
     AlwaysErrorPreFilter,
+    ErrorBinder,
+    PermitPlugin,
     LabelFilter,
     config_dict,
     profile_with,
@@ -149,3 +151,24 @@ def test_simulation_class_steps() -> None:
 def test_bad_input_is_a_simulation_error() -> None:
     with pytest.raises(SimulationError):
         simulate([42])
+
+
+def test_a_binding_cycle_that_always_fails_is_parked_after_two_attempts() -> None:
+    plugins = {"bind": {"enabled": [{"name": ref(ErrorBinder)}], "disabled": [{"name": "*"}]}}
+    started = time.perf_counter()
+    r = simulate([node_dict("n1"), pod_dict("p")], config_dict(profile_with(plugins)))
+    assert time.perf_counter() - started < 5
+    assert [(a["pod"], a["attempt"], a["result"]) for a in r.attempts] == [
+        ("default/p", 1, "Error"), ("default/p", 2, "Error")]
+    assert r.looping == ["default/p"]
+    assert r.final == {"default/p": None}
+
+
+def test_a_permit_that_never_allows_times_out_and_the_run_ends() -> None:
+    plugins = {"permit": {"enabled": [{"name": ref(PermitPlugin)}]}}
+    cfg = config_dict(profile_with(plugins, {ref(PermitPlugin): {"mode": "wait", "timeout": 30}}))
+    r = simulate([node_dict("n1"), pod_dict("p")], cfg)
+    assert [(a["attempt"], a["result"]) for a in r.attempts] == [(1, "Unschedulable")]
+    assert r.attempts[0]["message"].endswith(f"rejected due to timeout after waiting 30s at plugin {ref(PermitPlugin)}.")
+    assert r.virtual_seconds >= 30
+    assert r.final == {"default/p": None}
