@@ -12,8 +12,8 @@ from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import (
     AlwaysErrorPreFilter,
     ErrorBinder,
-    PermitPlugin,
     LabelFilter,
+    PermitPlugin,
     config_dict,
     profile_with,
     ref,
@@ -169,6 +169,7 @@ def test_a_permit_that_never_allows_times_out_and_the_run_ends() -> None:
     cfg = config_dict(profile_with(plugins, {ref(PermitPlugin): {"mode": "wait", "timeout": 30}}))
     r = simulate([node_dict("n1"), pod_dict("p")], cfg)
     assert [(a["attempt"], a["result"]) for a in r.attempts] == [(1, "Unschedulable")]
-    assert r.attempts[0]["message"].endswith(f"rejected due to timeout after waiting 30s at plugin {ref(PermitPlugin)}.")
+    timeout_reason = f"rejected due to timeout after waiting 30s at plugin {ref(PermitPlugin)}."
+    assert r.attempts[0]["message"].endswith(timeout_reason)
     assert r.virtual_seconds >= 30
     assert r.final == {"default/p": None}
