@@ -88,7 +88,7 @@ class Scheduler:
                 plugin_registry,
                 cluster=cluster,
                 clock=clock,
-                nominator=self._nominator_proxy(),
+                nominator=_QueueNominator(self),
                 snapshot_fn=lambda: self.snapshot,
                 parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
@@ -113,18 +113,6 @@ class Scheduler:
             cluster_event_map_per_profile=event_maps,
             namespace_labels=self.namespace_labels,
         )
-
-    def _nominator_proxy(self) -> Any:
-        scheduler = self
-
-        class _Nominator:
-            def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
-                return scheduler.queue.nominated_pods_for_node(node_name)
-
-            def nominated_node_names(self) -> list[str]:
-                return scheduler.queue.nominator.nominated_node_names()
-
-        return _Nominator()
 
     # -- wiring to the cluster -------------------------------------------------------------------------
     def start(self) -> None:
@@ -429,6 +417,19 @@ def truncate_message(message: str) -> str:
     if len(message) <= MAX_EVENT_MESSAGE:
         return message
     return message[:MAX_EVENT_MESSAGE - 4] + " ..."
+
+
+class _QueueNominator:
+    """The queue's nominator, for frameworks built before the queue exists (the queue needs them)."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+
+    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
+        return self._scheduler.queue.nominated_pods_for_node(node_name)
+
+    def nominated_node_names(self) -> list[str]:
+        return self._scheduler.queue.nominator.nominated_node_names()
 
 
 class _Registration:

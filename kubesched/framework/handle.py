@@ -25,6 +25,10 @@ class PodNominator(Protocol):
 
     def nominated_pods_for_node(self, node_name: str) -> list[Pod]: ...
 
+    def nominated_node_names(self) -> list[str]:
+        """Nodes with at least one nominated pod (so a cycle only checks those)."""
+        ...
+
 
 class Handle(Protocol):
     @property

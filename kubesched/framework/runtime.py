@@ -10,7 +10,7 @@ costs a few NumPy operations per plugin.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -406,10 +406,8 @@ class Framework:
         return FilterOutcome(feasible, rejected, rejected_statuses, len(feasible) + len(rejected))
 
     def _rows_with_nominated_pods(self, pod: Pod, snapshot: Snapshot) -> set[int]:
-        nodes_fn = getattr(self._nominator, "nominated_node_names", None)
-        names: Iterable[str] = nodes_fn() if callable(nodes_fn) else ()
         rows = set()
-        for name in names:
+        for name in self._nominator.nominated_node_names():
             row = snapshot.index.get(name)
             if row is not None and self._nominated_for(pod, name):
                 rows.add(row)
