@@ -550,13 +550,18 @@ class Framework:
 
     # -- Reserve / Permit ----------------------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for plugin in self.points["reserve"]:
-            status = _call_status(plugin.reserve, state, pod, node_name)  # type: ignore[attr-defined]
+        return self._run_in_order("reserve", "reserve", "Reserve", state, pod, node_name)
+
+    def _run_in_order(self, point: str, method: str, label: str, state: CycleState, pod: Pod,
+                      node_name: str) -> Status | None:
+        """Run a point's plugins in order until one fails: a rejection as is, anything else an Error."""
+        for plugin in self.points[point]:
+            status = _call_status(getattr(plugin, method), state, pod, node_name)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.is_rejected():
                     status.plugin = plugin.name
                     return status
-                return Status(Code.ERROR, (f'running Reserve plugin "{plugin.name}": {status.message}',),
+                return Status(Code.ERROR, (f'running {label} plugin "{plugin.name}": {status.message}',),
                               plugin=plugin.name, error=status.error)
         return None
 
@@ -592,15 +597,7 @@ class Framework:
 
     # -- binding -------------------------------------------------------------------------------------
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for plugin in self.points["pre_bind"]:
-            status = _call_status(plugin.pre_bind, state, pod, node_name)  # type: ignore[attr-defined]
-            if status is not None and status.code is not Code.SUCCESS:
-                if status.is_rejected():
-                    status.plugin = plugin.name
-                    return status
-                return Status(Code.ERROR, (f'running PreBind plugin "{plugin.name}": {status.message}',),
-                              plugin=plugin.name, error=status.error)
-        return None
+        return self._run_in_order("pre_bind", "pre_bind", "PreBind", state, pod, node_name)
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if not self.points["bind"]:

@@ -17,18 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.objects import Pod
-from kubesched.cache.node_info import NodeInfo
 from kubesched.config.errors import ConfigError
 from kubesched.config.pluginargs import NodeResourcesBalancedAllocationArgs
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import MAX_NODE_SCORE, ScoreExtensions
-from kubesched.framework.status import Status
+from kubesched.framework.interfaces import MAX_NODE_SCORE
 from kubesched.plugins import names
-from kubesched.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+from kubesched.plugins.noderesources.resource_allocation import (
+    ResourceAllocationScorer,
+    ResourceScoring,
+)
 
 if TYPE_CHECKING:
-    from kubesched.cache.snapshot import NodeInfoList
     from kubesched.framework.handle import Handle
 
 NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
@@ -100,50 +98,17 @@ class BalancedScorer:
         return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
 
-@dataclass(frozen=True, slots=True)
-class PreScoreState:
-    """The pod's request for each balanced resource, in configuration order."""
-
-    pod_requests: tuple[int, ...]
-
-    def clone(self) -> PreScoreState:
-        return self
-
-
-class NodeResourcesBalancedAllocation:
+class NodeResourcesBalancedAllocation(ResourceScoring):
     """Favours nodes where the pod leaves cpu, memory (and other configured resources) evenly used."""
 
     name = NAME
+    pre_score_key = PRE_SCORE_STATE_KEY
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Handle | None = None) -> None:
         self.handle = handle
         self.scorer = ResourceAllocationScorer(
             name=NAME, resources=tuple(args.resources), function=BalancedScorer(), use_requested=True
         )
-
-    # -- PreScore -----------------------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_requests(pod)))
-        return None
-
-    def _pod_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if isinstance(s, PreScoreState):
-            return s.pod_requests
-        return self.scorer.pod_requests(pod)
-
-    # -- Score --------------------------------------------------------------------------------------
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
-        return self.scorer.score(node_info, self._pod_requests(state, pod))
-
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
-        return self.scorer.score_nodes(nodes, self._pod_requests(state, pod))
-
-    def score_extensions(self) -> ScoreExtensions | None:
-        return None
-
-    def normalize_scores(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray | None:
-        return None
 
     # kube-scheduler v1.30 registers no events for this plugin (it has no Filter to be rejected by).
 

@@ -43,7 +43,6 @@ from kubesched.framework.interfaces import (
     ClusterEvent,
     PreFilterExtensions,
     PreFilterResult,
-    ScoreExtensions,
 )
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import names
@@ -53,10 +52,14 @@ from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
     RequestedToCapacityRatioScorer,
     scaled_shape,
 )
-from kubesched.plugins.noderesources.resource_allocation import ResourceAllocationScorer, ScoreFunction
+from kubesched.plugins.noderesources.resource_allocation import (
+    ResourceAllocationScorer,
+    ResourceScoring,
+    ScoreFunction,
+)
 
 if TYPE_CHECKING:
-    from kubesched.cache.snapshot import NodeInfoList, Snapshot
+    from kubesched.cache.snapshot import Snapshot
     from kubesched.framework.handle import Handle
 
 NAME = names.NODE_RESOURCES_FIT
@@ -144,16 +147,6 @@ class PreFilterState:
         return self
 
 
-@dataclass(frozen=True, slots=True)
-class PreScoreState:
-    """The pod's request for each scored resource, in configuration order."""
-
-    pod_requests: tuple[int, ...]
-
-    def clone(self) -> PreScoreState:
-        return self
-
-
 def _missing_state(key: str) -> Status:
     return Status(Code.ERROR, (f'error reading "{key}" from cycleState: not found',))
 
@@ -186,10 +179,11 @@ def _distinct_rows(fails: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return combos, inverse.reshape(-1)
 
 
-class NodeResourcesFit:
+class NodeResourcesFit(ResourceScoring):
     """Filters out nodes without room for the pod; scores the rest by the configured strategy."""
 
     name = NAME
+    pre_score_key = PRE_SCORE_STATE_KEY
 
     def __init__(self, args: NodeResourcesFitArgs, handle: Handle | None = None) -> None:
         self.handle = handle
@@ -251,29 +245,6 @@ class NodeResourcesFit:
                 statuses.append(Status(Code.UNSCHEDULABLE, failed))
         return BatchFilterResult(table[inverse], statuses)
 
-    # -- PreScore -----------------------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_requests(pod)))
-        return None
-
-    def _pod_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if isinstance(s, PreScoreState):
-            return s.pod_requests
-        return self.scorer.pod_requests(pod)
-
-    # -- Score --------------------------------------------------------------------------------------
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
-        return self.scorer.score(node_info, self._pod_requests(state, pod))
-
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
-        return self.scorer.score_nodes(nodes, self._pod_requests(state, pod))
-
-    def score_extensions(self) -> ScoreExtensions | None:
-        return None
-
-    def normalize_scores(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray | None:
-        return None
 
     # -- events -------------------------------------------------------------------------------------
     def events_to_register(self) -> Sequence[ClusterEvent]:

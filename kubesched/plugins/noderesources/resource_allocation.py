@@ -30,6 +30,8 @@ from kubesched.api.resources import (
 )
 from kubesched.cache.node_info import NodeInfo
 from kubesched.config.pluginargs import ResourceSpec
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import ScoreExtensions
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
@@ -165,3 +167,46 @@ def weighted_average(per_resource: np.ndarray, present: np.ndarray, weights: np.
         node_score += np.where(mask, per_resource[:, j] * w, 0)
         weight_sum += np.where(mask, w, 0)
     return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0).astype(np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class PreScoreState:
+    """The pod's request for each scored resource, in configuration order."""
+
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> PreScoreState:
+        return self
+
+
+class ResourceScoring:
+    """The Score half both NodeResourcesFit and BalancedAllocation share: requests once per pod in
+    PreScore, then a :class:`ResourceAllocationScorer` per node or over all nodes; no normalising.
+
+    Subclasses set ``scorer`` and ``pre_score_key``.
+    """
+
+    scorer: ResourceAllocationScorer
+    pre_score_key: str
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
+        state.write(self.pre_score_key, PreScoreState(self.scorer.pod_requests(pod)))
+        return None
+
+    def _pod_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
+        s = state.get(self.pre_score_key)
+        if isinstance(s, PreScoreState):
+            return s.pod_requests
+        return self.scorer.pod_requests(pod)
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        return self.scorer.score(node_info, self._pod_requests(state, pod))
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
+        return self.scorer.score_nodes(nodes, self._pod_requests(state, pod))
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+    def normalize_scores(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray | None:
+        return None
