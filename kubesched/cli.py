@@ -18,7 +18,7 @@ from kubesched import __version__
 from kubesched.api.errors import ObjectError
 from kubesched.cluster.manifests import ManifestError
 from kubesched.config import ConfigError
-from kubesched.framework.runtime import FrameworkError
+from kubesched.framework.extension_points import FrameworkError
 from kubesched.plugins.registry import PluginLoadError
 from kubesched.sim.output import write_manifests, write_trace
 from kubesched.sim.report import format_summary

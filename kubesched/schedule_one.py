@@ -23,7 +23,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.trace import ERROR, SCHEDULED, UNSCHEDULABLE, AttemptRecord
 
 if TYPE_CHECKING:
-    from kubesched.queue.scheduling_queue import QueuedPodInfo
+    from kubesched.queue.queued_pod_info import QueuedPodInfo
     from kubesched.scheduler import Scheduler
 
 log = logging.getLogger(__name__)

@@ -33,7 +33,8 @@ from kubesched.framework.runtime import Framework
 from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.registry import in_tree_registry, resolve_profile
 from kubesched.queue import events as qevents
-from kubesched.queue.scheduling_queue import QueuedPodInfo, SchedulingQueue
+from kubesched.queue.queued_pod_info import QueuedPodInfo
+from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.schedule_one import schedule_one
 from kubesched.trace import AttemptObserver, AttemptRecord
 

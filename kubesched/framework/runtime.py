@@ -1,10 +1,11 @@
 """The framework runtime: one profile's plugins, wired to the extension points and run in order.
 
 A :class:`Framework` is built from a profile (the effective plugin sets and their args) and a
-registry of plugin factories. It runs each extension point the way kube-scheduler does (stop at the
-first rejection, Skip bookkeeping, score weights, permit waiting) and doubles as the ``Handle``
-plugins receive. Filter and Score prefer the plugins' batch forms, so a pass over thousands of nodes
-costs a few NumPy operations per plugin.
+registry of plugin factories; which plugin sits at which point is worked out in
+:mod:`kubesched.framework.extension_points`. It runs each extension point the way kube-scheduler
+does (stop at the first rejection, Skip bookkeeping, score weights, permit waiting) and doubles as
+the ``Handle`` plugins receive. Filter and Score prefer the plugins' batch forms, so a pass over
+thousands of nodes costs a few NumPy operations per plugin.
 """
 
 from __future__ import annotations
@@ -21,33 +22,28 @@ from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import NodeInfoList, Snapshot
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extension_points import (
+    EXTENSION_POINTS,
+    FrameworkError,
+    expand_extension_point,
+    plugins_needed,
+)
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     ActionType,
     BatchFilterPlugin,
     BatchScorePlugin,
-    BindPlugin,
     ClusterEvent,
     EnqueueExtensions,
-    FilterPlugin,
     NodeScore,
     Plugin,
     PluginFactory,
-    PostBindPlugin,
-    PostFilterPlugin,
     PostFilterResult,
-    PreBindPlugin,
     PreEnqueuePlugin,
-    PreFilterPlugin,
     PreFilterResult,
-    PreScorePlugin,
     QueueSortPlugin,
-    ReservePlugin,
     ScorePlugin,
-)
-from kubesched.framework.interfaces import (
-    PermitPlugin as PermitPluginProto,
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
@@ -55,7 +51,7 @@ from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
 if TYPE_CHECKING:
     from kubesched.clock import Clock
     from kubesched.cluster.protocol import Cluster
-    from kubesched.config.types import Plugins, Profile
+    from kubesched.config.types import Profile
     from kubesched.framework.handle import PodNominator
 
 log = logging.getLogger(__name__)
@@ -65,27 +61,6 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 #: What a plugin that names no events is assumed to care about: everything.
 ALL_EVENTS = ClusterEvent("*", ActionType.ALL, "WildCardEvent")
-
-#: Extension point name (as in the config) -> protocol a plugin must implement to sit there.
-EXTENSION_POINTS: tuple[tuple[str, type], ...] = (
-    ("pre_enqueue", PreEnqueuePlugin),
-    ("queue_sort", QueueSortPlugin),
-    ("pre_filter", PreFilterPlugin),
-    ("filter", FilterPlugin),
-    ("post_filter", PostFilterPlugin),
-    ("pre_score", PreScorePlugin),
-    ("score", ScorePlugin),
-    ("reserve", ReservePlugin),
-    ("permit", PermitPluginProto),
-    ("pre_bind", PreBindPlugin),
-    ("bind", BindPlugin),
-    ("post_bind", PostBindPlugin),
-)
-
-
-class FrameworkError(ValueError):
-    """A profile that cannot be turned into a working framework (unknown plugin, no binder…)."""
-
 
 @dataclass(slots=True)
 class FilterOutcome:
@@ -143,7 +118,7 @@ class Framework:
         self.warnings: list[str] = []
 
         plugins_cfg = profile.plugins
-        needed = _plugins_needed(plugins_cfg)
+        needed = plugins_needed(plugins_cfg)
         self.plugins: dict[str, Plugin] = {}
         for name in needed:
             factory = registry.get(name)
@@ -155,7 +130,7 @@ class Framework:
 
         self.points: dict[str, list[Plugin]] = {}
         for point, proto in EXTENSION_POINTS:
-            self.points[point] = self._expand(point, proto, plugins_cfg)
+            self.points[point] = expand_extension_point(point, proto, plugins_cfg, self.plugins)
 
         if len(self.points["queue_sort"]) != 1:
             raise FrameworkError(
@@ -184,32 +159,6 @@ class Framework:
                 self.enqueue_events[plugin.name] = list(plugin.events_to_register())
             else:
                 self.enqueue_events[plugin.name] = [ALL_EVENTS]
-
-    # -- construction --------------------------------------------------------------------------------
-    def _expand(self, point: str, proto: type, cfg: Plugins) -> list[Plugin]:
-        """Plugins of one extension point: its own enabled list merged with multiPoint, as v1 does."""
-        plugin_set = getattr(cfg, point)
-        enabled = [ref.name for ref in plugin_set.enabled]
-        for name in enabled:
-            if not isinstance(self.plugins[name], proto):
-                raise FrameworkError(f'plugin "{name}" does not extend {point} plugin')
-        if "*" in plugin_set.disabled:
-            return [self.plugins[n] for n in enabled]
-        disabled = set(plugin_set.disabled)
-        overrides: list[str] = []
-        from_multi: list[str] = []
-        for ref in cfg.multi_point.enabled:
-            plugin = self.plugins[ref.name]
-            if not isinstance(plugin, proto) or ref.name in disabled:
-                continue
-            if ref.name in enabled:
-                overrides.append(ref.name)
-                continue
-            if ref.name in from_multi:
-                raise FrameworkError(f'plugin "{ref.name}" already registered as "{point}"')
-            from_multi.append(ref.name)
-        ordered = [n for n in enabled if n in overrides] + from_multi + [n for n in enabled if n not in overrides]
-        return [self.plugins[n] for n in ordered]
 
     # -- handle --------------------------------------------------------------------------------------
     @property
@@ -643,13 +592,3 @@ def _call_status(fn: Callable[..., Status | None], *args: Any) -> Status | None:
     except Exception as exc:
         log.exception("plugin call %s failed", getattr(fn, "__qualname__", fn))
         return Status.from_error(exc)
-
-
-def _plugins_needed(cfg: Plugins) -> list[str]:
-    """Every plugin enabled anywhere in the profile, in first-mention order."""
-    names: list[str] = []
-    for point, _ in (*EXTENSION_POINTS, ("multi_point", object)):
-        for ref in getattr(cfg, point).enabled:
-            if ref.name not in names:
-                names.append(ref.name)
-    return names

@@ -18,6 +18,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import PREEMPT_NEVER, Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
@@ -27,15 +28,14 @@ from kubesched.framework.preemption import (
     REASON_PREEMPTION_BY_SCHEDULER,
     Candidate,
     Evaluator,
-    PodDisruptionBudget,
     ScoreFunc,
     Victims,
-    go_sort_slice,
     more_important_pod,
     pod_conditions,
 )
 from kubesched.framework.status import Code, Status, code_of, is_success
 from kubesched.plugins import names
+from kubesched.util.gosort import go_sort_slice
 
 if TYPE_CHECKING:
     from kubesched.framework.handle import Handle

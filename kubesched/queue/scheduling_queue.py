@@ -26,13 +26,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any, Protocol
 
-from kubesched.api.errors import ObjectError
-from kubesched.api.labels import LabelSelector, selector_matches
 from kubesched.api.objects import Pod
 from kubesched.framework.interfaces import ClusterEvent, PreEnqueuePlugin
 from kubesched.framework.status import Status
@@ -40,6 +37,7 @@ from kubesched.plugins.names import SCHEDULING_GATES
 from kubesched.queue import events as ev
 from kubesched.queue.heap import IndexedHeap
 from kubesched.queue.nominator import MODE_NOOP, Nominator, PodLister
+from kubesched.queue.queued_pod_info import QueuedPodInfo, is_pod_updated
 
 DEFAULT_POD_INITIAL_BACKOFF = timedelta(seconds=1)
 DEFAULT_POD_MAX_BACKOFF = timedelta(seconds=10)
@@ -54,83 +52,6 @@ GATED = "gated"
 
 class QueueError(Exception):
     """A request the queue refuses (kube-scheduler returns these as errors and only logs them)."""
-
-
-# -- queued pod -----------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class AffinityTerm:
-    """A required pod-affinity term, ready to test against pods that get bound."""
-
-    namespaces: frozenset[str]
-    selector: LabelSelector | None
-    namespace_selector: LabelSelector | None
-
-    def matches(self, pod: Pod, namespace_labels: Mapping[str, str]) -> bool:
-        # An absent selector selects nothing; `{}` selects everything.
-        if pod.namespace in self.namespaces or selector_matches(self.namespace_selector, namespace_labels):
-            return selector_matches(self.selector, pod.labels)
-        return False
-
-
-def required_affinity_terms(pod: Pod) -> tuple[AffinityTerm, ...]:
-    """The pod's required pod-affinity terms; a term with an invalid selector voids them all."""
-    pod_affinity = pod.affinity.get("podAffinity") or {}
-    raw_terms = pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
-    terms = []
-    try:
-        for raw in raw_terms:
-            namespaces = frozenset(raw.get("namespaces") or ())
-            if not namespaces and raw.get("namespaceSelector") is None:
-                namespaces = frozenset((pod.namespace,))
-            terms.append(AffinityTerm(
-                namespaces=namespaces,
-                selector=LabelSelector.from_dict(raw.get("labelSelector")),
-                namespace_selector=LabelSelector.from_dict(raw.get("namespaceSelector")),
-            ))
-    except (ObjectError, AttributeError, TypeError):
-        return ()
-    return tuple(terms)
-
-
-@dataclass(eq=False)
-class QueuedPodInfo:
-    """A pending pod plus what the queue knows about its scheduling history."""
-
-    pod: Pod
-    #: When the pod was added to the queue, or re-added after a failed attempt.
-    timestamp: datetime
-    #: Scheduling attempts so far (incremented by each pop).
-    attempts: int = 0
-    #: When the pod first entered activeQ (start of the pod_scheduling_sli_duration).
-    initial_attempt_timestamp: datetime | None = None
-    #: Plugins that rejected the pod in its last attempt (Unschedulable / UnschedulableAndUnresolvable),
-    #: plus PreEnqueue plugins that gated it.
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    #: Plugins that answered Pending in the last attempt.
-    pending_plugins: set[str] = field(default_factory=set)
-    #: A PreEnqueue plugin refused the pod: it waits in the unschedulable pool and is never popped.
-    gated: bool = False
-    #: The PreEnqueue plugin that gated the pod ("" when not gated).
-    gating_plugin: str = ""
-    _affinity_terms: tuple[AffinityTerm, ...] | None = field(default=None, init=False, repr=False)
-
-    @property
-    def uid(self) -> str:
-        return self.pod.uid
-
-    @property
-    def rejector_plugins(self) -> set[str]:
-        return self.unschedulable_plugins | self.pending_plugins
-
-    @property
-    def required_affinity_terms(self) -> tuple[AffinityTerm, ...]:
-        if self._affinity_terms is None:
-            self._affinity_terms = required_affinity_terms(self.pod)
-        return self._affinity_terms
-
-    def update_pod(self, pod: Pod) -> None:
-        self.pod = pod
-        self._affinity_terms = None
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -157,29 +78,6 @@ AffinityMatcher = Callable[[Pod, Pod], bool]
 ClusterEventMap = Mapping[ClusterEvent, Iterable[str]]
 
 _ANY_PROFILE = ""
-
-
-def _strip_for_compare(raw: Mapping[str, Any]) -> dict[str, Any]:
-    stripped = dict(raw)
-    meta = dict(stripped.get("metadata") or {})
-    for key in ("resourceVersion", "generation", "managedFields", "finalizers"):
-        meta.pop(key, None)
-    stripped["metadata"] = meta
-    status = stripped.get("status") or {}
-    claims = status.get("resourceClaimStatuses")
-    stripped["status"] = {"resourceClaimStatuses": claims} if claims else {}
-    return stripped
-
-
-def is_pod_updated(old_pod: Pod | None, new_pod: Pod) -> bool:
-    """Whether an update may change the pod's scheduling result.
-
-    Bookkeeping (resourceVersion, generation, managedFields, finalizers) and the status (except
-    resource-claim statuses) do not count.
-    """
-    if old_pod is None:
-        return True
-    return _strip_for_compare(old_pod.raw) != _strip_for_compare(new_pod.raw)
 
 
 def _utcnow() -> datetime:

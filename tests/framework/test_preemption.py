@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import builtins
 import copy
-import random
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import Node, Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import Snapshot
@@ -27,16 +27,15 @@ from kubesched.framework.preemption import (
     NOT_HELPFUL_MSG,
     Candidate,
     Evaluator,
-    PodDisruptionBudget,
     Victims,
     earliest_pod_start_time,
     fit_error_message,
-    go_sort_slice,
     more_important_pod,
     nodes_where_preemption_might_help,
     pick_one_node_for_preemption,
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
+from kubesched.util.gosort import go_sort_slice
 from tests.factories import make_node, make_snapshot, pod_dict
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
@@ -228,38 +227,6 @@ class FixedPolicy:
 
     def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> None:
         return None
-
-
-# -- Go's sort.Slice ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("n", [0, 1, 2, 5, 12, 13, 20, 49, 50, 51, 100, 257, 1000])
-@pytest.mark.parametrize("shape", ["random", "sorted", "reversed", "dups", "sawtooth"])
-def test_go_sort_slice_sorts(n: int, shape: str) -> None:
-    rng = random.Random(n * 31 + len(shape))
-    if shape == "random":
-        data = [rng.randrange(10 * n + 1) for _ in range(n)]
-    elif shape == "sorted":
-        data = list(range(n))
-    elif shape == "reversed":
-        data = list(range(n, 0, -1))
-    elif shape == "dups":
-        data = [rng.randrange(3) for _ in range(n)]
-    else:
-        data = [i % 7 for i in range(n)]
-    items = [(v, i) for i, v in enumerate(data)]
-    go_sort_slice(items, lambda a, b: a[0] < b[0])
-    assert [v for v, _ in items] == sorted(data)
-    assert sorted(i for _, i in items) == list(range(n))
-
-
-def test_go_sort_slice_small_is_insertion_sort() -> None:
-    # Up to 12 elements Go uses insertion sort: stable for a consistent less ...
-    items = [(1, "a"), (0, "b"), (1, "c"), (0, "d")]
-    go_sort_slice(items, lambda x, y: x[0] < y[0])
-    assert items == [(0, "b"), (0, "d"), (1, "a"), (1, "c")]
-    # ... and an always-true less among equals reverses them.
-    rev = ["a", "b", "c", "d"]
-    go_sort_slice(rev, lambda x, y: True)
-    assert rev == ["d", "c", "b", "a"]
 
 
 # -- MoreImportantPod / GetEarliestPodStartTime -------------------------------------------------------

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extension_points import FrameworkError
 from kubesched.framework.interfaces import ActionType, ClusterEvent
-from kubesched.framework.runtime import ALL_EVENTS, Framework, FrameworkError
+from kubesched.framework.runtime import ALL_EVENTS, Framework
 from kubesched.framework.status import Code
 from kubesched.plugins import names
 from kubesched.plugins.registry import NOT_YET_BUILT, PluginLoadError

@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
+from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import Node, Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import PostFilterPlugin, PostFilterResult
-from kubesched.framework.preemption import PodDisruptionBudget, fit_error_message
+from kubesched.framework.preemption import fit_error_message
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import defaultpreemption
 from kubesched.plugins.defaultpreemption import (

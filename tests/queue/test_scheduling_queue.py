@@ -14,15 +14,14 @@ from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins.queuesort import PrioritySort
 from kubesched.plugins.schedulinggates import SchedulingGates
 from kubesched.queue import events as ev
+from kubesched.queue.queued_pod_info import QueuedPodInfo
 from kubesched.queue.scheduling_queue import (
     ACTIVE,
     BACKOFF,
     GATED,
     UNSCHEDULABLE,
-    QueuedPodInfo,
     QueueError,
     SchedulingQueue,
-    is_pod_updated,
 )
 from tests.queue.conftest import T0, FakeClock, mkpod, modified
 
@@ -486,15 +485,6 @@ def test_update_unknown_pod_adds_it(clock: FakeClock) -> None:
     q.update(None, pod)
     assert q.queue_of(pod.uid) == ACTIVE
     assert q.nominated_pods_for_node("n1") == [pod]
-
-
-def test_is_pod_updated() -> None:
-    pod = mkpod("p")
-    assert not is_pod_updated(pod, modified(pod, metadata__resourceVersion="2", metadata__managedFields=[{}]))
-    assert not is_pod_updated(pod, modified(pod, status__phase="Running"))
-    assert is_pod_updated(pod, modified(pod, status__resourceClaimStatuses=[{"name": "c"}]))
-    assert is_pod_updated(pod, modified(pod, metadata__annotations={"a": "b"}))
-    assert is_pod_updated(None, pod)
 
 
 @pytest.mark.parametrize("where", [ACTIVE, BACKOFF, UNSCHEDULABLE, GATED])

@@ -1,0 +1,1 @@
+"""Ports of Go library behaviour that kube-scheduler's decisions depend on."""
