@@ -9,6 +9,7 @@ import pytest
 
 from kubesched.api.errors import ObjectError
 from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests
+from tests.corpus import CORPUS
 
 NODE = "apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n"
 POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers: []\n"
@@ -87,7 +88,7 @@ def test_paths_in_given_order(tmp_path: Path) -> None:
 
 
 def test_conformance_scenario_folder_loads() -> None:
-    folder = Path("/work/shared/conformance/fit-cpu")
+    folder = CORPUS / "fit-cpu"
     if not folder.is_dir():
         pytest.skip("conformance corpus not present")
     loaded = load_manifests([folder])

@@ -18,8 +18,9 @@ from kubesched.config import (
     UtilizationShapePoint,
     load_config,
 )
+from tests.corpus import CORPUS
 
-CONFORMANCE = Path("/work/shared/conformance")
+CONFORMANCE = CORPUS
 CONFORMANCE_CONFIGS = sorted(CONFORMANCE.glob("*/config.yaml"))
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 

@@ -1,6 +1,6 @@
 """DefaultPreemption (v1.30): policy functions, victim selection and whole PostFilter runs.
 
-The conformance replays at the bottom re-run the preempt-* scenarios of /work/shared/conformance with
+The conformance replays at the bottom re-run the preempt-* scenarios of the conformance corpus with
 the fake filters of tests.framework.test_preemption (cpu/memory fit, nodeSelector) and compare the
 FailedScheduling message, the nominated node and the victims of every attempt with golden.json.
 """
@@ -11,7 +11,6 @@ import json
 import random
 from collections.abc import Sequence
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,10 +33,11 @@ from kubesched.plugins.defaultpreemption import (
     filter_pods_with_pdb_violation,
     first_offset,
 )
+from tests.corpus import CORPUS
 from tests.factories import make_node, make_snapshot
 from tests.framework.test_preemption import T0, FakeCluster, FakeHandle, FakeNominator, mk_pod, pdb_dict
 
-CONFORMANCE = Path("/work/shared/conformance")
+CONFORMANCE = CORPUS
 
 
 def plugin(handle: FakeHandle, args: Any = None, **kw: Any) -> DefaultPreemption:

@@ -10,7 +10,6 @@ import json
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,9 +20,10 @@ from kubesched.api.objects import Node, Pod
 from kubesched.cache.snapshot import Snapshot
 from kubesched.framework.interfaces import NodeScore
 from kubesched.plugins.helper import default_normalize_score, normalize_score_array
+from tests.corpus import CORPUS
 from tests.factories import make_snapshot
 
-CONFORMANCE = Path("/work/shared/conformance")
+CONFORMANCE = CORPUS
 
 
 # -- conformance replay (shared) -------------------------------------------------------------------

@@ -10,7 +10,6 @@ victims), then the final placement and the pods never attempted.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +20,7 @@ from kubesched.config import load_config
 from kubesched.plugins import names
 from kubesched.plugins.registry import NOT_YET_BUILT
 from kubesched.sim.simulate import simulate
-
-CORPUS = Path(os.environ.get("KUBESCHED_CONFORMANCE_DIR",
-                             Path(__file__).resolve().parents[3] / "shared" / "conformance"))
+from tests.corpus import CORPUS
 
 VOLUME_PLUGINS = {names.VOLUME_BINDING, names.VOLUME_RESTRICTIONS, names.VOLUME_ZONE,
                   names.NODE_VOLUME_LIMITS, names.EBS_LIMITS, names.GCE_PD_LIMITS, names.AZURE_DISK_LIMITS}

@@ -23,9 +23,9 @@ from kubesched.cluster.admission import apply_defaults
 from kubesched.config.pluginargs import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.plugins.noderesources import balanced_allocation, fit
+from tests.corpus import CORPUS
 from tests.factories import make_snapshot
 
-CORPUS = Path("/work/shared/conformance")
 #: Every recorded scenario; those with custom plugin sets or weights are skipped (see _plugin_args).
 SCENARIOS = sorted(p.name for p in CORPUS.iterdir() if (p / "golden.json").exists()) \
     if CORPUS.exists() else []
