@@ -115,10 +115,24 @@ def _default_container_requests(containers: object) -> None:
             requests.setdefault(key, value)
 
 
+def _default_host_network_ports(containers: object) -> None:
+    """With hostNetwork every container port is a host port: hostPort := containerPort when unset."""
+    if not isinstance(containers, list):
+        return
+    for container in containers:
+        ports = container.get("ports") if isinstance(container, dict) else None
+        for port in ports if isinstance(ports, list) else []:
+            if isinstance(port, dict) and not port.get("hostPort") and port.get("containerPort"):
+                port["hostPort"] = port["containerPort"]
+
+
 def _default_pod(obj: dict) -> None:
     spec = _dict_at(obj, "spec")
     _default_container_requests(spec.get("containers"))
     _default_container_requests(spec.get("initContainers"))
+    if spec.get("hostNetwork"):
+        _default_host_network_ports(spec.get("containers"))
+        _default_host_network_ports(spec.get("initContainers"))
     if not spec.get("schedulerName"):
         spec["schedulerName"] = DEFAULT_SCHEDULER_NAME
     if not spec.get("restartPolicy"):

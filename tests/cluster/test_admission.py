@@ -193,6 +193,23 @@ def test_requests_default_to_limits_per_resource(cluster: EmbeddedCluster) -> No
     assert spec["initContainers"][0]["resources"]["requests"] == {"cpu": "3"}
 
 
+@pytest.mark.parametrize(
+    ("host_network", "ports", "want"),
+    [
+        (True, [{"containerPort": 8080}], [{"containerPort": 8080, "hostPort": 8080}]),
+        (True, [{"containerPort": 8080, "hostPort": 9090}], [{"containerPort": 8080, "hostPort": 9090}]),
+        (False, [{"containerPort": 8080}], [{"containerPort": 8080}]),
+    ],
+    ids=["host-network-fills-host-port", "explicit-host-port-kept", "pod-network-untouched"],
+)
+def test_host_network_ports_become_host_ports(cluster: EmbeddedCluster, host_network: bool,
+                                               ports: list[dict[str, int]], want: list[dict[str, int]]) -> None:
+    p = pod("p")
+    p["spec"]["hostNetwork"] = host_network
+    p["spec"]["containers"] = [{"name": "a", "ports": ports}]
+    assert cluster.create(p)["spec"]["containers"][0]["ports"] == want
+
+
 def test_namespaces_are_created_when_referenced(cluster: EmbeddedCluster) -> None:
     cluster.create(pod("p", "team"))
     cluster.create(pod("q", "team"))
