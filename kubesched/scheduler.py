@@ -31,6 +31,9 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.interfaces import ClusterEvent, PluginFactory
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import SchedulerMetrics
+from kubesched.plugins import nodename, nodeports
+from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
+from kubesched.plugins.noderesources import fit as noderesources_fit
 from kubesched.plugins.registry import in_tree_registry, resolve_profile
 from kubesched.queue import events as qevents
 from kubesched.queue.queued_pod_info import QueuedPodInfo
@@ -476,21 +479,14 @@ def _strip_heartbeats(conditions: Any) -> list[tuple[Any, Any]]:
 
 
 def admission_check(pod: Pod, info: NodeInfo) -> bool:
-    """Whether ``pod`` could run on the node at all: resources, node name, affinity, host ports."""
+    """Whether ``pod`` could run on the node at all, by the Filter plugins' own checks: resources
+    (pod count included), node name, nodeSelector plus required node affinity, host ports."""
     node = info.node
     if node is None:
         return False
-    allowed = node.allocatable.get("pods", 0)
-    if len(info.pods) + 1 > allowed:
-        return False
-    for name, value in pod.requests.items():
-        if value > 0 and value > node.allocatable.get(name, 0) - info.requested.get(name, 0):
-            return False
-    if pod.node_name and pod.node_name != node.name:
-        return False
-    if any(node.labels.get(k) != v for k, v in pod.node_selector.items()):
-        return False
-    if pod.node_affinity is not None and pod.node_affinity.required is not None and \
-            not pod.node_affinity.required.matches(node.labels, node.name):
-        return False
-    return not any(info.used_ports.conflicts(p.host_ip, p.protocol, p.host_port) for p in pod.host_ports)
+    return (
+        not noderesources_fit.fits(pod, info)
+        and nodename.fits(pod, info)
+        and RequiredNodeAffinity.of(pod).matches(node)
+        and nodeports.fits(pod, info)
+    )

@@ -29,7 +29,6 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 PREEMPT_NEVER = "Never"
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _map(obj: Any, path: str) -> Mapping[str, Any]:
@@ -390,12 +389,3 @@ class Namespace:
     def from_dict(cls, raw: Mapping[str, Any]) -> Namespace:
         meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=False)
         return cls(name=meta.name, labels=meta.labels)
-
-
-def pod_start_time(pod: Pod) -> datetime:
-    """When a pod started, for "older first" ordering; pods that never started sort last."""
-    return pod.start_time or datetime.max.replace(tzinfo=UTC)
-
-
-def epoch() -> datetime:
-    return _EPOCH
