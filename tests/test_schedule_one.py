@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from kubesched.framework.diagnosis import fit_error_message
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import names
-from kubesched.schedule_one import NO_NODES_AVAILABLE, fit_error_message, num_feasible_nodes_to_find
+from kubesched.schedule_one import NO_NODES_AVAILABLE, num_feasible_nodes_to_find
 from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import (
     ErrorBinder,

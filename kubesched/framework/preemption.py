@@ -27,6 +27,7 @@ from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import fit_error_message
 from kubesched.framework.interfaces import PostFilterResult
 from kubesched.framework.status import Code, Status, code_of, is_success
 
@@ -135,22 +136,6 @@ def _unix_nano(t: datetime) -> int:
 
 
 # -- messages ---------------------------------------------------------------------------------------
-def fit_error_message(num_all_nodes: int, statuses: Mapping[str, Status]) -> str:
-    """``FitError.Error()`` for a diagnosis with only per-node statuses (no PreFilter/PostFilter text).
-
-    ``0/N nodes are available: <count> <reason>, ...`` with the "<count> <reason>" strings sorted.
-    """
-    message = f"0/{num_all_nodes} nodes are available:"
-    counts: dict[str, int] = {}
-    for status in statuses.values():
-        for reason in status.reasons:
-            counts[reason] = counts.get(reason, 0) + 1
-    histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
-    if histogram:
-        message += f" {', '.join(histogram)}."
-    return message
-
-
 def _aggregate_message(errors: Sequence[str]) -> str:
     """utilerrors.NewAggregate(errs).Error(): the lone message, or ``[a, b]``."""
     unique = list(dict.fromkeys(errors))

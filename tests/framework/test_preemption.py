@@ -21,6 +21,7 @@ from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import Snapshot
 from kubesched.cluster.protocol import NotFound
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import fit_error_message
 from kubesched.framework.interfaces import PostFilterResult
 from kubesched.framework.preemption import (
     MAX_INT32,
@@ -29,7 +30,6 @@ from kubesched.framework.preemption import (
     Evaluator,
     Victims,
     earliest_pod_start_time,
-    fit_error_message,
     more_important_pod,
     nodes_where_preemption_might_help,
     pick_one_node_for_preemption,

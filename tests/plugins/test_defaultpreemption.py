@@ -19,8 +19,8 @@ import yaml
 from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import Node, Pod
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import fit_error_message
 from kubesched.framework.interfaces import PostFilterPlugin, PostFilterResult
-from kubesched.framework.preemption import fit_error_message
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import defaultpreemption
 from kubesched.plugins.defaultpreemption import (
