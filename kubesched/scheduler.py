@@ -20,12 +20,13 @@ from datetime import timedelta
 from typing import Any
 
 from kubesched.api.errors import ObjectError
-from kubesched.api.objects import Namespace, Node, Pod
+from kubesched.api.objects import Node, Pod
 from kubesched.api.taints import find_untolerated_taint
 from kubesched.cache.cache import Cache
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import Clock
+from kubesched.cluster.listers import LISTED_KINDS, Listers
 from kubesched.cluster.protocol import ApiError, Cluster, WatchEvent
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.interfaces import ClusterEvent, PluginFactory
@@ -43,7 +44,7 @@ from kubesched.trace import AttemptObserver, AttemptRecord
 
 log = logging.getLogger(__name__)
 
-WATCHED_KINDS = ("Node", "Pod", "Namespace")
+WATCHED_KINDS = ("Node", "Pod", *LISTED_KINDS)
 
 
 class Scheduler:
@@ -75,7 +76,7 @@ class Scheduler:
         self.snapshot = Snapshot()
         self.cache = Cache(clock.now, ttl=timedelta(0))
         self._pods: dict[str, Pod] = {}
-        self._namespaces: dict[str, Namespace] = {}
+        self.listers = Listers()
         self._tasks: deque[Callable[[], None]] = deque()
         self._tasks_lock = threading.Lock()
         self._executor = executor
@@ -94,6 +95,7 @@ class Scheduler:
                 clock=clock,
                 nominator=_QueueNominator(self),
                 snapshot_fn=lambda: self.snapshot,
+                listers=self.listers,
                 parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
                 extra_handle={"rng": self.rng, "tie_break": tie_break},
@@ -133,8 +135,7 @@ class Scheduler:
         self.queue.close()
 
     def namespace_labels(self, name: str) -> Mapping[str, str]:
-        ns = self._namespaces.get(name)
-        return ns.labels if ns is not None else {}
+        return self.listers.namespace_labels(name) or {}
 
     def handle_event(self, event: WatchEvent) -> None:
         """Route one watch event the way kube-scheduler's informer handlers do."""
@@ -143,18 +144,18 @@ class Scheduler:
                 self._on_node(event)
             elif event.kind == "Pod":
                 self._on_pod(event)
-            elif event.kind == "Namespace":
-                self._on_namespace(event)
+            elif event.kind in LISTED_KINDS:
+                self._on_listed(event)
         except Exception:
             # A handler bug must never stop the watch: log and carry on.
             log.exception("handling %s %s event failed", event.kind, event.type)
 
-    def _on_namespace(self, event: WatchEvent) -> None:
-        ns = Namespace.from_dict(event.obj)
-        if event.type == "DELETED":
-            self._namespaces.pop(ns.name, None)
-        else:
-            self._namespaces[ns.name] = ns
+    def _on_listed(self, event: WatchEvent) -> None:
+        try:
+            self.listers.apply(event.type, event.kind, event.obj)
+        except ObjectError as err:
+            name = (event.obj.get("metadata") or {}).get("name", "?")
+            log.error("ignoring malformed %s %s: %s", event.kind, name, err)
 
     def _parse_node(self, obj: Mapping[str, Any]) -> Node | None:
         try:

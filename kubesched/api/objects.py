@@ -16,6 +16,7 @@ from typing import Any
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.labels import NodeSelector, PreferredSchedulingTerm
+from kubesched.api.pod_affinity import PodAffinity
 from kubesched.api.resources import (
     ResourceList,
     non_zero_requests,
@@ -24,6 +25,7 @@ from kubesched.api.resources import (
     scheduler_resources,
 )
 from kubesched.api.taints import Taint, Toleration
+from kubesched.api.topology_spread import TopologySpreadConstraint, parse_constraints
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
@@ -201,7 +203,9 @@ class Pod:
     init_containers: tuple[Container, ...]
     overhead: ResourceList
     scheduling_gates: tuple[str, ...]
-    topology_spread_constraints: tuple[Mapping[str, Any], ...]
+    #: Pod (anti-)affinity terms, parsed (``affinity`` keeps the raw block).
+    pod_affinity: PodAffinity
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...]
     volumes: tuple[Mapping[str, Any], ...]
     phase: str
     nominated_node_name: str
@@ -295,11 +299,10 @@ class Pod:
             init_containers=init_containers,
             overhead=overhead,
             scheduling_gates=gates,
-            topology_spread_constraints=tuple(
-                _map(t, f"spec.topologySpreadConstraints[{i}]")
-                for i, t in enumerate(_list(spec.get("topologySpreadConstraints"),
-                                            "spec.topologySpreadConstraints"))
-            ),
+            pod_affinity=_parse(lambda a: PodAffinity.from_affinity(a, meta.namespace), affinity, "spec.affinity"),
+            topology_spread_constraints=parse_constraints(
+                _list(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"),
+                "spec.topologySpreadConstraints"),
             volumes=tuple(_map(v, f"spec.volumes[{i}]")
                           for i, v in enumerate(_list(spec.get("volumes"), "spec.volumes"))),
             phase=str(status.get("phase") or "Pending"),

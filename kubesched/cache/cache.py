@@ -325,10 +325,7 @@ class Cache:
                     old = snapshot.get(name)
                     clone = self._clone(live)
                     snapshot.replace_node(clone)
-                    # The lists hold node infos, and this node's info was just replaced: refresh
-                    # them whenever either copy belongs in one.
-                    if old is None or old.pods_with_affinity or clone.pods_with_affinity \
-                            or old.pvc_ref_counts.keys() != clone.pvc_ref_counts.keys():
+                    if old is None or old.pvc_ref_counts.keys() != clone.pvc_ref_counts.keys():
                         lists_dirty = True
                 if lists_dirty:
                     snapshot.refresh_lists()

@@ -85,13 +85,11 @@ class HostPortInfo:
 
 def has_pod_affinity(pod: Pod) -> bool:
     """Whether the pod declares pod (anti-)affinity at all (an empty block counts, as in Go)."""
-    aff = pod.affinity
-    return aff.get("podAffinity") is not None or aff.get("podAntiAffinity") is not None
+    return pod.pod_affinity.declared
 
 
 def has_required_anti_affinity(pod: Pod) -> bool:
-    anti = pod.affinity.get("podAntiAffinity") or {}
-    return bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    return bool(pod.pod_affinity.required_anti_affinity)
 
 
 def pvc_keys(pod: Pod) -> Iterable[str]:

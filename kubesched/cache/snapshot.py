@@ -14,9 +14,11 @@ from typing import overload
 
 import numpy as np
 
+from kubesched.api.objects import Pod
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.taints import Taint
 from kubesched.cache.node_info import NodeInfo
+from kubesched.cache.pod_index import AffinityTermIndex, PodLabelIndex
 
 #: Fixed resource columns; scalar (extended) resources get further columns when first seen.
 BASE_RESOURCES: tuple[str, ...] = (CPU, MEMORY, EPHEMERAL_STORAGE)
@@ -81,8 +83,9 @@ class Snapshot:
         self.non_zero_requested = np.zeros((0, 2), dtype=np.int64)
         self.pod_count = np.zeros(0, dtype=np.int64)
         self.allowed_pods = np.zeros(0, dtype=np.int64)
-        self.have_pods_with_affinity: list[NodeInfo] = []
-        self.have_pods_with_required_anti_affinity: list[NodeInfo] = []
+        #: Assigned pods by namespace and label, and existing pods' affinity terms (see pod_index).
+        self.pods = PodLabelIndex()
+        self.affinity_terms = AffinityTermIndex()
         self.used_pvcs: set[str] = set()
         self._label_columns: dict[str, LabelColumn] = {}
         self._taint_groups: tuple[np.ndarray, list[tuple[Taint, ...]]] | None = None
@@ -185,8 +188,13 @@ class Snapshot:
         self.non_zero_requested = np.zeros((n, 2), dtype=np.int64)
         self.pod_count = np.zeros(n, dtype=np.int64)
         self.allowed_pods = np.zeros(n, dtype=np.int64)
+        self.pods.clear()
+        self.affinity_terms.clear()
         for i, info in enumerate(infos):
             self._write_row(i, info)
+            for pod in info.pods:
+                self.pods.add(pod, i)
+                self.affinity_terms.add(pod, i)
         self.invalidate_node_objects()
         self.refresh_lists()
 
@@ -197,8 +205,22 @@ class Snapshot:
         self.node_infos[i] = info
         self._ensure_resource_columns([*info.allocatable, *info.requested])
         self._write_row(i, info)
+        self._reindex_pods(i, old.pods, info.pods)
         if old.node is not info.node:
             self.invalidate_node_objects()
+
+    def _reindex_pods(self, row: int, old: Sequence[Pod], new: Sequence[Pod]) -> None:
+        """Move the pod indexes from a node's old pod list to its new one (pods compare by identity)."""
+        before = {id(p): p for p in old}
+        after = {id(p): p for p in new}
+        for key, pod in before.items():
+            if key not in after:
+                self.pods.remove(pod, row)
+                self.affinity_terms.remove(pod, row)
+        for key, pod in after.items():
+            if key not in before:
+                self.pods.add(pod, row)
+                self.affinity_terms.add(pod, row)
 
     def invalidate_node_objects(self) -> None:
         self._label_columns.clear()
@@ -206,8 +228,4 @@ class Snapshot:
         self.node_objects_version += 1
 
     def refresh_lists(self) -> None:
-        self.have_pods_with_affinity = [i for i in self.node_infos if i.pods_with_affinity]
-        self.have_pods_with_required_anti_affinity = [
-            i for i in self.node_infos if i.pods_with_required_anti_affinity
-        ]
         self.used_pvcs = {key for info in self.node_infos for key in info.pvc_ref_counts}

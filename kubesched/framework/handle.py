@@ -17,6 +17,7 @@ from kubesched.framework.status import Status
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import Snapshot
+    from kubesched.cluster.listers import Listers
     from kubesched.cluster.protocol import Cluster
 
 
@@ -38,6 +39,11 @@ class Handle(Protocol):
 
     @property
     def cluster(self) -> Cluster: ...
+
+    @property
+    def listers(self) -> Listers:
+        """Watched namespaces, services, replication controllers, replica sets and stateful sets."""
+        ...
 
     @property
     def nominator(self) -> PodNominator: ...

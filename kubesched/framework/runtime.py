@@ -21,6 +21,7 @@ import numpy as np
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import NodeInfoList, Snapshot
+from kubesched.cluster.listers import Listers
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extension_points import (
     EXTENSION_POINTS,
@@ -98,6 +99,7 @@ class Framework:
         clock: Clock,
         nominator: PodNominator,
         snapshot_fn: Callable[[], Snapshot],
+        listers: Listers | None = None,
         parallelism: int = 16,
         percentage_of_nodes_to_score: int | None = None,
         extra_handle: Mapping[str, Any] | None = None,
@@ -112,6 +114,7 @@ class Framework:
         self._clock = clock
         self._nominator = nominator
         self._snapshot_fn = snapshot_fn
+        self._listers = listers if listers is not None else Listers()
         self._parallelism = parallelism
         self.extra = dict(extra_handle or {})
         self.waiting_pods = WaitingPods()
@@ -168,6 +171,10 @@ class Framework:
     @property
     def cluster(self) -> Cluster:
         return self._cluster
+
+    @property
+    def listers(self) -> Listers:
+        return self._listers
 
     @property
     def nominator(self) -> PodNominator:

@@ -1,9 +1,9 @@
 """A pending pod as the queue holds it, and the pod-level facts the queue derives from it.
 
-:class:`QueuedPodInfo` carries a pod's scheduling history between attempts. It caches the pod's
-required pod-affinity terms (:class:`AffinityTerm`), which the queue tests against every pod that
-gets bound to decide which unschedulable pods that binding may help; :func:`is_pod_updated` says
-whether an update to a waiting pod can change its scheduling result at all.
+:class:`QueuedPodInfo` carries a pod's scheduling history between attempts and exposes the pod's
+required pod-affinity terms, which the queue tests against every pod that gets bound to decide
+which unschedulable pods that binding may help; :func:`is_pod_updated` says whether an update to a
+waiting pod can change its scheduling result at all.
 """
 
 from __future__ import annotations
@@ -13,44 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kubesched.api.errors import ObjectError
-from kubesched.api.labels import LabelSelector, selector_matches
 from kubesched.api.objects import Pod
-
-
-@dataclass(frozen=True, slots=True)
-class AffinityTerm:
-    """A required pod-affinity term, ready to test against pods that get bound."""
-
-    namespaces: frozenset[str]
-    selector: LabelSelector | None
-    namespace_selector: LabelSelector | None
-
-    def matches(self, pod: Pod, namespace_labels: Mapping[str, str]) -> bool:
-        # An absent selector selects nothing; `{}` selects everything.
-        if pod.namespace in self.namespaces or selector_matches(self.namespace_selector, namespace_labels):
-            return selector_matches(self.selector, pod.labels)
-        return False
-
-
-def required_affinity_terms(pod: Pod) -> tuple[AffinityTerm, ...]:
-    """The pod's required pod-affinity terms; a term with an invalid selector voids them all."""
-    pod_affinity = pod.affinity.get("podAffinity") or {}
-    raw_terms = pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
-    terms = []
-    try:
-        for raw in raw_terms:
-            namespaces = frozenset(raw.get("namespaces") or ())
-            if not namespaces and raw.get("namespaceSelector") is None:
-                namespaces = frozenset((pod.namespace,))
-            terms.append(AffinityTerm(
-                namespaces=namespaces,
-                selector=LabelSelector.from_dict(raw.get("labelSelector")),
-                namespace_selector=LabelSelector.from_dict(raw.get("namespaceSelector")),
-            ))
-    except (ObjectError, AttributeError, TypeError):
-        return ()
-    return tuple(terms)
+from kubesched.api.pod_affinity import PodAffinityTerm
 
 
 @dataclass(eq=False)
@@ -73,7 +37,6 @@ class QueuedPodInfo:
     gated: bool = False
     #: The PreEnqueue plugin that gated the pod ("" when not gated).
     gating_plugin: str = ""
-    _affinity_terms: tuple[AffinityTerm, ...] | None = field(default=None, init=False, repr=False)
 
     @property
     def uid(self) -> str:
@@ -84,14 +47,11 @@ class QueuedPodInfo:
         return self.unschedulable_plugins | self.pending_plugins
 
     @property
-    def required_affinity_terms(self) -> tuple[AffinityTerm, ...]:
-        if self._affinity_terms is None:
-            self._affinity_terms = required_affinity_terms(self.pod)
-        return self._affinity_terms
+    def required_affinity_terms(self) -> tuple[PodAffinityTerm, ...]:
+        return self.pod.pod_affinity.required_affinity
 
     def update_pod(self, pod: Pod) -> None:
         self.pod = pod
-        self._affinity_terms = None
 
 
 # -- pod updates ---------------------------------------------------------------------------------

@@ -15,8 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched.api.labels import LabelSelector
 from kubesched.api.objects import Node, Pod
 from kubesched.cache.cache import Cache, CacheError
+from kubesched.cache.pod_index import REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import VirtualClock
 from tests.factories import make_node, make_pod, make_snapshot
@@ -402,40 +404,50 @@ def test_new_extended_resource_columns_appear() -> None:
     assert snapshot.allowed_pods.tolist() == [110, 110]
 
 
-def test_affinity_node_lists_follow_transitions() -> None:
+def _term_rows(snapshot: Snapshot, kind: int) -> dict[str, list[str]]:
+    """Per distinct term kind: the node names carrying it, repeated once per pod."""
+    names = snapshot.names
+    return {entry.term.topology_key: sorted(names[r] for r, c in entry.per_row.items() for _ in range(c))
+            for entry in snapshot.affinity_terms.terms(kind)}
+
+
+def test_affinity_term_index_follows_transitions() -> None:
     cache = new_cache()
     for name in ("n1", "n2"):
         cache.add_node(make_node(name))
     snapshot = snap(cache)
-    assert snapshot.have_pods_with_affinity == [] and snapshot.have_pods_with_required_anti_affinity == []
+    assert all(not list(snapshot.affinity_terms.terms(k)) for k in range(4))
     a = make_pod("a", node_name="n2", spec={"affinity": POD_AFFINITY})
     b = make_pod("b", node_name="n1", spec={"affinity": REQUIRED_ANTI})
     cache.add_pod(a)
     snap(cache, snapshot)
-    assert [i.name for i in snapshot.have_pods_with_affinity] == ["n2"]
+    assert _term_rows(snapshot, REQUIRED_AFFINITY) == {ZONE: ["n2"]}
     cache.add_pod(b)
+    cache.add_pod(make_pod("c", node_name="n1", spec={"affinity": REQUIRED_ANTI}))
     snap(cache, snapshot)
-    assert [i.name for i in snapshot.have_pods_with_affinity] == ["n1", "n2"]
-    assert [i.name for i in snapshot.have_pods_with_required_anti_affinity] == ["n1"]
+    assert _term_rows(snapshot, REQUIRED_ANTI_AFFINITY) == {ZONE: ["n1", "n1"]}
     cache.remove_pod(a)
     cache.remove_pod(b)
     snap(cache, snapshot)
-    assert snapshot.have_pods_with_affinity == [] and snapshot.have_pods_with_required_anti_affinity == []
+    assert _term_rows(snapshot, REQUIRED_AFFINITY) == {}
+    assert _term_rows(snapshot, REQUIRED_ANTI_AFFINITY) == {ZONE: ["n1"]}
 
 
-def test_affinity_node_lists_hold_the_current_node_infos() -> None:
+def test_label_index_follows_pod_updates_and_deletes() -> None:
     cache = new_cache()
     cache.add_node(make_node("n1"))
     cache.add_node(make_node("n2"))
     snapshot = snap(cache)
-    cache.add_pod(make_pod("a", node_name="n1", spec={"affinity": REQUIRED_ANTI}))
+    web = LabelSelector.from_dict({"matchLabels": {"app": "web"}})
+    old = make_pod("a", node_name="n1", labels={"app": "web"})
+    cache.add_pod(old)
+    cache.add_pod(make_pod("b", node_name="n2", labels={"app": "web"}))
     snap(cache, snapshot)
-    cache.add_pod(make_pod("b", node_name="n1", spec={"affinity": REQUIRED_ANTI}))
+    assert sorted(snapshot.names[snapshot.pods.rows_matching(None, web)]) == ["n1", "n2"]
+    cache.update_pod(old, make_pod("a", node_name="n1", labels={"app": "db"}, uid=old.uid))
     snap(cache, snapshot)
-    current = snapshot.get("n1")
-    assert snapshot.have_pods_with_affinity == [current]
-    assert snapshot.have_pods_with_required_anti_affinity == [current]
-    assert current is not None and [p.name for p in current.pods_with_affinity] == ["a", "b"]
+    assert snapshot.names[snapshot.pods.rows_matching(["default"], web)].tolist() == ["n2"]
+    assert snapshot.pods.rows_matching(["other"], web).tolist() == []
 
 
 def test_used_pvcs() -> None:
@@ -583,10 +595,15 @@ def assert_same_as_rebuild(snapshot: Snapshot, model: Model) -> None:
         assert other is not None
         assert sorted(p.uid for p in info.pods) == sorted(p.uid for p in other.pods)
         assert info.node is model.nodes[info.name]
-    assert sorted(i.name for i in snapshot.have_pods_with_affinity) == sorted(
-        i.name for i in want.have_pods_with_affinity)
-    assert sorted(i.name for i in snapshot.have_pods_with_required_anti_affinity) == sorted(
-        i.name for i in want.have_pods_with_required_anti_affinity)
+    everything = LabelSelector()
+    assert sorted(snapshot.names[snapshot.pods.rows_matching(None, everything)]) == sorted(
+        want.names[want.pods.rows_matching(None, everything)])
+    for kind in range(4):
+        got_terms = {(e.term, e.weight): {snapshot.names[r]: c for r, c in e.per_row.items()}
+                     for e in snapshot.affinity_terms.terms(kind)}
+        want_terms = {(e.term, e.weight): {want.names[r]: c for r, c in e.per_row.items()}
+                      for e in want.affinity_terms.terms(kind)}
+        assert got_terms == want_terms, kind
     assert snapshot.used_pvcs == want.used_pvcs
     assert_matches_model(snapshot, model)
 
@@ -605,10 +622,15 @@ def assert_matches_model(snapshot: Snapshot, model: Model) -> None:
         assert snapshot.non_zero_requested[i].tolist() == [sum(p.non_zero_cpu for p in pods),
                                                            sum(p.non_zero_memory for p in pods)]
         assert snapshot.allowed_pods[i] == model.nodes[name].allocatable["pods"]
-    assert sorted(i.name for i in snapshot.have_pods_with_affinity) == sorted(
-        n for n, pods in on_node.items() if any(p.affinity for p in pods))
-    assert sorted(i.name for i in snapshot.have_pods_with_required_anti_affinity) == sorted(
-        n for n, pods in on_node.items() if any("podAntiAffinity" in p.affinity for p in pods))
+    anti_per_node: dict[str, int] = {}
+    for entry in snapshot.affinity_terms.terms(REQUIRED_ANTI_AFFINITY):
+        for row, count in entry.per_row.items():
+            anti_per_node[snapshot.names[row]] = anti_per_node.get(snapshot.names[row], 0) + count
+    want_anti = {n: sum(len(p.affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"])
+                        for p in pods if "podAntiAffinity" in p.affinity) for n, pods in on_node.items()}
+    assert anti_per_node == {n: c for n, c in want_anti.items() if c}
+    labelled = snapshot.pods.rows_matching(None, LabelSelector())
+    assert sorted(snapshot.names[labelled]) == sorted(n for n, pods in on_node.items() for _ in pods)
     assert snapshot.used_pvcs == {f"{p.namespace}/{v['persistentVolumeClaim']['claimName']}"
                                   for pods in on_node.values() for p in pods for v in p.volumes}
 

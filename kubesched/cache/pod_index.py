@@ -1,0 +1,269 @@
+"""Indexes over the pods a snapshot holds, so inter-pod plugins never walk every pod.
+
+PodTopologySpread and InterPodAffinity ask two questions each cycle: "which assigned pods does this
+selector pick, and on which nodes are they?" and "which existing pods carry a term that picks the
+incoming pod?". Walking every pod of the cluster per cycle is what makes kube-scheduler slow on
+these plugins. Instead the snapshot keeps
+
+* :class:`PodLabelIndex`: pods by namespace and by (namespace, label key, label value), each with
+  the snapshot row of its node, so a selector costs as much as the pods it can match; and
+* :class:`AffinityTermIndex`: the (anti-)affinity terms of existing pods, identical terms merged,
+  each with how many pods carry it per node row, so the symmetric checks cost as much as the
+  distinct terms in the cluster.
+
+Both are updated by the snapshot, node by node, as the cache reports changed nodes (pods assumed,
+bound, updated or deleted). Rows are positions in ``Snapshot.node_infos``; the indexes are rebuilt
+when the node set (and so the row numbering) changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched.api.labels import EXISTS, IN, LabelRequirement, LabelSelector
+from kubesched.api.objects import Pod
+from kubesched.api.pod_affinity import PodAffinityTerm
+
+_EMPTY_ROWS = np.zeros(0, dtype=np.int64)
+
+
+def _rows_array(members: dict[str, int]) -> np.ndarray:
+    return np.fromiter(members.values(), dtype=np.int64, count=len(members))
+
+
+class PodLabelIndex:
+    """Assigned pods findable by namespace and label selector, each with its node's snapshot row."""
+
+    def __init__(self) -> None:
+        self._pods: dict[str, tuple[Pod, int]] = {}
+        self._by_namespace: dict[str, dict[str, int]] = {}
+        #: (namespace, key, value) -> {uid: row}
+        self._by_label: dict[tuple[str, str, str], dict[str, int]] = {}
+        #: (namespace, key) -> {value: number of pods with it}, for ``Exists`` requirements.
+        self._values: dict[tuple[str, str], dict[str, int]] = {}
+        self._terminating: set[str] = set()
+        #: Row arrays of single label entries (the common one-requirement selector), dropped on change.
+        self._arrays: dict[tuple[str, str, str], np.ndarray] = {}
+
+    # -- writing (by the snapshot) ----------------------------------------------------------------------
+    def add(self, pod: Pod, row: int) -> None:
+        uid = pod.uid
+        if uid in self._pods:
+            self.remove(*self._pods[uid])
+        ns = pod.namespace
+        self._pods[uid] = (pod, row)
+        self._by_namespace.setdefault(ns, {})[uid] = row
+        for key, value in pod.labels.items():
+            entry = (ns, key, value)
+            self._by_label.setdefault(entry, {})[uid] = row
+            self._arrays.pop(entry, None)
+            values = self._values.setdefault((ns, key), {})
+            values[value] = values.get(value, 0) + 1
+        if pod.meta.deletion_timestamp is not None:
+            self._terminating.add(uid)
+
+    def remove(self, pod: Pod, row: int) -> None:
+        """Drop ``pod`` from node ``row`` (a no-op when it has meanwhile been indexed on another node)."""
+        found = self._pods.get(pod.uid)
+        if found is None or found[1] != row:
+            return
+        del self._pods[pod.uid]
+        indexed = found[0]  # the labels it was indexed under, which ``pod`` may no longer carry
+        uid, ns = indexed.uid, indexed.namespace
+        members = self._by_namespace[ns]
+        del members[uid]
+        if not members:
+            del self._by_namespace[ns]
+        for key, value in indexed.labels.items():
+            entry = (ns, key, value)
+            holders = self._by_label[entry]
+            del holders[uid]
+            if not holders:
+                del self._by_label[entry]
+            self._arrays.pop(entry, None)
+            values = self._values[(ns, key)]
+            values[value] -= 1
+            if not values[value]:
+                del values[value]
+                if not values:
+                    del self._values[(ns, key)]
+        self._terminating.discard(uid)
+
+    def clear(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    # -- reading ------------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def row_of(self, uid: str) -> int | None:
+        found = self._pods.get(uid)
+        return None if found is None else found[1]
+
+    def namespaces(self) -> Iterable[str]:
+        return self._by_namespace.keys()
+
+    def rows_matching(self, namespaces: Collection[str] | None, selector: LabelSelector | None, *,
+                      skip_terminating: bool = False) -> np.ndarray:
+        """The node row of every matching pod (a row repeats once per pod on that node).
+
+        ``namespaces`` None means every namespace; a ``None`` selector matches nothing and ``{}``
+        everything. ``skip_terminating`` leaves out pods being deleted (PodTopologySpread does).
+        """
+        if selector is None:
+            return _EMPTY_ROWS
+        parts: list[np.ndarray] = []
+        for ns in self._namespaces(namespaces):
+            fast = self._single_entry(ns, selector)
+            if fast is not None and not (skip_terminating and self._terminating):
+                rows = self._arrays.get(fast)
+                if rows is None:
+                    members = self._by_label.get(fast)
+                    if members is None:
+                        continue
+                    rows = self._arrays[fast] = _rows_array(members)
+                parts.append(rows)
+                continue
+            rows_list = [row for pod, row in self._scan(ns, selector)
+                         if not (skip_terminating and pod.uid in self._terminating)]
+            if rows_list:
+                parts.append(np.asarray(rows_list, dtype=np.int64))
+        if not parts:
+            return _EMPTY_ROWS
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def pods_matching(self, namespaces: Collection[str] | None,
+                      selector: LabelSelector | None) -> Iterator[tuple[Pod, int]]:
+        """Every matching pod with its node row (same conventions as :meth:`rows_matching`)."""
+        if selector is None:
+            return
+        for ns in self._namespaces(namespaces):
+            yield from self._scan(ns, selector)
+
+    def count_per_node(self, n_rows: int, namespaces: Collection[str] | None, selector: LabelSelector | None,
+                       *, skip_terminating: bool = False) -> np.ndarray:
+        """Matching pods per snapshot row (int64, length ``n_rows``)."""
+        rows = self.rows_matching(namespaces, selector, skip_terminating=skip_terminating)
+        return np.bincount(rows, minlength=n_rows).astype(np.int64, copy=False)
+
+    # -- internals --------------------------------------------------------------------------------------
+    def _namespaces(self, namespaces: Collection[str] | None) -> Iterable[str]:
+        if namespaces is None:
+            return list(self._by_namespace)
+        return [ns for ns in namespaces if ns in self._by_namespace]
+
+    @staticmethod
+    def _single_entry(ns: str, selector: LabelSelector) -> tuple[str, str, str] | None:
+        """The one label entry a ``key=value`` selector picks, when the selector is just that."""
+        reqs = selector.requirements
+        if len(reqs) == 1 and reqs[0].operator == IN and len(reqs[0].values) == 1:
+            (value,) = reqs[0].values
+            return (ns, reqs[0].key, value)
+        return None
+
+    def _candidates(self, ns: str, requirement: LabelRequirement) -> list[dict[str, int]]:
+        if requirement.operator == IN:
+            values: Iterable[str] = requirement.values
+        else:  # Exists
+            values = self._values.get((ns, requirement.key), {}).keys()
+        found = (self._by_label.get((ns, requirement.key, v)) for v in values)
+        return [members for members in found if members]
+
+    def _scan(self, ns: str, selector: LabelSelector) -> Iterator[tuple[Pod, int]]:
+        """Pods of ``ns`` matching ``selector``, starting from its most selective positive requirement."""
+        best: list[dict[str, int]] | None = None
+        best_size = 0
+        best_req: LabelRequirement | None = None
+        for req in selector.requirements:
+            if req.operator not in (IN, EXISTS):
+                continue
+            groups = self._candidates(ns, req)
+            size = sum(len(g) for g in groups)
+            if best is None or size < best_size:
+                best, best_size, best_req = groups, size, req
+                if not size:
+                    return
+        rest = [r for r in selector.requirements if r is not best_req]
+        groups = best if best is not None else [self._by_namespace.get(ns, {})]
+        pods = self._pods
+        for members in groups:
+            for uid, row in members.items():
+                pod = pods[uid][0]
+                if not rest or all(r.matches(pod.labels) for r in rest):
+                    yield pod, row
+
+
+# -- existing pods' terms ------------------------------------------------------------------------------
+
+REQUIRED_AFFINITY = 0
+REQUIRED_ANTI_AFFINITY = 1
+PREFERRED_AFFINITY = 2
+PREFERRED_ANTI_AFFINITY = 3
+
+
+@dataclass(eq=False)
+class TermCounts:
+    """One distinct term of existing pods (with its weight; 0 for required terms) and where it sits."""
+
+    term: PodAffinityTerm
+    weight: int
+    #: snapshot row -> number of pods on that node carrying this term (once per occurrence)
+    per_row: dict[int, int] = field(default_factory=dict)
+    _arrays: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, counts) as int64 arrays, cached until the term's placement changes."""
+        if self._arrays is None:
+            n = len(self.per_row)
+            self._arrays = (np.fromiter(self.per_row.keys(), dtype=np.int64, count=n),
+                            np.fromiter(self.per_row.values(), dtype=np.int64, count=n))
+        return self._arrays
+
+
+class AffinityTermIndex:
+    """Existing pods' pod-affinity terms by kind, identical (term, weight) pairs merged."""
+
+    def __init__(self) -> None:
+        self._kinds: tuple[dict[tuple[PodAffinityTerm, int], TermCounts], ...] = ({}, {}, {}, {})
+
+    def terms(self, kind: int) -> Iterable[TermCounts]:
+        """The distinct terms of one kind (``REQUIRED_AFFINITY`` …) present in the snapshot."""
+        return self._kinds[kind].values()
+
+    def add(self, pod: Pod, row: int) -> None:
+        self._update(pod, row, +1)
+
+    def remove(self, pod: Pod, row: int) -> None:
+        self._update(pod, row, -1)
+
+    def clear(self) -> None:
+        self._kinds = ({}, {}, {}, {})
+
+    def _update(self, pod: Pod, row: int, delta: int) -> None:
+        aff = pod.pod_affinity
+        if not aff.declared:
+            return
+        for kind, pairs in (
+            (REQUIRED_AFFINITY, ((t, 0) for t in aff.required_affinity)),
+            (REQUIRED_ANTI_AFFINITY, ((t, 0) for t in aff.required_anti_affinity)),
+            (PREFERRED_AFFINITY, ((w.term, w.weight) for w in aff.preferred_affinity)),
+            (PREFERRED_ANTI_AFFINITY, ((w.term, w.weight) for w in aff.preferred_anti_affinity)),
+        ):
+            table = self._kinds[kind]
+            for key in pairs:
+                entry = table.get(key)
+                if entry is None:
+                    if delta < 0:
+                        continue
+                    entry = table[key] = TermCounts(term=key[0], weight=key[1])
+                count = entry.per_row.get(row, 0) + delta
+                if count > 0:
+                    entry.per_row[row] = count
+                else:
+                    entry.per_row.pop(row, None)
+                    if not entry.per_row:
+                        del table[key]
+                entry._arrays = None
