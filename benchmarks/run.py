@@ -61,6 +61,9 @@ def measure(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str,
         raise BenchmarkError(
             f"{case.name}: {len(unbound)} of {case.measured} measured pods were not bound "
             f"(first: {', '.join(unbound[:5])})")
+    violations = prepared.violations()
+    if violations:
+        raise BenchmarkError(f"{case.name}: " + "; ".join(violations))
     placements = prepared.placements()
     return {
         "case": case.name,

@@ -71,10 +71,14 @@ def test_profile_lists_functions() -> None:
 @pytest.mark.parametrize(
     ("only", "quick", "expected"),
     [
-        (None, False, {"basic-500-default", "basic-500-pct100", "basic-5000-default", "basic-5000-pct100"}),
-        (None, True, {"basic-quick-default", "basic-quick-pct100"}),
-        ("5000", False, {"basic-5000-default", "basic-5000-pct100"}),
+        ("basic", False, {"basic-500-default", "basic-500-pct100", "basic-5000-default", "basic-5000-pct100"}),
+        ("basic", True, {"basic-quick-default", "basic-quick-pct100"}),
+        ("basic-5000", False, {"basic-5000-default", "basic-5000-pct100"}),
         ("*-pct100", False, {"basic-500-pct100", "basic-5000-pct100"}),
+        ("spreading", False, {"spreading-5000-default", "preferred-spreading-5000-default"}),
+        (None, True, {"basic-quick-default", "basic-quick-pct100", *(
+            f"{w}-quick-default" for w in ("anti-affinity", "affinity", "preferred-affinity",
+                                           "preferred-anti-affinity", "spreading", "preferred-spreading"))}),
         ("nothing", False, set()),
     ],
 )
@@ -90,3 +94,22 @@ def test_table_has_a_row_per_result() -> None:
     assert lines[0].startswith("| workload | nodes |") and len(lines) == 4
     assert "| 12.3 | 0.50 | 40 |" in lines[2]
     assert "FAILED" in lines[3]
+
+
+@pytest.mark.parametrize("workload", ["SchedulingPodAntiAffinity", "TopologySpreading"])
+def test_inter_pod_workloads_honour_their_hard_constraints(workload: str) -> None:
+    case = Case("tiny", workload, nodes=12, existing=3, measured=9, config="default")
+    prepared = prepare(case)
+    prepared.run_until_idle()
+    assert prepared.unbound() == [] and prepared.violations() == []
+
+
+def test_violations_name_a_broken_spread() -> None:
+    case = Case("tiny", "TopologySpreading", nodes=3, existing=0, measured=3, config="default")
+    prepared = prepare(case)
+    prepared.run_until_idle()
+    for name in prepared.measured_names:  # pile every pod onto one zone behind the scheduler's back
+        obj = prepared.cluster.lookup("Pod", prepared.namespace, name)
+        assert obj is not None
+        obj["spec"]["nodeName"] = "node-0"
+    assert prepared.violations() == ["zone skew 3 exceeds maxSkew 1: {'moon-1': 3, 'moon-2': 0, 'moon-3': 0}"]

@@ -136,7 +136,7 @@ def _has_preferred_field(pod: Pod) -> bool:
 
 
 # -- vectorised evaluation -----------------------------------------------------------------------------
-class _SelectorEvaluator:
+class SelectorEvaluator:
     """Evaluates selectors over snapshot rows, one decision per distinct label value.
 
     Keeps, per label column, a value -> position map so that ``In``/``NotIn`` cost O(len(values))
@@ -248,7 +248,7 @@ class NodeAffinity:
         self.added_preferred: tuple[PreferredSchedulingTerm, ...] | None = (
             added_terms if added is not None and added.preferred else None
         )
-        self._eval = _SelectorEvaluator()
+        self._eval = SelectorEvaluator()
         # The added selector's verdict over all snapshot rows, per node-object version.
         self._added_mask: tuple[Snapshot, int, np.ndarray] | None = None
 

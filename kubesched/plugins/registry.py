@@ -33,6 +33,8 @@ _IN_TREE_MODULES: dict[str, str] = {
     names.IMAGE_LOCALITY: "kubesched.plugins.imagelocality",
     names.DEFAULT_PREEMPTION: "kubesched.plugins.defaultpreemption",
     names.DEFAULT_BINDER: "kubesched.plugins.defaultbinder",
+    names.POD_TOPOLOGY_SPREAD: "kubesched.plugins.podtopologyspread",
+    names.INTER_POD_AFFINITY: "kubesched.plugins.interpodaffinity",
 }
 
 #: kube-scheduler plugins kubesched does not build yet: a profile that enables one gets a warning
@@ -45,8 +47,6 @@ NOT_YET_BUILT: frozenset[str] = frozenset({
     names.AZURE_DISK_LIMITS,
     names.VOLUME_BINDING,
     names.VOLUME_ZONE,
-    names.POD_TOPOLOGY_SPREAD,
-    names.INTER_POD_AFFINITY,
     "DynamicResources",
 })
 
