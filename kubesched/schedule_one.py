@@ -252,10 +252,10 @@ def _filter_entry(status: Status) -> dict[str, Any]:
 
 def _record_filter(record: AttemptRecord | None, snapshot: Any, outcome: FilterOutcome,
                    diagnosis: Diagnosis) -> None:
-    infos = snapshot.node_infos
-    for row, status in zip(outcome.rejected_rows.tolist(), outcome.rejected_statuses, strict=True):
-        name = infos[row].name
-        diagnosis.node_status[name] = status
+    statuses = outcome.rejected_statuses
+    diagnosis.node_status.update(zip(snapshot.names[outcome.rejected_rows].tolist(), statuses, strict=True))
+    # Batch filters share one Status object among all the nodes they reject for the same reason.
+    for status in {id(s): s for s in statuses}.values():
         diagnosis.add_plugin_status(status)
     if record is not None:
         for name, status in diagnosis.node_status.items():

@@ -12,6 +12,7 @@ import yaml
 
 from kubesched import __version__
 from kubesched.cli import main
+from kubesched.sim import simulate
 from kubesched.sim.annotations import (
     FILTER_RESULT,
     FINAL_SCORE_RESULT,
@@ -203,12 +204,24 @@ def test_example_cluster_tells_the_story_its_comments_tell(capsys: pytest.Captur
                  "--tie-break", "name"])
     assert code == 0
     out = capsys.readouterr().out
-    assert out.startswith("Scheduled 26/30 pending pods")
+    assert out.startswith("Scheduled 30/34 pending pods")
     assert "batch/etl-0: preempted by payments/payments-api-0 on general-c1" in out
     pending = out.split("Pending ", 1)[1].split("\n\n", 1)[0]
     assert sorted(line.split(":")[0].strip() for line in pending.splitlines()[1:]) == [
         "batch/warehouse-load", "ml/llm-train", "ml/notebook"]
     assert "untolerated taint {nvidia.com/gpu: present}" in pending
+
+
+def test_example_checkout_pods_spread_and_the_cache_follows_them() -> None:
+    """40-checkout.yaml: one checkout pod per zone and node; the cache in a checkout zone, on another node."""
+    result = simulate([REPO / "examples" / "cluster"], tie_break="name")
+    checkout = [result.final[f"web/checkout-{i}"] for i in range(3)]
+    cache = result.final["web/cart-cache"]
+    assert None not in checkout and cache is not None
+    zone_of = {n["metadata"]["name"]: n["metadata"]["labels"]["topology.kubernetes.io/zone"]
+               for n in result.cluster.list("Node")[0]}
+    assert len({zone_of[n] for n in checkout if n}) == 3
+    assert zone_of[cache] in {zone_of[n] for n in checkout if n} and cache not in checkout
 
 
 def test_out_of_tree_example_plugin_filters_and_scores(tmp_path: Path, capsys: pytest.CaptureFixture[str],

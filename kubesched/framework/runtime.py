@@ -74,8 +74,7 @@ class FilterOutcome:
     error: Status | None = None
 
     def node_status_map(self, snapshot: Snapshot) -> dict[str, Status]:
-        infos = snapshot.node_infos
-        return {infos[r].name: s for r, s in zip(self.rejected_rows.tolist(), self.rejected_statuses, strict=True)}
+        return dict(zip(snapshot.names[self.rejected_rows].tolist(), self.rejected_statuses, strict=True))
 
 
 @dataclass(slots=True)
