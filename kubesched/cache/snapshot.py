@@ -9,7 +9,7 @@ whose generation moved since the previous cycle.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import overload
 
 import numpy as np
@@ -30,6 +30,15 @@ class LabelColumn:
 
     codes: np.ndarray
     values: tuple[str, ...]
+    #: value -> code, built on first lookup (the column lives as long as the node objects it reflects).
+    _positions: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def code_of(self, value: str) -> int | None:
+        """The code of ``value``, or None when no node carries it."""
+        positions = self._positions
+        if not positions and self.values:
+            positions.update((v, i) for i, v in enumerate(self.values))
+        return positions.get(value)
 
     def mask(self, predicate_per_value: np.ndarray, when_missing: bool) -> np.ndarray:
         """Evaluate a per-value predicate (one bool per entry of ``values``) for every node."""

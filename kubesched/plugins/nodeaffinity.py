@@ -139,25 +139,9 @@ def _has_preferred_field(pod: Pod) -> bool:
 class SelectorEvaluator:
     """Evaluates selectors over snapshot rows, one decision per distinct label value.
 
-    Keeps, per label column, a value -> position map so that ``In``/``NotIn`` cost O(len(values))
-    rather than a pass over every distinct value. The maps are tied to the column object, which the
-    snapshot rebuilds whenever node objects change.
+    ``In``/``NotIn`` look their values up through the column's value -> code map, so they cost
+    O(len(values)) rather than a pass over every distinct value.
     """
-
-    _MAX_CACHED = 256
-
-    def __init__(self) -> None:
-        self._positions: dict[str, tuple[LabelColumn, dict[str, int]]] = {}
-
-    def _value_positions(self, key: str, column: LabelColumn) -> dict[str, int]:
-        cached = self._positions.get(key)
-        if cached is not None and cached[0] is column:
-            return cached[1]
-        if len(self._positions) >= self._MAX_CACHED:
-            self._positions.clear()
-        positions = {value: i for i, value in enumerate(column.values)}
-        self._positions[key] = (column, positions)
-        return positions
 
     def _per_value(self, req: NodeSelectorRequirement, column: LabelColumn) -> np.ndarray:
         """The requirement's verdict for each distinct value of its label key."""
@@ -169,9 +153,8 @@ class SelectorEvaluator:
             return np.zeros(n, dtype=bool)
         if op in (IN, NOT_IN):
             listed = np.zeros(n, dtype=bool)
-            positions = self._value_positions(req.key, column)
             for value in req.values:
-                pos = positions.get(value)
+                pos = column.code_of(value)
                 if pos is not None:
                     listed[pos] = True
             return listed if op == IN else ~listed
@@ -214,7 +197,7 @@ class SelectorEvaluator:
         pairs = labels.items() if isinstance(labels, Mapping) else labels
         for key, value in pairs:
             column = snapshot.label_column(key)
-            pos = self._value_positions(key, column).get(value)
+            pos = column.code_of(value)
             if pos is None:
                 return np.zeros(len(rows), dtype=bool)
             mask &= column.codes[rows] == pos

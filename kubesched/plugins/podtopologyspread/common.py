@@ -30,7 +30,7 @@ from kubesched.plugins.nodeaffinity import RequiredNodeAffinity, SelectorEvaluat
 from kubesched.plugins.tainttoleration import DO_NOT_SCHEDULE_EFFECTS
 
 if TYPE_CHECKING:
-    from kubesched.cache.snapshot import LabelColumn, Snapshot
+    from kubesched.cache.snapshot import Snapshot
 
 # The default-constraint selector, deduced once per cycle and shared by PreFilter and PreScore.
 _DEFAULT_SELECTOR_KEY = "DefaultSelector" + names.POD_TOPOLOGY_SPREAD
@@ -189,7 +189,6 @@ class PodTopologySpreadBase:
         self.default_constraints = tuple(default_constraints)
         self.system_defaulted = system_defaulted
         self._eval = SelectorEvaluator()
-        self._value_codes: dict[str, tuple[LabelColumn, dict[str, int]]] = {}
 
     def _snapshot(self) -> Snapshot:
         return self.handle.snapshot
@@ -214,15 +213,6 @@ class PodTopologySpreadBase:
         if sel.empty:
             return []
         return resolve_constraints(self.default_constraints, pod.labels, action, sel, use_own_selector=False)
-
-    def _code_of(self, column: LabelColumn, key: str, value: str) -> int | None:
-        cached = self._value_codes.get(key)
-        if cached is None or cached[0] is not column:
-            if len(self._value_codes) > 256:
-                self._value_codes.clear()
-            cached = (column, {v: i for i, v in enumerate(column.values)})
-            self._value_codes[key] = cached
-        return cached[1].get(value)
 
     # -- node inclusion policies ----------------------------------------------------------------------
     def _inclusion_masks(self, snapshot: Snapshot, pod: Pod, constraints: Sequence[Constraint],

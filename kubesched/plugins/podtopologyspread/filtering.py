@@ -214,7 +214,7 @@ class FilteringMixin(PodTopologySpreadBase):
             key = c.topology_key
             value = labels[key]
             kc = s.keys[key]
-            code = self._code_of(kc.column, key, value)
+            code = kc.column.code_of(value)
             if code is None:
                 num = kc.extra.get(value, 0) + delta
                 kc.extra[value] = num
@@ -248,7 +248,7 @@ class FilteringMixin(PodTopologySpreadBase):
             if not kc.domains:
                 continue  # kube-scheduler cannot find a domain count for the key and skips it
             min_match = 0 if kc.domains < c.min_domains else kc.paths.min
-            code = self._code_of(kc.column, key, value)
+            code = kc.column.code_of(value)
             match = kc.extra.get(value, 0) if code is None else int(kc.sums[code])
             if match + self_match - min_match > c.max_skew:
                 return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)

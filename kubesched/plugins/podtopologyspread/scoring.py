@@ -169,7 +169,7 @@ class ScoringMixin(PodTopologySpreadBase):
                           if p.meta.deletion_timestamp is None and p.namespace == pod.namespace
                           and c.matches(p.labels)) if c.counts_pods else 0
             else:
-                code = self._code_of(col, c.topology_key, value)
+                code = col.code_of(value)
                 if code is None:
                     return 0, Status(Code.ERROR, (f"no domain {c.topology_key}={value} in PreScore state",))
                 cnt = int(cnts[code])
