@@ -317,7 +317,7 @@ class Cache:
                 snapshot.replace_all(infos)
                 self._nodes_changed = False
             else:
-                lists_dirty = False
+                pvcs_dirty = False
                 for name in self._dirty:
                     live = self._nodes.get(name)
                     if live is None or live.node is None:
@@ -326,8 +326,8 @@ class Cache:
                     clone = self._clone(live)
                     snapshot.replace_node(clone)
                     if old is None or old.pvc_ref_counts.keys() != clone.pvc_ref_counts.keys():
-                        lists_dirty = True
-                if lists_dirty:
-                    snapshot.refresh_lists()
+                        pvcs_dirty = True
+                if pvcs_dirty:
+                    snapshot.refresh_used_pvcs()
             self._dirty.clear()
             snapshot.generation = next_generation()

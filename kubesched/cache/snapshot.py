@@ -205,7 +205,7 @@ class Snapshot:
                 self.pods.add(pod, i)
                 self.affinity_terms.add(pod, i)
         self.invalidate_node_objects()
-        self.refresh_lists()
+        self.refresh_used_pvcs()
 
     def replace_node(self, info: NodeInfo) -> None:
         """Swap in a fresh copy of one node's info and rewrite its row."""
@@ -236,5 +236,6 @@ class Snapshot:
         self._taint_groups = None
         self.node_objects_version += 1
 
-    def refresh_lists(self) -> None:
+    def refresh_used_pvcs(self) -> None:
+        """Recompute the PVCs some pod in the snapshot uses (after a node's PVC references changed)."""
         self.used_pvcs = {key for info in self.node_infos for key in info.pvc_ref_counts}
