@@ -102,6 +102,29 @@ def pending_pods(result: SimulationResult) -> list[PendingPod]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class WorkloadPods:
+    """The pods of one workload (its top owner: a ReplicaSet's Deployment), scheduled or not."""
+
+    workload: str
+    total: int
+    scheduled: int
+    pending: tuple[str, ...]
+
+
+def workload_pods(result: SimulationResult) -> list[WorkloadPods]:
+    """The simulated pods grouped by owning workload, in order of first appearance."""
+    deleted = set(result.deleted)
+    groups: dict[str, list[tuple[str, str | None]]] = {}
+    for key, node in result.final.items():
+        workload = result.workloads.get(key)
+        if workload is None or key in deleted:
+            continue
+        groups.setdefault(workload, []).append((key, node))
+    return [WorkloadPods(w, len(members), sum(1 for _, n in members if n),
+                         tuple(k for k, n in members if not n)) for w, members in groups.items()]
+
+
 def preemptions(result: SimulationResult) -> dict[str, tuple[str, str]]:
     """Victim -> (preemptor, node it was nominated to), from the attempts that preempted."""
     out = {}
@@ -165,6 +188,17 @@ def format_summary(result: SimulationResult, *, verbose: bool = False) -> str:
         for key in result.deleted:
             by = preemptors.get(key)
             lines.append(f"  {key}: preempted by {by[0]} on {by[1]}" if by else f"  {key}")
+    workloads = workload_pods(result)
+    if workloads:
+        lines.append("")
+        lines.append("Workloads:")
+        for w in workloads:
+            line = f"  {w.workload}: {w.scheduled}/{w.total} scheduled"
+            if w.pending:
+                names = [k.split("/", 1)[1] for k in w.pending]
+                shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+                line += f"; {len(w.pending)} pending: {shown}"
+            lines.append(line)
     pending = pending_pods(result)
     if pending:
         lines.append("")

@@ -25,6 +25,7 @@ from kubesched.cluster.controllers import update_pdb_status
 from kubesched.cluster.embedded import EmbeddedCluster, format_time
 from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests
 from kubesched.cluster.protocol import ApiError
+from kubesched.cluster.workloads import start_workload_controllers
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
 from kubesched.scheduler import Scheduler
 from kubesched.trace import ERROR, SCHEDULED, AttemptRecord
@@ -53,6 +54,8 @@ class SimulationResult:
     cluster: EmbeddedCluster | None = field(default=None, repr=False)
     scheduler: Scheduler | None = field(default=None, repr=False)
     virtual_seconds: float = 0.0
+    #: Pod -> ``Kind namespace/name`` of the workload whose controller created it.
+    workloads: dict[str, str] = field(default_factory=dict)
 
     def pods(self) -> list[dict[str, Any]]:
         assert self.cluster is not None
@@ -115,6 +118,7 @@ class Simulation:
         self.cluster = EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed))
         self.scheduler = Scheduler(self.cluster, config, clock=self.clock, rng=random.Random(seed),
                                    tie_break=tie_break)
+        self.workloads = start_workload_controllers(self.cluster, random.Random(f"names-{seed}"))
         self.records: list[AttemptRecord] = []
         self.scheduler.observers.append(self.records.append)
         self.manifests = manifests
@@ -163,6 +167,8 @@ class Simulation:
     # -- running -------------------------------------------------------------------------------------
     def run(self, *, burst: bool = False) -> SimulationResult:
         total = len(self.pending)
+        if self.workloads.has_workloads():
+            self.settle()  # the controllers create their pods as the workloads' watch events arrive
         if burst:
             update_pdb_status(self.cluster)
             for m in self.pending:
@@ -237,10 +243,18 @@ class Simulation:
         pods = {(_key(p)): p for p in self.cluster.list("Pod")[0]}
         final: dict[str, str | None] = {}
         nominated: dict[str, str] = {}
-        for m in self.pending:
-            key = _key(m.obj)
+        # Pods the workload controllers made count too; one that is gone ran (it was bound: a completed
+        # job pod), was preempted (a victim), or was removed before it was ever placed (left out).
+        ran = {r.pod: r.node for r in self.records if r.result == SCHEDULED}
+        victims = {v for r in self.records for v in r.victims or ()}
+        gone = [k for k in self.workloads.created_pods if k not in pods]
+        keys = [_key(m.obj) for m in self.pending]
+        keys += [k for k in self.workloads.created_pods if k in pods or k in ran or k in victims]
+        for key in keys:
             pod = pods.get(key)
             final[key] = ((pod.get("spec") or {}).get("nodeName") or None) if pod else None
+            if pod is None and key in ran and key not in victims:
+                final[key] = ran[key]
             nnn = ((pod or {}).get("status") or {}).get("nominatedNodeName")
             if pod and nnn and not final[key]:
                 nominated[key] = nnn
@@ -253,6 +267,8 @@ class Simulation:
             if pod is not None and name not in self.scheduler.profiles:
                 warnings.append(f'pod {key}: schedulerName "{name}" matches no profile; never scheduled')
         deleted = sorted(k for k in self._created if k not in pods)
+        deleted += sorted(k for k in gone if k in victims)
+        warnings += [f"workload controllers: {e}" for e in self.workloads.errors]
         return SimulationResult(
             attempts=[r.to_dict() for r in self.records],
             final=final,
@@ -265,6 +281,7 @@ class Simulation:
             cluster=self.cluster,
             scheduler=self.scheduler,
             virtual_seconds=(self.clock.now() - START_TIME).total_seconds(),
+            workloads={k: w for k, w in self.workloads.pod_workloads.items() if k in final},
         )
 
 

@@ -1,0 +1,234 @@
+"""The controller manager of the embedded cluster: one watch, an informer-like cache, a controller per kind.
+
+kube-controller-manager's workload controllers watch their objects and the pods they own, and write
+through the API server. Here one watch on the workload kinds, pods and nodes feeds a cache shared by
+the controllers (as the shared informer factory does), and every change syncs the workload it concerns.
+
+The cache is written through: a pod a controller creates is in the cache at once, before its watch
+event comes back. That is what kube-controller-manager's "expectations" achieve; without it a
+ReplicaSet would see one of its three new pods, decide two are missing and create them again.
+
+Deleting an owner deletes what it controls, as the garbage collector does with background propagation.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from kubesched.cluster.embedded import format_time
+from kubesched.cluster.protocol import ApiError, Cluster, NotFound, WatchEvent
+from kubesched.cluster.workloads.common import NameGenerator, controller_of, key_of, meta
+
+_Key = tuple[str, str]
+
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
+WATCHED_KINDS = (*WORKLOAD_KINDS, "Pod", "Node")
+
+
+class WorkloadController(Protocol):
+    """One controller: syncs one object of its kind to the state its spec asks for."""
+
+    kind: str
+
+    def sync(self, namespace: str, name: str) -> None: ...
+
+
+class ControllerManager:
+    """Runs the workload controllers on a cluster; ``created_pods`` lists the pods they made, in order."""
+
+    def __init__(self, cluster: Cluster, rng: random.Random | None = None) -> None:
+        from kubesched.cluster.workloads.daemonset import DaemonSetController
+        from kubesched.cluster.workloads.deployment import DeploymentController
+        from kubesched.cluster.workloads.job import JobController
+        from kubesched.cluster.workloads.replicaset import ReplicaSetController
+        from kubesched.cluster.workloads.statefulset import StatefulSetController
+
+        self.cluster = cluster
+        self.names = NameGenerator(rng or random.Random(0))
+        self.objects: dict[str, dict[_Key, dict[str, Any]]] = {kind: {} for kind in WATCHED_KINDS}
+        self._owned: dict[str, dict[tuple[str, _Key], None]] = {}  # owner uid -> {(kind, key)}
+        self._by_uid: dict[str, tuple[str, _Key]] = {}
+        self.created_pods: list[str] = []
+        #: Pod key -> ``Kind namespace/name`` of the workload it belongs to (a ReplicaSet's Deployment).
+        self.pod_workloads: dict[str, str] = {}
+        #: Errors the controllers met writing to the cluster (a real one would emit an event and retry).
+        self.errors: list[str] = []
+        controllers: list[WorkloadController] = [
+            DeploymentController(self), ReplicaSetController(self), StatefulSetController(self),
+            DaemonSetController(self), JobController(self),
+        ]
+        self.controllers = {c.kind: c for c in controllers}
+        self._watch = cluster.watch(WATCHED_KINDS, self.handle)
+        for kind in WATCHED_KINDS:
+            for obj in cluster.list(kind)[0]:
+                self._store(kind, obj)
+        for kind in WORKLOAD_KINDS:
+            for key in list(self.objects[kind]):
+                self.sync(kind, *key)
+
+    def has_workloads(self) -> bool:
+        """Whether any workload object exists (then the simulation lets the controllers run first)."""
+        return any(self.objects[kind] or self.cluster.list(kind)[0] for kind in WORKLOAD_KINDS)
+
+    def stop(self) -> None:
+        self._watch.stop()
+
+    # -- the informer side ----------------------------------------------------------------------------
+    def handle(self, event: WatchEvent) -> None:
+        kind, obj = event.kind, event.obj
+        key = key_of(obj)
+        if event.type == "DELETED":
+            current = self.objects[kind].get(key)
+            if current is not None and meta(current).get("uid") == meta(obj).get("uid"):
+                self._forget(kind, current)
+        elif not self._is_stale(kind, obj):
+            self._store(kind, obj)
+        if kind == "Pod":
+            self.controllers["Job"].observe(event)  # type: ignore[attr-defined]
+        if kind in self.controllers:
+            if event.type == "DELETED":
+                self._collect_garbage(meta(obj).get("uid"))
+            else:
+                self.sync(kind, *key)
+        owner = self.owner_of(obj)
+        if owner is not None:
+            self.sync(owner[0], *owner[1])
+        if kind == "Node":
+            daemons = self.controllers["DaemonSet"]
+            for ds_key in list(self.objects["DaemonSet"]):
+                daemons.sync(*ds_key)
+
+    def _is_stale(self, kind: str, obj: Mapping[str, Any]) -> bool:
+        """An event older than what a write of ours already put in the cache (written through)."""
+        current = self.objects[kind].get(key_of(obj))
+        if current is None or meta(current).get("uid") != meta(obj).get("uid"):
+            return False
+        new_rv, cur_rv = str(meta(obj).get("resourceVersion")), str(meta(current).get("resourceVersion"))
+        return new_rv.isdigit() and cur_rv.isdigit() and int(new_rv) < int(cur_rv)
+
+    def _store(self, kind: str, obj: dict[str, Any]) -> None:
+        key = key_of(obj)
+        old = self.objects[kind].get(key)
+        if old is not None:
+            self._forget(kind, old)
+        self.objects[kind][key] = obj
+        uid = str(meta(obj).get("uid") or "")
+        if uid:
+            self._by_uid[uid] = (kind, key)
+        ref = controller_of(obj)
+        if ref is not None:
+            self._owned.setdefault(str(ref.get("uid")), {})[(kind, key)] = None
+
+    def _forget(self, kind: str, obj: Mapping[str, Any]) -> None:
+        key = key_of(obj)
+        self.objects[kind].pop(key, None)
+        self._by_uid.pop(str(meta(obj).get("uid") or ""), None)
+        ref = controller_of(obj)
+        if ref is not None:
+            self._owned.get(str(ref.get("uid")), {}).pop((kind, key), None)
+
+    def owner_of(self, obj: Mapping[str, Any]) -> tuple[str, _Key] | None:
+        """(kind, key) of the workload that controls ``obj``, when it is one the manager knows."""
+        ref = controller_of(obj)
+        if ref is None:
+            return None
+        found = self._by_uid.get(str(ref.get("uid")))
+        if found is None or found[0] not in self.controllers:
+            return None
+        return found
+
+    def top_owner(self, obj: Mapping[str, Any]) -> str | None:
+        """``Kind namespace/name`` of the outermost workload controlling ``obj`` (Deployment over ReplicaSet)."""
+        found = self.owner_of(obj)
+        if found is None:
+            return None
+        while True:
+            owner = self.objects[found[0]].get(found[1])
+            above = self.owner_of(owner) if owner is not None else None
+            if above is None:
+                return f"{found[0]} {found[1][0]}/{found[1][1]}"
+            found = above
+
+    def owned(self, owner: Mapping[str, Any], kind: str) -> list[dict[str, Any]]:
+        """The objects of ``kind`` that ``owner`` controls (its pods, its ReplicaSets), in key order."""
+        entries = self._owned.get(str(meta(owner).get("uid")), {})
+        found = [self.objects[k].get(key) for k, key in entries if k == kind]
+        return sorted((o for o in found if o is not None), key=key_of)
+
+    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.objects[kind].get((namespace, name))
+
+    def exists(self, kind: str, namespace: str, name: str) -> bool:
+        """Whether the cluster has the object (asked of the API for kinds the manager does not watch)."""
+        if kind in self.objects:
+            return (namespace, name) in self.objects[kind]
+        try:
+            self.cluster.get(kind, namespace or None, name)
+        except NotFound:
+            return False
+        return True
+
+    def cluster_now(self) -> str:
+        """The cluster's current time as the API writes it (the embedded cluster's clock when it has one)."""
+        now = getattr(self.cluster, "now", None)
+        return str(now()) if callable(now) else format_time(datetime.now(UTC))
+
+    def nodes(self) -> Iterator[dict[str, Any]]:
+        return iter(sorted(self.objects["Node"].values(), key=key_of))
+
+    # -- syncing --------------------------------------------------------------------------------------
+    def sync(self, kind: str, namespace: str, name: str) -> None:
+        if (namespace, name) in self.objects[kind]:
+            self.controllers[kind].sync(namespace, name)
+
+    def _collect_garbage(self, owner_uid: Any) -> None:
+        for kind, (namespace, name) in list(self._owned.pop(str(owner_uid), {})):
+            self._delete_now(kind, namespace, name)
+
+    def _delete_now(self, kind: str, namespace: str, name: str) -> None:
+        self._try(lambda: self.cluster.delete(kind, namespace or None, name))
+
+    # -- writes (through the API, into the cache at once) ---------------------------------------------
+    def create(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """Create ``obj``; the stored object, or None when the API refused it (recorded in ``errors``)."""
+        stored = self._try(lambda: self.cluster.create(obj))
+        if stored is None:
+            return None
+        if stored["kind"] in self.objects:
+            self._store(stored["kind"], stored)
+        if stored["kind"] == "Pod":
+            pod_key = "/".join(key_of(stored))
+            self.created_pods.append(pod_key)
+            workload = self.top_owner(stored)
+            if workload is not None:
+                self.pod_workloads[pod_key] = workload
+        return stored
+
+    def update(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        stored = self._try(lambda: self.cluster.update(obj))
+        if stored is not None:
+            self._store(stored["kind"], stored)
+        return stored
+
+    def delete(self, obj: Mapping[str, Any]) -> None:
+        kind = str(obj.get("kind"))
+        namespace, name = key_of(obj)
+        if self._try(lambda: self.cluster.delete(kind, namespace or None, name)) is not None:
+            self._forget(kind, obj)
+
+    def _try(self, write: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+        try:
+            return write()
+        except NotFound:
+            return None
+        except ApiError as err:
+            self.errors.append(err.message)
+            return None
+
+
+def start_workload_controllers(cluster: Cluster, rng: random.Random | None = None) -> ControllerManager:
+    """Start the Deployment, ReplicaSet, StatefulSet, DaemonSet and Job controllers on ``cluster``."""
+    return ControllerManager(cluster, rng)
