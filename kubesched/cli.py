@@ -1,4 +1,4 @@
-"""The ``kubesched`` command: ``kubesched simulate SCENARIO…`` and ``kubesched version``.
+"""The ``kubesched`` command: ``simulate``, ``capacity``, ``plan``, ``explain``, ``snapshot`` and ``version``.
 
 Bad input (a manifest, a config, an unknown plugin, a missing file) ends with exit status 2 and
 one line, ``kubesched: error: <message>``, whose message names the file, document and field; a
@@ -9,6 +9,7 @@ left pending are a result, not an error.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Callable
@@ -20,7 +21,11 @@ from kubesched.cluster.manifests import ManifestError
 from kubesched.config import ConfigError
 from kubesched.framework.extension_points import FrameworkError
 from kubesched.plugins.registry import PluginLoadError
+from kubesched.sim.annotations import PREFIX, SIMULATOR_PREFIX
+from kubesched.sim.capacity import capacity, format_capacity
+from kubesched.sim.explain import ExplainError, explain
 from kubesched.sim.output import write_manifests, write_trace
+from kubesched.sim.plan import DEFAULT_MAX_NODES, format_plan, plan
 from kubesched.sim.report import format_summary
 from kubesched.sim.simulate import SimulationError, simulate
 
@@ -29,8 +34,13 @@ EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 
 #: Errors that mean "fix your input", reported as one line rather than a traceback.
+class SnapshotError(ValueError):
+    """The live cluster could not be read (kubeconfig, connection, permissions)."""
+
+
 INPUT_ERRORS: tuple[type[BaseException], ...] = (
     ManifestError, ConfigError, SimulationError, PluginLoadError, FrameworkError, ObjectError, OSError,
+    ExplainError, SnapshotError,
 )
 
 
@@ -53,11 +63,61 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--trace", metavar="FILE.jsonl", help="write one JSON decision record per attempt")
     sim.add_argument("--output-dir", metavar="DIR",
                      help="write the resulting nodes and pods (with kubesched.io/ result annotations) as YAML")
+    sim.add_argument("--annotation-prefix", metavar="PREFIX", default=PREFIX,
+                     help=f"prefix of the result annotations in --output-dir (default {PREFIX}); "
+                          f"{SIMULATOR_PREFIX} writes kube-scheduler-simulator's keys and shapes")
+    sim.add_argument("--report", metavar="FILE.html",
+                     help="write a self-contained HTML report (plots, reasons, every pod's decision)")
     sim.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is no terminal")
     sim.add_argument("-v", "--verbose", action="store_true", help="also list where each pod went, and log warnings")
 
+    cap = commands.add_parser(
+        "capacity", help="how many more replicas of a pod fit (cluster-capacity's question)",
+        description="Simulate the scenario, then schedule copies of the pod template one at a time until one "
+                    "does not fit; print how many fit, where, and kube-scheduler's reason for the first that did not.")
+    cap.add_argument("scenario", nargs="+", metavar="SCENARIO", help="manifest file or folder of manifests")
+    cap.add_argument("--pod", required=True, metavar="TEMPLATE.yaml", help="the pod to replicate (one Pod manifest)")
+    cap.add_argument("--max", type=int, metavar="N", help="stop after N replicas")
+    _common_options(cap)
+
+    plan = commands.add_parser(
+        "plan", help="the fewest copies of a node to add so that every pending pod is scheduled",
+        description="Search (bisection, checked by real runs) for the fewest copies of the node template that "
+                    "leave no pod of the scenario pending; print that number and the resulting placement.")
+    plan.add_argument("scenario", nargs="+", metavar="SCENARIO", help="manifest file or folder of manifests")
+    plan.add_argument("--node-template", required=True, metavar="NODE.yaml", help="the node to add (one Node manifest)")
+    plan.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, metavar="N",
+                      help=f"give up beyond N added nodes (default {DEFAULT_MAX_NODES})")
+    _common_options(plan)
+
+    exp = commands.add_parser(
+        "explain", help="one pod's decision from a trace file: filter verdicts, scores, winner, ties",
+        description="Read a trace written by simulate --trace (.jsonl or .jsonl.gz) and print, for one attempt of "
+                    "one pod, every node's filter verdict or its raw, normalised and weighted scores.")
+    exp.add_argument("trace", metavar="TRACE", help="trace file (.jsonl or .jsonl.gz)")
+    exp.add_argument("pod", metavar="POD", help="namespace/name (a bare name means the default namespace)")
+    exp.add_argument("--attempt", type=int, metavar="N", help="which attempt (default: the last)")
+    exp.add_argument("--node", metavar="NAME", help="only this node, plugin by plugin")
+
+    snap = commands.add_parser(
+        "snapshot", help="write a live cluster's nodes, pods and scheduling objects as manifests for simulate",
+        description="List nodes, pods, namespaces, PriorityClasses, PodDisruptionBudgets, PersistentVolumes, "
+                    "claims, StorageClasses and CSINodes with the official client and write them, without "
+                    "server-managed fields, as manifests that simulate reads.")
+    snap.add_argument("--kubeconfig", required=True, metavar="FILE", help="kubeconfig of the cluster to read")
+    snap.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
+    snap.add_argument("-o", "--output-dir", required=True, metavar="DIR", help="folder to write the manifests to")
+
     commands.add_parser("version", help="print the kubesched version")
     return parser
+
+
+def _common_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file; default: v1 defaults")
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed for tie-breaking and UIDs (default 0)")
+    parser.add_argument("--tie-break", choices=("random", "name"), default="random",
+                        help="among nodes with the best score: seeded random (as kube-scheduler) or smallest name")
+    parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,12 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "version":
         print(f"{PROG} {__version__}")
         return EXIT_OK
-    if args.command == "simulate":
+    commands: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
+        "simulate": _simulate, "capacity": _capacity, "plan": _plan, "explain": _explain, "snapshot": _snapshot,
+    }
+    if args.command in commands:
         # The summary lists the scheduler's warnings itself; the log adds them only with --verbose.
-        logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR,
+        logging.basicConfig(level=logging.WARNING if getattr(args, "verbose", False) else logging.ERROR,
                             format=f"{PROG}: %(levelname)s: %(message)s", stream=sys.stderr)
         try:
-            return _simulate(args, sys.stdout, sys.stderr)
+            return commands[args.command](args, sys.stdout, sys.stderr)
         except INPUT_ERRORS as err:
             print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
             return EXIT_BAD_INPUT
@@ -80,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if not args.annotation_prefix.endswith("/"):
+        raise SimulationError(f"--annotation-prefix: must end with '/', got {args.annotation_prefix!r}")
     progress, close = _progress_bar(err, forced=args.progress)
     try:
         result = simulate(args.scenario, config=args.config, seed=args.seed, burst=args.burst,
@@ -89,12 +154,58 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.trace:
         write_trace(result.records, args.trace)
     if args.output_dir:
-        write_manifests(result, args.output_dir)
+        write_manifests(result, args.output_dir, args.annotation_prefix)
+    if args.report:
+        from kubesched.sim.html_report import write_report
+
+        write_report(result, args.report)
     print(format_summary(result, verbose=args.verbose), file=out)
     if args.trace:
         print(f"\nTrace: {len(result.records)} attempts written to {args.trace}", file=out)
     if args.output_dir:
         print(f"Manifests written to {args.output_dir}", file=out)
+    if args.report:
+        print(f"Report written to {args.report}", file=out)
+    return EXIT_OK
+
+
+def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    result = capacity(args.scenario, args.pod, args.config, max_replicas=args.max, seed=args.seed,
+                      tie_break=args.tie_break)
+    if args.output == "json":
+        print(json.dumps(result.to_dict(), indent=2), file=out)
+    else:
+        print(format_capacity(result), file=out)
+    return EXIT_OK
+
+
+def _plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    result = plan(args.scenario, args.node_template, args.config, max_nodes=args.max_nodes, seed=args.seed,
+                  tie_break=args.tie_break)
+    if args.output == "json":
+        print(json.dumps(result.to_dict(), indent=2), file=out)
+    else:
+        print(format_plan(result, args.max_nodes), file=out)
+    return EXIT_OK
+
+
+def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    explain(args.trace, args.pod, attempt=args.attempt, node=args.node, out=out)
+    return EXIT_OK
+
+
+def _snapshot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from kubesched.cluster.snapshot import KubeconfigCluster, write_snapshot
+
+    try:
+        cluster = KubeconfigCluster(args.kubeconfig, context=args.context)
+        counts = write_snapshot(cluster, args.output_dir)
+    except INPUT_ERRORS:
+        raise
+    except Exception as exc:  # the client's own errors (bad kubeconfig, unreachable server, 403)
+        raise SnapshotError(f"{args.kubeconfig}: {type(exc).__name__}: {exc}") from None
+    summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    print(f"Snapshot written to {args.output_dir}: {summary}", file=out)
     return EXIT_OK
 
 

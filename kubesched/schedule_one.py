@@ -173,6 +173,7 @@ def schedule_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod,
         record.details["score"] = {
             p: dict(zip(names, (int(v) for v in s.tolist()), strict=True)) for p, s in scores.raw_scores.items()
         }
+        record.details["weights"] = {p: fwk.score_weights.get(p, 1) for p in per_plugin}
     return ScheduleResult(host, evaluated, len(feasible))
 
 

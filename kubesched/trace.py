@@ -36,7 +36,8 @@ class AttemptRecord:
     victims: list[str] | None = None
     start_nominated_node: str | None = None
     #: Extra results for the simulator's annotations: "score" -> {plugin: {node: raw score}} (before
-    #: NormalizeScore and weights); "postfilter" / "reserve" / "permit" / "bind" -> {plugin: message}.
+    #: NormalizeScore and weights); "weights" -> {plugin: weight};
+    #: "postfilter" / "reserve" / "permit" / "bind" -> {plugin: message}.
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,6 +66,17 @@ class AttemptRecord:
             out["victims"] = list(self.victims)
         if self.start_nominated_node:
             out["startNominatedNode"] = self.start_nominated_node
+        # Additive keys (readers of the corpus shape ignore them): the raw Score results before
+        # NormalizeScore, {node: {plugin: raw}}, and the weights, so a reader can show all three stages.
+        raw = self.details.get("score")
+        if raw:
+            by_node: dict[str, dict[str, int]] = {}
+            for plugin, scores in sorted(raw.items()):
+                for node, value in scores.items():
+                    by_node.setdefault(node, {})[plugin] = int(value)
+            out["rawScores"] = by_node
+        if self.details.get("weights"):
+            out["weights"] = dict(self.details["weights"])
         return out
 
 

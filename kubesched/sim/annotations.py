@@ -37,12 +37,25 @@ PASSED = "passed"
 _DETAIL_KEYS = {"reserve": RESERVE_RESULT, "permit": PERMIT_RESULT, "bind": BIND_RESULT}
 
 
+#: kube-scheduler-simulator's own prefix (``--annotation-prefix``): its keys, every one on every attempt.
+SIMULATOR_PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
+SUCCESS = "success"
+PREEMPTION_VICTIM = "preemption victim"
+
+
 @dataclass(frozen=True, slots=True)
 class ProfilePlugins:
-    """What the annotations need to know about a profile: Filter plugins in run order, Score weights."""
+    """What the annotations need to know about a profile: plugins per extension point in run order, weights."""
 
     filter: Sequence[str] = ()
     score_weights: Mapping[str, int] = field(default_factory=dict)
+    pre_filter: Sequence[str] = ()
+    post_filter: Sequence[str] = ()
+    pre_score: Sequence[str] = ()
+    reserve: Sequence[str] = ()
+    permit: Sequence[str] = ()
+    pre_bind: Sequence[str] = ()
+    bind: Sequence[str] = ()
 
 
 def filter_result(record: AttemptRecord, filter_plugins: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -111,17 +124,95 @@ def attempt_annotations(record: AttemptRecord, profile: ProfilePlugins) -> dict[
     return out
 
 
-def pod_annotations(records: Iterable[AttemptRecord], profiles: Mapping[str, ProfilePlugins]) -> dict[str, str]:
+def _until_failure(plugins: Sequence[str], failed: Mapping[str, Any] | None) -> dict[str, str]:
+    """{plugin: "success"} for the plugins of a point, ending at the one that failed (with its message)."""
+    out: dict[str, str] = {}
+    for name in plugins:
+        if failed and name in failed:
+            out[name] = str(failed[name])
+            return out
+        out[name] = SUCCESS
+    for name, message in (failed or {}).items():
+        out[str(name)] = str(message)
+    return out
+
+
+def simulator_attempt_annotations(record: AttemptRecord, profile: ProfilePlugins,
+                                  prefix: str = SIMULATOR_PREFIX) -> dict[str, str]:
+    """One attempt in kube-scheduler-simulator's full form: every key present, "{}" where a point did not run.
+
+    Shapes as its result store writes them: ``prefilter-result-status`` and ``prescore-result``,
+    ``reserve-result``, ``permit-result``, ``prebind-result``, ``bind-result`` map plugin -> "success" or
+    the failure message; ``postfilter-result`` maps node -> {plugin: "preemption victim"} for the node
+    preemption nominated; scores are strings. ``prefilter-result`` (PreFilterResult node sets) and
+    ``permit-result-timeout`` are not recorded here and stay "{}".
+    """
+    rejected_plugins = {str(e.get("plugin")) for e in record.filter.values()}
+    prefilter_reject = next((p for p in rejected_plugins if p in profile.pre_filter and p not in profile.filter
+                             and len(record.filter) and all(str(e.get("plugin")) == p
+                                                            for e in record.filter.values())), None)
+    prefilter_failed = None
+    if prefilter_reject is not None:
+        entry = next(iter(record.filter.values()))
+        prefilter_failed = {prefilter_reject: ", ".join(str(r) for r in entry.get("reasons") or [])}
+    ran_filters = not prefilter_reject
+    post_filter: dict[str, dict[str, str]] = {}
+    if record.result != "Scheduled" and record.filter and profile.post_filter:
+        post_filter = {node: {} for node in sorted(record.filter)}
+        if record.nominated_node:
+            plugin = next(iter(record.details.get("postfilter") or {}), "") or profile.post_filter[0]
+            post_filter[record.nominated_node] = {plugin: PREEMPTION_VICTIM}
+    scored = bool(record.scores)
+    scheduled = record.result == "Scheduled" and bool(record.node)
+    chose_node = bool(record.node) or "reserve" in record.details or "permit" in record.details
+    failed_reserve = record.details.get("reserve")
+    failed_permit = record.details.get("permit")
+    failed_bind = record.details.get("bind")
+    reached_bind = chose_node and not failed_reserve and not failed_permit
+    values: dict[str, Any] = {
+        "prefilter-result-status": _until_failure(profile.pre_filter, prefilter_failed),
+        "prefilter-result": {},
+        "filter-result": filter_result(record, profile.filter) if ran_filters else {},
+        "postfilter-result": post_filter,
+        "prescore-result": _until_failure(profile.pre_score, None) if scored else {},
+        "score-result": score_result(record, profile.score_weights),
+        "finalscore-result": final_score_result(record),
+        "reserve-result": _until_failure(profile.reserve, failed_reserve) if chose_node else {},
+        "permit-result": _until_failure(profile.permit, failed_permit) if chose_node and not failed_reserve else {},
+        "permit-result-timeout": {},
+        "prebind-result": _until_failure(profile.pre_bind, None) if reached_bind and (scheduled or failed_bind)
+        else {},
+        "bind-result": _until_failure(profile.bind[:1], failed_bind) if reached_bind and (scheduled or failed_bind)
+        else {},
+    }
+    out = {prefix + key: _json(value) for key, value in values.items()}
+    out[prefix + "selected-node"] = record.node or ""
+    return out
+
+
+def pod_annotations(records: Iterable[AttemptRecord], profiles: Mapping[str, ProfilePlugins],
+                    prefix: str = PREFIX) -> dict[str, str]:
     """The annotations for one pod: its last attempt's results, and every attempt in ``result-history``.
 
-    ``profiles`` maps a profile (scheduler name) to what its plugins are.
+    ``profiles`` maps a profile (scheduler name) to what its plugins are. With kube-scheduler-simulator's
+    prefix the keys and shapes are that tool's (:func:`simulator_attempt_annotations`); with any other
+    prefix, ours under that prefix.
     """
-    history = [attempt_annotations(r, profiles.get(r.profile, ProfilePlugins())) for r in records]
+    if prefix == SIMULATOR_PREFIX:
+        history = [simulator_attempt_annotations(r, profiles.get(r.profile, ProfilePlugins()), prefix)
+                   for r in records]
+    else:
+        history = [_with_prefix(attempt_annotations(r, profiles.get(r.profile, ProfilePlugins())), prefix)
+                   for r in records]
     if not history:
         return {}
     out = dict(history[-1])
-    out[RESULT_HISTORY] = _json(history)
+    out[prefix + "result-history"] = _json(history)
     return out
+
+
+def _with_prefix(annotations: Mapping[str, str], prefix: str) -> dict[str, str]:
+    return {prefix + key[len(PREFIX):]: value for key, value in annotations.items()}
 
 
 def annotate(pod: dict[str, Any], annotations: Mapping[str, str]) -> dict[str, Any]:

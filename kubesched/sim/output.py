@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kubesched.sim.annotations import ProfilePlugins, annotate, pod_annotations
+from kubesched.sim.annotations import PREFIX, ProfilePlugins, annotate, pod_annotations
 from kubesched.trace import AttemptRecord
 
 if TYPE_CHECKING:
@@ -42,11 +42,15 @@ def profile_plugins(result: SimulationResult) -> dict[str, ProfilePlugins]:
     """Each profile's Filter plugins (in the order the framework runs them) and Score weights."""
     if result.scheduler is None:
         return {}
-    return {name: ProfilePlugins(fwk.plugin_names("filter"), dict(fwk.score_weights))
+    return {name: ProfilePlugins(fwk.plugin_names("filter"), dict(fwk.score_weights),
+                                 pre_filter=fwk.plugin_names("pre_filter"), post_filter=fwk.plugin_names("post_filter"),
+                                 pre_score=fwk.plugin_names("pre_score"), reserve=fwk.plugin_names("reserve"),
+                                 permit=fwk.plugin_names("permit"), pre_bind=fwk.plugin_names("pre_bind"),
+                                 bind=fwk.plugin_names("bind"))
             for name, fwk in result.scheduler.profiles.items()}
 
 
-def annotated_pods(result: SimulationResult) -> list[dict[str, Any]]:
+def annotated_pods(result: SimulationResult, prefix: str = PREFIX) -> list[dict[str, Any]]:
     """The cluster's pods after the run, attempted ones annotated with their results."""
     by_pod: dict[str, list[AttemptRecord]] = defaultdict(list)
     for record in result.records:
@@ -57,16 +61,16 @@ def annotated_pods(result: SimulationResult) -> list[dict[str, Any]]:
         meta = pod.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
         if key in by_pod:
-            annotate(pod, pod_annotations(by_pod[key], plugins))
+            annotate(pod, pod_annotations(by_pod[key], plugins, prefix))
     return pods
 
 
-def write_manifests(result: SimulationResult, out_dir: str | Path) -> list[Path]:
-    """Write ``nodes.yaml`` and ``pods.yaml`` (multi-document YAML) under ``out_dir``."""
+def write_manifests(result: SimulationResult, out_dir: str | Path, prefix: str = PREFIX) -> list[Path]:
+    """Write ``nodes.yaml`` and ``pods.yaml`` (multi-document YAML) under ``out_dir``; annotations under ``prefix``."""
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, objects in ((NODES_FILE, result.nodes()), (PODS_FILE, annotated_pods(result))):
+    for name, objects in ((NODES_FILE, result.nodes()), (PODS_FILE, annotated_pods(result, prefix))):
         path = directory / name
         with path.open("w", encoding="utf-8") as out:
             yaml.dump_all(objects, out, Dumper=_Dumper, sort_keys=False, default_flow_style=False)

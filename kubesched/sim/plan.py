@@ -1,0 +1,174 @@
+"""How many nodes to add so that every pending pod is scheduled: alibaba/open-simulator's question.
+
+Each candidate count N is a full simulation of the scenario with N copies of the node template added
+(``<template>-1`` … ``<template>-N``). Adding nodes usually cannot hurt, so the search gallops up (1, 2,
+4, …) to a count that leaves no pod pending and bisects below it. It cannot be taken for granted (preemption,
+spreading and tie-breaks can make one more node change earlier decisions), so the answer is checked:
+N and N-1 are both simulated, and if any two counts tried contradict each other (fewer nodes
+succeeding where more failed), the search falls back to trying every count from one upwards.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubesched.cluster.manifests import Manifest
+from kubesched.config import KubeSchedulerConfiguration
+from kubesched.sim.capacity import load_template
+from kubesched.sim.simulate import (
+    Simulation,
+    SimulationError,
+    SimulationResult,
+    _to_manifests,
+    _validate,
+    resolve_config,
+)
+
+DEFAULT_MAX_NODES = 100
+
+
+@dataclass
+class PlanResult:
+    """``nodes_to_add`` (None: not even ``max_nodes`` were enough), and the placement with that many."""
+
+    nodes_to_add: int | None
+    scheduled: int
+    pending: list[str]
+    #: Every count simulated -> pods left pending, in the order tried.
+    tried: dict[int, int] = field(default_factory=dict)
+    monotone: bool = True
+    simulation: SimulationResult | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"nodesToAdd": self.nodes_to_add, "scheduled": self.scheduled, "pending": list(self.pending)}
+
+
+def pending_after(result: SimulationResult) -> list[str]:
+    """Pods of the scenario left without a node (preemption victims are gone, not pending)."""
+    deleted = set(result.deleted)
+    return [key for key, node in result.final.items() if node is None and key not in deleted]
+
+
+def node_copies(template: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
+    """``count`` copies of the node template named ``<name>-1`` … ``<name>-<count>``."""
+    base = str((template.get("metadata") or {}).get("name") or "").rstrip("-")
+    nodes = []
+    for i in range(1, count + 1):
+        node = copy.deepcopy(dict(template))
+        node["metadata"] = {**(node.get("metadata") or {}), "name": f"{base}-{i}"}
+        node["metadata"].pop("generateName", None)
+        labels = dict(node["metadata"].get("labels") or {})
+        if "kubernetes.io/hostname" in labels:
+            labels["kubernetes.io/hostname"] = f"{base}-{i}"
+            node["metadata"]["labels"] = labels
+        nodes.append(node)
+    return nodes
+
+
+def plan(
+    objects_or_paths: Iterable[Any] | str | Path,
+    node_template: str | Path | Mapping[str, Any],
+    config: str | Path | Mapping[str, Any] | KubeSchedulerConfiguration | None = None,
+    *,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    seed: int = 0,
+    tie_break: str = "random",
+) -> PlanResult:
+    """The fewest copies of ``node_template`` to add so that no pod of the scenario stays pending."""
+    if max_nodes < 0:
+        raise SimulationError(f"--max-nodes: must be 0 or more, got {max_nodes}")
+    template = load_template(node_template, "Node")
+    manifests = _to_manifests(objects_or_paths)
+    _validate(manifests)
+    cfg = resolve_config(config)
+    existing = {m.obj.get("metadata", {}).get("name") for m in manifests if m.kind == "Node"}
+    clash = sorted(existing & {n["metadata"]["name"] for n in node_copies(template, max_nodes)})
+    if clash:
+        raise SimulationError(f"node template: the added nodes' names clash with the scenario's nodes: "
+                              f"{', '.join(clash)}; rename the template")
+    runs: dict[int, SimulationResult] = {}
+
+    def run(count: int) -> SimulationResult:
+        if count not in runs:
+            added = [Manifest("<node template>", i + 1, n) for i, n in enumerate(node_copies(template, count))]
+            sim = Simulation([*manifests, *added], cfg, seed=seed, tie_break=tie_break)
+            sim.load()
+            runs[count] = sim.run()
+        return runs[count]
+
+    def fits(count: int) -> bool:
+        return not pending_after(run(count))
+
+    found: int | None = None
+    if fits(0):
+        found = 0
+    elif max_nodes > 0:
+        # Gallop up (1, 2, 4, ...) to the first count that fits, then bisect below it: answers are
+        # usually small, so this runs fewer simulations than bisecting over [0, max_nodes].
+        lo, hi = 0, 1
+        while not fits(hi) and hi < max_nodes:
+            lo, hi = hi, min(hi * 2, max_nodes)
+        if fits(hi):
+            while hi - lo > 1:  # fits(lo) is False, fits(hi) is True
+                mid = (lo + hi) // 2
+                if fits(mid):
+                    hi = mid
+                else:
+                    lo = mid
+            found = hi
+            fits(found - 1)  # the check: the count below must really fail
+    monotone = _monotone({n: not pending_after(r) for n, r in runs.items()})
+    if not monotone:
+        found = next((n for n in range(0, max_nodes + 1) if fits(n)), None)
+    final = run(found if found is not None else max_nodes)
+    pending = pending_after(final)
+    return PlanResult(
+        nodes_to_add=found,
+        scheduled=sum(1 for node in final.final.values() if node is not None),
+        pending=pending,
+        tried={n: len(pending_after(r)) for n, r in runs.items()},
+        monotone=monotone,
+        simulation=final,
+    )
+
+
+def _monotone(outcomes: Mapping[int, bool]) -> bool:
+    """No count that fits below one that does not."""
+    seen_fail_above = False
+    for count in sorted(outcomes, reverse=True):
+        if not outcomes[count]:
+            seen_fail_above = True
+        elif seen_fail_above:
+            return False
+    return True
+
+
+def format_plan(result: PlanResult, max_nodes: int) -> str:
+    """The text ``kubesched plan`` prints."""
+    lines = []
+    if result.nodes_to_add is None:
+        lines.append(f"Even {max_nodes} added nodes leave {len(result.pending)} pods pending.")
+    elif result.nodes_to_add == 0:
+        lines.append("No nodes needed: every pending pod is scheduled already.")
+    else:
+        lines.append(f"Add {result.nodes_to_add} nodes: then all {result.scheduled} pending pods are scheduled.")
+    tried = ", ".join(f"{n} nodes: {p} pending" for n, p in sorted(result.tried.items()))
+    lines.append(f"Tried {tried}" + ("" if result.monotone else " (not monotone: searched every count)") + ".")
+    if result.pending:
+        lines.append("")
+        lines.append(f"Pending {len(result.pending)}:")
+        lines.extend(f"  {key}" for key in result.pending)
+    if result.simulation is not None and result.nodes_to_add:
+        placed: dict[str, int] = {}
+        for node in result.simulation.final.values():
+            if node is not None:
+                placed[node] = placed.get(node, 0) + 1
+        lines.append("")
+        lines.append("Placement (pending pods per node):")
+        width = max(len(n) for n in placed)
+        lines.extend(f"  {node:<{width}}  {count}" for node, count in sorted(placed.items()))
+    return "\n".join(lines)
