@@ -54,7 +54,7 @@ def usage_figure(result: SimulationResult) -> go.Figure:
         ("pods", [u.pods for u in usage], [u.pods_allocatable for u in usage]),
     ]
     fig = make_subplots(rows=1, cols=3, subplot_titles=[p[0] for p in panels], horizontal_spacing=0.06)
-    for col, (title, requested, allocatable) in enumerate(panels, start=1):
+    for col, (_, requested, allocatable) in enumerate(panels, start=1):
         fig.add_trace(go.Bar(x=names, y=allocatable, name="allocatable", marker_color="#d9e2ec",
                              showlegend=col == 1, legendgroup="alloc", hovertemplate="%{x}: %{y:.2f} allocatable"),
                       row=1, col=col)

@@ -25,7 +25,7 @@ def test_replicaset_creates_missing_pods_owned_by_it(env) -> None:
 
 
 def test_replicaset_scales_down_unassigned_pods_first_and_replaces_deleted_ones(env) -> None:
-    cluster, _, clock = env
+    cluster, _, _ = env
     cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
     cluster.create(workload("ReplicaSet", "web", replicas=3))
     first = pods_of(cluster, "web-")
