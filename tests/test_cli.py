@@ -204,7 +204,7 @@ def test_example_cluster_tells_the_story_its_comments_tell(capsys: pytest.Captur
                  "--tie-break", "name"])
     assert code == 0
     out = capsys.readouterr().out
-    assert out.startswith("Scheduled 30/34 pending pods")
+    assert out.startswith("Scheduled 51/55 pending pods")
     assert "batch/etl-0: preempted by payments/payments-api-0 on general-c1" in out
     pending = out.split("Pending ", 1)[1].split("\n\n", 1)[0]
     assert sorted(line.split(":")[0].strip() for line in pending.splitlines()[1:]) == [

@@ -62,7 +62,7 @@ def usage_figure(result: SimulationResult) -> go.Figure:
                              showlegend=col == 1, legendgroup="req", hovertemplate="%{x}: %{y:.2f} requested"),
                       row=1, col=col)
     fig.update_layout(barmode="overlay", height=400, margin={"t": 70, "b": 90, "l": 40, "r": 10},
-                      legend={"orientation": "h", "y": 1.22, "x": 0})
+                      legend={"orientation": "h", "y": 1.12, "yanchor": "bottom", "x": 0})
     return fig
 
 
@@ -115,10 +115,11 @@ def timeline_figure(series: Mapping[str, list[Any]]) -> go.Figure:
     for key, color in (("cpu", "#2f6fb0"), ("memory", "#b05a2f")):
         fig.add_trace(go.Scatter(x=x, y=series[key], name=f"{key} requested %", mode="lines", line_shape="hv",
                                  line={"color": color, "dash": "dot"}), secondary_y=True)
-    fig.update_xaxes(title_text="scheduling attempt")
+    fig.update_xaxes(title_text="scheduling attempt", dtick=1 if len(x) <= 20 else None)
     fig.update_yaxes(title_text="pending pods", secondary_y=False, rangemode="tozero")
     fig.update_yaxes(title_text="% of allocatable", secondary_y=True, range=[0, 100])
-    fig.update_layout(height=340, margin={"t": 30, "b": 50, "l": 50, "r": 50}, legend={"orientation": "h", "y": 1.12})
+    fig.update_layout(height=340, margin={"t": 40, "b": 50, "l": 50, "r": 50},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
     return fig
 
 
@@ -129,9 +130,9 @@ def rejection_counts(result: SimulationResult) -> dict[str, Counter[str]]:
         last[record.pod] = record
     out: dict[str, Counter[str]] = {}
     for pending in pending_pods(result):
-        record = last.get(pending.pod)
-        if record is not None:
-            out[pending.pod] = Counter(str(e.get("plugin")) for e in record.filter.values())
+        found = last.get(pending.pod)
+        if found is not None:
+            out[pending.pod] = Counter(str(e.get("plugin")) for e in found.filter.values())
     return out
 
 
@@ -143,7 +144,8 @@ def reasons_figure(counts: Mapping[str, Counter[str]]) -> go.Figure:
     fig = go.Figure([go.Bar(name=plugin, y=pods, x=[counts[p].get(plugin, 0) for p in pods], orientation="h",
                             hovertemplate=f"{plugin}: %{{x}} nodes<extra>%{{y}}</extra>") for plugin in plugins])
     fig.update_layout(barmode="stack", height=max(240, 70 + 28 * len(pods)), xaxis_title="nodes rejected",
-                      margin={"t": 60, "b": 50, "l": 10, "r": 10}, legend={"orientation": "h", "y": 1.12},
+                      margin={"t": 40, "b": 50, "l": 10, "r": 10},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
                       yaxis={"automargin": True})
     return fig
 

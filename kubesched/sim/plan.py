@@ -3,9 +3,11 @@
 Each candidate count N is a full simulation of the scenario with N copies of the node template added
 (``<template>-1`` … ``<template>-N``). Adding nodes usually cannot hurt, so the search gallops up (1, 2,
 4, …) to a count that leaves no pod pending and bisects below it. It cannot be taken for granted (preemption,
-spreading and tie-breaks can make one more node change earlier decisions), so the answer is checked:
-N and N-1 are both simulated, and if any two counts tried contradict each other (fewer nodes
-succeeding where more failed), the search falls back to trying every count from one upwards.
+spreading and tie-breaks can make one more node change earlier decisions), so the answer N is checked:
+N-1 and N+1 are simulated too, and if any two counts tried contradict each other (fewer nodes
+succeeding where more failed), the search falls back to trying every count from one upwards. A
+count below N-1 that would also succeed while N-1 fails goes unnoticed: only the linear search
+would see it, at N simulations.
 """
 
 from __future__ import annotations
@@ -120,7 +122,11 @@ def plan(
                 else:
                     lo = mid
             found = hi
-            fits(found - 1)  # the check: the count below must really fail
+            # The check: the search's own runs agree with each other by construction, so look one
+            # step either side: N-1 must leave pods pending and N+1 must not.
+            fits(found - 1)
+            if found < max_nodes:
+                fits(found + 1)
     monotone = _monotone({n: not pending_after(r) for n, r in runs.items()})
     if not monotone:
         found = next((n for n in range(0, max_nodes + 1) if fits(n)), None)
