@@ -258,3 +258,65 @@ spec: {containers: [{name: c, image: nginx}]}
     assert record["filter"]["spot-a"]["plugin"] == "AvoidSpot"
     assert record["filter"]["spot-a"]["reasons"] == ["node(s) are spot capacity"]
     assert {n: s["AvoidSpot"] for n, s in record["scores"].items()} == {"od-a": 0, "od-b": 100}
+
+
+# -- capacity, plan, explain, --report, --annotation-prefix on the example cluster ---------------------------
+
+EXAMPLE = str(REPO / "examples" / "cluster")
+
+
+def test_example_workloads_are_grouped_in_the_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", EXAMPLE, "--tie-break", "name"]) == 0
+    out = capsys.readouterr().out
+    workloads = out.split("Workloads:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert sorted(line.strip() for line in workloads) == [
+        "DaemonSet monitoring/log-agent: 12/12 scheduled",
+        "Deployment web/storefront: 4/4 scheduled",
+        "Job batch/nightly-report: 2/2 scheduled",
+        "StatefulSet payments/ledger: 3/3 scheduled",
+    ]
+
+
+def test_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
+    template = REPO / "examples" / "capacity" / "web-replica.yaml"
+    assert main(["capacity", EXAMPLE, "--pod", str(template), "-o", "json", "--tie-break", "name"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert set(got) == {"replicas", "placements", "stopReason"}
+    assert got["replicas"] == sum(got["placements"].values()) > 0
+    assert got["stopReason"].startswith("0/12 nodes are available: ")
+
+
+def test_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
+    template = REPO / "examples" / "capacity" / "gpu-node.yaml"
+    assert main(["plan", EXAMPLE, "--node-template", str(template), "-o", "json", "--max-nodes", "8"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert set(got) == {"nodesToAdd", "scheduled", "pending"}
+    # One GPU node takes llm-train (a whole GPU node); the notebook does not tolerate the GPU taint,
+    # warehouse-load fits no node and report-builder's scheduler is not configured: no node helps them.
+    assert got["nodesToAdd"] == 1
+    assert sorted(got["pending"]) == ["batch/report-builder", "batch/warehouse-load", "ml/notebook"]
+
+
+def test_explain_a_pod_from_the_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "trace.jsonl"
+    assert main(["simulate", EXAMPLE, "--trace", str(trace), "--tie-break", "name"]) == 0
+    capsys.readouterr()
+    assert main(["explain", str(trace), "payments/payments-api-0", "--attempt", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Pod payments/payments-api-0, attempt 1 of 2")
+    assert "Victims: batch/etl-0" in out
+    assert main(["explain", str(trace), "payments/nope"]) == 2
+    assert capsys.readouterr().err == "kubesched: error: pod payments/nope: no attempt in the trace\n"
+
+
+def test_report_and_simulator_annotations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report, out_dir = tmp_path / "report.html", tmp_path / "out"
+    assert main(["simulate", EXAMPLE, "--report", str(report), "--output-dir", str(out_dir),
+                 "--annotation-prefix", "kube-scheduler-simulator.sigs.k8s.io/"]) == 0
+    assert f"Report written to {report}" in capsys.readouterr().out
+    assert report.stat().st_size > 1_000_000 and "plot-usage" in report.read_text()
+    pods = list(yaml.safe_load_all((out_dir / "pods.yaml").read_text()))
+    annotated = [p for p in pods if "kube-scheduler-simulator.sigs.k8s.io/result-history" in
+                 (p["metadata"].get("annotations") or {})]
+    assert annotated and not any(FILTER_RESULT in (p["metadata"].get("annotations") or {}) for p in pods)
+    assert main(["simulate", EXAMPLE, "--annotation-prefix", "no-slash"]) == 2

@@ -1,6 +1,8 @@
 """How many nodes to add so that every pending pod is scheduled: alibaba/open-simulator's question.
 
-Each candidate count N is a full simulation of the scenario with N copies of the node template added
+Pods that stay pending even with the most nodes allowed (``max_nodes``) are beyond what this node
+shape can do (too big for it, an untolerated taint, no matching profile); they are reported and left
+out of the goal. Each candidate count N is a full simulation of the scenario with N copies of the node template added
 (``<template>-1`` … ``<template>-N``). Adding nodes usually cannot hurt, so the search gallops up (1, 2,
 4, …) to a count that leaves no pod pending and bisects below it. It cannot be taken for granted (preemption,
 spreading and tie-breaks can make one more node change earlier decisions), so the answer N is checked:
@@ -35,9 +37,9 @@ DEFAULT_MAX_NODES = 100
 
 @dataclass
 class PlanResult:
-    """``nodes_to_add`` (None: not even ``max_nodes`` were enough), and the placement with that many."""
+    """``nodes_to_add``, and the placement with that many; ``pending``: pods no added node helps."""
 
-    nodes_to_add: int | None
+    nodes_to_add: int
     scheduled: int
     pending: list[str]
     #: Every count simulated -> pods left pending, in the order tried.
@@ -80,7 +82,11 @@ def plan(
     seed: int = 0,
     tie_break: str = "random",
 ) -> PlanResult:
-    """The fewest copies of ``node_template`` to add so that no pod of the scenario stays pending."""
+    """The fewest copies of ``node_template`` to add so that no pod of the scenario stays pending.
+
+    Pods that stay pending even with ``max_nodes`` copies (the node shape cannot take them) are
+    left out of the goal and reported in ``pending``.
+    """
     if max_nodes < 0:
         raise SimulationError(f"--max-nodes: must be 0 or more, got {max_nodes}")
     template = load_template(node_template, "Node")
@@ -102,44 +108,51 @@ def plan(
             runs[count] = sim.run()
         return runs[count]
 
-    def fits(count: int) -> bool:
-        return not pending_after(run(count))
+    # Pods still pending with the most nodes allowed cannot be helped by this node shape (too big,
+    # untolerated taints, no matching profile): the search is for everything else.
+    hopeless = set(pending_after(run(max_nodes)))
 
-    found: int | None = None
-    if fits(0):
-        found = 0
-    elif max_nodes > 0:
+    def fits(count: int) -> bool:
+        return set(pending_after(run(count))) <= hopeless
+
+    found = 0
+    if not fits(0):
         # Gallop up (1, 2, 4, ...) to the first count that fits, then bisect below it: answers are
         # usually small, so this runs fewer simulations than bisecting over [0, max_nodes].
         lo, hi = 0, 1
         while not fits(hi) and hi < max_nodes:
             lo, hi = hi, min(hi * 2, max_nodes)
-        if fits(hi):
-            while hi - lo > 1:  # fits(lo) is False, fits(hi) is True
-                mid = (lo + hi) // 2
-                if fits(mid):
-                    hi = mid
-                else:
-                    lo = mid
-            found = hi
-            # The check: the search's own runs agree with each other by construction, so look one
-            # step either side: N-1 must leave pods pending and N+1 must not.
-            fits(found - 1)
-            if found < max_nodes:
-                fits(found + 1)
-    monotone = _monotone({n: not pending_after(r) for n, r in runs.items()})
+        while hi - lo > 1:  # fits(lo) is False, fits(hi) is True
+            mid = (lo + hi) // 2
+            if fits(mid):
+                hi = mid
+            else:
+                lo = mid
+        found = hi
+        # The check: the search's own runs agree with each other by construction, so look one
+        # step either side: N-1 must leave pods pending and N+1 must not.
+        fits(found - 1)
+        if found < max_nodes:
+            fits(found + 1)
+    monotone = _monotone({n: set(pending_after(r)) <= hopeless for n, r in runs.items()})
     if not monotone:
-        found = next((n for n in range(0, max_nodes + 1) if fits(n)), None)
-    final = run(found if found is not None else max_nodes)
+        found = next(n for n in range(0, max_nodes + 1) if fits(n))
+    final = run(found)
     pending = pending_after(final)
     return PlanResult(
         nodes_to_add=found,
         scheduled=sum(1 for node in final.final.values() if node is not None),
         pending=pending,
-        tried={n: len(pending_after(r)) for n, r in runs.items()},
+        tried={n: len(pending_after(r)) for n, r in sorted(runs.items())},
         monotone=monotone,
         simulation=final,
     )
+
+
+def pending_reasons(result: SimulationResult) -> dict[str, str]:
+    from kubesched.sim.report import pending_pods
+
+    return {p.pod: p.reason for p in pending_pods(result)}
 
 
 def _monotone(outcomes: Mapping[int, bool]) -> bool:
@@ -156,25 +169,28 @@ def _monotone(outcomes: Mapping[int, bool]) -> bool:
 def format_plan(result: PlanResult, max_nodes: int) -> str:
     """The text ``kubesched plan`` prints."""
     lines = []
-    if result.nodes_to_add is None:
-        lines.append(f"Even {max_nodes} added nodes leave {len(result.pending)} pods pending.")
-    elif result.nodes_to_add == 0:
-        lines.append("No nodes needed: every pending pod is scheduled already.")
+    total = result.scheduled + len(result.pending)
+    if result.nodes_to_add == 0:
+        lines.append("No nodes needed: adding nodes schedules no more pods than are scheduled already.")
     else:
-        lines.append(f"Add {result.nodes_to_add} nodes: then all {result.scheduled} pending pods are scheduled.")
+        lines.append(f"Add {result.nodes_to_add} nodes: then {result.scheduled} of {total} pods are scheduled.")
+    if result.pending:
+        lines.append(f"{len(result.pending)} stay pending even with {max_nodes} added nodes (this node shape "
+                     "cannot take them).")
     tried = ", ".join(f"{n} nodes: {p} pending" for n, p in sorted(result.tried.items()))
     lines.append(f"Tried {tried}" + ("" if result.monotone else " (not monotone: searched every count)") + ".")
     if result.pending:
         lines.append("")
         lines.append(f"Pending {len(result.pending)}:")
-        lines.extend(f"  {key}" for key in result.pending)
+        reasons = pending_reasons(result.simulation) if result.simulation is not None else {}
+        lines.extend(f"  {key}: {reasons.get(key, '')}".rstrip(": ") for key in result.pending)
     if result.simulation is not None and result.nodes_to_add:
         placed: dict[str, int] = {}
         for node in result.simulation.final.values():
             if node is not None:
                 placed[node] = placed.get(node, 0) + 1
         lines.append("")
-        lines.append("Placement (pending pods per node):")
+        lines.append("Where the scenario's pending pods went (pods per node):")
         width = max(len(n) for n in placed)
         lines.extend(f"  {node:<{width}}  {count}" for node, count in sorted(placed.items()))
     return "\n".join(lines)

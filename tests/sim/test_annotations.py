@@ -15,12 +15,14 @@ from kubesched.sim.annotations import (
     RESULT_HISTORY,
     SCORE_RESULT,
     SELECTED_NODE,
+    SIMULATOR_PREFIX,
     ProfilePlugins,
     annotate,
     attempt_annotations,
     filter_result,
     pod_annotations,
     score_result,
+    simulator_attempt_annotations,
 )
 from kubesched.trace import AttemptRecord
 
@@ -118,3 +120,66 @@ def test_annotate_keeps_existing_annotations() -> None:
     pod: dict[str, Any] = {"metadata": {"name": "p", "annotations": {"team": "web"}}}
     annotate(pod, {SELECTED_NODE: "n1"})
     assert pod["metadata"]["annotations"] == {"team": "web", SELECTED_NODE: "n1"}
+
+
+# -- kube-scheduler-simulator's own keys (--annotation-prefix kube-scheduler-simulator.sigs.k8s.io/) -------
+
+SIM_PROFILE = ProfilePlugins(
+    filter=FILTERS, score_weights={"NodeResourcesFit": 1, "TaintToleration": 3},
+    pre_filter=("NodeResourcesFit", "NodeAffinity"), post_filter=("DefaultPreemption",),
+    pre_score=("TaintToleration",), reserve=("VolumeBinding",), permit=(), pre_bind=("VolumeBinding",),
+    bind=("DefaultBinder",))
+
+
+def _sim(record: AttemptRecord) -> dict[str, Any]:
+    out = simulator_attempt_annotations(record, SIM_PROFILE)
+    assert all(key.startswith(SIMULATOR_PREFIX) for key in out)
+    return {key[len(SIMULATOR_PREFIX):]: (value if key.endswith("selected-node") else json.loads(value))
+            for key, value in out.items()}
+
+
+def test_simulator_keys_for_a_scheduled_attempt() -> None:
+    record = AttemptRecord(pod="default/p", attempt=1, profile="default-scheduler", result="Scheduled", node="n1",
+                           feasible=["n1", "n2"], scores={"n1": {"NodeResourcesFit": 80, "TaintToleration": 300},
+                                                         "n2": {"NodeResourcesFit": 40, "TaintToleration": 300}},
+                           details={"score": {"NodeResourcesFit": {"n1": 80, "n2": 40},
+                                              "TaintToleration": {"n1": 0, "n2": 0}}})
+    got = _sim(record)
+    assert set(got) == {"prefilter-result-status", "prefilter-result", "filter-result", "postfilter-result",
+                        "prescore-result", "score-result", "finalscore-result", "reserve-result", "permit-result",
+                        "permit-result-timeout", "prebind-result", "bind-result", "selected-node"}
+    assert got["prefilter-result-status"] == {"NodeResourcesFit": "success", "NodeAffinity": "success"}
+    assert got["filter-result"]["n1"] == dict.fromkeys(FILTERS, "passed")
+    assert got["prescore-result"] == {"TaintToleration": "success"}
+    assert got["score-result"]["n2"] == {"NodeResourcesFit": "40", "TaintToleration": "0"}
+    assert got["finalscore-result"]["n1"] == {"NodeResourcesFit": "80", "TaintToleration": "300"}
+    assert got["reserve-result"] == {"VolumeBinding": "success"}
+    assert got["bind-result"] == {"DefaultBinder": "success"}
+    assert got["postfilter-result"] == {} and got["selected-node"] == "n1"
+
+
+def test_simulator_keys_for_a_preempting_attempt_and_a_prefilter_rejection() -> None:
+    preempting = AttemptRecord(pod="default/p", attempt=1, profile="default-scheduler", result="Unschedulable",
+                               filter={"n1": _rejected("NodeResourcesFit", "Insufficient cpu"),
+                                       "n2": _rejected("TaintToleration", "taint")},
+                               nominated_node="n1", details={"postfilter": {"DefaultPreemption": "success"}})
+    got = _sim(preempting)
+    assert got["postfilter-result"] == {"n1": {"DefaultPreemption": "preemption victim"}, "n2": {}}
+    assert got["bind-result"] == {} and got["reserve-result"] == {} and got["selected-node"] == ""
+    rejected = AttemptRecord(pod="default/p", attempt=1, profile="default-scheduler", result="Unschedulable",
+                             filter={n: _rejected("NodeAffinity", "node(s) didn't match") for n in ("n1", "n2")})
+    got = _sim(rejected)
+    assert got["prefilter-result-status"] == {"NodeResourcesFit": "success", "NodeAffinity": "node(s) didn't match"}
+    assert got["filter-result"] == {}
+
+
+def test_result_history_under_any_prefix() -> None:
+    records = [AttemptRecord(pod="default/p", attempt=i, profile="default-scheduler", result="Unschedulable",
+                             filter={"n1": _rejected("NodeResourcesFit", "Insufficient cpu")}) for i in (1, 2)]
+    sim = pod_annotations(records, {"default-scheduler": SIM_PROFILE}, SIMULATOR_PREFIX)
+    history = json.loads(sim[SIMULATOR_PREFIX + "result-history"])
+    assert len(history) == 2 and all(isinstance(v, str) for entry in history for v in entry.values())
+    assert set(history[0]) == set(sim) - {SIMULATOR_PREFIX + "result-history"}
+    ours = pod_annotations(records, {"default-scheduler": SIM_PROFILE}, "example.com/")
+    assert set(ours) == {"example.com/" + k[len("kubesched.io/"):]
+                         for k in pod_annotations(records, {"default-scheduler": SIM_PROFILE})}

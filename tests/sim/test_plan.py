@@ -21,13 +21,14 @@ def test_finds_the_fewest_nodes_and_checks_the_count_below() -> None:
 
 def test_zero_when_nothing_is_pending() -> None:
     result = plan([node("n1"), pod("a")], node("extra"))
-    assert result.nodes_to_add == 0 and result.tried == {0: 0}
+    assert result.nodes_to_add == 0 and result.tried == {0: 0, 100: 0}
 
 
-def test_none_when_even_the_maximum_is_not_enough() -> None:
-    result = plan([node("n1", cpu="1"), pod("huge", cpu="64")], node("extra", cpu="8"), max_nodes=3)
-    assert result.nodes_to_add is None
-    assert result.pending == ["default/huge"]
+def test_pods_no_added_node_can_take_are_left_out_of_the_goal() -> None:
+    scenario = [node("n1", cpu="1"), pod("huge", cpu="64"), pod("a", cpu="1"), pod("b", cpu="1")]
+    result = plan(scenario, node("extra", cpu="8"), max_nodes=3)
+    assert result.nodes_to_add == 1
+    assert result.pending == ["default/huge"] and result.scheduled == 2
 
 
 def test_added_nodes_are_named_after_the_template() -> None:
