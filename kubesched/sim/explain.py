@@ -115,17 +115,18 @@ def _score_cell(score: PluginScore) -> str:
 
 def _rows(verdicts: Sequence[NodeVerdict], winner: str | None,
           ties: Sequence[str]) -> tuple[list[str], list[list[str]]]:
+    """One row per node: total, one cell per Score plugin, and the verdict last (it may be long)."""
     plugins = sorted({s.plugin for v in verdicts for s in v.scores})
-    header = ["NODE", "RESULT", "TOTAL", *plugins]
+    header = ["NODE", "TOTAL", *plugins, "VERDICT"]
     rows = []
     for v in verdicts:
         if v.feasible:
             mark = "selected" if v.node == winner else ("tie" if v.node in ties else "feasible")
             by_plugin = {s.plugin: _score_cell(s) for s in v.scores}
-            rows.append([v.node, mark, "" if v.total is None else str(v.total),
-                         *(by_plugin.get(p, "") for p in plugins)])
+            rows.append([v.node, "" if v.total is None else str(v.total),
+                         *(by_plugin.get(p, "") for p in plugins), mark])
         else:
-            rows.append([v.node, f"rejected by {v.plugin}: {v.reason}", "", *("" for _ in plugins)])
+            rows.append([v.node, "", *("" for _ in plugins), f"rejected by {v.plugin}: {v.reason}"])
     return header, rows
 
 
@@ -197,12 +198,14 @@ def _print_rich(summary: list[str], title: str, header: list[str], rows: list[li
 
     console = Console(file=out)
     for line in summary:
-        console.print(line, highlight=False, markup=False)
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     table = Table(title=title, title_justify="left")
     for i, name in enumerate(header):
-        table.add_column(name, justify="right" if i >= 2 and name not in ("FILTER PLUGIN", "REASON") else "left")
+        numeric = 0 < i < len(header) - 1 and header[-1] == "VERDICT" or name in (
+            "RAW", "NORMALISED", "WEIGHT", "WEIGHTED")
+        table.add_column(name, justify="right" if numeric else "left")
     for row in rows:
-        style = "bold green" if row[1:2] == ["selected"] else ("dim" if row[1:2] and row[1].startswith("rejected")
-                                                               else None)
+        verdict = row[-1] if header[-1] == "VERDICT" else ""
+        style = "bold green" if verdict == "selected" else ("dim" if verdict.startswith("rejected") else None)
         table.add_row(*row, style=style)
     console.print(table)

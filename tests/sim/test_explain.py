@@ -39,6 +39,7 @@ def test_scores_are_raw_normalised_and_weighted_best_first_then_rejections(trace
     assert lines[header + 3].startswith("tiny") and "rejected by NodeResourcesFit: Insufficient cpu" in text
     # Every score cell is raw/normalised/weighted.
     fit = lines[header].split().index("NodeResourcesFit")
+    assert lines[header].split()[-1] == "VERDICT"
     assert lines[header + 1].split()[fit].count("/") == 2
 
 
