@@ -201,7 +201,7 @@ def _print_rich(summary: list[str], title: str, header: list[str], rows: list[li
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     table = Table(title=title, title_justify="left")
     for i, name in enumerate(header):
-        numeric = 0 < i < len(header) - 1 and header[-1] == "VERDICT" or name in (
+        numeric = (0 < i < len(header) - 1 and header[-1] == "VERDICT") or name in (
             "RAW", "NORMALISED", "WEIGHT", "WEIGHTED")
         table.add_column(name, justify="right" if numeric else "left")
     for row in rows:

@@ -74,15 +74,26 @@ def pin_to_node(pod_spec: dict[str, Any], node_name: str) -> None:
     node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {**required, "nodeSelectorTerms": [term]}
 
 
-def should_run(ds: dict[str, Any], node: Node) -> tuple[bool, bool]:
-    """(should run a pod there, may keep one already running there), as NodeShouldRunDaemonPod."""
+def daemon_pod(ds: dict[str, Any]) -> Pod | None:
+    """The pod the DaemonSet would create (NewPod: its template with the daemon tolerations), parsed."""
     template_spec = copy.deepcopy(spec(ds).get("template") or {}).get("spec") or {}
-    if template_spec.get("nodeName") and template_spec["nodeName"] != node.name:
-        return False, False
     daemon_tolerations(template_spec)
     try:
-        pod = Pod.from_dict({"metadata": {"name": "daemon", "namespace": "default"}, "spec": template_spec})
+        return Pod.from_dict({"metadata": {"name": "daemon", "namespace": "default"}, "spec": template_spec})
     except ObjectError:
+        return None
+
+
+def should_run(ds: dict[str, Any], node: Node, pod: Pod | None = None) -> tuple[bool, bool]:
+    """(should run a pod there, may keep one already running there), as NodeShouldRunDaemonPod.
+
+    ``pod`` is :func:`daemon_pod` of ``ds``, when the caller has it already.
+    """
+    pod = pod or daemon_pod(ds)
+    if pod is None:
+        return False, False
+    wanted = (spec(ds).get("template") or {}).get("spec", {}).get("nodeName")
+    if wanted and wanted != node.name:
         return False, False
     if not RequiredNodeAffinity.of(pod).matches(node):
         return False, False
@@ -111,40 +122,70 @@ class DaemonSetController:
 
     def __init__(self, manager: ControllerManager) -> None:
         self.manager = manager
+        #: Per DaemonSet uid: (generation, its parsed daemon pod, the nodes that should run it).
+        self._state: dict[str, tuple[str, Pod | None, set[str]]] = {}
+        self._nodes: dict[str, tuple[str, Node | None]] = {}  # name -> (resourceVersion, parsed)
 
-    def sync(self, namespace: str, name: str) -> None:
+    def sync(self, namespace: str, name: str, only_node: str | None = None) -> None:
+        """Bring the set's pods in line on every node, or on ``only_node`` (a node or pod change)."""
         ds = self.manager.get("DaemonSet", namespace, name)
         if ds is None or meta(ds).get("deletionTimestamp"):
             return
+        uid, generation = str(meta(ds).get("uid")), str(meta(ds).get("generation"))
+        state = self._state.get(uid)
+        if state is None or state[0] != generation:
+            state = (generation, daemon_pod(ds), set())
+            self._state[uid] = state
+            only_node = None  # a new or changed spec looks at every node
+        elif only_node is None:
+            return  # a status write of ours: nothing changed that a node would see
+        _, pod, desired = state
         by_node: dict[str, list[dict[str, Any]]] = {}
-        for pod in self.manager.owned(ds, "Pod"):
-            if is_active(pod):
-                by_node.setdefault(target_node(pod) or "", []).append(pod)
+        for owned in self.manager.owned(ds, "Pod"):
+            if is_active(owned):
+                by_node.setdefault(target_node(owned) or "", []).append(owned)
         revision = compute_hash(spec(ds).get("template") or {})
-        desired = 0
-        for raw in self.manager.nodes():
-            try:
-                node = Node.from_dict(raw)
-            except ObjectError:
-                continue
-            run, keep = should_run(ds, node)
-            pods = by_node.pop(node.name, [])
-            desired += run
+        names = [only_node] if only_node is not None else [n["metadata"]["name"] for n in self.manager.nodes()]
+        for node_name in names:
+            node = self._node(node_name)
+            run, keep = should_run(ds, node, pod) if node is not None else (False, False)
+            pods = by_node.pop(node_name, [])
+            if run:
+                desired.add(node_name)
+            else:
+                desired.discard(node_name)
             if run and not pods:
-                self._create_pod(ds, node.name, revision)
+                self._create_pod(ds, node_name, revision)
             elif not keep:
-                for pod in pods:
-                    self.manager.delete(pod)
+                for p in pods:
+                    self.manager.delete(p)
             elif len(pods) > 1:
                 # Duplicates: keep the bound (or oldest) one, as the controller does.
                 pods.sort(key=lambda p: (not is_bound(p), str(meta(p).get("creationTimestamp")),
                                          str(meta(p).get("name"))))
-                for pod in pods[1:]:
-                    self.manager.delete(pod)
-        for pods in by_node.values():  # pods for nodes that no longer exist
-            for pod in pods:
-                self.manager.delete(pod)
-        self._update_status(ds, desired)
+                for p in pods[1:]:
+                    self.manager.delete(p)
+        if only_node is None:
+            for pods in by_node.values():  # pods for nodes that no longer exist
+                for p in pods:
+                    self.manager.delete(p)
+        self._update_status(ds, len(desired))
+
+    def _node(self, name: str) -> Node | None:
+        raw = self.manager.get("Node", "", name)
+        if raw is None:
+            self._nodes.pop(name, None)
+            return None
+        rv = str(meta(raw).get("resourceVersion"))
+        cached = self._nodes.get(name)
+        if cached is None or cached[0] != rv:
+            try:
+                parsed: Node | None = Node.from_dict(raw)
+            except ObjectError:
+                parsed = None
+            cached = (rv, parsed)
+            self._nodes[name] = cached
+        return cached[1]
 
     def _create_pod(self, ds: dict[str, Any], node_name: str, revision: str) -> None:
         namespace, name = str(meta(ds).get("namespace")), str(meta(ds).get("name"))
@@ -162,8 +203,7 @@ class DaemonSetController:
         self.manager.create(pod)
 
     def _update_status(self, ds: dict[str, Any], desired: int) -> None:
-        pods = [p for p in self.manager.owned(ds, "Pod") if is_active(p)]
-        ready = sum(1 for p in pods if is_bound(p))
+        _, ready = self.manager.pod_counts(ds)
         status = {"observedGeneration": meta(ds).get("generation", 1), "desiredNumberScheduled": desired,
                   "currentNumberScheduled": ready, "numberReady": ready, "numberAvailable": ready,
                   "numberMisscheduled": 0}

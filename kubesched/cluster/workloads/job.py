@@ -101,7 +101,7 @@ class JobController:
         parallelism = int_field(s.get("parallelism"), 1)
         completions = s.get("completions")
         indexed = s.get("completionMode") == "Indexed" and isinstance(completions, int)
-        active = [p for p in self.manager.owned(job, "Pod") if is_active(p)]
+        running, _ = self.manager.pod_counts(job)
         done = (succeeded >= completions) if isinstance(completions, int) else succeeded > 0
         if not done and failed <= int_field(s.get("backoffLimit"), DEFAULT_BACKOFF_LIMIT):
             if isinstance(completions, int):
@@ -110,6 +110,7 @@ class JobController:
                 want = parallelism if succeeded == 0 else 0
             if indexed:
                 assert isinstance(completions, int)
+                active = [p for p in self.manager.owned(job, "Pod") if is_active(p)]
                 taken = {int(str(i)) for i in (
                     (meta(p).get("annotations") or {}).get(COMPLETION_INDEX) for p in active) if str(i).isdigit()}
                 taken |= {i for outcome, i in finished.values() if outcome == "Succeeded" and i is not None}
@@ -117,7 +118,7 @@ class JobController:
                 for index in free[: max(0, want - len(active))]:
                     self._create_pod(job, index)
             else:
-                for _ in range(max(0, want - len(active))):
+                for _ in range(max(0, want - running)):
                     self._create_pod(job, None)
         self._update_status(job, succeeded, failed, done)
 
@@ -145,7 +146,7 @@ class JobController:
                                               extra_annotations=annotations))
 
     def _update_status(self, job: dict[str, Any], succeeded: int, failed: int, done: bool) -> None:
-        active = sum(1 for p in self.manager.owned(job, "Pod") if is_active(p))
+        active, _ = self.manager.pod_counts(job)
         status: dict[str, Any] = {"active": active, "succeeded": succeeded, "failed": failed}
         current = job.get("status") or {}
         backoff = int_field(spec(job).get("backoffLimit"), DEFAULT_BACKOFF_LIMIT)

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 
 from kubesched.cluster.embedded import format_time
 from kubesched.cluster.protocol import ApiError, Cluster, NotFound, WatchEvent
-from kubesched.cluster.workloads.common import NameGenerator, controller_of, key_of, meta
+from kubesched.cluster.workloads.common import NameGenerator, controller_of, is_active, is_bound, key_of, meta
+from kubesched.cluster.workloads.daemonset import DaemonSetController, target_node
 
 _Key = tuple[str, str]
 
@@ -40,7 +41,6 @@ class ControllerManager:
     """Runs the workload controllers on a cluster; ``created_pods`` lists the pods they made, in order."""
 
     def __init__(self, cluster: Cluster, rng: random.Random | None = None) -> None:
-        from kubesched.cluster.workloads.daemonset import DaemonSetController
         from kubesched.cluster.workloads.deployment import DeploymentController
         from kubesched.cluster.workloads.job import JobController
         from kubesched.cluster.workloads.replicaset import ReplicaSetController
@@ -51,6 +51,8 @@ class ControllerManager:
         self.objects: dict[str, dict[_Key, dict[str, Any]]] = {kind: {} for kind in WATCHED_KINDS}
         self._owned: dict[str, dict[tuple[str, _Key], None]] = {}  # owner uid -> {(kind, key)}
         self._by_uid: dict[str, tuple[str, _Key]] = {}
+        #: Owner uid -> [active pods, bound pods]: lets a sync that has nothing to do return at once.
+        self._pod_counts: dict[str, list[int]] = {}
         self.created_pods: list[str] = []
         #: Pod key -> ``Kind namespace/name`` of the workload it belongs to (a ReplicaSet's Deployment).
         self.pod_workloads: dict[str, str] = {}
@@ -61,6 +63,7 @@ class ControllerManager:
             DaemonSetController(self), JobController(self),
         ]
         self.controllers = {c.kind: c for c in controllers}
+        self.daemons: DaemonSetController = controllers[3]  # type: ignore[assignment]
         self._watch = cluster.watch(WATCHED_KINDS, self.handle)
         for kind in WATCHED_KINDS:
             for obj in cluster.list(kind)[0]:
@@ -95,11 +98,14 @@ class ControllerManager:
                 self.sync(kind, *key)
         owner = self.owner_of(obj)
         if owner is not None:
-            self.sync(owner[0], *owner[1])
+            if owner[0] == "DaemonSet" and kind == "Pod":
+                self.daemons.sync(*owner[1], only_node=target_node(obj) or "")
+            else:
+                self.sync(owner[0], *owner[1])
         if kind == "Node":
-            daemons = self.controllers["DaemonSet"]
+            # A node change concerns that node only: each DaemonSet looks at it alone.
             for ds_key in list(self.objects["DaemonSet"]):
-                daemons.sync(*ds_key)
+                self.daemons.sync(*ds_key, only_node=key[1])
 
     def _is_stale(self, kind: str, obj: Mapping[str, Any]) -> bool:
         """An event older than what a write of ours already put in the cache (written through)."""
@@ -121,14 +127,29 @@ class ControllerManager:
         ref = controller_of(obj)
         if ref is not None:
             self._owned.setdefault(str(ref.get("uid")), {})[(kind, key)] = None
+            if kind == "Pod":
+                self._count(str(ref.get("uid")), obj, 1)
+
+    def _count(self, owner_uid: str, pod: Mapping[str, Any], sign: int) -> None:
+        counts = self._pod_counts.setdefault(owner_uid, [0, 0])
+        counts[0] += sign * is_active(pod)
+        counts[1] += sign * is_bound(pod)
+
+    def pod_counts(self, owner: Mapping[str, Any]) -> tuple[int, int]:
+        """(active, bound) pods that ``owner`` controls, kept up to date as pods come and go."""
+        active, bound = self._pod_counts.get(str(meta(owner).get("uid")), (0, 0))
+        return active, bound
 
     def _forget(self, kind: str, obj: Mapping[str, Any]) -> None:
         key = key_of(obj)
         self.objects[kind].pop(key, None)
         self._by_uid.pop(str(meta(obj).get("uid") or ""), None)
         ref = controller_of(obj)
-        if ref is not None:
-            self._owned.get(str(ref.get("uid")), {}).pop((kind, key), None)
+        owned = self._owned.get(str(ref.get("uid")), {}) if ref is not None else {}
+        if ref is not None and (kind, key) in owned:
+            del owned[(kind, key)]
+            if kind == "Pod":
+                self._count(str(ref.get("uid")), obj, -1)
 
     def owner_of(self, obj: Mapping[str, Any]) -> tuple[str, _Key] | None:
         """(kind, key) of the workload that controls ``obj``, when it is one the manager knows."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched.cluster.workloads.common import int_field, is_active, is_bound, meta, pod_from_template, spec
+from kubesched.cluster.workloads.common import int_field, is_active, meta, pod_from_template, spec
 
 if TYPE_CHECKING:
     from kubesched.cluster.workloads.manager import ControllerManager
@@ -35,22 +35,20 @@ class ReplicaSetController:
         rs = self.manager.get("ReplicaSet", namespace, name)
         if rs is None or meta(rs).get("deletionTimestamp"):
             return
-        pods = [p for p in self.manager.owned(rs, "Pod") if is_active(p)]
         want = int_field(spec(rs).get("replicas"), 1)
-        if len(pods) < want:
+        active, _ = self.manager.pod_counts(rs)
+        if active < want:
             template = spec(rs).get("template") or {}
-            for _ in range(want - len(pods)):
+            for _ in range(want - active):
                 base = f"{name}-"
                 pod_name = self._free_name(namespace, base)
-                created = self.manager.create(pod_from_template(rs, template, name=pod_name, generate_name=base))
-                if created is None:
+                if self.manager.create(pod_from_template(rs, template, name=pod_name, generate_name=base)) is None:
                     break
-                pods.append(created)
-        elif len(pods) > want:
-            for pod in sorted(pods, key=deletion_rank)[: len(pods) - want]:
+        elif active > want:
+            pods = [p for p in self.manager.owned(rs, "Pod") if is_active(p)]
+            for pod in sorted(pods, key=deletion_rank)[: active - want]:
                 self.manager.delete(pod)
-                pods.remove(pod)
-        self._update_status(rs, pods)
+        self._update_status(rs)
 
     def _free_name(self, namespace: str, base: str) -> str:
         while True:
@@ -58,11 +56,11 @@ class ReplicaSetController:
             if self.manager.get("Pod", namespace, name) is None:
                 return name
 
-    def _update_status(self, rs: dict[str, Any], pods: list[dict[str, Any]]) -> None:
-        ready = sum(1 for p in pods if is_bound(p))
+    def _update_status(self, rs: dict[str, Any]) -> None:
+        active, ready = self.manager.pod_counts(rs)
         status = {
-            "replicas": len(pods),
-            "fullyLabeledReplicas": len(pods),
+            "replicas": active,
+            "fullyLabeledReplicas": active,
             "readyReplicas": ready,
             "availableReplicas": ready,
             "observedGeneration": meta(rs).get("generation", 1),
