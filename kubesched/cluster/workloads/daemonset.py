@@ -9,7 +9,8 @@ when no NoExecute taint is untolerated.
 
 Each pod pins itself to its node with a required node affinity term ``matchFields metadata.name In
 [node]`` in place of the template's required terms, and the scheduler places it (no nodeName is set).
-New nodes get their pods as soon as the node's watch event arrives.
+New nodes get their pods as soon as the node's watch event arrives. A template change replaces the
+pods node by node (RollingUpdate, ``maxUnavailable`` nodes at a time; OnDelete leaves them).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched.api.errors import ObjectError
 from kubesched.api.objects import Node, Pod
 from kubesched.api.taints import find_untolerated_taint
+from kubesched.cluster.controllers import scaled_int_or_percent
 from kubesched.cluster.workloads.common import (
     CONTROLLER_REVISION_HASH_LABEL,
     compute_hash,
@@ -124,6 +126,8 @@ class DaemonSetController:
         self.manager = manager
         #: Per DaemonSet uid: (generation, its parsed daemon pod, the nodes that should run it).
         self._state: dict[str, tuple[str, Pod | None, set[str]]] = {}
+        #: DaemonSets with pods of an older template left: every change looks at all nodes then.
+        self._rolling: set[str] = set()
         self._nodes: dict[str, tuple[str, Node | None]] = {}  # name -> (resourceVersion, parsed)
 
     def sync(self, namespace: str, name: str, only_node: str | None = None) -> None:
@@ -137,8 +141,10 @@ class DaemonSetController:
             state = (generation, daemon_pod(ds), set())
             self._state[uid] = state
             only_node = None  # a new or changed spec looks at every node
-        elif only_node is None:
+        elif only_node is None and uid not in self._rolling:
             return  # a status write of ours: nothing changed that a node would see
+        if uid in self._rolling:
+            only_node = None
         _, pod, desired = state
         by_node: dict[str, list[dict[str, Any]]] = {}
         for owned in self.manager.owned(ds, "Pod"):
@@ -169,7 +175,49 @@ class DaemonSetController:
             for pods in by_node.values():  # pods for nodes that no longer exist
                 for p in pods:
                     self.manager.delete(p)
+            self._roll(ds, uid, desired, revision)
         self._update_status(ds, len(desired))
+
+    def _roll(self, ds: dict[str, Any], uid: str, desired: set[str], revision: str) -> None:
+        """RollingUpdate: replace pods of an older template, ``maxUnavailable`` nodes at a time.
+
+        A node counts as unavailable while it has no bound pod; pods of the old template that are
+        not bound yet are replaced at once. OnDelete leaves old pods alone.
+        """
+        strategy = spec(ds).get("updateStrategy") or {}
+        if strategy.get("type") == "OnDelete":
+            self._rolling.discard(uid)
+            return
+        try:
+            budget = scaled_int_or_percent((strategy.get("rollingUpdate") or {}).get("maxUnavailable", 1),
+                                           len(desired), round_up=True)
+        except ValueError:
+            budget = 1
+        by_node: dict[str, list[dict[str, Any]]] = {}
+        for owned in self.manager.owned(ds, "Pod"):
+            if is_active(owned):
+                by_node.setdefault(target_node(owned) or "", []).append(owned)
+        unavailable = sum(1 for n in desired if not any(is_bound(p) for p in by_node.get(n, [])))
+        left = False
+        for node_name in sorted(desired):
+            old = [p for p in by_node.get(node_name, [])
+                   if (meta(p).get("labels") or {}).get(CONTROLLER_REVISION_HASH_LABEL) != revision]
+            if not old:
+                continue
+            bound = any(is_bound(p) for p in old)
+            if bound and unavailable >= max(budget, 1):
+                left = True
+                continue
+            for p in old:
+                self.manager.delete(p)
+            unavailable += bound
+            if not any(p not in old for p in by_node.get(node_name, [])):
+                self._create_pod(ds, node_name, revision)
+            left = True  # the new pod must become available before the next round
+        if left:
+            self._rolling.add(uid)
+        else:
+            self._rolling.discard(uid)
 
     def _node(self, name: str) -> Node | None:
         raw = self.manager.get("Node", "", name)

@@ -6,8 +6,10 @@ deployment's ``status.collisionCount``, and the hash is added to the set's selec
 template's labels, so the pods of two revisions never match each other's selector. A name already
 taken by a set with another template is a hash collision: the count goes up and the hash moves.
 
-Rollouts happen in one step: the new set gets every replica and older sets are scaled to zero (what
-the Recreate strategy does; RollingUpdate's surge and unavailability budgets are not simulated).
+A template change rolls out as the controller does: with RollingUpdate (the default) the new set
+grows within ``maxSurge`` over the desired count while old sets shrink, unhealthy replicas first, as
+far as ``maxUnavailable`` allows; each step waits for the previous one's pods to become available,
+which here means bound. With Recreate every old pod is gone before the new set grows.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+from kubesched.cluster.controllers import scaled_int_or_percent
 from kubesched.cluster.workloads.common import (
     POD_TEMPLATE_HASH_LABEL,
     compute_hash,
     int_field,
+    key_of,
     meta,
     owner_reference,
     spec,
@@ -28,6 +32,14 @@ if TYPE_CHECKING:
     from kubesched.cluster.workloads.manager import ControllerManager
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
+
+
+def _replicas(rs: dict[str, Any]) -> int:
+    return int_field(spec(rs).get("replicas"), 1)
+
+
+def _available(rs: dict[str, Any]) -> int:
+    return int_field((rs.get("status") or {}).get("availableReplicas"), 0)
 
 
 def template_without_hash(template: dict[str, Any]) -> dict[str, Any]:
@@ -53,17 +65,86 @@ class DeploymentController:
         sets = self.manager.owned(dep, "ReplicaSet")
         new = next((rs for rs in sets if template_without_hash(spec(rs).get("template") or {}) == template), None)
         replicas = int_field(spec(dep).get("replicas"), 1)
+        old = [rs for rs in sets if rs is not new]
+        old.sort(key=lambda rs: (str(meta(rs).get("creationTimestamp")), str(meta(rs).get("name"))))
+        recreate = (spec(dep).get("strategy") or {}).get("type") == "Recreate"
         if new is None:
-            new = self._create_replica_set(dep, template, replicas, sets)
+            first = 0 if (recreate and any(_replicas(rs) for rs in old)) else replicas
+            if not recreate and old:
+                first = self._new_replicas(dep, replicas, old, 0)
+            new = self._create_replica_set(dep, template, first, sets)
             if new is None:
                 return
-        elif int_field(spec(new).get("replicas"), 1) != replicas:
-            self.manager.update({**new, "spec": {**spec(new), "replicas": replicas}})
-        for old in sets:
-            if old is not new and meta(old).get("uid") != meta(new).get("uid") and \
-                    int_field(spec(old).get("replicas"), 1) != 0:
-                self.manager.update({**old, "spec": {**spec(old), "replicas": 0}})
-        self._update_status(dep, new)
+        elif recreate:
+            self._recreate(dep, replicas, new, old)
+        elif not any(_replicas(rs) for rs in old):
+            self._scale(new, replicas)  # no rollout under way: a plain scale
+        else:
+            self._scale(new, self._new_replicas(dep, replicas, old, _replicas(new)))
+            self._scale_down_old(dep, replicas, new, old)
+        self._update_status(dep, self.manager.get("ReplicaSet", namespace, meta(new)["name"]) or new)
+
+    # -- strategies (pkg/controller/deployment: rolling.go, recreate.go) -------------------------------
+    def _surge_and_unavailable(self, dep: dict[str, Any], replicas: int) -> tuple[int, int]:
+        """ResolveFenceposts: maxSurge rounds up, maxUnavailable down; both zero means one unavailable."""
+        rolling = (spec(dep).get("strategy") or {}).get("rollingUpdate") or {}
+        try:
+            surge = scaled_int_or_percent(rolling.get("maxSurge", "25%"), replicas, round_up=True)
+            unavailable = scaled_int_or_percent(rolling.get("maxUnavailable", "25%"), replicas, round_up=False)
+        except ValueError:
+            surge, unavailable = 1, 0
+        if surge == 0 and unavailable == 0:
+            unavailable = 1
+        return surge, min(unavailable, replicas)
+
+    def _new_replicas(self, dep: dict[str, Any], replicas: int, old: list[dict[str, Any]], current: int) -> int:
+        """NewRSNewReplicas: grow the new set as far as maxSurge allows over the desired count."""
+        surge, _ = self._surge_and_unavailable(dep, replicas)
+        total = current + sum(_replicas(rs) for rs in old)
+        if total >= replicas + surge:
+            return current
+        return current + min(replicas + surge - total, replicas - current)
+
+    def _scale_down_old(self, dep: dict[str, Any], replicas: int, new: dict[str, Any],
+                        old: list[dict[str, Any]]) -> None:
+        """reconcileOldReplicaSets: shrink old sets, unhealthy replicas first, keeping enough available."""
+        _, unavailable = self._surge_and_unavailable(dep, replicas)
+        min_available = replicas - unavailable
+        new_now = self.manager.get("ReplicaSet", *key_of(new)) or new
+        new_unavailable = _replicas(new_now) - _available(new_now)
+        all_count = _replicas(new_now) + sum(_replicas(rs) for rs in old)
+        budget = all_count - min_available - new_unavailable
+        if budget <= 0:
+            return
+        remaining = []
+        for rs in old:  # cleanupUnhealthyReplicas, oldest first
+            unhealthy = min(budget, _replicas(rs) - _available(rs))
+            if unhealthy > 0:
+                rs = self._scale(rs, _replicas(rs) - unhealthy)
+                budget -= unhealthy
+            remaining.append(rs)
+        available = _available(new_now) + sum(_available(rs) for rs in remaining)
+        to_remove = available - min_available
+        for rs in remaining:  # scaleDownOldReplicaSetsForRollingUpdate, oldest first
+            if to_remove <= 0:
+                break
+            step = min(_replicas(rs), to_remove)
+            if step > 0:
+                self._scale(rs, _replicas(rs) - step)
+                to_remove -= step
+
+    def _recreate(self, dep: dict[str, Any], replicas: int, new: dict[str, Any], old: list[dict[str, Any]]) -> None:
+        """Recreate: every old pod gone before the new set grows."""
+        for rs in old:
+            self._scale(rs, 0)
+        if any(self.manager.pod_counts(rs)[0] for rs in old):
+            return
+        self._scale(new, replicas)
+
+    def _scale(self, rs: dict[str, Any], replicas: int) -> dict[str, Any]:
+        if _replicas(rs) == replicas:
+            return rs
+        return self.manager.update({**rs, "spec": {**spec(rs), "replicas": replicas}}) or rs
 
     def _create_replica_set(self, dep: dict[str, Any], template: dict[str, Any], replicas: int,
                             sets: list[dict[str, Any]]) -> dict[str, Any] | None:

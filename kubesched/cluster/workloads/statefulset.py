@@ -4,11 +4,14 @@ Pod ``<set>-<ordinal>`` (ordinals from ``spec.ordinals.start``) carries the labe
 ``statefulset.kubernetes.io/pod-name`` and ``apps.kubernetes.io/pod-index``, hostname and subdomain,
 and for every ``volumeClaimTemplates`` entry a PersistentVolumeClaim ``<template>-<set>-<ordinal>``
 that is created before the pod and mounted as the template's volume, as the StatefulSet controller
-does. Claims outlive their pods and the set (the default retention policy is Retain).
+does. Claims outlive their pods and the set (the default retention policy, Retain; the Delete policy
+is not modelled).
 
 ``podManagementPolicy: OrderedReady`` (the default) creates the next pod only once every pod before it
 is running and ready, which in a simulation without kubelets means bound; it removes pods from the
-highest ordinal down, one at a time. ``Parallel`` creates and removes them all at once.
+highest ordinal down, one at a time. ``Parallel`` creates and removes them all at once. A template
+change replaces pods from the highest ordinal down, one at a time once all run (RollingUpdate above
+``partition``; OnDelete leaves them).
 """
 
 from __future__ import annotations
@@ -71,7 +74,27 @@ class StatefulSetController:
                          key=lambda p: -_ordinal(p, name))
         for pod in surplus if parallel else surplus[:1]:
             self.manager.delete(pod)
+        if not surplus:
+            self._roll(sts, pods, wanted, revision, start)
         self._update_status(sts)
+
+    def _roll(self, sts: dict[str, Any], pods: dict[str, dict[str, Any]], wanted: list[str], revision: str,
+              start: int) -> None:
+        """RollingUpdate: once every pod runs, delete the highest-ordinal pod of an older template (at
+        or above ``partition``); the next sync recreates it from the current template."""
+        strategy = spec(sts).get("updateStrategy") or {}
+        if strategy.get("type") == "OnDelete":
+            return
+        current = [self.manager.get("Pod", str(meta(sts).get("namespace")), n) for n in wanted]
+        if not all(p is not None and is_bound(p) for p in current):
+            return
+        partition = int_field((strategy.get("rollingUpdate") or {}).get("partition"), 0)
+        for ordinal in range(start + len(wanted) - 1, start + partition - 1, -1):
+            pod = pods.get(f"{meta(sts).get('name')}-{ordinal}")
+            if pod is not None and (meta(pod).get("labels") or {}).get(CONTROLLER_REVISION_HASH_LABEL) != revision:
+                self.manager.delete(pod)
+                self.sync(str(meta(sts).get("namespace")), str(meta(sts).get("name")))
+                return
 
     def _create_pod(self, sts: dict[str, Any], ordinal: int, revision: str) -> dict[str, Any] | None:
         namespace, set_name = str(meta(sts).get("namespace")), str(meta(sts).get("name"))

@@ -73,3 +73,26 @@ def test_network_unavailable_toleration_for_host_network_pods(env) -> None:
     (pod,) = pods_of(cluster, "agent-")
     assert ("node.kubernetes.io/network-unavailable", "NoSchedule") in {
         (t["key"], t["effect"]) for t in pod["spec"]["tolerations"]}
+
+
+def test_template_change_rolls_node_by_node(env) -> None:
+    cluster, _, _ = env
+    for name in ("n1", "n2", "n3"):
+        cluster.create(node(name))
+    cluster.create(workload("DaemonSet", "agent"))
+    for pod in pods_of(cluster, "agent-"):
+        cluster.bind("default", pod["metadata"]["name"], target_node(pod))
+    ds = cluster.get("DaemonSet", "default", "agent")
+    ds["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.k8s.io/pause:3.10"
+    cluster.update(ds)
+    rounds = 0
+    while True:
+        pending = [p for p in pods_of(cluster, "agent-") if not p["spec"].get("nodeName")]
+        if not pending:
+            break
+        assert len(pending) == 1  # maxUnavailable 1: one node at a time
+        cluster.bind("default", pending[0]["metadata"]["name"], target_node(pending[0]))
+        rounds += 1
+    assert rounds == 3
+    images = {p["spec"]["containers"][0]["image"] for p in pods_of(cluster, "agent-")}
+    assert images == {"registry.k8s.io/pause:3.10"} and daemon_nodes(cluster) == ["n1", "n2", "n3"]

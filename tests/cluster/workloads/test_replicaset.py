@@ -63,16 +63,59 @@ def test_deployment_creates_a_replicaset_named_by_the_template_hash(env) -> None
     assert cluster.get("Deployment", "default", "api")["status"]["replicas"] == 2
 
 
-def test_deployment_template_change_rolls_to_a_new_replicaset(env) -> None:
+def _bind_pending(cluster) -> int:
+    pending = [p for p in pods_of(cluster, "api-") if not p["spec"].get("nodeName")]
+    for pod in pending:
+        bind(cluster, pod)
+    return len(pending)
+
+
+def _replica_sets(cluster) -> dict[str, int]:
+    return {rs["metadata"]["name"]: rs["spec"]["replicas"] for rs in cluster.list("ReplicaSet", "default")[0]}
+
+
+def test_rolling_update_surges_and_waits_for_new_pods_to_be_available(env) -> None:
     cluster, _, _ = env
-    cluster.create(workload("Deployment", "api", replicas=2))
+    cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    cluster.create(workload("Deployment", "api", replicas=4))  # maxSurge 25% -> 1, maxUnavailable 25% -> 1
+    _bind_pending(cluster)
+    old = f"api-{compute_hash(template('api'))}"
     dep = cluster.get("Deployment", "default", "api")
     dep["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.k8s.io/pause:3.10"
     cluster.update(dep)
-    sets = {rs["metadata"]["name"]: rs["spec"]["replicas"] for rs in cluster.list("ReplicaSet", "default")[0]}
     new = f"api-{compute_hash(dep['spec']['template'])}"
-    assert sets[new] == 2 and sorted(sets.values()) == [0, 2]
-    assert len(pods_of(cluster, new + "-")) == 2 and len(pods_of(cluster, "api-")) == 2
+    # One surge pod, and one old pod may go (3 of 4 stay available).
+    assert _replica_sets(cluster) == {old: 3, new: 2}
+    steps = 0
+    while _bind_pending(cluster):
+        steps += 1
+        sets = _replica_sets(cluster)
+        assert sum(sets.values()) <= 5
+        bound = [p for p in pods_of(cluster, "api-") if p["spec"].get("nodeName")]
+        assert len(bound) >= 3
+    assert _replica_sets(cluster) == {old: 0, new: 4}
+    assert steps >= 2  # it took more than one step
+    assert len(pods_of(cluster, new + "-")) == 4 and len(pods_of(cluster, old + "-")) == 0
+
+
+def test_recreate_removes_old_pods_before_creating_new_ones(env) -> None:
+    cluster, _, _ = env
+    cluster.create(workload("Deployment", "api", replicas=2, strategy={"type": "Recreate"}))
+    dep = cluster.get("Deployment", "default", "api")
+    dep["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.k8s.io/pause:3.10"
+    cluster.update(dep)
+    new = f"api-{compute_hash(dep['spec']['template'])}"
+    assert sorted(_replica_sets(cluster).values()) == [0, 2]
+    assert {p["metadata"]["name"].rsplit("-", 1)[0] for p in pods_of(cluster, "api-")} == {new}
+
+
+def test_scaling_a_deployment_scales_its_replicaset(env) -> None:
+    cluster, _, _ = env
+    cluster.create(workload("Deployment", "api", replicas=2))
+    dep = cluster.get("Deployment", "default", "api")
+    dep["spec"]["replicas"] = 5
+    cluster.update(dep)
+    assert list(_replica_sets(cluster).values()) == [5] and len(pods_of(cluster, "api-")) == 5
 
 
 def test_deployment_hash_collision_bumps_the_collision_count(env) -> None:

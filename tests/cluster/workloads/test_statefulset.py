@@ -50,3 +50,26 @@ def test_scale_down_removes_the_highest_ordinal_and_keeps_claims(env) -> None:
     cluster.update(sts)
     assert names(cluster) == ["db-0"]
     assert len(cluster.list("PersistentVolumeClaim", "default")[0]) == 2
+
+
+def test_template_change_replaces_pods_from_the_highest_ordinal_above_the_partition(env) -> None:
+    cluster, _, _ = env
+    cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    cluster.create(workload("StatefulSet", "db", replicas=3, updateStrategy={
+        "type": "RollingUpdate", "rollingUpdate": {"partition": 1}}))
+    for _ in range(3):
+        for pod in pods_of(cluster, "db-"):
+            if not pod["spec"].get("nodeName"):
+                bind(cluster, pod)
+    sts = cluster.get("StatefulSet", "default", "db")
+    sts["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.k8s.io/pause:3.10"
+    cluster.update(sts)
+    replaced = []
+    while pending := [p for p in pods_of(cluster, "db-") if not p["spec"].get("nodeName")]:
+        assert len(pending) == 1
+        replaced.append(pending[0]["metadata"]["name"])
+        bind(cluster, pending[0])
+    assert replaced == ["db-2", "db-1"]  # db-0 is below the partition
+    images = {p["metadata"]["name"]: p["spec"]["containers"][0]["image"] for p in pods_of(cluster, "db-")}
+    assert images == {"db-0": "registry.k8s.io/pause", "db-1": "registry.k8s.io/pause:3.10",
+                      "db-2": "registry.k8s.io/pause:3.10"}
