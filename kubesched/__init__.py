@@ -19,15 +19,21 @@ except _metadata.PackageNotFoundError:  # running from a source tree that was ne
 from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.config import ConfigError, load_config
 from kubesched.scheduler import Scheduler
+from kubesched.sim.capacity import CapacityResult, capacity
+from kubesched.sim.plan import PlanResult, plan
 from kubesched.sim.simulate import SimulationError, SimulationResult, simulate
 
 __all__ = [
+    "CapacityResult",
     "ConfigError",
     "EmbeddedCluster",
+    "PlanResult",
     "Scheduler",
     "SimulationError",
     "SimulationResult",
     "__version__",
+    "capacity",
     "load_config",
+    "plan",
     "simulate",
 ]

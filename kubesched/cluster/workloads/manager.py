@@ -14,6 +14,7 @@ Deleting an owner deletes what it controls, as the garbage collector does with b
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -54,6 +55,8 @@ class ControllerManager:
         #: Owner uid -> [active pods, bound pods]: lets a sync that has nothing to do return at once.
         self._pod_counts: dict[str, list[int]] = {}
         self.created_pods: list[str] = []
+        self._queue: OrderedDict[tuple[str, _Key, str | None], None] = OrderedDict()
+        self._syncing = False
         #: Pod key -> ``Kind namespace/name`` of the workload it belongs to (a ReplicaSet's Deployment).
         self.pod_workloads: dict[str, str] = {}
         #: Errors the controllers met writing to the cluster (a real one would emit an event and retry).
@@ -64,25 +67,42 @@ class ControllerManager:
         ]
         self.controllers = {c.kind: c for c in controllers}
         self.daemons: DaemonSetController = controllers[3]  # type: ignore[assignment]
-        self._watch = cluster.watch(WATCHED_KINDS, self.handle)
-        for kind in WATCHED_KINDS:
+        self._watches = [cluster.watch(WORKLOAD_KINDS, self.handle)]
+        for kind in WORKLOAD_KINDS:
             for obj in cluster.list(kind)[0]:
                 self._store(kind, obj)
+        if any(self.objects[kind] for kind in WORKLOAD_KINDS):
+            self._watch_pods_and_nodes()
         for kind in WORKLOAD_KINDS:
             for key in list(self.objects[kind]):
-                self.sync(kind, *key)
+                self.sync(kind, key)
+
+    def _watch_pods_and_nodes(self) -> None:
+        """Start watching pods and nodes (list, then watch), once there is a workload to care about.
+
+        Until then the manager costs a scenario of bare pods nothing: no copy of every pod event.
+        """
+        if len(self._watches) > 1:
+            return
+        self._watches.append(self.cluster.watch(("Pod", "Node"), self.handle))
+        for kind in ("Pod", "Node"):
+            for obj in self.cluster.list(kind)[0]:
+                self._store(kind, obj)
 
     def has_workloads(self) -> bool:
         """Whether any workload object exists (then the simulation lets the controllers run first)."""
         return any(self.objects[kind] or self.cluster.list(kind)[0] for kind in WORKLOAD_KINDS)
 
     def stop(self) -> None:
-        self._watch.stop()
+        for watch in self._watches:
+            watch.stop()
 
     # -- the informer side ----------------------------------------------------------------------------
     def handle(self, event: WatchEvent) -> None:
         kind, obj = event.kind, event.obj
         key = key_of(obj)
+        if kind in self.controllers and event.type != "DELETED":
+            self._watch_pods_and_nodes()
         if event.type == "DELETED":
             current = self.objects[kind].get(key)
             if current is not None and meta(current).get("uid") == meta(obj).get("uid"):
@@ -95,17 +115,17 @@ class ControllerManager:
             if event.type == "DELETED":
                 self._collect_garbage(meta(obj).get("uid"))
             else:
-                self.sync(kind, *key)
+                self.sync(kind, key)
         owner = self.owner_of(obj)
         if owner is not None:
             if owner[0] == "DaemonSet" and kind == "Pod":
-                self.daemons.sync(*owner[1], only_node=target_node(obj) or "")
+                self.sync(*owner, only_node=target_node(obj) or "")
             else:
-                self.sync(owner[0], *owner[1])
+                self.sync(*owner)
         if kind == "Node":
             # A node change concerns that node only: each DaemonSet looks at it alone.
             for ds_key in list(self.objects["DaemonSet"]):
-                self.daemons.sync(*ds_key, only_node=key[1])
+                self.sync("DaemonSet", ds_key, only_node=key[1])
 
     def _is_stale(self, kind: str, obj: Mapping[str, Any]) -> bool:
         """An event older than what a write of ours already put in the cache (written through)."""
@@ -201,9 +221,24 @@ class ControllerManager:
         return iter(sorted(self.objects["Node"].values(), key=key_of))
 
     # -- syncing --------------------------------------------------------------------------------------
-    def sync(self, kind: str, namespace: str, name: str) -> None:
-        if (namespace, name) in self.objects[kind]:
-            self.controllers[kind].sync(namespace, name)
+    def sync(self, kind: str, key: _Key, *, only_node: str | None = None) -> None:
+        """Sync one workload; a sync asked for while another runs waits for it (one worker, as a
+        workqueue gives), so a controller never acts on a half-written view of its own writes."""
+        self._queue[(kind, key, only_node)] = None
+        if self._syncing:
+            return
+        self._syncing = True
+        try:
+            while self._queue:
+                (kind, key, only), _ = self._queue.popitem(last=False)
+                if key not in self.objects[kind]:
+                    continue
+                if only is not None:
+                    self.daemons.sync(*key, only_node=only)
+                else:
+                    self.controllers[kind].sync(*key)
+        finally:
+            self._syncing = False
 
     def _collect_garbage(self, owner_uid: Any) -> None:
         for kind, (namespace, name) in list(self._owned.pop(str(owner_uid), {})):

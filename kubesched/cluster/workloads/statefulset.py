@@ -93,7 +93,7 @@ class StatefulSetController:
             pod = pods.get(f"{meta(sts).get('name')}-{ordinal}")
             if pod is not None and (meta(pod).get("labels") or {}).get(CONTROLLER_REVISION_HASH_LABEL) != revision:
                 self.manager.delete(pod)
-                self.sync(str(meta(sts).get("namespace")), str(meta(sts).get("name")))
+                self.manager.sync("StatefulSet", (str(meta(sts).get("namespace")), str(meta(sts).get("name"))))
                 return
 
     def _create_pod(self, sts: dict[str, Any], ordinal: int, revision: str) -> dict[str, Any] | None:

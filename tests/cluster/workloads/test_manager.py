@@ -1,0 +1,57 @@
+"""The controller manager: list-then-watch, garbage collection, errors kept, no cost without workloads."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from kubesched.cluster.embedded import EmbeddedCluster
+from kubesched.cluster.workloads import start_workload_controllers
+from tests.cluster.workloads.conftest import node, pods_of, workload
+
+
+def make() -> EmbeddedCluster:
+    counter = itertools.count(1)
+    return EmbeddedCluster(uid_factory=lambda: f"uid-{next(counter)}", synchronous=True)
+
+
+def test_workloads_created_before_the_manager_started_are_synced() -> None:
+    cluster = make()
+    cluster.create(node("n1"))
+    cluster.create(workload("ReplicaSet", "web", replicas=2))
+    cluster.create(workload("DaemonSet", "agent"))
+    manager = start_workload_controllers(cluster, random.Random(1))
+    assert len(pods_of(cluster, "web-")) == 2 and len(pods_of(cluster, "agent-")) == 1
+    assert sorted(manager.created_pods) == sorted(f"default/{p['metadata']['name']}" for p in pods_of(cluster))
+    assert sorted(set(manager.pod_workloads.values())) == ["DaemonSet default/agent", "ReplicaSet default/web"]
+
+
+def test_pods_and_nodes_are_watched_only_once_a_workload_exists() -> None:
+    cluster = make()
+    manager = start_workload_controllers(cluster)
+    cluster.create(node("n1"))
+    cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare"},
+                    "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    assert manager.objects["Pod"] == {} and manager.objects["Node"] == {}
+    cluster.create(workload("DaemonSet", "agent"))
+    assert set(manager.objects["Node"]) == {("", "n1")}
+    assert ("default", "bare") in manager.objects["Pod"]
+    assert len(pods_of(cluster, "agent-")) == 1  # the node listed before the watch started counts
+
+
+def test_deleting_a_deployment_collects_its_replicasets_and_pods() -> None:
+    cluster = make()
+    start_workload_controllers(cluster)
+    cluster.create(workload("Deployment", "api", replicas=2))
+    cluster.delete("Deployment", "default", "api")
+    assert cluster.list("ReplicaSet", "default")[0] == [] and pods_of(cluster) == []
+
+
+def test_refused_writes_are_kept_as_errors() -> None:
+    cluster = make()
+    manager = start_workload_controllers(cluster)
+    rs = workload("ReplicaSet", "web", replicas=1)
+    rs["spec"]["template"]["spec"]["priorityClassName"] = "missing"
+    cluster.create(rs)
+    assert pods_of(cluster) == []
+    assert any("no PriorityClass with name missing" in e for e in manager.errors)
