@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.objects import Pod
 from kubesched.api.resources import CPU, MEMORY
-from kubesched.sim.explain import node_verdicts
 from kubesched.sim.report import node_usage, pending_pods, preemptions, workload_pods
 from kubesched.trace import SCHEDULED, AttemptRecord
 
@@ -31,8 +30,8 @@ if TYPE_CHECKING:
 
     from kubesched.sim.simulate import SimulationResult
 
-#: Above this many evaluated nodes, a decision keeps the best scored and a sample of rejected nodes.
-MAX_NODES_PER_DECISION = 200
+#: A decision over more than twice this many nodes keeps this many best scored and rejected ones.
+KEEP_NODES = 25
 GIB = 1 << 30
 
 
@@ -68,7 +67,7 @@ def usage_figure(result: SimulationResult) -> go.Figure:
 
 def run_series(result: SimulationResult) -> dict[str, list[Any]]:
     """After each attempt: pods pending, and cpu and memory requested as % of the cluster's allocatable."""
-    pods = {Pod.from_dict(raw).key: Pod.from_dict(raw) for raw in result.pods()}
+    pods = {pod.key: pod for pod in map(Pod.from_dict, result.pods())}
     usage = node_usage(result)
     alloc_cpu = sum(u.cpu_allocatable for u in usage) or 1
     alloc_mem = sum(u.memory_allocatable for u in usage) or 1
@@ -150,28 +149,47 @@ def reasons_figure(counts: Mapping[str, Counter[str]]) -> go.Figure:
     return fig
 
 
+def decision(record: AttemptRecord, keep: int = KEEP_NODES) -> dict[str, Any]:
+    """One attempt as the page's picker renders it: verdicts sorted as ``explain`` sorts them.
+
+    Above ``2 * keep`` evaluated nodes only the best ``keep`` scored and the first ``keep`` rejected
+    nodes are kept, with counts of the rest by plugin, so a report on thousands of nodes stays small.
+    """
+    totals = record.total
+    feasible = sorted(record.feasible, key=lambda n: (-totals.get(n, 0), n))
+    rejected = sorted(record.filter)
+    omitted = 0
+    if len(feasible) + len(rejected) > 2 * keep:
+        omitted = max(0, len(feasible) - keep) + max(0, len(rejected) - keep)
+        feasible, rejected = feasible[:keep], rejected[:keep]
+    raw: Mapping[str, Mapping[str, int]] = record.details.get("score") or {}
+    weights: Mapping[str, int] = record.details.get("weights") or {}
+    rows = []
+    for node in feasible:
+        scores = []
+        for plugin, weighted in sorted((record.scores.get(node) or {}).items()):
+            weight = weights.get(plugin)
+            scores.append([plugin, (raw.get(plugin) or {}).get(node), weighted // weight if weight else None,
+                           weight, weighted])
+        rows.append({"node": node, "total": totals.get(node), "scores": scores})
+    def reason(entry: Mapping[str, Any]) -> str:
+        return ", ".join(str(r) for r in entry.get("reasons") or []) or str(entry.get("code") or "")
+
+    return {
+        "attempt": record.attempt, "profile": record.profile, "result": record.result, "node": record.node,
+        "message": record.message, "ties": record.ties, "nominated": record.nominated_node,
+        "victims": record.victims or [], "omitted": omitted,
+        "rejectedBy": dict(Counter(str(e.get("plugin")) for e in record.filter.values())),
+        "feasible": rows,
+        "rejected": [[n, str(record.filter[n].get("plugin")), reason(record.filter[n])] for n in rejected],
+    }
+
+
 def decisions(result: SimulationResult) -> dict[str, list[dict[str, Any]]]:
-    """Every pod's attempts in the shape the page's picker renders (verdicts sorted as ``explain`` does)."""
+    """Every pod's attempts, in the picker's shape (:func:`decision`)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for record in result.records:
-        data = record.to_dict()
-        verdicts = node_verdicts(data)
-        feasible = [v for v in verdicts if v.feasible]
-        rejected = [v for v in verdicts if not v.feasible]
-        omitted = 0
-        if len(verdicts) > MAX_NODES_PER_DECISION:
-            keep = MAX_NODES_PER_DECISION // 2
-            omitted = max(0, len(feasible) - keep) + max(0, len(rejected) - keep)
-            feasible, rejected = feasible[:keep], rejected[:keep]
-        out.setdefault(record.pod, []).append({
-            "attempt": record.attempt, "profile": record.profile, "result": record.result, "node": record.node,
-            "message": record.message, "ties": record.ties, "nominated": record.nominated_node,
-            "victims": record.victims or [], "omitted": omitted,
-            "rejectedBy": dict(Counter(v.plugin for v in verdicts if not v.feasible)),
-            "feasible": [{"node": v.node, "total": v.total, "scores": [
-                [s.plugin, s.raw, s.normalised, s.weight, s.weighted] for s in v.scores]} for v in feasible],
-            "rejected": [[v.node, v.plugin, v.reason] for v in rejected],
-        })
+        out.setdefault(record.pod, []).append(decision(record))
     return out
 
 
