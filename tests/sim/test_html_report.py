@@ -91,3 +91,21 @@ def test_page_renders_in_headless_chromium_without_console_errors(result, tmp_pa
     shot = SCREENSHOT_DIR / "report.png"
     run = _chromium_run(page, tmp_path / "profile2", "--window-size=1400,2200", f"--screenshot={shot}")
     assert run.returncode == 0 and shot.stat().st_size > 20_000
+
+
+def test_large_decisions_keep_the_best_and_count_the_rest() -> None:
+    from kubesched.sim.html_report import decision
+    from kubesched.trace import AttemptRecord
+
+    record = AttemptRecord(pod="default/p", attempt=1, profile="default-scheduler", result="Scheduled", node="a",
+                           feasible=["a", "b", "c"], total={"a": 30, "b": 10, "c": 20},
+                           scores={"a": {"X": 30}, "b": {"X": 10}, "c": {"X": 20}},
+                           filter={n: {"plugin": "NodeResourcesFit", "reasons": ["Insufficient cpu"]}
+                                   for n in ("d", "e", "f")},
+                           details={"score": {"X": {"a": 3, "b": 1, "c": 2}}, "weights": {"X": 10}})
+    got = decision(record, keep=2)
+    assert [row["node"] for row in got["feasible"]] == ["a", "c"]
+    assert got["feasible"][0]["scores"] == [["X", 3, 3, 10, 30]]
+    assert [row[0] for row in got["rejected"]] == ["d", "e"]
+    assert got["omitted"] == 2 and got["rejectedBy"] == {"NodeResourcesFit": 3}
+    assert decision(record, keep=3)["omitted"] == 0
