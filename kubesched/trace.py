@@ -40,8 +40,12 @@ class AttemptRecord:
     #: "postfilter" / "reserve" / "permit" / "bind" -> {plugin: message}.
     details: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The conformance-corpus JSON shape (optional keys only when they carry something)."""
+    def to_dict(self, *, raw_scores: bool = False) -> dict[str, Any]:
+        """The conformance-corpus JSON shape (optional keys only when they carry something).
+
+        ``raw_scores`` adds ``rawScores`` and ``weights`` (what ``explain`` shows); trace files carry
+        them, the in-memory ``attempts`` do not pay for them.
+        """
         out: dict[str, Any] = {
             "pod": self.pod,
             "attempt": self.attempt,
@@ -68,14 +72,14 @@ class AttemptRecord:
             out["startNominatedNode"] = self.start_nominated_node
         # Additive keys (readers of the corpus shape ignore them): the raw Score results before
         # NormalizeScore, {node: {plugin: raw}}, and the weights, so a reader can show all three stages.
-        raw = self.details.get("score")
+        raw = self.details.get("score") if raw_scores else None
         if raw:
             by_node: dict[str, dict[str, int]] = {}
             for plugin, scores in sorted(raw.items()):
                 for node, value in scores.items():
                     by_node.setdefault(node, {})[plugin] = int(value)
             out["rawScores"] = by_node
-        if self.details.get("weights"):
+        if raw_scores and self.details.get("weights"):
             out["weights"] = dict(self.details["weights"])
         return out
 

@@ -32,7 +32,7 @@ def write_trace(records: Iterable[AttemptRecord], path: str | Path) -> int:
     count = 0
     with Path(path).open("w", encoding="utf-8") as out:
         for record in records:
-            out.write(json.dumps(record.to_dict(), separators=(",", ":")))
+            out.write(json.dumps(record.to_dict(raw_scores=True), separators=(",", ":")))
             out.write("\n")
             count += 1
     return count
