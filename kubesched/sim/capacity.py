@@ -109,7 +109,7 @@ def capacity(
 
 def format_capacity(result: CapacityResult) -> str:
     """The text ``kubesched capacity`` prints."""
-    lines = [f"{result.replicas} more replicas fit."]
+    lines = ["1 more replica fits." if result.replicas == 1 else f"{result.replicas} more replicas fit."]
     if result.placements:
         width = max(len(n) for n in result.placements)
         lines.append("")

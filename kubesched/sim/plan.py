@@ -173,7 +173,8 @@ def format_plan(result: PlanResult, max_nodes: int) -> str:
     if result.nodes_to_add == 0:
         lines.append("No nodes needed: adding nodes schedules no more pods than are scheduled already.")
     else:
-        lines.append(f"Add {result.nodes_to_add} nodes: then {result.scheduled} of {total} pods are scheduled.")
+        nodes = "1 node" if result.nodes_to_add == 1 else f"{result.nodes_to_add} nodes"
+        lines.append(f"Add {nodes}: then {result.scheduled} of {total} pods are scheduled.")
     if result.pending:
         lines.append(f"{len(result.pending)} stay pending even with {max_nodes} added nodes (this node shape "
                      "cannot take them).")
