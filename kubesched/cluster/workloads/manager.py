@@ -23,6 +23,10 @@ from kubesched.cluster.embedded import format_time
 from kubesched.cluster.protocol import ApiError, Cluster, NotFound, WatchEvent
 from kubesched.cluster.workloads.common import NameGenerator, controller_of, is_active, is_bound, key_of, meta
 from kubesched.cluster.workloads.daemonset import DaemonSetController, target_node
+from kubesched.cluster.workloads.deployment import DeploymentController
+from kubesched.cluster.workloads.job import JobController
+from kubesched.cluster.workloads.replicaset import ReplicaSetController
+from kubesched.cluster.workloads.statefulset import StatefulSetController
 
 _Key = tuple[str, str]
 
@@ -42,11 +46,6 @@ class ControllerManager:
     """Runs the workload controllers on a cluster; ``created_pods`` lists the pods they made, in order."""
 
     def __init__(self, cluster: Cluster, rng: random.Random | None = None) -> None:
-        from kubesched.cluster.workloads.deployment import DeploymentController
-        from kubesched.cluster.workloads.job import JobController
-        from kubesched.cluster.workloads.replicaset import ReplicaSetController
-        from kubesched.cluster.workloads.statefulset import StatefulSetController
-
         self.cluster = cluster
         self.names = NameGenerator(rng or random.Random(0))
         self.objects: dict[str, dict[_Key, dict[str, Any]]] = {kind: {} for kind in WATCHED_KINDS}
@@ -61,12 +60,13 @@ class ControllerManager:
         self.pod_workloads: dict[str, str] = {}
         #: Errors the controllers met writing to the cluster (a real one would emit an event and retry).
         self.errors: list[str] = []
+        self.daemons = DaemonSetController(self)
+        self.jobs = JobController(self)
         controllers: list[WorkloadController] = [
-            DeploymentController(self), ReplicaSetController(self), StatefulSetController(self),
-            DaemonSetController(self), JobController(self),
+            DeploymentController(self), ReplicaSetController(self), StatefulSetController(self), self.daemons,
+            self.jobs,
         ]
         self.controllers = {c.kind: c for c in controllers}
-        self.daemons: DaemonSetController = controllers[3]  # type: ignore[assignment]
         self._watches = [cluster.watch(WORKLOAD_KINDS, self.handle)]
         for kind in WORKLOAD_KINDS:
             for obj in cluster.list(kind)[0]:
@@ -110,7 +110,7 @@ class ControllerManager:
         elif not self._is_stale(kind, obj):
             self._store(kind, obj)
         if kind == "Pod":
-            self.controllers["Job"].observe(event)  # type: ignore[attr-defined]
+            self.jobs.observe(event)
         if kind in self.controllers:
             if event.type == "DELETED":
                 self._collect_garbage(meta(obj).get("uid"))
