@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from kubesched.cluster.embedded import format_time
-from kubesched.cluster.protocol import ApiError, Cluster, NotFound, WatchEvent
+from kubesched.cluster.protocol import ApiError, Cluster, Conflict, NotFound, WatchEvent
 from kubesched.cluster.workloads.common import NameGenerator, controller_of, is_active, is_bound, key_of, meta
 from kubesched.cluster.workloads.daemonset import DaemonSetController, target_node
 from kubesched.cluster.workloads.deployment import DeploymentController
@@ -264,9 +264,24 @@ class ControllerManager:
         return stored
 
     def update(self, obj: dict[str, Any]) -> dict[str, Any] | None:
-        stored = self._try(lambda: self.cluster.update(obj))
-        if stored is not None:
-            self._store(stored["kind"], stored)
+        """Write ``obj``; on a conflict (our copy was stale) read it afresh and sync it again, as a
+        controller requeues its key, instead of reporting an error."""
+        kind, key = str(obj.get("kind")), key_of(obj)
+        try:
+            stored = self.cluster.update(obj)
+        except Conflict:
+            fresh = self._try(lambda: self.cluster.get(kind, key[0] or None, key[1]))
+            if fresh is not None and kind in self.objects:
+                self._store(kind, fresh)
+                if kind in self.controllers:
+                    self.sync(kind, key)
+            return None
+        except NotFound:
+            return None
+        except ApiError as err:
+            self.errors.append(err.message)
+            return None
+        self._store(kind, stored)
         return stored
 
     def delete(self, obj: Mapping[str, Any]) -> None:

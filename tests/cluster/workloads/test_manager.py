@@ -55,3 +55,18 @@ def test_refused_writes_are_kept_as_errors() -> None:
     cluster.create(rs)
     assert pods_of(cluster) == []
     assert any("no PriorityClass with name missing" in e for e in manager.errors)
+
+
+def test_a_stale_write_is_retried_on_fresh_state_not_reported() -> None:
+    cluster = EmbeddedCluster()  # events wait for deliver_pending: the manager's copy can go stale
+    manager = start_workload_controllers(cluster)
+    cluster.create(workload("ReplicaSet", "web", replicas=1))
+    cluster.deliver_pending()
+    rs = cluster.get("ReplicaSet", "default", "web")
+    rs["spec"]["replicas"] = 3
+    cluster.update(rs)  # not delivered yet: the manager still has replicas=1 and the old version
+    manager.update({**manager.get("ReplicaSet", "default", "web"), "status": {"replicas": 7}})
+    cluster.deliver_pending()
+    assert manager.errors == []
+    assert len(pods_of(cluster, "web-")) == 3
+    assert cluster.get("ReplicaSet", "default", "web")["status"]["replicas"] == 3
