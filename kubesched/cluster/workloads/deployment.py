@@ -68,6 +68,12 @@ class DeploymentController:
         old = [rs for rs in sets if rs is not new]
         old.sort(key=lambda rs: (str(meta(rs).get("creationTimestamp")), str(meta(rs).get("name"))))
         recreate = (spec(dep).get("strategy") or {}).get("type") == "Recreate"
+        if spec(dep).get("paused"):
+            # A paused deployment is only scaled: its newest set (or its only one) takes the count.
+            current = new or (sets[-1] if len(sets) == 1 else None)
+            if current is not None:
+                self._scale(current, replicas)
+            return
         if new is None:
             first = 0 if (recreate and any(_replicas(rs) for rs in old)) else replicas
             if not recreate and old:

@@ -125,3 +125,15 @@ def test_deployment_hash_collision_bumps_the_collision_count(env) -> None:
     cluster.create(workload("Deployment", "api", replicas=1))
     assert cluster.get("Deployment", "default", "api")["status"]["collisionCount"] == 1
     assert cluster.get("ReplicaSet", "default", f"api-{compute_hash(template('api'), 1)}")
+
+
+def test_a_paused_deployment_scales_but_does_not_roll_out(env) -> None:
+    cluster, _, _ = env
+    cluster.create(workload("Deployment", "api", replicas=2))
+    dep = cluster.get("Deployment", "default", "api")
+    dep["spec"]["paused"] = True
+    dep["spec"]["replicas"] = 3
+    dep["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.k8s.io/pause:3.10"
+    cluster.update(dep)
+    assert list(_replica_sets(cluster).values()) == [3]
+    assert {p["spec"]["containers"][0]["image"] for p in pods_of(cluster, "api-")} == {"registry.k8s.io/pause"}
