@@ -116,7 +116,8 @@ def timeline_figure(series: Mapping[str, list[Any]]) -> go.Figure:
                                  line={"color": color, "dash": "dot"}), secondary_y=True)
     fig.update_xaxes(title_text="scheduling attempt", dtick=1 if len(x) <= 20 else None)
     fig.update_yaxes(title_text="pending pods", secondary_y=False, rangemode="tozero")
-    fig.update_yaxes(title_text="% of allocatable", secondary_y=True, range=[0, 100])
+    fig.update_yaxes(title_text="% of allocatable", secondary_y=True, range=[0, 100], tickmode="linear", dtick=25,
+                     showgrid=False)
     fig.update_layout(height=340, margin={"t": 40, "b": 50, "l": 50, "r": 50},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
     return fig
