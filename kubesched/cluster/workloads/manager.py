@@ -9,6 +9,8 @@ event comes back. That is what kube-controller-manager's "expectations" achieve;
 ReplicaSet would see one of its three new pods, decide two are missing and create them again.
 
 Deleting an owner deletes what it controls, as the garbage collector does with background propagation.
+Pods without a controller whose labels a ReplicaSet, StatefulSet or DaemonSet selects are adopted
+(ClaimPods), so a scenario's existing pods count towards the workload they belong to.
 """
 
 from __future__ import annotations
@@ -19,9 +21,19 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from kubesched.api.errors import ObjectError
+from kubesched.api.labels import LabelSelector
 from kubesched.cluster.embedded import format_time
 from kubesched.cluster.protocol import ApiError, Cluster, Conflict, NotFound, WatchEvent
-from kubesched.cluster.workloads.common import NameGenerator, controller_of, is_active, is_bound, key_of, meta
+from kubesched.cluster.workloads.common import (
+    NameGenerator,
+    controller_of,
+    is_active,
+    is_bound,
+    key_of,
+    meta,
+    owner_reference,
+)
 from kubesched.cluster.workloads.daemonset import DaemonSetController, target_node
 from kubesched.cluster.workloads.deployment import DeploymentController
 from kubesched.cluster.workloads.job import JobController
@@ -32,6 +44,8 @@ _Key = tuple[str, str]
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
 WATCHED_KINDS = (*WORKLOAD_KINDS, "Pod", "Node")
+#: Controllers that adopt orphan pods matching their selector (a Job's selector is its own uid).
+ADOPTING_KINDS = ("ReplicaSet", "StatefulSet", "DaemonSet")
 
 
 class WorkloadController(Protocol):
@@ -74,7 +88,8 @@ class ControllerManager:
         if any(self.objects[kind] for kind in WORKLOAD_KINDS):
             self._watch_pods_and_nodes()
         for kind in WORKLOAD_KINDS:
-            for key in list(self.objects[kind]):
+            for key, obj in list(self.objects[kind].items()):
+                self._adopt_orphans(kind, obj)
                 self.sync(kind, key)
 
     def _watch_pods_and_nodes(self) -> None:
@@ -111,10 +126,14 @@ class ControllerManager:
             self._store(kind, obj)
         if kind == "Pod":
             self.jobs.observe(event)
+            if event.type != "DELETED" and controller_of(obj) is None and is_active(obj):
+                self._adopt_pod(obj)
         if kind in self.controllers:
             if event.type == "DELETED":
                 self._collect_garbage(meta(obj).get("uid"))
             else:
+                if event.type == "ADDED":
+                    self._adopt_orphans(kind, obj)
                 self.sync(kind, key)
         owner = self.owner_of(obj)
         if owner is not None:
@@ -246,6 +265,51 @@ class ControllerManager:
 
     def _delete_now(self, kind: str, namespace: str, name: str) -> None:
         self._try(lambda: self.cluster.delete(kind, namespace or None, name))
+
+    # -- adoption (ClaimPods) ------------------------------------------------------------------------
+    def _selector(self, owner: Mapping[str, Any]) -> LabelSelector | None:
+        """The owner's pod selector; None when absent, empty or malformed (then it adopts nothing)."""
+        try:
+            selector = LabelSelector.from_dict((owner.get("spec") or {}).get("selector"))
+        except ObjectError:
+            return None
+        return None if selector is None or selector.empty else selector
+
+    def _claims(self, kind: str, owner: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+        """Whether ``owner`` would adopt the orphan ``pod`` (same namespace, selector matches; a
+        StatefulSet also wants its own name pattern, ``<set>-<ordinal>``)."""
+        if kind not in ADOPTING_KINDS or key_of(owner)[0] != key_of(pod)[0]:
+            return False
+        selector = self._selector(owner)
+        if selector is None or not selector.matches(meta(pod).get("labels") or {}):
+            return False
+        if kind == "StatefulSet":
+            prefix = f"{key_of(owner)[1]}-"
+            return key_of(pod)[1].startswith(prefix) and key_of(pod)[1][len(prefix):].isdigit()
+        return True
+
+    def _adopt_orphans(self, kind: str, owner: dict[str, Any]) -> None:
+        if kind not in ADOPTING_KINDS:
+            return
+        for pod in list(self.objects["Pod"].values()):
+            if controller_of(pod) is None and is_active(pod) and self._claims(kind, owner, pod):
+                self._adopt(owner, pod)
+
+    def _adopt_pod(self, pod: dict[str, Any]) -> None:
+        for kind in ADOPTING_KINDS:
+            for owner in list(self.objects[kind].values()):
+                if self._claims(kind, owner, pod):
+                    self._adopt(owner, pod)
+                    return
+
+    def _adopt(self, owner: Mapping[str, Any], pod: dict[str, Any]) -> None:
+        """Make ``owner`` the pod's controller, as controllers adopt matching orphans."""
+        refs = [*(meta(pod).get("ownerReferences") or []), owner_reference(owner)]
+        stored = self.update({**pod, "metadata": {**meta(pod), "ownerReferences": refs}})
+        if stored is not None:
+            workload = self.top_owner(stored)
+            if workload is not None:
+                self.pod_workloads["/".join(key_of(stored))] = workload
 
     # -- writes (through the API, into the cache at once) ---------------------------------------------
     def create(self, obj: dict[str, Any]) -> dict[str, Any] | None:

@@ -70,3 +70,40 @@ def test_a_stale_write_is_retried_on_fresh_state_not_reported() -> None:
     assert manager.errors == []
     assert len(pods_of(cluster, "web-")) == 3
     assert cluster.get("ReplicaSet", "default", "web")["status"]["replicas"] == 3
+
+
+def _bare(name: str, labels: dict[str, str], node_name: str | None = None) -> dict:
+    spec: dict = {"containers": [{"name": "c", "image": "x"}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": labels},
+            "spec": spec}
+
+
+def test_orphans_matching_the_selector_are_adopted() -> None:
+    cluster = make()
+    manager = start_workload_controllers(cluster)
+    cluster.create(node("n1"))
+    cluster.create(_bare("old-web", {"app": "web"}, "n1"))
+    cluster.create(_bare("other", {"app": "other"}, "n1"))
+    cluster.create(_bare("db-0", {"app": "db"}, "n1"))
+    cluster.create(_bare("db-x", {"app": "db"}, "n1"))
+    rs = cluster.create(workload("ReplicaSet", "web", replicas=2))
+    sts = cluster.create(workload("StatefulSet", "db", replicas=2))
+    adopted = cluster.get("Pod", "default", "old-web")["metadata"]["ownerReferences"]
+    assert [r["uid"] for r in adopted] == [rs["metadata"]["uid"]]
+    assert len(pods_of(cluster, "web-")) == 1  # one more, not two
+    assert cluster.get("Pod", "default", "db-0")["metadata"]["ownerReferences"][0]["uid"] == sts["metadata"]["uid"]
+    assert "ownerReferences" not in cluster.get("Pod", "default", "db-x")["metadata"]  # not a member by name
+    assert "ownerReferences" not in cluster.get("Pod", "default", "other")["metadata"]
+    assert manager.pod_workloads["default/old-web"] == "ReplicaSet default/web"
+    assert {p["metadata"]["name"] for p in pods_of(cluster, "db-")} == {"db-0", "db-1", "db-x"}
+
+
+def test_a_later_orphan_is_adopted_and_the_surplus_removed() -> None:
+    cluster = make()
+    start_workload_controllers(cluster)
+    cluster.create(workload("ReplicaSet", "web", replicas=2))
+    cluster.create(_bare("late", {"app": "web"}))
+    web = [p for p in pods_of(cluster) if p["metadata"].get("labels", {}).get("app") == "web"]
+    assert len(web) == 2
