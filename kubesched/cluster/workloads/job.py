@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched.api.errors import ObjectError
 from kubesched.api.objects import parse_time
 from kubesched.cluster.protocol import WatchEvent
-from kubesched.cluster.workloads.common import int_field, is_active, meta, pod_from_template, spec
+from kubesched.cluster.workloads.common import controller_uid, int_field, is_active, meta, pod_from_template, spec
 from kubesched.config.decode import as_duration
 from kubesched.config.errors import ConfigError
 
@@ -55,7 +55,7 @@ class JobController:
         job = self.manager.owner_of(pod)
         if job is None or job[0] != "Job":
             return
-        ref_uid = str((meta(pod).get("ownerReferences") or [{}])[0].get("uid"))
+        ref_uid = str(controller_uid(pod))
         phase = _phase(pod)
         if phase not in ("Succeeded", "Failed") and event.type != "DELETED":
             return
