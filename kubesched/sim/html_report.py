@@ -66,7 +66,11 @@ def usage_figure(result: SimulationResult) -> go.Figure:
 
 
 def run_series(result: SimulationResult) -> dict[str, list[Any]]:
-    """After each attempt: pods pending, and cpu and memory requested as % of the cluster's allocatable."""
+    """After each attempt: pods pending, and cpu and memory requested as % of the cluster's allocatable.
+
+    Requests are read from the pods left after the run; a pod deleted by then (a preemption victim,
+    a finished pod) no longer has them, so it does not count towards the utilisation lines.
+    """
     pods = {pod.key: pod for pod in map(Pod.from_dict, result.pods())}
     usage = node_usage(result)
     alloc_cpu = sum(u.cpu_allocatable for u in usage) or 1
@@ -81,11 +85,10 @@ def run_series(result: SimulationResult) -> dict[str, list[Any]]:
     for i, record in enumerate(result.records, start=1):
         arrived.add(record.pod)
         for victim in record.victims or ():
-            if victim in pods or victim in bound:
-                pod = pods.get(victim)
-                if pod is not None and victim not in bound:
-                    cpu -= pod.requests.get(CPU, 0)
-                    mem -= pod.requests.get(MEMORY, 0)
+            pod = pods.get(victim)
+            if victim in bound and pod is not None:
+                cpu -= pod.requests.get(CPU, 0)
+                mem -= pod.requests.get(MEMORY, 0)
             bound.discard(victim)
             arrived.discard(victim)
         if record.result == SCHEDULED and record.pod not in bound:
