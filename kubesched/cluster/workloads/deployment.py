@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from kubesched.cluster.workloads.manager import ControllerManager
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
+DESIRED_REPLICAS_ANNOTATION = "deployment.kubernetes.io/desired-replicas"
+MAX_REPLICAS_ANNOTATION = "deployment.kubernetes.io/max-replicas"
 
 
 def _replicas(rs: dict[str, Any]) -> int:
@@ -102,6 +104,13 @@ class DeploymentController:
         if surge == 0 and unavailable == 0:
             unavailable = 1
         return surge, min(unavailable, replicas)
+
+    def _max_replicas(self, dep: dict[str, Any]) -> int:
+        """MaxSurge added to the desired count (what the max-replicas annotation records)."""
+        replicas = int_field(spec(dep).get("replicas"), 1)
+        if (spec(dep).get("strategy") or {}).get("type") == "Recreate":
+            return replicas
+        return replicas + self._surge_and_unavailable(dep, replicas)[0]
 
     def _new_replicas(self, dep: dict[str, Any], replicas: int, old: list[dict[str, Any]], current: int) -> int:
         """NewRSNewReplicas: grow the new set as far as maxSurge allows over the desired count."""
@@ -177,7 +186,11 @@ class DeploymentController:
                 "name": rs_name,
                 "namespace": namespace,
                 "labels": labels,
-                "annotations": {REVISION_ANNOTATION: str(revision)},
+                "annotations": {
+                    DESIRED_REPLICAS_ANNOTATION: str(int_field(spec(dep).get("replicas"), 1)),
+                    MAX_REPLICAS_ANNOTATION: str(self._max_replicas(dep)),
+                    REVISION_ANNOTATION: str(revision),
+                },
                 "ownerReferences": [owner_reference(dep)],
             },
             "spec": {"replicas": replicas, "selector": selector, "template": rs_template},

@@ -33,6 +33,7 @@ LEGACY_CONTROLLER_UID_LABEL = "controller-uid"
 LEGACY_JOB_NAME_LABEL = "job-name"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 DEFAULT_BACKOFF_LIMIT = 6
+TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 #: How long a pod runs once bound, in simulations that drive time.
 DURATION_ANNOTATION = "kubesched.io/duration"
 
@@ -57,6 +58,11 @@ class JobController:
             return
         ref_uid = str(controller_uid(pod))
         phase = _phase(pod)
+        finishing = phase in ("Succeeded", "Failed") or bool(meta(pod).get("deletionTimestamp"))
+        if event.type != "DELETED" and finishing and TRACKING_FINALIZER in (meta(pod).get("finalizers") or []):
+            # Counted now: let the pod go (a cluster that honours finalizers would keep it otherwise).
+            rest = [f for f in meta(pod)["finalizers"] if f != TRACKING_FINALIZER]
+            self.manager.update({**pod, "metadata": {**meta(pod), "finalizers": rest}})
         if phase not in ("Succeeded", "Failed") and event.type != "DELETED":
             return
         if phase in ("Succeeded", "Failed"):
@@ -141,9 +147,11 @@ class JobController:
             pod_name = self.manager.names.generate(base)
             if self.manager.get("Pod", namespace, pod_name) is None:
                 break
-        self.manager.create(pod_from_template(job, spec(job).get("template") or {}, name=pod_name,
-                                              generate_name=base, extra_labels=labels,
-                                              extra_annotations=annotations))
+        pod = pod_from_template(job, spec(job).get("template") or {}, name=pod_name, generate_name=base,
+                                extra_labels=labels, extra_annotations=annotations)
+        # The finalizer the Job controller tracks its pods with (it lets go once the pod is counted).
+        pod["metadata"]["finalizers"] = [*pod["metadata"].get("finalizers", []), TRACKING_FINALIZER]
+        self.manager.create(pod)
 
     def _update_status(self, job: dict[str, Any], succeeded: int, failed: int, done: bool) -> None:
         active, _ = self.manager.pod_counts(job)

@@ -99,7 +99,8 @@ class StatefulSetController:
     def _create_pod(self, sts: dict[str, Any], ordinal: int, revision: str) -> dict[str, Any] | None:
         namespace, set_name = str(meta(sts).get("namespace")), str(meta(sts).get("name"))
         pod_name = f"{set_name}-{ordinal}"
-        pod = pod_from_template(sts, spec(sts).get("template") or {}, name=pod_name, extra_labels={
+        pod = pod_from_template(sts, spec(sts).get("template") or {}, name=pod_name, generate_name=f"{set_name}-",
+                                extra_labels={
             POD_NAME_LABEL: pod_name, POD_INDEX_LABEL: str(ordinal), CONTROLLER_REVISION_HASH_LABEL: revision})
         pod_spec = pod["spec"]
         pod_spec["hostname"] = pod_name

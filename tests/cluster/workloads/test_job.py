@@ -69,3 +69,12 @@ def test_a_pod_deleted_after_running_its_duration_counts_as_completed(env) -> No
     status = cluster.get("Job", "default", "etl")["status"]
     assert (status["succeeded"], status["failed"]) == (1, 1)
     assert len(active(cluster)) == 1
+
+
+def test_pods_carry_the_tracking_finalizer_until_counted(env) -> None:
+    cluster, _, _ = env
+    cluster.create(workload("Job", "etl", completions=1))
+    (pod,) = active(cluster)
+    assert pod["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
+    set_phase(cluster, pod["metadata"]["name"], "Succeeded")
+    assert not cluster.get("Pod", "default", pod["metadata"]["name"])["metadata"].get("finalizers")
