@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from kubesched.api import fields
 from kubesched.api.errors import ObjectError
 from kubesched.api.labels import NodeSelector, PreferredSchedulingTerm
 from kubesched.api.pod_affinity import PodAffinity
@@ -50,7 +51,8 @@ def _list(obj: Any, path: str) -> list[Any]:
 
 
 def _str_map(obj: Any, path: str) -> dict[str, str]:
-    return {str(k): "" if v is None else str(v) for k, v in _map(obj, path).items()}
+    """Labels, annotations, nodeSelector: strings only (``ssd: true`` unquoted is a boolean, refused)."""
+    return fields.string_map(obj, path)
 
 
 def _int(obj: Any, path: str, default: int = 0) -> int:
@@ -150,7 +152,7 @@ class Container:
         for i, p in enumerate(_list(c.get("ports"), "ports")):
             pm = _map(p, f"ports[{i}]")
             ports.append(ContainerPort(
-                host_port=_int(pm.get("hostPort"), f"ports[{i}].hostPort"),
+                host_port=fields.port(pm.get("hostPort"), f"ports[{i}].hostPort", allow_zero=True),
                 protocol=str(pm.get("protocol") or "TCP"),
                 host_ip=str(pm.get("hostIP") or ""),
             ))
@@ -287,8 +289,8 @@ class Pod:
         return cls(
             raw=raw,
             meta=meta,
-            node_name=str(spec.get("nodeName") or ""),
-            scheduler_name=str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME),
+            node_name=fields.string(spec.get("nodeName"), "spec.nodeName"),
+            scheduler_name=fields.string(spec.get("schedulerName"), "spec.schedulerName") or DEFAULT_SCHEDULER_NAME,
             priority=_int(spec.get("priority"), "spec.priority"),
             preemption_policy=str(spec.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY),
             node_selector=_str_map(spec.get("nodeSelector"), "spec.nodeSelector"),
@@ -356,7 +358,7 @@ class Node:
         return cls(
             raw=raw,
             meta=meta,
-            unschedulable=bool(spec.get("unschedulable", False)),
+            unschedulable=fields.boolean(spec.get("unschedulable"), "spec.unschedulable"),
             taints=tuple(_parse(Taint.from_dict, t, f"spec.taints[{i}]")
                          for i, t in enumerate(_list(spec.get("taints"), "spec.taints"))),
             allocatable=scheduler_resources(allocatable),
@@ -378,7 +380,7 @@ class PriorityClass:
         return cls(
             name=meta.name,
             value=_int(raw.get("value"), "value"),
-            global_default=bool(raw.get("globalDefault", False)),
+            global_default=fields.boolean(raw.get("globalDefault"), "globalDefault"),
             preemption_policy=str(raw.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY),
         )
 

@@ -1,27 +1,21 @@
-"""Reading the documents of one YAML or JSON file, refusing hostile structure before building it.
+"""Reading the documents of one YAML or JSON file as plain JSON-shaped data.
 
-A manifest is data from whoever wrote it, so a file must not be able to exhaust the machine: a
-hundred thousand nested brackets overflow the C stack of libyaml's composer (a segfault, not an
-exception), and a "billion laughs" document of nested aliases builds a structure that is tiny in
-memory but explodes once anything copies it. Before a YAML file is loaded, its event stream (which
-libyaml produces without recursion) is walked once to measure nesting depth and how many nodes
-aliases would add; beyond :data:`MAX_DEPTH` or :data:`MAX_ALIAS_NODES` the file is refused.
+A manifest is data from whoever wrote it, so a file must not be able to exhaust the machine: its
+structure is checked (nesting depth, alias expansion; see :mod:`kubesched.util.yaml_limits`) before
+anything is built from it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-#: Deepest nesting of mappings and lists accepted; real manifests stay below 20 levels.
-MAX_DEPTH = 100
-#: Nodes that aliases may add to one document when expanded (anchors in real manifests add a few).
-MAX_ALIAS_NODES = 100_000
+from kubesched.util.yaml_limits import MAX_DEPTH, YamlStructureError, check_yaml_structure, nesting_exceeds
 
 
 class DocumentError(ValueError):
@@ -67,7 +61,10 @@ def read_documents(path: Path) -> Iterator[tuple[int, Any]]:
     if path.suffix.lower() == ".json":
         yield 1, _read_json(text)
         return
-    check_yaml_structure(text)
+    try:
+        check_yaml_structure(text)
+    except YamlStructureError as err:
+        raise DocumentError(err.doc_index, err.reason) from None
     index = 0
     try:
         for doc in yaml.load_all(text, Loader=_ManifestLoader):
@@ -97,84 +94,3 @@ def yaml_reason(err: yaml.YAMLError) -> str:
             return f"invalid YAML: {problem} (line {mark.line + 1}, column {mark.column + 1})"
         return f"invalid YAML: {problem}"
     return f"invalid YAML: {err}"
-
-
-class _Open:
-    """A mapping or sequence whose end event has not come yet."""
-
-    __slots__ = ("anchor", "height", "start")
-
-    def __init__(self, anchor: str | None, start: int) -> None:
-        self.anchor = anchor
-        self.start = start
-        self.height = 0  # deepest chain of collections below it
-
-
-def check_yaml_structure(text: str) -> None:
-    """Refuse documents nested deeper than MAX_DEPTH or whose aliases expand past MAX_ALIAS_NODES.
-
-    Works on libyaml's event stream: each anchor remembers the size (nodes, aliases expanded) and
-    height of what it names, so an alias costs what copying it would cost. An alias to a node that
-    is still open (a recursive structure) is refused too: nothing in the API is recursive.
-    """
-    doc = 0
-    stack: list[_Open] = []
-    anchors: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, height)
-    nodes = aliased = 0
-    try:
-        for event in yaml.parse(text, Loader=_ManifestLoader):
-            if isinstance(event, yaml.DocumentStartEvent):
-                doc += 1
-                anchors.clear()
-                nodes = aliased = 0
-            elif isinstance(event, yaml.CollectionStartEvent):
-                nodes += 1
-                stack.append(_Open(event.anchor, nodes))
-                if len(stack) > MAX_DEPTH:
-                    raise DocumentError(doc, f"too deeply nested (more than {MAX_DEPTH} levels)")
-            elif isinstance(event, yaml.CollectionEndEvent):
-                done = stack.pop()
-                if done.anchor is not None:
-                    anchors[done.anchor] = (nodes - done.start + 1, done.height + 1)
-                if stack:
-                    stack[-1].height = max(stack[-1].height, done.height + 1)
-            elif isinstance(event, yaml.ScalarEvent):
-                nodes += 1
-                if event.anchor is not None:
-                    anchors[event.anchor] = (1, 0)
-            elif isinstance(event, yaml.AliasEvent):
-                named = anchors.get(event.anchor)
-                if named is None:
-                    if any(o.anchor == event.anchor for o in stack):
-                        raise DocumentError(doc, f"recursive alias *{event.anchor} (it refers to a node containing it)")
-                    continue  # an undefined alias: loading reports it with its line
-                size, height = named
-                nodes += size
-                aliased += size
-                if aliased > MAX_ALIAS_NODES:
-                    raise DocumentError(doc, f"too many aliases (they would expand to more than "
-                                             f"{MAX_ALIAS_NODES} nodes)")
-                if len(stack) + height > MAX_DEPTH:
-                    raise DocumentError(doc, f"too deeply nested (more than {MAX_DEPTH} levels, through aliases)")
-                if stack:
-                    stack[-1].height = max(stack[-1].height, height)
-    except yaml.YAMLError as err:
-        raise DocumentError(max(doc, 1), yaml_reason(err)) from err
-
-
-def nesting_exceeds(value: Any, limit: int) -> bool:
-    """Whether mappings and lists nest deeper than ``limit`` in ``value``, walked without recursion."""
-    todo: list[tuple[Any, int]] = [(value, 0)]
-    while todo:
-        item, depth = todo.pop()
-        if isinstance(item, Mapping):
-            children: Any = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
-            continue
-        depth += 1
-        if depth > limit:
-            return True  # a structure that contains itself ends here too
-        todo.extend((child, depth) for child in children)
-    return False

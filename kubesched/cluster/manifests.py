@@ -14,8 +14,9 @@ from typing import Any
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.validation import validate_object
-from kubesched.cluster.documents import MAX_DEPTH, DocumentError, nesting_exceeds, read_documents
+from kubesched.cluster.documents import DocumentError, read_documents
 from kubesched.cluster.kinds import KNOWN_KINDS
+from kubesched.util.yaml_limits import MAX_DEPTH, nesting_exceeds
 
 #: File name endings read from a folder, in any letter case (``.YAML`` and ``.Yml`` too).
 MANIFEST_SUFFIXES = frozenset({".yaml", ".yml", ".json"})
