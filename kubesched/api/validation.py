@@ -108,8 +108,8 @@ def _container_resources(raw: object, path: str) -> dict[str, Fraction]:
     body = f.mapping(raw, path)
     limits = resource_list(body.get("limits"), f"{path}.limits", validate_container_resource_name)
     requests = resource_list(body.get("requests"), f"{path}.requests", validate_container_resource_name)
-    for name, limit in limits.items():
-        requests.setdefault(name, limit)  # the API server defaults requests to limits first
+    for name, amount in limits.items():
+        requests.setdefault(name, amount)  # the API server defaults requests to limits first
     for name, request in requests.items():
         limit = limits.get(name)
         field = f"{path}.requests.{name}"

@@ -75,7 +75,7 @@ def check_yaml_structure(text: str) -> None:
                 if event.anchor is not None:
                     anchors[event.anchor] = (1, 0)
             elif isinstance(event, yaml.AliasEvent):
-                named = anchors.get(event.anchor)
+                named = anchors.get(event.anchor or "")
                 if named is None:
                     if any(o.anchor == event.anchor for o in stack):
                         raise YamlStructureError(
