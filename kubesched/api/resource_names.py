@@ -7,8 +7,8 @@ and extended resources (outside ``kubernetes.io/``) and object counts are whole 
 
 One rule is kubesched's own: the snapshot keeps per-node amounts in int64 columns, and scores
 multiply them by 100, so no single amount may exceed :data:`MAX_SCHEDULER_UNITS` scheduler units
-(milli-cores for cpu, whole units otherwise). That is about 9 exabytes of memory per node
-divided by 1000; any real amount fits with room to spare.
+(milli-cores for cpu, whole units otherwise): 2**53, about 9 PB of memory or 9 billion cores. A
+thousand such amounts still add up inside int64, and any real amount fits with room to spare.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from kubesched.api.quantity import QuantityError, format_quantity, int_value, pa
 from kubesched.api.resources import CPU, to_scheduler_units
 
 #: Largest amount, in scheduler units, an object may give for one resource (2**53: sums over a
-#: node's pods and the x100 of scoring stay well inside int64).
+#: node's pods and the x100 of scoring stay inside int64).
 MAX_SCHEDULER_UNITS = 2**53
 
 NATIVE_PREFIX = "kubernetes.io/"
