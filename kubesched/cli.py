@@ -14,7 +14,7 @@ import logging
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from kubesched import __version__
 from kubesched.api.errors import ObjectError
@@ -41,8 +41,15 @@ INPUT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line, like every other input error (``--help`` shows the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{PROG}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG, description="kube-scheduler rebuilt in Python: a real scheduler and an explainable simulator.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 

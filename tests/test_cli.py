@@ -181,10 +181,18 @@ def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) ->
     assert "simulate" in capsys.readouterr().err
 
 
-def test_bad_option_value_is_a_usage_error(scenario: Path) -> None:
+@pytest.mark.parametrize(("args", "want"), [
+    (["--tie-break", "coin"], "argument --tie-break: invalid choice: 'coin'"),
+    (["--seed", "abc"], "argument --seed: invalid int value: 'abc'"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_bad_option_value_is_a_one_line_usage_error(scenario: Path, capsys: pytest.CaptureFixture[str],
+                                                    args: list[str], want: str) -> None:
     with pytest.raises(SystemExit) as exc:
-        main(["simulate", str(scenario), "--tie-break", "coin"])
+        main(["simulate", str(scenario), *args])
     assert exc.value.code == 2
+    line = _error_line(capsys)
+    assert want in line and line.endswith(" --help')")
 
 
 def test_python_dash_m_runs_the_cli(scenario: Path) -> None:
