@@ -14,6 +14,7 @@ nothing reads are left alone, as are rules that only matter to other components.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -46,8 +47,8 @@ ResourceNameCheck = Callable[[str, str], None]
 
 def validate_object(obj: Mapping[str, Any]) -> None:
     """Refuse what the API server would refuse in ``obj`` (a manifest already known to have a kind)."""
-    validate_metadata(obj.get("metadata"))
     kind = str(obj.get("kind") or "")
+    validate_metadata(obj.get("metadata"), kind)
     for part in ("spec", "status"):
         f.mapping(obj.get(part), part)
     check = _BY_KIND.get(kind)
@@ -55,10 +56,16 @@ def validate_object(obj: Mapping[str, Any]) -> None:
         check(obj)
 
 
-def validate_metadata(raw: object) -> None:
+def validate_metadata(raw: object, kind: str = "") -> None:
     meta = f.mapping(raw, "metadata")
-    for name in ("name", "generateName", "namespace", "uid", "resourceVersion", "creationTimestamp"):
-        f.string(meta.get(name), f"metadata.{name}")
+    for field in ("generateName", "uid", "resourceVersion", "creationTimestamp"):
+        f.string(meta.get(field), f"metadata.{field}")
+    name = f.string(meta.get("name"), "metadata.name")
+    if name:
+        (_dns_label if kind == "Namespace" else _dns_subdomain)(name, "metadata.name")
+    namespace = f.string(meta.get("namespace"), "metadata.namespace")
+    if namespace:
+        _dns_label(namespace, "metadata.namespace")
     for key, value in f.string_map(meta.get("labels"), "metadata.labels").items():
         validate_label_key(key, f"metadata.labels.{key}")
         validate_label_value(value, f"metadata.labels.{key}")
@@ -69,6 +76,26 @@ def validate_metadata(raw: object) -> None:
         for name in ("apiVersion", "kind", "name", "uid"):
             f.string(ref.get(name), f"{path}.{name}")
         f.boolean(ref.get("controller"), f"{path}.controller")
+
+
+_DNS_LABEL_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _dns_subdomain(name: str, path: str) -> None:
+    """Object names (apimachinery's NameIsDNSSubdomain): they also key results as namespace/name."""
+    if len(name) > 253 or not _DNS_SUBDOMAIN_RE.fullmatch(name):
+        raise ObjectError(path, f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower '
+                                "case alphanumeric characters, '-' or '.', and must start and end with an "
+                                "alphanumeric character")
+
+
+def _dns_label(name: str, path: str) -> None:
+    """Namespace names (NameIsDNSLabel)."""
+    if len(name) > 63 or not _DNS_LABEL_RE.fullmatch(name):
+        raise ObjectError(path, f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case '
+                                "alphanumeric characters or '-', and must start and end with an alphanumeric "
+                                "character")
 
 
 def _parse(fn: Callable[[Any], Any], raw: object, path: str) -> Any:

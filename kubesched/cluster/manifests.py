@@ -224,6 +224,8 @@ def load_manifests(
             files = [(f, str(f), False) for f in _files_in(path)]
         elif path.is_file():
             files = [(path, str(given), True)]
+        elif path.exists():
+            raise ManifestError(str(given), 0, None, None, "", "not a regular file or a folder")
         else:
             raise ManifestError(str(given), 0, None, None, "", "no such file or folder")
         before = len(manifests)

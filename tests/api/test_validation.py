@@ -115,6 +115,15 @@ ROWS: list[tuple[str, dict[str, Any], str, str]] = [
      "spec.resources.requests.storage", 'Invalid value: "-1Gi": must be greater than or equal to 0'),
     ("storage class binding mode", _with("StorageClass", "volumeBindingMode", "Later"), "volumeBindingMode",
      'Unsupported value: "Later"'),
+    # names
+    ("pod name with a slash", _with("Pod", "metadata.name", "web/1"), "metadata.name",
+     'Invalid value: "web/1": a lowercase RFC 1123 subdomain'),
+    ("node name upper case", _with("Node", "metadata.name", "Node_1"), "metadata.name",
+     'Invalid value: "Node_1": a lowercase RFC 1123 subdomain'),
+    ("namespace name with a dot", _with("Namespace", "metadata.name", "a.b"), "metadata.name",
+     'Invalid value: "a.b": a lowercase RFC 1123 label'),
+    ("pod namespace upper case", _with("Pod", "metadata.namespace", "Web"), "metadata.namespace",
+     'Invalid value: "Web": a lowercase RFC 1123 label'),
     # ports
     ("host port out of range", _pod(containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 70000}]}]),
      "spec.containers[0].ports[0].hostPort", "Invalid value: 70000: must be between 0 and 65535, inclusive"),
