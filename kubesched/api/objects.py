@@ -18,6 +18,7 @@ from kubesched.api import fields
 from kubesched.api.errors import ObjectError
 from kubesched.api.labels import NodeSelector, PreferredSchedulingTerm
 from kubesched.api.pod_affinity import PodAffinity
+from kubesched.api.resource_names import check_amount_fits
 from kubesched.api.resources import (
     ResourceList,
     non_zero_requests,
@@ -61,6 +62,12 @@ def _int(obj: Any, path: str, default: int = 0) -> int:
     if isinstance(obj, bool) or not isinstance(obj, int):
         raise ObjectError(path, f"expected an integer, got {obj!r}")
     return obj
+
+
+def _check_fits(resources: ResourceList, path: str) -> None:
+    """Amounts past the snapshot's int64 columns (a real API server accepts ``cpu: 1E``) are refused."""
+    for name, quantity in resources.items():
+        check_amount_fits(name, quantity, f"{path}.{name}")
 
 
 def parse_time(value: Any, path: str) -> datetime | None:
@@ -283,7 +290,9 @@ class Pod:
         )
         app = [c.requests for c in containers]
         init = [(c.requests, c.is_sidecar) for c in init_containers]
-        requests = scheduler_resources(pod_requests(app, init, overhead))
+        total = pod_requests(app, init, overhead)
+        _check_fits(total, "spec.containers (total request of the pod)")
+        requests = scheduler_resources(total)
         nz_cpu, nz_mem = non_zero_requests(app, init, overhead)
         host_ports = tuple(p for c in containers for p in c.ports if p.host_port > 0)
         return cls(
@@ -349,6 +358,8 @@ class Node:
         capacity = parse_resource_list(status.get("capacity"), "status.capacity")
         alloc_raw = status.get("allocatable")
         allocatable = capacity if alloc_raw is None else parse_resource_list(alloc_raw, "status.allocatable")
+        _check_fits(capacity, "status.capacity")
+        _check_fits(allocatable, "status.allocatable")
         images = []
         for i, img in enumerate(_list(status.get("images"), "status.images")):
             im = _map(img, f"status.images[{i}]")
