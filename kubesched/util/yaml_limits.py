@@ -53,28 +53,27 @@ def check_yaml_structure(text: str) -> None:
     stack: list[_Open] = []
     anchors: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, height)
     nodes = aliased = 0
+    scalar, alias, document = yaml.ScalarEvent, yaml.AliasEvent, yaml.DocumentStartEvent
+    starts, ends = (yaml.MappingStartEvent, yaml.SequenceStartEvent), (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     try:
         for event in yaml.parse(text, Loader=_Parser):
-            if isinstance(event, yaml.DocumentStartEvent):
-                doc += 1
-                anchors.clear()
-                nodes = aliased = 0
-            elif isinstance(event, yaml.CollectionStartEvent):
+            kind = type(event)  # the hot loop: scalars first, exact types rather than isinstance
+            if kind is scalar:
+                nodes += 1
+                if event.anchor is not None:
+                    anchors[event.anchor] = (1, 0)
+            elif kind in starts:
                 nodes += 1
                 stack.append(_Open(event.anchor, nodes))
                 if len(stack) > MAX_DEPTH:
                     raise YamlStructureError(doc, f"too deeply nested (more than {MAX_DEPTH} levels)")
-            elif isinstance(event, yaml.CollectionEndEvent):
+            elif kind in ends:
                 done = stack.pop()
                 if done.anchor is not None:
                     anchors[done.anchor] = (nodes - done.start + 1, done.height + 1)
-                if stack:
-                    stack[-1].height = max(stack[-1].height, done.height + 1)
-            elif isinstance(event, yaml.ScalarEvent):
-                nodes += 1
-                if event.anchor is not None:
-                    anchors[event.anchor] = (1, 0)
-            elif isinstance(event, yaml.AliasEvent):
+                if stack and stack[-1].height <= done.height:
+                    stack[-1].height = done.height + 1
+            elif kind is alias:
                 named = anchors.get(event.anchor or "")
                 if named is None:
                     if any(o.anchor == event.anchor for o in stack):
@@ -89,8 +88,12 @@ def check_yaml_structure(text: str) -> None:
                                              f"{MAX_ALIAS_NODES} nodes)")
                 if len(stack) + height > MAX_DEPTH:
                     raise YamlStructureError(doc, f"too deeply nested (more than {MAX_DEPTH} levels, through aliases)")
-                if stack:
-                    stack[-1].height = max(stack[-1].height, height)
+                if stack and stack[-1].height < height:
+                    stack[-1].height = height
+            elif kind is document:
+                doc += 1
+                anchors.clear()
+                nodes = aliased = 0
     except yaml.YAMLError:
         return  # malformed: loading reports it, with its line
 
