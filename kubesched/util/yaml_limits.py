@@ -56,6 +56,7 @@ def check_yaml_structure(text: str) -> None:
     scalar, alias, document = yaml.ScalarEvent, yaml.AliasEvent, yaml.DocumentStartEvent
     starts, ends = (yaml.MappingStartEvent, yaml.SequenceStartEvent), (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     try:
+        event: Any
         for event in yaml.parse(text, Loader=_Parser):
             kind = type(event)  # the hot loop: scalars first, exact types rather than isinstance
             if kind is scalar:
