@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kubesched.cluster.manifests import Manifest, load_manifests, objects_to_manifests
+from kubesched.cluster.admission import SYSTEM_PRIORITY_CLASSES
+from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests, objects_to_manifests
 from kubesched.config import KubeSchedulerConfiguration
 
 #: Kinds created first, in this order, because admitting other objects reads them.
@@ -80,6 +81,45 @@ def creation_order(manifests: Sequence[Manifest]) -> list[Manifest]:
     """``manifests`` with Namespaces, then PriorityClasses, first; the rest keep document order."""
     first = [m for kind in CREATED_FIRST for m in manifests if m.kind == kind]
     return first + [m for m in manifests if m.kind not in CREATED_FIRST]
+
+
+def check_priorities(manifests: Sequence[Manifest]) -> None:
+    """Refuse, before the run, pods that priority admission would refuse when they are created.
+
+    Pending pods are created during the run; a pod naming a PriorityClass that does not exist (or
+    giving a spec.priority its class contradicts) would otherwise stop the simulation half-way and
+    lose what it found so far.
+    """
+    lower = "PreemptLowerPriority"
+    classes: dict[str, tuple[int, str]] = {name: (value, lower) for name, value, _ in SYSTEM_PRIORITY_CLASSES}
+    defaults: list[tuple[int, str]] = []
+    for m in manifests:
+        if m.kind == "PriorityClass":
+            value = m.obj.get("value")
+            entry = (value if isinstance(value, int) else 0, m.obj.get("preemptionPolicy") or lower)
+            classes[str(m.obj["metadata"].get("name"))] = entry
+            if m.obj.get("globalDefault") is True:
+                defaults.append(entry)
+    fallback = min(defaults, key=lambda entry: entry[0]) if defaults else (0, lower)
+    for m in manifests:
+        if m.kind != "Pod":
+            continue
+        spec = m.obj.get("spec") or {}
+        name = spec.get("priorityClassName") or ""
+        if name and name not in classes:
+            raise ManifestError.at(m, "spec.priorityClassName",
+                                   f'Not found: no PriorityClass with name "{name}" in the scenario')
+        priority, policy = classes[name] if name else fallback
+        given = spec.get("priority")
+        if given is not None and given != priority:
+            raise ManifestError.at(m, "spec.priority", f"Forbidden: the integer value of priority ({given}) must "
+                                   f"not be provided in pod spec; priority admission controller computed "
+                                   f"{priority} from the given PriorityClass name")
+        given_policy = spec.get("preemptionPolicy")
+        if given_policy is not None and given_policy != policy:
+            raise ManifestError.at(m, "spec.preemptionPolicy", f"Forbidden: the string value of PreemptionPolicy "
+                                   f"({given_policy}) must not be provided in pod spec; priority admission "
+                                   f"controller computed {policy} from the given PriorityClass name")
 
 
 def bound_pod_warnings(manifests: Sequence[Manifest]) -> list[str]:

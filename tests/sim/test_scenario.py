@@ -128,3 +128,34 @@ def test_config_dict_of_the_wrong_shape_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="profiles"):
         simulate([node_dict("n")], config={"apiVersion": "kubescheduler.config.k8s.io/v1",
                                            "kind": "KubeSchedulerConfiguration", "profiles": "all"})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What priority admission would refuse during the run is refused before it
+
+
+@pytest.mark.parametrize(("pod", "want"), [
+    pytest.param(classless_pod("p", spec={"priorityClassName": "gold"}),
+                 'spec.priorityClassName: Not found: no PriorityClass with name "gold" in the scenario',
+                 id="unknown-class"),
+    pytest.param(pod_dict("p", priority=5, spec={"priorityClassName": "high"}),
+                 "spec.priority: Forbidden: the integer value of priority (5) must not be provided in pod spec; "
+                 "priority admission controller computed 1000", id="contradicting-priority"),
+    pytest.param(pod_dict("p", priority=0, spec={"preemptionPolicy": "Never"}),
+                 "spec.preemptionPolicy: Forbidden: the string value of PreemptionPolicy (Never)",
+                 id="contradicting-policy"),
+])
+def test_pods_priority_admission_would_refuse_fail_before_the_run(pod: dict[str, Any], want: str) -> None:
+    progress: list[int] = []
+    with pytest.raises(ManifestError) as info:
+        simulate([priority_class("high", 1000), node_dict("n"), pod_dict("first"), pod],
+                 progress=lambda done, total: progress.append(done))
+    assert str(info.value).startswith("<objects>: document 4 (Pod default/p): " + want)
+    assert progress == []  # nothing was scheduled and then thrown away
+
+
+def test_system_classes_and_the_global_default_are_known_before_the_run() -> None:
+    critical = classless_pod("critical", spec={"priorityClassName": "system-cluster-critical"})
+    given = pod_dict("given", priority=5)  # the global default gives 5
+    result = simulate([node_dict("n"), critical, given, priority_class("base", 5, default=True)])
+    assert result.final == {"default/critical": "n", "default/given": "n"}
