@@ -83,13 +83,23 @@ def creation_order(manifests: Sequence[Manifest]) -> list[Manifest]:
     return first + [m for m in manifests if m.kind not in CREATED_FIRST]
 
 
-def check_priorities(manifests: Sequence[Manifest]) -> None:
-    """Refuse, before the run, pods that priority admission would refuse when they are created.
+def check_admission(manifests: Sequence[Manifest]) -> None:
+    """Refuse, before the run, what the API server would refuse when the objects are created.
 
-    Pending pods are created during the run; a pod naming a PriorityClass that does not exist (or
-    giving a spec.priority its class contradicts) would otherwise stop the simulation half-way and
-    lose what it found so far.
+    Pending pods are created during the run; a pod whose name is taken, that names a PriorityClass
+    that does not exist or gives a spec.priority its class contradicts would otherwise stop the
+    simulation half-way and lose what it found so far.
     """
+    seen: dict[tuple[str, str], Manifest] = {}
+    for m in manifests:
+        meta = m.obj.get("metadata") or {}
+        if not meta.get("name"):
+            continue  # generateName: the server picks a free name
+        key = (m.kind, m.display_name)
+        first = seen.setdefault(key, m)
+        if first is not m:
+            raise ManifestError.at(m, "metadata.name", f"Duplicate value: {m.kind} {m.display_name} is already "
+                                   f"defined in {first.source}: document {first.doc_index}")
     lower = "PreemptLowerPriority"
     classes: dict[str, tuple[int, str]] = {name: (value, lower) for name, value, _ in SYSTEM_PRIORITY_CLASSES}
     defaults: list[tuple[int, str]] = []

@@ -30,8 +30,8 @@ from kubesched.scheduler import Scheduler
 from kubesched.sim.scenario import (
     SimulationError,
     bound_pod_warnings,
+    check_admission,
     check_options,
-    check_priorities,
     creation_order,
     scenario_manifests,
 )
@@ -288,7 +288,7 @@ def simulate(
     check_options(config, seed, burst, tie_break, progress)
     manifests = creation_order(_to_manifests(objects_or_paths))
     _validate(manifests)
-    check_priorities(manifests)
+    check_admission(manifests)
     cfg = resolve_config(config)
     sim = Simulation(manifests, cfg, seed=seed, tie_break=tie_break, progress=progress)
     sim.warnings.extend(bound_pod_warnings(manifests))

@@ -159,3 +159,12 @@ def test_system_classes_and_the_global_default_are_known_before_the_run() -> Non
     given = pod_dict("given", priority=5)  # the global default gives 5
     result = simulate([node_dict("n"), critical, given, priority_class("base", 5, default=True)])
     assert result.final == {"default/critical": "n", "default/given": "n"}
+
+
+def test_an_object_defined_twice_is_refused_before_the_run() -> None:
+    with pytest.raises(ManifestError, match=r"^<objects>: document 4 \(Pod default/p\): metadata\.name: Duplicate "
+                                            r"value: Pod default/p is already defined in <objects>: document 2"):
+        simulate([node_dict("n"), pod_dict("p"), pod_dict("q"), pod_dict("p", namespace="default")])
+    # The same name in another namespace, or of another kind, is another object.
+    assert simulate([node_dict("p"), pod_dict("p"), pod_dict("p", namespace="other")]).final == {
+        "default/p": "p", "other/p": "p"}
