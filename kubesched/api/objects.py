@@ -18,7 +18,7 @@ from kubesched.api import fields
 from kubesched.api.errors import ObjectError
 from kubesched.api.labels import NodeSelector, PreferredSchedulingTerm
 from kubesched.api.pod_affinity import PodAffinity
-from kubesched.api.resource_names import check_amount_fits
+from kubesched.api.resource_names import MAX_SCHEDULER_UNITS, check_amount_fits
 from kubesched.api.resources import (
     ResourceList,
     non_zero_requests,
@@ -64,10 +64,15 @@ def _int(obj: Any, path: str, default: int = 0) -> int:
     return obj
 
 
-def _check_fits(resources: ResourceList, path: str) -> None:
-    """Amounts past the snapshot's int64 columns (a real API server accepts ``cpu: 1E``) are refused."""
-    for name, quantity in resources.items():
-        check_amount_fits(name, quantity, f"{path}.{name}")
+def _check_fits(units: Mapping[str, int], resources: ResourceList, path: str) -> Mapping[str, int]:
+    """``units`` (scheduler units of ``resources``) unless one is past the snapshot's int64 columns.
+
+    A real API server accepts ``cpu: 1E``; the scheduler must refuse it rather than overflow.
+    """
+    for name, value in units.items():
+        if value > MAX_SCHEDULER_UNITS:
+            check_amount_fits(name, resources[name], f"{path}.{name}")
+    return units
 
 
 def parse_time(value: Any, path: str) -> datetime | None:
@@ -291,8 +296,7 @@ class Pod:
         app = [c.requests for c in containers]
         init = [(c.requests, c.is_sidecar) for c in init_containers]
         total = pod_requests(app, init, overhead)
-        _check_fits(total, "spec.containers (total request of the pod)")
-        requests = scheduler_resources(total)
+        requests = _check_fits(scheduler_resources(total), total, "spec.containers (total request of the pod)")
         nz_cpu, nz_mem = non_zero_requests(app, init, overhead)
         host_ports = tuple(p for c in containers for p in c.ports if p.host_port > 0)
         return cls(
@@ -358,8 +362,6 @@ class Node:
         capacity = parse_resource_list(status.get("capacity"), "status.capacity")
         alloc_raw = status.get("allocatable")
         allocatable = capacity if alloc_raw is None else parse_resource_list(alloc_raw, "status.allocatable")
-        _check_fits(capacity, "status.capacity")
-        _check_fits(allocatable, "status.allocatable")
         images = []
         for i, img in enumerate(_list(status.get("images"), "status.images")):
             im = _map(img, f"status.images[{i}]")
@@ -372,8 +374,8 @@ class Node:
             unschedulable=fields.boolean(spec.get("unschedulable"), "spec.unschedulable"),
             taints=tuple(_parse(Taint.from_dict, t, f"spec.taints[{i}]")
                          for i, t in enumerate(_list(spec.get("taints"), "spec.taints"))),
-            allocatable=scheduler_resources(allocatable),
-            capacity=scheduler_resources(capacity),
+            allocatable=_check_fits(scheduler_resources(allocatable), allocatable, "status.allocatable"),
+            capacity=_check_fits(scheduler_resources(capacity), capacity, "status.capacity"),
             images=tuple(images),
         )
 

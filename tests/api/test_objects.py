@@ -223,7 +223,7 @@ def test_disruption_budget_fields_are_typed_but_a_bad_selector_protects_nothing(
 
 def test_amounts_beyond_the_snapshot_columns_are_refused_by_the_views() -> None:
     # A real API server accepts these; the scheduler must refuse them rather than overflow.
-    with pytest.raises(ObjectError, match=r"^status\.capacity\.cpu: Invalid value: \"1E\""):
+    with pytest.raises(ObjectError, match=r"^status\.allocatable\.cpu: Invalid value: \"1E\""):
         Node.from_dict(node_dict("n", cpu="1E"))
     containers = [{"name": f"c{i}", "resources": {"requests": {"memory": "8Pi"}}} for i in range(3)]
     with pytest.raises(ObjectError, match=r"total request of the pod\)\.memory: Invalid value"):
