@@ -72,6 +72,8 @@ def read_documents(path: Path) -> Iterator[tuple[int, Any]]:
             yield index, plain(doc)
     except yaml.YAMLError as err:
         raise DocumentError(index + 1, yaml_reason(err)) from err
+    except ValueError as err:  # a number past Python's digit limit for int(), say
+        raise DocumentError(index + 1, f"invalid YAML: {_first_sentence(err)}") from err
 
 
 def _read_json(text: str) -> Any:
@@ -81,9 +83,15 @@ def _read_json(text: str) -> Any:
         raise DocumentError(1, f"invalid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from err
     except RecursionError:
         raise DocumentError(1, f"too deeply nested (more than {MAX_DEPTH} levels)") from None
+    except ValueError as err:
+        raise DocumentError(1, f"invalid JSON: {_first_sentence(err)}") from err
     if nesting_exceeds(doc, MAX_DEPTH):
         raise DocumentError(1, f"too deeply nested (more than {MAX_DEPTH} levels)")
     return doc
+
+
+def _first_sentence(err: Exception) -> str:
+    return str(err).split(";")[0]
 
 
 def yaml_reason(err: yaml.YAMLError) -> str:

@@ -256,6 +256,11 @@ def test_a_path_that_yields_no_objects_is_an_error(tmp_path: Path, files: dict[s
                  + "".join(f"{c}: &{c} [" + ", ".join([f"*{p}"] * 10) + "]\n"
                            for p, c in zip("abcdefgh", "bcdefghi", strict=True)),
                  ": document 2: too many aliases", id="billion-laughs"),
+    pytest.param("n.yaml", NODE.format(name="n") + "  uid: " + "9" * 5000 + "\n",
+                 ": document 1: invalid YAML: Exceeds the limit (4300 digits) for integer string conversion",
+                 id="yaml-5000-digit-number"),
+    pytest.param("n.json", '{"a": ' + "9" * 5000 + "}", ": document 1: invalid JSON: Exceeds the limit",
+                 id="json-5000-digit-number"),
 ])
 def test_hostile_files_are_refused(tmp_path: Path, name: str, text: str, want: str) -> None:
     assert error_for(tmp_path, text, name=name).startswith(want)
