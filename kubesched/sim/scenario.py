@@ -6,8 +6,9 @@ saying what was expected rather than a TypeError from deep inside, and dicts pas
 a file's documents pass.
 
 Order: objects that admission reads when other objects are created (Namespaces, whose labels
-namespace selectors match, and PriorityClasses, which give pods their priority) are created before
-everything else, wherever they appear, so a scenario means the same in any document order.
+namespace selectors match; PriorityClasses, which give pods their priority; StorageClasses, the
+default of which claims without a class get) are created before everything else, wherever they
+appear, so a scenario means the same in any document order.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests,
 from kubesched.config import KubeSchedulerConfiguration
 
 #: Kinds created first, in this order, because admitting other objects reads them.
-CREATED_FIRST = ("Namespace", "PriorityClass")
+CREATED_FIRST = ("Namespace", "PriorityClass", "StorageClass")
 TIE_BREAKS = ("random", "name")
 
 
@@ -78,7 +79,7 @@ def _json_copy(value: Any, path: str, depth: int = 0) -> Any:
 
 
 def creation_order(manifests: Sequence[Manifest]) -> list[Manifest]:
-    """``manifests`` with Namespaces, then PriorityClasses, first; the rest keep document order."""
+    """``manifests`` with the CREATED_FIRST kinds first, in that order; the rest keep document order."""
     first = [m for kind in CREATED_FIRST for m in manifests if m.kind == kind]
     return first + [m for m in manifests if m.kind not in CREATED_FIRST]
 

@@ -33,12 +33,24 @@ def classless_pod(name: str, **kw: Any) -> dict[str, Any]:
 # Order does not change meaning
 
 
-def test_namespaces_then_priority_classes_are_created_first() -> None:
-    objs = [node_dict("n"), pod_dict("p"), priority_class("high", 10), namespace("web"), pod_dict("q")]
+STORAGE_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "provisioner": "x",
+                 "metadata": {"name": "fast", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}}
+CLAIM = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+
+
+def test_namespaces_priority_classes_and_storage_classes_are_created_first() -> None:
+    objs = [node_dict("n"), pod_dict("p"), STORAGE_CLASS, priority_class("high", 10), namespace("web"), pod_dict("q")]
     manifests = [Manifest("s.yaml", i + 1, o) for i, o in enumerate(objs)]
     ordered = creation_order(manifests)
     assert [(m.kind, m.doc_index) for m in ordered] == [
-        ("Namespace", 4), ("PriorityClass", 3), ("Node", 1), ("Pod", 2), ("Pod", 5)]
+        ("Namespace", 5), ("PriorityClass", 4), ("StorageClass", 3), ("Node", 1), ("Pod", 2), ("Pod", 6)]
+
+
+def test_a_claim_before_the_default_storage_class_gets_it() -> None:
+    result = simulate([node_dict("n"), CLAIM, STORAGE_CLASS, pod_dict("p")])
+    assert result.cluster is not None
+    assert result.cluster.get("PersistentVolumeClaim", "default", "data")["spec"]["storageClassName"] == "fast"
 
 
 def test_a_namespace_after_a_pod_in_it_keeps_its_labels() -> None:
