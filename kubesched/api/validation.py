@@ -25,6 +25,7 @@ from kubesched.api.labels import LabelSelector, NodeSelector, validate_label_key
 from kubesched.api.quantity import format_quantity
 from kubesched.api.resource_names import (
     check_amount_fits,
+    is_hugepages,
     overcommit_allowed,
     parse_amount,
     validate_container_resource_name,
@@ -148,6 +149,8 @@ def _container_resources(raw: object, path: str) -> dict[str, Fraction]:
             raise ObjectError(field, f"must be equal to {name} limit of {_fmt(limit)}")
         elif request > limit:
             raise ObjectError(field, f"must be less than or equal to {name} limit of {_fmt(limit)}")
+    if any(is_hugepages(name) for name in requests) and not {"cpu", "memory"} & requests.keys():
+        raise ObjectError(path, "Forbidden: HugePages require cpu or memory")
     return requests
 
 

@@ -160,6 +160,8 @@ ROWS: list[tuple[str, dict[str, Any], str, str]] = [
      "spec.containers[0].resources.limits", "Required value: Limit must be set for non overcommitable resources"),
     ("device request below limit", _container(requests={"nvidia.com/gpu": "1"}, limits={"nvidia.com/gpu": "2"}),
      "spec.containers[0].resources.requests.nvidia.com/gpu", "must be equal to nvidia.com/gpu limit of 2"),
+    ("huge pages alone", _container(limits={"hugepages-2Mi": "4Mi"}), "spec.containers[0].resources",
+     "Forbidden: HugePages require cpu or memory"),
     ("allocatable beyond the columns", _with("Node", "status.allocatable", {"cpu": "1E"}),
      "status.allocatable.cpu", 'Invalid value: "1E": must be less than or equal to'),
     ("request beyond the columns", _container(requests={"memory": "100E"}),
@@ -182,3 +184,4 @@ def test_refused_with_the_field_and_what_was_expected(case: str, obj: dict[str, 
 def test_requests_default_to_limits_before_the_checks() -> None:
     validate_object(_container(limits={"nvidia.com/gpu": "2", "cpu": "1"}))
     validate_object(_container(requests={"cpu": "500m"}, limits={"cpu": "1"}))
+    validate_object(_container(limits={"hugepages-2Mi": "4Mi", "memory": "1Gi"}))
