@@ -37,6 +37,27 @@ class SchedulerMetrics:
             "scheduler_unschedulable_pods", "The number of unschedulable pods broken down by plugin name.",
             ["plugin", "profile"], registry=self.registry)
 
+        self.leader_election_master_status = Gauge(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
+            "master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+            ["name"], registry=self.registry)
+        self.leader_election_slowpath = Counter(
+            "leader_election_slowpath",
+            "Total number of slow path exercised in renewing leader leases. 'name' is the string used to "
+            "identify the lease. Please make sure to group by name.",
+            ["name"], registry=self.registry)
+
+    # LeaderMetrics (kubesched.leaderelection)
+    def leader_on(self, name: str) -> None:
+        self.leader_election_master_status.labels(name=name).set(1)
+
+    def leader_off(self, name: str) -> None:
+        self.leader_election_master_status.labels(name=name).set(0)
+
+    def leader_slowpath(self, name: str) -> None:
+        self.leader_election_slowpath.labels(name=name).inc()
+
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
         self.schedule_attempts.labels(result=result, profile=profile).inc()
         self.scheduling_attempt_duration.labels(result=result, profile=profile).observe(seconds)

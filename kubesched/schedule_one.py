@@ -363,8 +363,14 @@ def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, resu
         else:
             _binding_failed(sched, fwk, state, result, qpi, assumed, permit, permit.as_error(), record)
         return
+    if not sched.may_act():
+        _abandon_binding(sched, fwk, state, qpi, assumed, host)
+        return
     status = fwk.run_pre_bind_plugins(state, assumed, host)
     if status is None:
+        if not sched.may_act():
+            _abandon_binding(sched, fwk, state, qpi, assumed, host)
+            return
         status = fwk.run_bind_plugins(state, assumed, host)
         sched.cache.finish_binding(assumed)
     if status is not None and status.code is not Code.SUCCESS:
@@ -380,6 +386,26 @@ def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, resu
     sched.metrics_scheduled(fwk.profile_name, qpi)
     fwk.run_post_bind_plugins(state, assumed, host)
     sched.queue.done(assumed.uid)
+
+
+def _abandon_binding(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                     assumed: Pod, host: str) -> None:
+    """The gate closed (the Lease is lost): undo the assumption and requeue the pod without a word to
+    the cluster, since a replica that no longer leads must not write; the next leader schedules it."""
+    log.warning("not binding pod %s to %s: this scheduler no longer leads", assumed.key, host)
+    fwk.run_reserve_plugins_unreserve(state, assumed, host)
+    try:
+        sched.cache.forget_pod(assumed)
+    except Exception:
+        log.exception("forgetting pod %s failed", assumed.key)
+    qpi.unschedulable_plugins = set()
+    qpi.pending_plugins = set()
+    current = sched.current_pod(qpi.pod)
+    if current is not None and not current.node_name:
+        qpi.pod = current
+        sched.queue.add_unschedulable_if_not_present(qpi, sched.queue.scheduling_cycle)
+    else:
+        sched.queue.done(qpi.pod.uid)
 
 
 def _binding_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,

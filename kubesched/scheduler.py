@@ -61,8 +61,13 @@ class Scheduler:
         registry: Mapping[str, PluginFactory] | None = None,
         executor: Callable[[Callable[[], None]], None] | None = None,
         metrics: SchedulerMetrics | None = None,
+        gate: Callable[[], bool] | None = None,
     ) -> None:
         self.cluster = cluster
+        #: Whether this replica may act (e.g. ``LeaderElector.is_leader``): consulted before every pop and
+        #: again before PreBind and Bind, so a replica that lost its Lease stops popping at once and never
+        #: binds afterwards. None means always (no leader election).
+        self.gate = gate
         self.config = config
         self.clock = clock
         self.rng = rng or random.Random()
@@ -374,8 +379,15 @@ class Scheduler:
             log.warning("updating status of pod %s failed: %s", pod.key, err)
 
     # -- the loop --------------------------------------------------------------------------------------
+    def may_act(self) -> bool:
+        """The gate: True when this replica may pop and bind (it leads, or there is no election)."""
+        return self.gate is None or self.gate()
+
     def schedule_next(self, *, block: bool = False, timeout: float | None = None) -> bool:
-        """Pop one pod and run its scheduling cycle; False when there was nothing to pop."""
+        """Pop one pod and run its scheduling cycle; False when there was nothing to pop or the gate is
+        closed (the pods stay queued for when it opens)."""
+        if not self.may_act():
+            return False
         qpi = self.queue.pop(block=block, timeout=timeout)
         if qpi is None:
             return False
@@ -405,6 +417,9 @@ class Scheduler:
         threading.Thread(target=housekeeping, name="queue-flush", daemon=True).start()
         try:
             while not stop.is_set():
+                if not self.may_act():
+                    stop.wait(0.1)
+                    continue
                 self.schedule_next(block=True, timeout=0.5)
         finally:
             pool.shutdown(wait=True)
