@@ -75,6 +75,7 @@ def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         sched.queue.done(pod.uid)
         return
     state = CycleState()
+    state.plugin_timer = sched.plugin_timer(fwk)
     record = sched.new_record(qpi, fwk.profile_name)
     try:
         result, assumed = scheduling_cycle(sched, fwk, state, qpi, record)
@@ -93,6 +94,7 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
         if not fwk.has_post_filter_plugins():
             raise SchedulingFailure(Status(Code.UNSCHEDULABLE), "", fit) from None
         post_result, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_status)
+        sched.metrics_post_filter(fwk, state.get(VICTIMS_KEY))
         fit.diagnosis.post_filter_msg = status.message
         nominated = "" if post_result is None else post_result.nominated_node_name
         mode_override = post_result is not None and post_result.mode == "override"

@@ -14,7 +14,7 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sized
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
@@ -31,7 +31,7 @@ from kubesched.cluster.protocol import ApiError, Cluster, WatchEvent
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.interfaces import ClusterEvent, PluginFactory
 from kubesched.framework.runtime import Framework
-from kubesched.metrics import SchedulerMetrics
+from kubesched.metrics import PluginTimer, SchedulerMetrics
 from kubesched.plugins import nodename, nodeports
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.noderesources import fit as noderesources_fit
@@ -123,7 +123,20 @@ class Scheduler:
             pre_enqueue={name: fwk.pre_enqueue_plugins for name, fwk in self.profiles.items()},
             cluster_event_map_per_profile=event_maps,
             namespace_labels=self.namespace_labels,
+            metrics=self.metrics,
         )
+        self._wire_metrics()
+
+    def _wire_metrics(self) -> None:
+        """Per-profile framework timings, and the cache's counts for scheduler_cache_size."""
+        self._preempting_profiles = set()
+        for name, fwk in self.profiles.items():
+            fwk.metrics = self.metrics.for_profile(name)
+            if "DefaultPreemption" in fwk.plugin_names("post_filter"):
+                self._preempting_profiles.add(name)
+        cache = self.cache
+        self.metrics.set_cache_source(lambda: {
+            "assumed_pods": cache.assumed_pod_count(), "pods": cache.pod_count(), "nodes": cache.node_count()})
 
     # -- wiring to the cluster -------------------------------------------------------------------------
     def start(self) -> None:
@@ -330,8 +343,20 @@ class Scheduler:
 
     def metrics_scheduled(self, profile: str, qpi: QueuedPodInfo) -> None:
         started = self._attempt_started.pop(qpi.pod.uid, None)
-        self.metrics.observe_attempt("scheduled", profile, time.perf_counter() - started if started else 0.0)
-        self.metrics.pod_scheduling_attempts.observe(qpi.attempts)
+        entered = qpi.initial_attempt_timestamp
+        sli = (self.clock.now() - entered).total_seconds() if entered is not None else None
+        self.metrics.observe_scheduled(profile, time.perf_counter() - started if started else 0.0,
+                                       qpi.attempts, sli)
+
+    def plugin_timer(self, fwk: Framework) -> PluginTimer | None:
+        """The plugin timer of a new scheduling cycle: set on one cycle in ten (pluginMetricsSamplePercent)."""
+        return fwk.metrics.plugin_timer() if fwk.metrics is not None else None
+
+    def metrics_post_filter(self, fwk: Framework, victims: Sized | None) -> None:
+        """PostFilter ran: a preemption attempt when DefaultPreemption is among its plugins (as upstream
+        counts them), with the chosen candidate's victims."""
+        if fwk.profile_name in self._preempting_profiles:
+            self.metrics.observe_preemption(len(victims) if victims else None)
 
     def record_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
         self._record_object_event("Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid)
@@ -392,7 +417,6 @@ class Scheduler:
         if qpi is None:
             return False
         schedule_one(self, qpi)
-        self.metrics.set_pending(self.queue.pending_pods())
         return True
 
     def run_periodic(self) -> None:
