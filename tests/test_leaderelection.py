@@ -413,3 +413,22 @@ def _pod(h: Harness, name: str) -> Any:
     from kubesched.api.objects import Pod
 
     return Pod.from_dict(h.pod(name))
+
+
+def test_on_the_real_clock_timers_run_on_threads_and_hand_over() -> None:
+    from kubesched.clock import RealClock
+
+    cluster = EmbeddedCluster()
+    timings = {"lease_duration": 2.0, "renew_deadline": 1.0, "retry_period": 0.2}
+    a = LeaderElector(cluster, RealClock(), identity="a", **timings)
+    b = LeaderElector(cluster, RealClock(), identity="b", **timings)
+    a.start()
+    assert a.wait_until_leading(5)
+    b.start()
+    assert not b.is_leader() and b.get_leader() == "a"
+    a.stop()
+    assert b.wait_until_leading(10)
+    assert b.is_leader() and not a.is_leader()
+    b.stop()
+    assert spec(cluster)["holderIdentity"] == ""
+    assert spec(cluster)["leaseTransitions"] == 1
