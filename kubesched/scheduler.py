@@ -142,10 +142,17 @@ class Scheduler:
     def start(self) -> None:
         """Watch the cluster, then list what exists (listing after watching misses nothing)."""
         self._watch = self.cluster.watch(WATCHED_KINDS, self.handle_event)
+        if getattr(self._watch, "replays_existing", False):
+            return  # an informer: it hands what exists over as ADDED events itself
         for kind in WATCHED_KINDS:
             items, _ = self.cluster.list(kind)
             for obj in items:
                 self.handle_event(WatchEvent("ADDED", kind, obj, None))
+
+    def has_synced(self) -> bool:
+        """Whether the watch has handed over everything that existed (an embedded watch always has)."""
+        check = getattr(self._watch, "has_synced", None)
+        return self._watch is not None and (check is None or bool(check()))
 
     def stop(self) -> None:
         if self._watch is not None:
@@ -429,8 +436,16 @@ class Scheduler:
         """Live mode: housekeeping on a timer thread, binding on a pool, scheduling on this thread."""
         pool = ThreadPoolExecutor(max_workers=max(self.config.parallelism, 1), thread_name_prefix="binder")
 
+        def logged(task: Callable[[], None]) -> None:
+            try:
+                task()
+            except Exception:
+                # The binding cycle undoes and requeues its own failures; anything escaping it is a bug,
+                # and a pool would otherwise keep it silently in a future nobody reads.
+                log.exception("binding task failed")
+
         def run_in_pool(task: Callable[[], None]) -> None:
-            pool.submit(task)
+            pool.submit(logged, task)
 
         self._executor = run_in_pool
 
