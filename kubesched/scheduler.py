@@ -366,10 +366,12 @@ class Scheduler:
             self.metrics.observe_preemption(len(victims) if victims else None)
 
     def record_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
-        self._record_object_event("Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid)
+        self._record_object_event("Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid,
+                                  controller=pod.scheduler_name)
 
     def _record_object_event(self, kind: str, namespace: str, name: str, type_: str, reason: str,
-                             message: str, uid: str = "") -> None:
+                             message: str, uid: str = "", controller: str = "kubesched") -> None:
+        """Record an event; ``controller`` is the reporting scheduler (a pod's profile, as upstream)."""
         now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         event = {
             "apiVersion": "v1",
@@ -380,7 +382,7 @@ class Scheduler:
             "reason": reason,
             "message": truncate_message(message),
             "source": {"component": "kubesched"},
-            "reportingController": "kubesched",
+            "reportingController": controller,
             "firstTimestamp": now,
             "lastTimestamp": now,
             "count": 1,
