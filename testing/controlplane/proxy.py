@@ -60,8 +60,13 @@ class CuttableProxy:
         with self._lock:
             conns, self._conns = self._conns, []
         for s in conns:
+            # shutdown first: close alone would not wake the pipe thread blocked in recv on the socket,
+            # and the kernel would keep the connection open until it returns.
             with contextlib.suppress(OSError):
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
                 s.close()
         self.cuts += 1
         return len(conns) // 2
