@@ -24,18 +24,24 @@ Who updates what:
   (client-go's names, without the scheduler_ prefix).
 
 Label children are cached in dicts, so the hot path does one dict lookup and one observe per update.
+Histograms are :class:`Histogram` below rather than prometheus_client's: an observation is one bisect
+and one locked add (prometheus_client's takes a lock for the sum and another for the bucket, and checks
+exemplars: three times the cost), rendered through the same registry as a histogram family.
 """
 
 from __future__ import annotations
 
 import random
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from kubesched.framework.status import Status
 
@@ -50,6 +56,8 @@ def exponential_buckets(start: float, factor: float, count: int) -> tuple[float,
 
 def status_label(status: Any) -> str:
     """The status label of an extension point's outcome: Status, (value, Status), or None for success."""
+    if status is None:
+        return "Success"
     if isinstance(status, tuple):
         status = status[-1] if status else None
     if isinstance(status, Status):
@@ -83,7 +91,7 @@ class SchedulerMetrics:
             ["attempts"], buckets=exponential_buckets(0.01, 2, 20), registry=r)
         self.pod_scheduling_attempts = Histogram(
             "scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
-            buckets=exponential_buckets(1, 2, 5), registry=r)
+            (), buckets=exponential_buckets(1, 2, 5), registry=r)
         self.pending_pods = Gauge(
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' "
@@ -105,7 +113,7 @@ class SchedulerMetrics:
             "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r)
         self.preemption_victims = Histogram(
             "scheduler_preemption_victims", "Number of selected preemption victims",
-            buckets=exponential_buckets(1, 2, 7), registry=r)
+            (), buckets=exponential_buckets(1, 2, 7), registry=r)
         self.framework_extension_point_duration = Histogram(
             "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
@@ -128,16 +136,23 @@ class SchedulerMetrics:
         r.register(self._cache_size)
 
         self._pending: dict[str, Any] = {}
+        self._pending_last: dict[str, int] = {}
         self._incoming: dict[tuple[str, str], Any] = {}
         self._unschedulable: dict[tuple[str, str], Any] = {}
         self._attempts: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._sli: dict[str, Any] = {}
         self._plugin: dict[tuple[str, str, str], Any] = {}
+        # (id of the plugin object, method, status) -> child; plugins live as long as the scheduler.
+        self._plugin_calls: dict[tuple[int, str, str], Any] = {}
         self._profiles: dict[str, FrameworkMetrics] = {}
 
     # -- the queue's hooks (called under the queue's lock: dict lookups and sets only) ------------------
     def pending_pods_changed(self, counts: Mapping[str, int]) -> None:
+        last = self._pending_last
         for queue, value in counts.items():
+            if last.get(queue) == value:
+                continue
+            last[queue] = value
             child = self._pending.get(queue)
             if child is None:
                 child = self._pending[queue] = self.pending_pods.labels(queue=queue)
@@ -272,9 +287,16 @@ class PluginTimer:
         """Record the call of the bound plugin method ``fn`` that began at ``started`` (perf_counter)."""
         seconds = time.perf_counter() - started
         owner = getattr(fn, "__self__", None)
-        plugin = getattr(owner, "name", None) or type(owner).__name__
-        point = EXTENSION_POINT_OF_METHOD.get(getattr(fn, "__name__", ""), getattr(fn, "__name__", "?"))
-        self._metrics.observe_plugin(str(plugin), point, status_label(status), seconds)
+        method = getattr(fn, "__name__", "?")
+        label = status_label(status)
+        children = self._metrics._plugin_calls
+        key = (id(owner), method, label)
+        child = children.get(key)
+        if child is None:
+            plugin = getattr(owner, "name", None) or type(owner).__name__
+            child = children[key] = self._metrics.plugin_execution_duration.labels(
+                plugin=str(plugin), extension_point=EXTENSION_POINT_OF_METHOD.get(method, method), status=label)
+        child.observe(seconds)
 
 
 def timed_extension_point(point: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -314,3 +336,68 @@ class _CacheSizeCollector(Collector):
             for kind, value in self.source().items():
                 family.add_metric([kind], value)
         yield family
+
+
+class Histogram(Collector):
+    """A (labelled) histogram with prometheus_client's ``labels(...)`` / ``observe(v)`` surface, kept as one
+    count array and one sum per child under one lock; collected as a histogram family."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str] = (), *,
+                 buckets: Sequence[float], registry: CollectorRegistry) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        bounds = [float(b) for b in buckets]
+        if bounds[-1] != float("inf"):
+            bounds.append(float("inf"))
+        self.bounds = tuple(bounds)
+        self._children: dict[tuple[str, ...], _HistogramChild] = {}
+        self._lock = threading.Lock()
+        registry.register(self)
+
+    def labels(self, **labels: str) -> _HistogramChild:
+        key = tuple(str(labels[n]) for n in self.labelnames)
+        child = self._children.get(key)
+        if child is None:
+            with self._lock:
+                child = self._children.setdefault(key, _HistogramChild(self.bounds))
+        return child
+
+    def observe(self, value: float) -> None:
+        """Observe on the unlabelled histogram."""
+        self.labels().observe(value)
+
+    def describe(self) -> Iterator[HistogramMetricFamily]:
+        yield HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+
+    def collect(self) -> Iterator[HistogramMetricFamily]:
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        les = [floatToGoString(b) for b in self.bounds]
+        for key, child in list(self._children.items()):
+            counts, total = child.snapshot()
+            cumulative, running = [], 0
+            for le, count in zip(les, counts, strict=True):
+                running += count
+                cumulative.append((le, float(running)))
+            family.add_metric(list(key), cumulative, sum_value=total)
+        yield family
+
+
+class _HistogramChild:
+    __slots__ = ("_bounds", "_counts", "_lock", "_sum")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self._bounds = bounds
+        self._counts = [0] * len(bounds)
+        self._sum = 0.0
+        self._lock = threading.Lock()
+
+    def observe(self, value: float) -> None:
+        i = bisect_left(self._bounds, value)
+        with self._lock:
+            self._counts[i] += 1
+            self._sum += value
+
+    def snapshot(self) -> tuple[list[int], float]:
+        with self._lock:
+            return list(self._counts), self._sum
