@@ -43,7 +43,8 @@ How it behaves (client-go's semantics):
   recorded on the Lease, best effort.
 
 Callbacks run on the elector's timer (a thread timer with the real clock, inside ``advance`` with the
-virtual clock): they must return promptly. ``on_started_leading`` runs once on acquisition;
+virtual clock). With the real clock ``on_started_leading`` may block (renewals have timers of their
+own); with the virtual clock every callback must return. ``on_started_leading`` runs once on acquisition;
 ``on_stopped_leading`` runs once when a leader stops leading (lost or stopped), never for an elector
 that never led; ``on_new_leader(identity)`` whenever the observed holder changes.
 """
@@ -383,13 +384,15 @@ class LeaderElector:
                 self._leading = True
                 self._leader_on()
                 started = True
+                # Renewals run on their own timer (at once), not after the callback: a callback that
+                # blocks (kube-scheduler runs its loop in OnStartedLeading) must not starve them.
+                self._schedule(0.0, self._renew_round, epoch)
         self._notify_new_leader(new_leader)
         if not started:
             return
         self._led.set()
         if self.on_started_leading is not None:
             self.on_started_leading()
-        self._renew_round(epoch)
 
     def _renew_round(self, epoch: int) -> None:
         """One wait.Until iteration: a poll of renewals bounded by the renew deadline."""

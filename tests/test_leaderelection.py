@@ -163,8 +163,9 @@ def test_leader_that_cannot_renew_stops_and_a_standby_takes_over(clock: VirtualC
     flaky = FlakyCluster(inner)
     metrics = SchedulerMetrics()
     log = Log()
+    leaders: list[str] = []
     a = elector(flaky, clock, "a", log, metrics=metrics)
-    b = elector(inner, clock, "b", log)
+    b = elector(inner, clock, "b", log, on_new_leader=leaders.append)
     a.start()
     b.start()
     clock.advance(10)  # last successful renewal at t = 10 s
@@ -182,15 +183,17 @@ def test_leader_that_cannot_renew_stops_and_a_standby_takes_over(clock: VirtualC
     assert not a.leading and a.lost and a.done
     assert log.entries == [("a", "started"), ("a", "stopped")]
     assert metrics.registry.get_sample_value("leader_election_master_status", {"name": NAME}) == 0
-    # b last saw a change at t = 10 s, so the record expires for it after t = 25 s (its attempts run
-    # every 2 s from t = 0: the first at or after 25 s is at t = 26 s).
-    clock.advance(3)  # t = 25.1 s
+    # b reads the Lease every 2 s, just before a renews it at the same instant: the last change it saw
+    # was a's renewal of t = 10 s, read at t = 12 s. For b the record expires after t = 27 s, and its
+    # attempt at t = 28 s takes the Lease.
+    clock.advance(5)  # t = 27.1 s
     assert not b.is_leader()
-    clock.advance(1)  # t = 26.1 s
+    clock.advance(1)  # t = 28.1 s
     assert b.is_leader()
     assert log.entries[-1] == ("b", "started")
     assert spec(inner)["holderIdentity"] == "b"
     assert spec(inner)["leaseTransitions"] == 1
+    assert leaders == ["a", "b"]
     # a never comes back, even once the API answers again.
     flaky.failing = False
     calls = flaky.calls
@@ -203,6 +206,7 @@ def test_a_failed_round_retries_every_retry_period_and_recovers(clock: VirtualCl
     flaky = FlakyCluster(inner)
     a = elector(flaky, clock, "a")
     a.start()
+    clock.advance(0)  # the first renewal runs at once, on its own timer
     flaky.failing = True
     clock.advance(4.5)  # round at t = 2 s fails (fast path + slow path), retries at t = 4 s
     # t = 0: get (not found) + create, then the first renewal (fast-path update); then each failed
@@ -432,3 +436,36 @@ def test_on_the_real_clock_timers_run_on_threads_and_hand_over() -> None:
     b.stop()
     assert spec(cluster)["holderIdentity"] == ""
     assert spec(cluster)["leaseTransitions"] == 1
+
+
+def test_a_blocking_on_started_leading_does_not_starve_renewals() -> None:
+    import threading
+
+    from kubesched.clock import RealClock
+
+    cluster = EmbeddedCluster()
+    release = threading.Event()
+    renewed = threading.Event()
+    a = LeaderElector(cluster, RealClock(), identity="a", lease_duration=2.0, renew_deadline=1.0,
+                      retry_period=0.2, on_started_leading=lambda: release.wait(30))
+    starter = threading.Thread(target=a.start)  # kube-scheduler runs its whole loop in this callback
+    starter.start()
+
+    def watch() -> None:
+        while not release.is_set():
+            s = spec(cluster) if cluster.list("Lease")[0] else {}
+            if s.get("renewTime") and s["renewTime"] != s["acquireTime"]:
+                renewed.set()
+                return
+            release.wait(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        assert renewed.wait(10)
+        assert a.is_leader()
+    finally:
+        release.set()
+        starter.join(10)
+        watcher.join(10)
+        a.stop()
