@@ -74,6 +74,8 @@ log = logging.getLogger(__name__)
 
 #: kube-scheduler's default --secure-port.
 DEFAULT_SECURE_PORT = 10259
+#: Seconds a connection may stay silent (handshake or request) before the server drops it.
+REQUEST_TIMEOUT = 10.0
 
 HealthCheck = tuple[str, Callable[[], str | None]]
 
@@ -190,6 +192,18 @@ def start_server(
         daemon_threads = True
         allow_reuse_address = True
 
+        def finish_request(self, request: Any, client_address: Any) -> None:
+            # The TLS handshake happens here, on the connection's own thread: done in accept() it would
+            # let one silent client stall every probe.
+            if isinstance(request, ssl.SSLSocket):
+                request.settimeout(REQUEST_TIMEOUT)
+                try:
+                    request.do_handshake()
+                except (OSError, ssl.SSLError) as err:
+                    log.debug("TLS handshake with %s failed: %s", client_address, err)
+                    return
+            super().finish_request(request, client_address)
+
     httpd = Server((bind_address, port), Handler)
     scheme = "http"
     certificate: bytes | None = None
@@ -206,7 +220,7 @@ def start_server(
         else:
             certificate, key = self_signed_certificate(bind_address)
             _load_pem_pair(context, certificate, key)
-        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+        httpd.socket = context.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
         scheme = "https"
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
                               name="kubesched-serving", daemon=True)
@@ -223,6 +237,7 @@ class _Handler(BaseHTTPRequestHandler):
     metrics_source: Any = None
     protocol_version = "HTTP/1.1"
     server_version = "kubesched"
+    timeout = REQUEST_TIMEOUT
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)

@@ -204,3 +204,13 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("secure", [True, False])
+def test_a_silent_client_does_not_stall_other_requests(registry: CollectorRegistry, secure: bool) -> None:
+    server = start_server(registry, port=0, bind_address="127.0.0.1", secure=secure)
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5):  # connects, says nothing
+            assert fetch(server, "/livez")[:2] == (200, "ok")
+    finally:
+        server.stop()
