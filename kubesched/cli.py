@@ -79,11 +79,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
             return EXIT_BAD_INPUT
     if args.command == "run":
+        from kubesched.cluster.kube.connection import ClientConfigError
         from kubesched.run import main as run_main
 
+        run_errors: tuple[type[BaseException], ...] = (*INPUT_ERRORS, ClientConfigError)
         try:
             return run_main(args)
-        except INPUT_ERRORS as err:
+        except run_errors as err:
             print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
             return EXIT_BAD_INPUT
     parser.print_help(sys.stderr)

@@ -35,6 +35,10 @@ _warned_insecure: list[bool] = []
 _ERRORS: dict[int, type[ApiError]] = {403: Forbidden, 404: NotFound, 422: Invalid}
 
 
+class ClientConfigError(Exception):
+    """No usable connection settings (no kubeconfig, master or in-cluster files; a broken kubeconfig)."""
+
+
 class ConnectionError_(ApiError):
     """The API server could not be reached (refused, reset, timed out): the request may be retried."""
 
@@ -72,8 +76,11 @@ def load_client_configuration(options: ConnectionOptions) -> Any:
 
     cfg = client.Configuration()
     if options.kubeconfig:
-        config.load_kube_config(config_file=options.kubeconfig, context=options.context,
-                                client_configuration=cfg, persist_config=False)
+        try:
+            config.load_kube_config(config_file=options.kubeconfig, context=options.context,
+                                    client_configuration=cfg, persist_config=False)
+        except config.ConfigException as err:
+            raise ClientConfigError(f"kubeconfig {options.kubeconfig}: {err}") from err
         if options.master:
             cfg.host = options.master.rstrip("/")
     elif options.master:
@@ -83,8 +90,8 @@ def load_client_configuration(options: ConnectionOptions) -> Any:
         try:
             config.load_incluster_config(client_configuration=cfg)
         except config.ConfigException as err:
-            raise ApiError(f"no --kubeconfig or --master given and not running in a cluster: {err}",
-                           code=0, reason="NoConfiguration") from err
+            raise ClientConfigError(
+                f"no --kubeconfig or --master given and not running in a cluster: {err}") from err
     return cfg
 
 
