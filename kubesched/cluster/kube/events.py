@@ -61,7 +61,9 @@ class EventRecorder:
             self._queue.put_nowait(event)
         except queue.Full:
             self.dropped += 1
-            log.warning("event queue full, dropping %s event", event.get("reason"))
+            if self.dropped == 1 or self.dropped % 1000 == 0:  # a storm must not turn into a log storm
+                log.warning("event queue full: %d events dropped so far (latest: %s)", self.dropped,
+                            event.get("reason"))
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until every recorded event was written (or given up on)."""
