@@ -14,7 +14,9 @@ Public API::
     server.begin_shutdown()                           # /readyz fails from now on ("shutdown")
     server.stop()                                     # close the socket and join the thread
 
-    add_serving_flags(parser); ServingOptions.from_args(args).start(registry, ready=..., checks=...)
+    add_serving_flags(parser)
+    ServingOptions.from_args(args).start(registry, ready=..., checks=...,
+                                         review=lambda path, body: rest.request("POST", path, body))
 
 What each path answers (the apiserver healthz handlers' format, so probes and humans read the same):
 
@@ -31,14 +33,17 @@ What each path answers (the apiserver healthz handlers' format, so probes and hu
 A check is ``(name, fn)``: ``fn()`` returns None when healthy or a string saying why not (an exception
 counts as a failure with its text).
 
+Authorization: given a way to reach the API server (``ServingOptions.start(review=...)``), HTTPS
+requests are checked as kube-scheduler checks them: TokenReview for a bearer token, then a
+SubjectAccessReview for the path, except ``--authorization-always-allow-paths`` (the probes) and
+``system:masters`` (:mod:`kubesched.delegated_auth`).
+
 Secure serving: kube-scheduler listens on ``--secure-port`` 10259 with a self-signed certificate it makes at
 start-up when no ``--tls-cert-file`` is given; so does this server (an RSA-2048 key and a certificate for
 ``localhost``, 127.0.0.1 and the bind address, valid a year, made with ``cryptography``). The ssl module
 only loads a chain from files, so the pair is written to a private (0700) temporary folder, loaded and
 removed at once. ``--secure-port 0`` turns serving off, as upstream; ``--plain-http`` serves the same
-endpoints without TLS (for local runs and simple probes). Unlike kube-scheduler there is no delegated
-authentication or authorization (TokenReview / SubjectAccessReview) on /metrics: bind to loopback or
-put the port behind a network policy when that matters.
+endpoints without TLS and without authorization (for local runs and simple probes).
 
 Why ``http.server`` and not prometheus_client's own servers: ``start_http_server`` and
 ``make_wsgi_app`` answer the metrics page on every path, so the health endpoints would need a WSGI
@@ -66,6 +71,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector, disable_created_metrics
 from prometheus_client.exposition import choose_encoder
+
+from kubesched.delegated_auth import DEFAULT_ALWAYS_ALLOW_PATHS, DelegatedAuth, Review
 
 if TYPE_CHECKING:
     from kubesched.leaderelection import LeaderElector
@@ -150,10 +157,12 @@ def start_server(
     ready: Callable[[], bool] | None = None,
     checks: Iterable[HealthCheck] = (),
     process_metrics: bool = True,
+    auth: DelegatedAuth | None = None,
 ) -> MetricsServer:
     """Serve the health endpoints and ``registry`` on ``bind_address:port`` from a daemon thread.
 
-    ``port=0`` binds a free port (tests); ``secure=False`` serves plain HTTP. See the module docstring.
+    ``port=0`` binds a free port (tests); ``secure=False`` serves plain HTTP; ``auth`` checks every
+    request with the API server first (:mod:`kubesched.delegated_auth`). See the module docstring.
     """
     checks = list(checks)
     # kube-scheduler exposes no *_created series; prometheus_client's switch for them is process-wide.
@@ -184,6 +193,7 @@ def start_server(
 
     Handler.groups = groups
     Handler.metrics_source = combined
+    Handler.auth = auth
 
     family = socket.AF_INET6 if ":" in bind_address else socket.AF_INET
 
@@ -235,12 +245,18 @@ def start_server(
 class _Handler(BaseHTTPRequestHandler):
     groups: dict[str, list[HealthCheck]] = {}
     metrics_source: Any = None
+    auth: DelegatedAuth | None = None
     protocol_version = "HTTP/1.1"
     server_version = "kubesched"
     timeout = REQUEST_TIMEOUT
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
+        if self.auth is not None:
+            denial = self.auth.check(self.command, url.path, self.headers.get("Authorization"))
+            if denial is not None:
+                self._reply(denial.code, denial.body, "application/json")
+                return
         query = parse_qs(url.query, keep_blank_values=True)
         parts = [p for p in url.path.split("/") if p]
         if parts == ["metrics"]:
@@ -371,6 +387,7 @@ class ServingOptions:
     cert_file: str | None = None
     key_file: str | None = None
     plain_http: bool = False
+    always_allow_paths: tuple[str, ...] = DEFAULT_ALWAYS_ALLOW_PATHS
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ServingOptions:
@@ -380,6 +397,8 @@ class ServingOptions:
             cert_file=args.tls_cert_file,
             key_file=args.tls_private_key_file,
             plain_http=args.plain_http,
+            always_allow_paths=tuple(p.strip() for p in args.authorization_always_allow_paths.split(",")
+                                     if p.strip()),
         )
 
     @property
@@ -387,13 +406,21 @@ class ServingOptions:
         return self.secure_port != 0
 
     def start(self, registry: CollectorRegistry, *, ready: Callable[[], bool] | None = None,
-              checks: Iterable[HealthCheck] = ()) -> MetricsServer | None:
-        """Start serving as the flags say; None when ``--secure-port 0`` turned serving off."""
+              checks: Iterable[HealthCheck] = (), review: Review | None = None) -> MetricsServer | None:
+        """Start serving as the flags say; None when ``--secure-port 0`` turned serving off.
+
+        With ``review`` (POST a review object to the API server), HTTPS requests outside
+        ``--authorization-always-allow-paths`` are authenticated and authorized by the API server, as
+        kube-scheduler's are; plain HTTP is never checked.
+        """
         if not self.enabled:
             return None
+        auth = None
+        if review is not None and not self.plain_http:
+            auth = DelegatedAuth(review, always_allow_paths=self.always_allow_paths)
         return start_server(registry, port=self.secure_port, bind_address=self.bind_address,
                             secure=not self.plain_http, cert_file=self.cert_file, key_file=self.key_file,
-                            ready=ready, checks=checks)
+                            ready=ready, checks=checks, auth=auth)
 
 
 def add_serving_flags(parser: argparse.ArgumentParser) -> None:
@@ -409,4 +436,8 @@ def add_serving_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--tls-private-key-file", default=None, metavar="FILE",
                        help="private key matching --tls-cert-file")
     group.add_argument("--plain-http", action="store_true",
-                       help="serve the same endpoints over plain HTTP on --secure-port (no TLS)")
+                       help="serve the same endpoints over plain HTTP on --secure-port (no TLS, no "
+                            "authorization)")
+    group.add_argument("--authorization-always-allow-paths", default=",".join(DEFAULT_ALWAYS_ALLOW_PATHS),
+                       metavar="PATHS",
+                       help="paths served without asking the API server (default /healthz,/readyz,/livez)")
