@@ -140,7 +140,8 @@ class Live:
 
     # -- cleanup ----------------------------------------------------------------------------------
     def reset(self) -> None:
-        self.kubectl("delete", "pods", "--all", "-n", "default", "--grace-period=0", "--force", "--wait=false",
+        # Every namespace: other suites (the contract tests) leave pods of their own behind.
+        self.kubectl("delete", "pods", "--all", "--all-namespaces", "--grace-period=0", "--force", "--wait=false",
                      check=False)
         self.kubectl("delete", "nodes", "--all", "--wait=false", check=False)
         self.kubectl("delete", "events", "--all", "-n", "default", check=False)
@@ -148,7 +149,8 @@ class Live:
         for pc in self.get("priorityclasses")["items"]:
             if pc["metadata"]["name"] not in SYSTEM_PRIORITY_CLASSES:
                 self.kubectl("delete", "priorityclass", pc["metadata"]["name"], check=False)
-        self.wait(lambda: not self.pods() and not self.get("nodes")["items"], 60, "a clean cluster")
+        self.wait(lambda: not json.loads(self.kubectl("get", "pods", "-A", "-o", "json").stdout)["items"]
+                  and not self.get("nodes")["items"], 60, "a clean cluster")
 
     def stop(self) -> None:
         self._kubelet_stop.set()
