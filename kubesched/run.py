@@ -143,7 +143,9 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
                           gate=elector.is_leader if elector is not None else None)
     _install_signal_handlers(stop)
     checks = [leader_election_check(elector)] if elector is not None else []
-    server = ServingOptions.from_args(args).start(metrics.registry, ready=scheduler.has_synced, checks=checks)
+    # The secure port asks the API server who may read it (TokenReview, SubjectAccessReview), as upstream.
+    server = ServingOptions.from_args(args).start(metrics.registry, ready=scheduler.has_synced, checks=checks,
+                                                  review=lambda path, body: rest.request("POST", path, body))
     if server is not None:
         log.info("serving on %s", server.url)
     try:

@@ -124,3 +124,32 @@ def test_leader_election_as_system_kube_scheduler_and_graceful_shutdown(live: Li
     assert released["holderIdentity"] == "" and released["leaseDurationSeconds"] == 1
     lease_events = json.dumps(live.get("events", namespace="kube-system"))
     assert f"{holder} became leader" in lease_events
+
+
+def test_the_secure_port_asks_the_api_server_who_may_read_metrics(live: Live) -> None:
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    from testing.controlplane.fixture import free_port
+
+    port = free_port()
+    live.start_scheduler("--secure-port", str(port), "--bind-address", "127.0.0.1", "--leader-elect=false")
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # the scheduler's self-signed certificate
+
+    def get(path: str, token: str | None = None) -> int:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        try:
+            with urllib.request.urlopen(urllib.request.Request(f"https://127.0.0.1:{port}{path}", headers=headers),
+                                        context=context, timeout=10) as resp:
+                return int(resp.status)
+        except urllib.error.HTTPError as err:
+            return err.code
+        except OSError:
+            return 0
+
+    assert live.wait(lambda: get("/readyz") == 200, 30, "/readyz")  # probes need no token
+    assert get("/metrics") in (401, 403)
+    assert get("/metrics", live.plane.admin_token) == 200  # system:masters, checked by TokenReview
