@@ -63,6 +63,19 @@ def test_core_v1_when_events_k8s_io_is_not_served() -> None:
     assert (m2, b2["count"]) == ("PATCH", 2)
 
 
+def test_events_about_many_objects_are_written_by_several_workers() -> None:
+    rest = FakeRest()
+    recorder = EventRecorder(rest, workers=4)  # type: ignore[arg-type]
+    for i in range(40):
+        recorder.record(failed(f"p{i}"))
+        recorder.record(failed(f"p{i}"))  # one object's repeat goes to the same worker: aggregated
+    recorder.stop()
+    posts = [c for c in rest.calls if c[0] == "POST"]
+    patches = [c for c in rest.calls if c[0] == "PATCH"]
+    assert sorted(c[2]["regarding"]["name"] for c in posts) == sorted(f"p{i}" for i in range(40))
+    assert len(patches) == 40 and recorder.written == 40 and recorder.dropped == 0
+
+
 def test_a_storm_about_one_object_is_cut_off_and_others_still_get_through(monkeypatch: Any) -> None:
     monkeypatch.setattr(events_module, "SPAM_BURST", 5)
     rest = FakeRest()
@@ -86,7 +99,7 @@ def test_record_never_blocks_when_the_queue_is_full(monkeypatch: Any) -> None:
             time.sleep(0.5)
             return super().request(method, path, body, **kw)
 
-    recorder = EventRecorder(Stuck())  # type: ignore[arg-type]
+    recorder = EventRecorder(Stuck(), workers=1)  # type: ignore[arg-type]
     for i in range(10):
         recorder.record(failed(f"p{i}"))  # returns at once even though the writer is stuck
     assert recorder.dropped >= 7
