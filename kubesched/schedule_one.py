@@ -91,7 +91,8 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
     try:
         result = schedule_pod(sched, fwk, state, pod, record)
     except FitError as fit:
-        if not fwk.has_post_filter_plugins():
+        # A replica whose gate closed mid-cycle (Lease lost) must not preempt: victims are deletions.
+        if not fwk.has_post_filter_plugins() or not sched.may_act():
             raise SchedulingFailure(Status(Code.UNSCHEDULABLE), "", fit) from None
         post_result, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_status)
         sched.metrics_post_filter(fwk, state.get(VICTIMS_KEY))
@@ -333,8 +334,9 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, qpi: QueuedPodIn
         sched.queue.add_nominated_pod(qpi.pod, nominated_node)
     elif qpi.pod.nominated_node_name:
         sched.queue.add_nominated_pod(qpi.pod, "")
-    sched.record_event(pod, "Warning", "FailedScheduling", message)
-    sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
+    if sched.may_act():  # a replica that lost its Lease leaves the pod's story to the new leader
+        sched.record_event(pod, "Warning", "FailedScheduling", message)
+        sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
 
 
 # -- the binding cycle --------------------------------------------------------------------------------

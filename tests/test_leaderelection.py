@@ -469,3 +469,19 @@ def test_a_blocking_on_started_leading_does_not_starve_renewals() -> None:
         starter.join(10)
         watcher.join(10)
         a.stop()
+
+
+def test_a_gate_closing_mid_cycle_stops_preemption_and_status_writes() -> None:
+    from tests.test_metrics import pod_of_class, priority_class
+
+    h = Harness(objects=[priority_class("low", 0), priority_class("high", 1000), node_dict("n1", cpu="2")])
+    h.create(pod_of_class("victim", "low", "2"))
+    h.run()
+    assert h.node_of("victim") == "n1"
+    answers = iter([True])  # open for the pop, closed from then on
+    h.scheduler.gate = lambda: next(answers, False)
+    h.create(pod_of_class("preemptor", "high", "2"))
+    assert h.step()
+    assert h.node_of("victim") == "n1"  # not preempted
+    assert h.events("preemptor") == [] and h.condition("preemptor") == {}
+    assert h.where("preemptor") == "unschedulable"  # still queued for when the gate opens
