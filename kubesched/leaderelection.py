@@ -275,6 +275,7 @@ class LeaderElector:
         self._valid_until = clock.now()
         self.lost = False
         self._led = threading.Event()
+        self._leader_off()  # a standby reports 0 from the start, as client-go's elector does
 
     @classmethod
     def from_config(cls, cluster: Cluster, clock: Clock, config: LeaderElectionConfig,

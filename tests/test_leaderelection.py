@@ -166,6 +166,7 @@ def test_leader_that_cannot_renew_stops_and_a_standby_takes_over(clock: VirtualC
     leaders: list[str] = []
     a = elector(flaky, clock, "a", log, metrics=metrics)
     b = elector(inner, clock, "b", log, on_new_leader=leaders.append)
+    assert metrics.registry.get_sample_value("leader_election_master_status", {"name": NAME}) == 0
     a.start()
     b.start()
     clock.advance(10)  # last successful renewal at t = 10 s
