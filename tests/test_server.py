@@ -24,7 +24,7 @@ from kubesched.server import (
     self_signed_certificate,
     start_server,
 )
-from tests.test_leaderelection import FlakyCluster
+from tests.leaderelection.test_elector import FlakyCluster
 
 
 def fetch(server: MetricsServer, path: str, *, host: str | None = None,

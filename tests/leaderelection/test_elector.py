@@ -1,4 +1,4 @@
-"""Leader election on a Lease (kubesched.leaderelection), as client-go's leaderelection package.
+"""The elector (kubesched.leaderelection.elector), as client-go's leaderelection package.
 
 Two electors share one embedded cluster and one virtual clock; API failures come from a wrapper
 cluster, so every timing below is exact: acquire at once, renew every retry period, give up
@@ -20,8 +20,6 @@ from kubesched.leaderelection import (
     LeaderElectionRecord,
     LeaderElector,
     default_identity,
-    format_micro_time,
-    parse_micro_time,
 )
 from kubesched.metrics import SchedulerMetrics
 from tests.factories import node_dict, pod_dict
@@ -357,18 +355,6 @@ def test_acquire_retries_are_jittered_between_one_and_two_point_two_retry_period
         start = due
     assert all(2.0 <= gap < 4.4 for gap in fired)
     assert len({round(g, 3) for g in fired}) > 10
-
-
-def test_micro_time_round_trips_in_utc() -> None:
-    from datetime import UTC, datetime, timezone
-
-    t = datetime(2024, 5, 6, 9, 8, 7, 654321, tzinfo=timezone(timedelta(hours=2)))
-    assert format_micro_time(t) == "2024-05-06T07:08:07.654321Z"
-    assert parse_micro_time("2024-05-06T07:08:07.654321Z") == t
-    assert parse_micro_time("2024-05-06T07:08:07Z") == datetime(2024, 5, 6, 7, 8, 7, tzinfo=UTC)
-    assert parse_micro_time("yesterday") is None
-    record = LeaderElectionRecord("h", 15, t, t, 3, "p", "OldestEmulationVersion")
-    assert LeaderElectionRecord.from_spec(record.to_spec()) == record
 
 
 def test_default_identity_is_hostname_underscore_uuid() -> None:

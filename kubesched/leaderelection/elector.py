@@ -1,52 +1,6 @@
-"""Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection package does it.
+"""The elector: client-go's LeaderElector (acquire, renew, release) on the cluster protocol and the Clock.
 
-Several scheduler replicas may run; only the one holding the Lease schedules. The elector talks to the
-cluster only through the cluster protocol (get / create / update with resourceVersion conflicts) and
-keeps time only through the injected :class:`~kubesched.clock.Clock`, so the same code runs against a
-live API server on the real clock and against the embedded cluster on a virtual clock in tests.
-
-Public API::
-
-    elector = LeaderElector(cluster, clock,
-                            lease_namespace="kube-system", lease_name="kube-scheduler",
-                            lease_duration=15, renew_deadline=10, retry_period=2,
-                            on_started_leading=..., on_stopped_leading=..., on_new_leader=...,
-                            metrics=scheduler.metrics)          # or LeaderElector.from_config(...)
-    elector.start()          # begin trying to acquire (returns at once; work happens on clock timers)
-    elector.is_leader()      # cheap, lock-free: gate for popping and binding (Scheduler(gate=...))
-    elector.check(20.0)      # health check: None, or why the leader is stale (for /healthz, /readyz)
-    elector.stop()           # stop trying; a leader releases the Lease (holderIdentity "", duration 1)
-    elector.lost             # True once leadership ended because renewal failed (kube-scheduler exits 1)
-
-How it behaves (client-go's semantics):
-
-- Acquire: every ``retry_period`` (jittered by up to 1.2x, as ``wait.JitterUntil``) try to take the
-  Lease. A Lease held by someone else is left alone until it has expired *as this elector observed it*:
-  the holder's record must stay unchanged for ``leaseDurationSeconds`` of our own clock, measured from
-  when we first saw that record (the renewTime written in the Lease is never compared with our clock,
-  so clock skew between replicas does not matter). Taking over increments ``leaseTransitions``.
-- Renew: while leading, a renewal round starts right away and then ``retry_period`` after each success;
-  within a round, attempts repeat every ``retry_period``; if none succeeds within ``renew_deadline`` of
-  the round's start, leadership is lost: ``on_stopped_leading`` runs and the elector ends (it does not
-  compete again; kube-scheduler exits then, and a fresh process joins as a candidate).
-- ``is_leader()`` is stricter than client-go's IsLeader (observed holder is us): it is also False
-  before acquisition, after stop or loss, and once ``renew_deadline`` has passed since the renewTime
-  of our last successful write, even if no timer has fired yet (a slow API call, a starved timer).
-  Other candidates cannot take over before ``lease_duration`` after that write, so a scheduler that
-  checks the gate before binding never binds once someone else may lead.
-- Release on stop (``release_on_cancel``, kube-scheduler's setting): if the last observed record is
-  still ours, write holderIdentity "", leaseDurationSeconds 1, acquireTime = renewTime = now and the
-  same leaseTransitions: an empty holder is free at once, so a standby takes over at its next attempt.
-- Spec fields are written as client-go's leaselock writes them: holderIdentity, leaseDurationSeconds,
-  acquireTime, renewTime (MicroTime, ``2006-01-02T15:04:05.000000Z`` in UTC) and leaseTransitions.
-  Events ``<identity> became leader`` / ``<identity> stopped leading`` (reason LeaderElection) are
-  recorded on the Lease, best effort.
-
-Callbacks run on the elector's timer (a thread timer with the real clock, inside ``advance`` with the
-virtual clock). With the real clock ``on_started_leading`` may block (renewals have timers of their
-own); with the virtual clock every callback must return. ``on_started_leading`` runs once on acquisition;
-``on_stopped_leading`` runs once when a leader stops leading (lost or stopped), never for an elector
-that never led; ``on_new_leader(identity)`` whenever the observed holder changes.
+See :mod:`kubesched.leaderelection` for the behaviour and the public API.
 """
 
 from __future__ import annotations
@@ -58,12 +12,12 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from kubesched.clock import Clock, TimerHandle
-from kubesched.cluster.protocol import ApiError, Cluster, NotFound
+from kubesched.cluster.protocol import Cluster, NotFound
+from kubesched.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock
 
 if TYPE_CHECKING:
     from kubesched.config.types import LeaderElectionConfig
@@ -75,135 +29,11 @@ JITTER_FACTOR = 1.2
 #: How long past the lease duration a leader may go unrenewed before its health check fails
 #: (kube-scheduler's ``NewLeaderHealthzAdaptor(20 * time.Second)``).
 DEFAULT_HEALTH_TIMEOUT = 20.0
-MICRO_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-
-def format_micro_time(t: datetime) -> str:
-    """metav1.MicroTime as JSON: RFC3339 with microseconds, in UTC (``2024-01-01T00:00:00.000000Z``)."""
-    if t.tzinfo is not None:
-        t = t.astimezone(UTC)
-    return t.strftime(MICRO_TIME_FORMAT)
-
-
-def parse_micro_time(value: object) -> datetime | None:
-    """Read a MicroTime (or a second-precision Time) back; None when absent or unreadable."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def default_identity() -> str:
     """``hostname_<uuid>``: the uuid keeps two processes on one host from both leading."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderElectionRecord:
-    """What a Lease's spec says about its holder (client-go's LeaderElectionRecord)."""
-
-    holder_identity: str = ""
-    lease_duration_seconds: int = 0
-    acquire_time: datetime | None = None
-    renew_time: datetime | None = None
-    leader_transitions: int = 0
-    preferred_holder: str = ""
-    strategy: str = ""
-
-    @classmethod
-    def from_spec(cls, spec: dict | None) -> LeaderElectionRecord:
-        spec = spec or {}
-        return cls(
-            holder_identity=str(spec.get("holderIdentity") or ""),
-            lease_duration_seconds=_int(spec.get("leaseDurationSeconds")),
-            acquire_time=parse_micro_time(spec.get("acquireTime")),
-            renew_time=parse_micro_time(spec.get("renewTime")),
-            leader_transitions=_int(spec.get("leaseTransitions")),
-            preferred_holder=str(spec.get("preferredHolder") or ""),
-            strategy=str(spec.get("strategy") or ""),
-        )
-
-    def to_spec(self) -> dict:
-        """The LeaseSpec client-go writes: every field set, holderIdentity "" included."""
-        spec: dict = {
-            "holderIdentity": self.holder_identity,
-            "leaseDurationSeconds": self.lease_duration_seconds,
-            "acquireTime": format_micro_time(self.acquire_time) if self.acquire_time else None,
-            "renewTime": format_micro_time(self.renew_time) if self.renew_time else None,
-            "leaseTransitions": self.leader_transitions,
-        }
-        if self.preferred_holder:
-            spec["preferredHolder"] = self.preferred_holder
-        if self.strategy:
-            spec["strategy"] = self.strategy
-        return spec
-
-
-def _int(value: object) -> int:
-    try:
-        return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        return 0
-
-
-class LeaseLock:
-    """The Lease as a lock: get / create / update of one object, remembering the last version seen so
-    that every update carries its resourceVersion (a concurrent writer makes it a Conflict)."""
-
-    def __init__(self, cluster: Cluster, namespace: str, name: str, identity: str) -> None:
-        self.cluster = cluster
-        self.namespace = namespace
-        self.name = name
-        self.identity = identity
-        self.lease: dict | None = None
-
-    def describe(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    def get(self) -> tuple[LeaderElectionRecord, dict]:
-        """The current record and the raw spec (compared to notice any change); NotFound if absent."""
-        lease = self.cluster.get("Lease", self.namespace, self.name)
-        self.lease = lease
-        spec = dict(lease.get("spec") or {})
-        return LeaderElectionRecord.from_spec(spec), spec
-
-    def create(self, record: LeaderElectionRecord) -> None:
-        self.lease = self.cluster.create({
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {"name": self.name, "namespace": self.namespace},
-            "spec": record.to_spec(),
-        })
-
-    def update(self, record: LeaderElectionRecord) -> None:
-        if self.lease is None:
-            raise ApiError("lease not initialized, call get or create first")
-        lease = {**self.lease, "spec": record.to_spec()}
-        self.lease = self.cluster.update(lease)
-
-    def record_event(self, message: str) -> None:
-        """A Normal LeaderElection event on the Lease (best effort, like an event recorder)."""
-        meta = (self.lease or {}).get("metadata") or {}
-        try:
-            self.cluster.record_event({
-                "apiVersion": "v1",
-                "kind": "Event",
-                "metadata": {"namespace": self.namespace},
-                "involvedObject": {
-                    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "namespace": self.namespace,
-                    "name": self.name, "uid": meta.get("uid", ""),
-                    "resourceVersion": meta.get("resourceVersion", ""),
-                },
-                "type": "Normal",
-                "reason": "LeaderElection",
-                "message": f"{self.identity} {message}",
-                "source": {"component": "kubesched"},
-            })
-        except Exception as err:
-            log.warning("recording leader election event on %s failed: %s", self.describe(), err)
 
 
 class LeaderMetrics(Protocol):
