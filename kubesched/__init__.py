@@ -17,6 +17,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree that was ne
     __version__ = "0.0.0+unknown"
 
 from kubesched.cluster.embedded import EmbeddedCluster
+from kubesched.cluster.manifests import ManifestError
 from kubesched.config import ConfigError, load_config
 from kubesched.scheduler import Scheduler
 from kubesched.sim.capacity import CapacityResult, capacity
@@ -27,6 +28,7 @@ __all__ = [
     "CapacityResult",
     "ConfigError",
     "EmbeddedCluster",
+    "ManifestError",
     "PlanResult",
     "Scheduler",
     "SimulationError",

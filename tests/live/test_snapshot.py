@@ -1,13 +1,7 @@
-"""``kubesched snapshot`` against the reference kube-apiserver (testing/controlplane's session fixture).
-
-The fixture comes with the real-cluster work (``control_plane``, marker ``controlplane``); in a tree
-without it the test is skipped with that reason, and once it is there the fixture decides (it fails
-rather than skips when CI requires the control plane).
-"""
+"""``kubesched snapshot`` against the reference kube-apiserver: what it writes, and that simulate reads it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,20 +10,9 @@ import yaml
 
 from kubesched import simulate
 from kubesched.cli import main
+from tests.live.conftest import Live, node
 
 pytestmark = pytest.mark.controlplane
-
-
-@pytest.fixture
-def plane(request: pytest.FixtureRequest) -> Any:
-    try:
-        return request.getfixturevalue("control_plane")
-    except pytest.FixtureLookupError:
-        pytest.skip("no real control plane fixture in this tree (testing/controlplane's pytest plugin)")
-
-
-def _node(name: str, cpu: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}}}
 
 
 def _pod(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
@@ -39,10 +22,10 @@ def _pod(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
                                      "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}], **spec}}
 
 
-def test_snapshot_of_the_reference_api_server_simulates(plane: Any, tmp_path: Path,
+def test_snapshot_of_the_reference_api_server_simulates(live: Live, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     objects = [
-        _node("snap-a", "2"), _node("snap-b", "4"),
+        node("snap-a", cpu="2", memory="8Gi"), node("snap-b", cpu="4", memory="8Gi"),
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "snap-high"},
          "value": 1000},
         {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "snap-local"},
@@ -57,14 +40,10 @@ def test_snapshot_of_the_reference_api_server_simulates(plane: Any, tmp_path: Pa
         _pod("snap-running", "1500m", nodeName="snap-a"),
         _pod("snap-pending", "1", priorityClassName="snap-high"),
     ]
-    plane.kubectl("create", "-f", "-", input=yaml.safe_dump_all(objects))
-    for name, cpu in (("snap-a", "2"), ("snap-b", "4")):
-        status = {"status": {"capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
-                             "allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
-        plane.kubectl("patch", "node", name, "--subresource=status", "--type=merge", "-p", json.dumps(status))
+    live.apply(*objects)
     try:
         out = tmp_path / "snap"
-        assert main(["snapshot", "--kubeconfig", str(plane.admin_kubeconfig), "-o", str(out)]) == 0
+        assert main(["snapshot", "--kubeconfig", str(live.plane.admin_kubeconfig), "-o", str(out)]) == 0
         assert capsys.readouterr().out.startswith(f"Snapshot written to {out}: ")
         docs = [d for f in sorted(out.iterdir()) for d in yaml.safe_load_all(f.read_text()) if d]
         assert {"Namespace", "Node", "Pod", "PriorityClass", "StorageClass", "PersistentVolumeClaim",
@@ -79,4 +58,4 @@ def test_snapshot_of_the_reference_api_server_simulates(plane: Any, tmp_path: Pa
         running = next(p for p in result.pods() if p["metadata"]["name"] == "snap-running")
         assert running["spec"]["nodeName"] == "snap-a"
     finally:
-        plane.kubectl("delete", "-f", "-", "--wait=false", input=yaml.safe_dump_all(objects), check=False)
+        live.kubectl("delete", "-f", "-", "--wait=false", input=yaml.safe_dump_all(objects[2:6]), check=False)

@@ -4,7 +4,6 @@ The same workloads go to both; the pods, ReplicaSets and claims they make must h
 names (and their random-suffix form), labels, owner references, the DaemonSet pod's affinity and
 tolerations, the StatefulSet pod's hostname, subdomain and claims, the Job pod's finalizer. Hash
 values differ by design (upstream hashes a Go struct dump), so only where they appear is compared.
-Runs where testing/controlplane's ``control_plane`` fixture is; skipped with that reason elsewhere.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import yaml
 from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.cluster.workloads import start_workload_controllers
 from kubesched.cluster.workloads.common import NAME_ALPHABET
+from tests.live.conftest import Live
 
 pytestmark = pytest.mark.controlplane
 
@@ -48,15 +48,8 @@ OBJECTS: list[dict[str, Any]] = [
 EXPECTED_PODS = 2 + 2 + 1 + 2
 
 
-@pytest.fixture
-def plane(request: pytest.FixtureRequest) -> Any:
-    try:
-        return request.getfixturevalue("control_plane")
-    except pytest.FixtureLookupError:
-        pytest.skip("no real control plane fixture in this tree (testing/controlplane's pytest plugin)")
-
-
-def _upstream(plane: Any) -> dict[str, list[dict[str, Any]]]:
+def _upstream(live: Live) -> dict[str, list[dict[str, Any]]]:
+    plane = live.plane
     kcm = subprocess.Popen(
         [str(plane.bin_dir / "kube-controller-manager"), f"--kubeconfig={plane.admin_kubeconfig}",
          "--controllers=deployment,replicaset,statefulset,daemonset,job", "--leader-elect=false",
@@ -73,7 +66,9 @@ def _upstream(plane: Any) -> dict[str, list[dict[str, Any]]]:
             time.sleep(1)
         out = {"Pod": pods}
         for kind, resource in (("ReplicaSet", "replicasets"), ("PersistentVolumeClaim", "persistentvolumeclaims")):
-            out[kind] = json.loads(plane.kubectl("get", resource, "-n", "default", "-o", "json").stdout)["items"]
+            items = json.loads(plane.kubectl("get", resource, "-n", "default", "-o", "json").stdout)["items"]
+            # Only this test's objects: the session's API server is shared with other tests.
+            out[kind] = [i for i in items if "kcm-" in i["metadata"]["name"]]
         return out
     finally:
         kcm.terminate()
@@ -117,8 +112,8 @@ def _shape(pod: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_pods_sets_and_claims_have_kube_controller_manager_shapes(plane: Any) -> None:
-    real, ours = _upstream(plane), _embedded()
+def test_pods_sets_and_claims_have_kube_controller_manager_shapes(live: Live) -> None:
+    real, ours = _upstream(live), _embedded()
     assert len(real["Pod"]) == len(ours["Pod"]) == EXPECTED_PODS
     real_pods, our_pods = _by_owner(real["Pod"]), _by_owner(ours["Pod"])
     assert sorted(real_pods) == sorted(our_pods) == ["DaemonSet", "Job", "ReplicaSet", "StatefulSet"]
