@@ -418,3 +418,12 @@ def test_report_and_simulator_annotations(tmp_path: Path, capsys: pytest.Capture
                  (p["metadata"].get("annotations") or {})]
     assert annotated and not any(FILTER_RESULT in (p["metadata"].get("annotations") or {}) for p in pods)
     assert main(["simulate", EXAMPLE, "--annotation-prefix", "no-slash"]) == 2
+
+
+def test_a_bad_report_path_fails_before_the_run(scenario: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nowhere" / "report.html"
+    assert main(["simulate", str(scenario), "--report", str(missing)]) == 2
+    assert _error_line(capsys) == f"kubesched: error: --report: folder {missing.parent} does not exist"
+    assert main(["simulate", str(scenario), "--report", str(tmp_path)]) == 2
+    assert _error_line(capsys).startswith(f"kubesched: error: --report: {tmp_path} is a folder")
