@@ -1,4 +1,4 @@
-"""The ``kubesched`` command: ``kubesched simulate SCENARIO…`` and ``kubesched version``.
+"""The ``kubesched`` command: ``kubesched simulate SCENARIO…``, ``kubesched run`` and ``kubesched version``.
 
 Bad input (a manifest, a config, an unknown plugin, a missing file) ends with exit status 2 and
 one line, ``kubesched: error: <message>``, whose message names the file, document and field; a
@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is no terminal")
     sim.add_argument("-v", "--verbose", action="store_true", help="also list where each pod went, and log warnings")
 
+    from kubesched.run import add_run_parser
+
+    add_run_parser(commands)
     commands.add_parser("version", help="print the kubesched version")
     return parser
 
@@ -87,6 +90,16 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return _simulate(args, sys.stdout, sys.stderr)
         except INPUT_ERRORS as err:
+            print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    if args.command == "run":
+        from kubesched.cluster.kube.connection import ClientConfigError
+        from kubesched.run import main as run_main
+
+        run_errors: tuple[type[BaseException], ...] = (*INPUT_ERRORS, ClientConfigError)
+        try:
+            return run_main(args)
+        except run_errors as err:
             print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
             return EXIT_BAD_INPUT
     parser.print_help(sys.stderr)

@@ -2,8 +2,8 @@
 
 kube-scheduler hands plugins informer listers (namespaces for pod affinity's namespace selectors;
 services, replication controllers, replica sets and stateful sets for PodTopologySpread's default
-constraints). :class:`Listers` is that store here: the scheduler feeds it watch events, plugins
-read it through ``handle.listers``. Reads never reach the API server.
+constraints; PodDisruptionBudgets for preemption). :class:`Listers` is that store here: the scheduler
+feeds it watch events, plugins read it through ``handle.listers``. Reads never reach the API server.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from kubesched.api.objects import Namespace
 from kubesched.api.validation import validate_object
 
 #: Kinds plugins read through listers (besides nodes and pods, which live in the cache).
-LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
+                "PodDisruptionBudget")
 
 
 class Listers:
