@@ -14,6 +14,7 @@ from typing import Any
 
 from kubesched.api.labels import LabelSelector
 from kubesched.api.objects import Namespace
+from kubesched.api.validation import validate_object
 
 #: Kinds plugins read through listers (besides nodes and pods, which live in the cache).
 LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
@@ -30,7 +31,13 @@ class Listers:
 
     # -- fed by the scheduler's watch -----------------------------------------------------------------
     def apply(self, event_type: str, kind: str, obj: Mapping[str, Any]) -> None:
-        """Record one watch event; a malformed Namespace raises ObjectError and changes nothing."""
+        """Record one watch event; a malformed object raises ObjectError and changes nothing.
+
+        Plugins read these objects' fields directly (a Service's ``spec.selector``), so their types
+        are checked here, once, rather than by every reader.
+        """
+        if event_type != "DELETED":
+            validate_object(obj)
         meta = obj.get("metadata") or {}
         key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
         namespace = Namespace.from_dict(obj) if kind == "Namespace" else None
