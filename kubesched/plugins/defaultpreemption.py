@@ -30,6 +30,7 @@ from kubesched.framework.preemption import (
     Evaluator,
     ScoreFunc,
     Victims,
+    clock_reading,
     more_important_pod,
     pod_conditions,
 )
@@ -155,7 +156,7 @@ class DefaultPreemption:
         if not is_success(status):
             return [], 0, status
 
-        now = handle.clock()
+        now = clock_reading(handle.clock(), potential)
         go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[Pod] = []
