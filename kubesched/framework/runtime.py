@@ -46,6 +46,7 @@ from kubesched.framework.interfaces import (
     QueueSortPlugin,
     ScorePlugin,
 )
+from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
 
@@ -551,8 +552,41 @@ class Framework:
         return None
 
     # -- binding -------------------------------------------------------------------------------------
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return self._run_in_order("pre_bind", "pre_bind", "PreBind", state, pod, node_name)
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str,
+                             done: Callable[[Status | None], None]) -> None:
+        """Run PreBind plugins in order and call ``done`` with the outcome.
+
+        A plugin may answer with a :class:`PendingStatus` (it waits for the cluster, e.g. for claims
+        to be bound); the remaining plugins then run when it resolves, from whatever resolves it.
+        """
+        plugins = self.points["pre_bind"]
+
+        def step(index: int) -> None:
+            while index < len(plugins):
+                plugin = plugins[index]
+                index += 1
+                try:
+                    answer = plugin.pre_bind(state, pod, node_name)  # type: ignore[attr-defined]
+                except Exception as exc:
+                    log.exception("plugin call %s.pre_bind failed", plugin.name)
+                    answer = Status.from_error(exc)
+                if isinstance(answer, PendingStatus):
+                    answer.on_done(lambda status, name=plugin.name, nxt=index: after(name, status, nxt))
+                    return
+                failure = _pre_bind_failure(plugin.name, answer)
+                if failure is not None:
+                    done(failure)
+                    return
+            done(None)
+
+        def after(name: str, status: Status | None, nxt: int) -> None:
+            failure = _pre_bind_failure(name, status)
+            if failure is not None:
+                done(failure)
+            else:
+                step(nxt)
+
+        step(0)
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if not self.points["bind"]:
@@ -577,6 +611,16 @@ class Framework:
                 plugin.post_bind(state, pod, node_name)  # type: ignore[attr-defined]
             except Exception:
                 log.exception("post-bind plugin %s failed", plugin.name)
+
+
+def _pre_bind_failure(name: str, status: Status | None) -> Status | None:
+    """A PreBind plugin's failure as the runner reports it (a rejection as is, else an Error)."""
+    if status is None or status.code is Code.SUCCESS:
+        return None
+    if status.is_rejected():
+        status.plugin = name
+        return status
+    return Status(Code.ERROR, (f'running PreBind plugin "{name}": {status.message}',), plugin=name, error=status.error)
 
 
 class _PluginFailure(RuntimeError):

@@ -205,7 +205,9 @@ class Simulation:
             return
 
     def _waiting_on_permit(self) -> bool:
-        return any(fwk.waiting_pods.all() for fwk in self.scheduler.profiles.values())
+        """A binding cycle waits at Permit or in PreBind: only a timer can end the wait."""
+        return bool(self.scheduler.waiting_in_pre_bind) or any(
+            fwk.waiting_pods.all() for fwk in self.scheduler.profiles.values())
 
     def _watch_for_loops(self) -> None:
         """Stop retrying a pod that failed twice with no cluster change in between.
