@@ -152,7 +152,8 @@ class PersistentVolume:
         required = affinity.get("required")
         node_affinity = (_parse(NodeSelector.from_dict, required, "spec.nodeAffinity.required")
                          if required is not None else None)
-        source, body = "", {}
+        source: str = ""
+        body: Mapping[str, Any] = {}
         for key in ("csi", "local", "hostPath", "nfs", *IN_TREE_SOURCES):
             if spec.get(key) is not None:
                 source, body = key, _map(spec.get(key), f"spec.{key}")

@@ -14,6 +14,7 @@ outside a cycle (VolumeBinding's PreBind waiting for the PV controller) subscrib
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -110,7 +111,7 @@ class Listers:
     def pv(self, name: str) -> PersistentVolume | None:
         return self._views["PersistentVolume"].get(("", name))
 
-    def pvs(self) -> list[PersistentVolume]:
+    def pvs(self) -> builtins.list[PersistentVolume]:
         with self._lock:
             return list(self._views["PersistentVolume"].values())
 

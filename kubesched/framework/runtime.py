@@ -10,6 +10,7 @@ thousands of nodes costs a few NumPy operations per plugin.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -571,7 +572,7 @@ class Framework:
                     log.exception("plugin call %s.pre_bind failed", plugin.name)
                     answer = Status.from_error(exc)
                 if isinstance(answer, PendingStatus):
-                    answer.on_done(lambda status, name=plugin.name, nxt=index: after(name, status, nxt))
+                    answer.on_done(functools.partial(after, plugin.name, nxt=index))
                     return
                 failure = _pre_bind_failure(plugin.name, answer)
                 if failure is not None:
@@ -579,7 +580,7 @@ class Framework:
                     return
             done(None)
 
-        def after(name: str, status: Status | None, nxt: int) -> None:
+        def after(name: str, status: Status | None, *, nxt: int) -> None:
             failure = _pre_bind_failure(name, status)
             if failure is not None:
                 done(failure)
