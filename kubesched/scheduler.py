@@ -84,6 +84,7 @@ class Scheduler:
         self._attempt_started: dict[str, float] = {}
         #: Pods whose binding cycle waits in PreBind (for the cluster to bind their claims).
         self.waiting_in_pre_bind: set[str] = set()
+        self._cycles = 0
 
         plugin_registry = dict(in_tree_registry() if registry is None else registry)
         self.profiles: dict[str, Framework] = {}
@@ -324,8 +325,9 @@ class Scheduler:
         self._attempt_started[qpi.pod.uid] = time.perf_counter()
         if not self.observers:
             return None
+        self._cycles += 1
         return AttemptRecord(pod=qpi.pod.key, attempt=qpi.attempts, profile=profile,
-                             start_nominated_node=qpi.pod.nominated_node_name or None)
+                             start_nominated_node=qpi.pod.nominated_node_name or None, cycle=self._cycles)
 
     def emit(self, record: AttemptRecord) -> None:
         for observer in self.observers:

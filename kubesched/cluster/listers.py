@@ -34,7 +34,8 @@ STORAGE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
 STORAGE_KINDS = tuple(STORAGE_VIEWS)
 
 #: Kinds plugins read through listers (besides nodes and pods, which live in the cache).
-LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet", *STORAGE_KINDS)
+LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet", *STORAGE_KINDS,
+                "CSIStorageCapacity")
 
 #: ``listener(event_type, kind, new_view, old_view)``, called after the store changed.
 StorageListener = Callable[[str, str, Any, Any], None]
@@ -48,6 +49,8 @@ class Listers:
         self._namespaces: dict[str, Namespace] = {}
         self._views: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in STORAGE_KINDS}
         self._listeners: list[StorageListener] = []
+        #: Bumped on every storage change: plugins key derived per-node caches on it.
+        self.storage_version = 0
         self._lock = threading.Lock()
 
     # -- fed by the scheduler's watch -----------------------------------------------------------------
@@ -65,6 +68,7 @@ class Listers:
                 old_view = views.pop(key, None) if event_type == "DELETED" else views.get(key)
                 if view is not None:
                     views[key] = view
+                self.storage_version += 1
             store = self._objects.setdefault(kind, {})
             if event_type == "DELETED":
                 store.pop(key, None)

@@ -185,6 +185,10 @@ class Framework:
     def clock(self) -> Callable[[], datetime]:
         return self._clock.now
 
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Any:
+        """Run ``callback`` after ``delay`` seconds of the scheduler's clock (virtual in simulations)."""
+        return self._clock.call_later(delay, callback)
+
     @property
     def parallelism(self) -> int:
         return self._parallelism
