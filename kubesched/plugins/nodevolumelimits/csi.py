@@ -54,11 +54,12 @@ class CSILimits:
         # Per snapshot row: (node generation, {unique volume: limit key}); rebuilt when rows move or
         # storage objects change.
         self._rows_key: tuple[Any, tuple[int, int]] | None = None
-        self._row_gen: list[int] = []
+        self._row_gen = np.zeros(0, dtype=np.int64)
         self._row_volumes: list[dict[str, str]] = []
         self._counts: dict[str, np.ndarray] = {}
         self._where: dict[str, dict[int, int]] = {}
         self._limits: dict[str, np.ndarray] | None = None
+        self._migrated: tuple[Any, int, np.ndarray] | None = None
 
     # -- which volumes a pod attaches ---------------------------------------------------------------
     def attachable_volumes(self, pod: Pod, csi_node: CSINode | None, *, new_pod: bool) -> dict[str, str]:
@@ -163,18 +164,28 @@ class CSILimits:
         rows = np.asarray(indices)
         if not pod.volumes or len(rows) == 0:
             return BatchFilterResult.all_pass(len(rows))
-        if any(translation.in_tree_plugin_of(v) is not None for v in pod.volumes):
-            # Inline in-tree disks count only where the node's CSINode says they were migrated.
-            return self._per_node(state, pod, snapshot, rows)
-        # Without inline in-tree disks the pod's volumes do not depend on the node, unless a claim is
-        # unbound with a migratable provisioner or its PV is an in-tree kind: then go node by node.
+        # The pod's volumes depend on the node only where in-tree kinds are migrated to CSI (the
+        # node's CSINode says so): those rows go node by node, the others share one answer.
+        dependent = (any(translation.in_tree_plugin_of(v) is not None for v in pod.volumes)
+                     or self._node_dependent(pod))
+        statuses: list[Status] = []
+        index = np.full(len(rows), -1, dtype=np.int32)
+        if dependent:
+            migrated = self._migrated_rows(snapshot)[rows]
+            if migrated.any():
+                sub = self._per_node(state, pod, snapshot, rows[migrated])
+                index[migrated] = sub.status_index
+                statuses = list(sub.statuses)
+                if migrated.all():
+                    return BatchFilterResult(index, statuses)
         new, status = self._new_volumes(pod, None)
         if status is not None:
             return BatchFilterResult.all_fail(len(rows), status)
-        if self._node_dependent(pod):
-            return self._per_node(state, pod, snapshot, rows)
+        plain = index < 0
+        if dependent:
+            plain &= ~self._migrated_rows(snapshot)[rows]
         if not new:
-            return BatchFilterResult.all_pass(len(rows))
+            return BatchFilterResult(index, statuses)
         self._refresh(snapshot)
         limits = self._limit_columns(snapshot)
         passed = np.ones(len(rows), dtype=bool)
@@ -195,7 +206,23 @@ class CSILimits:
             current = counts[rows] if counts is not None else 0
             lim = limit[rows]
             passed &= (lim < 0) | (current + need <= lim)
-        return BatchFilterResult.from_mask(passed, unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED))
+        failed = plain & ~passed
+        if failed.any():
+            statuses.append(unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED))
+            index[failed] = len(statuses) - 1
+        return BatchFilterResult(index, statuses)
+
+    def _migrated_rows(self, snapshot: Snapshot) -> np.ndarray:
+        """Rows whose CSINode lists migrated in-tree plugins."""
+        key = (snapshot.names, self.handle.listers.storage_version)
+        cached = self._migrated
+        if cached is not None and cached[0] is key[0] and cached[1] == key[1]:
+            return cached[2]
+        listers = self.handle.listers
+        mask = np.fromiter((bool((c := listers.csi_node(info.name)) is not None and c.migrated_plugins())
+                            for info in snapshot.node_infos), dtype=bool, count=len(snapshot.node_infos))
+        self._migrated = (key[0], key[1], mask)
+        return mask
 
     def _node_dependent(self, pod: Pod) -> bool:
         listers = self.handle.listers
@@ -234,16 +261,15 @@ class CSILimits:
         infos = snapshot.node_infos
         if self._rows_key is None or self._rows_key[0] is not key[0] or self._rows_key[1] != key[1]:
             self._rows_key = key
-            self._row_gen = [-1] * len(infos)
+            self._row_gen = np.full(len(infos), -1, dtype=np.int64)
             self._row_volumes = [{} for _ in infos]
             self._counts = {}
             self._where = {}
             self._limits = None
-        for row, info in enumerate(infos):
-            if info.generation == self._row_gen[row]:
-                continue
-            self._row_gen[row] = info.generation
-            self._set_row(row, info)
+        seen = self._row_gen
+        for row in np.flatnonzero(snapshot.row_generation != seen).tolist():
+            seen[row] = snapshot.row_generation[row]
+            self._set_row(row, infos[row])
 
     def _set_row(self, row: int, info: NodeInfo) -> None:
         csi_node = self.handle.listers.csi_node(info.name)

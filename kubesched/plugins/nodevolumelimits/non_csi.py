@@ -106,7 +106,7 @@ class NonCSILimits:
         self.handle = handle
         self.random_volume_id_prefix = secrets.token_hex(16)
         self._key: tuple[Any, int, int] | None = None
-        self._gen: list[int] = []
+        self._gen = np.zeros(0, dtype=np.int64)
         self._disks: list[set[str]] = []
         self._counts = np.zeros(0, dtype=np.int64)
         self._limits = np.zeros(0, dtype=np.int64)
@@ -221,7 +221,7 @@ class NonCSILimits:
         if self._key is None or self._key[0] is not key[0] or self._key[1:] != key[1:]:
             self._key = key
             n = len(infos)
-            self._gen = [-1] * n
+            self._gen = np.full(n, -1, dtype=np.int64)
             self._disks = [set() for _ in infos]
             self._counts = np.zeros(n, dtype=np.int64)
             self._where = {}
@@ -235,10 +235,10 @@ class NonCSILimits:
                 from_allocatable = volume_limits(info, None).get(self.vf.limit_key)
                 self._limits[row] = from_allocatable if from_allocatable is not None else limit
                 self._migrated[row] = translation.migration_on(listers.csi_node(info.name), self.vf.provisioner)
-        for row, info in enumerate(infos):
-            if info.generation == self._gen[row]:
-                continue
-            self._gen[row] = info.generation
+        seen = self._gen
+        for row in np.flatnonzero(snapshot.row_generation != seen).tolist():
+            seen[row] = snapshot.row_generation[row]
+            info = infos[row]
             disks: set[str] = set()
             for other in info.pods:
                 if other.volumes:

@@ -15,11 +15,14 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import (
     ActionType,
+    BatchFilterResult,
     ClusterEvent,
     PreFilterExtensions,
     PreFilterResult,
@@ -28,6 +31,7 @@ from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status, unresolvable
 from kubesched.plugins import names
 from kubesched.plugins.volumebinding.binder import (
+    ERR_REASON_NODE_CONFLICT,
     BinderError,
     PodVolumeClaims,
     PodVolumes,
@@ -37,7 +41,7 @@ from kubesched.plugins.volumebinding.binder import (
 from kubesched.queue import events as qevents
 
 if TYPE_CHECKING:
-    from kubesched.cache.snapshot import NodeInfoList
+    from kubesched.cache.snapshot import NodeInfoList, Snapshot
 
 NAME = names.VOLUME_BINDING
 STATE_KEY = NAME
@@ -112,6 +116,41 @@ class VolumeBinding:
             s.pod_volumes_by_node[node.name] = volumes
             s.has_static_bindings = s.has_static_bindings or bool(volumes.static_bindings)
         return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
+                     indices: np.ndarray) -> BatchFilterResult:
+        """Pods whose claims are all bound only need their PVs' node affinity checked, once per
+        distinct label set; delayed claims are matched node by node."""
+        rows = np.asarray(indices)
+        s = state.get(STATE_KEY)
+        if s is None or s.claims is None or s.claims.unbound_delay_binding:
+            return self._per_node(state, pod, snapshot, rows)
+        pvs = []
+        for pvc in s.claims.bound:
+            pv = self.binder.pv_cache.get(pvc.volume_name)
+            if pv is None:
+                return self._per_node(state, pod, snapshot, rows)  # which claim fails first varies
+            if pv.node_affinity is not None:
+                pvs.append(pv)
+        if not pvs:
+            return BatchFilterResult.all_pass(len(rows))
+        infos = snapshot.node_infos
+        passed = np.fromiter(
+            (all(pv.matches_node(infos[row].node.labels) for pv in pvs)
+             for row in rows.tolist()), dtype=bool, count=len(rows))
+        return BatchFilterResult.from_mask(
+            passed, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_NODE_CONFLICT,)))
+
+    def _per_node(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: np.ndarray) -> BatchFilterResult:
+        statuses: list[Status] = []
+        index = np.full(len(rows), -1, dtype=np.int32)
+        infos = snapshot.node_infos
+        for k, row in enumerate(rows.tolist()):
+            st = self.filter(state, pod, infos[row])
+            if st is not None and st.code is not Code.SUCCESS:
+                statuses.append(st)
+                index[k] = len(statuses) - 1
+        return BatchFilterResult(index, statuses)
 
     # -- Score (VolumeCapacityPriority is off in v1.30) ----------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
