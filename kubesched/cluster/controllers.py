@@ -113,7 +113,7 @@ class DisruptionController:
         self._watch: object = None
 
     def start(self) -> None:
-        self._watch = self.cluster.watch(("Pod", "PodDisruptionBudget"), self.handle_event)
+        self._watch = self.cluster.watch(("Pod", "PodDisruptionBudget"), self.handle_event, private_copies=False)
         update_pdb_status(self.cluster)
 
     def handle_event(self, event: WatchEvent) -> None:

@@ -58,7 +58,8 @@ class PVController:
 
     def start(self) -> None:
         """Watch storage objects, then bring every existing one up to date."""
-        self._watch = self.cluster.watch(WATCHED, self.handle_event)
+        # Read-only handler (every write starts from a deep copy): no per-event copies needed.
+        self._watch = self.cluster.watch(WATCHED, self.handle_event, private_copies=False)
         self.resync()
 
     def stop(self) -> None:

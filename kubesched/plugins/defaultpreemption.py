@@ -56,6 +56,11 @@ CANDIDATE_KEY = "DefaultPreemption/candidate"
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
+#: In-tree Filter plugins whose verdict depends on the node object and cluster objects only, never on
+#: the pods placed on the node.
+NODE_ONLY_FILTERS = frozenset({names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION,
+                               names.NODE_AFFINITY, names.VOLUME_ZONE, names.VOLUME_BINDING})
+
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NO_VICTIMS_MSG = "No preemption victims found for incoming pod"
@@ -155,6 +160,10 @@ class DefaultPreemption:
         status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
         if not is_success(status):
             return [], 0, status
+        # Filters that read only the node object (not its pods) have just passed and cannot change
+        # their verdict while victims are reprieved: the reprieve checks leave them out (``state``
+        # is this node's own clone). None of them has PreFilter extensions.
+        state.skip_filter_plugins |= NODE_ONLY_FILTERS
 
         now = clock_reading(handle.clock(), potential)
         go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
