@@ -164,8 +164,8 @@ class CSILimits:
         rows = np.asarray(indices)
         if not pod.volumes or len(rows) == 0:
             return BatchFilterResult.all_pass(len(rows))
-        # The pod's volumes depend on the node only where in-tree kinds are migrated to CSI (the
-        # node's CSINode says so): those rows go node by node, the others share one answer.
+        # The pod's volumes depend on the node only where in-tree kinds are migrated to CSI (nodes
+        # with a CSINode): those rows go node by node, the others share one answer.
         dependent = (any(translation.in_tree_plugin_of(v) is not None for v in pod.volumes)
                      or self._node_dependent(pod))
         statuses: list[Status] = []
@@ -213,14 +213,14 @@ class CSILimits:
         return BatchFilterResult(index, statuses)
 
     def _migrated_rows(self, snapshot: Snapshot) -> np.ndarray:
-        """Rows whose CSINode lists migrated in-tree plugins."""
+        """Rows with a CSINode object (where in-tree kinds count as migrated)."""
         key = (snapshot.names, self.handle.listers.storage_version)
         cached = self._migrated
         if cached is not None and cached[0] is key[0] and cached[1] == key[1]:
             return cached[2]
         listers = self.handle.listers
-        mask = np.fromiter((bool((c := listers.csi_node(info.name)) is not None and c.migrated_plugins())
-                            for info in snapshot.node_infos), dtype=bool, count=len(snapshot.node_infos))
+        mask = np.fromiter((listers.csi_node(info.name) is not None for info in snapshot.node_infos),
+                           dtype=bool, count=len(snapshot.node_infos))
         self._migrated = (key[0], key[1], mask)
         return mask
 

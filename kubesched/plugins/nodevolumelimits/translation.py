@@ -1,9 +1,10 @@
 """What csi-translation-lib tells the volume-limit plugins about in-tree volumes.
 
 In-tree volume kinds migrated to CSI (AWS EBS, GCE PD, Azure Disk, Cinder) are counted against the
-CSI driver's limit on nodes whose CSINode says the migration happened there. kube-scheduler v1.30
-treats migration as on for those four plugins whenever the node has a CSINode object that lists the
-plugin in its ``storage.alpha.kubernetes.io/migrated-plugins`` annotation.
+CSI driver's limit on nodes where the migration is on. For these four plugins (their migration is GA)
+the volume-limit plugins of kube-scheduler v1.30 take it as on as soon as the node has a CSINode
+object; the ``storage.alpha.kubernetes.io/migrated-plugins`` annotation is only consulted for the
+plugins still behind feature gates, which kubesched does not migrate.
 """
 
 from __future__ import annotations
@@ -41,10 +42,8 @@ def csi_attach_limit_key(driver: str) -> str:
 
 
 def migration_on(csi_node: CSINode | None, plugin: str) -> bool:
-    """isCSIMigrationOn for the four always-migrated plugins."""
-    if csi_node is None or plugin not in MIGRATABLE:
-        return False
-    return plugin in csi_node.migrated_plugins()
+    """isCSIMigrationOn (nodevolumelimits): on for the four GA plugins wherever a CSINode exists."""
+    return csi_node is not None and plugin in MIGRATABLE
 
 
 def in_tree_plugin_of(volume: Mapping[str, Any]) -> str | None:
