@@ -153,6 +153,7 @@ class Framework:
             if isinstance(scorer, ScorePlugin) and scorer.name not in self.score_weights:
                 self.score_weights[scorer.name] = ref.weight or 1
 
+        self._pre_filter_exts: list[tuple[Plugin, Any]] | None = None
         # Which plugins offer batch forms, decided once: protocol isinstance checks are slow.
         self._batch_filter = {p.name for p in self.plugins.values() if isinstance(p, BatchFilterPlugin)}
         self._batch_score = {p.name for p in self.plugins.values() if isinstance(p, BatchScorePlugin)}
@@ -224,6 +225,19 @@ class Framework:
     def plugin_names(self, point: str) -> list[str]:
         return [p.name for p in self.points[point]]
 
+    def active_pre_filter_extensions(self, state: CycleState) -> list[str]:
+        """PreFilter plugins not skipped in ``state`` whose extensions AddPod/RemovePod would run."""
+        self._run_pre_filter_extension_list()
+        assert self._pre_filter_exts is not None
+        return [plugin.name for plugin, _ in self._pre_filter_exts if plugin.name not in state.skip_filter_plugins]
+
+    def _run_pre_filter_extension_list(self) -> None:
+        if self._pre_filter_exts is None:
+            # Asked once: preemption calls the extensions for every pod it moves on every node it tries.
+            self._pre_filter_exts = [
+                (plugin, ext) for plugin in self.points["pre_filter"]
+                if (ext := plugin.pre_filter_extensions()) is not None]  # type: ignore[attr-defined]
+
     # -- PreFilter -----------------------------------------------------------------------------------
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         result: PreFilterResult | None = None
@@ -269,11 +283,10 @@ class Framework:
     def _run_pre_filter_extension(self, method: str, label: str, state: CycleState, pod: Pod, other: Pod,
                                   node_info: NodeInfo) -> Status | None:
         """Tell PreFilter plugins (not skipped) that ``other`` joins or leaves ``node_info``."""
-        for plugin in self.points["pre_filter"]:
+        self._run_pre_filter_extension_list()
+        assert self._pre_filter_exts is not None
+        for plugin, ext in self._pre_filter_exts:
             if plugin.name in state.skip_filter_plugins:
-                continue
-            ext = plugin.pre_filter_extensions()  # type: ignore[attr-defined]
-            if ext is None:
                 continue
             status = _call_status(getattr(ext, method), state, pod, other, node_info)
             if status is not None and status.code is not Code.SUCCESS:
@@ -306,17 +319,22 @@ class Framework:
         """Filter a node twice when equal-or-higher-priority pods are nominated to it: with them and without."""
         nominated = self._nominated_for(pod, node_info.name)
         if nominated:
-            info_with = node_info.snapshot()
-            state_with = state.clone()
-            for other in nominated:
-                info_with.add_pod(other)
-                status = self.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
-                if status is not None:
-                    return status
-            status = self.run_filter_plugins(state_with, pod, info_with)
+            status = self._filter_with_nominated(state, pod, node_info, nominated)
             if status is not None:
                 return status
         return self.run_filter_plugins(state, pod, node_info)
+
+    def _filter_with_nominated(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                               nominated: list[Pod]) -> Status | None:
+        """The first half of the check above: the node as if ``nominated`` pods were on it."""
+        info_with = node_info.snapshot()
+        state_with = state.clone()
+        for other in nominated:
+            info_with.add_pod(other)
+            status = self.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
+            if status is not None:
+                return status
+        return self.run_filter_plugins(state_with, pod, info_with)
 
     def find_nodes_that_pass_filters(self, state: CycleState, pod: Pod, snapshot: Snapshot,
                                      rows: np.ndarray, num_to_find: int) -> FilterOutcome:
@@ -344,7 +362,10 @@ class Framework:
             if nominated_rows:
                 for k, row in enumerate(batch.tolist()):
                     if row in nominated_rows and verdict[k] < 0:
-                        st = self.run_filter_plugins_with_nominated_pods(state, pod, snapshot.node_infos[row])
+                        # The batch already passed the node without its nominated pods (the
+                        # second half of run_filter_plugins_with_nominated_pods): check the first.
+                        info = snapshot.node_infos[row]
+                        st = self._filter_with_nominated(state, pod, info, nominated_rows[row])
                         if st is not None:
                             if st.code is Code.ERROR:
                                 return FilterOutcome(np.zeros(0, np.int64), np.zeros(0, np.int64), [], pos, error=st)
@@ -366,12 +387,12 @@ class Framework:
         rejected = np.concatenate(rejected_rows) if rejected_rows else np.zeros(0, dtype=np.int64)
         return FilterOutcome(feasible, rejected, rejected_statuses, len(feasible) + len(rejected))
 
-    def _rows_with_nominated_pods(self, pod: Pod, snapshot: Snapshot) -> set[int]:
-        rows = set()
+    def _rows_with_nominated_pods(self, pod: Pod, snapshot: Snapshot) -> dict[int, list[Pod]]:
+        rows: dict[int, list[Pod]] = {}
         for name in self._nominator.nominated_node_names():
             row = snapshot.index.get(name)
-            if row is not None and self._nominated_for(pod, name):
-                rows.add(row)
+            if row is not None and (nominated := self._nominated_for(pod, name)):
+                rows[row] = nominated
         return rows
 
     def _filter_batch(self, plugins: Sequence[Plugin], state: CycleState, pod: Pod, snapshot: Snapshot,

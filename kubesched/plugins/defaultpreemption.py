@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import PREEMPT_NEVER, Pod
+from kubesched.api.resources import PODS
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import PostFilterResult
@@ -36,6 +37,7 @@ from kubesched.framework.preemption import (
 )
 from kubesched.framework.status import Code, Status, code_of, is_success
 from kubesched.plugins import names
+from kubesched.plugins.noderesources import fit as noderesources_fit
 from kubesched.util.gosort import go_sort_slice
 
 if TYPE_CHECKING:
@@ -170,6 +172,10 @@ class DefaultPreemption:
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[Pod] = []
 
+        fast = _resources_only_reprieve(handle, state, pod, node_info)
+        if fast is not None:
+            return fast(violating, non_violating)
+
         def reprieve(p: Pod) -> tuple[bool, Status | None]:
             if (err := add(p)) is not None:
                 return False, err
@@ -215,6 +221,63 @@ def new(args: Any, handle: Handle, *, rng: random.Random | None = None,
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+def _resources_only_reprieve(handle: Any, state: CycleState, pod: Pod, node_info: NodeInfo
+                             ) -> Callable[[list[Pod], list[Pod]], tuple[list[Pod], int, Status | None]] | None:
+    """The reprieve loop as arithmetic, when only NodeResourcesFit can still change its verdict.
+
+    That holds when every other Filter plugin is skipped for this pod (or reads only the node
+    object) and no PreFilter extension would run: then "the preemptor fits with these pods back" is
+    exactly NodeResourcesFit's check on the node's pod count and requested resources (plus those of
+    pods nominated to the node with equal or higher priority), without cloning or re-running the
+    framework for every pod.
+    """
+    names_of = getattr(handle, "plugin_names", None)
+    active_exts = getattr(handle, "active_pre_filter_extensions", None)
+    if names_of is None or active_exts is None:
+        return None
+    if [n for n in names_of("filter") if n not in state.skip_filter_plugins] != [noderesources_fit.NAME]:
+        return None
+    if active_exts(state):
+        return None
+    fit_state = state.get(noderesources_fit.PRE_FILTER_STATE_KEY)
+    if not isinstance(fit_state, noderesources_fit.PreFilterState):
+        return None
+    checks = fit_state.checks
+    allocatable = node_info.allocatable
+    allowed_pods = allocatable.get(PODS, 0)
+    requested = dict(node_info.requested)
+    count = len(node_info.pods)
+    # Pods nominated here with equal or higher priority count as if placed; fitting with them
+    # implies fitting without them, the framework's second check.
+    for other in handle.nominator.nominated_pods_for_node(node_info.name):
+        if other.priority >= pod.priority and other.uid != pod.uid:
+            count += 1
+            for name, value in other.requests.items():
+                requested[name] = requested.get(name, 0) + value
+
+    def run(violating: list[Pod], non_violating: list[Pod]) -> tuple[list[Pod], int, Status | None]:
+        nonlocal count
+        victims: list[Pod] = []
+        num_violating = 0
+        for group, counts_as_violation in ((violating, True), (non_violating, False)):
+            for p in group:
+                extra = p.requests
+                fits = count + 2 <= allowed_pods and all(
+                    amount <= allocatable.get(name, 0) - requested.get(name, 0) - extra.get(name, 0)
+                    for name, amount in checks)
+                if fits:
+                    count += 1
+                    for name, value in extra.items():
+                        requested[name] = requested.get(name, 0) + value
+                else:
+                    victims.append(p)
+                    num_violating += counts_as_violation
+        return victims, num_violating, None
+
+    return run
+
+
+
 def _as_error(status: Status | None) -> Status:
     """A failed extension call aborts victim selection as an error, whatever its code."""
     assert status is not None
