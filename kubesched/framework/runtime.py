@@ -50,6 +50,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
+from kubesched.plugins import names
 
 if TYPE_CHECKING:
     from kubesched.clock import Clock
@@ -325,10 +326,16 @@ class Framework:
         return self.run_filter_plugins(state, pod, node_info)
 
     def _filter_with_nominated(self, state: CycleState, pod: Pod, node_info: NodeInfo,
-                               nominated: list[Pod]) -> Status | None:
-        """The first half of the check above: the node as if ``nominated`` pods were on it."""
+                               nominated: list[Pod], *, passed_without: bool = False) -> Status | None:
+        """The first half of the check above: the node as if ``nominated`` pods were on it.
+
+        ``passed_without``: every filter already passed the node without them, so plugins whose
+        verdict ignores the node's pods (``names.NODE_ONLY_FILTERS``) need not run again.
+        """
         info_with = node_info.snapshot()
         state_with = state.clone()
+        if passed_without:
+            state_with.skip_filter_plugins |= names.NODE_ONLY_FILTERS
         for other in nominated:
             info_with.add_pod(other)
             status = self.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
@@ -365,7 +372,8 @@ class Framework:
                         # The batch already passed the node without its nominated pods (the
                         # second half of run_filter_plugins_with_nominated_pods): check the first.
                         info = snapshot.node_infos[row]
-                        st = self._filter_with_nominated(state, pod, info, nominated_rows[row])
+                        st = self._filter_with_nominated(state, pod, info, nominated_rows[row],
+                                                         passed_without=True)
                         if st is not None:
                             if st.code is Code.ERROR:
                                 return FilterOutcome(np.zeros(0, np.int64), np.zeros(0, np.int64), [], pos, error=st)

@@ -58,10 +58,7 @@ CANDIDATE_KEY = "DefaultPreemption/candidate"
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
-#: In-tree Filter plugins whose verdict depends on the node object and cluster objects only, never on
-#: the pods placed on the node.
-NODE_ONLY_FILTERS = frozenset({names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION,
-                               names.NODE_AFFINITY, names.VOLUME_ZONE, names.VOLUME_BINDING})
+NODE_ONLY_FILTERS = names.NODE_ONLY_FILTERS
 
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
