@@ -51,6 +51,7 @@ from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
 from kubesched.plugins import names
+from kubesched.plugins.noderesources import fit as noderesources_fit
 
 if TYPE_CHECKING:
     from kubesched.clock import Clock
@@ -360,6 +361,7 @@ class Framework:
         pos = 0
         chunk = max(num_to_find, 64)
         nominated_rows = self._rows_with_nominated_pods(pod, snapshot)
+        fit_checks = self._fit_only_with_nominated(state) if nominated_rows else None
         while pos < total and found < num_to_find:
             batch = rows[pos:pos + chunk]
             status_of = self._filter_batch(plugins, state, pod, snapshot, batch)
@@ -372,8 +374,13 @@ class Framework:
                         # The batch already passed the node without its nominated pods (the
                         # second half of run_filter_plugins_with_nominated_pods): check the first.
                         info = snapshot.node_infos[row]
-                        st = self._filter_with_nominated(state, pod, info, nominated_rows[row],
-                                                         passed_without=True)
+                        if fit_checks is not None:
+                            missing = noderesources_fit.insufficient_with_pods(fit_checks, info, nominated_rows[row])
+                            st = (Status(Code.UNSCHEDULABLE, tuple(r.reason for r in missing),
+                                         plugin=names.NODE_RESOURCES_FIT) if missing else None)
+                        else:
+                            st = self._filter_with_nominated(state, pod, info, nominated_rows[row],
+                                                             passed_without=True)
                         if st is not None:
                             if st.code is Code.ERROR:
                                 return FilterOutcome(np.zeros(0, np.int64), np.zeros(0, np.int64), [], pos, error=st)
@@ -394,6 +401,20 @@ class Framework:
         feasible = np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, dtype=np.int64)
         rejected = np.concatenate(rejected_rows) if rejected_rows else np.zeros(0, dtype=np.int64)
         return FilterOutcome(feasible, rejected, rejected_statuses, len(feasible) + len(rejected))
+
+    def _fit_only_with_nominated(self, state: CycleState) -> Sequence[tuple[str, int]] | None:
+        """NodeResourcesFit's checks when it is the only filter whose verdict nominated pods can
+        change (the others are skipped or read only the node) and no PreFilter extension would run:
+        then a node that passed without its nominated pods fails with them exactly when these
+        resource checks fail."""
+        active = [p.name for p in self.points["filter"]
+                  if p.name not in state.skip_filter_plugins and p.name not in names.NODE_ONLY_FILTERS]
+        if active != [names.NODE_RESOURCES_FIT] or self.active_pre_filter_extensions(state):
+            return None
+        if not isinstance(self.plugins.get(names.NODE_RESOURCES_FIT), noderesources_fit.NodeResourcesFit):
+            return None
+        fit_state = state.get(noderesources_fit.PRE_FILTER_STATE_KEY)
+        return fit_state.checks if isinstance(fit_state, noderesources_fit.PreFilterState) else None
 
     def _rows_with_nominated_pods(self, pod: Pod, snapshot: Snapshot) -> dict[int, list[Pod]]:
         rows: dict[int, list[Pod]] = {}

@@ -156,7 +156,9 @@ class DefaultPreemption:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
 
         # Even an empty node (of lower-priority pods) does not fit the pod: no preemption here.
-        status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        handled, status = _node_only_and_fit_check(handle, state, pod, node_info)
+        if not handled:
+            status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
         if not is_success(status):
             return [], 0, status
         # Filters that read only the node object (not its pods) have just passed and cannot change
@@ -218,6 +220,44 @@ def new(args: Any, handle: Handle, *, rng: random.Random | None = None,
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+def _node_only_and_fit_check(handle: Any, state: CycleState, pod: Pod, node_info: NodeInfo
+                             ) -> tuple[bool, Status | None]:
+    """RunFilterPluginsWithNominatedPods without copying the node, when it can be done exactly.
+
+    With only node-only filters and NodeResourcesFit active (and no PreFilter extension), the run
+    with nominated pods decides: a node-only filter answers the same with or without them, and
+    fitting with them implies fitting without. Plugins are asked in profile order, so the first
+    failure is the one the framework would report. ``(False, None)`` when this does not apply.
+    """
+    points = getattr(handle, "points", None)
+    active_exts = getattr(handle, "active_pre_filter_extensions", None)
+    if not isinstance(points, dict) or active_exts is None:
+        return False, None
+    active = [p for p in points["filter"] if p.name not in state.skip_filter_plugins]
+    if any(p.name not in NODE_ONLY_FILTERS and p.name != noderesources_fit.NAME for p in active):
+        return False, None
+    if active_exts(state):
+        return False, None
+    fit_state = state.get(noderesources_fit.PRE_FILTER_STATE_KEY)
+    if not isinstance(fit_state, noderesources_fit.PreFilterState):
+        return False, None
+    nominated = [p for p in handle.nominator.nominated_pods_for_node(node_info.name)
+                 if p.priority >= pod.priority and p.uid != pod.uid]
+    for plugin in active:
+        if plugin.name == noderesources_fit.NAME:
+            missing = noderesources_fit.insufficient_with_pods(fit_state.checks, node_info, nominated)
+            if missing:
+                return True, Status(Code.UNSCHEDULABLE, tuple(r.reason for r in missing), plugin=plugin.name)
+            continue
+        status = plugin.filter(state, pod, node_info)
+        if status is not None and status.code is not Code.SUCCESS:
+            if not status.is_rejected():
+                return False, None  # let the framework word the error
+            status.plugin = plugin.name
+            return True, status
+    return True, None
+
+
 def _resources_only_reprieve(handle: Any, state: CycleState, pod: Pod, node_info: NodeInfo
                              ) -> Callable[[list[Pod], list[Pod]], tuple[list[Pod], int, Status | None]] | None:
     """The reprieve loop as arithmetic, when only NodeResourcesFit can still change its verdict.

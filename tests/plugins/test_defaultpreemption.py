@@ -356,14 +356,18 @@ def _random_preemption_scenario(seed: int) -> list[dict[str, Any]]:
     return objs
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(16))
 def test_arithmetic_reprieve_matches_the_framework_path(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The resources-only reprieve must pick exactly the victims the generic reprieve loop picks."""
+    """The arithmetic shortcuts (reprieve loop, the check after removing every lower-priority pod,
+    nominated-node rechecks) must give exactly what the generic framework path gives."""
+    from kubesched.framework.runtime import Framework
     from kubesched.sim.simulate import simulate
 
     objs = _random_preemption_scenario(seed)
-    fast = simulate(objs, seed=0, tie_break="name")
+    fast = simulate(objs, seed=0, tie_break="name", burst=True)
     monkeypatch.setattr(defaultpreemption, "_resources_only_reprieve", lambda *a, **k: None)
-    slow = simulate(objs, seed=0, tie_break="name")
+    monkeypatch.setattr(defaultpreemption, "_node_only_and_fit_check", lambda *a, **k: (False, None))
+    monkeypatch.setattr(Framework, "_fit_only_with_nominated", lambda *a, **k: None)
+    slow = simulate(objs, seed=0, tie_break="name", burst=True)
     assert fast.attempts == slow.attempts
     assert fast.final == slow.final and fast.deleted == slow.deleted
