@@ -135,6 +135,9 @@ class DefaultPreemption:
                                pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
         """The fewest pods (by reprieving the most important first) whose removal lets ``pod`` fit."""
         handle = self.handle
+        quick = _arithmetic_select(handle, state, pod, node_info, pdbs)
+        if quick is not None:
+            return quick
 
         def remove(victim: Pod) -> Status | None:
             if not node_info.remove_pod(victim):
@@ -156,9 +159,7 @@ class DefaultPreemption:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
 
         # Even an empty node (of lower-priority pods) does not fit the pod: no preemption here.
-        handled, status = _node_only_and_fit_check(handle, state, pod, node_info)
-        if not handled:
-            status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
         if not is_success(status):
             return [], 0, status
         # Filters that read only the node object (not its pods) have just passed and cannot change
@@ -170,10 +171,6 @@ class DefaultPreemption:
         go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[Pod] = []
-
-        fast = _resources_only_reprieve(handle, state, pod, node_info)
-        if fast is not None:
-            return fast(violating, non_violating)
 
         def reprieve(p: Pod) -> tuple[bool, Status | None]:
             if (err := add(p)) is not None:
@@ -220,99 +217,88 @@ def new(args: Any, handle: Handle, *, rng: random.Random | None = None,
 
 
 # -- helpers ----------------------------------------------------------------------------------------
-def _node_only_and_fit_check(handle: Any, state: CycleState, pod: Pod, node_info: NodeInfo
-                             ) -> tuple[bool, Status | None]:
-    """RunFilterPluginsWithNominatedPods without copying the node, when it can be done exactly.
+def _arithmetic_select(handle: Any, state: CycleState, pod: Pod, node_info: NodeInfo,
+                       pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None] | None:
+    """SelectVictimsOnNode as arithmetic on the node's pod count and requests, when that is exact.
 
-    With only node-only filters and NodeResourcesFit active (and no PreFilter extension), the run
-    with nominated pods decides: a node-only filter answers the same with or without them, and
-    fitting with them implies fitting without. Plugins are asked in profile order, so the first
-    failure is the one the framework would report. ``(False, None)`` when this does not apply.
+    It is when every Filter plugin still active for the pod is either node-only (its verdict ignores
+    the node's pods) or NodeResourcesFit, and no PreFilter extension would run. Then each check the
+    procedure makes (the node without any lower-priority pod, then with each reprieved pod back, and
+    always with the pods nominated there at equal or higher priority, fitting with which implies
+    fitting without) is decided by the node-only plugins once and by NodeResourcesFit's resource
+    checks, asked in profile order so that a failure is reported as the framework would report it.
+    Nothing is copied or run per reprieved pod. None when the shortcut does not apply.
     """
     points = getattr(handle, "points", None)
     active_exts = getattr(handle, "active_pre_filter_extensions", None)
     if not isinstance(points, dict) or active_exts is None:
-        return False, None
+        return None
     active = [p for p in points["filter"] if p.name not in state.skip_filter_plugins]
     if any(p.name not in NODE_ONLY_FILTERS and p.name != noderesources_fit.NAME for p in active):
-        return False, None
-    if active_exts(state):
-        return False, None
-    fit_state = state.get(noderesources_fit.PRE_FILTER_STATE_KEY)
-    if not isinstance(fit_state, noderesources_fit.PreFilterState):
-        return False, None
-    nominated = [p for p in handle.nominator.nominated_pods_for_node(node_info.name)
-                 if p.priority >= pod.priority and p.uid != pod.uid]
-    for plugin in active:
-        if plugin.name == noderesources_fit.NAME:
-            missing = noderesources_fit.insufficient_with_pods(fit_state.checks, node_info, nominated)
-            if missing:
-                return True, Status(Code.UNSCHEDULABLE, tuple(r.reason for r in missing), plugin=plugin.name)
-            continue
-        status = plugin.filter(state, pod, node_info)
-        if status is not None and status.code is not Code.SUCCESS:
-            if not status.is_rejected():
-                return False, None  # let the framework word the error
-            status.plugin = plugin.name
-            return True, status
-    return True, None
-
-
-def _resources_only_reprieve(handle: Any, state: CycleState, pod: Pod, node_info: NodeInfo
-                             ) -> Callable[[list[Pod], list[Pod]], tuple[list[Pod], int, Status | None]] | None:
-    """The reprieve loop as arithmetic, when only NodeResourcesFit can still change its verdict.
-
-    That holds when every other Filter plugin is skipped for this pod (or reads only the node
-    object) and no PreFilter extension would run: then "the preemptor fits with these pods back" is
-    exactly NodeResourcesFit's check on the node's pod count and requested resources (plus those of
-    pods nominated to the node with equal or higher priority), without cloning or re-running the
-    framework for every pod.
-    """
-    names_of = getattr(handle, "plugin_names", None)
-    active_exts = getattr(handle, "active_pre_filter_extensions", None)
-    if names_of is None or active_exts is None:
-        return None
-    if [n for n in names_of("filter") if n not in state.skip_filter_plugins] != [noderesources_fit.NAME]:
         return None
     if active_exts(state):
         return None
     fit_state = state.get(noderesources_fit.PRE_FILTER_STATE_KEY)
     if not isinstance(fit_state, noderesources_fit.PreFilterState):
         return None
+
+    potential = [p for p in node_info.pods if p.priority < pod.priority]
+    if not potential:
+        return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
     checks = fit_state.checks
     allocatable = node_info.allocatable
     allowed_pods = allocatable.get(PODS, 0)
     requested = dict(node_info.requested)
     count = len(node_info.pods)
-    # Pods nominated here with equal or higher priority count as if placed; fitting with them
-    # implies fitting without them, the framework's second check.
+
+    def shift(p: Pod, sign: int) -> None:
+        nonlocal count
+        count += sign
+        for name, value in p.requests.items():
+            requested[name] = requested.get(name, 0) + sign * value
+
+    for p in potential:
+        shift(p, -1)
     for other in handle.nominator.nominated_pods_for_node(node_info.name):
         if other.priority >= pod.priority and other.uid != pod.uid:
-            count += 1
-            for name, value in other.requests.items():
-                requested[name] = requested.get(name, 0) + value
+            shift(other, +1)
 
-    def run(violating: list[Pod], non_violating: list[Pod]) -> tuple[list[Pod], int, Status | None]:
-        nonlocal count
-        victims: list[Pod] = []
-        num_violating = 0
-        for group, counts_as_violation in ((violating, True), (non_violating, False)):
-            for p in group:
-                extra = p.requests
-                fits = count + 2 <= allowed_pods and all(
-                    amount <= allocatable.get(name, 0) - requested.get(name, 0) - extra.get(name, 0)
-                    for name, amount in checks)
-                if fits:
-                    count += 1
-                    for name, value in extra.items():
-                        requested[name] = requested.get(name, 0) + value
-                else:
-                    victims.append(p)
-                    num_violating += counts_as_violation
-        return victims, num_violating, None
+    def missing(extra: Mapping[str, int] | None = None, extra_pods: int = 0) -> list[str]:
+        reasons = []
+        if count + extra_pods + 1 > allowed_pods:
+            reasons.append(noderesources_fit.TOO_MANY_PODS)
+        for name, amount in checks:
+            used = requested.get(name, 0) + (extra.get(name, 0) if extra else 0)
+            if amount > allocatable.get(name, 0) - used:
+                reasons.append(noderesources_fit.insufficient_reason(name))
+        return reasons
 
-    return run
+    for plugin in active:
+        if plugin.name == noderesources_fit.NAME:
+            reasons = missing()
+            if reasons:
+                return [], 0, Status(Code.UNSCHEDULABLE, tuple(reasons), plugin=plugin.name)
+            continue
+        status = plugin.filter(state, pod, node_info)
+        if status is not None and status.code is not Code.SUCCESS:
+            if not status.is_rejected():
+                return None  # the framework words errors
+            status.plugin = plugin.name
+            return [], 0, status
 
+    now = clock_reading(handle.clock(), potential)
+    go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
+    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    victims: list[Pod] = []
+    num_violating = 0
+    for group, counts_as_violation in ((violating, True), (non_violating, False)):
+        for p in group:
+            if missing(p.requests, 1):
+                victims.append(p)
+                num_violating += counts_as_violation
+            else:
+                shift(p, +1)
+    return victims, num_violating, None
 
 
 def _as_error(status: Status | None) -> Status:

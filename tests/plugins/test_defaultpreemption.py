@@ -365,8 +365,7 @@ def test_arithmetic_reprieve_matches_the_framework_path(seed: int, monkeypatch: 
 
     objs = _random_preemption_scenario(seed)
     fast = simulate(objs, seed=0, tie_break="name", burst=True)
-    monkeypatch.setattr(defaultpreemption, "_resources_only_reprieve", lambda *a, **k: None)
-    monkeypatch.setattr(defaultpreemption, "_node_only_and_fit_check", lambda *a, **k: (False, None))
+    monkeypatch.setattr(defaultpreemption, "_arithmetic_select", lambda *a, **k: None)
     monkeypatch.setattr(Framework, "_fit_only_with_nominated", lambda *a, **k: None)
     slow = simulate(objs, seed=0, tie_break="name", burst=True)
     assert fast.attempts == slow.attempts
