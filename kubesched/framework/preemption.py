@@ -336,10 +336,15 @@ class Evaluator:
         node_statuses: dict[str, Status] = {}
         errors: list[str] = []
         n = len(potential)
+        # A policy that copies what it changes itself gets the snapshot's node and the cycle's state
+        # as they are (DefaultPreemption often decides without changing either).
+        copies_itself = getattr(self.policy, "copies_what_it_changes", False)
         for i in range(n):
-            info = potential[(offset + i) % n].snapshot()
+            info = potential[(offset + i) % n]
+            if not copies_itself:
+                info = info.snapshot()
             victims, violations, status = self.policy.select_victims_on_node(
-                self.state.clone(), pod, info, pdbs)
+                self.state if copies_itself else self.state.clone(), pod, info, pdbs)
             if is_success(status) and victims:
                 candidate = Candidate(info.name, Victims(victims, violations))
                 (non_violating if violations == 0 else violating).add(candidate)

@@ -72,6 +72,9 @@ def first_offset(num_nodes: int) -> int:
 
 class DefaultPreemption:
     name = NAME
+    #: select_victims_on_node copies the node and the cycle state before changing them, so the
+    #: evaluator hands over the originals (most nodes are decided without copying anything).
+    copies_what_it_changes = True
 
     def __init__(self, args: Any, handle: Handle, *, rng: random.Random | None = None,
                  offset_fn: Callable[[int], int] | None = None) -> None:
@@ -138,6 +141,10 @@ class DefaultPreemption:
         quick = _arithmetic_select(handle, state, pod, node_info, pdbs)
         if quick is not None:
             return quick
+        # The general procedure changes the node and the state: work on copies (see
+        # ``copies_what_it_changes``).
+        node_info = node_info.snapshot()
+        state = state.clone()
 
         def remove(victim: Pod) -> Status | None:
             if not node_info.remove_pod(victim):
