@@ -82,9 +82,11 @@ class PVController:
                 else:
                     self._sync_volume(event.obj)
             elif event.kind == "StorageClass" and event.type == "ADDED":
-                # A class that arrives after its claims lets them provision now.
+                # A class that arrives after its claims lets them bind or provision now.
+                name = (event.obj.get("metadata") or {}).get("name")
                 for pvc in self.cluster.list("PersistentVolumeClaim")[0]:
-                    self._sync_claim(pvc)
+                    if PersistentVolumeClaim.from_dict(pvc).storage_class == name:
+                        self._sync_claim(pvc)
         except (ApiError, ObjectError) as err:
             # A conflict means a newer version is on its way as another event: sync again then.
             log.debug("pv controller: %s %s: %s", event.kind, event.type, err)

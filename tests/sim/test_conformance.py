@@ -63,6 +63,9 @@ def test_scenario_matches_reference(folder: Path) -> None:
     assert [(a["pod"], a["attempt"]) for a in got_attempts] == [(a["pod"], a["attempt"]) for a in want_attempts]
     assert result.final == golden["final"]
     assert sorted(result.never_attempted) == sorted(golden.get("neverAttempted", []))
+    # What the cluster's controllers and the scheduler warned about (claims that can never bind,
+    # pods no profile serves), in the reference's order.
+    assert result.warnings == (golden.get("warnings") or [])
 
 
 def test_corpus_is_present_or_skipped_loudly() -> None:
