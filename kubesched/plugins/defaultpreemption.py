@@ -84,6 +84,9 @@ class DefaultPreemption:
         self.min_candidate_nodes_absolute = int(getattr(
             args, "min_candidate_nodes_absolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE))
         self.rng = rng if rng is not None else random.Random()
+        self._plan_for: CycleState | None = None
+        self._plan_skip: set[str] = set()
+        self._plan: tuple[list[Any], Any] | None = None
         #: Where the dry run starts among ``n`` potential nodes; kube-scheduler draws it at random.
         #: Replace it (e.g. with :func:`first_offset`) for reproducible simulations.
         self.offset_fn: Callable[[int], int] = offset_fn if offset_fn is not None else self._random_offset
@@ -138,7 +141,13 @@ class DefaultPreemption:
                                pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
         """The fewest pods (by reprieving the most important first) whose removal lets ``pod`` fit."""
         handle = self.handle
-        quick = _arithmetic_select(handle, state, pod, node_info, pdbs)
+        # The plan depends on the cycle state only; the dry run asks with the same state for every
+        # node it tries, so it is worked out once per state.
+        if self._plan_for is not state or self._plan_skip != state.skip_filter_plugins:
+            self._plan_for, self._plan_skip = state, set(state.skip_filter_plugins)
+            self._plan = _arithmetic_plan(handle, state)
+        quick = (_arithmetic_select(handle, state, pod, node_info, pdbs, self._plan)
+                 if self._plan is not None else None)
         if quick is not None:
             return quick
         # The general procedure changes the node and the state: work on copies (see
@@ -224,8 +233,23 @@ def new(args: Any, handle: Handle, *, rng: random.Random | None = None,
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+def _arithmetic_plan(handle: Any, state: CycleState) -> tuple[list[Any], Any] | None:
+    """The active Filter plugins and NodeResourcesFit's PreFilter state when the arithmetic applies."""
+    plan: tuple[list[Any], Any] | None = None
+    points = getattr(handle, "points", None)
+    active_exts = getattr(handle, "active_pre_filter_extensions", None)
+    if isinstance(points, dict) and active_exts is not None:
+        active = [p for p in points["filter"] if p.name not in state.skip_filter_plugins]
+        fit_state = state.get(noderesources_fit.PRE_FILTER_STATE_KEY)
+        if (all(p.name in NODE_ONLY_FILTERS or p.name == noderesources_fit.NAME for p in active)
+                and not active_exts(state) and isinstance(fit_state, noderesources_fit.PreFilterState)):
+            plan = (active, fit_state)
+    return plan
+
+
 def _arithmetic_select(handle: Any, state: CycleState, pod: Pod, node_info: NodeInfo,
-                       pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None] | None:
+                       pdbs: Sequence[PodDisruptionBudget], plan: tuple[list[Any], Any] | None = None,
+                       ) -> tuple[list[Pod], int, Status | None] | None:
     """SelectVictimsOnNode as arithmetic on the node's pod count and requests, when that is exact.
 
     It is when every Filter plugin still active for the pod is either node-only (its verdict ignores
@@ -236,18 +260,11 @@ def _arithmetic_select(handle: Any, state: CycleState, pod: Pod, node_info: Node
     checks, asked in profile order so that a failure is reported as the framework would report it.
     Nothing is copied or run per reprieved pod. None when the shortcut does not apply.
     """
-    points = getattr(handle, "points", None)
-    active_exts = getattr(handle, "active_pre_filter_extensions", None)
-    if not isinstance(points, dict) or active_exts is None:
+    if plan is None:
+        plan = _arithmetic_plan(handle, state)
+    if plan is None:
         return None
-    active = [p for p in points["filter"] if p.name not in state.skip_filter_plugins]
-    if any(p.name not in NODE_ONLY_FILTERS and p.name != noderesources_fit.NAME for p in active):
-        return None
-    if active_exts(state):
-        return None
-    fit_state = state.get(noderesources_fit.PRE_FILTER_STATE_KEY)
-    if not isinstance(fit_state, noderesources_fit.PreFilterState):
-        return None
+    active, fit_state = plan
 
     potential = [p for p in node_info.pods if p.priority < pod.priority]
     if not potential:
