@@ -75,6 +75,7 @@ def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         sched.queue.done(pod.uid)
         return
     state = CycleState()
+    state.plugin_timer = sched.plugin_timer(fwk)
     record = sched.new_record(qpi, fwk.profile_name)
     try:
         result, assumed = scheduling_cycle(sched, fwk, state, qpi, record)
@@ -90,9 +91,11 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
     try:
         result = schedule_pod(sched, fwk, state, pod, record)
     except FitError as fit:
-        if not fwk.has_post_filter_plugins():
+        # A replica whose gate closed mid-cycle (Lease lost) must not preempt: victims are deletions.
+        if not fwk.has_post_filter_plugins() or not sched.may_act():
             raise SchedulingFailure(Status(Code.UNSCHEDULABLE), "", fit) from None
         post_result, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_status)
+        sched.metrics_post_filter(fwk, state.get(VICTIMS_KEY))
         fit.diagnosis.post_filter_msg = status.message
         nominated = "" if post_result is None else post_result.nominated_node_name
         mode_override = post_result is not None and post_result.mode == "override"
@@ -331,8 +334,9 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, qpi: QueuedPodIn
         sched.queue.add_nominated_pod(qpi.pod, nominated_node)
     elif qpi.pod.nominated_node_name:
         sched.queue.add_nominated_pod(qpi.pod, "")
-    sched.record_event(pod, "Warning", "FailedScheduling", message)
-    sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
+    if sched.may_act():  # a replica that lost its Lease leaves the pod's story to the new leader
+        sched.record_event(pod, "Warning", "FailedScheduling", message)
+        sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
 
 
 # -- the binding cycle --------------------------------------------------------------------------------
@@ -362,6 +366,9 @@ def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, resu
                             record)
         else:
             _binding_failed(sched, fwk, state, result, qpi, assumed, permit, permit.as_error(), record)
+        return
+    if not sched.may_act():
+        _abandon_binding(sched, fwk, state, qpi, assumed, host)
         return
 
     inline = True
@@ -393,6 +400,9 @@ def _bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleR
           qpi: QueuedPodInfo, assumed: Pod, record: AttemptRecord | None) -> None:
     """Bind and PostBind, after PreBind succeeded."""
     host = result.suggested_host
+    if not sched.may_act():
+        _abandon_binding(sched, fwk, state, qpi, assumed, host)
+        return
     status = fwk.run_bind_plugins(state, assumed, host)
     sched.cache.finish_binding(assumed)
     if status is not None and status.code is not Code.SUCCESS:
@@ -413,6 +423,26 @@ def _bind_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: Sc
     if record is not None:
         record.details["bind"] = {status.plugin: status.message}
     _binding_failed(sched, fwk, state, result, qpi, assumed, status, status.as_error(), record)
+
+
+def _abandon_binding(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                     assumed: Pod, host: str) -> None:
+    """The gate closed (the Lease is lost): undo the assumption and requeue the pod without a word to
+    the cluster, since a replica that no longer leads must not write; the next leader schedules it."""
+    log.warning("not binding pod %s to %s: this scheduler no longer leads", assumed.key, host)
+    fwk.run_reserve_plugins_unreserve(state, assumed, host)
+    try:
+        sched.cache.forget_pod(assumed)
+    except Exception:
+        log.exception("forgetting pod %s failed", assumed.key)
+    qpi.unschedulable_plugins = set()
+    qpi.pending_plugins = set()
+    current = sched.current_pod(qpi.pod)
+    if current is not None and not current.node_name:
+        qpi.pod = current
+        sched.queue.add_unschedulable_if_not_present(qpi, sched.queue.scheduling_cycle)
+    else:
+        sched.queue.done(qpi.pod.uid)
 
 
 def _binding_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,

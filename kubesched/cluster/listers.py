@@ -2,9 +2,9 @@
 
 kube-scheduler hands plugins informer listers (namespaces for pod affinity's namespace selectors;
 services, replication controllers, replica sets and stateful sets for PodTopologySpread's default
-constraints; persistent volumes, claims, storage classes, CSI nodes and drivers for the volume
-plugins). :class:`Listers` is that store here: the scheduler feeds it watch events, plugins read it
-through ``handle.listers``. Reads never reach the API server.
+constraints; PodDisruptionBudgets for preemption; persistent volumes, claims, storage classes, CSI
+nodes and drivers for the volume plugins). :class:`Listers` is that store here: the scheduler feeds
+it watch events, plugins read it through ``handle.listers``. Reads never reach the API server.
 
 Storage objects are kept parsed (typed views from :mod:`kubesched.api.storage`), since the volume
 plugins read them in every cycle of a pod with volumes. Plugins that must react to storage changes
@@ -22,6 +22,7 @@ from typing import Any
 from kubesched.api.labels import LabelSelector
 from kubesched.api.objects import Namespace
 from kubesched.api.storage import CSIDriver, CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from kubesched.api.validation import validate_object
 
 #: Storage kinds and their parsed views.
 STORAGE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
@@ -34,8 +35,8 @@ STORAGE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
 STORAGE_KINDS = tuple(STORAGE_VIEWS)
 
 #: Kinds plugins read through listers (besides nodes and pods, which live in the cache).
-LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet", *STORAGE_KINDS,
-                "CSIStorageCapacity")
+LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
+                "PodDisruptionBudget", *STORAGE_KINDS, "CSIStorageCapacity")
 
 #: ``listener(event_type, kind, new_view, old_view)``, called after the store changed.
 StorageListener = Callable[[str, str, Any, Any], None]
@@ -55,7 +56,13 @@ class Listers:
 
     # -- fed by the scheduler's watch -----------------------------------------------------------------
     def apply(self, event_type: str, kind: str, obj: Mapping[str, Any]) -> None:
-        """Record one watch event; a malformed Namespace raises ObjectError and changes nothing."""
+        """Record one watch event; a malformed object raises ObjectError and changes nothing.
+
+        Plugins read these objects' fields directly (a Service's ``spec.selector``), so their types
+        are checked here, once, rather than by every reader.
+        """
+        if event_type != "DELETED":
+            validate_object(obj)
         meta = obj.get("metadata") or {}
         key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
         namespace = Namespace.from_dict(obj) if kind == "Namespace" else None

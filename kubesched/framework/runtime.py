@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,6 +51,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
+from kubesched.metrics import FrameworkMetrics, status_label, timed_extension_point
 from kubesched.plugins import names
 from kubesched.plugins.noderesources import fit as noderesources_fit
 
@@ -92,6 +94,9 @@ class ScoreOutcome:
 
 class Framework:
     """One scheduling profile: its plugins per extension point, score weights and waiting pods."""
+
+    #: Extension point and plugin timings (set by the scheduler; None times nothing).
+    metrics: FrameworkMetrics | None = None
 
     def __init__(
         self,
@@ -241,6 +246,7 @@ class Framework:
                 if (ext := plugin.pre_filter_extensions()) is not None]  # type: ignore[attr-defined]
 
     # -- PreFilter -----------------------------------------------------------------------------------
+    @timed_extension_point("PreFilter")
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         result: PreFilterResult | None = None
         with_nodes: list[str] = []
@@ -436,11 +442,15 @@ class Framework:
                 break
             rows = batch[alive]
             if plugin.name in self._batch_filter:
+                started = time.perf_counter()
                 try:
                     result = plugin.filter_nodes(state, pod, snapshot, rows)  # type: ignore[attr-defined]
                 except Exception as exc:  # a plugin bug must not take the scheduler down
                     log.exception("filter plugin %s failed", plugin.name)
                     return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc)
+                if state.plugin_timer is not None:
+                    state.plugin_timer.observe(plugin.filter_nodes,  # type: ignore[attr-defined]
+                                               result.statuses[0] if result.statuses else None, started)
                 idx = result.status_index
                 failed = np.flatnonzero(idx >= 0)
                 if len(failed):
@@ -471,6 +481,7 @@ class Framework:
         return verdict, statuses
 
     # -- PostFilter ----------------------------------------------------------------------------------
+    @timed_extension_point("PostFilter")
     def run_post_filter_plugins(self, state: CycleState, pod: Pod,
                                 node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
         result: PostFilterResult | None = None
@@ -492,6 +503,7 @@ class Framework:
         return result, Status(Code.UNSCHEDULABLE, tuple(reasons), plugin=rejector)
 
     # -- Score ---------------------------------------------------------------------------------------
+    @timed_extension_point("PreScore")
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
         skip: set[str] = set()
         try:
@@ -507,6 +519,7 @@ class Framework:
         finally:
             state.skip_score_plugins = skip
 
+    @timed_extension_point("Score")
     def run_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList,
                           *, record_raw: bool = False) -> ScoreOutcome | Status:
         """Score, normalise and weight every non-skipped Score plugin over ``nodes``."""
@@ -535,9 +548,15 @@ class Framework:
                    nodes: NodeInfoList) -> tuple[np.ndarray, np.ndarray]:
         """Raw and normalised scores of one plugin over ``nodes``."""
         if plugin.name in self._batch_score:
+            started = time.perf_counter()
             try:
                 raw = np.asarray(plugin.score_nodes(state, pod, nodes), dtype=np.int64)  # type: ignore[attr-defined]
+                if state.plugin_timer is not None:
+                    state.plugin_timer.observe(plugin.score_nodes, None, started)  # type: ignore[attr-defined]
+                    started = time.perf_counter()
                 normalized = plugin.normalize_scores(state, pod, raw.copy())  # type: ignore[attr-defined]
+                if state.plugin_timer is not None:
+                    state.plugin_timer.observe(plugin.normalize_scores, None, started)  # type: ignore[attr-defined]
             except Exception as exc:
                 log.exception("score plugin %s failed", plugin.name)
                 raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {exc}') from exc
@@ -560,6 +579,7 @@ class Framework:
         return values, np.fromiter((ns.score for ns in node_scores), dtype=np.int64, count=len(node_scores))
 
     # -- Reserve / Permit ----------------------------------------------------------------------------
+    @timed_extension_point("Reserve")
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return self._run_in_order("reserve", "reserve", "Reserve", state, pod, node_name)
 
@@ -576,21 +596,29 @@ class Framework:
                               plugin=plugin.name, error=status.error)
         return None
 
+    @timed_extension_point("Unreserve")
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in reversed(self.points["reserve"]):
+            started = time.perf_counter()
             try:
                 plugin.unreserve(state, pod, node_name)  # type: ignore[attr-defined]
             except Exception:
                 log.exception("unreserve of plugin %s failed", plugin.name)
+            if state.plugin_timer is not None:
+                state.plugin_timer.observe(plugin.unreserve, None, started)  # type: ignore[attr-defined]
 
+    @timed_extension_point("Permit")
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         waits: dict[str, float] = {}
         for plugin in self.points["permit"]:
+            started = time.perf_counter()
             try:
                 status, timeout = plugin.permit(state, pod, node_name)  # type: ignore[attr-defined]
             except Exception as exc:
                 log.exception("permit plugin %s failed", plugin.name)
                 status, timeout = Status.from_error(exc), 0.0
+            if state.plugin_timer is not None:
+                state.plugin_timer.observe(plugin.permit, status, started)  # type: ignore[attr-defined]
             if status is None or status.code is Code.SUCCESS:
                 continue
             if status.is_rejected():
@@ -613,8 +641,17 @@ class Framework:
 
         A plugin may answer with a :class:`PendingStatus` (it waits for the cluster, e.g. for claims
         to be bound); the remaining plugins then run when it resolves, from whatever resolves it.
+        The extension point is timed (framework_extension_point_duration_seconds) up to ``done``.
         """
         plugins = self.points["pre_bind"]
+        metrics: FrameworkMetrics | None = self.metrics
+        if metrics is not None:
+            started = time.perf_counter()
+            finish = done
+
+            def done(status: Status | None) -> None:
+                metrics.observe_extension_point("PreBind", status_label(status), time.perf_counter() - started)
+                finish(status)
 
         def step(index: int) -> None:
             while index < len(plugins):
@@ -643,6 +680,7 @@ class Framework:
 
         step(0)
 
+    @timed_extension_point("Bind")
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if not self.points["bind"]:
             return Status(Code.SKIP)
@@ -660,12 +698,16 @@ class Framework:
             return status
         return status
 
+    @timed_extension_point("PostBind")
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in self.points["post_bind"]:
+            started = time.perf_counter()
             try:
                 plugin.post_bind(state, pod, node_name)  # type: ignore[attr-defined]
             except Exception:
                 log.exception("post-bind plugin %s failed", plugin.name)
+            if state.plugin_timer is not None:
+                state.plugin_timer.observe(plugin.post_bind, None, started)  # type: ignore[attr-defined]
 
 
 def _pre_bind_failure(name: str, status: Status | None) -> Status | None:
@@ -683,17 +725,30 @@ class _PluginFailure(RuntimeError):
 
 
 def _call(fn: Callable[..., tuple[Any, Status | None]], *args: Any) -> tuple[Any, Status | None]:
-    """Run a plugin method returning (value, status); an exception becomes an Error status."""
+    """Run a plugin method returning (value, status); an exception becomes an Error status.
+
+    Every caller passes the CycleState first: on sampled cycles it carries the plugin timer.
+    """
+    timer = args[0].plugin_timer
+    started = time.perf_counter() if timer is not None else 0.0
     try:
-        return fn(*args)
+        result = fn(*args)
     except Exception as exc:
         log.exception("plugin call %s failed", getattr(fn, "__qualname__", fn))
-        return None, Status.from_error(exc)
+        result = None, Status.from_error(exc)
+    if timer is not None:
+        timer.observe(fn, result, started)
+    return result
 
 
 def _call_status(fn: Callable[..., Status | None], *args: Any) -> Status | None:
+    timer = args[0].plugin_timer
+    started = time.perf_counter() if timer is not None else 0.0
     try:
-        return fn(*args)
+        status = fn(*args)
     except Exception as exc:
         log.exception("plugin call %s failed", getattr(fn, "__qualname__", fn))
-        return Status.from_error(exc)
+        status = Status.from_error(exc)
+    if timer is not None:
+        timer.observe(fn, status, started)
+    return status

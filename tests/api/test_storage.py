@@ -80,3 +80,15 @@ def test_bad_quantity_names_the_field() -> None:
     raw["spec"]["resources"]["requests"]["storage"] = "lots"
     with pytest.raises(ObjectError, match=r"spec\.resources\.requests\.storage"):
         PersistentVolumeClaim.from_dict(raw)
+
+
+def test_nodes_may_report_attachable_volume_limits() -> None:
+    """Kubelets publish ``attachable-volumes-*`` in node capacity; the API server accepts them."""
+    from kubesched.api.validation import validate_object
+    from tests.factories import node_dict
+
+    node = node_dict("n", extra={"attachable-volumes-csi-ebs.csi.aws.com": "39", "attachable-volumes-aws-ebs": "25"})
+    validate_object(node)
+    bad = node_dict("n", extra={"volumes": "3"})
+    with pytest.raises(ObjectError, match="must be a standard resource type"):
+        validate_object(bad)

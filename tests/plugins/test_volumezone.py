@@ -26,7 +26,7 @@ CASES = [
     ("beta pv label, beta node label", {BETA_ZONE: "a"}, {BETA_ZONE: "a", ZONE: "b"}, None),
     ("region matches", {REGION: "r1"}, {REGION: "r1", ZONE: "x"}, None),
     ("region differs", {REGION: "r1"}, {REGION: "r2"}, CONFLICT),
-    ("malformed value ignored", {ZONE: "a__"}, {ZONE: "b"}, None),
+    ("malformed value ignored", {ZONE: "a____c"}, {ZONE: "b"}, None),
 ]
 
 
