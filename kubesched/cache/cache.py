@@ -334,17 +334,11 @@ class Cache:
                 self._nodes_changed = False
                 self._images_changed = False
             else:
-                pvcs_dirty = False
                 for name in self._dirty:
                     live = self._nodes.get(name)
                     if live is None or live.node is None:
                         continue
-                    old = snapshot.get(name)
-                    clone = self._clone(live)
-                    snapshot.replace_node(clone)
-                    if old is None or old.pvc_ref_counts.keys() != clone.pvc_ref_counts.keys():
-                        pvcs_dirty = True
-                if pvcs_dirty:
-                    snapshot.refresh_used_pvcs()
+                    # Replacing a node also updates the snapshot's used PVCs for it.
+                    snapshot.replace_node(self._clone(live))
             self._dirty.clear()
             snapshot.generation = next_generation()
