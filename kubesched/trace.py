@@ -39,6 +39,9 @@ class AttemptRecord:
     #: NormalizeScore and weights); "weights" -> {plugin: weight};
     #: "postfilter" / "reserve" / "permit" / "bind" -> {plugin: message}.
     details: dict[str, Any] = field(default_factory=dict)
+    #: Order of the scheduling cycle that made this attempt: a record is emitted when its binding
+    #: cycle ends (which can wait in Permit or PreBind), so sort by this for the order of attempts.
+    cycle: int = 0
 
     def to_dict(self, *, raw_scores: bool = False) -> dict[str, Any]:
         """The conformance-corpus JSON shape (optional keys only when they carry something).
