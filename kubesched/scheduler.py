@@ -106,7 +106,9 @@ class Scheduler:
                 listers=self.listers,
                 parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
-                extra_handle={"rng": self.rng, "tie_break": tie_break},
+                # pod_lister: the scheduler's informer view of a pod (what kube-scheduler's podLister
+                # answers), so no plugin needs a live GET in the scheduling or binding cycle.
+                extra_handle={"rng": self.rng, "tie_break": tie_break, "pod_lister": self.current_pod},
             )
         for warning in self.warnings:
             log.warning(warning)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
+from kubesched.cluster.protocol import NotFound
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import fit_error_message
 from kubesched.framework.interfaces import PostFilterResult
@@ -298,7 +299,14 @@ class Evaluator:
         return PostFilterResult(best.name), None
 
     def _latest(self, pod: Pod) -> Pod:
-        """The preemptor as the cluster has it now (its nomination may have changed since queueing)."""
+        """The preemptor as the cluster has it now (its nomination may have changed since queueing): from
+        the scheduler's pod lister when the handle has one (as upstream's podLister), never a live GET."""
+        lister = getattr(self.handle, "extra", {}).get("pod_lister")
+        if lister is not None:
+            latest = lister(pod)
+            if latest is None:
+                raise NotFound.of("pods", pod.name)
+            return latest
         getter = getattr(self.handle.cluster, "get", None)
         if getter is None:
             return pod
