@@ -334,9 +334,8 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, qpi: QueuedPodIn
         sched.queue.add_nominated_pod(qpi.pod, nominated_node)
     elif qpi.pod.nominated_node_name:
         sched.queue.add_nominated_pod(qpi.pod, "")
-    if sched.may_act():  # a replica that lost its Lease leaves the pod's story to the new leader
-        sched.record_event(pod, "Warning", "FailedScheduling", message)
-        sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
+    sched.record_event(pod, "Warning", "FailedScheduling", message)
+    sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
 
 
 # -- the binding cycle --------------------------------------------------------------------------------

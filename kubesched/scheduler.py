@@ -376,6 +376,8 @@ class Scheduler:
             self.metrics.observe_preemption(len(victims) if victims else None)
 
     def record_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
+        if not self.may_act():  # a replica that lost its Lease leaves the pod's story to the new leader
+            return
         self._record_object_event("Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid,
                                   controller=pod.scheduler_name)
 
@@ -408,6 +410,8 @@ class Scheduler:
         result = "unschedulable" if reason == "Unschedulable" else "error"
         self.metrics.observe_attempt(result, pod.scheduler_name,
                                      time.perf_counter() - started if started else 0.0)
+        if not self.may_act():
+            return
         condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
         nnn: Any = ...
         if nominated_node is None and pod.nominated_node_name:
