@@ -26,13 +26,17 @@ from kubesched.cache.cache import Cache
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import Clock
+from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.cluster.listers import LISTED_KINDS, Listers
 from kubesched.cluster.protocol import ApiError, Cluster, WatchEvent
-from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.config.types import KubeSchedulerConfiguration, Profile
+from kubesched.extender import HTTPExtender, build_extenders, ignored_by_scheduler
 from kubesched.framework.interfaces import ClusterEvent, PluginFactory
 from kubesched.framework.runtime import Framework
+from kubesched.framework.status import Status
 from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins import nodename, nodeports
+from kubesched.plugins.names import NODE_RESOURCES_FIT
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.noderesources import fit as noderesources_fit
 from kubesched.plugins.registry import in_tree_registry, resolve_profile
@@ -61,6 +65,7 @@ class Scheduler:
         registry: Mapping[str, PluginFactory] | None = None,
         executor: Callable[[Callable[[], None]], None] | None = None,
         metrics: SchedulerMetrics | None = None,
+        bind_for_extenders: bool | None = None,
     ) -> None:
         self.cluster = cluster
         self.config = config
@@ -83,9 +88,19 @@ class Scheduler:
         self._watch: Any = None
         self._attempt_started: dict[str, float] = {}
 
+        self.extenders: list[HTTPExtender] = build_extenders(config.extenders)
+        # A binding extender binds through the API server itself. The embedded cluster lives in this
+        # process where no extender can reach it, so there the scheduler records the Binding on the
+        # extender's behalf once the extender said yes.
+        self.bind_for_extenders = (isinstance(cluster, EmbeddedCluster) if bind_for_extenders is None
+                                   else bind_for_extenders)
+        ignored = ignored_by_scheduler(config.extenders)
+
         plugin_registry = dict(in_tree_registry() if registry is None else registry)
         self.profiles: dict[str, Framework] = {}
         for profile in config.profiles:
+            if ignored:
+                profile = _ignore_resources_in_fit(profile, ignored)
             effective, warnings = resolve_profile(profile, plugin_registry)
             self.warnings.extend(warnings)
             self.profiles[profile.scheduler_name] = Framework(
@@ -99,6 +114,7 @@ class Scheduler:
                 parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
                 extra_handle={"rng": self.rng, "tie_break": tie_break},
+                extenders=self.extenders,
             )
         for warning in self.warnings:
             log.warning(warning)
@@ -289,6 +305,13 @@ class Scheduler:
         precheck = (lambda other: other.uid != pod.uid) if exclude_self else None
         self.queue.move_all_to_active_or_backoff_queue(qevents.AssignedPodDelete, pod, None, precheck)
 
+    def bind_on_behalf_of_extender(self, pod: Pod, host: str) -> Status | None:
+        try:
+            self.cluster.bind(pod.namespace, pod.name, host, uid=pod.uid or None)
+        except ApiError as err:
+            return Status.from_error(err)
+        return None
+
     def submit(self, task: Callable[[], None]) -> None:
         """Hand a binding cycle to the executor (a thread pool live, a task list in simulation)."""
         if self._executor is not None:
@@ -422,6 +445,17 @@ def truncate_message(message: str) -> str:
     if len(message) <= MAX_EVENT_MESSAGE:
         return message
     return message[:MAX_EVENT_MESSAGE - 4] + " ..."
+
+
+def _ignore_resources_in_fit(profile: Profile, ignored: tuple[str, ...]) -> Profile:
+    """Extender resources marked ignoredByScheduler become NodeResourcesFit's ignoredResources
+    (replacing the configured ones, as kube-scheduler does)."""
+    args = profile.plugin_config.get(NODE_RESOURCES_FIT)
+    if args is None or not hasattr(args, "ignored_resources"):
+        return profile
+    config = dict(profile.plugin_config)
+    config[NODE_RESOURCES_FIT] = dataclasses.replace(args, ignored_resources=ignored)  # type: ignore[type-var]
+    return dataclasses.replace(profile, plugin_config=config)
 
 
 class _QueueNominator:

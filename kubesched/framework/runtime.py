@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from kubesched.clock import Clock
     from kubesched.cluster.protocol import Cluster
     from kubesched.config.types import Profile
+    from kubesched.extender import HTTPExtender
     from kubesched.framework.handle import PodNominator
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ class Framework:
         parallelism: int = 16,
         percentage_of_nodes_to_score: int | None = None,
         extra_handle: Mapping[str, Any] | None = None,
+        extenders: Sequence[HTTPExtender] = (),
     ) -> None:
         self.profile_name = profile.scheduler_name
         self.percentage_of_nodes_to_score = (
@@ -116,6 +118,7 @@ class Framework:
         self._listers = listers if listers is not None else Listers()
         self._parallelism = parallelism
         self.extra = dict(extra_handle or {})
+        self._extenders = list(extenders)
         self.waiting_pods = WaitingPods()
         self.warnings: list[str] = []
 
@@ -186,6 +189,11 @@ class Framework:
     @property
     def parallelism(self) -> int:
         return self._parallelism
+
+    @property
+    def extenders(self) -> list[HTTPExtender]:
+        """The configured extenders (ignorable ones last), shared by every profile."""
+        return self._extenders
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting_pods.get(uid)
