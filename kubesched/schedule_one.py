@@ -18,7 +18,7 @@ from kubesched.api.objects import Pod
 from kubesched.cache.snapshot import NodeInfoList
 from kubesched.extender import EXTENDER_NAME, ExtenderError, extenders_binding, find_nodes_that_pass_extenders
 from kubesched.extender import prioritize as extender_prioritize
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState, PodsToActivate
 from kubesched.framework.diagnosis import Diagnosis, FitError
 from kubesched.framework.interfaces import PreFilterResult
 from kubesched.framework.preemption import EXTENDER_VERDICTS_KEY
@@ -78,12 +78,14 @@ def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         sched.queue.done(pod.uid)
         return
     state = CycleState()
+    state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
     record = sched.new_record(qpi, fwk.profile_name)
     try:
         result, assumed = scheduling_cycle(sched, fwk, state, qpi, record)
     except SchedulingFailure as failure:
         handle_scheduling_failure(sched, fwk, qpi, failure.status, failure.nominated_node, failure.error, record)
         return
+    _activate_pods(sched, state)
     sched.submit(lambda: _run_binding(sched, fwk, state, result, qpi, assumed, record))
 
 
@@ -416,6 +418,14 @@ def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, resu
     sched.metrics_scheduled(fwk.profile_name, qpi)
     fwk.run_post_bind_plugins(state, assumed, host)
     sched.queue.done(assumed.uid)
+    _activate_pods(sched, state)
+
+
+def _activate_pods(sched: Scheduler, state: CycleState) -> None:
+    """Move the pods plugins asked for (PodsToActivate) into activeQ."""
+    pods = state.get(PODS_TO_ACTIVATE_KEY)
+    if pods is not None and pods.map:
+        sched.queue.activate(pods.take())
 
 
 def _bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str,

@@ -19,6 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
+import numpy as np
+
 from kubesched.api.errors import ObjectError
 from kubesched.api.objects import Node, Pod
 from kubesched.api.taints import find_untolerated_taint
@@ -27,11 +29,12 @@ from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import Clock
 from kubesched.cluster.embedded import EmbeddedCluster
+from kubesched.cluster.kinds import KNOWN_KINDS
 from kubesched.cluster.listers import LISTED_KINDS, Listers
 from kubesched.cluster.protocol import ApiError, Cluster, WatchEvent
 from kubesched.config.types import KubeSchedulerConfiguration, Profile
 from kubesched.extender import HTTPExtender, build_extenders, ignored_by_scheduler
-from kubesched.framework.interfaces import ClusterEvent, PluginFactory
+from kubesched.framework.interfaces import ActionType, ClusterEvent, PluginFactory, QueueSortPlugin
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Status
 from kubesched.metrics import SchedulerMetrics
@@ -115,18 +118,26 @@ class Scheduler:
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
                 extra_handle={"rng": self.rng, "tie_break": tie_break},
                 extenders=self.extenders,
+                event_recorder=_SchedulerEvents(self),
+                pod_lister=self.pods,
             )
         for warning in self.warnings:
             log.warning(warning)
         first = next(iter(self.profiles.values()))
         sort = first.queue_sort
+        # Kinds beyond the built-in ones that plugins register events for (Coscheduling's PodGroup):
+        # watched into the listers, and their changes sent to the queue.
+        self.extra_kinds = sorted({
+            e.resource for fwk in self.profiles.values() for events in fwk.enqueue_events.values()
+            for e in events if e.resource in KNOWN_KINDS and e.resource not in WATCHED_KINDS})
+        self.watched_kinds = (*WATCHED_KINDS, *self.extra_kinds)
         event_maps = {
             name: qevents.build_cluster_event_map(
                 _Registration(plugin, evs) for plugin, evs in fwk.enqueue_events.items())
             for name, fwk in self.profiles.items()
         }
         self.queue = SchedulingQueue(
-            less=sort.less,
+            less=sort.less if getattr(sort, "sort_key", None) is not None else _guarded_less(sort),
             sort_key=getattr(sort, "sort_key", None),
             clock=clock.now,
             pod_initial_backoff=timedelta(seconds=config.pod_initial_backoff_seconds),
@@ -139,8 +150,8 @@ class Scheduler:
     # -- wiring to the cluster -------------------------------------------------------------------------
     def start(self) -> None:
         """Watch the cluster, then list what exists (listing after watching misses nothing)."""
-        self._watch = self.cluster.watch(WATCHED_KINDS, self.handle_event)
-        for kind in WATCHED_KINDS:
+        self._watch = self.cluster.watch(self.watched_kinds, self.handle_event)
+        for kind in self.watched_kinds:
             items, _ = self.cluster.list(kind)
             for obj in items:
                 self.handle_event(WatchEvent("ADDED", kind, obj, None))
@@ -162,6 +173,12 @@ class Scheduler:
                 self._on_pod(event)
             elif event.kind in LISTED_KINDS:
                 self._on_listed(event)
+            elif event.kind in self.extra_kinds:
+                self._on_listed(event)
+                action = _ACTIONS.get(event.type, ActionType.UPDATE)
+                self.queue.move_all_to_active_or_backoff_queue(
+                    ClusterEvent(event.kind, action, f"{event.kind}{event.type.capitalize()}"), event.old, event.obj,
+                    None)
         except Exception:
             # A handler bug must never stop the watch: log and carry on.
             log.exception("handling %s %s event failed", event.kind, event.type)
@@ -447,6 +464,29 @@ def truncate_message(message: str) -> str:
     return message[:MAX_EVENT_MESSAGE - 4] + " ..."
 
 
+_ACTIONS = {"ADDED": ActionType.ADD, "MODIFIED": ActionType.UPDATE, "DELETED": ActionType.DELETE}
+
+
+def _guarded_less(sort: QueueSortPlugin) -> Callable[[QueuedPodInfo, QueuedPodInfo], bool]:
+    """A QueueSort plugin's ``less`` that cannot break the queue: on an exception (or a non-bool
+    answer) the pods are ordered by priority, then by when they were queued, as PrioritySort does."""
+    less = sort.less
+
+    def guarded(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        try:
+            answer = less(a, b)
+            if isinstance(answer, (bool, np.bool_)):
+                return bool(answer)
+            raise TypeError(f"returned {type(answer).__name__}, expected bool")
+        except Exception as err:
+            log.warning('queue sort plugin "%s" failed: %s', sort.name, err, exc_info=True)
+            if a.pod.priority != b.pod.priority:
+                return a.pod.priority > b.pod.priority
+            return a.timestamp < b.timestamp
+
+    return guarded
+
+
 def _ignore_resources_in_fit(profile: Profile, ignored: tuple[str, ...]) -> Profile:
     """Extender resources marked ignoredByScheduler become NodeResourcesFit's ignoredResources
     (replacing the configured ones, as kube-scheduler does)."""
@@ -456,6 +496,22 @@ def _ignore_resources_in_fit(profile: Profile, ignored: tuple[str, ...]) -> Prof
     config = dict(profile.plugin_config)
     config[NODE_RESOURCES_FIT] = dataclasses.replace(args, ignored_resources=ignored)  # type: ignore[type-var]
     return dataclasses.replace(profile, plugin_config=config)
+
+
+class _SchedulerEvents:
+    """The handle's event recorder: Events through the scheduler, as its own are written."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+
+    def event(self, regarding: Pod | Mapping[str, Any], type_: str, reason: str, message: str) -> None:
+        if isinstance(regarding, Pod):
+            self._scheduler.record_event(regarding, type_, reason, message)
+            return
+        meta = regarding.get("metadata") or {}
+        self._scheduler._record_object_event(str(regarding.get("kind") or ""), str(meta.get("namespace") or ""),
+                                             str(meta.get("name") or ""), type_, reason, message,
+                                             uid=str(meta.get("uid") or ""))
 
 
 class _QueueNominator:

@@ -11,7 +11,7 @@ thousands of nodes costs a few NumPy operations per plugin.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -24,19 +24,21 @@ from kubesched.cache.snapshot import NodeInfoList, Snapshot
 from kubesched.cluster.listers import Listers
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extension_points import (
-    EXTENSION_POINTS,
     FrameworkError,
-    expand_extension_point,
+    PluginLists,
     plugins_needed,
 )
+from kubesched.framework.handle import EventRecorder, NoEvents, Parallelizer, no_pods
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
     ActionType,
     BatchFilterPlugin,
     BatchScorePlugin,
     ClusterEvent,
     EnqueueExtensions,
+    FilterPlugin,
     NodeScore,
     Plugin,
     PluginFactory,
@@ -60,6 +62,7 @@ log = logging.getLogger(__name__)
 
 #: Permit plugins may not hold a pod longer than this.
 MAX_PERMIT_TIMEOUT = 15 * 60.0
+MIN_INT64 = -(2**63)
 
 #: What a plugin that names no events is assumed to care about: everything.
 ALL_EVENTS = ClusterEvent("*", ActionType.ALL, "WildCardEvent")
@@ -104,6 +107,8 @@ class Framework:
         percentage_of_nodes_to_score: int | None = None,
         extra_handle: Mapping[str, Any] | None = None,
         extenders: Sequence[HTTPExtender] = (),
+        event_recorder: EventRecorder | None = None,
+        pod_lister: Callable[[], Iterable[Pod]] = no_pods,
     ) -> None:
         self.profile_name = profile.scheduler_name
         self.percentage_of_nodes_to_score = (
@@ -119,6 +124,9 @@ class Framework:
         self._parallelism = parallelism
         self.extra = dict(extra_handle or {})
         self._extenders = list(extenders)
+        self._event_recorder: EventRecorder = event_recorder if event_recorder is not None else NoEvents()
+        self._pod_lister = pod_lister
+        self._parallelizer = Parallelizer(parallelism)
         self.waiting_pods = WaitingPods()
         self.warnings: list[str] = []
 
@@ -130,12 +138,16 @@ class Framework:
             if factory is None:
                 raise FrameworkError(f'profiles[{self.profile_name}]: plugin "{name}" does not exist')
             args = profile.plugin_config.get(name)
-            plugin = factory(args, self)
+            try:
+                plugin = factory(args, self)
+            except (FrameworkError, ValueError):
+                raise
+            except Exception as err:
+                raise FrameworkError(f'plugin "{name}": building it failed: {type(err).__name__}: {err}') from err
             self.plugins[name] = plugin
 
-        self.points: dict[str, list[Plugin]] = {}
-        for point, proto in EXTENSION_POINTS:
-            self.points[point] = expand_extension_point(point, proto, plugins_cfg, self.plugins)
+        self.lists = PluginLists.build(plugins_cfg, self.plugins)
+        self.points: dict[str, list[Plugin]] = self.lists.by_point()
 
         if len(self.points["queue_sort"]) != 1:
             raise FrameworkError(
@@ -160,10 +172,7 @@ class Framework:
 
         self.enqueue_events: dict[str, list[ClusterEvent]] = {}
         for plugin in self.plugins.values():
-            if isinstance(plugin, EnqueueExtensions):
-                self.enqueue_events[plugin.name] = list(plugin.events_to_register())
-            else:
-                self.enqueue_events[plugin.name] = [ALL_EVENTS]
+            self.enqueue_events[plugin.name] = _events_of(plugin)
 
     # -- handle --------------------------------------------------------------------------------------
     @property
@@ -195,6 +204,31 @@ class Framework:
         """The configured extenders (ignorable ones last), shared by every profile."""
         return self._extenders
 
+    def snapshot_shared_lister(self) -> Snapshot:
+        return self._snapshot_fn()
+
+    @property
+    def event_recorder(self) -> EventRecorder:
+        return self._event_recorder
+
+    @property
+    def parallelizer(self) -> Parallelizer:
+        return self._parallelizer
+
+    def list_pods(self, namespace: str | None = None, labels: Mapping[str, str] | None = None) -> list[Pod]:
+        out = []
+        for pod in self._pod_lister():
+            if namespace is not None and pod.namespace != namespace:
+                continue
+            if labels and any(pod.labels.get(k) != v for k, v in labels.items()):
+                continue
+            out.append(pod)
+        return out
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
+        for waiting in self.waiting_pods.all():
+            callback(waiting)
+
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting_pods.get(uid)
 
@@ -208,11 +242,11 @@ class Framework:
     # -- queue ---------------------------------------------------------------------------------------
     @property
     def queue_sort(self) -> QueueSortPlugin:
-        return self.points["queue_sort"][0]  # type: ignore[return-value]
+        return self.lists.queue_sort[0]
 
     @property
     def pre_enqueue_plugins(self) -> list[PreEnqueuePlugin]:
-        return self.points["pre_enqueue"]  # type: ignore[return-value]
+        return self.lists.pre_enqueue
 
     def has_filter_plugins(self) -> bool:
         return bool(self.points["filter"])
@@ -233,8 +267,8 @@ class Framework:
         returned: Status | None = None
         skip: set[str] = set()
         try:
-            for plugin in self.points["pre_filter"]:
-                res, status = _call(plugin.pre_filter, state, pod)  # type: ignore[attr-defined]
+            for plugin in self.lists.pre_filter:
+                res, status = _call(plugin.pre_filter, state, pod, expect=PreFilterResult)
                 if status is not None and status.code is Code.SKIP:
                     skip.add(plugin.name)
                     continue
@@ -271,10 +305,12 @@ class Framework:
     def _run_pre_filter_extension(self, method: str, label: str, state: CycleState, pod: Pod, other: Pod,
                                   node_info: NodeInfo) -> Status | None:
         """Tell PreFilter plugins (not skipped) that ``other`` joins or leaves ``node_info``."""
-        for plugin in self.points["pre_filter"]:
+        for plugin in self.lists.pre_filter:
             if plugin.name in state.skip_filter_plugins:
                 continue
-            ext = plugin.pre_filter_extensions()  # type: ignore[attr-defined]
+            ext, status = _call(lambda p=plugin: (p.pre_filter_extensions(), None))
+            if status is not None:
+                return Status(Code.ERROR, (f'running {label} on PreFilter plugin "{plugin.name}": {status.message}',))
             if ext is None:
                 continue
             status = _call_status(getattr(ext, method), state, pod, other, node_info)
@@ -285,10 +321,10 @@ class Framework:
     # -- Filter --------------------------------------------------------------------------------------
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """All Filter plugins on one node, stopping at the first that rejects it."""
-        for plugin in self.points["filter"]:
+        for plugin in self.lists.filter:
             if plugin.name in state.skip_filter_plugins:
                 continue
-            status = _call_status(plugin.filter, state, pod, node_info)  # type: ignore[attr-defined]
+            status = _call_status(plugin.filter, state, pod, node_info)
             if status is not None and status.code is not Code.SUCCESS:
                 if not status.is_rejected():
                     status = Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',),
@@ -328,7 +364,7 @@ class Framework:
         change the verdict are re-checked one by one. The result is what a sequential walk would
         give, which is one of the outcomes kube-scheduler's parallel walk can give.
         """
-        plugins = [p for p in self.points["filter"] if p.name not in state.skip_filter_plugins]
+        plugins = [p for p in self.lists.filter if p.name not in state.skip_filter_plugins]
         total = len(rows)
         feasible_parts: list[np.ndarray] = []
         rejected_rows: list[np.ndarray] = []
@@ -376,7 +412,7 @@ class Framework:
                 rows.add(row)
         return rows
 
-    def _filter_batch(self, plugins: Sequence[Plugin], state: CycleState, pod: Pod, snapshot: Snapshot,
+    def _filter_batch(self, plugins: Sequence[FilterPlugin], state: CycleState, pod: Pod, snapshot: Snapshot,
                       batch: np.ndarray) -> tuple[np.ndarray, list[Status]] | Status:
         """Per node of ``batch``: -1 when every plugin passed, else the index of the first rejection."""
         verdict = np.full(len(batch), -1, dtype=np.int64)
@@ -391,7 +427,7 @@ class Framework:
                 try:
                     result = plugin.filter_nodes(state, pod, snapshot, rows)  # type: ignore[attr-defined]
                 except Exception as exc:  # a plugin bug must not take the scheduler down
-                    log.exception("filter plugin %s failed", plugin.name)
+                    log.warning("filter plugin %s failed", plugin.name, exc_info=True)
                     return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc)
                 idx = result.status_index
                 failed = np.flatnonzero(idx >= 0)
@@ -408,7 +444,7 @@ class Framework:
             else:
                 keep = []
                 for k, row in zip(alive.tolist(), rows.tolist(), strict=True):
-                    verdict_k = _call_status(plugin.filter, state, pod, infos[row])  # type: ignore[attr-defined]
+                    verdict_k = _call_status(plugin.filter, state, pod, infos[row])
                     if verdict_k is None or verdict_k.code is Code.SUCCESS:
                         keep.append(k)
                         continue
@@ -428,15 +464,16 @@ class Framework:
         result: PostFilterResult | None = None
         reasons: list[str] = []
         rejector = ""
-        for plugin in self.points["post_filter"]:
-            res, status = _call(plugin.post_filter, state, pod, node_status)  # type: ignore[attr-defined]
+        for plugin in self.lists.post_filter:
+            res, status = _call(plugin.post_filter, state, pod, node_status, expect=PostFilterResult)
             if status is None or status.code is Code.SUCCESS:
                 return res, status or Status(Code.SUCCESS)
             if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 status.plugin = plugin.name
                 return res, status
             if not status.is_rejected():
-                return None, Status(Code.ERROR, status.reasons, plugin=plugin.name, error=status.error)
+                return None, Status(Code.ERROR, (f'running PostFilter plugin "{plugin.name}": {status.message}',),
+                                    plugin=plugin.name, error=status.error)
             if res is not None and res.mode != "noop":
                 result = res
             reasons.extend(status.reasons)
@@ -447,8 +484,8 @@ class Framework:
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
         skip: set[str] = set()
         try:
-            for plugin in self.points["pre_score"]:
-                status = _call_status(plugin.pre_score, state, pod, nodes)  # type: ignore[attr-defined]
+            for plugin in self.lists.pre_score:
+                status = _call_status(plugin.pre_score, state, pod, nodes)
                 if status is not None and status.code is Code.SKIP:
                     skip.add(plugin.name)
                     continue
@@ -463,7 +500,7 @@ class Framework:
                           *, record_raw: bool = False) -> ScoreOutcome | Status:
         """Score, normalise and weight every non-skipped Score plugin over ``nodes``."""
         out = ScoreOutcome(total=np.zeros(len(nodes), dtype=np.int64))
-        for plugin in self.points["score"]:
+        for plugin in self.lists.score:
             if plugin.name in state.skip_score_plugins:
                 continue
             try:
@@ -483,7 +520,7 @@ class Framework:
             out.total += weighted
         return out
 
-    def _score_one(self, plugin: Plugin, state: CycleState, pod: Pod,
+    def _score_one(self, plugin: ScorePlugin, state: CycleState, pod: Pod,
                    nodes: NodeInfoList) -> tuple[np.ndarray, np.ndarray]:
         """Raw and normalised scores of one plugin over ``nodes``."""
         if plugin.name in self._batch_score:
@@ -491,25 +528,35 @@ class Framework:
                 raw = np.asarray(plugin.score_nodes(state, pod, nodes), dtype=np.int64)  # type: ignore[attr-defined]
                 normalized = plugin.normalize_scores(state, pod, raw.copy())  # type: ignore[attr-defined]
             except Exception as exc:
-                log.exception("score plugin %s failed", plugin.name)
+                log.warning("score plugin %s failed", plugin.name, exc_info=True)
                 raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {exc}') from exc
             return raw, (raw if normalized is None else np.asarray(normalized, dtype=np.int64))
         values = np.zeros(len(nodes), dtype=np.int64)
         node_scores: list[NodeScore] = []
         for k, info in enumerate(nodes):
-            score, status = _call(plugin.score, state, pod, info)  # type: ignore[attr-defined]
+            score, status = _call(plugin.score, state, pod, info, expect=_SCORE_TYPES)
             if status is not None and status.code is not Code.SUCCESS:
                 raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {status.message}')
+            if not MIN_INT64 <= score <= MAX_TOTAL_SCORE:
+                raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: '
+                                     f"score {score} is out of the int64 range")
             values[k] = score
             node_scores.append(NodeScore(info.name, int(score)))
-        ext = plugin.score_extensions()  # type: ignore[attr-defined]
+        ext, status = _call(lambda: (plugin.score_extensions(), None))
+        if status is not None:
+            raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {status.message}')
         if ext is None:
             return values, values
         status = _call_status(ext.normalize_score, state, pod, node_scores)
         if status is not None and status.code is not Code.SUCCESS:
             raise _PluginFailure(
                 f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}')
-        return values, np.fromiter((ns.score for ns in node_scores), dtype=np.int64, count=len(node_scores))
+        try:
+            normalized = np.fromiter((ns.score for ns in node_scores), dtype=np.int64, count=len(node_scores))
+        except (TypeError, ValueError, OverflowError) as err:
+            raise _PluginFailure(f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: '
+                                 f"scores are not all integers: {err}") from err
+        return values, normalized
 
     # -- Reserve / Permit ----------------------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -529,19 +576,19 @@ class Framework:
         return None
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for plugin in reversed(self.points["reserve"]):
+        for plugin in reversed(self.lists.reserve):
             try:
-                plugin.unreserve(state, pod, node_name)  # type: ignore[attr-defined]
+                plugin.unreserve(state, pod, node_name)
             except Exception:
-                log.exception("unreserve of plugin %s failed", plugin.name)
+                log.warning("unreserve of plugin %s failed", plugin.name, exc_info=True)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         waits: dict[str, float] = {}
-        for plugin in self.points["permit"]:
+        for plugin in self.lists.permit:
             try:
-                status, timeout = plugin.permit(state, pod, node_name)  # type: ignore[attr-defined]
+                status, timeout = _permit_answer(plugin.permit(state, pod, node_name))
             except Exception as exc:
-                log.exception("permit plugin %s failed", plugin.name)
+                log.warning("permit plugin %s failed", plugin.name, exc_info=True)
                 status, timeout = Status.from_error(exc), 0.0
             if status is None or status.code is Code.SUCCESS:
                 continue
@@ -563,11 +610,11 @@ class Framework:
         return self._run_in_order("pre_bind", "pre_bind", "PreBind", state, pod, node_name)
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        if not self.points["bind"]:
+        if not self.lists.bind:
             return Status(Code.SKIP)
         status: Status | None = None
-        for plugin in self.points["bind"]:
-            status = _call_status(plugin.bind, state, pod, node_name)  # type: ignore[attr-defined]
+        for plugin in self.lists.bind:
+            status = _call_status(plugin.bind, state, pod, node_name)
             if status is not None and status.code is Code.SKIP:
                 continue
             if status is not None and status.code is not Code.SUCCESS:
@@ -580,29 +627,95 @@ class Framework:
         return status
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for plugin in self.points["post_bind"]:
+        for plugin in self.lists.post_bind:
             try:
-                plugin.post_bind(state, pod, node_name)  # type: ignore[attr-defined]
+                plugin.post_bind(state, pod, node_name)
             except Exception:
-                log.exception("post-bind plugin %s failed", plugin.name)
+                log.warning("post-bind plugin %s failed", plugin.name, exc_info=True)
+
+
+def _events_of(plugin: Plugin) -> list[ClusterEvent]:
+    """The events a plugin registers (all events when it names none); garbage is a build error."""
+    if not isinstance(plugin, EnqueueExtensions):
+        return [ALL_EVENTS]
+    try:
+        events = list(plugin.events_to_register())
+    except Exception as err:
+        raise FrameworkError(f'plugin "{plugin.name}": events_to_register failed: {type(err).__name__}: {err}') from err
+    for event in events:
+        if not isinstance(event, ClusterEvent):
+            raise FrameworkError(f'plugin "{plugin.name}": events_to_register returned {_shown(event)}, '
+                                 "expected ClusterEvent values")
+    return events
 
 
 class _PluginFailure(RuntimeError):
     pass
 
 
-def _call(fn: Callable[..., tuple[Any, Status | None]], *args: Any) -> tuple[Any, Status | None]:
-    """Run a plugin method returning (value, status); an exception becomes an Error status."""
+#: What a per-node Score may return as its score (a bool is an int to Python, but no score).
+_SCORE_TYPES = (int, np.integer)
+
+
+class PluginReturnError(TypeError):
+    """A plugin returned something its extension point does not allow."""
+
+
+def _call(fn: Callable[..., Any], *args: Any,
+          expect: type | tuple[type, ...] = object) -> tuple[Any, Status | None]:
+    """Run a plugin method returning ``(value, status)``; an exception, or a return value that is
+    no such pair (``value`` None or an ``expect``), becomes an Error status."""
     try:
-        return fn(*args)
+        answer = fn(*args)
+        if type(answer) is not tuple or len(answer) != 2:
+            raise PluginReturnError(f"returned {_shown(answer)}, expected a (value, Status | None) pair")
+        value, status = answer
+        if status is not None and type(status) is not Status:
+            raise PluginReturnError(f"returned status {_shown(status)}, expected a Status or None")
+        if (value is not None or expect is _SCORE_TYPES) and not (
+                isinstance(value, expect) and not isinstance(value, bool)):
+            raise PluginReturnError(f"returned {_shown(value)}, expected {_type_names(expect)}")
+        return value, status
     except Exception as exc:
-        log.exception("plugin call %s failed", getattr(fn, "__qualname__", fn))
+        _log_plugin_failure(fn, exc)
         return None, Status.from_error(exc)
 
 
 def _call_status(fn: Callable[..., Status | None], *args: Any) -> Status | None:
+    """Run a plugin method returning a Status or None; anything else becomes an Error status."""
     try:
-        return fn(*args)
+        status = fn(*args)
     except Exception as exc:
-        log.exception("plugin call %s failed", getattr(fn, "__qualname__", fn))
+        _log_plugin_failure(fn, exc)
         return Status.from_error(exc)
+    if status is None or type(status) is Status:
+        return status
+    err = PluginReturnError(f"returned {_shown(status)}, expected a Status or None")
+    return Status.from_error(err)
+
+
+def _permit_answer(answer: Any) -> tuple[Status | None, float]:
+    if type(answer) is not tuple or len(answer) != 2:
+        raise PluginReturnError(f"returned {_shown(answer)}, expected a (Status | None, timeout seconds) pair")
+    status, timeout = answer
+    if status is not None and type(status) is not Status:
+        raise PluginReturnError(f"returned status {_shown(status)}, expected a Status or None")
+    numeric = isinstance(timeout, (int, float, np.integer, np.floating)) and not isinstance(timeout, bool)
+    if not numeric or timeout != timeout:
+        raise PluginReturnError(f"returned timeout {_shown(timeout)}, expected seconds as a number")
+    return status, float(timeout)
+
+
+def _log_plugin_failure(fn: Callable[..., Any], exc: BaseException) -> None:
+    # A warning with the traceback: shown with -v, never mixed into the normal output.
+    log.warning("plugin call %s failed: %s", getattr(fn, "__qualname__", fn), exc, exc_info=True)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def _type_names(expect: type | tuple[type, ...]) -> str:
+    types = expect if isinstance(expect, tuple) else (expect,)
+    return " or ".join(t.__name__ for t in types) + " or None" * (expect is not _SCORE_TYPES)

@@ -73,7 +73,12 @@ def _as_factory(obj: Any, name: str) -> PluginFactory:
         raise PluginLoadError(f'plugin "{name}" is neither a class nor a factory')
 
     def factory(args: Any, handle: Any) -> Any:
-        plugin = make(args, handle)
+        try:
+            plugin = make(args, handle)
+        except PluginLoadError:
+            raise
+        except Exception as err:  # the plugin's own __init__ failed: bad input, not a crash
+            raise PluginLoadError(f'plugin "{name}": building it failed: {_describe(err)}') from err
         if not getattr(plugin, "name", None):
             try:
                 plugin.name = name
@@ -91,10 +96,20 @@ def load_import_path(path: str) -> PluginFactory:
         raise PluginLoadError(f'plugin "{path}" does not exist (expected a registered name or "module:Class")')
     try:
         module = importlib.import_module(module_name)
+    except Exception as err:  # ImportError, SyntaxError, or whatever the module raises at import
+        raise PluginLoadError(f'plugin "{path}": importing {module_name} failed: {_describe(err)}') from err
+    try:
         obj = getattr(module, attr)
-    except (ImportError, AttributeError) as err:
-        raise PluginLoadError(f'plugin "{path}" cannot be loaded: {err}') from None
+    except AttributeError:
+        raise PluginLoadError(f'plugin "{path}": module {module_name} has no attribute {attr}') from None
     return _as_factory(obj, path)
+
+
+def _describe(err: BaseException) -> str:
+    """``ValueError: message`` (with the place, for a syntax error)."""
+    if isinstance(err, SyntaxError):
+        return f"SyntaxError: {err.msg} ({err.filename}, line {err.lineno})"
+    return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
 
 
 def resolve_profile(profile: Profile, registry: dict[str, PluginFactory]) -> tuple[Profile, list[str]]:

@@ -452,8 +452,8 @@ class SchedulingQueue:
                 status = plugin.pre_enqueue(pod)
             except Exception as err:  # a failing plugin gates the pod, as an Error status would
                 status = Status.from_error(err)
-            if status is None or status.is_success():
-                continue
+            if status is None or (type(status) is Status and status.is_success()):
+                continue  # anything but a Status or None gates the pod, as an error would
             qpi.unschedulable_plugins.add(plugin.name)
             return plugin.name
         return ""

@@ -1,0 +1,95 @@
+"""Out-of-tree plugins that misbehave in every way a plugin can, each at one extension point.
+
+``Bad(args)``: ``args["point"]`` names the extension point that misbehaves and ``args["how"]`` how:
+"raise" (an exception) or "garbage" (a return value of the wrong type). ``args["garbage"]`` picks the
+value (default: a string). Every other point behaves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.framework.status import Status
+
+_MISSING = object()
+
+
+class Bad:
+    name = "Bad"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        args = args or {}
+        self.point = args.get("point", "")
+        self.how = args.get("how", "raise")
+        self.garbage = args.get("garbage", "no")
+
+    def _act(self, point: str, good: Any) -> Any:
+        if point != self.point:
+            return good
+        if self.how == "raise":
+            raise ValueError(f"{point} exploded")
+        if self.garbage == "nan":
+            return float("nan")
+        if self.garbage == "nan-pair":
+            return float("nan"), None
+        if self.garbage == "huge-pair":
+            return 2**70, None
+        if self.garbage == "int":
+            return 7
+        return self.garbage
+
+    def pre_filter(self, state: Any, pod: Any) -> Any:
+        return self._act("pre_filter", (None, None))
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: Any, pod: Any, node_info: Any) -> Any:
+        return self._act("filter", None)
+
+    def post_filter(self, state: Any, pod: Any, statuses: Any) -> Any:
+        return self._act("post_filter", (None, None))
+
+    def pre_score(self, state: Any, pod: Any, nodes: Any) -> Any:
+        return self._act("pre_score", None)
+
+    def score(self, state: Any, pod: Any, node_info: Any) -> Any:
+        return self._act("score", (10, None))
+
+    def score_extensions(self) -> None:
+        return None
+
+    def reserve(self, state: Any, pod: Any, node_name: str) -> Any:
+        return self._act("reserve", None)
+
+    def unreserve(self, state: Any, pod: Any, node_name: str) -> None:
+        self._act("unreserve", None)
+
+    def permit(self, state: Any, pod: Any, node_name: str) -> Any:
+        return self._act("permit", (None, 0))
+
+    def pre_bind(self, state: Any, pod: Any, node_name: str) -> Any:
+        return self._act("pre_bind", None)
+
+    def post_bind(self, state: Any, pod: Any, node_name: str) -> None:
+        self._act("post_bind", None)
+
+
+class FailsInInit:
+    name = "FailsInInit"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        raise RuntimeError("cannot start without a licence server")
+
+
+class BadEvents:
+    name = "BadEvents"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def filter(self, state: Any, pod: Any, node_info: Any) -> Status | None:
+        return None
+
+    def events_to_register(self) -> Any:
+        return ["Node"]
