@@ -37,6 +37,11 @@ _IN_TREE_MODULES: dict[str, str] = {
     names.INTER_POD_AFFINITY: "kubesched.plugins.interpodaffinity",
 }
 
+#: Out-of-tree plugins shipped with kubesched (scheduler-plugins'), registered by name like in-tree ones.
+_BUNDLED_OUT_OF_TREE: dict[str, str] = {
+    "Coscheduling": "kubesched.plugins.coscheduling",
+}
+
 #: kube-scheduler plugins kubesched does not build yet: a profile that enables one gets a warning
 #: naming it and runs without it (never a silent pass-through).
 NOT_YET_BUILT: frozenset[str] = frozenset({
@@ -58,7 +63,7 @@ class PluginLoadError(ValueError):
 def in_tree_registry() -> dict[str, PluginFactory]:
     """Name -> factory for every built in-tree plugin, plus entry-point plugins."""
     registry: dict[str, PluginFactory] = {}
-    for name, module in _IN_TREE_MODULES.items():
+    for name, module in (*_IN_TREE_MODULES.items(), *_BUNDLED_OUT_OF_TREE.items()):
         registry[name] = importlib.import_module(module).new
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         registry.setdefault(ep.name, _as_factory(ep.load(), ep.name))
