@@ -65,6 +65,7 @@ def test_filter_drops_nodes_with_reasons_after_the_filter_plugins(server: Extend
     assert record["filter"]["node-a"] == {"plugin": "Extender", "code": "Unschedulable",
                                           "reasons": ["extender says no"]}
     assert record["feasible"] == ["node-b"]
+    assert record["extenders"]["filter"][server.url]["failedNodes"] == {"node-a": "extender says no"}
 
 
 def test_filter_rejecting_everything_is_in_the_fit_error(server: ExtenderServer) -> None:
@@ -245,3 +246,31 @@ def test_bad_url_prefix_is_a_config_error(url: str, message: str) -> None:
     with pytest.raises(ConfigError, match=r"extenders\[0\]\.urlPrefix") as err:
         simulate([*_nodes("node-a")], config=_config({"urlPrefix": url, "filterVerb": "f"}))
     assert message in str(err.value)
+
+
+def test_https_with_and_without_a_ca(tmp_path: Any) -> None:
+    import base64
+
+    from tests.extender.server import self_signed
+
+    cert, key = self_signed(str(tmp_path), "extender.test")
+    other_ca, _ = self_signed(str(tmp_path), "someone-else")
+    server = ExtenderServer(tls=(cert, key))
+    try:
+        server.handlers["filter"] = _reject({"node-b"}, cache=True)
+        objs = [*_nodes("node-a", "node-b"), pod_dict("p")]
+        base = {"urlPrefix": server.url, "filterVerb": "filter", "nodeCacheCapable": True, "enableHTTPS": True}
+        # HTTPS without a CA: the server is not verified (kube-scheduler's behaviour).
+        assert simulate(objs, config=_config(base)).final == {"default/p": "node-a"}
+        # With the server's CA (inline, base64 as in YAML) and the name its certificate carries.
+        pem = base64.b64encode(open(cert, "rb").read()).decode()
+        verified = {**base, "tlsConfig": {"caData": pem, "serverName": "extender.test"}}
+        assert simulate(objs, config=_config(verified)).final == {"default/p": "node-a"}
+        # A CA that did not sign the certificate: the attempt fails with the TLS error.
+        wrong = {**base, "tlsConfig": {"caFile": other_ca}}
+        result = simulate(objs, config=_config(wrong))
+        assert result.attempts[0]["result"] == "Error"
+        assert "CERTIFICATE_VERIFY_FAILED" in result.attempts[0]["message"]
+        assert len(server.calls) == 2
+    finally:
+        server.close()
