@@ -84,6 +84,8 @@ class Scheduler:
         self.snapshot = Snapshot()
         self.cache = Cache(clock.now, ttl=timedelta(0))
         self._pods: dict[str, Pod] = {}
+        #: (namespace, label key, value) -> uids: what plugins' pod listings by label read.
+        self._pods_by_label: dict[tuple[str, str, str], set[str]] = {}
         self.listers = Listers()
         self._tasks: deque[Callable[[], None]] = deque()
         self._tasks_lock = threading.Lock()
@@ -119,7 +121,7 @@ class Scheduler:
                 extra_handle={"rng": self.rng, "tie_break": tie_break},
                 extenders=self.extenders,
                 event_recorder=_SchedulerEvents(self),
-                pod_lister=self.pods,
+                pod_lister=self.list_pods,
             )
         for warning in self.warnings:
             log.warning(warning)
@@ -249,22 +251,22 @@ class Scheduler:
         if new is None:
             # A pod we cannot read is not scheduled; forget any earlier, readable version of it.
             uid = str((event.obj.get("metadata") or {}).get("uid") or "")
-            stale = self._pods.pop(uid, None)
+            stale = self._forget_pod(uid)
             if stale is not None:
                 self._pod_gone(stale)
             return
         old = self._pods.get(new.uid)
         if event.type == "DELETED":
-            self._pods.pop(new.uid, None)
+            self._forget_pod(new.uid)
             self._pod_gone(old or new)
             return
         if new.is_terminal:
             # Terminal pods are invisible to the scheduler (as if deleted).
-            self._pods.pop(new.uid, None)
+            self._forget_pod(new.uid)
             if old is not None:
                 self._pod_gone(old)
             return
-        self._pods[new.uid] = new
+        self._remember_pod(new)
         was_assigned = old is not None and bool(old.node_name)
         if new.node_name:
             if was_assigned and old is not None:
@@ -452,6 +454,37 @@ class Scheduler:
 
     def pods(self) -> Iterable[Pod]:
         return list(self._pods.values())
+
+    def list_pods(self, namespace: str | None = None, labels: Mapping[str, str] | None = None) -> list[Pod]:
+        """Known pods (pending and bound), in ``namespace`` and with ``labels`` when given."""
+        if namespace is not None and labels:
+            sets = [self._pods_by_label.get((namespace, k, v), set()) for k, v in labels.items()]
+            uids = set.intersection(*sets) if len(sets) > 1 else sets[0]
+            return [self._pods[uid] for uid in sorted(uids, key=lambda u: self._pods[u].key)]
+        return [p for p in self._pods.values() if (namespace is None or p.namespace == namespace)
+                and all(p.labels.get(k) == v for k, v in (labels or {}).items())]
+
+    def _remember_pod(self, pod: Pod) -> None:
+        old = self._pods.get(pod.uid)
+        if old is not None and old.labels is not pod.labels:
+            self._unindex(old)
+        self._pods[pod.uid] = pod
+        for key, value in pod.labels.items():
+            self._pods_by_label.setdefault((pod.namespace, key, value), set()).add(pod.uid)
+
+    def _forget_pod(self, uid: str) -> Pod | None:
+        pod = self._pods.pop(uid, None)
+        if pod is not None:
+            self._unindex(pod)
+        return pod
+
+    def _unindex(self, pod: Pod) -> None:
+        for key, value in pod.labels.items():
+            uids = self._pods_by_label.get((pod.namespace, key, value))
+            if uids is not None:
+                uids.discard(pod.uid)
+                if not uids:
+                    del self._pods_by_label[(pod.namespace, key, value)]
 
 
 MAX_EVENT_MESSAGE = 1024

@@ -56,33 +56,56 @@ def compute_status(group: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) 
 
 
 class PodGroupController:
-    """Reconciles the PodGroup a watch event touches; start() subscribes it to the cluster."""
+    """Reconciles the PodGroup a watch event touches; start() subscribes it to the cluster.
+
+    Member pods are indexed from the watch itself (group -> pod name -> pod), so a reconcile reads
+    one group, not every pod of the namespace.
+    """
 
     def __init__(self, cluster: EmbeddedCluster) -> None:
         self.cluster = cluster
         self._watch: Any = None
+        self._members: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
 
     def start(self) -> None:
         self._watch = self.cluster.watch(("PodGroup", "Pod"), self.handle_event)
+        for pod in self.cluster.list("Pod")[0]:
+            self._index(pod, None)
 
     def stop(self) -> None:
         if self._watch is not None:
             self._watch.stop()
 
-    def handle_event(self, event: WatchEvent) -> None:
-        groups = set()
-        for obj in (event.obj, event.old):
+    def _index(self, new: Mapping[str, Any] | None, old: Mapping[str, Any] | None) -> set[tuple[str, str]]:
+        """Update the member index from a pod change; the groups it touched."""
+        touched = set()
+        for obj, present in ((old, False), (new, True)):
             if not obj:
                 continue
             meta = obj.get("metadata") or {}
-            ns = str(meta.get("namespace") or "default")
-            if event.kind == "PodGroup":
-                groups.add((ns, str(meta.get("name") or "")))
-            elif (name := (meta.get("labels") or {}).get(POD_GROUP_LABEL)):
-                groups.add((ns, str(name)))
-        for ns, name in sorted(groups):
-            if event.kind == "PodGroup" and event.type == "DELETED":
+            group = (meta.get("labels") or {}).get(POD_GROUP_LABEL)
+            if not group:
                 continue
+            key = (str(meta.get("namespace") or "default"), str(group))
+            members = self._members.setdefault(key, {})
+            if present:
+                members[str(meta.get("name"))] = obj
+            else:
+                members.pop(str(meta.get("name")), None)
+            touched.add(key)
+        return touched
+
+    def handle_event(self, event: WatchEvent) -> None:
+        if event.kind == "Pod":
+            new = None if event.type == "DELETED" else event.obj
+            old = event.old if event.type != "DELETED" else event.obj
+            groups = self._index(new, old)
+        elif event.type == "DELETED":
+            return
+        else:
+            meta = event.obj.get("metadata") or {}
+            groups = {(str(meta.get("namespace") or "default"), str(meta.get("name") or ""))}
+        for ns, name in sorted(groups):
             self.reconcile(ns, name)
 
     def reconcile(self, namespace: str, name: str) -> None:
@@ -90,8 +113,7 @@ class PodGroupController:
             group = self.cluster.get("PodGroup", namespace, name)
         except ApiError:
             return  # no such group (yet): its pods wait for it
-        pods = [p for p in self.cluster.list("Pod", namespace)[0]
-                if ((p.get("metadata") or {}).get("labels") or {}).get(POD_GROUP_LABEL) == name]
+        pods = list(self._members.get((namespace, name), {}).values())
         status = compute_status(group, pods)
         if status == group.get("status"):
             return

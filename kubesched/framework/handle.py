@@ -133,5 +133,6 @@ class NoEvents:
         pass
 
 
-def no_pods() -> Iterable[Pod]:
+def no_pods(namespace: str | None = None, labels: Mapping[str, str] | None = None) -> Iterable[Pod]:
+    """The pod lister of a framework built without a scheduler."""
     return ()

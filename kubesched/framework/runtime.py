@@ -108,7 +108,7 @@ class Framework:
         extra_handle: Mapping[str, Any] | None = None,
         extenders: Sequence[HTTPExtender] = (),
         event_recorder: EventRecorder | None = None,
-        pod_lister: Callable[[], Iterable[Pod]] = no_pods,
+        pod_lister: Callable[[str | None, Mapping[str, str] | None], Iterable[Pod]] = no_pods,
     ) -> None:
         self.profile_name = profile.scheduler_name
         self.percentage_of_nodes_to_score = (
@@ -140,7 +140,7 @@ class Framework:
             args = profile.plugin_config.get(name)
             try:
                 plugin = factory(args, self)
-            except (FrameworkError, ValueError):
+            except FrameworkError:
                 raise
             except Exception as err:
                 raise FrameworkError(f'plugin "{name}": building it failed: {type(err).__name__}: {err}') from err
@@ -216,14 +216,7 @@ class Framework:
         return self._parallelizer
 
     def list_pods(self, namespace: str | None = None, labels: Mapping[str, str] | None = None) -> list[Pod]:
-        out = []
-        for pod in self._pod_lister():
-            if namespace is not None and pod.namespace != namespace:
-                continue
-            if labels and any(pod.labels.get(k) != v for k, v in labels.items()):
-                continue
-            out.append(pod)
-        return out
+        return list(self._pod_lister(namespace, labels))
 
     def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
         for waiting in self.waiting_pods.all():

@@ -15,6 +15,7 @@ from importlib import metadata
 from typing import Any
 
 from kubesched.config.types import Plugins, PluginSet, Profile
+from kubesched.framework.extension_points import FrameworkError
 from kubesched.framework.interfaces import PluginFactory
 from kubesched.plugins import names
 
@@ -56,8 +57,8 @@ NOT_YET_BUILT: frozenset[str] = frozenset({
 })
 
 
-class PluginLoadError(ValueError):
-    """A plugin name that resolves to nothing buildable."""
+class PluginLoadError(FrameworkError):
+    """A plugin name that resolves to nothing buildable (or a plugin that fails to build)."""
 
 
 def in_tree_registry() -> dict[str, PluginFactory]:

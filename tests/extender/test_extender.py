@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -263,7 +264,7 @@ def test_https_with_and_without_a_ca(tmp_path: Any) -> None:
         # HTTPS without a CA: the server is not verified (kube-scheduler's behaviour).
         assert simulate(objs, config=_config(base)).final == {"default/p": "node-a"}
         # With the server's CA (inline, base64 as in YAML) and the name its certificate carries.
-        pem = base64.b64encode(open(cert, "rb").read()).decode()
+        pem = base64.b64encode(Path(cert).read_bytes()).decode()
         verified = {**base, "tlsConfig": {"caData": pem, "serverName": "extender.test"}}
         assert simulate(objs, config=_config(verified)).final == {"default/p": "node-a"}
         # A CA that did not sign the certificate: the attempt fails with the TLS error.

@@ -148,3 +148,16 @@ def test_podgroup_status(min_member: int, pods: list[tuple[str, str]], phase: st
     status = compute_status(grp, members)
     assert status["phase"] == phase
     assert (status["scheduled"], status["running"], status["succeeded"], status["failed"]) == counts
+
+
+def test_bad_args_are_one_line_and_exit_2(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    from kubesched.cli import main
+
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump_all(nodes(1)))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config(permitWaitingTimeSeconds=-1)))
+    assert main(["simulate", str(tmp_path / "s.yaml"), "--config", str(tmp_path / "c.yaml")]) == 2
+    assert capsys.readouterr().err == (
+        'kubesched: error: plugin "Coscheduling": building it failed: ValueError: '
+        "pluginConfig[Coscheduling].args.permitWaitingTimeSeconds: expected a non-negative integer, got -1\n")
