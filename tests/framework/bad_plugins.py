@@ -93,3 +93,17 @@ class BadEvents:
 
     def events_to_register(self) -> Any:
         return ["Node"]
+
+
+class BadSort:
+    """QueueSort whose ``less`` raises for some pods and answers garbage for others."""
+
+    name = "BadSort"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def less(self, a: Any, b: Any) -> Any:
+        if a.pod.name.endswith("1") or b.pod.name.endswith("1"):
+            raise KeyError("no order for this pod")
+        return "yes"

@@ -126,3 +126,12 @@ def test_exception_in_init_is_a_load_error() -> None:
 def test_events_to_register_must_be_cluster_events() -> None:
     with pytest.raises(FrameworkError, match='plugin "BadEvents": events_to_register returned str'):
         simulate(OBJECTS, config=_config("tests.framework.bad_plugins:BadEvents"))
+
+
+def test_a_failing_queue_sort_falls_back_to_priority_order() -> None:
+    cfg = _config("tests.framework.bad_plugins:BadSort")
+    cfg["profiles"][0]["plugins"]["queueSort"] = {"enabled": [{"name": "tests.framework.bad_plugins:BadSort"}],
+                                                  "disabled": [{"name": "*"}]}
+    objs = [node_dict("node-a"), *(pod_dict(f"p{i}") for i in range(4))]
+    result = simulate(objs, config=cfg, burst=True)
+    assert all(result.final.values()) and len(result.final) == 4
