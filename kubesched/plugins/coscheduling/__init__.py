@@ -4,7 +4,7 @@ Shipped with kubesched but built like an out-of-tree plugin: it only uses the fr
 Handle, and the registry knows it as ``Coscheduling``.
 """
 
+from kubesched.api.podgroup import POD_GROUP_LABEL, PodGroup
 from kubesched.plugins.coscheduling.plugin import NAME, Coscheduling, new
-from kubesched.plugins.coscheduling.podgroup import POD_GROUP_LABEL, PodGroup
 
 __all__ = ["NAME", "POD_GROUP_LABEL", "Coscheduling", "PodGroup", "new"]

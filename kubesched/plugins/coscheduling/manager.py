@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 
 from kubesched.api.objects import Pod
+from kubesched.api.podgroup import POD_GROUP_LABEL, PodGroup, pod_group_full_name
 from kubesched.cache.node_info import NodeInfo
-from kubesched.plugins.coscheduling.podgroup import POD_GROUP_LABEL, PodGroup, pod_group_full_name
 
 
 class _ExpiringSet:

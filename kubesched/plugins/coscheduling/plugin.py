@@ -16,13 +16,13 @@ from typing import Any
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.objects import Pod
+from kubesched.api.podgroup import KIND, PodGroup, pod_group_full_name
 from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import ActionType, ClusterEvent, PostFilterResult, PreFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting_pods import WaitingPod
 from kubesched.plugins.coscheduling.manager import PodGroupManager, check_cluster_resource
-from kubesched.plugins.coscheduling.podgroup import KIND, PodGroup, pod_group_full_name
 from kubesched.queue.queued_pod_info import QueuedPodInfo
 
 NAME = "Coscheduling"

@@ -161,3 +161,18 @@ def test_bad_args_are_one_line_and_exit_2(tmp_path: Any, capsys: pytest.CaptureF
     assert capsys.readouterr().err == (
         'kubesched: error: plugin "Coscheduling": building it failed: ValueError: '
         "pluginConfig[Coscheduling].args.permitWaitingTimeSeconds: expected a non-negative integer, got -1\n")
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"minMember": "four"}, 'PodGroup "g" is invalid: spec.minMember: expected a non-negative integer'),
+    ({"minMember": 2, "scheduleTimeoutSeconds": -1}, "spec.scheduleTimeoutSeconds: expected a non-negative"),
+    ({"minMember": 2, "minResources": {"cpu": "lots"}}, "spec.minResources.cpu"),
+])
+def test_malformed_podgroup_is_refused_at_load(spec: dict[str, Any], message: str) -> None:
+    from kubesched.cluster.manifests import ManifestError
+
+    grp = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+           "metadata": {"name": "g", "namespace": "default"}, "spec": spec}
+    with pytest.raises(ManifestError, match="document 2") as err:
+        simulate([*nodes(1), grp], config=config())
+    assert message in str(err.value)
