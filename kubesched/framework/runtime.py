@@ -167,8 +167,8 @@ class Framework:
                 self.score_weights[scorer.name] = ref.weight or 1
 
         # Which plugins offer batch forms, decided once: protocol isinstance checks are slow.
-        self._batch_filter = {p.name for p in self.plugins.values() if isinstance(p, BatchFilterPlugin)}
-        self._batch_score = {p.name for p in self.plugins.values() if isinstance(p, BatchScorePlugin)}
+        self._batch_filter = {p.name: p for p in self.plugins.values() if isinstance(p, BatchFilterPlugin)}
+        self._batch_score = {p.name: p for p in self.plugins.values() if isinstance(p, BatchScorePlugin)}
 
         self.enqueue_events: dict[str, list[ClusterEvent]] = {}
         for plugin in self.plugins.values():
@@ -306,7 +306,8 @@ class Framework:
                 return Status(Code.ERROR, (f'running {label} on PreFilter plugin "{plugin.name}": {status.message}',))
             if ext is None:
                 continue
-            status = _call_status(getattr(ext, method), state, pod, other, node_info)
+            status = _call_status(ext.add_pod if method == "add_pod" else ext.remove_pod, state, pod, other,
+                                  node_info)
             if status is not None and status.code is not Code.SUCCESS:
                 return Status(Code.ERROR, (f'running {label} on PreFilter plugin "{plugin.name}": {status.message}',))
         return None
@@ -416,9 +417,10 @@ class Framework:
             if len(alive) == 0:
                 break
             rows = batch[alive]
-            if plugin.name in self._batch_filter:
+            batch_filter = self._batch_filter.get(plugin.name)
+            if batch_filter is not None:
                 try:
-                    result = plugin.filter_nodes(state, pod, snapshot, rows)  # type: ignore[attr-defined]
+                    result = batch_filter.filter_nodes(state, pod, snapshot, rows)
                 except Exception as exc:  # a plugin bug must not take the scheduler down
                     log.warning("filter plugin %s failed", plugin.name, exc_info=True)
                     return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc)
@@ -516,10 +518,11 @@ class Framework:
     def _score_one(self, plugin: ScorePlugin, state: CycleState, pod: Pod,
                    nodes: NodeInfoList) -> tuple[np.ndarray, np.ndarray]:
         """Raw and normalised scores of one plugin over ``nodes``."""
-        if plugin.name in self._batch_score:
+        batch_score = self._batch_score.get(plugin.name)
+        if batch_score is not None:
             try:
-                raw = np.asarray(plugin.score_nodes(state, pod, nodes), dtype=np.int64)  # type: ignore[attr-defined]
-                normalized = plugin.normalize_scores(state, pod, raw.copy())  # type: ignore[attr-defined]
+                raw = np.asarray(batch_score.score_nodes(state, pod, nodes), dtype=np.int64)
+                normalized = batch_score.normalize_scores(state, pod, raw.copy())
             except Exception as exc:
                 log.warning("score plugin %s failed", plugin.name, exc_info=True)
                 raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {exc}') from exc
@@ -553,19 +556,20 @@ class Framework:
 
     # -- Reserve / Permit ----------------------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return self._run_in_order("reserve", "reserve", "Reserve", state, pod, node_name)
+        return self._run_in_order([(p.name, p.reserve) for p in self.lists.reserve], "Reserve", state, pod,
+                                  node_name)
 
-    def _run_in_order(self, point: str, method: str, label: str, state: CycleState, pod: Pod,
-                      node_name: str) -> Status | None:
+    def _run_in_order(self, calls: Sequence[tuple[str, Callable[[CycleState, Pod, str], Status | None]]],
+                      label: str, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Run a point's plugins in order until one fails: a rejection as is, anything else an Error."""
-        for plugin in self.points[point]:
-            status = _call_status(getattr(plugin, method), state, pod, node_name)
+        for name, call in calls:
+            status = _call_status(call, state, pod, node_name)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.is_rejected():
-                    status.plugin = plugin.name
+                    status.plugin = name
                     return status
-                return Status(Code.ERROR, (f'running {label} plugin "{plugin.name}": {status.message}',),
-                              plugin=plugin.name, error=status.error)
+                return Status(Code.ERROR, (f'running {label} plugin "{name}": {status.message}',),
+                              plugin=name, error=status.error)
         return None
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -600,7 +604,8 @@ class Framework:
 
     # -- binding -------------------------------------------------------------------------------------
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return self._run_in_order("pre_bind", "pre_bind", "PreBind", state, pod, node_name)
+        return self._run_in_order([(p.name, p.pre_bind) for p in self.lists.pre_bind], "PreBind", state, pod,
+                                  node_name)
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if not self.lists.bind:
