@@ -176,3 +176,16 @@ def test_malformed_podgroup_is_refused_at_load(spec: dict[str, Any], message: st
     with pytest.raises(ManifestError, match="document 2") as err:
         simulate([*nodes(1), grp], config=config())
     assert message in str(err.value)
+
+
+def test_the_shipped_example(capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    from kubesched.cli import main
+
+    folder = Path(__file__).resolve().parents[3] / "examples" / "coscheduling"
+    assert main(["simulate", str(folder / "scenario.yaml"), "--config", str(folder / "config.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "ml/llm-finetune: Scheduled, 4/4 members scheduled" in out
+    assert "ml/vision: Scheduled, 2/2 members scheduled" in out
+    assert "ml/giant: Scheduling, 0/3 members scheduled; pending: " in out
