@@ -35,6 +35,7 @@ from kubesched.framework.interfaces import (
     MIN_NODE_SCORE,
     ActionType,
     BatchFilterPlugin,
+    BatchFilterResult,
     BatchScorePlugin,
     ClusterEvent,
     EnqueueExtensions,
@@ -421,6 +422,9 @@ class Framework:
             if batch_filter is not None:
                 try:
                     result = batch_filter.filter_nodes(state, pod, snapshot, rows)
+                    if type(result) is not BatchFilterResult or len(result.status_index) != len(rows):
+                        raise PluginReturnError(f"filter_nodes returned {_shown(result)}, expected a "
+                                                f"BatchFilterResult for {len(rows)} nodes")
                 except Exception as exc:  # a plugin bug must not take the scheduler down
                     log.warning("filter plugin %s failed", plugin.name, exc_info=True)
                     return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc)
@@ -523,10 +527,14 @@ class Framework:
             try:
                 raw = np.asarray(batch_score.score_nodes(state, pod, nodes), dtype=np.int64)
                 normalized = batch_score.normalize_scores(state, pod, raw.copy())
+                final = raw if normalized is None else np.asarray(normalized, dtype=np.int64)
+                if raw.shape != (len(nodes),) or final.shape != (len(nodes),):
+                    raise PluginReturnError(f"returned {raw.shape[0] if raw.ndim else 'no'} scores for "
+                                            f"{len(nodes)} nodes")
             except Exception as exc:
                 log.warning("score plugin %s failed", plugin.name, exc_info=True)
                 raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {exc}') from exc
-            return raw, (raw if normalized is None else np.asarray(normalized, dtype=np.int64))
+            return raw, final
         values = np.zeros(len(nodes), dtype=np.int64)
         node_scores: list[NodeScore] = []
         for k, info in enumerate(nodes):

@@ -107,3 +107,36 @@ class BadSort:
         if a.pod.name.endswith("1") or b.pod.name.endswith("1"):
             raise KeyError("no order for this pod")
         return "yes"
+
+
+class BadBatch:
+    """Batch forms that answer garbage: ``args["what"]`` is "filter" (a list) or "score" (too few scores)."""
+
+    name = "BadBatch"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.what = (args or {}).get("what", "filter")
+
+    def filter(self, state: Any, pod: Any, node_info: Any) -> None:
+        return None
+
+    def filter_nodes(self, state: Any, pod: Any, snapshot: Any, indices: Any) -> Any:
+        return [] if self.what == "filter" else _all_pass(len(indices))
+
+    def score(self, state: Any, pod: Any, node_info: Any) -> tuple[int, None]:
+        return 1, None
+
+    def score_extensions(self) -> None:
+        return None
+
+    def score_nodes(self, state: Any, pod: Any, nodes: Any) -> Any:
+        return [1] if self.what == "score" else [1] * len(nodes)
+
+    def normalize_scores(self, state: Any, pod: Any, scores: Any) -> None:
+        return None
+
+
+def _all_pass(n: int) -> Any:
+    from kubesched.framework.interfaces import BatchFilterResult
+
+    return BatchFilterResult.all_pass(n)

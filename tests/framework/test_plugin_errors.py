@@ -135,3 +135,13 @@ def test_a_failing_queue_sort_falls_back_to_priority_order() -> None:
     objs = [node_dict("node-a"), *(pod_dict(f"p{i}") for i in range(4))]
     result = simulate(objs, config=cfg, burst=True)
     assert all(result.final.values()) and len(result.final) == 4
+
+
+@pytest.mark.parametrize(("what", "message"), [
+    ("filter", 'running "BadBatch" filter plugin: filter_nodes returned list [], expected a BatchFilterResult'),
+    ("score", 'running Score plugins: plugin "BadBatch" failed with: returned 1 scores for 2 nodes'),
+])
+def test_batch_forms_answering_garbage_are_errors(what: str, message: str) -> None:
+    result = simulate(OBJECTS, config=_config("tests.framework.bad_plugins:BadBatch", {"what": what}))
+    assert result.attempts[0]["result"] == "Error"
+    assert message in result.attempts[0]["message"]
