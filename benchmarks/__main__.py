@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--only PATTERN] [--quick] [--profile CASE [--measured N]]``
+"""``python -m benchmarks [--only PATTERN] [--quick] [--profile CASE [--measured N]] [--live]``
 
 Runs each case in its own subprocess (so peak memory is per case) and prints a Markdown table.
 ``--quick`` runs the reduced cases only; ``--only`` keeps the cases whose name matches PATTERN (a glob,
@@ -51,7 +51,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="profile one case in-process and print the top 30 functions")
     parser.add_argument("--measured", type=int, default=None,
                         help="override the number of measured pods (with --profile)")
+    parser.add_argument("--live", action="store_true",
+                        help="kubesched run and upstream kube-scheduler side by side on a real API server "
+                             "(benchmarks/live.py; with --quick, reduced sizes)")
     args = parser.parse_args(argv)
+
+    if args.live:
+        from benchmarks.live import main as live_main
+
+        return live_main(quick=args.quick)
 
     if args.profile:
         print(profile_case(get_case(args.profile, args.measured)))

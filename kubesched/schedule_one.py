@@ -79,6 +79,7 @@ def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         return
     state = CycleState()
     state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
+    state.plugin_timer = sched.plugin_timer(fwk)
     record = sched.new_record(qpi, fwk.profile_name)
     try:
         result, assumed = scheduling_cycle(sched, fwk, state, qpi, record)
@@ -95,9 +96,11 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
     try:
         result = schedule_pod(sched, fwk, state, pod, record)
     except FitError as fit:
-        if not fwk.has_post_filter_plugins():
+        # A replica whose gate closed mid-cycle (Lease lost) must not preempt: victims are deletions.
+        if not fwk.has_post_filter_plugins() or not sched.may_act():
             raise SchedulingFailure(Status(Code.UNSCHEDULABLE), "", fit) from None
         post_result, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_status)
+        sched.metrics_post_filter(fwk, state.get(VICTIMS_KEY))
         fit.diagnosis.post_filter_msg = status.message
         nominated = "" if post_result is None else post_result.nominated_node_name
         mode_override = post_result is not None and post_result.mode == "override"
@@ -369,8 +372,9 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, qpi: QueuedPodIn
         sched.queue.add_nominated_pod(qpi.pod, nominated_node)
     elif qpi.pod.nominated_node_name:
         sched.queue.add_nominated_pod(qpi.pod, "")
-    sched.record_event(pod, "Warning", "FailedScheduling", message)
-    sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
+    if sched.may_act():  # a replica that lost its Lease leaves the pod's story to the new leader
+        sched.record_event(pod, "Warning", "FailedScheduling", message)
+        sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
 
 
 # -- the binding cycle --------------------------------------------------------------------------------
@@ -401,8 +405,14 @@ def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, resu
         else:
             _binding_failed(sched, fwk, state, result, qpi, assumed, permit, permit.as_error(), record)
         return
+    if not sched.may_act():
+        _abandon_binding(sched, fwk, state, qpi, assumed, host)
+        return
     status = fwk.run_pre_bind_plugins(state, assumed, host)
     if status is None:
+        if not sched.may_act():
+            _abandon_binding(sched, fwk, state, qpi, assumed, host)
+            return
         status = _bind(sched, fwk, state, assumed, host, record)
         sched.cache.finish_binding(assumed)
     if status is not None and status.code is not Code.SUCCESS:
@@ -439,6 +449,26 @@ def _bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, hos
                 status = sched.bind_on_behalf_of_extender(assumed, host)
             return status
     return fwk.run_bind_plugins(state, assumed, host)
+
+
+def _abandon_binding(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                     assumed: Pod, host: str) -> None:
+    """The gate closed (the Lease is lost): undo the assumption and requeue the pod without a word to
+    the cluster, since a replica that no longer leads must not write; the next leader schedules it."""
+    log.warning("not binding pod %s to %s: this scheduler no longer leads", assumed.key, host)
+    fwk.run_reserve_plugins_unreserve(state, assumed, host)
+    try:
+        sched.cache.forget_pod(assumed)
+    except Exception:
+        log.exception("forgetting pod %s failed", assumed.key)
+    qpi.unschedulable_plugins = set()
+    qpi.pending_plugins = set()
+    current = sched.current_pod(qpi.pod)
+    if current is not None and not current.node_name:
+        qpi.pod = current
+        sched.queue.add_unschedulable_if_not_present(qpi, sched.queue.scheduling_cycle)
+    else:
+        sched.queue.done(qpi.pod.uid)
 
 
 def _binding_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,

@@ -14,7 +14,7 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sized
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
@@ -37,7 +37,7 @@ from kubesched.extender import HTTPExtender, build_extenders, ignored_by_schedul
 from kubesched.framework.interfaces import ActionType, ClusterEvent, PluginFactory, QueueSortPlugin
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Status
-from kubesched.metrics import SchedulerMetrics
+from kubesched.metrics import PluginTimer, SchedulerMetrics
 from kubesched.plugins import nodename, nodeports
 from kubesched.plugins.names import NODE_RESOURCES_FIT
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
@@ -68,9 +68,14 @@ class Scheduler:
         registry: Mapping[str, PluginFactory] | None = None,
         executor: Callable[[Callable[[], None]], None] | None = None,
         metrics: SchedulerMetrics | None = None,
+        gate: Callable[[], bool] | None = None,
         bind_for_extenders: bool | None = None,
     ) -> None:
         self.cluster = cluster
+        #: Whether this replica may act (e.g. ``LeaderElector.is_leader``): consulted before every pop and
+        #: again before PreBind and Bind, so a replica that lost its Lease stops popping at once and never
+        #: binds afterwards. None means always (no leader election).
+        self.gate = gate
         self.config = config
         self.clock = clock
         self.rng = rng or random.Random()
@@ -147,16 +152,36 @@ class Scheduler:
             pre_enqueue={name: fwk.pre_enqueue_plugins for name, fwk in self.profiles.items()},
             cluster_event_map_per_profile=event_maps,
             namespace_labels=self.namespace_labels,
+            metrics=self.metrics,
         )
+        self._wire_metrics()
+
+    def _wire_metrics(self) -> None:
+        """Per-profile framework timings, and the cache's counts for scheduler_cache_size."""
+        self._preempting_profiles = set()
+        for name, fwk in self.profiles.items():
+            fwk.metrics = self.metrics.for_profile(name)
+            if "DefaultPreemption" in fwk.plugin_names("post_filter"):
+                self._preempting_profiles.add(name)
+        cache = self.cache
+        self.metrics.set_cache_source(lambda: {
+            "assumed_pods": cache.assumed_pod_count(), "pods": cache.pod_count(), "nodes": cache.node_count()})
 
     # -- wiring to the cluster -------------------------------------------------------------------------
     def start(self) -> None:
         """Watch the cluster, then list what exists (listing after watching misses nothing)."""
         self._watch = self.cluster.watch(self.watched_kinds, self.handle_event)
+        if getattr(self._watch, "replays_existing", False):
+            return  # an informer: it hands what exists over as ADDED events itself
         for kind in self.watched_kinds:
             items, _ = self.cluster.list(kind)
             for obj in items:
                 self.handle_event(WatchEvent("ADDED", kind, obj, None))
+
+    def has_synced(self) -> bool:
+        """Whether the watch has handed over everything that existed (an embedded watch always has)."""
+        check = getattr(self._watch, "has_synced", None)
+        return self._watch is not None and (check is None or bool(check()))
 
     def stop(self) -> None:
         if self._watch is not None:
@@ -367,14 +392,28 @@ class Scheduler:
 
     def metrics_scheduled(self, profile: str, qpi: QueuedPodInfo) -> None:
         started = self._attempt_started.pop(qpi.pod.uid, None)
-        self.metrics.observe_attempt("scheduled", profile, time.perf_counter() - started if started else 0.0)
-        self.metrics.pod_scheduling_attempts.observe(qpi.attempts)
+        entered = qpi.initial_attempt_timestamp
+        sli = (self.clock.now() - entered).total_seconds() if entered is not None else None
+        self.metrics.observe_scheduled(profile, time.perf_counter() - started if started else 0.0,
+                                       qpi.attempts, sli)
+
+    def plugin_timer(self, fwk: Framework) -> PluginTimer | None:
+        """The plugin timer of a new scheduling cycle: set on one cycle in ten (pluginMetricsSamplePercent)."""
+        return fwk.metrics.plugin_timer() if fwk.metrics is not None else None
+
+    def metrics_post_filter(self, fwk: Framework, victims: Sized | None) -> None:
+        """PostFilter ran: a preemption attempt when DefaultPreemption is among its plugins (as upstream
+        counts them), with the chosen candidate's victims."""
+        if fwk.profile_name in self._preempting_profiles:
+            self.metrics.observe_preemption(len(victims) if victims else None)
 
     def record_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
-        self._record_object_event("Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid)
+        self._record_object_event("Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid,
+                                  controller=pod.scheduler_name)
 
     def _record_object_event(self, kind: str, namespace: str, name: str, type_: str, reason: str,
-                             message: str, uid: str = "") -> None:
+                             message: str, uid: str = "", controller: str = "kubesched") -> None:
+        """Record an event; ``controller`` is the reporting scheduler (a pod's profile, as upstream)."""
         now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         event = {
             "apiVersion": "v1",
@@ -385,7 +424,7 @@ class Scheduler:
             "reason": reason,
             "message": truncate_message(message),
             "source": {"component": "kubesched"},
-            "reportingController": "kubesched",
+            "reportingController": controller,
             "firstTimestamp": now,
             "lastTimestamp": now,
             "count": 1,
@@ -416,13 +455,19 @@ class Scheduler:
             log.warning("updating status of pod %s failed: %s", pod.key, err)
 
     # -- the loop --------------------------------------------------------------------------------------
+    def may_act(self) -> bool:
+        """The gate: True when this replica may pop and bind (it leads, or there is no election)."""
+        return self.gate is None or self.gate()
+
     def schedule_next(self, *, block: bool = False, timeout: float | None = None) -> bool:
-        """Pop one pod and run its scheduling cycle; False when there was nothing to pop."""
+        """Pop one pod and run its scheduling cycle; False when there was nothing to pop or the gate is
+        closed (the pods stay queued for when it opens)."""
+        if not self.may_act():
+            return False
         qpi = self.queue.pop(block=block, timeout=timeout)
         if qpi is None:
             return False
         schedule_one(self, qpi)
-        self.metrics.set_pending(self.queue.pending_pods())
         return True
 
     def run_periodic(self) -> None:
@@ -435,8 +480,16 @@ class Scheduler:
         """Live mode: housekeeping on a timer thread, binding on a pool, scheduling on this thread."""
         pool = ThreadPoolExecutor(max_workers=max(self.config.parallelism, 1), thread_name_prefix="binder")
 
+        def logged(task: Callable[[], None]) -> None:
+            try:
+                task()
+            except Exception:
+                # The binding cycle undoes and requeues its own failures; anything escaping it is a bug,
+                # and a pool would otherwise keep it silently in a future nobody reads.
+                log.exception("binding task failed")
+
         def run_in_pool(task: Callable[[], None]) -> None:
-            pool.submit(task)
+            pool.submit(logged, task)
 
         self._executor = run_in_pool
 
@@ -447,6 +500,9 @@ class Scheduler:
         threading.Thread(target=housekeeping, name="queue-flush", daemon=True).start()
         try:
             while not stop.is_set():
+                if not self.may_act():
+                    stop.wait(0.1)
+                    continue
                 self.schedule_next(block=True, timeout=0.5)
         finally:
             pool.shutdown(wait=True)

@@ -258,3 +258,12 @@ def _pod(name: str, scheduler: str) -> Any:
 def test_tie_break_must_be_known() -> None:
     with pytest.raises(ValueError, match="tie_break"):
         Harness(tie_break="first")
+
+
+def test_a_node_beyond_the_snapshot_columns_is_ignored_not_an_overflow() -> None:
+    # A real API server stores cpu: 1E; the scheduler leaves that node out instead of crashing.
+    h = Harness(objects=[node_dict("huge", cpu="1E"), node_dict("n1")])
+    h.create(pod_dict("p"))
+    h.run()
+    assert h.node_of("p") == "n1"
+    assert [i.name for i in h.scheduler.update_snapshot().node_infos] == ["n1"]

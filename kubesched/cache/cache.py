@@ -283,6 +283,10 @@ class Cache:
         with self._lock:
             return len(self._tree)
 
+    def assumed_pod_count(self) -> int:
+        with self._lock:
+            return len(self._assumed)
+
     def pod_count(self) -> int:
         with self._lock:
             return sum(len(info.pods) for info in self._nodes.values())

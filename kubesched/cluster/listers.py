@@ -2,8 +2,8 @@
 
 kube-scheduler hands plugins informer listers (namespaces for pod affinity's namespace selectors;
 services, replication controllers, replica sets and stateful sets for PodTopologySpread's default
-constraints). :class:`Listers` is that store here: the scheduler feeds it watch events, plugins
-read it through ``handle.listers``. Reads never reach the API server.
+constraints; PodDisruptionBudgets for preemption). :class:`Listers` is that store here: the scheduler
+feeds it watch events, plugins read it through ``handle.listers``. Reads never reach the API server.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ from typing import Any
 
 from kubesched.api.labels import LabelSelector
 from kubesched.api.objects import Namespace
+from kubesched.api.validation import validate_object
 
 #: Kinds plugins read through listers (besides nodes and pods, which live in the cache).
-LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
+                "PodDisruptionBudget")
 
 
 class Listers:
@@ -29,7 +31,13 @@ class Listers:
 
     # -- fed by the scheduler's watch -----------------------------------------------------------------
     def apply(self, event_type: str, kind: str, obj: Mapping[str, Any]) -> None:
-        """Record one watch event; a malformed Namespace raises ObjectError and changes nothing."""
+        """Record one watch event; a malformed object raises ObjectError and changes nothing.
+
+        Plugins read these objects' fields directly (a Service's ``spec.selector``), so their types
+        are checked here, once, rather than by every reader.
+        """
+        if event_type != "DELETED":
+            validate_object(obj)
         meta = obj.get("metadata") or {}
         key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
         namespace = Namespace.from_dict(obj) if kind == "Namespace" else None

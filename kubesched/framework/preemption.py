@@ -327,8 +327,9 @@ class Evaluator:
         return candidates, node_statuses, errors
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
-        items, _ = self.handle.cluster.list("PodDisruptionBudget")
-        return [PodDisruptionBudget.from_dict(item) for item in items]
+        """From the scheduler's lister (never a live LIST in the scheduling cycle)."""
+        items = self.handle.listers.list("PodDisruptionBudget")
+        return [PodDisruptionBudget.from_dict(dict(item)) for item in items]
 
     def dry_run_preemption(self, pod: Pod, potential: Sequence[NodeInfo], pdbs: Sequence[PodDisruptionBudget],
                            offset: int, num_candidates: int

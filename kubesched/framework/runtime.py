@@ -11,6 +11,7 @@ thousands of nodes costs a few NumPy operations per plugin.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -51,6 +52,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
+from kubesched.metrics import FrameworkMetrics, timed_extension_point
 
 if TYPE_CHECKING:
     from kubesched.clock import Clock
@@ -93,6 +95,9 @@ class ScoreOutcome:
 
 class Framework:
     """One scheduling profile: its plugins per extension point, score weights and waiting pods."""
+
+    #: Extension point and plugin timings (set by the scheduler; None times nothing).
+    metrics: FrameworkMetrics | None = None
 
     def __init__(
         self,
@@ -255,6 +260,7 @@ class Framework:
         return [p.name for p in self.points[point]]
 
     # -- PreFilter -----------------------------------------------------------------------------------
+    @timed_extension_point("PreFilter")
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         result: PreFilterResult | None = None
         with_nodes: list[str] = []
@@ -420,6 +426,7 @@ class Framework:
             rows = batch[alive]
             batch_filter = self._batch_filter.get(plugin.name)
             if batch_filter is not None:
+                started = time.perf_counter()
                 try:
                     result = batch_filter.filter_nodes(state, pod, snapshot, rows)
                     if type(result) is not BatchFilterResult or len(result.status_index) != len(rows):
@@ -428,6 +435,9 @@ class Framework:
                 except Exception as exc:  # a plugin bug must not take the scheduler down
                     log.warning("filter plugin %s failed", plugin.name, exc_info=True)
                     return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc)
+                if state.plugin_timer is not None:
+                    state.plugin_timer.observe(batch_filter.filter_nodes,
+                                               result.statuses[0] if result.statuses else None, started)
                 idx = result.status_index
                 failed = np.flatnonzero(idx >= 0)
                 if len(failed):
@@ -458,6 +468,7 @@ class Framework:
         return verdict, statuses
 
     # -- PostFilter ----------------------------------------------------------------------------------
+    @timed_extension_point("PostFilter")
     def run_post_filter_plugins(self, state: CycleState, pod: Pod,
                                 node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
         result: PostFilterResult | None = None
@@ -480,6 +491,7 @@ class Framework:
         return result, Status(Code.UNSCHEDULABLE, tuple(reasons), plugin=rejector)
 
     # -- Score ---------------------------------------------------------------------------------------
+    @timed_extension_point("PreScore")
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
         skip: set[str] = set()
         try:
@@ -495,6 +507,7 @@ class Framework:
         finally:
             state.skip_score_plugins = skip
 
+    @timed_extension_point("Score")
     def run_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList,
                           *, record_raw: bool = False) -> ScoreOutcome | Status:
         """Score, normalise and weight every non-skipped Score plugin over ``nodes``."""
@@ -524,9 +537,15 @@ class Framework:
         """Raw and normalised scores of one plugin over ``nodes``."""
         batch_score = self._batch_score.get(plugin.name)
         if batch_score is not None:
+            started = time.perf_counter()
             try:
                 raw = np.asarray(batch_score.score_nodes(state, pod, nodes), dtype=np.int64)
+                if state.plugin_timer is not None:
+                    state.plugin_timer.observe(batch_score.score_nodes, None, started)
+                    started = time.perf_counter()
                 normalized = batch_score.normalize_scores(state, pod, raw.copy())
+                if state.plugin_timer is not None:
+                    state.plugin_timer.observe(batch_score.normalize_scores, None, started)
                 final = raw if normalized is None else np.asarray(normalized, dtype=np.int64)
                 if raw.shape != (len(nodes),) or final.shape != (len(nodes),):
                     raise PluginReturnError(f"returned {raw.shape[0] if raw.ndim else 'no'} scores for "
@@ -563,6 +582,7 @@ class Framework:
         return values, normalized
 
     # -- Reserve / Permit ----------------------------------------------------------------------------
+    @timed_extension_point("Reserve")
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return self._run_in_order([(p.name, p.reserve) for p in self.lists.reserve], "Reserve", state, pod,
                                   node_name)
@@ -580,21 +600,29 @@ class Framework:
                               plugin=name, error=status.error)
         return None
 
+    @timed_extension_point("Unreserve")
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in reversed(self.lists.reserve):
+            started = time.perf_counter()
             try:
                 plugin.unreserve(state, pod, node_name)
             except Exception:
                 log.warning("unreserve of plugin %s failed", plugin.name, exc_info=True)
+            if state.plugin_timer is not None:
+                state.plugin_timer.observe(plugin.unreserve, None, started)
 
+    @timed_extension_point("Permit")
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         waits: dict[str, float] = {}
         for plugin in self.lists.permit:
+            started = time.perf_counter()
             try:
                 status, timeout = _permit_answer(plugin.permit(state, pod, node_name))
             except Exception as exc:
                 log.warning("permit plugin %s failed", plugin.name, exc_info=True)
                 status, timeout = Status.from_error(exc), 0.0
+            if state.plugin_timer is not None:
+                state.plugin_timer.observe(plugin.permit, status, started)
             if status is None or status.code is Code.SUCCESS:
                 continue
             if status.is_rejected():
@@ -611,10 +639,12 @@ class Framework:
         return None
 
     # -- binding -------------------------------------------------------------------------------------
+    @timed_extension_point("PreBind")
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return self._run_in_order([(p.name, p.pre_bind) for p in self.lists.pre_bind], "PreBind", state, pod,
                                   node_name)
 
+    @timed_extension_point("Bind")
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if not self.lists.bind:
             return Status(Code.SKIP)
@@ -632,12 +662,16 @@ class Framework:
             return status
         return status
 
+    @timed_extension_point("PostBind")
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in self.lists.post_bind:
+            started = time.perf_counter()
             try:
                 plugin.post_bind(state, pod, node_name)
             except Exception:
                 log.warning("post-bind plugin %s failed", plugin.name, exc_info=True)
+            if state.plugin_timer is not None:
+                state.plugin_timer.observe(plugin.post_bind, None, started)
 
 
 def _events_of(plugin: Plugin) -> list[ClusterEvent]:
@@ -670,7 +704,13 @@ class PluginReturnError(TypeError):
 def _call(fn: Callable[..., Any], *args: Any,
           expect: type | tuple[type, ...] = object) -> tuple[Any, Status | None]:
     """Run a plugin method returning ``(value, status)``; an exception, or a return value that is
-    no such pair (``value`` None or an ``expect``), becomes an Error status."""
+    no such pair (``value`` None or an ``expect``), becomes an Error status.
+
+    Callers pass the CycleState first: on sampled cycles it carries the plugin timer.
+    """
+    timer = args[0].plugin_timer if args else None
+    started = time.perf_counter() if timer is not None else 0.0
+    result: tuple[Any, Status | None]
     try:
         answer = fn(*args)
         if type(answer) is not tuple or len(answer) != 2:
@@ -681,23 +721,29 @@ def _call(fn: Callable[..., Any], *args: Any,
         if (value is not None or expect is _SCORE_TYPES) and not (
                 isinstance(value, expect) and not isinstance(value, bool)):
             raise PluginReturnError(f"returned {_shown(value)}, expected {_type_names(expect)}")
-        return value, status
+        result = value, status
     except Exception as exc:
         _log_plugin_failure(fn, exc)
-        return None, Status.from_error(exc)
+        result = None, Status.from_error(exc)
+    if timer is not None:
+        timer.observe(fn, result, started)
+    return result
 
 
 def _call_status(fn: Callable[..., Status | None], *args: Any) -> Status | None:
     """Run a plugin method returning a Status or None; anything else becomes an Error status."""
+    timer = args[0].plugin_timer if args else None
+    started = time.perf_counter() if timer is not None else 0.0
     try:
         status = fn(*args)
+        if status is not None and type(status) is not Status:
+            raise PluginReturnError(f"returned {_shown(status)}, expected a Status or None")
     except Exception as exc:
         _log_plugin_failure(fn, exc)
-        return Status.from_error(exc)
-    if status is None or type(status) is Status:
-        return status
-    err = PluginReturnError(f"returned {_shown(status)}, expected a Status or None")
-    return Status.from_error(err)
+        status = Status.from_error(exc)
+    if timer is not None:
+        timer.observe(fn, status, started)
+    return status
 
 
 def _permit_answer(answer: Any) -> tuple[Status | None, float]:

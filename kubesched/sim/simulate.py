@@ -23,20 +23,24 @@ from kubesched.api.objects import Node, Pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster.controllers import update_pdb_status
 from kubesched.cluster.embedded import EmbeddedCluster, format_time
-from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests
+from kubesched.cluster.manifests import Manifest, ManifestError
 from kubesched.cluster.podgroups import PodGroupController
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
 from kubesched.scheduler import Scheduler
+from kubesched.sim.scenario import (
+    SimulationError,
+    bound_pod_warnings,
+    check_admission,
+    check_options,
+    creation_order,
+    scenario_manifests,
+)
 from kubesched.trace import ERROR, SCHEDULED, AttemptRecord
 
 START_TIME = datetime(2024, 1, 1, tzinfo=UTC)
 #: Virtual time one scheduling cycle takes: keeps queue timestamps strictly ordered.
 CYCLE_TIME = timedelta(milliseconds=1)
-
-
-class SimulationError(ValueError):
-    """Bad simulation input (manifest, config or object); the message locates it."""
 
 
 @dataclass
@@ -70,20 +74,7 @@ def _deterministic_uids(seed: int) -> Callable[[], str]:
 
 
 def _to_manifests(objects_or_paths: Iterable[Any] | str | Path) -> list[Manifest]:
-    if isinstance(objects_or_paths, (str, Path)):
-        objects_or_paths = [objects_or_paths]
-    paths: list[str | Path] = []
-    manifests: list[Manifest] = []
-    for item in objects_or_paths:
-        if isinstance(item, (str, Path)):
-            paths.append(item)
-        elif isinstance(item, Mapping):
-            manifests.append(Manifest("<objects>", len(manifests) + 1, copy.deepcopy(dict(item))))
-        else:
-            raise SimulationError(f"expected a manifest path or an object dict, got {type(item).__name__}")
-    if paths:
-        manifests = load_manifests(paths) + manifests
-    return manifests
+    return scenario_manifests(objects_or_paths)
 
 
 def _validate(manifests: Sequence[Manifest]) -> None:
@@ -306,9 +297,12 @@ def simulate(
 
     ``objects_or_paths`` takes manifest files or folders, or object dicts (a mix is fine).
     """
-    manifests = _to_manifests(objects_or_paths)
+    check_options(config, seed, burst, tie_break, progress)
+    manifests = creation_order(_to_manifests(objects_or_paths))
     _validate(manifests)
+    check_admission(manifests)
     cfg = resolve_config(config)
     sim = Simulation(manifests, cfg, seed=seed, tie_break=tie_break, progress=progress)
+    sim.warnings.extend(bound_pod_warnings(manifests))
     sim.load()
     return sim.run(burst=burst)

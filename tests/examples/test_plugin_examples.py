@@ -52,17 +52,24 @@ def test_the_guide_scenario_runs_as_documented(capsys: pytest.CaptureFixture[str
 GPU = "nvidia.com/gpu"
 
 
+def _gpu_pod(name: str, gpus: int, **kw: Any) -> dict[str, Any]:
+    """A pod asking for GPUs (extended resources need their limit set, equal to the request)."""
+    pod = pod_dict(name, requests={GPU: str(gpus)}, **kw)
+    pod["spec"]["containers"][0]["resources"]["limits"] = {GPU: str(gpus)}
+    return pod
+
+
 def _gpu_nodes(used: list[int], total: int = 4) -> list[dict[str, Any]]:
     objs = []
     for i, n in enumerate(used):
         objs.append(node_dict(f"gpu-{i}", extra={GPU: str(total)}))
         if n:
-            objs.append(pod_dict(f"load-{i}", requests={GPU: str(n)}, node_name=f"gpu-{i}"))
+            objs.append(_gpu_pod(f"load-{i}", n, node_name=f"gpu-{i}"))
     return objs
 
 
 def test_gpu_pods_pack_onto_the_fullest_node_that_fits() -> None:
-    pod = pod_dict("job", requests={GPU: "1"})
+    pod = _gpu_pod("job", 1)
     result = simulate([*_gpu_nodes([0, 3, 1]), node_dict("cpu-only"), pod], config=_config("gpu_binpack:GPUBinPacking"))
     assert result.final == {"default/job": "gpu-1"}
     scores = result.attempts[0]["scores"]

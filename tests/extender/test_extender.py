@@ -149,6 +149,7 @@ def test_managed_resources_limit_interest_and_ignored_by_scheduler(server: Exten
            "managedResources": [{"name": "example.com/licence", "ignoredByScheduler": True}]}
     plain = pod_dict("plain")
     licensed = pod_dict("licensed", requests={"example.com/licence": "1"})
+    licensed["spec"]["containers"][0]["resources"]["limits"] = {"example.com/licence": "1"}
     # No node advertises example.com/licence; NodeResourcesFit ignores it as told to.
     result = simulate([*_nodes("node-a"), plain, licensed], config=_config(ext))
     assert result.final == {"default/plain": "node-a", "default/licensed": "node-a"}

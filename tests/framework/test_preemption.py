@@ -147,6 +147,17 @@ class FakeHandle:
     def clock(self) -> Any:
         return lambda: self.now
 
+    @property
+    def listers(self) -> Any:
+        """PDBs as the scheduler's lister holds them (the fake cluster's)."""
+        cluster = self.cluster
+
+        class _Listers:
+            def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+                return cluster.list(kind, namespace)[0]
+
+        return _Listers()
+
     def get_waiting_pod(self, uid: str) -> FakeWaitingPod | None:
         return self.waiting.get(uid)
 
