@@ -14,13 +14,14 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchmarks.run import BenchmarkError, get_case, profile_case, run_in_subprocess
-from benchmarks.workloads import CASES, Case
+from benchmarks.run import ALL_CASES, BenchmarkError, get_case, profile_case, run_in_subprocess
+from benchmarks.storage_workloads import SimCase
+from benchmarks.workloads import Case
 
-COLUMNS = ("workload", "nodes", "existing", "measured", "config", "pods/s", "wall s", "peak MiB")
+COLUMNS = ("workload", "nodes", "existing", "measured", "config", "pods/s", "wall s", "pods/cpu-s", "peak MiB")
 
 
-def select(cases: Iterable[Case], *, only: str | None, quick: bool) -> list[Case]:
+def select(cases: Iterable[Case | SimCase], *, only: str | None, quick: bool) -> list[Case | SimCase]:
     """The cases to run: the quick ones or the full-size ones, filtered by name."""
     chosen = [c for c in cases if c.quick == quick]
     if only:
@@ -34,10 +35,11 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for r in rows:
         if "error" in r:
-            cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"], "FAILED", "-", "-"]
+            cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"], "FAILED", "-", "-", "-"]
         else:
             cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"],
-                     f"{r['pods_per_s']:.1f}", f"{r['wall_s']:.2f}", f"{r['peak_mib']:.0f}"]
+                     f"{r['pods_per_s']:.1f}", f"{r['wall_s']:.2f}", f"{r.get('pods_per_cpu_s', 0.0):.1f}",
+                     f"{r['peak_mib']:.0f}"]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 
@@ -47,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", metavar="PATTERN", help="run only cases whose name matches")
     parser.add_argument("--quick", action="store_true", help="run the reduced-size cases")
-    parser.add_argument("--profile", metavar="CASE", choices=sorted(CASES),
+    parser.add_argument("--profile", metavar="CASE", choices=sorted(ALL_CASES),
                         help="profile one case in-process and print the top 30 functions")
     parser.add_argument("--measured", type=int, default=None,
                         help="override the number of measured pods (with --profile)")
@@ -65,9 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         print(profile_case(get_case(args.profile, args.measured)))
         return 0
 
-    cases = select(CASES.values(), only=args.only, quick=args.quick)
+    cases = select(ALL_CASES.values(), only=args.only, quick=args.quick)
     if not cases:
-        print(f"no case matches {args.only!r}; known: {', '.join(CASES)}", file=sys.stderr)
+        print(f"no case matches {args.only!r}; known: {', '.join(ALL_CASES)}", file=sys.stderr)
         return 2
     rows: list[dict[str, Any]] = []
     failed = False

@@ -1,10 +1,13 @@
 """``python -m benchmarks --live``: kubesched ``run`` and upstream kube-scheduler on a real API server.
 
-For each scheduler, on a fresh etcd + kube-apiserver (testing/controlplane): ``initial`` nodes and pods
-are created before the scheduler starts, then the scheduler starts and ``nodes`` more nodes and
-``pods`` more pods are created while it runs (16 client threads). Both schedulers get the same objects in
-the same order and the same clientConnection qps/burst (5000/5000, as scheduler_perf); they run with
-the credentials of system:kube-scheduler, leader election off. Measured:
+For each case and scheduler, on a fresh etcd + kube-apiserver (testing/controlplane): ``initial`` nodes
+and pods are created before the scheduler starts, then the scheduler starts and ``nodes`` more nodes
+and ``pods`` more pods are created while it runs (16 client threads). "growing" is the issue's case
+(1000 nodes and 5000 pods, then 5000 nodes and 10,000 pods); "backlog" has 3000 nodes and 3000 pending
+pods before the start and nothing after, so it times scheduling and binding without the object
+creator. Both schedulers get the same objects in the same order and the same clientConnection
+qps/burst (5000/5000, as scheduler_perf); they run with the credentials of system:kube-scheduler,
+leader election off. Measured:
 
 - pods/s: every pod (initial and later) over the time from the scheduler's start to the last binding;
 - p50 / p99 creation-to-bound latency of the pods created after the start (creation = the create
@@ -41,14 +44,17 @@ CREATORS = 16
 
 @dataclass(frozen=True)
 class LiveCase:
+    name: str
     initial_nodes: int
     initial_pods: int
     nodes: int
     pods: int
 
 
-FULL = LiveCase(1000, 5000, 5000, 10_000)
-QUICK = LiveCase(100, 500, 400, 1000)
+#: The issue's case (a cluster growing while the scheduler runs), then a backlog: every pod pending
+#: before the scheduler starts, which measures scheduling and binding alone, without the object creator.
+FULL = (LiveCase("growing", 1000, 5000, 5000, 10_000), LiveCase("backlog", 3000, 3000, 0, 0))
+QUICK = (LiveCase("growing", 100, 500, 400, 1000), LiveCase("backlog", 500, 1000, 0, 0))
 
 
 def node(i: int) -> dict:
@@ -127,7 +133,7 @@ def measure(which: str, case: LiveCase, bin_dir: Path, timeout: float) -> dict[s
     try:
         cluster = KubeCluster(RestClient(ConnectionOptions(kubeconfig=str(plane.admin_kubeconfig), qps=-1)))
         total_nodes, total_pods = case.initial_nodes + case.nodes, case.initial_pods + case.pods
-        print(f"[{which}] creating {case.initial_nodes} nodes and {case.initial_pods} pods ...",
+        print(f"[{case.name}/{which}] creating {case.initial_nodes} nodes and {case.initial_pods} pods ...",
               file=sys.stderr, flush=True)
         create_all(cluster, [node(i) for i in range(case.initial_nodes)])
         create_all(cluster, [pod(i) for i in range(case.initial_pods)])
@@ -140,7 +146,8 @@ def measure(which: str, case: LiveCase, bin_dir: Path, timeout: float) -> dict[s
                                 env=env, cwd=REPO)
         stop, peak = threading.Event(), [0]
         threading.Thread(target=rss_sampler, args=(proc.pid, stop, peak), daemon=True).start()
-        print(f"[{which}] started; creating {case.nodes} nodes and {case.pods} pods ...", file=sys.stderr, flush=True)
+        print(f"[{case.name}/{which}] started; creating {case.nodes} nodes and {case.pods} pods ...",
+              file=sys.stderr, flush=True)
         created_at: dict[str, float] = {}
         later_nodes = [node(i) for i in range(case.initial_nodes, total_nodes)]
         later_pods = [pod(i) for i in range(case.initial_pods, total_pods)]
@@ -155,9 +162,10 @@ def measure(which: str, case: LiveCase, bin_dir: Path, timeout: float) -> dict[s
         last = max(watcher.bound_at.values())
         latencies = sorted(watcher.bound_at[n] - t for n, t in created_at.items() if n.startswith("pod-"))
         watcher.watch.stop()
-        return {"scheduler": which, "nodes": total_nodes, "pods": total_pods,
+        return {"case": case.name, "scheduler": which, "nodes": total_nodes, "pods": total_pods,
                 "pods_per_s": total_pods / (last - start), "wall_s": last - start,
-                "p50_s": statistics.median(latencies), "p99_s": latencies[int(0.99 * (len(latencies) - 1))],
+                "p50_s": statistics.median(latencies) if latencies else None,
+                "p99_s": latencies[int(0.99 * (len(latencies) - 1))] if latencies else None,
                 "rss_mib": peak[0] / 1024}
     finally:
         if proc is not None and proc.poll() is None:
@@ -180,29 +188,31 @@ def _interleave(nodes: list[dict], pods: list[dict]) -> list[tuple[dict, ...]]:
     return out
 
 
-COLUMNS = ("scheduler", "nodes", "pods", "pods/s", "start→last bound s", "p50 s", "p99 s", "peak RSS MiB")
+COLUMNS = ("case", "scheduler", "nodes", "pods", "pods/s", "start→last bound s", "p50 s", "p99 s", "peak RSS MiB")
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['scheduler']} | FAILED: {r['error']} |")
+            lines.append(f"| {r['case']} | {r['scheduler']} | FAILED: {r['error']} |")
             continue
-        lines.append(f"| {r['scheduler']} | {r['nodes']} | {r['pods']} | {r['pods_per_s']:.1f} | {r['wall_s']:.1f} "
-                     f"| {r['p50_s']:.2f} | {r['p99_s']:.2f} | {r['rss_mib']:.0f} |")
+        p50 = "-" if r["p50_s"] is None else f"{r['p50_s']:.2f}"
+        p99 = "-" if r["p99_s"] is None else f"{r['p99_s']:.2f}"
+        lines.append(f"| {r['case']} | {r['scheduler']} | {r['nodes']} | {r['pods']} | {r['pods_per_s']:.1f} "
+                     f"| {r['wall_s']:.1f} | {p50} | {p99} | {r['rss_mib']:.0f} |")
     return "\n".join(lines)
 
 
 def main(quick: bool = False, timeout: float = 1800.0) -> int:
-    case = QUICK if quick else FULL
     bin_dir = build_binaries()
     rows: list[dict[str, Any]] = []
-    for which in ("kube-scheduler", "kubesched"):
-        try:
-            rows.append(measure(which, case, bin_dir, timeout))
-        except Exception as err:
-            print(f"[{which}] failed: {err}", file=sys.stderr)
-            rows.append({"scheduler": which, "error": str(err)})
+    for case in QUICK if quick else FULL:
+        for which in ("kube-scheduler", "kubesched"):
+            try:
+                rows.append(measure(which, case, bin_dir, timeout))
+            except Exception as err:
+                print(f"[{case.name}/{which}] failed: {err}", file=sys.stderr)
+                rows.append({"case": case.name, "scheduler": which, "error": str(err)})
     print(format_table(rows))
     return 0 if all("error" not in r for r in rows) else 1

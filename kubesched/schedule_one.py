@@ -372,9 +372,8 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, qpi: QueuedPodIn
         sched.queue.add_nominated_pod(qpi.pod, nominated_node)
     elif qpi.pod.nominated_node_name:
         sched.queue.add_nominated_pod(qpi.pod, "")
-    if sched.may_act():  # a replica that lost its Lease leaves the pod's story to the new leader
-        sched.record_event(pod, "Warning", "FailedScheduling", message)
-        sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
+    sched.record_event(pod, "Warning", "FailedScheduling", message)
+    sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
 
 
 # -- the binding cycle --------------------------------------------------------------------------------
@@ -408,17 +407,43 @@ def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, resu
     if not sched.may_act():
         _abandon_binding(sched, fwk, state, qpi, assumed, host)
         return
-    status = fwk.run_pre_bind_plugins(state, assumed, host)
-    if status is None:
-        if not sched.may_act():
-            _abandon_binding(sched, fwk, state, qpi, assumed, host)
+
+    inline = True
+
+    def after_pre_bind(status: Status | None) -> None:
+        if not inline:
+            # PreBind waited (claims being bound) and was resolved from an event or a timer: the
+            # rest of the binding cycle runs as a task of its own.
+            sched.waiting_in_pre_bind.discard(assumed.uid)
+            sched.submit(lambda: _after_pre_bind(sched, fwk, state, result, qpi, assumed, record, status))
             return
-        status = _bind(sched, fwk, state, assumed, host, record)
-        sched.cache.finish_binding(assumed)
+        _after_pre_bind(sched, fwk, state, result, qpi, assumed, record, status)
+
+    sched.waiting_in_pre_bind.add(assumed.uid)
+    fwk.run_pre_bind_plugins(state, assumed, host, after_pre_bind)
+    inline = False
+
+
+def _after_pre_bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
+                    qpi: QueuedPodInfo, assumed: Pod, record: AttemptRecord | None, status: Status | None) -> None:
+    sched.waiting_in_pre_bind.discard(assumed.uid)
+    if status is not None:
+        _bind_failed(sched, fwk, state, result, qpi, assumed, record, status)
+        return
+    _bind(sched, fwk, state, result, qpi, assumed, record)
+
+
+def _bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
+          qpi: QueuedPodInfo, assumed: Pod, record: AttemptRecord | None) -> None:
+    """Bind and PostBind, after PreBind succeeded."""
+    host = result.suggested_host
+    if not sched.may_act():
+        _abandon_binding(sched, fwk, state, qpi, assumed, host)
+        return
+    status = _run_bind(sched, fwk, state, assumed, host, record)
+    sched.cache.finish_binding(assumed)
     if status is not None and status.code is not Code.SUCCESS:
-        if record is not None:
-            record.details["bind"] = {status.plugin: status.message}
-        _binding_failed(sched, fwk, state, result, qpi, assumed, status, status.as_error(), record)
+        _bind_failed(sched, fwk, state, result, qpi, assumed, record, status)
         return
     sched.record_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
     if record is not None:
@@ -438,8 +463,8 @@ def _activate_pods(sched: Scheduler, state: CycleState) -> None:
         sched.queue.activate(pods.take())
 
 
-def _bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str,
-          record: AttemptRecord | None) -> Status | None:
+def _run_bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str,
+              record: AttemptRecord | None) -> Status | None:
     """An interested binding extender binds the pod; otherwise the Bind plugins do."""
     if sched.extenders:
         verdicts = record.details.setdefault("extender", {}) if record is not None else None
@@ -449,6 +474,13 @@ def _bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, hos
                 status = sched.bind_on_behalf_of_extender(assumed, host)
             return status
     return fwk.run_bind_plugins(state, assumed, host)
+
+
+def _bind_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
+                 qpi: QueuedPodInfo, assumed: Pod, record: AttemptRecord | None, status: Status) -> None:
+    if record is not None:
+        record.details["bind"] = {status.plugin: status.message}
+    _binding_failed(sched, fwk, state, result, qpi, assumed, status, status.as_error(), record)
 
 
 def _abandon_binding(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,

@@ -97,6 +97,9 @@ class Scheduler:
         self._executor = executor
         self._watch: Any = None
         self._attempt_started: dict[str, float] = {}
+        #: Pods whose binding cycle waits in PreBind (for the cluster to bind their claims).
+        self.waiting_in_pre_bind: set[str] = set()
+        self._cycles = 0
 
         self.extenders: list[HTTPExtender] = build_extenders(config.extenders)
         # A binding extender binds through the API server itself. The embedded cluster lives in this
@@ -216,6 +219,12 @@ class Scheduler:
         except ObjectError as err:
             name = (event.obj.get("metadata") or {}).get("name", "?")
             log.error("ignoring malformed %s %s: %s", event.kind, name, err)
+            return
+        # Storage additions and updates may make pods rejected by the volume plugins schedulable
+        # (kube-scheduler registers no delete handlers for these kinds).
+        cluster_event = qevents.STORAGE_EVENTS.get((event.kind, event.type))
+        if cluster_event is not None:
+            self.queue.move_all_to_active_or_backoff_queue(cluster_event, event.old, event.obj, None)
 
     def _parse_node(self, obj: Mapping[str, Any]) -> Node | None:
         try:
@@ -383,8 +392,9 @@ class Scheduler:
         self._attempt_started[qpi.pod.uid] = time.perf_counter()
         if not self.observers:
             return None
+        self._cycles += 1
         return AttemptRecord(pod=qpi.pod.key, attempt=qpi.attempts, profile=profile,
-                             start_nominated_node=qpi.pod.nominated_node_name or None)
+                             start_nominated_node=qpi.pod.nominated_node_name or None, cycle=self._cycles)
 
     def emit(self, record: AttemptRecord) -> None:
         for observer in self.observers:
@@ -408,6 +418,8 @@ class Scheduler:
             self.metrics.observe_preemption(len(victims) if victims else None)
 
     def record_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
+        if not self.may_act():  # a replica that lost its Lease leaves the pod's story to the new leader
+            return
         self._record_object_event("Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid,
                                   controller=pod.scheduler_name)
 
@@ -440,6 +452,8 @@ class Scheduler:
         result = "unschedulable" if reason == "Unschedulable" else "error"
         self.metrics.observe_attempt(result, pod.scheduler_name,
                                      time.perf_counter() - started if started else 0.0)
+        if not self.may_act():
+            return
         condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
         nnn: Any = ...
         if nominated_node is None and pod.nominated_node_name:

@@ -88,11 +88,11 @@ def test_select(only: str | None, quick: bool, expected: set[str]) -> None:
 
 def test_table_has_a_row_per_result() -> None:
     ok = {"workload": "W", "nodes": 1, "existing": 0, "measured": 2, "config": "c",
-          "pods_per_s": 12.345, "wall_s": 0.5, "peak_mib": 40.2}
+          "pods_per_s": 12.345, "wall_s": 0.5, "pods_per_cpu_s": 20.0, "peak_mib": 40.2}
     bad = {"workload": "W", "nodes": 1, "existing": 0, "measured": 2, "config": "c", "error": "boom"}
     lines = bench_main.format_table([ok, bad]).splitlines()
     assert lines[0].startswith("| workload | nodes |") and len(lines) == 4
-    assert "| 12.3 | 0.50 | 40 |" in lines[2]
+    assert "| 12.3 | 0.50 | 20.0 | 40 |" in lines[2]
     assert "FAILED" in lines[3]
 
 
@@ -126,3 +126,14 @@ def test_extending_benchmarks_run_small() -> None:
     ext = extending.extender(5, 3)
     assert ext[-1]["variant"].startswith("bare loopback round trip")
     assert "| gangs | 10 gangs of 4, room for 6 (burst) |" in extending.format_table(rows)
+
+
+@pytest.mark.parametrize("name", ["csi-pvs-quick-default", "in-tree-pvs-quick-default", "preemption-quick-default"])
+def test_simulation_cases_bind_every_measured_pod(name: str) -> None:
+    """The volume and preemption cases run through the simulation path and check their own outcome."""
+    from benchmarks.run import get_case, measure
+
+    result = measure(get_case(name, 20))
+    assert result["measured"] == 20 and result["nodes_used"] == 20
+    if name.startswith("preemption"):
+        assert result["deleted"] >= 20

@@ -25,6 +25,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched import ConfigError, ManifestError, SimulationError, simulate
 from kubesched.cli import main
 from tests.corpus import CORPUS
 
@@ -191,3 +192,20 @@ def test_mutated_manifests_end_in_exit_0_or_2_without_a_traceback(
         assert len(lines) == 1 and lines[0].startswith("kubesched: error: "), stderr
     else:
         assert out.getvalue().startswith("Scheduled ")
+
+
+@settings(max_examples=max(EXAMPLES // 2, 1), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=st.integers(0, len(SCENARIOS) - 1), data=st.data())
+def test_mutated_objects_through_the_python_api_end_in_a_result_or_a_value_error(
+        scenario: int, data: st.DataObject) -> None:
+    """``simulate()`` with object dicts: the same mutations give a result or a ValueError, never anything else."""
+    docs = yaml.safe_load(yaml.safe_dump(SCENARIOS[scenario]))
+    _mutate(docs, data)
+    try:
+        with _time_limit(RUN_SECONDS):
+            result = simulate(docs, seed=1)
+    except (ManifestError, SimulationError, ConfigError) as err:
+        assert "\n" not in str(err)
+    else:
+        assert set(result.final) <= {f"{(d.get('metadata') or {}).get('namespace') or 'default'}/"
+                                     f"{(d.get('metadata') or {}).get('name')}" for d in docs if isinstance(d, dict)}

@@ -254,8 +254,8 @@ def _node(obj: Mapping[str, Any]) -> None:
     status = f.mapping(obj.get("status"), "status")
     # kube-apiserver checks only the amounts here (the kubelet never reports a bad name), but a
     # hand-written node with "memroy" would quietly have no memory, so the names are checked too.
-    resource_list(status.get("capacity"), "status.capacity")
-    resource_list(status.get("allocatable"), "status.allocatable")
+    resource_list(status.get("capacity"), "status.capacity", _node_resource_name)
+    resource_list(status.get("allocatable"), "status.allocatable", _node_resource_name)
     for i, image in enumerate(f.sequence(status.get("images"), "status.images")):
         where = f"status.images[{i}]"
         image = f.mapping(image, where)
@@ -264,6 +264,12 @@ def _node(obj: Mapping[str, Any]) -> None:
     for name in ("conditions", "addresses"):
         for i, item in enumerate(f.sequence(status.get(name), f"status.{name}")):
             f.mapping(item, f"status.{name}[{i}]")
+
+
+def _node_resource_name(name: str, path: str) -> None:
+    """Standard or qualified names, plus the volume limits older kubelets report (attachable-volumes-*)."""
+    if not name.startswith("attachable-volumes-"):
+        validate_resource_name(name, path)
 
 
 def _priority_class(obj: Mapping[str, Any]) -> None:

@@ -63,7 +63,7 @@ def format_time(t: datetime) -> str:
 class _Watcher:
     """One registered watch: the kinds it wants and the first event sequence number it may see."""
 
-    __slots__ = ("_cluster", "active", "after_seq", "handler", "kinds")
+    __slots__ = ("_cluster", "active", "after_seq", "handler", "kinds", "private_copies")
 
     def __init__(
         self,
@@ -71,10 +71,12 @@ class _Watcher:
         kinds: frozenset[str],
         handler: Callable[[WatchEvent], None],
         after_seq: int,
+        private_copies: bool = True,
     ) -> None:
         self._cluster = cluster
         self.kinds = kinds
         self.handler = handler
+        self.private_copies = private_copies
         self.after_seq = after_seq
         self.active = True
 
@@ -306,13 +308,19 @@ class EmbeddedCluster:
     # ------------------------------------------------------------------------------------------------
     # watch
 
-    def watch(self, kinds: Collection[str], handler: Callable[[WatchEvent], None]) -> _Watcher:
-        """Register ``handler`` for changes of ``kinds`` made after this call."""
+    def watch(self, kinds: Collection[str], handler: Callable[[WatchEvent], None], *,
+              private_copies: bool = True) -> _Watcher:
+        """Register ``handler`` for changes of ``kinds`` made after this call.
+
+        Each event hands the handler its own copy of the objects; the cluster's own controllers,
+        which never change what they are handed, pass ``private_copies=False`` to read the stored
+        states directly.
+        """
         wanted = frozenset(kinds)
         for kind in wanted:
             kind_info(kind)
         with self._lock:
-            watcher = _Watcher(self, wanted, handler, self._event_seq)
+            watcher = _Watcher(self, wanted, handler, self._event_seq, private_copies)
             self._watchers.append(watcher)
             return watcher
 
@@ -343,6 +351,9 @@ class EmbeddedCluster:
                     for watcher in targets:
                         if watcher.active:
                             handed = True
+                            if not watcher.private_copies:
+                                watcher.handler(event)
+                                continue
                             watcher.handler(
                                 WatchEvent(
                                     event.type,

@@ -10,6 +10,7 @@ thousands of nodes costs a few NumPy operations per plugin.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -50,9 +51,12 @@ from kubesched.framework.interfaces import (
     QueueSortPlugin,
     ScorePlugin,
 )
+from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
-from kubesched.metrics import FrameworkMetrics, timed_extension_point
+from kubesched.metrics import FrameworkMetrics, status_label, timed_extension_point
+from kubesched.plugins import names
+from kubesched.plugins.noderesources import fit as noderesources_fit
 
 if TYPE_CHECKING:
     from kubesched.clock import Clock
@@ -172,6 +176,7 @@ class Framework:
             if isinstance(scorer, ScorePlugin) and scorer.name not in self.score_weights:
                 self.score_weights[scorer.name] = ref.weight or 1
 
+        self._pre_filter_exts: list[tuple[Plugin, Any]] | None = None
         # Which plugins offer batch forms, decided once: protocol isinstance checks are slow.
         self._batch_filter = {p.name: p for p in self.plugins.values() if isinstance(p, BatchFilterPlugin)}
         self._batch_score = {p.name: p for p in self.plugins.values() if isinstance(p, BatchScorePlugin)}
@@ -200,6 +205,10 @@ class Framework:
     @property
     def clock(self) -> Callable[[], datetime]:
         return self._clock.now
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Any:
+        """Run ``callback`` after ``delay`` seconds of the scheduler's clock (virtual in simulations)."""
+        return self._clock.call_later(delay, callback)
 
     @property
     def parallelism(self) -> int:
@@ -259,6 +268,24 @@ class Framework:
     def plugin_names(self, point: str) -> list[str]:
         return [p.name for p in self.points[point]]
 
+    def active_pre_filter_extensions(self, state: CycleState) -> list[str]:
+        """PreFilter plugins not skipped in ``state`` whose extensions AddPod/RemovePod would run."""
+        self._run_pre_filter_extension_list()
+        assert self._pre_filter_exts is not None
+        return [plugin.name for plugin, _ in self._pre_filter_exts if plugin.name not in state.skip_filter_plugins]
+
+    def _run_pre_filter_extension_list(self) -> None:
+        if self._pre_filter_exts is None:
+            # Asked once: preemption calls the extensions for every pod it moves on every node it tries.
+            exts: list[tuple[Plugin, Any]] = []
+            for plugin in self.lists.pre_filter:
+                ext, status = _call(lambda p=plugin: (p.pre_filter_extensions(), None))
+                if status is not None:  # logged; a plugin whose extensions fail has none to run
+                    continue
+                if ext is not None:
+                    exts.append((plugin, ext))
+            self._pre_filter_exts = exts
+
     # -- PreFilter -----------------------------------------------------------------------------------
     @timed_extension_point("PreFilter")
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
@@ -305,13 +332,10 @@ class Framework:
     def _run_pre_filter_extension(self, method: str, label: str, state: CycleState, pod: Pod, other: Pod,
                                   node_info: NodeInfo) -> Status | None:
         """Tell PreFilter plugins (not skipped) that ``other`` joins or leaves ``node_info``."""
-        for plugin in self.lists.pre_filter:
+        self._run_pre_filter_extension_list()
+        assert self._pre_filter_exts is not None
+        for plugin, ext in self._pre_filter_exts:
             if plugin.name in state.skip_filter_plugins:
-                continue
-            ext, status = _call(lambda p=plugin: (p.pre_filter_extensions(), None))
-            if status is not None:
-                return Status(Code.ERROR, (f'running {label} on PreFilter plugin "{plugin.name}": {status.message}',))
-            if ext is None:
                 continue
             status = _call_status(ext.add_pod if method == "add_pod" else ext.remove_pod, state, pod, other,
                                   node_info)
@@ -345,17 +369,28 @@ class Framework:
         """Filter a node twice when equal-or-higher-priority pods are nominated to it: with them and without."""
         nominated = self._nominated_for(pod, node_info.name)
         if nominated:
-            info_with = node_info.snapshot()
-            state_with = state.clone()
-            for other in nominated:
-                info_with.add_pod(other)
-                status = self.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
-                if status is not None:
-                    return status
-            status = self.run_filter_plugins(state_with, pod, info_with)
+            status = self._filter_with_nominated(state, pod, node_info, nominated)
             if status is not None:
                 return status
         return self.run_filter_plugins(state, pod, node_info)
+
+    def _filter_with_nominated(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                               nominated: list[Pod], *, passed_without: bool = False) -> Status | None:
+        """The first half of the check above: the node as if ``nominated`` pods were on it.
+
+        ``passed_without``: every filter already passed the node without them, so plugins whose
+        verdict ignores the node's pods (``names.NODE_ONLY_FILTERS``) need not run again.
+        """
+        info_with = node_info.snapshot()
+        state_with = state.clone()
+        if passed_without:
+            state_with.skip_filter_plugins |= names.NODE_ONLY_FILTERS
+        for other in nominated:
+            info_with.add_pod(other)
+            status = self.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
+            if status is not None:
+                return status
+        return self.run_filter_plugins(state_with, pod, info_with)
 
     def find_nodes_that_pass_filters(self, state: CycleState, pod: Pod, snapshot: Snapshot,
                                      rows: np.ndarray, num_to_find: int) -> FilterOutcome:
@@ -374,6 +409,7 @@ class Framework:
         pos = 0
         chunk = max(num_to_find, 64)
         nominated_rows = self._rows_with_nominated_pods(pod, snapshot)
+        fit_checks = self._fit_only_with_nominated(state) if nominated_rows else None
         while pos < total and found < num_to_find:
             batch = rows[pos:pos + chunk]
             status_of = self._filter_batch(plugins, state, pod, snapshot, batch)
@@ -383,7 +419,16 @@ class Framework:
             if nominated_rows:
                 for k, row in enumerate(batch.tolist()):
                     if row in nominated_rows and verdict[k] < 0:
-                        st = self.run_filter_plugins_with_nominated_pods(state, pod, snapshot.node_infos[row])
+                        # The batch already passed the node without its nominated pods (the
+                        # second half of run_filter_plugins_with_nominated_pods): check the first.
+                        info = snapshot.node_infos[row]
+                        if fit_checks is not None:
+                            missing = noderesources_fit.insufficient_with_pods(fit_checks, info, nominated_rows[row])
+                            st = (Status(Code.UNSCHEDULABLE, tuple(r.reason for r in missing),
+                                         plugin=names.NODE_RESOURCES_FIT) if missing else None)
+                        else:
+                            st = self._filter_with_nominated(state, pod, info, nominated_rows[row],
+                                                             passed_without=True)
                         if st is not None:
                             if st.code is Code.ERROR:
                                 return FilterOutcome(np.zeros(0, np.int64), np.zeros(0, np.int64), [], pos, error=st)
@@ -405,12 +450,26 @@ class Framework:
         rejected = np.concatenate(rejected_rows) if rejected_rows else np.zeros(0, dtype=np.int64)
         return FilterOutcome(feasible, rejected, rejected_statuses, len(feasible) + len(rejected))
 
-    def _rows_with_nominated_pods(self, pod: Pod, snapshot: Snapshot) -> set[int]:
-        rows = set()
+    def _fit_only_with_nominated(self, state: CycleState) -> Sequence[tuple[str, int]] | None:
+        """NodeResourcesFit's checks when it is the only filter whose verdict nominated pods can
+        change (the others are skipped or read only the node) and no PreFilter extension would run:
+        then a node that passed without its nominated pods fails with them exactly when these
+        resource checks fail."""
+        active = [p.name for p in self.points["filter"]
+                  if p.name not in state.skip_filter_plugins and p.name not in names.NODE_ONLY_FILTERS]
+        if active != [names.NODE_RESOURCES_FIT] or self.active_pre_filter_extensions(state):
+            return None
+        if not isinstance(self.plugins.get(names.NODE_RESOURCES_FIT), noderesources_fit.NodeResourcesFit):
+            return None
+        fit_state = state.get(noderesources_fit.PRE_FILTER_STATE_KEY)
+        return fit_state.checks if isinstance(fit_state, noderesources_fit.PreFilterState) else None
+
+    def _rows_with_nominated_pods(self, pod: Pod, snapshot: Snapshot) -> dict[int, list[Pod]]:
+        rows: dict[int, list[Pod]] = {}
         for name in self._nominator.nominated_node_names():
             row = snapshot.index.get(name)
-            if row is not None and self._nominated_for(pod, name):
-                rows.add(row)
+            if row is not None and (nominated := self._nominated_for(pod, name)):
+                rows[row] = nominated
         return rows
 
     def _filter_batch(self, plugins: Sequence[FilterPlugin], state: CycleState, pod: Pod, snapshot: Snapshot,
@@ -639,10 +698,52 @@ class Framework:
         return None
 
     # -- binding -------------------------------------------------------------------------------------
-    @timed_extension_point("PreBind")
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return self._run_in_order([(p.name, p.pre_bind) for p in self.lists.pre_bind], "PreBind", state, pod,
-                                  node_name)
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str,
+                             done: Callable[[Status | None], None]) -> None:
+        """Run PreBind plugins in order and call ``done`` with the outcome.
+
+        A plugin may answer with a :class:`PendingStatus` (it waits for the cluster, e.g. for claims
+        to be bound); the remaining plugins then run when it resolves, from whatever resolves it.
+        The extension point is timed (framework_extension_point_duration_seconds) up to ``done``.
+        """
+        plugins = self.lists.pre_bind
+        metrics: FrameworkMetrics | None = self.metrics
+        if metrics is not None:
+            started = time.perf_counter()
+            finish = done
+
+            def done(status: Status | None) -> None:
+                metrics.observe_extension_point("PreBind", status_label(status), time.perf_counter() - started)
+                finish(status)
+
+        def step(index: int) -> None:
+            while index < len(plugins):
+                plugin = plugins[index]
+                index += 1
+                try:
+                    answer = plugin.pre_bind(state, pod, node_name)
+                    if answer is not None and not isinstance(answer, (Status, PendingStatus)):
+                        raise PluginReturnError(f"returned {_shown(answer)}, expected a Status or None")
+                except Exception as exc:
+                    _log_plugin_failure(plugin.pre_bind, exc)
+                    answer = Status.from_error(exc)
+                if isinstance(answer, PendingStatus):
+                    answer.on_done(functools.partial(after, plugin.name, nxt=index))
+                    return
+                failure = _pre_bind_failure(plugin.name, answer)
+                if failure is not None:
+                    done(failure)
+                    return
+            done(None)
+
+        def after(name: str, status: Status | None, *, nxt: int) -> None:
+            failure = _pre_bind_failure(name, status)
+            if failure is not None:
+                done(failure)
+            else:
+                step(nxt)
+
+        step(0)
 
     @timed_extension_point("Bind")
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -687,6 +788,16 @@ def _events_of(plugin: Plugin) -> list[ClusterEvent]:
             raise FrameworkError(f'plugin "{plugin.name}": events_to_register returned {_shown(event)}, '
                                  "expected ClusterEvent values")
     return events
+
+
+def _pre_bind_failure(name: str, status: Status | None) -> Status | None:
+    """A PreBind plugin's failure as the runner reports it (a rejection as is, else an Error)."""
+    if status is None or status.code is Code.SUCCESS:
+        return None
+    if status.is_rejected():
+        status.plugin = name
+        return status
+    return Status(Code.ERROR, (f'running PreBind plugin "{name}": {status.message}',), plugin=name, error=status.error)
 
 
 class _PluginFailure(RuntimeError):

@@ -21,7 +21,7 @@ from typing import Any
 from kubesched.api.errors import ObjectError
 from kubesched.api.objects import Node, Pod
 from kubesched.clock import VirtualClock
-from kubesched.cluster.controllers import update_pdb_status
+from kubesched.cluster.controllers import start_controllers
 from kubesched.cluster.embedded import EmbeddedCluster, format_time
 from kubesched.cluster.manifests import Manifest, ManifestError
 from kubesched.cluster.podgroups import PodGroupController
@@ -105,6 +105,8 @@ class Simulation:
                  tie_break: str = "random", progress: Callable[[int, int], None] | None = None) -> None:
         self.clock = VirtualClock(START_TIME)
         self.cluster = EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed))
+        # kube-controller-manager's part: PV binding and provisioning, PodDisruptionBudget status.
+        self.controllers = start_controllers(self.cluster)
         self.scheduler = Scheduler(self.cluster, config, clock=self.clock, rng=random.Random(seed),
                                    tie_break=tie_break)
         self.records: list[AttemptRecord] = []
@@ -143,6 +145,8 @@ class Simulation:
                 self.pending.append(Manifest(m.source, m.doc_index, obj))
                 continue
             self._create(m, obj)
+        # Controllers settle what was loaded (claims bound, budgets counted) before scheduling starts.
+        self.cluster.deliver_pending()
         self.scheduler.start()
 
     def _create(self, m: Manifest, obj: dict[str, Any]) -> None:
@@ -159,13 +163,11 @@ class Simulation:
     def run(self, *, burst: bool = False) -> SimulationResult:
         total = len(self.pending)
         if burst:
-            update_pdb_status(self.cluster)
             for m in self.pending:
                 self._create(m, m.obj)
             self.settle()
         else:
             for i, m in enumerate(self.pending):
-                update_pdb_status(self.cluster)
                 self._create(m, m.obj)
                 self.settle()
                 if self.progress is not None:
@@ -200,7 +202,9 @@ class Simulation:
             return
 
     def _waiting_on_permit(self) -> bool:
-        return any(fwk.waiting_pods.all() for fwk in self.scheduler.profiles.values())
+        """A binding cycle waits at Permit or in PreBind: only a timer can end the wait."""
+        return bool(self.scheduler.waiting_in_pre_bind) or any(
+            fwk.waiting_pods.all() for fwk in self.scheduler.profiles.values())
 
     def _watch_for_loops(self) -> None:
         """Stop retrying a pod that failed twice with no cluster change in between.
@@ -249,17 +253,19 @@ class Simulation:
                 nominated[key] = nnn
         attempted = {r.pod for r in self.records}
         never = sorted(k for k in final if k not in attempted and k not in self.looping)
-        warnings = list(self.warnings)
+        warnings = list(self.warnings) + self.controllers.warnings
         for key in never:
             pod = pods.get(key)
             name = ((pod or {}).get("spec") or {}).get("schedulerName", "default-scheduler")
             if pod is not None and name not in self.scheduler.profiles:
                 warnings.append(f'pod {key}: schedulerName "{name}" matches no profile; never scheduled')
         deleted = sorted(k for k in self._created if k not in pods)
+        # Attempts in scheduling-cycle order (a binding that waited reports late).
+        records = sorted(self.records, key=lambda r: r.cycle)
         return SimulationResult(
-            attempts=[r.to_dict() for r in self.records],
+            attempts=[r.to_dict() for r in records],
             final=final,
-            records=list(self.records),
+            records=records,
             nominated=nominated,
             deleted=deleted,
             never_attempted=never,

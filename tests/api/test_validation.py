@@ -26,7 +26,7 @@ def _container(**resources: Any) -> dict[str, Any]:
 
 VALID: dict[str, dict[str, Any]] = {
     "Pod": pod_dict("p", cpu="100m", memory="1Gi"),
-    "Node": node_dict("n", extra={"nvidia.com/gpu": "4", "hugepages-2Mi": "1Gi"}),
+    "Node": node_dict("n", extra={"nvidia.com/gpu": "4", "hugepages-2Mi": "1Gi", "attachable-volumes-aws-ebs": "25"}),
     "PriorityClass": {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
                       "value": 1000, "globalDefault": False, "preemptionPolicy": "Never"},
     "Namespace": {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "web", "labels": {"team": "a"}}},
