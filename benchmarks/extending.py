@@ -74,7 +74,7 @@ def _per_pod(objs: list[dict[str, Any]], cfg: dict[str, Any], repeats: int) -> t
 
 
 # -- plugin overhead ----------------------------------------------------------------------------------
-def plugin_overhead(nodes: int, pods: int, repeats: int = 3) -> list[dict[str, Any]]:
+def plugin_overhead(nodes: int, pods: int, repeats: int = 5) -> list[dict[str, Any]]:
     objs = [node_dict(i) for i in range(nodes)] + [pod_dict(f"pod-{i}") for i in range(pods)]
     variants = (("default plugins", None),
                 ("+ trivial filter+score, per-node form", "benchmarks.trivial_plugins:TrivialPerNode"),
