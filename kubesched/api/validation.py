@@ -266,12 +266,6 @@ def _node(obj: Mapping[str, Any]) -> None:
             f.mapping(item, f"status.{name}[{i}]")
 
 
-def _node_resource_name(name: str, path: str) -> None:
-    """Standard or qualified names, plus the volume limits older kubelets report (attachable-volumes-*)."""
-    if not name.startswith("attachable-volumes-"):
-        validate_resource_name(name, path)
-
-
 def _priority_class(obj: Mapping[str, Any]) -> None:
     name = str((obj.get("metadata") or {}).get("name") or "")
     high = f.INT32_MAX if name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX) else HIGHEST_USER_DEFINABLE_PRIORITY
