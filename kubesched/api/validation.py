@@ -28,6 +28,7 @@ from kubesched.api.resource_names import (
     is_hugepages,
     overcommit_allowed,
     parse_amount,
+    qualified_name_error,
     validate_container_resource_name,
     validate_resource_name,
 )
@@ -118,6 +119,14 @@ def _selector(value: object, path: str) -> None:
 
 # ---------------------------------------------------------------------------------------------------------
 # Resources
+
+
+def _node_resource_name(name: str, path: str) -> None:
+    """Node capacity and allocatable: the API server checks only the amounts there, and kubelets
+    report volume limits as ``attachable-volumes-<plugin>``; other names as validateResourceName."""
+    if name.startswith("attachable-volumes-") and qualified_name_error(name) is None:
+        return
+    validate_resource_name(name, path)
 
 
 def resource_list(raw: object, path: str, names: ResourceNameCheck = validate_resource_name) -> dict[str, Fraction]:
