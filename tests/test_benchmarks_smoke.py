@@ -64,7 +64,8 @@ def test_run_module_emits_json_in_subprocess() -> None:
 
 
 def test_profile_lists_functions() -> None:
-    report = bench_run.profile_case(TINY, top=5)
+    # Top 12: with 9 pods, binding and scheduling cycles can swap places at the top under load.
+    report = bench_run.profile_case(TINY, top=12)
     assert "cumulative" in report and "schedule_next" in report
 
 
