@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 MAX_INT32 = 2**31 - 1
 MIN_INT64 = -(2**63)
 
+#: CycleState key of what the extenders' preempt verbs said (for traces).
+EXTENDER_VERDICTS_KEY = "Extender/preempt"
 NOT_HELPFUL_MSG = "Preemption is not helpful for scheduling"
 NO_CANDIDATE_MSG = "no candidate node for preemption"
 DISRUPTION_TARGET = "DisruptionTarget"
@@ -288,6 +290,9 @@ class Evaluator:
             return (PostFilterResult(""),
                     Status(Code.UNSCHEDULABLE, (fit_error_message(len(node_statuses), node_statuses),)))
 
+        candidates, status = self.call_extenders(pod, candidates)
+        if status is not None:
+            return None, status
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, (NO_CANDIDATE_MSG,))
@@ -297,6 +302,23 @@ class Evaluator:
             return None, status
         self.chosen = best
         return PostFilterResult(best.name), None
+
+    # 3) extenders with a preempt verb may drop candidates or change their victims
+    def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+        extenders = getattr(self.handle, "extenders", None)
+        if not extenders or not candidates:
+            return candidates, None
+        from kubesched.extender import ExtenderError, ExtenderVictims, process_preemption
+
+        victims = {c.name: ExtenderVictims(list(c.victims.pods), c.victims.num_pdb_violations) for c in candidates}
+        infos = {name: info for name in victims if (info := self.handle.snapshot.get(name)) is not None}
+        verdicts: dict[str, Any] = {}
+        self.state.write(EXTENDER_VERDICTS_KEY, verdicts)
+        try:
+            chosen = process_preemption(extenders, pod, victims, infos, verdicts)
+        except ExtenderError as err:
+            return [], Status.from_error(err)
+        return [Candidate(name, Victims(v.pods, v.num_pdb_violations)) for name, v in chosen.items()], None
 
     def _latest(self, pod: Pod) -> Pod:
         """The preemptor as the cluster has it now (its nomination may have changed since queueing): from
