@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in commands:
         # The summary lists the scheduler's warnings itself; the log adds them only with --verbose.
         logging.basicConfig(level=logging.WARNING if getattr(args, "verbose", False) else logging.ERROR,
-                            format=f"{PROG}: %(levelname)s: %(message)s", stream=sys.stderr)
+                            format=f"{PROG}: %(levelname)s: %(message)s", stream=sys.stderr, force=True)
         try:
             return commands[args.command](args, sys.stdout, sys.stderr)
         except INPUT_ERRORS as err:

@@ -16,9 +16,12 @@ import numpy as np
 
 from kubesched.api.objects import Pod
 from kubesched.cache.snapshot import NodeInfoList
-from kubesched.framework.cycle_state import CycleState
+from kubesched.extender import EXTENDER_NAME, ExtenderError, extenders_binding, find_nodes_that_pass_extenders
+from kubesched.extender import prioritize as extender_prioritize
+from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState, PodsToActivate
 from kubesched.framework.diagnosis import Diagnosis, FitError
 from kubesched.framework.interfaces import PreFilterResult
+from kubesched.framework.preemption import EXTENDER_VERDICTS_KEY
 from kubesched.framework.runtime import FilterOutcome, Framework, ScoreOutcome
 from kubesched.framework.status import Code, Status
 from kubesched.trace import ERROR, SCHEDULED, UNSCHEDULABLE, AttemptRecord
@@ -75,6 +78,7 @@ def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         sched.queue.done(pod.uid)
         return
     state = CycleState()
+    state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
     state.plugin_timer = sched.plugin_timer(fwk)
     record = sched.new_record(qpi, fwk.profile_name)
     try:
@@ -82,6 +86,7 @@ def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
     except SchedulingFailure as failure:
         handle_scheduling_failure(sched, fwk, qpi, failure.status, failure.nominated_node, failure.error, record)
         return
+    _activate_pods(sched, state)
     sched.submit(lambda: _run_binding(sched, fwk, state, result, qpi, assumed, record))
 
 
@@ -101,6 +106,9 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
         mode_override = post_result is not None and post_result.mode == "override"
         if record is not None:
             record.details["postfilter"] = {status.plugin or "": status.message or "success"}
+            ext_verdicts = state.get(EXTENDER_VERDICTS_KEY)
+            if ext_verdicts:
+                record.details.setdefault("extender", {}).update(ext_verdicts)
             victims = state.get(VICTIMS_KEY)
             if victims:
                 record.victims = sorted(victims)
@@ -165,7 +173,8 @@ def schedule_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod,
             record.ties = [host]
         return ScheduleResult(host, evaluated, 1)
     nodes = NodeInfoList(snapshot, feasible)
-    scores = prioritize_nodes(fwk, state, pod, nodes, record_raw=record is not None)
+    verdicts = record.details.setdefault("extender", {}) if record is not None and fwk.extenders else None
+    scores = prioritize_nodes(fwk, state, pod, nodes, record_raw=record is not None, verdicts=verdicts)
     host, ties = select_host(sched, nodes, scores.total)
     if record is not None:
         names = [infos[i].name for i in feasible.tolist()]
@@ -206,7 +215,9 @@ def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
                 raise _CycleError(outcome.error, outcome.error.as_error())
             if len(outcome.feasible):
                 _record_filter(record, snapshot, outcome, diagnosis)
-                return outcome.feasible, diagnosis, 1 + len(diagnosis.node_status)
+                feasible = _run_extender_filters(sched, pod, snapshot, outcome.feasible, diagnosis, record)
+                if len(feasible):
+                    return feasible, diagnosis, 1 + len(diagnosis.node_status)
             # The nominated node no longer fits: its rejection is part of the diagnosis.
             for name, st in outcome.node_status_map(snapshot).items():
                 diagnosis.node_status[name] = st
@@ -230,7 +241,7 @@ def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
         feasible = ordered[:num_to_find]
         processed = len(feasible)
         sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
-        return feasible, diagnosis, processed
+        return _run_extender_filters(sched, pod, snapshot, feasible, diagnosis, record), diagnosis, processed
     outcome = fwk.find_nodes_that_pass_filters(state, pod, snapshot, ordered, num_to_find)
     processed = outcome.processed
     sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
@@ -239,7 +250,28 @@ def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
     _record_filter(record, snapshot, outcome, diagnosis)
     if record is not None:
         record.evaluated_nodes = processed
-    return outcome.feasible, diagnosis, processed
+    return _run_extender_filters(sched, pod, snapshot, outcome.feasible, diagnosis, record), diagnosis, processed
+
+
+def _run_extender_filters(sched: Scheduler, pod: Pod, snapshot: Any, feasible: np.ndarray, diagnosis: Diagnosis,
+                          record: AttemptRecord | None) -> np.ndarray:
+    """The feasible rows the extenders keep; the nodes they drop join the diagnosis (and the record)."""
+    if not sched.extenders or len(feasible) == 0:
+        return feasible
+    infos = [snapshot.node_infos[i] for i in feasible.tolist()]
+    verdicts = record.details.setdefault("extender", {}) if record is not None else None
+    before = dict(diagnosis.node_status)
+    try:
+        kept = find_nodes_that_pass_extenders(sched.extenders, pod, infos, diagnosis.node_status, verdicts)
+    except ExtenderError as err:
+        raise _CycleError(Status(Code.ERROR, (str(err),), error=err), err) from None
+    if len(kept) != len(infos):
+        diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+    if record is not None:
+        for name, status in diagnosis.node_status.items():
+            if before.get(name) is not status:
+                record.filter[name] = _filter_entry(status)
+    return np.asarray([snapshot.index[n.name] for n in kept], dtype=np.int64)
 
 
 def _candidate_rows(snapshot: Any, pre_result: PreFilterResult | None) -> np.ndarray:
@@ -267,8 +299,9 @@ def _record_filter(record: AttemptRecord | None, snapshot: Any, outcome: FilterO
 
 
 def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInfoList,
-                     *, record_raw: bool = False) -> ScoreOutcome:
-    if not fwk.has_score_plugins():
+                     *, record_raw: bool = False, verdicts: dict[str, Any] | None = None) -> ScoreOutcome:
+    extenders = fwk.extenders
+    if not fwk.has_score_plugins() and not extenders:
         return ScoreOutcome(total=np.ones(len(nodes), dtype=np.int64))
     status = fwk.run_pre_score_plugins(state, pod, nodes)
     if status is not None:
@@ -276,6 +309,11 @@ def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInf
     scores = fwk.run_score_plugins(state, pod, nodes, record_raw=record_raw)
     if isinstance(scores, Status):
         raise _CycleError(scores, scores.as_error())
+    if extenders:
+        for name, values in extender_prioritize(extenders, pod, list(nodes), verdicts).items():
+            weighted = np.asarray(values, dtype=np.int64)
+            scores.plugin_scores[name] = weighted
+            scores.total += weighted
     return scores
 
 
@@ -403,7 +441,7 @@ def _bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleR
     if not sched.may_act():
         _abandon_binding(sched, fwk, state, qpi, assumed, host)
         return
-    status = fwk.run_bind_plugins(state, assumed, host)
+    status = _run_bind(sched, fwk, state, assumed, host, record)
     sched.cache.finish_binding(assumed)
     if status is not None and status.code is not Code.SUCCESS:
         _bind_failed(sched, fwk, state, result, qpi, assumed, record, status)
@@ -416,6 +454,27 @@ def _bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleR
     sched.metrics_scheduled(fwk.profile_name, qpi)
     fwk.run_post_bind_plugins(state, assumed, host)
     sched.queue.done(assumed.uid)
+    _activate_pods(sched, state)
+
+
+def _activate_pods(sched: Scheduler, state: CycleState) -> None:
+    """Move the pods plugins asked for (PodsToActivate) into activeQ."""
+    pods = state.get(PODS_TO_ACTIVATE_KEY)
+    if pods is not None and pods.map:
+        sched.queue.activate(pods.take())
+
+
+def _run_bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str,
+              record: AttemptRecord | None) -> Status | None:
+    """An interested binding extender binds the pod; otherwise the Bind plugins do."""
+    if sched.extenders:
+        verdicts = record.details.setdefault("extender", {}) if record is not None else None
+        bound, status = extenders_binding(sched.extenders, assumed, host, verdicts)
+        if bound:
+            if status is None and sched.bind_for_extenders:
+                status = sched.bind_on_behalf_of_extender(assumed, host)
+            return status
+    return fwk.run_bind_plugins(state, assumed, host)
 
 
 def _bind_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,

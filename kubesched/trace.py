@@ -73,6 +73,8 @@ class AttemptRecord:
             out["victims"] = list(self.victims)
         if self.start_nominated_node:
             out["startNominatedNode"] = self.start_nominated_node
+        if self.details.get("extender"):
+            out["extenders"] = self.details["extender"]  # {verb: {extender: verdict}}
         # Additive keys (readers of the corpus shape ignore them): the raw Score results before
         # NormalizeScore, {node: {plugin: raw}}, and the weights, so a reader can show all three stages.
         raw = self.details.get("score") if raw_scores else None

@@ -30,6 +30,8 @@ PERMIT_RESULT = PREFIX + "permit-result"
 BIND_RESULT = PREFIX + "bind-result"
 SELECTED_NODE = PREFIX + "selected-node"
 RESULT_HISTORY = PREFIX + "result-history"
+#: What each extender said, {extender: verdict} per verb (as kube-scheduler-simulator records them).
+EXTENDER_RESULTS = {verb: f"{PREFIX}extender-{verb}-result" for verb in ("filter", "prioritize", "preempt", "bind")}
 
 PASSED = "passed"
 
@@ -120,6 +122,9 @@ def attempt_annotations(record: AttemptRecord, profile: ProfilePlugins) -> dict[
     for detail, key in _DETAIL_KEYS.items():
         if detail in record.details:
             out[key] = _json({str(k): str(v) for k, v in record.details[detail].items()})
+    for verb, verdicts in (record.details.get("extender") or {}).items():
+        if verb in EXTENDER_RESULTS:
+            out[EXTENDER_RESULTS[verb]] = _json(verdicts)
     out[SELECTED_NODE] = record.node or ""
     return out
 

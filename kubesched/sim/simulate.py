@@ -24,6 +24,7 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster.controllers import start_controllers
 from kubesched.cluster.embedded import EmbeddedCluster, format_time
 from kubesched.cluster.manifests import Manifest, ManifestError
+from kubesched.cluster.podgroups import PodGroupController
 from kubesched.cluster.protocol import ApiError
 from kubesched.cluster.workloads import start_workload_controllers
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
@@ -114,12 +115,15 @@ class Simulation:
         self.workloads = start_workload_controllers(self.cluster, random.Random(f"names-{seed}"))
         self.records: list[AttemptRecord] = []
         self.scheduler.observers.append(self.records.append)
+        PodGroupController(self.cluster).start()
         self.manifests = manifests
         self.progress = progress
         self.warnings: list[str] = list(self.scheduler.warnings)
         self.looping: list[str] = []
         self._interesting_events = 0
         self._last_failure: dict[str, int] = {}
+        #: Per pod: the cluster-change count and the failure messages seen since it changed.
+        self._messages: dict[str, tuple[int, set[str | None]]] = {}
         self._checked = 0
         self.pending: list[Manifest] = []
         self._created: list[str] = []
@@ -223,13 +227,21 @@ class Simulation:
             seen = self._interesting_events
             previous = self._last_failure.get(record.pod)
             self._last_failure[record.pod] = seen
+            # The same rejection again, with nothing changed in the cluster: only the scheduler's own
+            # doing (a gang's members forgotten and retried) moved the pod, and it would go on forever.
+            since, messages = self._messages.get(record.pod, (seen, set()))
+            if since != seen:
+                messages = set()
+            repeated = record.message in messages
+            self._messages[record.pod] = (seen, messages | {record.message})
             if previous != seen:
                 continue
             pod = next((p for p in self.scheduler.pods() if p.key == record.pod), None)
             if pod is None:
                 continue
             qpi = self.scheduler.queue.get_pod(pod.uid)
-            if qpi is not None and (record.result == ERROR or not (qpi.unschedulable_plugins or qpi.pending_plugins)):
+            if qpi is not None and (record.result == ERROR or repeated
+                                    or not (qpi.unschedulable_plugins or qpi.pending_plugins)):
                 self.scheduler.queue.delete(pod)
                 self.looping.append(record.pod)
 
