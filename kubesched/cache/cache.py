@@ -330,7 +330,7 @@ class Cache:
                 for name in self._tree.list():
                     kept = snapshot.get(name) if reuse and name not in self._dirty else None
                     infos.append(kept if kept is not None else self._clone(self._nodes[name]))
-                snapshot.replace_all(infos)
+                snapshot.update_nodes(infos)
                 self._nodes_changed = False
                 self._images_changed = False
             else:

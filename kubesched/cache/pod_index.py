@@ -95,6 +95,16 @@ class PodLabelIndex:
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]
 
+    def remap_rows(self, new_row_of: list[int]) -> None:
+        """Renumber every pod's row (``new_row_of[old_row]``) after the snapshot's rows moved."""
+        m = new_row_of
+        self._pods = {uid: (pod, m[row]) for uid, (pod, row) in self._pods.items()}
+        self._by_namespace = {ns: {uid: m[row] for uid, row in members.items()}
+                              for ns, members in self._by_namespace.items()}
+        self._by_label = {entry: {uid: m[row] for uid, row in members.items()}
+                          for entry, members in self._by_label.items()}
+        self._arrays = {}
+
     # -- reading ------------------------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self._pods)
@@ -241,6 +251,13 @@ class AffinityTermIndex:
 
     def clear(self) -> None:
         self._kinds = ({}, {}, {}, {})
+
+    def remap_rows(self, new_row_of: list[int]) -> None:
+        """Renumber the rows terms sit on (``new_row_of[old_row]``) after the snapshot's rows moved."""
+        for table in self._kinds:
+            for entry in table.values():
+                entry.per_row = {new_row_of[row]: count for row, count in entry.per_row.items()}
+                entry._arrays = None
 
     def _update(self, pod: Pod, row: int, delta: int) -> None:
         aff = pod.pod_affinity
