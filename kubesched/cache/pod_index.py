@@ -12,8 +12,8 @@ these plugins. Instead the snapshot keeps
   distinct terms in the cluster.
 
 Both are updated by the snapshot, node by node, as the cache reports changed nodes (pods assumed,
-bound, updated or deleted). Rows are positions in ``Snapshot.node_infos``; the indexes are rebuilt
-when the node set (and so the row numbering) changes.
+bound, updated or deleted). Rows are positions in ``Snapshot.node_infos``: when a joining node shifts
+them the indexes renumber their rows in place (``remap_rows``); they are rebuilt when a node leaves.
 """
 
 from __future__ import annotations
