@@ -324,13 +324,14 @@ class Cache:
             if self._nodes_changed or len(snapshot) != len(self._tree):
                 # The node set changed. Copy every node again only when an image's spread moved (each
                 # copy carries per-image node counts); otherwise unchanged nodes keep their copies, as
-                # kube-scheduler keeps unchanged NodeInfos and only rebuilds the list.
+                # kube-scheduler keeps unchanged NodeInfos and only rebuilds the list. The snapshot moves
+                # kept rows to their new node-tree positions and writes only new or changed nodes.
                 reuse = not self._images_changed
                 infos = []
                 for name in self._tree.list():
                     kept = snapshot.get(name) if reuse and name not in self._dirty else None
                     infos.append(kept if kept is not None else self._clone(self._nodes[name]))
-                snapshot.replace_all(infos)
+                snapshot.update_nodes(infos)
                 self._nodes_changed = False
                 self._images_changed = False
             else:

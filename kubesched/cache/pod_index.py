@@ -12,8 +12,8 @@ these plugins. Instead the snapshot keeps
   distinct terms in the cluster.
 
 Both are updated by the snapshot, node by node, as the cache reports changed nodes (pods assumed,
-bound, updated or deleted). Rows are positions in ``Snapshot.node_infos``; the indexes are rebuilt
-when the node set (and so the row numbering) changes.
+bound, updated or deleted). Rows are positions in ``Snapshot.node_infos``: when a joining node shifts
+them the indexes renumber their rows in place (``remap_rows``); they are rebuilt when a node leaves.
 """
 
 from __future__ import annotations
@@ -94,6 +94,16 @@ class PodLabelIndex:
 
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]
+
+    def remap_rows(self, new_row_of: list[int]) -> None:
+        """Renumber every pod's row (``new_row_of[old_row]``) after the snapshot's rows moved."""
+        m = new_row_of
+        self._pods = {uid: (pod, m[row]) for uid, (pod, row) in self._pods.items()}
+        self._by_namespace = {ns: {uid: m[row] for uid, row in members.items()}
+                              for ns, members in self._by_namespace.items()}
+        self._by_label = {entry: {uid: m[row] for uid, row in members.items()}
+                          for entry, members in self._by_label.items()}
+        self._arrays = {}
 
     # -- reading ------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -241,6 +251,13 @@ class AffinityTermIndex:
 
     def clear(self) -> None:
         self._kinds = ({}, {}, {}, {})
+
+    def remap_rows(self, new_row_of: list[int]) -> None:
+        """Renumber the rows terms sit on (``new_row_of[old_row]``) after the snapshot's rows moved."""
+        for table in self._kinds:
+            for entry in table.values():
+                entry.per_row = {new_row_of[row]: count for row, count in entry.per_row.items()}
+                entry._arrays = None
 
     def _update(self, pod: Pod, row: int, delta: int) -> None:
         aff = pod.pod_affinity

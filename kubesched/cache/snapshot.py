@@ -213,6 +213,80 @@ class Snapshot:
         self.invalidate_node_objects()
         self.refresh_used_pvcs()
 
+    def update_nodes(self, infos: list[NodeInfo]) -> None:
+        """Take the node list ``infos`` (node-tree order) when nodes joined or moved, reusing every row
+        whose NodeInfo object is unchanged.
+
+        A joining node usually lands mid-list (zones are interleaved), shifting later rows. Rather than
+        rebuilding every row and pod index, kept rows are gathered into their new positions with NumPy,
+        the pod indexes have their row numbers remapped, and only new or changed nodes are written. A
+        node leaving falls back to :meth:`replace_all`.
+        """
+        old_infos, old_index = self.node_infos, self.index
+        n = len(infos)
+        old_rows = np.fromiter((old_index.get(info.name, -1) for info in infos), dtype=np.int64, count=n)
+        kept = old_rows >= 0
+        if not old_infos or int(kept.sum()) != len(old_infos):
+            self.replace_all(infos)  # first fill, or some node left: renumber from scratch
+            return
+        fresh = [i for i, info in enumerate(infos) if old_rows[i] < 0 or old_infos[old_rows[i]] is not info]
+        self._ensure_resource_columns(sorted({name for i in fresh
+                                              for name in (*infos[i].allocatable, *infos[i].requested)}))
+        moved = not np.array_equal(old_rows[kept], np.arange(n)[kept])
+        if moved:
+            new_row_of = np.empty(len(old_infos), dtype=np.int64)
+            new_row_of[old_rows[kept]] = np.flatnonzero(kept)
+            self.pods.remap_rows(new_row_of.tolist())
+            self.affinity_terms.remap_rows(new_row_of.tolist())
+        source = np.where(kept, old_rows, 0)
+        self.allocatable = self.allocatable[source]
+        self.requested = self.requested[source]
+        self.non_zero_requested = self.non_zero_requested[source]
+        self.pod_count = self.pod_count[source]
+        self.allowed_pods = self.allowed_pods[source]
+        self.row_generation = self.row_generation[source]
+        self.node_infos = infos
+        self.index = {info.name: i for i, info in enumerate(infos)}
+        self.names = np.array([info.name for info in infos], dtype=object)
+        node_changed: list[int] = []
+        for i in fresh:
+            info = infos[i]
+            self._write_row(i, info)
+            r = int(old_rows[i])
+            old = old_infos[r] if r >= 0 else None
+            self._reindex_pods(i, old.pods if old is not None else (), info.pods)
+            old_pvcs = old.pvc_ref_counts.keys() if old is not None else ()
+            if old_pvcs != info.pvc_ref_counts.keys():
+                self._move_pvc_users(old_pvcs, info.pvc_ref_counts.keys())
+            if old is None or old.node is not info.node:
+                node_changed.append(i)
+        self._carry_node_objects(source, kept, node_changed)
+
+    def _carry_node_objects(self, source: np.ndarray, kept: np.ndarray, changed: list[int]) -> None:
+        """Move the cached label columns and taint groups to the new row order, recomputing ``changed``."""
+        columns = self._label_columns
+        self._label_columns = {}
+        for key, col in columns.items():
+            codes = np.where(kept, col.codes[source], -1).astype(np.int32)
+            vocab = dict(col._positions) if col._positions or not col.values else \
+                {v: i for i, v in enumerate(col.values)}
+            for i in changed:
+                node = self.node_infos[i].node
+                assert node is not None
+                value = node.labels.get(key)
+                codes[i] = -1 if value is None else vocab.setdefault(value, len(vocab))
+            self._label_columns[key] = LabelColumn(codes=codes, values=tuple(vocab), _positions=vocab)
+        if self._taint_groups is not None:
+            ids, lists = self._taint_groups
+            groups = {taints: g for g, taints in enumerate(lists)}
+            new_ids = np.where(kept, ids[source], 0).astype(np.int32)
+            for i in changed:
+                node = self.node_infos[i].node
+                assert node is not None
+                new_ids[i] = groups.setdefault(node.taints, len(groups))
+            self._taint_groups = (new_ids, list(groups))
+        self.node_objects_version += 1
+
     def replace_node(self, info: NodeInfo) -> None:
         """Swap in a fresh copy of one node's info and rewrite its row."""
         i = self.index[info.name]

@@ -490,7 +490,7 @@ def test_image_state_summaries() -> None:
 # -- property: incremental == from scratch ---------------------------------------------------------------
 
 ZONES = ("z1", "z2", "z3")
-NODE_NAMES = tuple(f"n{i}" for i in range(6))
+NODE_NAMES = tuple(f"n{i}" for i in range(9))
 #: Weighted so that most cycles take the incremental path (node-set changes force a full rebuild).
 OPS = ("add_node", "add_node", "remove_node", "add_pod", "add_pod", "add_pod", "assume", "assume", "assume",
        "forget", "forget", "confirm", "confirm", "move_pod", "move_pod", "remove_pod", "remove_pod",
@@ -500,8 +500,12 @@ OPS = ("add_node", "add_node", "remove_node", "add_pod", "add_pod", "add_pod", "
 def _node(name: str, variant: int) -> Node:
     # several extended resource names, so that updates keep bringing in new columns
     extra = {f"example.com/r{variant % 5}": str(variant % 3 + 1)} if variant % 2 else {}
-    return make_node(name, cpu=str(2 + variant % 4), labels={ZONE: ZONES[variant % 3]}, extra=extra,
-                     pods=str(10 + variant))
+    labels = {ZONE: ZONES[variant % 3]} if variant % 7 else {}  # some nodes in no zone at all
+    if variant % 4 == 3:
+        labels["tier"] = f"t{variant % 3}"
+    taints = [{"key": "dedicated", "value": f"v{variant % 2}", "effect": "NoSchedule"}] if variant % 6 == 5 else ()
+    return make_node(name, cpu=str(2 + variant % 4), labels=labels, extra=extra, pods=str(10 + variant),
+                     taints=taints)
 
 
 def _pod(i: int, variant: int) -> Pod:
@@ -564,6 +568,10 @@ def apply(cache: Cache, model: Model, snapshot: Snapshot, op: str, arg: int, cou
         model.assumed.discard(uid)
     elif op == "snapshot":
         cache.update_snapshot(snapshot)
+        # Build the derived node columns, so that later node joins must carry them to the new rows.
+        snapshot.label_column(ZONE)
+        snapshot.label_column("tier")
+        snapshot.taint_groups()
 
 
 def start(cache: Cache, model: Model, snapshot: Snapshot, counter: list[int]) -> None:
@@ -573,9 +581,18 @@ def start(cache: Cache, model: Model, snapshot: Snapshot, counter: list[int]) ->
     cache.update_snapshot(snapshot)
 
 
-def assert_same_as_rebuild(snapshot: Snapshot, model: Model) -> None:
+def assert_same_as_rebuild(snapshot: Snapshot, model: Model, cache: Cache | None = None) -> None:
     want = make_snapshot(model.nodes.values(), model.pods.values())
     assert sorted(names(snapshot)) == sorted(names(want)) == sorted(model.nodes)
+    if cache is not None:  # rows in node-tree order (zones interleaved), whatever the path taken
+        assert names(snapshot) == cache._tree.list()
+    for key in (ZONE, "tier"):
+        column = snapshot.label_column(key)
+        decoded = [column.values[c] if c >= 0 else None for c in column.codes.tolist()]
+        assert decoded == [model.nodes[n].labels.get(key) for n in names(snapshot)], key
+        assert all(column.code_of(v) == i for i, v in enumerate(column.values))
+    group_of, group_taints = snapshot.taint_groups()
+    assert [group_taints[g] for g in group_of.tolist()] == [model.nodes[n].taints for n in names(snapshot)]
     assert snapshot.index == {n: i for i, n in enumerate(names(snapshot))}
     assert snapshot.names.tolist() == names(snapshot)
     order = [snapshot.index[n] for n in names(want)]
@@ -646,7 +663,7 @@ def test_incremental_snapshot_equals_rebuild(ops: list[tuple[str, int]]) -> None
     for op, arg in ops:
         apply(cache, model, snapshot, op, arg, counter)
     cache.update_snapshot(snapshot)
-    assert_same_as_rebuild(snapshot, model)
+    assert_same_as_rebuild(snapshot, model, cache)
     assert cache.node_count() == len(model.nodes)
     assert cache.pod_count() == len(model.pods)
 
@@ -664,4 +681,4 @@ def test_long_random_sequences_match_rebuild_at_every_cycle(seed: int) -> None:
         op = OPS[int(rng.integers(len(OPS)))]
         apply(cache, model, snapshot, op, int(rng.integers(10_000)), counter)
         if op == "snapshot":
-            assert_same_as_rebuild(snapshot, model)
+            assert_same_as_rebuild(snapshot, model, cache)
