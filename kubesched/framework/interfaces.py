@@ -24,7 +24,7 @@ from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.pending import PendingStatus
-from kubesched.framework.status import Status
+from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import NodeInfoList, Snapshot
@@ -119,6 +119,17 @@ class BatchFilterResult:
     @classmethod
     def from_mask(cls, passed: np.ndarray, status: Status) -> BatchFilterResult:
         return cls(np.where(passed, -1, 0).astype(np.int32), [status])
+
+    @classmethod
+    def from_node_statuses(cls, verdicts: Sequence[Status | None]) -> BatchFilterResult:
+        """One entry per node from a per-node Filter's verdicts (None or Success means passed)."""
+        statuses: list[Status] = []
+        index = np.full(len(verdicts), -1, dtype=np.int32)
+        for k, st in enumerate(verdicts):
+            if st is not None and st.code is not Code.SUCCESS:
+                statuses.append(st)
+                index[k] = len(statuses) - 1
+        return cls(index, statuses)
 
 
 # -- plugin protocols -----------------------------------------------------------------------------

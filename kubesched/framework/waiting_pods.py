@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kubesched.api.objects import Pod
+from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
@@ -23,9 +24,8 @@ class WaitingPod:
         self.pod = pod
         self._lock = threading.Lock()
         self._pending = set(waits)
-        self._result: Status | None = None
-        self._done = False
-        self._callbacks: list[Callable[[Status | None], None]] = []
+        #: Settled once: None when every plugin allowed the pod, else the rejection.
+        self._outcome = PendingStatus()
         #: One timeout per waiting plugin; a plugin that allows the pod stops its own.
         self._timers: dict[str, TimerHandle] = {}
         for plugin, timeout in waits.items():
@@ -53,36 +53,26 @@ class WaitingPod:
             timer = self._timers.pop(plugin, None)
             if timer is not None:
                 timer.cancel()
-            if self._pending or self._done:
+            if self._pending or self._outcome.done:
                 return
         self._finish(None)
 
     def reject(self, plugin: str, message: str) -> None:
-        with self._lock:
-            if self._done:
-                return
+        if self._outcome.done:
+            return
         self._finish(Status(Code.UNSCHEDULABLE, (message,), plugin=plugin))
 
     def _finish(self, status: Status | None) -> None:
-        with self._lock:
-            if self._done:
-                return
-            self._done = True
-            self._result = status
-            callbacks, self._callbacks = self._callbacks, []
-        for timer in self._timers.values():
+        if self._outcome.done:
+            return
+        # Stop the timeouts before anyone hears the outcome (a late timeout would be ignored anyway).
+        for timer in list(self._timers.values()):
             timer.cancel()
-        for callback in callbacks:
-            callback(status)
+        self._outcome.resolve(status)
 
     def on_done(self, callback: Callable[[Status | None], None]) -> None:
         """Call ``callback(status)`` once resolved (at once if it already is); None means allowed."""
-        with self._lock:
-            if not self._done:
-                self._callbacks.append(callback)
-                return
-            result = self._result
-        callback(result)
+        self._outcome.on_done(callback)
 
 
 class WaitingPods:

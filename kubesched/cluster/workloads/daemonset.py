@@ -238,10 +238,7 @@ class DaemonSetController:
     def _create_pod(self, ds: dict[str, Any], node_name: str, revision: str) -> None:
         namespace, name = str(meta(ds).get("namespace")), str(meta(ds).get("name"))
         base = f"{name}-"
-        while True:
-            pod_name = self.manager.names.generate(base)
-            if self.manager.get("Pod", namespace, pod_name) is None:
-                break
+        pod_name = self.manager.free_pod_name(namespace, base)
         pod = pod_from_template(ds, spec(ds).get("template") or {}, name=pod_name, generate_name=base,
                                 extra_labels={CONTROLLER_REVISION_HASH_LABEL: revision,
                                               TEMPLATE_GENERATION_LABEL: str(meta(ds).get("generation", 1))})

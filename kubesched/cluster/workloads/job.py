@@ -143,10 +143,7 @@ class JobController:
             labels[COMPLETION_INDEX] = str(index)
             annotations[COMPLETION_INDEX] = str(index)
             base = f"{name}-{index}-"
-        while True:
-            pod_name = self.manager.names.generate(base)
-            if self.manager.get("Pod", namespace, pod_name) is None:
-                break
+        pod_name = self.manager.free_pod_name(namespace, base)
         pod = pod_from_template(job, spec(job).get("template") or {}, name=pod_name, generate_name=base,
                                 extra_labels=labels, extra_annotations=annotations)
         # The finalizer the Job controller tracks its pods with (it lets go once the pod is counted).

@@ -221,6 +221,13 @@ class ControllerManager:
     def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         return self.objects[kind].get((namespace, name))
 
+    def free_pod_name(self, namespace: str, base: str) -> str:
+        """A generated ``base`` + suffix that no Pod in ``namespace`` has yet."""
+        while True:
+            name = self.names.generate(base)
+            if self.get("Pod", namespace, name) is None:
+                return name
+
     def exists(self, kind: str, namespace: str, name: str) -> bool:
         """Whether the cluster has the object (asked of the API for kinds the manager does not watch)."""
         if kind in self.objects:

@@ -41,7 +41,7 @@ class ReplicaSetController:
             template = spec(rs).get("template") or {}
             for _ in range(want - active):
                 base = f"{name}-"
-                pod_name = self._free_name(namespace, base)
+                pod_name = self.manager.free_pod_name(namespace, base)
                 if self.manager.create(pod_from_template(rs, template, name=pod_name, generate_name=base)) is None:
                     break
         elif active > want:
@@ -49,12 +49,6 @@ class ReplicaSetController:
             for pod in sorted(pods, key=deletion_rank)[: active - want]:
                 self.manager.delete(pod)
         self._update_status(rs)
-
-    def _free_name(self, namespace: str, base: str) -> str:
-        while True:
-            name = self.manager.names.generate(base)
-            if self.manager.get("Pod", namespace, name) is None:
-                return name
 
     def _update_status(self, rs: dict[str, Any]) -> None:
         active, ready = self.manager.pod_counts(rs)

@@ -245,15 +245,8 @@ class CSILimits:
         return False
 
     def _per_node(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: np.ndarray) -> BatchFilterResult:
-        statuses: list[Status] = []
-        index = np.full(len(rows), -1, dtype=np.int32)
         infos = snapshot.node_infos
-        for k, row in enumerate(rows.tolist()):
-            st = self.filter(state, pod, infos[row])
-            if st is not None and st.code is not Code.SUCCESS:
-                statuses.append(st)
-                index[k] = len(statuses) - 1
-        return BatchFilterResult(index, statuses)
+        return BatchFilterResult.from_node_statuses([self.filter(state, pod, infos[row]) for row in rows.tolist()])
 
     # -- per-node attached volumes, refreshed for changed nodes only ----------------------------------
     def _refresh(self, snapshot: Snapshot) -> None:

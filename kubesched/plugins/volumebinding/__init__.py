@@ -142,15 +142,8 @@ class VolumeBinding:
             passed, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_NODE_CONFLICT,)))
 
     def _per_node(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: np.ndarray) -> BatchFilterResult:
-        statuses: list[Status] = []
-        index = np.full(len(rows), -1, dtype=np.int32)
         infos = snapshot.node_infos
-        for k, row in enumerate(rows.tolist()):
-            st = self.filter(state, pod, infos[row])
-            if st is not None and st.code is not Code.SUCCESS:
-                statuses.append(st)
-                index[k] = len(statuses) - 1
-        return BatchFilterResult(index, statuses)
+        return BatchFilterResult.from_node_statuses([self.filter(state, pod, infos[row]) for row in rows.tolist()])
 
     # -- Score (VolumeCapacityPriority is off in v1.30) ----------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
