@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from kubesched.api.errors import ObjectError
@@ -45,6 +45,9 @@ from kubesched.trace import AttemptObserver, AttemptRecord
 log = logging.getLogger(__name__)
 
 WATCHED_KINDS = ("Node", "Pod", *LISTED_KINDS)
+#: kube-scheduler's flush periods: backoffQ every second, the unschedulable leftovers every 30 s.
+BACKOFF_FLUSH_PERIOD = 1.0
+LEFTOVER_FLUSH_PERIOD = 30.0
 
 
 class Scheduler:
@@ -81,6 +84,7 @@ class Scheduler:
         self._tasks_lock = threading.Lock()
         self._executor = executor
         self._watch: Any = None
+        self._housekeeping: list[Any] = []
         self._attempt_started: dict[str, float] = {}
 
         plugin_registry = dict(in_tree_registry() if registry is None else registry)
@@ -122,17 +126,41 @@ class Scheduler:
 
     # -- wiring to the cluster -------------------------------------------------------------------------
     def start(self) -> None:
-        """Watch the cluster, then list what exists (listing after watching misses nothing)."""
+        """Watch the cluster, list what exists (listing after watching misses nothing), and arm the
+        queue's and cache's periodic housekeeping on the clock."""
         self._watch = self.cluster.watch(WATCHED_KINDS, self.handle_event)
         for kind in WATCHED_KINDS:
             items, _ = self.cluster.list(kind)
             for obj in items:
                 self.handle_event(WatchEvent("ADDED", kind, obj, None))
+        self._every(BACKOFF_FLUSH_PERIOD, self._flush_backoff)
+        self._every(LEFTOVER_FLUSH_PERIOD, self.queue.flush_unschedulable_pods_leftover)
 
     def stop(self) -> None:
         if self._watch is not None:
             self._watch.stop()
+        for timer in self._housekeeping:
+            timer.cancel()
+        self._housekeeping.clear()
         self.queue.close()
+
+    def _every(self, period: float, job: Callable[[], None]) -> None:
+        """Run ``job`` every ``period`` seconds of clock time until :meth:`stop` (wait.Until's role)."""
+        slot = len(self._housekeeping)
+
+        def tick() -> None:
+            try:
+                job()
+            except Exception:
+                log.exception("periodic %s failed", getattr(job, "__name__", "job"))
+            if self._housekeeping:
+                self._housekeeping[slot] = self.clock.call_later(period, tick)
+
+        self._housekeeping.append(self.clock.call_later(period, tick))
+
+    def _flush_backoff(self) -> None:
+        self.queue.flush_backoff_q_completed()
+        self.cache.cleanup_expired_assumed_pods()
 
     def namespace_labels(self, name: str) -> Mapping[str, str]:
         return self.listers.namespace_labels(name) or {}
@@ -384,25 +412,55 @@ class Scheduler:
         return True
 
     def run_periodic(self) -> None:
-        """The queue's and cache's periodic housekeeping (called by a timer loop or the simulator)."""
+        """Every periodic flush at once, whatever its period (for tests that step by hand)."""
         self.queue.flush_backoff_q_completed()
         self.queue.flush_unschedulable_pods_leftover()
         self.cache.cleanup_expired_assumed_pods()
 
+    # -- what a driver may ask (the simulator's loop uses only these and the cluster) -------------------
+    def idle(self) -> bool:
+        """Nothing to do right now: no binding task queued and no pod ready to pop."""
+        return not self.has_pending_tasks() and not self.queue.pending_pods().get("active")
+
+    def backoff_end(self) -> datetime | None:
+        """When the last pod now backing off may be retried (None when none is backing off)."""
+        expiries = self.queue.backoff_expiries()
+        return expiries[-1] if expiries else None
+
+    def waiting_pod_count(self) -> int:
+        """Pods held at Permit, waiting to be allowed, rejected or timed out."""
+        return sum(len(fwk.waiting_pods.all()) for fwk in self.profiles.values())
+
+    def rejecting_plugins(self, key: str) -> frozenset[str] | None:
+        """The plugins whose verdict keeps a queued pod (``ns/name``) waiting; None if it is not queued."""
+        pod = self._pod_by_key(key)
+        qpi = self.queue.get_pod(pod.uid) if pod is not None else None
+        if qpi is None:
+            return None
+        return frozenset(qpi.unschedulable_plugins) | frozenset(qpi.pending_plugins)
+
+    def park(self, key: str) -> bool:
+        """Stop retrying a pending pod (``ns/name``): it leaves the queue and stays pending in the cluster.
+
+        For drivers that must end: kube-scheduler would retry such a pod for ever. Returns whether the
+        pod was queued."""
+        pod = self._pod_by_key(key)
+        if pod is None or self.queue.get_pod(pod.uid) is None:
+            return False
+        self.queue.delete(pod)
+        return True
+
+    def _pod_by_key(self, key: str) -> Pod | None:
+        return next((p for p in self._pods.values() if p.key == key), None)
+
     def run_forever(self, stop: threading.Event) -> None:
-        """Live mode: housekeeping on a timer thread, binding on a pool, scheduling on this thread."""
+        """Live mode: housekeeping on clock timers, binding on a pool, scheduling on this thread."""
         pool = ThreadPoolExecutor(max_workers=max(self.config.parallelism, 1), thread_name_prefix="binder")
 
         def run_in_pool(task: Callable[[], None]) -> None:
             pool.submit(task)
 
         self._executor = run_in_pool
-
-        def housekeeping() -> None:
-            while not stop.wait(1.0):
-                self.run_periodic()
-
-        threading.Thread(target=housekeeping, name="queue-flush", daemon=True).start()
         try:
             while not stop.is_set():
                 self.schedule_next(block=True, timeout=0.5)

@@ -5,11 +5,18 @@ pending pods is created first; pending pods then arrive one at a time, each once
 gone idle (no cycle or binding in flight, active and backoff queues empty). Before each scheduling
 cycle every pending cluster event is delivered and every backoff is allowed to finish, as a slow
 scheduling loop would see it, so the queue order alone decides which pod goes next.
+
+When some pending pod carries ``kubesched.io/arrival`` the run is timed instead: each pod is created at
+its arrival (pods without one at time 0, in document order) and the scheduler works on the virtual clock
+as it would live. ``kubesched.io/duration`` deletes a bound pod as completed once it has run that long, and
+timeline steps (:mod:`kubesched.sim.timeline`) run at their times; both work in either mode (after the
+last arrival, an untimed run keeps going on the clock until neither is left).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import random
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,11 +34,12 @@ from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
 from kubesched.scheduler import Scheduler
-from kubesched.trace import ERROR, SCHEDULED, AttemptRecord
+from kubesched.sim.driver import DURATION_ANNOTATION, Driver, parse_duration_seconds
+from kubesched.sim.timeline import Step, TimelineError, arrival_seconds, load_timeline
+from kubesched.sim.timeseries import TimeSeries
+from kubesched.trace import AttemptRecord
 
 START_TIME = datetime(2024, 1, 1, tzinfo=UTC)
-#: Virtual time one scheduling cycle takes: keeps queue timestamps strictly ordered.
-CYCLE_TIME = timedelta(milliseconds=1)
 
 
 class SimulationError(ValueError):
@@ -53,6 +61,16 @@ class SimulationResult:
     cluster: EmbeddedCluster | None = field(default=None, repr=False)
     scheduler: Scheduler | None = field(default=None, repr=False)
     virtual_seconds: float = 0.0
+    #: Pods deleted as completed once their ``kubesched.io/duration`` ran out.
+    completed: int = 0
+    #: Whether pods arrived at their ``kubesched.io/arrival`` times.
+    timed: bool = False
+    #: Pending pods, requested / allocatable per resource and bind latency over virtual time.
+    series: TimeSeries | None = field(default=None, repr=False)
+
+    def latency(self) -> dict[str, float]:
+        """Creation-to-bound latency percentiles in virtual seconds (p50, p95, p99)."""
+        return self.series.latency_percentiles() if self.series is not None else {}
 
     def pods(self) -> list[dict[str, Any]]:
         assert self.cluster is not None
@@ -107,35 +125,40 @@ def _key(obj: Mapping[str, Any]) -> str:
 
 
 class Simulation:
-    """A scenario loaded into an embedded cluster with a scheduler attached, ready to run."""
+    """A scenario loaded into an embedded cluster with a scheduler attached, ready to run.
+
+    The scheduler is moved by the one :class:`Driver` loop; the simulation adds the scenario: which
+    objects exist from the start, when pending pods arrive, and the timeline's steps.
+    """
 
     def __init__(self, manifests: Sequence[Manifest], config: KubeSchedulerConfiguration, *, seed: int = 0,
-                 tie_break: str = "random", progress: Callable[[int, int], None] | None = None) -> None:
+                 tie_break: str = "random", progress: Callable[[int, int], None] | None = None,
+                 timeline: Sequence[Step] = ()) -> None:
         self.clock = VirtualClock(START_TIME)
         self.cluster = EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed))
         self.scheduler = Scheduler(self.cluster, config, clock=self.clock, rng=random.Random(seed),
                                    tie_break=tie_break)
         self.records: list[AttemptRecord] = []
         self.scheduler.observers.append(self.records.append)
+        self.series = TimeSeries()
+        self.driver = Driver(self.cluster, self.scheduler, self.clock, series=self.series)
         self.manifests = manifests
         self.progress = progress
+        self.timeline = list(timeline)
         self.warnings: list[str] = list(self.scheduler.warnings)
-        self.looping: list[str] = []
-        self._interesting_events = 0
-        self._last_failure: dict[str, int] = {}
-        self._checked = 0
         self.pending: list[Manifest] = []
+        #: Arrival second of each pending pod (same order as ``pending``); all None when untimed.
+        self.arrivals: list[float | None] = []
         self._created: list[str] = []
-        handle = self.scheduler.handle_event
 
-        def counting_handler(event: Any) -> None:
-            # Changes to nodes and to bound pods are what can make a rejected pod schedulable.
-            if event.kind == "Node" or (event.kind == "Pod" and (
-                    (event.obj.get("spec") or {}).get("nodeName") or event.type == "DELETED")):
-                self._interesting_events += 1
-            handle(event)
+    @property
+    def looping(self) -> list[str]:
+        return self.driver.looping
 
-        self.scheduler.handle_event = counting_handler  # type: ignore[method-assign]
+    @property
+    def timed(self) -> bool:
+        """Whether some pending pod carries a ``kubesched.io/arrival``."""
+        return any(a is not None for a in self.arrivals)
 
     # -- loading -------------------------------------------------------------------------------------
     def load(self) -> None:
@@ -143,12 +166,34 @@ class Simulation:
         for index, m in enumerate(self.manifests):
             obj = copy.deepcopy(m.obj)
             meta = obj.setdefault("metadata", {})
-            meta.setdefault("creationTimestamp", format_time(START_TIME + timedelta(seconds=index)))
             if _is_pending_pod(obj):
+                try:
+                    arrival = arrival_seconds(obj, f"{m.source}: document {m.doc_index}")
+                    duration = ((meta.get("annotations") or {}).get(DURATION_ANNOTATION))
+                    if duration is not None:
+                        parse_duration_seconds(duration, f"{m.source}: document {m.doc_index}: "
+                                                         f"metadata.annotations[{DURATION_ANNOTATION}]")
+                except ValueError as err:
+                    raise SimulationError(str(err)) from None
+                if arrival is None:
+                    meta.setdefault("creationTimestamp", format_time(START_TIME + timedelta(seconds=index)))
                 self.pending.append(Manifest(m.source, m.doc_index, obj))
+                self.arrivals.append(arrival)
                 continue
+            meta.setdefault("creationTimestamp", format_time(START_TIME + timedelta(seconds=index)))
             self._create(m, obj)
-        self.scheduler.start()
+        self.driver.start()
+        for step in self.timeline:
+            self.driver.at(step.at, self._step_runner(step))
+
+    def _step_runner(self, step: Step) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                step.apply(self.cluster)
+            except TimelineError as err:
+                self.warnings.append(str(err))
+
+        return run
 
     def _create(self, m: Manifest, obj: dict[str, Any]) -> None:
         try:
@@ -162,75 +207,40 @@ class Simulation:
 
     # -- running -------------------------------------------------------------------------------------
     def run(self, *, burst: bool = False) -> SimulationResult:
+        """Play the pending pods (see the module docstring), then whatever the clock still holds:
+        pod completions and timeline steps."""
         total = len(self.pending)
-        if burst:
+        if self.timed:
+            self._run_timed(total)
+        elif burst:
             update_pdb_status(self.cluster)
             for m in self.pending:
                 self._create(m, m.obj)
-            self.settle()
+            self.driver.settle()
         else:
             for i, m in enumerate(self.pending):
                 update_pdb_status(self.cluster)
                 self._create(m, m.obj)
-                self.settle()
+                self.driver.settle()
                 if self.progress is not None:
                     self.progress(i + 1, total)
+        self.driver.run()
+        self.series.sample(self.driver.seconds())
         return self.result()
 
-    def settle(self) -> None:
-        """Run until the scheduler is idle: no events, tasks, backoffs or active pods left."""
-        sched = self.scheduler
-        queue = sched.queue
-        while True:
-            self.cluster.deliver_pending()
-            ran = sched.run_pending_tasks()
-            self._watch_for_loops()
-            if ran or self.cluster.pending_event_count():
-                continue
-            expiries = list(queue.backoff_expiries())
-            if expiries:
-                self.clock.advance_to(max(expiries))
-                queue.flush_backoff_q_completed()
-                continue
-            if sched.schedule_next():
-                self.clock.advance_to(self.clock.now() + CYCLE_TIME)
-                self._watch_for_loops()
-                continue
-            if self._waiting_on_permit():
-                nxt = self.clock.next_timer()
-                if nxt is not None:
-                    self.clock.advance_to(nxt)
-                    self._watch_for_loops()
-                    continue
-            return
+    def _run_timed(self, total: int) -> None:
+        """Pods arrive at their ``kubesched.io/arrival`` (time 0 without one, in document order)."""
+        order = sorted(range(total), key=lambda i: self.arrivals[i] or 0.0)
+        done = [0]
 
-    def _waiting_on_permit(self) -> bool:
-        return any(fwk.waiting_pods.all() for fwk in self.scheduler.profiles.values())
+        def arrive(m: Manifest) -> None:
+            update_pdb_status(self.cluster)
+            self._create(m, m.obj)
+            done[0] += 1
+            if self.progress is not None:
+                self.progress(done[0], total)
 
-    def _watch_for_loops(self) -> None:
-        """Stop retrying a pod that failed twice with no cluster change in between.
-
-        Such a pod (an error, or a rejection no plugin owns) would be retried from backoff forever;
-        kube-scheduler would too, but a simulation has to end. Records come from scheduling cycles,
-        binding cycles and permit timeouts alike, so every step checks the ones it produced.
-        """
-        fresh, self._checked = self.records[self._checked:], len(self.records)
-        for record in fresh:
-            if record.result == SCHEDULED:
-                self._last_failure.pop(record.pod, None)
-                continue
-            seen = self._interesting_events
-            previous = self._last_failure.get(record.pod)
-            self._last_failure[record.pod] = seen
-            if previous != seen:
-                continue
-            pod = next((p for p in self.scheduler.pods() if p.key == record.pod), None)
-            if pod is None:
-                continue
-            qpi = self.scheduler.queue.get_pod(pod.uid)
-            if qpi is not None and (record.result == ERROR or not (qpi.unschedulable_plugins or qpi.pending_plugins)):
-                self.scheduler.queue.delete(pod)
-                self.looping.append(record.pod)
+        self.driver.feed((self.arrivals[i] or 0.0, functools.partial(arrive, self.pending[i])) for i in order)
 
     # -- results -------------------------------------------------------------------------------------
     def result(self) -> SimulationResult:
@@ -265,6 +275,9 @@ class Simulation:
             cluster=self.cluster,
             scheduler=self.scheduler,
             virtual_seconds=(self.clock.now() - START_TIME).total_seconds(),
+            completed=self.driver.completed,
+            timed=self.timed,
+            series=self.series,
         )
 
 
@@ -289,14 +302,20 @@ def simulate(
     tie_break: str = "random",
     *,
     progress: Callable[[int, int], None] | None = None,
+    timeline: str | Path | Sequence[Mapping[str, Any]] | None = None,
 ) -> SimulationResult:
     """Simulate scheduling the pending pods of a scenario; see the module docstring for the timing.
 
     ``objects_or_paths`` takes manifest files or folders, or object dicts (a mix is fine).
+    ``timeline`` takes a timeline YAML file or a list of step dicts (see :mod:`kubesched.sim.timeline`).
     """
     manifests = _to_manifests(objects_or_paths)
     _validate(manifests)
+    try:
+        steps = load_timeline(timeline) if timeline is not None else []
+    except TimelineError as err:
+        raise SimulationError(str(err)) from None
     cfg = resolve_config(config)
-    sim = Simulation(manifests, cfg, seed=seed, tie_break=tie_break, progress=progress)
+    sim = Simulation(manifests, cfg, seed=seed, tie_break=tie_break, progress=progress, timeline=steps)
     sim.load()
     return sim.run(burst=burst)
