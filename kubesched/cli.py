@@ -1,4 +1,4 @@
-"""The ``kubesched`` command: ``kubesched simulate SCENARIO…`` and ``kubesched version``.
+"""The ``kubesched`` command: ``kubesched simulate SCENARIO…``, ``kubesched generate …`` and ``kubesched version``.
 
 Bad input (a manifest, a config, an unknown plugin, a missing file) ends with exit status 2 and
 one line, ``kubesched: error: <message>``, whose message names the file, document and field; a
@@ -19,6 +19,8 @@ from kubesched.api.errors import ObjectError
 from kubesched.cluster.manifests import ManifestError
 from kubesched.config import ConfigError
 from kubesched.framework.extension_points import FrameworkError
+from kubesched.generate import command as generate_command
+from kubesched.generate.openb import TraceError
 from kubesched.plugins.registry import PluginLoadError
 from kubesched.sim.output import write_manifests, write_trace
 from kubesched.sim.report import format_summary
@@ -50,12 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="create all pending pods at once instead of one after another")
     sim.add_argument("--tie-break", choices=("random", "name"), default="random",
                      help="among nodes with the best score: seeded random (as kube-scheduler) or smallest name")
+    sim.add_argument("--timeline", metavar="FILE",
+                     help="YAML list of {at, action: create|delete|cordon|uncordon|drain, object} steps run "
+                          "on the virtual clock")
     sim.add_argument("--trace", metavar="FILE.jsonl", help="write one JSON decision record per attempt")
     sim.add_argument("--output-dir", metavar="DIR",
                      help="write the resulting nodes and pods (with kubesched.io/ result annotations) as YAML")
     sim.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is no terminal")
     sim.add_argument("-v", "--verbose", action="store_true", help="also list where each pod went, and log warnings")
 
+    generate_command.add_parser(commands)
     commands.add_parser("version", help="print the kubesched version")
     return parser
 
@@ -75,6 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         except INPUT_ERRORS as err:
             print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
             return EXIT_BAD_INPUT
+    if args.command == "generate":
+        try:
+            generate_command.run(args, sys.stdout)
+        except INPUT_ERRORS + (generate_command.GenerateError, TraceError) as err:
+            print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        return EXIT_OK
     parser.print_help(sys.stderr)
     return EXIT_BAD_INPUT
 
@@ -83,7 +96,7 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress, close = _progress_bar(err, forced=args.progress)
     try:
         result = simulate(args.scenario, config=args.config, seed=args.seed, burst=args.burst,
-                          tie_break=args.tie_break, progress=progress)
+                          tie_break=args.tie_break, progress=progress, timeline=args.timeline)
     finally:
         close()
     if args.trace:
