@@ -22,7 +22,8 @@ from kubesched.framework.extension_points import FrameworkError
 from kubesched.generate import command as generate_command
 from kubesched.generate.openb import TraceError
 from kubesched.plugins.registry import PluginLoadError
-from kubesched.sim.output import write_manifests, write_trace
+from kubesched.sim.annotations import AnnotationRecorder
+from kubesched.sim.output import write_manifests
 from kubesched.sim.report import format_summary
 from kubesched.sim.simulate import SimulationError, simulate
 
@@ -55,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--timeline", metavar="FILE",
                      help="YAML list of {at, action: create|delete|cordon|uncordon|drain, object} steps run "
                           "on the virtual clock")
-    sim.add_argument("--trace", metavar="FILE.jsonl", help="write one JSON decision record per attempt")
+    sim.add_argument("--trace", metavar="FILE.jsonl",
+                     help="stream one JSON decision record per attempt to FILE (gzip-compressed for .jsonl.gz)")
     sim.add_argument("--output-dir", metavar="DIR",
                      help="write the resulting nodes and pods (with kubesched.io/ result annotations) as YAML")
     sim.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is no terminal")
@@ -94,18 +96,19 @@ def main(argv: list[str] | None = None) -> int:
 
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress, close = _progress_bar(err, forced=args.progress)
+    # The trace is streamed while the run goes; annotations keep per attempt only what they show.
+    annotations = AnnotationRecorder() if args.output_dir else None
     try:
         result = simulate(args.scenario, config=args.config, seed=args.seed, burst=args.burst,
-                          tie_break=args.tie_break, progress=progress, timeline=args.timeline)
+                          tie_break=args.tie_break, progress=progress, timeline=args.timeline,
+                          trace=args.trace, recorders=[annotations] if annotations is not None else [])
     finally:
         close()
-    if args.trace:
-        write_trace(result.records, args.trace)
     if args.output_dir:
-        write_manifests(result, args.output_dir)
+        write_manifests(result, args.output_dir, annotations)
     print(format_summary(result, verbose=args.verbose), file=out)
     if args.trace:
-        print(f"\nTrace: {len(result.records)} attempts written to {args.trace}", file=out)
+        print(f"\nTrace: {result.attempt_count} attempts written to {args.trace}", file=out)
     if args.output_dir:
         print(f"Manifests written to {args.output_dir}", file=out)
     return EXIT_OK

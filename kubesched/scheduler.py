@@ -39,8 +39,8 @@ from kubesched.plugins.registry import in_tree_registry, resolve_profile
 from kubesched.queue import events as qevents
 from kubesched.queue.queued_pod_info import QueuedPodInfo
 from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.recording import Attempt, NullAttempt, NullRecorder, Recorder, Recorders
 from kubesched.schedule_one import schedule_one
-from kubesched.trace import AttemptObserver, AttemptRecord
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,8 @@ class Scheduler:
             raise ValueError(f"tie_break must be 'random' or 'name', not {tie_break!r}")
         self.tie_break = tie_break
         self.metrics = metrics or SchedulerMetrics()
-        self.observers: list[AttemptObserver] = []
+        #: What scheduling attempts are reported to (see kubesched.recording); the default keeps nothing.
+        self.recorder: Recorder = NullRecorder()
         self.warnings: list[str] = []
         self.next_start_node_index = 0
         self.snapshot = Snapshot()
@@ -340,16 +341,20 @@ class Scheduler:
         with self._tasks_lock:
             return bool(self._tasks)
 
-    def new_record(self, qpi: QueuedPodInfo, profile: str) -> AttemptRecord | None:
-        self._attempt_started[qpi.pod.uid] = time.perf_counter()
-        if not self.observers:
-            return None
-        return AttemptRecord(pod=qpi.pod.key, attempt=qpi.attempts, profile=profile,
-                             start_nominated_node=qpi.pod.nominated_node_name or None)
+    def add_recorder(self, recorder: Recorder) -> None:
+        """Report attempts to ``recorder`` as well as to the recorders already attached."""
+        current = self.recorder
+        if isinstance(current, Recorders):
+            current.add(recorder)
+        elif current.enabled:
+            self.recorder = Recorders([current, recorder])
+        else:
+            self.recorder = recorder
 
-    def emit(self, record: AttemptRecord) -> None:
-        for observer in self.observers:
-            observer(record)
+    def begin_attempt(self, qpi: QueuedPodInfo, profile: str) -> Attempt | NullAttempt:
+        """Start timing a scheduling attempt and get the attempt its cycle reports to."""
+        self._attempt_started[qpi.pod.uid] = time.perf_counter()
+        return self.recorder.begin(qpi.pod.key, qpi.attempts, profile, qpi.pod.nominated_node_name or None)
 
     def metrics_scheduled(self, profile: str, qpi: QueuedPodInfo) -> None:
         started = self._attempt_started.pop(qpi.pod.uid, None)

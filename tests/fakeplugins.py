@@ -296,9 +296,9 @@ class Harness:
         from kubesched.clock import VirtualClock
         from kubesched.cluster.embedded import EmbeddedCluster
         from kubesched.config import load_config
+        from kubesched.recording import FullRecorder
         from kubesched.scheduler import Scheduler
         from kubesched.sim.driver import Driver
-        from kubesched.trace import AttemptRecord
 
         self.clock = VirtualClock()
         self.cluster = EmbeddedCluster(clock=self.clock.now)
@@ -306,11 +306,16 @@ class Harness:
             self.cluster.create(obj)
         self.scheduler = Scheduler(self.cluster, load_config(config or dict(API)), clock=self.clock,
                                    tie_break=tie_break, rng=random.Random(seed))
-        self.records: list[AttemptRecord] = []
-        self.scheduler.observers.append(self.records.append)
+        self.recorder = FullRecorder()
+        self.scheduler.recorder = self.recorder
         # The simulator's loop, without its loop detection: tests decide themselves when to stop.
         self.driver = Driver(self.cluster, self.scheduler, self.clock, detect_loops=False)
         self.driver.start()
+
+    @property
+    def records(self) -> list[Any]:
+        """Every finished attempt so far, as trace records."""
+        return list(self.recorder.records)
 
     def plugin(self, cls: type, profile: str = "default-scheduler") -> Any:
         return self.scheduler.profiles[profile].plugins[ref(cls)]

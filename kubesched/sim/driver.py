@@ -27,6 +27,7 @@ from typing import Any
 from kubesched.clock import VirtualClock
 from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.cluster.protocol import ApiError, WatchEvent
+from kubesched.recording.summary import AttemptOutcome, OutcomeListener
 from kubesched.scheduler import Scheduler
 from kubesched.sim.timeseries import TimeSeries
 from kubesched.trace import ERROR, SCHEDULED
@@ -68,7 +69,7 @@ class Driver:
         self._watch = self.cluster.watch(("Node", "Pod"), self._observe)
         self.scheduler.start()
         if self._detect_loops:
-            self.scheduler.observers.append(self._on_attempt)
+            self.scheduler.add_recorder(OutcomeListener(self._on_outcome))
         self.cluster.deliver_pending()
 
     def seconds(self) -> float:
@@ -207,8 +208,8 @@ class Driver:
         self.at(self.seconds() + seconds, complete)
 
     # -- loop detection ------------------------------------------------------------------------------
-    def _on_attempt(self, record: Any) -> None:
-        self.outcome(record.pod, record.result, record.message)
+    def _on_outcome(self, outcome: AttemptOutcome) -> None:
+        self.outcome(outcome.pod, outcome.result, outcome.message)
 
     def outcome(self, pod: str, result: str, message: str | None = None) -> None:
         """One attempt's outcome, noted with how many cluster changes had been seen by then; it is

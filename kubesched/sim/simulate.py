@@ -33,6 +33,14 @@ from kubesched.cluster.embedded import EmbeddedCluster, format_time
 from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
+from kubesched.recording import (
+    AttemptSummary,
+    OutcomeStream,
+    Recorder,
+    SummaryDicts,
+    TraceWriter,
+    recorders_for,
+)
 from kubesched.scheduler import Scheduler
 from kubesched.sim.driver import DURATION_ANNOTATION, Driver, parse_duration_seconds
 from kubesched.sim.timeline import Step, TimelineError, arrival_seconds, load_timeline
@@ -48,11 +56,20 @@ class SimulationError(ValueError):
 
 @dataclass
 class SimulationResult:
-    """What happened: every attempt (trace records) and where each pending pod ended up."""
+    """What happened: every attempt and where each pending pod ended up.
 
-    attempts: list[dict[str, Any]]
+    What ``attempts`` holds depends on ``record``: with "summary" (the default) one summary dict per
+    attempt (:meth:`AttemptSummary.to_dict`), with "full" the conformance-shaped trace record, with
+    "none" nothing. ``records`` (trace records) is filled with "full" only, ``summaries`` with both.
+    """
+
+    attempts: Sequence[dict[str, Any]]
     final: dict[str, str | None]
-    records: list[AttemptRecord] = field(repr=False, default_factory=list)
+    records: Sequence[AttemptRecord] = field(repr=False, default_factory=list)
+    summaries: Sequence[AttemptSummary] = field(repr=False, default_factory=list)
+    record: str = "summary"
+    #: How many scheduling attempts ended, whatever was recorded.
+    attempt_count: int = 0
     nominated: dict[str, str] = field(default_factory=dict)
     deleted: list[str] = field(default_factory=list)
     never_attempted: list[str] = field(default_factory=list)
@@ -133,13 +150,19 @@ class Simulation:
 
     def __init__(self, manifests: Sequence[Manifest], config: KubeSchedulerConfiguration, *, seed: int = 0,
                  tie_break: str = "random", progress: Callable[[int, int], None] | None = None,
-                 timeline: Sequence[Step] = ()) -> None:
+                 timeline: Sequence[Step] = (), record: str = "summary",
+                 recorders: Sequence[Recorder] = ()) -> None:
         self.clock = VirtualClock(START_TIME)
         self.cluster = EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed))
         self.scheduler = Scheduler(self.cluster, config, clock=self.clock, rng=random.Random(seed),
                                    tie_break=tie_break)
-        self.records: list[AttemptRecord] = []
-        self.scheduler.observers.append(self.records.append)
+        self.record = record
+        #: How every attempt ended, kept whatever is recorded: the never-attempted pods come from it.
+        self.outcomes = OutcomeStream()
+        self.summary, self.full = recorders_for(record)
+        for recorder in (self.outcomes, self.summary, self.full, *recorders):
+            if recorder is not None:
+                self.scheduler.add_recorder(recorder)
         self.series = TimeSeries()
         self.driver = Driver(self.cluster, self.scheduler, self.clock, series=self.series)
         self.manifests = manifests
@@ -254,7 +277,7 @@ class Simulation:
             nnn = ((pod or {}).get("status") or {}).get("nominatedNodeName")
             if pod and nnn and not final[key]:
                 nominated[key] = nnn
-        attempted = {r.pod for r in self.records}
+        attempted = self.outcomes.attempted
         never = sorted(k for k in final if k not in attempted and k not in self.looping)
         warnings = list(self.warnings)
         for key in never:
@@ -264,9 +287,13 @@ class Simulation:
                 warnings.append(f'pod {key}: schedulerName "{name}" matches no profile; never scheduled')
         deleted = sorted(k for k in self._created if k not in pods)
         return SimulationResult(
-            attempts=[r.to_dict() for r in self.records],
+            attempts=(self.full.dicts if self.full is not None
+                      else SummaryDicts(self.summary.summaries) if self.summary is not None else []),
             final=final,
-            records=list(self.records),
+            records=self.full.records if self.full is not None else [],
+            summaries=self.summary.summaries if self.summary is not None else [],
+            record=self.record,
+            attempt_count=self.outcomes.count,
             nominated=nominated,
             deleted=deleted,
             never_attempted=never,
@@ -303,12 +330,23 @@ def simulate(
     *,
     progress: Callable[[int, int], None] | None = None,
     timeline: str | Path | Sequence[Mapping[str, Any]] | None = None,
+    record: str = "summary",
+    trace: str | Path | None = None,
+    recorders: Sequence[Recorder] = (),
 ) -> SimulationResult:
     """Simulate scheduling the pending pods of a scenario; see the module docstring for the timing.
 
     ``objects_or_paths`` takes manifest files or folders, or object dicts (a mix is fine).
     ``timeline`` takes a timeline YAML file or a list of step dicts (see :mod:`kubesched.sim.timeline`).
+    ``record`` is "summary" (a compact summary per attempt, the default), "full" (every trace record,
+    built when read) or "none"; ``trace`` streams every attempt's trace record to a ``.jsonl`` (or
+    ``.jsonl.gz``) file as the run goes; ``recorders`` are further :class:`~kubesched.recording.Recorder`
+    sinks to report attempts to.
     """
+    try:
+        recorders_for(record)
+    except ValueError as err:
+        raise SimulationError(str(err)) from None
     manifests = _to_manifests(objects_or_paths)
     _validate(manifests)
     try:
@@ -316,6 +354,12 @@ def simulate(
     except TimelineError as err:
         raise SimulationError(str(err)) from None
     cfg = resolve_config(config)
-    sim = Simulation(manifests, cfg, seed=seed, tie_break=tie_break, progress=progress, timeline=steps)
-    sim.load()
-    return sim.run(burst=burst)
+    writer = TraceWriter(trace) if trace is not None else None
+    try:
+        sim = Simulation(manifests, cfg, seed=seed, tie_break=tie_break, progress=progress, timeline=steps,
+                         record=record, recorders=[*recorders, *([writer] if writer is not None else [])])
+        sim.load()
+        return sim.run(burst=burst)
+    finally:
+        if writer is not None:
+            writer.close()

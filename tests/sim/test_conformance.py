@@ -95,7 +95,7 @@ def test_scenario_matches_reference(folder: Path) -> None:
     if missing:
         pytest.skip(f"needs plugins not built yet: {', '.join(missing)}")
     golden = json.loads((folder / "golden.json").read_text())
-    result = simulate([folder / "scenario.yaml"], config=_config(folder), seed=0, tie_break="name")
+    result = simulate([folder / "scenario.yaml"], config=_config(folder), seed=0, tie_break="name", record="full")
 
     looping = {a["pod"] for a in golden["attempts"] if a.get("looping")}
     want_attempts = [a for a in golden["attempts"] if not (a["pod"] in looping and a["attempt"] > 2)]

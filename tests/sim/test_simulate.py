@@ -146,7 +146,7 @@ def test_simulation_class_steps() -> None:
     assert sim.clock.now() == START_TIME
     result = sim.run()
     assert result.final == {"default/p": "n1"}
-    assert result.records[0].result == "Scheduled"
+    assert result.summaries[0].result == "Scheduled"
     assert result.cluster is sim.cluster
 
 
