@@ -140,11 +140,11 @@ def filter_verdict_counts(counts: Mapping[tuple[str, str], int], feasible: int,
 
 def attempt_annotations(record: AttemptRecord, profile: ProfilePlugins,
                         filter_counts: Mapping[str, Mapping[str, int]] | None = None,
-                        detail: str | None = None) -> dict[str, str]:
+                        result_detail: str | None = None) -> dict[str, str]:
     """The annotations of one attempt, each value a JSON string (``selected-node`` is plain text).
 
     ``filter_counts`` (see :func:`filter_verdict_counts`) replaces the per-node ``filter-result`` and
-    ``detail`` becomes ``result-detail``, for the summarised annotations of a big cluster.
+    ``result_detail`` becomes ``result-detail``, for the summarised annotations of a big cluster.
     """
     out = {
         FILTER_RESULT: _json(filter_result(record, profile.filter) if filter_counts is None else filter_counts),
@@ -156,8 +156,8 @@ def attempt_annotations(record: AttemptRecord, profile: ProfilePlugins,
         if detail in record.details:
             out[key] = _json({str(k): str(v) for k, v in record.details[detail].items()})
     out[SELECTED_NODE] = record.node or ""
-    if detail is not None:
-        out[RESULT_DETAIL] = detail
+    if result_detail is not None:
+        out[RESULT_DETAIL] = result_detail
     return out
 
 
