@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "generate":
         try:
             generate_command.run(args, sys.stdout)
-        except INPUT_ERRORS + (generate_command.GenerateError, TraceError) as err:
+        except (*INPUT_ERRORS, generate_command.GenerateError, TraceError) as err:
             print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
             return EXIT_BAD_INPUT
         return EXIT_OK

@@ -241,6 +241,12 @@ class Scheduler:
         return pod.scheduler_name in self.profiles
 
     def _on_pod(self, event: WatchEvent) -> None:
+        if event.type == "DELETED":
+            # The last version seen is what leaves; no need to parse the deleted object again.
+            known = self._pods.pop(str((event.obj.get("metadata") or {}).get("uid") or ""), None)
+            if known is not None:
+                self._pod_gone(known)
+                return
         new = self._parse_pod(event.obj, report=event.type != "DELETED")
         if new is None:
             # A pod we cannot read is not scheduled; forget any earlier, readable version of it.

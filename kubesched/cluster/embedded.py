@@ -68,7 +68,7 @@ def format_time(t: datetime) -> str:
 class _Watcher:
     """One registered watch: the kinds it wants and the first event sequence number it may see."""
 
-    __slots__ = ("_cluster", "active", "after_seq", "handler", "kinds")
+    __slots__ = ("_cluster", "active", "after_seq", "copies", "handler", "kinds")
 
     def __init__(
         self,
@@ -76,11 +76,13 @@ class _Watcher:
         kinds: frozenset[str],
         handler: Callable[[WatchEvent], None],
         after_seq: int,
+        copies: bool = True,
     ) -> None:
         self._cluster = cluster
         self.kinds = kinds
         self.handler = handler
         self.after_seq = after_seq
+        self.copies = copies
         self.active = True
 
     def stop(self) -> None:
@@ -101,12 +103,16 @@ class EmbeddedCluster:
         uid_factory: Callable[[], str] | None = None,
         *,
         synchronous: bool = False,
+        read_only_watchers: bool = False,
         event_ttl: timedelta = EVENT_TTL,
         max_events: int = MAX_EVENTS,
     ) -> None:
         self._clock = clock
         self._uid_factory: Callable[[], str] = uid_factory or (lambda: str(uuid.uuid4()))
         self._synchronous = synchronous
+        #: Every watcher is read-only (see :meth:`watch`): what a simulator whose consumers never change
+        #: what they are handed uses to skip a copy per event and watcher.
+        self._read_only_watchers = read_only_watchers
         self._lock = threading.RLock()
         self._store: dict[str, dict[_Key, dict]] = {}
         self._rv = 0
@@ -342,13 +348,18 @@ class EmbeddedCluster:
     # ------------------------------------------------------------------------------------------------
     # watch
 
-    def watch(self, kinds: Collection[str], handler: Callable[[WatchEvent], None]) -> _Watcher:
-        """Register ``handler`` for changes of ``kinds`` made after this call."""
+    def watch(self, kinds: Collection[str], handler: Callable[[WatchEvent], None], *,
+              read_only: bool = False) -> _Watcher:
+        """Register ``handler`` for changes of ``kinds`` made after this call.
+
+        A ``read_only`` watcher promises never to change what it is handed, and is handed the stored
+        objects themselves (never changed in place, see above) instead of copies."""
         wanted = frozenset(kinds)
         for kind in wanted:
             kind_info(kind)
         with self._lock:
-            watcher = _Watcher(self, wanted, handler, self._event_seq)
+            watcher = _Watcher(self, wanted, handler, self._event_seq,
+                               copies=not (read_only or self._read_only_watchers))
             self._watchers.append(watcher)
             return watcher
 
@@ -379,6 +390,9 @@ class EmbeddedCluster:
                     for watcher in targets:
                         if watcher.active:
                             handed = True
+                            if not watcher.copies:
+                                watcher.handler(event)
+                                continue
                             watcher.handler(
                                 WatchEvent(
                                     event.type,

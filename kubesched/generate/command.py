@@ -18,8 +18,9 @@ class GenerateError(ValueError):
 
 def add_parser(commands: Any) -> None:
     """Add ``generate`` and its three sub-commands to the CLI's sub-parsers."""
-    gen = commands.add_parser("generate", help="write a generated scenario folder",
-                              description="Write a scenario (nodes.yaml, pods.yaml) that `kubesched simulate DIR` runs.")
+    gen = commands.add_parser(
+        "generate", help="write a generated scenario folder",
+        description="Write a scenario (nodes.yaml, pods.yaml) that `kubesched simulate DIR` runs.")
     kinds = gen.add_subparsers(dest="generator", metavar="GENERATOR", required=True)
 
     perf = kinds.add_parser("perf", help="scheduler_perf workloads (SchedulingBasic, …)")

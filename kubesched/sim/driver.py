@@ -54,8 +54,8 @@ class Driver:
         self.series = series
         #: Pods that failed twice with nothing changing in the cluster in between, and were parked.
         self.looping: list[str] = []
-        #: Pods deleted by the driver because their ``kubesched.io/duration`` ran out.
-        self.completed = 0
+        #: Pods deleted as completed because their ``kubesched.io/duration`` ran out: key -> node.
+        self.completed: dict[str, str] = {}
         self._changes = 0  # cluster changes that can make a rejected pod schedulable
         self._last_failure: dict[str, int] = {}
         self._outcomes: list[tuple[str, str, str | None, int]] = []
@@ -65,12 +65,18 @@ class Driver:
 
     # -- wiring ----------------------------------------------------------------------------------------
     def start(self) -> None:
-        """Watch the cluster, start the scheduler and deliver what it listed."""
-        self._watch = self.cluster.watch(("Node", "Pod"), self._observe)
+        """Watch the cluster (and list what is already there), start the scheduler, deliver events."""
+        self._watch = self.cluster.watch(("Node", "Pod"), self._observe, read_only=True)
+        for kind in ("Node", "Pod"):
+            for obj in self.cluster.list(kind)[0]:
+                self._observe(WatchEvent("ADDED", kind, obj, None))
+        self._changes = 0
         self.scheduler.start()
         if self._detect_loops:
             self.scheduler.add_recorder(OutcomeListener(self._on_outcome))
         self.cluster.deliver_pending()
+        if self.series is not None:
+            self.series.sample(self.seconds())
 
     def seconds(self) -> float:
         """Virtual seconds since the driver was made."""
@@ -188,7 +194,8 @@ class Driver:
             self._changes += 1
         if self.series is not None:
             self.series.pod_event(event, self.seconds())
-        if bound and (event.type == "ADDED" or not ((event.old or {}).get("spec") or {}).get("nodeName")):
+        if bound and (event.type == "ADDED" or (
+                event.type == "MODIFIED" and not ((event.old or {}).get("spec") or {}).get("nodeName"))):
             annotations = (obj.get("metadata") or {}).get("annotations") or {}
             duration = annotations.get(DURATION_ANNOTATION)
             if duration is not None:
@@ -197,13 +204,14 @@ class Driver:
     def _complete_after(self, obj: dict[str, Any], seconds: float) -> None:
         meta = obj["metadata"]
         ns, name, uid = meta.get("namespace") or "default", meta["name"], meta.get("uid")
+        node = obj["spec"]["nodeName"]
 
         def complete() -> None:
             try:
                 self.cluster.delete("Pod", ns, name, uid=uid)
             except ApiError:
                 return  # deleted or replaced meanwhile
-            self.completed += 1
+            self.completed[f"{ns}/{name}"] = node
 
         self.at(self.seconds() + seconds, complete)
 

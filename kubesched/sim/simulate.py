@@ -153,7 +153,9 @@ class Simulation:
                  timeline: Sequence[Step] = (), record: str = "summary",
                  recorders: Sequence[Recorder] = ()) -> None:
         self.clock = VirtualClock(START_TIME)
-        self.cluster = EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed))
+        # The scheduler and the driver never change what their watches hand them: no copies needed.
+        self.cluster = EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed),
+                                       read_only_watchers=True)
         self.scheduler = Scheduler(self.cluster, config, clock=self.clock, rng=random.Random(seed),
                                    tie_break=tie_break)
         self.record = record
@@ -187,8 +189,12 @@ class Simulation:
     def load(self) -> None:
         """Create every object except pending pods, in document order, and start the scheduler."""
         for index, m in enumerate(self.manifests):
-            obj = copy.deepcopy(m.obj)
-            meta = obj.setdefault("metadata", {})
+            # Only metadata is changed here, and the cluster copies what it stores.
+            raw_meta = m.obj.get("metadata")
+            if raw_meta is not None and not isinstance(raw_meta, dict):
+                self._create(m, m.obj)  # refused by the cluster, naming the document
+            meta = dict(raw_meta or {})
+            obj = {**m.obj, "metadata": meta}
             if _is_pending_pod(obj):
                 try:
                     arrival = arrival_seconds(obj, f"{m.source}: document {m.doc_index}")
@@ -200,6 +206,8 @@ class Simulation:
                     raise SimulationError(str(err)) from None
                 if arrival is None:
                     meta.setdefault("creationTimestamp", format_time(START_TIME + timedelta(seconds=index)))
+                else:
+                    meta.pop("creationTimestamp", None)  # the cluster stamps the moment it arrives
                 self.pending.append(Manifest(m.source, m.doc_index, obj))
                 self.arrivals.append(arrival)
                 continue
@@ -268,12 +276,13 @@ class Simulation:
     # -- results -------------------------------------------------------------------------------------
     def result(self) -> SimulationResult:
         pods = {(_key(p)): p for p in self.cluster.list("Pod")[0]}
+        completed = self.driver.completed
         final: dict[str, str | None] = {}
         nominated: dict[str, str] = {}
         for m in self.pending:
             key = _key(m.obj)
             pod = pods.get(key)
-            final[key] = ((pod.get("spec") or {}).get("nodeName") or None) if pod else None
+            final[key] = ((pod.get("spec") or {}).get("nodeName") or None) if pod else completed.get(key)
             nnn = ((pod or {}).get("status") or {}).get("nominatedNodeName")
             if pod and nnn and not final[key]:
                 nominated[key] = nnn
@@ -285,7 +294,7 @@ class Simulation:
             name = ((pod or {}).get("spec") or {}).get("schedulerName", "default-scheduler")
             if pod is not None and name not in self.scheduler.profiles:
                 warnings.append(f'pod {key}: schedulerName "{name}" matches no profile; never scheduled')
-        deleted = sorted(k for k in self._created if k not in pods)
+        deleted = sorted(k for k in self._created if k not in pods and k not in completed)
         return SimulationResult(
             attempts=(self.full.dicts if self.full is not None
                       else SummaryDicts(self.summary.summaries) if self.summary is not None else []),
@@ -302,7 +311,7 @@ class Simulation:
             cluster=self.cluster,
             scheduler=self.scheduler,
             virtual_seconds=(self.clock.now() - START_TIME).total_seconds(),
-            completed=self.driver.completed,
+            completed=len(completed),
             timed=self.timed,
             series=self.series,
         )

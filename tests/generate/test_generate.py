@@ -85,7 +85,7 @@ def test_poisson_scenario_reaches_about_the_target_utilisation() -> None:
 
 @pytest.mark.parametrize("text", ["x", "10:gpu=1", "10:cpu"])
 def test_bad_node_shapes_are_refused(text: str) -> None:
-    with pytest.raises(ValueError, match="node shape|expected"):
+    with pytest.raises(ValueError, match=r"node shape|expected"):
         NodeShape.parse(text)
 
 
