@@ -37,6 +37,9 @@ INPUT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+GENERATE_ERRORS: tuple[type[BaseException], ...] = (*INPUT_ERRORS, generate_command.GenerateError, TraceError)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="kube-scheduler rebuilt in Python: a real scheduler and an explainable simulator.")
@@ -86,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "generate":
         try:
             generate_command.run(args, sys.stdout)
-        except (*INPUT_ERRORS, generate_command.GenerateError, TraceError) as err:
+        except GENERATE_ERRORS as err:
             print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
             return EXIT_BAD_INPUT
         return EXIT_OK

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import copy
 import functools
+import heapq
+import itertools
 import random
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -151,7 +153,8 @@ class Simulation:
     def __init__(self, manifests: Sequence[Manifest], config: KubeSchedulerConfiguration, *, seed: int = 0,
                  tie_break: str = "random", progress: Callable[[int, int], None] | None = None,
                  timeline: Sequence[Step] = (), record: str = "summary",
-                 recorders: Sequence[Recorder] = ()) -> None:
+                 recorders: Sequence[Recorder] = (), arrivals: Iterable[Mapping[str, Any]] | None = None,
+                 ) -> None:
         self.clock = VirtualClock(START_TIME)
         # The scheduler and the driver never change what their watches hand them: no copies needed.
         self.cluster = EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed),
@@ -174,6 +177,9 @@ class Simulation:
         self.pending: list[Manifest] = []
         #: Arrival second of each pending pod (same order as ``pending``); all None when untimed.
         self.arrivals: list[float | None] = []
+        #: A lazy, time-ordered stream of further pending pods, each created when it is due.
+        self.stream = arrivals
+        self._streamed: list[str] = []
         self._created: list[str] = []
 
     @property
@@ -182,7 +188,9 @@ class Simulation:
 
     @property
     def timed(self) -> bool:
-        """Whether some pending pod carries a ``kubesched.io/arrival``."""
+        """Whether some pending pod carries a ``kubesched.io/arrival`` (or pods arrive as a stream)."""
+        if self.stream is not None:
+            return True
         return any(a is not None for a in self.arrivals)
 
     # -- loading -------------------------------------------------------------------------------------
@@ -271,7 +279,40 @@ class Simulation:
             if self.progress is not None:
                 self.progress(done[0], total)
 
-        self.driver.feed((self.arrivals[i] or 0.0, functools.partial(arrive, self.pending[i])) for i in order)
+        scenario = ((self.arrivals[i] or 0.0, functools.partial(arrive, self.pending[i])) for i in order)
+        if self.stream is None:
+            self.driver.feed(scenario)
+        else:
+            self.driver.feed(heapq.merge(scenario, self._stream_arrivals(self.stream), key=lambda a: a[0]))
+
+    def _stream_arrivals(self, stream: Iterable[Mapping[str, Any]]) -> Iterator[tuple[float, Callable[[], None]]]:
+        """``(second, create)`` for each streamed pod, read only when the previous one is due.
+
+        Streamed pods are checked as the API server would check them when they are created (a pod the
+        scheduler cannot read gets an event and stays pending, as in a live cluster): parsing each one
+        twice would cost what streaming saves."""
+        last = 0.0
+        for index, obj in enumerate(stream, 1):
+            where = f"arrivals: item {index}"
+            if not isinstance(obj, Mapping) or obj.get("kind") != "Pod" or not _is_pending_pod(obj):
+                raise SimulationError(f"{where}: expected a Pod without spec.nodeName")
+            try:
+                at = arrival_seconds(obj, where) or 0.0
+            except ValueError as err:
+                raise SimulationError(str(err)) from None
+            if at < last:
+                raise SimulationError(f"{where}: arrivals must come in time order ({at:g}s after {last:g}s)")
+            last = at
+            yield at, functools.partial(self._arrive_streamed, obj, where)
+
+    def _arrive_streamed(self, obj: Mapping[str, Any], where: str) -> None:
+        try:
+            self.cluster.create(dict(obj))
+        except ApiError as err:
+            raise SimulationError(f"{where}: {err.message}") from None
+        key = _key(obj)
+        self._streamed.append(key)
+        self._created.append(key)
 
     # -- results -------------------------------------------------------------------------------------
     def result(self) -> SimulationResult:
@@ -279,8 +320,7 @@ class Simulation:
         completed = self.driver.completed
         final: dict[str, str | None] = {}
         nominated: dict[str, str] = {}
-        for m in self.pending:
-            key = _key(m.obj)
+        for key in itertools.chain((_key(m.obj) for m in self.pending), self._streamed):
             pod = pods.get(key)
             final[key] = ((pod.get("spec") or {}).get("nodeName") or None) if pod else completed.get(key)
             nnn = ((pod or {}).get("status") or {}).get("nominatedNodeName")
@@ -342,6 +382,7 @@ def simulate(
     record: str = "summary",
     trace: str | Path | None = None,
     recorders: Sequence[Recorder] = (),
+    arrivals: Iterable[Mapping[str, Any]] | None = None,
 ) -> SimulationResult:
     """Simulate scheduling the pending pods of a scenario; see the module docstring for the timing.
 
@@ -350,7 +391,10 @@ def simulate(
     ``record`` is "summary" (a compact summary per attempt, the default), "full" (every trace record,
     built when read) or "none"; ``trace`` streams every attempt's trace record to a ``.jsonl`` (or
     ``.jsonl.gz``) file as the run goes; ``recorders`` are further :class:`~kubesched.recording.Recorder`
-    sinks to report attempts to.
+    sinks to report attempts to. ``arrivals`` is a lazy, time-ordered iterable of pending pod dicts
+    carrying ``kubesched.io/arrival`` (e.g. :func:`kubesched.generate.poisson.poisson_pods`): each is read
+    only when the previous one is due, so a million arrivals never sit in memory together; giving it
+    makes the run timed.
     """
     try:
         recorders_for(record)
@@ -366,7 +410,8 @@ def simulate(
     writer = TraceWriter(trace) if trace is not None else None
     try:
         sim = Simulation(manifests, cfg, seed=seed, tie_break=tie_break, progress=progress, timeline=steps,
-                         record=record, recorders=[*recorders, *([writer] if writer is not None else [])])
+                         record=record, recorders=[*recorders, *([writer] if writer is not None else [])],
+                         arrivals=arrivals)
         sim.load()
         return sim.run(burst=burst)
     finally:

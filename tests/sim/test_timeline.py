@@ -167,3 +167,50 @@ def test_cli_timeline_and_time_summary(tmp_path: Path, capsys: pytest.CaptureFix
     timeline.write_text("- {at: 5m, action: nap}\n")
     assert main(["simulate", str(scenario), "--timeline", str(timeline)]) == 2
     assert "step 1: action" in capsys.readouterr().err
+
+
+# -- streamed arrivals -----------------------------------------------------------------------------
+def test_streamed_arrivals_are_read_only_when_due() -> None:
+    read: list[str] = []
+
+    def stream() -> Any:
+        for i, at in enumerate(["0s", "10s", "20s"]):
+            read.append(f"p{i}")
+            yield timed(f"p{i}", at, "15s")
+
+    pods = stream()
+    r = simulate([node_dict("n1", cpu="1"), timed("first", "5s", "1s")], arrivals=pods)
+    assert r.timed
+    assert r.final == {"default/first": "n1", "default/p0": "n1", "default/p1": "n1", "default/p2": "n1"}
+    assert r.completed == 4
+    assert read == ["p0", "p1", "p2"]
+
+
+def test_a_stream_is_consumed_lazily() -> None:
+    from kubesched.generate.poisson import poisson_pods
+    from kubesched.sim.simulate import Simulation, resolve_config
+
+    taken = [0]
+
+    def counted() -> Any:
+        for pod in poisson_pods(100, 1.0, "const:1s"):
+            taken[0] += 1
+            yield pod
+
+    sim = Simulation([], resolve_config(None), arrivals=counted())
+    sim.load()
+    assert taken[0] == 0  # nothing read before the run
+    r = sim.run()
+    assert taken[0] == 100
+    assert len(r.final) == 100 and r.completed == 0  # no node: all pending
+    assert r.series is not None and max(r.series.pending) == 100
+
+
+@pytest.mark.parametrize(("items", "message"), [
+    ([timed("a", "10s"), timed("b", "5s")], "item 2: arrivals must come in time order"),
+    ([{"kind": "Node", "metadata": {"name": "x"}}], "item 1: expected a Pod"),
+    ([timed("a", "later")], "item 1.*not a valid duration"),
+])
+def test_bad_streams_name_the_item(items: list[dict[str, Any]], message: str) -> None:
+    with pytest.raises(SimulationError, match=message):
+        simulate([node_dict("n1")], arrivals=iter(items))
