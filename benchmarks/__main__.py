@@ -4,6 +4,10 @@ Runs each case in its own subprocess (so peak memory is per case) and prints a M
 ``--quick`` runs the reduced cases only; ``--only`` keeps the cases whose name matches PATTERN (a glob,
 or a substring when it has no wildcard); ``--profile`` runs one case in this process under cProfile and
 prints the top 30 functions by cumulative time.
+
+Rows whose path is not "core" time a whole ``kubesched.simulate()`` call (see :mod:`benchmarks.workloads`);
+after the table, each is set against the core row of the same workload and size from this run, with the
+targets the project holds them to.
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ from typing import Any
 from benchmarks.run import BenchmarkError, get_case, profile_case, run_in_subprocess
 from benchmarks.workloads import CASES, Case
 
-COLUMNS = ("workload", "nodes", "existing", "measured", "config", "pods/s", "wall s", "peak MiB")
+COLUMNS = ("workload", "nodes", "existing", "measured", "config", "path", "pods/s", "wall s", "peak MiB")
+
+#: What a user path must reach: a share of the core loop's pods/s in the same run, and a peak memory (MiB).
+TARGETS = {"basic-5000-default-simulate": (0.70, 1024.0), "basic-5000-default-simulate-trace": (0.50, 1024.0)}
 
 
 def select(cases: Iterable[Case], *, only: str | None, quick: bool) -> list[Case]:
@@ -33,13 +40,44 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     """A Markdown table of results; a failed case shows its error in place of numbers."""
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for r in rows:
+        path = r.get("path", "core")
         if "error" in r:
-            cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"], "FAILED", "-", "-"]
+            cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"], path, "FAILED", "-", "-"]
         else:
-            cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"],
+            cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"], path,
                      f"{r['pods_per_s']:.1f}", f"{r['wall_s']:.2f}", f"{r['peak_mib']:.0f}"]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
+
+
+def compare_user_paths(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per user-path row: its pods/s as a share of the core row's of the same case in this run."""
+    core = {_size(r): r for r in rows if r.get("path", "core") == "core" and "error" not in r}
+    lines = []
+    for r in rows:
+        path = r.get("path", "core")
+        if path == "core" or "error" in r:
+            continue
+        base = core.get(_size(r))
+        if base is None:
+            lines.append(f"{r['case']}: {r['pods_per_s']:.1f} pods/s (no core row of this size in this run)")
+            continue
+        share = r["pods_per_s"] / base["pods_per_s"]
+        line = f"{r['case']}: {share:.0%} of the core loop's {base['pods_per_s']:.1f} pods/s"
+        if r["case"] in TARGETS:
+            target, peak = TARGETS[r["case"]]
+            line += (f" (target >= {target:.0%}: {_met(share >= target)}); peak {r['peak_mib']:.0f} MiB "
+                     f"(target <= {peak:.0f}: {_met(r['peak_mib'] <= peak)})")
+        lines.append(line)
+    return lines
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def _size(row: dict[str, Any]) -> tuple[Any, ...]:
+    return row["workload"], row["nodes"], row["existing"], row["measured"], row["config"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,10 +108,15 @@ def main(argv: list[str] | None = None) -> int:
         except BenchmarkError as err:
             failed = True
             print(str(err), file=sys.stderr)
-            row = {"workload": case.workload, "nodes": case.nodes, "existing": case.existing,
-                   "measured": args.measured or case.measured, "config": case.config, "error": str(err)}
+            row = {"case": case.name, "workload": case.workload, "nodes": case.nodes, "existing": case.existing,
+                   "measured": args.measured or case.measured, "config": case.config, "path": case.path,
+                   "error": str(err)}
         rows.append(row)
     print(format_table(rows))
+    compared = compare_user_paths(rows)
+    if compared:
+        print("\nUser paths (the whole kubesched.simulate() call) against the core loop of the same case:")
+        print("\n".join(f"  {line}" for line in compared))
     left_out = sorted({p for r in rows for p in r.get("plugins_left_out", ())})
     if left_out:
         print(f"\nDefault plugins not yet in kubesched (not run): {', '.join(left_out)}")

@@ -2,7 +2,8 @@
 
 ``python -m benchmarks.run --case NAME [--measured N]`` builds the case, times only the scheduling
 loop over the measured pods (scheduling cycles, binding cycles and the watch events they cause),
-checks that every measured pod ended up bound, and prints one JSON object.
+checks that every measured pod ended up bound, and prints one JSON object. A user-path case times the
+whole ``kubesched.simulate()`` call on the same objects instead (see :mod:`benchmarks.workloads`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.workloads import CASES, Case, prepare
+import kubesched
+from benchmarks.workloads import CASES, USER_PATHS, Case, config_dict, existing_pods, measured_pods, nodes, prepare
 
 #: Where ``python -m benchmarks.run`` can import this package from (it is not installed).
 _REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +49,8 @@ def get_case(name: str, measured: int | None = None) -> Case:
 
 def measure(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str, Any]:
     """Run ``case`` in this process and return its numbers; raises BenchmarkError if pods stay unbound."""
+    if case.path != "core":
+        return measure_user_path(case, profile=profile)
     setup_start = time.perf_counter()
     prepared = prepare(case)
     setup_s = time.perf_counter() - setup_start
@@ -72,6 +77,7 @@ def measure(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str,
         "existing": case.existing,
         "measured": case.measured,
         "config": case.config,
+        "path": case.path,
         "cycles": cycles,
         "pods_per_s": case.measured / wall if wall > 0 else float("inf"),
         "wall_s": wall,
@@ -82,6 +88,49 @@ def measure(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str,
         # Default plugins kubesched does not have yet: numbers are not comparable to kube-scheduler's
         # until this is empty.
         "plugins_left_out": sorted(_left_out(prepared.scheduler.warnings)),
+    }
+
+
+def measure_user_path(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str, Any]:
+    """Time one ``kubesched.simulate()`` call, loading included, on the case's objects (built untimed)."""
+    objects = [*nodes(case), *existing_pods(case), *measured_pods(case)]
+    options = dict(USER_PATHS[case.path])
+    with tempfile.TemporaryDirectory(prefix="kubesched-bench-") as tmp:
+        if "trace" in options:
+            options["trace"] = Path(tmp) / options["trace"]
+        if profile is not None:
+            profile.enable()
+        start = time.perf_counter()
+        result = kubesched.simulate(objects, config=config_dict(case.percentage), burst=True, **options)
+        wall = time.perf_counter() - start
+        if profile is not None:
+            profile.disable()
+        trace_mib = options["trace"].stat().st_size / (1 << 20) if "trace" in options else 0.0
+    pending = [key for key, node in result.final.items() if node is None]
+    if pending:
+        raise BenchmarkError(f"{case.name}: {len(pending)} of {case.measured} measured pods were not bound "
+                             f"(first: {', '.join(pending[:5])})")
+    placements: dict[str, int] = {}
+    for node in result.final.values():
+        assert node is not None
+        placements[node] = placements.get(node, 0) + 1
+    return {
+        "case": case.name,
+        "workload": case.workload,
+        "nodes": case.nodes,
+        "existing": case.existing,
+        "measured": case.measured,
+        "config": case.config,
+        "path": case.path,
+        "cycles": result.attempt_count,
+        "pods_per_s": case.measured / wall if wall > 0 else float("inf"),
+        "wall_s": wall,
+        "setup_s": 0.0,
+        "peak_mib": peak_rss_mib(),
+        "trace_mib": trace_mib,
+        "nodes_used": len(placements),
+        "max_pods_per_node": max(placements.values(), default=0),
+        "plugins_left_out": sorted(_left_out(result.warnings)),
     }
 
 

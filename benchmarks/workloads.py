@@ -4,6 +4,10 @@ Upstream (test/integration/scheduler_perf/config/performance-config.yaml) create
 already-running pods, then a burst of pending pods and measures how fast they are scheduled. Objects
 are built directly as dicts so that the measurement covers scheduling and binding, not manifest
 parsing; the scheduler is moved by the simulator's own driver loop.
+
+Cases whose ``path`` is not "core" measure what users run instead: the whole ``kubesched.simulate()``
+call (loading the objects into the embedded cluster, scheduling the burst, recording, building the
+result) on the same objects, with the recording the path names (:data:`USER_PATHS`).
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ from kubesched.generate.perf import (
 from kubesched.scheduler import Scheduler
 from kubesched.sim.driver import Driver
 
-__all__ = ["CASES", "HOSTNAME_LABEL", "IMAGE", "NAMESPACE", "SETUP_NS", "TEST_NS", "WORKLOADS", "ZONES",
-           "ZONE_LABEL", "Case", "PodShape", "Prepared", "Workload", "node_dict", "pod_dict", "prepare"]
+__all__ = ["CASES", "HOSTNAME_LABEL", "IMAGE", "NAMESPACE", "SETUP_NS", "TEST_NS", "USER_PATHS", "WORKLOADS",
+           "ZONES", "ZONE_LABEL", "Case", "PodShape", "Prepared", "Workload", "node_dict", "pod_dict", "prepare"]
 
 START_TIME = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -55,11 +59,24 @@ class Case:
     #: percentageOfNodesToScore; None leaves it unset (the adaptive default).
     percentage: int | None = None
     quick: bool = False
+    #: "core" times the scheduling loop alone; anything else is a key of USER_PATHS.
+    path: str = "core"
 
     def with_measured(self, measured: int) -> Case:
         """The same case with a different number of measured pods (e.g. a shorter profile run)."""
         return Case(self.name, self.workload, self.nodes, self.existing, measured, self.config,
-                    self.percentage, self.quick)
+                    self.percentage, self.quick, self.path)
+
+
+#: User paths: the ``kubesched.simulate()`` options each one adds to the defaults (burst arrival aside,
+#: which every case uses). "trace" streams the full trace to a file in a temporary folder.
+USER_PATHS: dict[str, dict[str, Any]] = {
+    "simulate": {},
+    "simulate-none": {"record": "none"},
+    "simulate-full": {"record": "full"},
+    "simulate-trace": {"trace": "trace.jsonl"},
+    "simulate-trace-gz": {"trace": "trace.jsonl.gz"},
+}
 
 
 def _cases() -> list[Case]:
@@ -86,6 +103,19 @@ def _cases() -> list[Case]:
     for short, workload, existing, measured in inter_pod:
         cases.append(Case(f"{short}-5000-default", workload, 5000, existing, measured, "default"))
         cases.append(Case(f"{short}-quick-default", workload, 500, existing // 10, 200, "default", quick=True))
+    # The user path beside the core loop it is compared with: recording off, the default summary, full
+    # records and streamed traces.
+    by_name = {c.name: c for c in cases}
+    user_paths = {
+        "basic-500-default": ("simulate", "simulate-none"),
+        "basic-500-pct100": ("simulate", "simulate-none", "simulate-full", "simulate-trace"),
+        "basic-5000-default": ("simulate", "simulate-trace", "simulate-trace-gz"),
+        "basic-quick-default": ("simulate", "simulate-trace"),
+    }
+    for base, paths in user_paths.items():
+        c = by_name[base]
+        cases.extend(Case(f"{base}-{p}", c.workload, c.nodes, c.existing, c.measured, c.config, c.percentage,
+                          c.quick, p) for p in paths)
     return cases
 
 
