@@ -100,8 +100,8 @@ def measure(case: ArrivalCase) -> dict[str, Any]:
             result = simulate(folder)
         elif case.path == "stream":
             shapes = [pod_shape("500m", "1Gi"), pod_shape("1", "2Gi"), pod_shape("2", "4Gi", 0.5)]
-            result = simulate(folder, arrivals=poisson_pods(case.arrivals, rate, parse_distribution("exp:1h"),
-                                                            shapes, seed=1))
+            pods = poisson_pods(case.arrivals, rate, parse_distribution("exp:1h"), shapes, seed=1)
+            result = simulate(folder, arrivals=_logged(pods, start))
         else:
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
@@ -121,6 +121,15 @@ def measure(case: ArrivalCase) -> dict[str, Any]:
         if scheduled < case.arrivals * 0.99:
             raise RuntimeError(f"{case.name}: only {scheduled} of {case.arrivals} pods were bound")
     return row
+
+
+def _logged(pods: Any, start: float, every: int = 50_000) -> Any:
+    """Pass ``pods`` through, noting progress on stderr (long runs on a busy machine)."""
+    for n, pod in enumerate(pods, 1):
+        if n % every == 0:
+            print(f"{n} arrivals read: wall {time.perf_counter() - start:.0f} s, cpu {time.process_time():.0f} s, "
+                  f"peak {peak_rss_mib():.0f} MiB", file=sys.stderr, flush=True)
+        yield pod
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
