@@ -247,7 +247,12 @@ class Scheduler:
             if known is not None:
                 self._pod_gone(known)
                 return
-        new = self._parse_pod(event.obj, report=event.type != "DELETED")
+        new = None
+        if event.type == "MODIFIED":
+            known = self._pods.get(str((event.obj.get("metadata") or {}).get("uid") or ""))
+            new = _rebound(known, event.obj) if known is not None else None
+        if new is None:
+            new = self._parse_pod(event.obj, report=event.type != "DELETED")
         if new is None:
             # A pod we cannot read is not scheduled; forget any earlier, readable version of it.
             uid = str((event.obj.get("metadata") or {}).get("uid") or "")
@@ -515,6 +520,37 @@ class _Registration:
 
     def events_to_register(self) -> list[ClusterEvent]:
         return self._events
+
+
+#: Pod fields a binding or a status update writes without changing what the scheduler parses from them.
+_REWRITTEN_META = frozenset({"resourceVersion", "managedFields"})
+_PARSED_STATUS = ("phase", "nominatedNodeName", "startTime")
+
+
+def _rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
+    """``old`` with ``raw``'s node name and resourceVersion, when nothing else the scheduler parses
+    changed (a binding, a condition update); None when ``raw`` must be parsed afresh.
+
+    Every pod is bound once and most get a status update: comparing dicts is far cheaper than parsing."""
+    spec, old_spec = raw.get("spec"), old.raw.get("spec")
+    meta, old_meta = raw.get("metadata"), old.raw.get("metadata")
+    status, old_status = raw.get("status") or {}, old.raw.get("status") or {}
+    if not (isinstance(spec, dict) and isinstance(old_spec, dict) and isinstance(meta, dict)
+            and isinstance(old_meta, dict) and isinstance(status, dict) and isinstance(old_status, dict)):
+        return None
+    if {k: v for k, v in spec.items() if k != "nodeName"} != {k: v for k, v in old_spec.items() if k != "nodeName"}:
+        return None
+    if ({k: v for k, v in meta.items() if k not in _REWRITTEN_META}
+            != {k: v for k, v in old_meta.items() if k not in _REWRITTEN_META}):
+        return None
+    if any(status.get(k) != old_status.get(k) for k in _PARSED_STATUS):
+        return None
+    node_name = spec.get("nodeName") or ""
+    if not isinstance(node_name, str):
+        return None
+    resource_version = str(meta.get("resourceVersion") or "")
+    return dataclasses.replace(old, raw=raw, node_name=node_name,
+                               meta=dataclasses.replace(old.meta, resource_version=resource_version))
 
 
 def _has_condition(pod: Pod, condition: Mapping[str, str]) -> bool:
