@@ -50,18 +50,19 @@ class NameOrder:
     """Each node's position in name order, for the last node-name array asked about (a sink keeps
     one, so ranking the names costs once per node set, not once per attempt)."""
 
-    __slots__ = ("_names", "_rank")
+    __slots__ = ("_cached",)
 
     def __init__(self) -> None:
-        self._names: np.ndarray | None = None
-        self._rank: np.ndarray = _NO_ROWS
+        # One attribute, so that binding threads reporting at once never pair names with another's ranks.
+        self._cached: tuple[np.ndarray | None, np.ndarray] = (None, _NO_ROWS)
 
     def rank(self, names: np.ndarray) -> np.ndarray:
-        if names is not self._names:
+        cached_names, rank = self._cached
+        if names is not cached_names:
             rank = np.empty(len(names), dtype=np.int64)
             rank[np.argsort(names, kind="stable")] = np.arange(len(names), dtype=np.int64)
-            self._names, self._rank = names, rank
-        return self._rank
+            self._cached = (names, rank)
+        return rank
 
 
 class NullAttempt:
