@@ -64,6 +64,9 @@ def compare_user_paths(rows: Sequence[dict[str, Any]]) -> list[str]:
             continue
         share = r["pods_per_s"] / base["pods_per_s"]
         line = f"{r['case']}: {share:.0%} of the core loop's {base['pods_per_s']:.1f} pods/s"
+        if r.get("cpu_s") and base.get("cpu_s"):
+            # On a shared machine wall time swings with the load; cpu seconds much less.
+            line += f" [{base['cpu_s'] / r['cpu_s']:.0%} by cpu seconds]"
         if r["case"] in TARGETS:
             target, peak = TARGETS[r["case"]]
             line += (f" (target >= {target:.0%}: {_met(share >= target)}); peak {r['peak_mib']:.0f} MiB "

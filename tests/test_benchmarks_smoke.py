@@ -150,3 +150,11 @@ def test_violations_name_a_broken_spread() -> None:
         assert obj is not None
         obj["spec"]["nodeName"] = "node-0"
     assert prepared.violations() == ["zone skew 3 exceeds maxSkew 1: {'moon-1': 3, 'moon-2': 0, 'moon-3': 0}"]
+
+
+def test_user_path_share_by_cpu_seconds_when_both_rows_have_them() -> None:
+    size = {"workload": "W", "nodes": 1, "existing": 0, "measured": 10, "config": "c"}
+    rows = [{**size, "case": "w", "path": "core", "pods_per_s": 100.0, "cpu_s": 0.1, "peak_mib": 1.0},
+            {**size, "case": "w-simulate", "path": "simulate", "pods_per_s": 50.0, "cpu_s": 0.125, "peak_mib": 1.0}]
+    assert bench_main.compare_user_paths(rows) == [
+        "w-simulate: 50% of the core loop's 100.0 pods/s [80% by cpu seconds]"]
