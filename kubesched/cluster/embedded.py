@@ -40,18 +40,21 @@ EVENT_TTL = timedelta(hours=1)
 MAX_EVENTS = 10_000
 
 
-def _copy(value: Any) -> Any:
+def copy_json(value: Any) -> Any:
     """Deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than deepcopy.
 
     Stored objects are plain API data; anything else falls back to :func:`copy.deepcopy`.
     """
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: copy_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return [copy_json(v) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return copy.deepcopy(value)
+
+
+_copy = copy_json
 
 
 def _utc_now() -> datetime:

@@ -15,7 +15,6 @@ last arrival, an untimed run keeps going on the clock until neither is left).
 
 from __future__ import annotations
 
-import copy
 import functools
 import heapq
 import itertools
@@ -31,7 +30,7 @@ from kubesched.api.errors import ObjectError
 from kubesched.api.objects import Node, Pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster.controllers import update_pdb_status
-from kubesched.cluster.embedded import EmbeddedCluster, format_time
+from kubesched.cluster.embedded import EmbeddedCluster, copy_json, format_time
 from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
@@ -114,7 +113,7 @@ def _to_manifests(objects_or_paths: Iterable[Any] | str | Path) -> list[Manifest
         if isinstance(item, (str, Path)):
             paths.append(item)
         elif isinstance(item, Mapping):
-            manifests.append(Manifest("<objects>", len(manifests) + 1, copy.deepcopy(dict(item))))
+            manifests.append(Manifest("<objects>", len(manifests) + 1, copy_json(dict(item))))
         else:
             raise SimulationError(f"expected a manifest path or an object dict, got {type(item).__name__}")
     if paths:
