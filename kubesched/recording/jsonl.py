@@ -77,15 +77,11 @@ class AttemptEncoder:
             out.append(",".join(table.by_name(attempt.feasible_rows)))
         out.append('],"filter":')
         out.append(self._filter(attempt, table))
-        out.append(',"scores":{')
+        scores = total = ""
         if scheduled and len(attempt.scored_rows):
             assert table is not None
-            out.append(_scores(attempt, table))
-        out.append('},"total":{')
-        if scheduled and len(attempt.scored_rows):
-            assert table is not None
-            out.append(_by_value(table.colon[attempt.scored_rows], attempt.total_scores))
-        out.append('},"ties":[')
+            scores, total = _scores_and_totals(attempt, table)
+        out += ',"scores":{', scores, '},"total":{', total, '},"ties":['
         if scheduled:
             assert table is not None
             out.append(",".join(table.by_name(attempt.tie_rows)))
@@ -129,25 +125,19 @@ class AttemptEncoder:
         return "{" + ",".join(chunks) + "}"
 
 
-def _by_value(keys: np.ndarray, values: np.ndarray) -> str:
-    """``"k1":v1,"k2":v2,…`` for integer values, each distinct value formatted once."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    texts = np.array([str(v) for v in distinct.tolist()], dtype=object)
-    return ",".join((keys + texts[inverse.reshape(-1)]).tolist())
-
-
-def _scores(attempt: Attempt, table: NameTable) -> str:
-    """``"node":{"Plugin":score,…},…`` in scoring order, plugins by name; equal rows formatted once."""
+def _scores_and_totals(attempt: Attempt, table: NameTable) -> tuple[str, str]:
+    """The insides of ``scores`` (``"node":{"Plugin":score,…},…``, plugins by name) and ``total``
+    (``"node":sum,…``), nodes in scoring order. Nodes with equal scores are formatted once."""
     plugins = sorted(attempt.plugin_scores)
     keys = table.colon[attempt.scored_rows]
-    if not plugins:
-        return ",".join((keys + "{}").tolist())
-    columns = [attempt.plugin_scores[p] for p in plugins]
+    columns = [attempt.plugin_scores[p] for p in plugins] + [attempt.total_scores]
     first, inverse = _distinct_rows(columns)
     template = "{" + ",".join(_quote(p).replace("%", "%%") + ":%d" for p in plugins) + "}"
-    rows = zip(*(c[first].tolist() for c in columns), strict=True)
-    texts = np.array([template % row for row in rows], dtype=object)
-    return ",".join((keys + texts[inverse]).tolist())
+    distinct = list(zip(*(c[first].tolist() for c in columns), strict=True))
+    score_texts = np.array([template % row[:-1] for row in distinct], dtype=object)
+    total_texts = np.array([str(row[-1]) for row in distinct], dtype=object)
+    return (",".join((keys + score_texts[inverse]).tolist()),
+            ",".join((keys + total_texts[inverse]).tolist()))
 
 
 def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
