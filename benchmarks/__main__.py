@@ -5,9 +5,9 @@ Runs each case in its own subprocess (so peak memory is per case) and prints a M
 or a substring when it has no wildcard); ``--profile`` runs one case in this process under cProfile and
 prints the top 30 functions by cumulative time.
 
-Rows whose path is not "core" time a whole ``kubesched.simulate()`` call (see :mod:`benchmarks.workloads`);
-after the table, each is set against the core row of the same workload and size from this run, with the
-targets the project holds them to.
+Rows whose path starts with "simulate" time a whole ``kubesched.simulate()`` call, rows "core+…" the core
+loop with a recorder attached (see :mod:`benchmarks.workloads`); after the table, each is set against the
+core row of the same workload and size from this run, with the targets the project holds them to.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
 def compare_user_paths(rows: Sequence[dict[str, Any]]) -> list[str]:
     """One line per user-path row: its pods/s as a share of the core row's of the same case in this run."""
     core = {_size(r): r for r in rows if r.get("path", "core") == "core" and "error" not in r}
+    # Recording rows (core+...) are set against the plain core loop too: their share is recording's cost.
     lines = []
     for r in rows:
         path = r.get("path", "core")

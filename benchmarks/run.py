@@ -19,11 +19,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import kubesched
 from benchmarks.workloads import CASES, USER_PATHS, Case, config_dict, existing_pods, measured_pods, nodes, prepare
+from kubesched.recording import FullRecorder, Recorder, SummaryRecorder, TraceWriter
 
 #: Where ``python -m benchmarks.run`` can import this package from (it is not installed).
 _REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -49,16 +51,22 @@ def get_case(name: str, measured: int | None = None) -> Case:
 
 def measure(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str, Any]:
     """Run ``case`` in this process and return its numbers; raises BenchmarkError if pods stay unbound."""
-    if case.path != "core":
+    if case.path in USER_PATHS:
         return measure_user_path(case, profile=profile)
     setup_start = time.perf_counter()
     prepared = prepare(case)
     setup_s = time.perf_counter() - setup_start
-    if profile is not None:
-        profile.enable()
-    start, cpu_start = time.perf_counter(), time.process_time()
-    cycles = prepared.run_until_idle()
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    with tempfile.TemporaryDirectory(prefix="kubesched-bench-") as tmp:
+        recorder = _core_recorder(case.path, Path(tmp))
+        if recorder is not None:
+            prepared.scheduler.add_recorder(recorder)
+        if profile is not None:
+            profile.enable()
+        start, cpu_start = time.perf_counter(), time.process_time()
+        cycles = prepared.run_until_idle()
+        if recorder is not None:
+            recorder.close()  # a trace is only written once it is on disk
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     if profile is not None:
         profile.disable()
     unbound = prepared.unbound()
@@ -90,6 +98,20 @@ def measure(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str,
         # until this is empty.
         "plugins_left_out": sorted(_left_out(prepared.scheduler.warnings)),
     }
+
+
+def _core_recorder(path: str, tmp: Path) -> Recorder | None:
+    """The recorder a core case runs with: none for "core", else the one its path names."""
+    recorders: dict[str, Callable[[], Recorder]] = {
+        "core+summary": SummaryRecorder,
+        "core+full": FullRecorder,
+        "core+trace": lambda: TraceWriter(tmp / "trace.jsonl"),
+    }
+    if path == "core":
+        return None
+    if path not in recorders:
+        raise BenchmarkError(f"unknown path {path!r}")
+    return recorders[path]()
 
 
 def measure_user_path(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str, Any]:

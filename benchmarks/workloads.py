@@ -59,7 +59,8 @@ class Case:
     #: percentageOfNodesToScore; None leaves it unset (the adaptive default).
     percentage: int | None = None
     quick: bool = False
-    #: "core" times the scheduling loop alone; anything else is a key of USER_PATHS.
+    #: "core" times the scheduling loop alone, "core+summary" / "core+full" / "core+trace" the same loop
+    #: with that recorder attached; anything else is a key of USER_PATHS.
     path: str = "core"
 
     def with_measured(self, measured: int) -> Case:
@@ -104,8 +105,12 @@ def _cases() -> list[Case]:
         cases.append(Case(f"{short}-5000-default", workload, 5000, existing, measured, "default"))
         cases.append(Case(f"{short}-quick-default", workload, 500, existing // 10, 200, "default", quick=True))
     # The user path beside the core loop it is compared with: recording off, the default summary, full
-    # records and streamed traces.
+    # records and streamed traces; and what recording alone costs the core loop.
     by_name = {c.name: c for c in cases}
+    for base in ("basic-500-pct100", "basic-5000-default"):
+        c = by_name[base]
+        cases.extend(Case(f"{base}-{p.replace('+', '-')}", c.workload, c.nodes, c.existing, c.measured, c.config,
+                          c.percentage, c.quick, p) for p in ("core+summary", "core+full", "core+trace"))
     user_paths = {
         "basic-500-default": ("simulate", "simulate-none"),
         "basic-500-pct100": ("simulate", "simulate-none", "simulate-full", "simulate-trace"),

@@ -73,10 +73,11 @@ def test_profile_lists_functions() -> None:
     [
         ("basic-5000-pct100", False, {"basic-5000-pct100"}),
         ("basic-5000", False, {"basic-5000-default", "basic-5000-pct100", "basic-5000-default-simulate",
-                               "basic-5000-default-simulate-trace", "basic-5000-default-simulate-trace-gz"}),
+                               "basic-5000-default-simulate-trace", "basic-5000-default-simulate-trace-gz",
+                               *(f"basic-5000-default-core-{r}" for r in ("summary", "full", "trace"))}),
         ("*-pct100", False, {"basic-500-pct100", "basic-5000-pct100"}),
         ("basic-500-pct100*", False, {"basic-500-pct100", *(f"basic-500-pct100-simulate{p}" for p in (
-            "", "-none", "-full", "-trace"))}),
+            "", "-none", "-full", "-trace")), *(f"basic-500-pct100-core-{r}" for r in ("summary", "full", "trace"))}),
         ("spreading", False, {"spreading-5000-default", "preferred-spreading-5000-default"}),
         (None, True, {"basic-quick-default", "basic-quick-pct100", "basic-quick-default-simulate",
                       "basic-quick-default-simulate-trace", *(
@@ -106,6 +107,13 @@ def test_user_path_times_the_whole_simulate_call(path: str) -> None:
     assert result["path"] == path and result["measured"] == 9 and result["cycles"] == 9
     assert result["nodes_used"] >= 5 and result["pods_per_s"] > 0
     assert (result["trace_mib"] > 0) == path.startswith("simulate-trace")
+
+
+@pytest.mark.parametrize("path", ["core+summary", "core+full", "core+trace"])
+def test_core_loop_with_a_recorder_attached(path: str) -> None:
+    case = Case("tiny-recorded", "SchedulingBasic", 6, 4, 9, "pct100", 100, path=path)
+    result = bench_run.measure(case)
+    assert result["path"] == path and result["cycles"] == 9 and result["pods_per_s"] > 0
 
 
 def test_user_path_fails_loudly_when_pods_stay_pending() -> None:
