@@ -166,3 +166,11 @@ def test_user_path_share_by_cpu_seconds_when_both_rows_have_them() -> None:
             {**size, "case": "w-simulate", "path": "simulate", "pods_per_s": 50.0, "cpu_s": 0.125, "peak_mib": 1.0}]
     assert bench_main.compare_user_paths(rows) == [
         "w-simulate: 50% of the core loop's 100.0 pods/s [80% by cpu seconds]"]
+
+
+def test_repeated_runs_keep_the_fastest_and_a_failure_only_when_nothing_ran() -> None:
+    slow, fast, failed = {"pods_per_s": 1.0}, {"pods_per_s": 2.0}, {"error": "boom"}
+    assert bench_main.better(None, slow) is slow
+    assert bench_main.better(slow, fast) is fast and bench_main.better(fast, slow) is fast
+    assert bench_main.better(failed, slow) is slow and bench_main.better(slow, failed) is slow
+    assert bench_main.better(None, failed) is failed
