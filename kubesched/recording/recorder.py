@@ -5,6 +5,11 @@ every report after that goes to the attempt it got back. The do-nothing recorder
 attempt whose methods are empty, so an unrecorded cycle pays a handful of empty calls and builds nothing.
 When the attempt ends (scheduled, unschedulable or an error; for a scheduled pod that is after Bind) the
 attempt calls :meth:`Recorder.finished` with itself, where a sink keeps, writes or drops it.
+
+A driver loop that needs to know how attempts end (loop detection, pods never attempted) attaches an
+:class:`~kubesched.recording.OutcomeListener` (a callback per attempt) or an
+:class:`~kubesched.recording.OutcomeStream` (``take()`` after each step) with ``Scheduler.add_recorder``:
+both keep a few fields per attempt, whatever else is recorded, so it never needs full records.
 """
 
 from __future__ import annotations
