@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--only PATTERN] [--quick] [--repeat N] [--profile CASE [--measured N]]``
+"""``python -m benchmarks [--only PATTERN] [--quick] [--repeat N] [--profile CASE [--measured N]] [--live]``
 
 Runs each case in its own subprocess (so peak memory is per case) and prints a Markdown table.
 ``--quick`` runs the reduced cases only; ``--only`` keeps the cases whose name matches PATTERN (a glob,
@@ -19,16 +19,18 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchmarks.run import BenchmarkError, get_case, profile_case, run_in_subprocess
-from benchmarks.workloads import CASES, Case
+from benchmarks.run import ALL_CASES, BenchmarkError, get_case, profile_case, run_in_subprocess
+from benchmarks.storage_workloads import SimCase
+from benchmarks.workloads import Case
 
-COLUMNS = ("workload", "nodes", "existing", "measured", "config", "path", "pods/s", "wall s", "peak MiB")
+COLUMNS = ("workload", "nodes", "existing", "measured", "config", "path", "pods/s", "wall s", "pods/cpu-s",
+           "peak MiB")
 
 #: What a user path must reach: a share of the core loop's pods/s in the same run, and a peak memory (MiB).
 TARGETS = {"basic-5000-default-simulate": (0.70, 1024.0), "basic-5000-default-simulate-trace": (0.50, 1024.0)}
 
 
-def select(cases: Iterable[Case], *, only: str | None, quick: bool) -> list[Case]:
+def select(cases: Iterable[Case | SimCase], *, only: str | None, quick: bool) -> list[Case | SimCase]:
     """The cases to run: the quick ones or the full-size ones, filtered by name."""
     chosen = [c for c in cases if c.quick == quick]
     if only:
@@ -43,10 +45,12 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     for r in rows:
         path = r.get("path", "core")
         if "error" in r:
-            cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"], path, "FAILED", "-", "-"]
+            cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"], path, "FAILED", "-", "-",
+                     "-"]
         else:
             cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"], path,
-                     f"{r['pods_per_s']:.1f}", f"{r['wall_s']:.2f}", f"{r['peak_mib']:.0f}"]
+                     f"{r['pods_per_s']:.1f}", f"{r['wall_s']:.2f}", f"{r.get('pods_per_cpu_s', 0.0):.1f}",
+                     f"{r['peak_mib']:.0f}"]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 
@@ -99,22 +103,30 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", metavar="PATTERN", help="run only cases whose name matches")
     parser.add_argument("--quick", action="store_true", help="run the reduced-size cases")
-    parser.add_argument("--profile", metavar="CASE", choices=sorted(CASES),
+    parser.add_argument("--profile", metavar="CASE", choices=sorted(ALL_CASES),
                         help="profile one case in-process and print the top 30 functions")
     parser.add_argument("--measured", type=int, default=None,
                         help="override the number of measured pods (with --profile)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run the selected cases N times, round after round, and keep each case's fastest run "
                              "(steadier figures on a shared machine)")
+    parser.add_argument("--live", action="store_true",
+                        help="kubesched run and upstream kube-scheduler side by side on a real API server "
+                             "(benchmarks/live.py; with --quick, reduced sizes)")
     args = parser.parse_args(argv)
+
+    if args.live:
+        from benchmarks.live import main as live_main
+
+        return live_main(quick=args.quick)
 
     if args.profile:
         print(profile_case(get_case(args.profile, args.measured)))
         return 0
 
-    cases = select(CASES.values(), only=args.only, quick=args.quick)
+    cases = select(ALL_CASES.values(), only=args.only, quick=args.quick)
     if not cases:
-        print(f"no case matches {args.only!r}; known: {', '.join(CASES)}", file=sys.stderr)
+        print(f"no case matches {args.only!r}; known: {', '.join(ALL_CASES)}", file=sys.stderr)
         return 2
     best: dict[str, dict[str, Any]] = {}
     failed = False
@@ -129,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(str(err), file=sys.stderr)
                 row = {"case": case.name, "workload": case.workload, "nodes": case.nodes,
                        "existing": case.existing, "measured": args.measured or case.measured,
-                       "config": case.config, "path": case.path, "error": str(err)}
+                       "config": case.config, "path": getattr(case, "path", "core"), "error": str(err)}
             best[case.name] = better(best.get(case.name), row)
     rows = [best[case.name] for case in cases]
     print(format_table(rows))

@@ -24,8 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import kubesched
+from benchmarks.storage_workloads import SIM_CASES, SimCase, objects
 from benchmarks.workloads import CASES, USER_PATHS, Case, config_dict, existing_pods, measured_pods, nodes, prepare
 from kubesched.recording import FullRecorder, Recorder, SummaryRecorder, TraceWriter
+from kubesched.sim.simulate import Simulation, _to_manifests, _validate, resolve_config
+
+#: Every case by name: scheduler-loop cases and cases run through kubesched.simulate's Simulation.
+ALL_CASES: dict[str, Case | SimCase] = {**CASES, **SIM_CASES}
 
 #: Where ``python -m benchmarks.run`` can import this package from (it is not installed).
 _REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -41,16 +46,58 @@ def peak_rss_mib() -> float:
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
-def get_case(name: str, measured: int | None = None) -> Case:
+def get_case(name: str, measured: int | None = None) -> Case | SimCase:
     try:
-        case = CASES[name]
+        case = ALL_CASES[name]
     except KeyError:
-        raise SystemExit(f"unknown case {name!r}; known: {', '.join(CASES)}") from None
+        raise SystemExit(f"unknown case {name!r}; known: {', '.join(ALL_CASES)}") from None
     return case.with_measured(measured) if measured is not None else case
 
 
-def measure(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str, Any]:
+def measure_simulation(case: SimCase, *, profile: cProfile.Profile | None = None) -> dict[str, Any]:
+    """Run ``case`` as ``kubesched.simulate(objects, burst=True)`` does: manifests checked and loaded
+    into the embedded cluster (with its controllers) untimed, then the simulation run timed."""
+    setup_start = time.perf_counter()
+    manifests = _to_manifests(list(objects(case)))
+    _validate(manifests)
+    sim = Simulation(manifests, resolve_config(None), seed=0)
+    sim.load()
+    setup_s = time.perf_counter() - setup_start
+    if profile is not None:
+        profile.enable()
+    start, cpu_start = time.perf_counter(), time.process_time()
+    result = sim.run(burst=True)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    if profile is not None:
+        profile.disable()
+    unbound = [k for k, node in result.final.items() if node is None]
+    if unbound:
+        raise BenchmarkError(f"{case.name}: {len(unbound)} of {case.measured} measured pods were not bound "
+                             f"(first: {', '.join(unbound[:5])})")
+    if case.workload == "PreemptionBasic":
+        preemptors = {a["pod"] for a in result.attempts if a.get("victims")}
+        if len(preemptors) != case.measured:
+            raise BenchmarkError(f"{case.name}: {len(preemptors)} of {case.measured} pods preempted")
+    placements: dict[str, int] = {}
+    for node in result.final.values():
+        if node:
+            placements[node] = placements.get(node, 0) + 1
+    return {
+        "case": case.name, "workload": case.workload, "nodes": case.nodes, "existing": case.existing,
+        "measured": case.measured, "config": case.config, "cycles": len(result.attempts),
+        "pods_per_s": case.measured / wall if wall > 0 else float("inf"), "wall_s": wall, "setup_s": setup_s,
+        "cpu_s": cpu, "pods_per_cpu_s": case.measured / cpu if cpu > 0 else float("inf"),
+        "peak_mib": peak_rss_mib(), "nodes_used": len(placements),
+        "max_pods_per_node": max(placements.values(), default=0),
+        "deleted": len(result.deleted),
+        "plugins_left_out": sorted(_left_out(result.warnings)),
+    }
+
+
+def measure(case: Case | SimCase, *, profile: cProfile.Profile | None = None) -> dict[str, Any]:
     """Run ``case`` in this process and return its numbers; raises BenchmarkError if pods stay unbound."""
+    if isinstance(case, SimCase):
+        return measure_simulation(case, profile=profile)
     if case.path in USER_PATHS:
         return measure_user_path(case, profile=profile)
     setup_start = time.perf_counter()
@@ -89,8 +136,9 @@ def measure(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str,
         "cycles": cycles,
         "pods_per_s": case.measured / wall if wall > 0 else float("inf"),
         "wall_s": wall,
-        "cpu_s": cpu,
         "setup_s": setup_s,
+        "cpu_s": cpu,
+        "pods_per_cpu_s": case.measured / cpu if cpu > 0 else float("inf"),
         "peak_mib": peak_rss_mib(),
         "nodes_used": len(placements),
         "max_pods_per_node": max(placements.values(), default=0),
@@ -149,6 +197,7 @@ def measure_user_path(case: Case, *, profile: cProfile.Profile | None = None) ->
         "pods_per_s": case.measured / wall if wall > 0 else float("inf"),
         "wall_s": wall,
         "cpu_s": cpu,
+        "pods_per_cpu_s": case.measured / cpu if cpu > 0 else float("inf"),
         "setup_s": 0.0,
         "peak_mib": peak_rss_mib(),
         "trace_mib": trace_mib,
@@ -177,7 +226,7 @@ def run_in_subprocess(name: str, *, measured: int | None = None, timeout: float 
     return result
 
 
-def profile_case(case: Case, *, top: int = 30) -> str:
+def profile_case(case: Case | SimCase, *, top: int = 30) -> str:
     """Run ``case`` under cProfile (the timed loop only) and return the top functions by cumulative time."""
     prof = cProfile.Profile()
     result = measure(case, profile=prof)
@@ -190,7 +239,7 @@ def profile_case(case: Case, *, top: int = 30) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
-    parser.add_argument("--case", required=True, choices=sorted(CASES))
+    parser.add_argument("--case", required=True, choices=sorted(ALL_CASES))
     parser.add_argument("--measured", type=int, default=None, help="override the number of measured pods")
     args = parser.parse_args(argv)
     try:

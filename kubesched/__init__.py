@@ -17,6 +17,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree that was ne
     __version__ = "0.0.0+unknown"
 
 from kubesched.cluster.embedded import EmbeddedCluster
+from kubesched.cluster.manifests import ManifestError
 from kubesched.config import ConfigError, load_config
 from kubesched.scheduler import Scheduler
 from kubesched.sim.simulate import SimulationError, SimulationResult, simulate
@@ -24,6 +25,7 @@ from kubesched.sim.simulate import SimulationError, SimulationResult, simulate
 __all__ = [
     "ConfigError",
     "EmbeddedCluster",
+    "ManifestError",
     "Scheduler",
     "SimulationError",
     "SimulationResult",

@@ -1,4 +1,5 @@
-"""The ``kubesched`` command: ``kubesched simulate SCENARIO…``, ``kubesched generate …`` and ``kubesched version``.
+"""The ``kubesched`` command: ``kubesched simulate SCENARIO…``, ``kubesched run``, ``kubesched generate …``
+and ``kubesched version``.
 
 Bad input (a manifest, a config, an unknown plugin, a missing file) ends with exit status 2 and
 one line, ``kubesched: error: <message>``, whose message names the file, document and field; a
@@ -9,10 +10,12 @@ left pending are a result, not an error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
-from collections.abc import Callable
-from typing import Any, TextIO
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
 
 from kubesched import __version__
 from kubesched.api.errors import ObjectError
@@ -31,17 +34,29 @@ PROG = "kubesched"
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 
+class OutputPathError(ValueError):
+    """An output flag (``--trace``, ``--output-dir``) that cannot be written; the message names the flag."""
+
+
 #: Errors that mean "fix your input", reported as one line rather than a traceback.
 INPUT_ERRORS: tuple[type[BaseException], ...] = (
     ManifestError, ConfigError, SimulationError, PluginLoadError, FrameworkError, ObjectError, OSError,
+    OutputPathError, RecursionError,
 )
 
 
 GENERATE_ERRORS: tuple[type[BaseException], ...] = (*INPUT_ERRORS, generate_command.GenerateError, TraceError)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line, like every other input error (``--help`` shows the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{PROG}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG, description="kube-scheduler rebuilt in Python: a real scheduler and an explainable simulator.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -66,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is no terminal")
     sim.add_argument("-v", "--verbose", action="store_true", help="also list where each pod went, and log warnings")
 
+    from kubesched.run import add_run_parser
+
+    add_run_parser(commands)
     generate_command.add_parser(commands)
     commands.add_parser("version", help="print the kubesched version")
     return parser
@@ -93,11 +111,22 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
             return EXIT_BAD_INPUT
         return EXIT_OK
+    if args.command == "run":
+        from kubesched.cluster.kube.connection import ClientConfigError
+        from kubesched.run import main as run_main
+
+        run_errors: tuple[type[BaseException], ...] = (*INPUT_ERRORS, ClientConfigError)
+        try:
+            return run_main(args)
+        except run_errors as err:
+            print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     parser.print_help(sys.stderr)
     return EXIT_BAD_INPUT
 
 
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_output_paths(args.trace, args.output_dir)
     progress, close = _progress_bar(err, forced=args.progress)
     # The trace is streamed while the run goes; annotations keep per attempt only what they show.
     annotations = AnnotationRecorder() if args.output_dir else None
@@ -107,14 +136,47 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                           trace=args.trace, recorders=[annotations] if annotations is not None else [])
     finally:
         close()
-    if args.output_dir:
-        write_manifests(result, args.output_dir, annotations)
+    # The summary comes first: a file that cannot be written after a long run must not cost the result.
     print(format_summary(result, verbose=args.verbose), file=out)
+    out.flush()
     if args.trace:
         print(f"\nTrace: {result.attempt_count} attempts written to {args.trace}", file=out)
     if args.output_dir:
+        with _naming_flag("--output-dir"):
+            write_manifests(result, args.output_dir, annotations)
         print(f"Manifests written to {args.output_dir}", file=out)
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def _naming_flag(flag: str) -> Iterator[None]:
+    """Report an OSError while writing an output as an error of the flag that named it."""
+    try:
+        yield
+    except OSError as error:
+        raise OutputPathError(f"{flag}: {_one_line(error)}") from error
+
+
+def check_output_paths(trace: str | None, output_dir: str | None) -> None:
+    """Refuse output paths that cannot work before the run, not after it."""
+    if trace is not None:
+        path = Path(trace)
+        if not trace.strip():
+            raise OutputPathError("--trace: an empty path names no file")
+        if path.is_dir():
+            raise OutputPathError(f"--trace: {trace} is a folder; give a file name such as {path / 'trace.jsonl'}")
+        parent = path.parent
+        if not parent.is_dir():
+            raise OutputPathError(f"--trace: folder {parent} does not exist")
+    if output_dir is not None:
+        path = Path(output_dir)
+        if not output_dir.strip():
+            raise OutputPathError("--output-dir: an empty path names no folder")
+        if path.exists() and not path.is_dir():
+            raise OutputPathError(f"--output-dir: {output_dir} is a file, not a folder")
+        ancestor = next((p for p in path.parents if p.exists()), None)
+        if ancestor is not None and not ancestor.is_dir():
+            raise OutputPathError(f"--output-dir: {ancestor} is a file, not a folder")
 
 
 def _progress_bar(stream: TextIO, *, forced: bool) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:

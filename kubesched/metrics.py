@@ -1,46 +1,403 @@
-"""Prometheus metrics under kube-scheduler's names.
+"""Prometheus metrics under kube-scheduler's names, types, labels and buckets (v1.34 metrics.go).
 
-Each scheduler owns its own registry (no process-wide singletons), so several schedulers (tests,
-simulations) can live in one process; a live scheduler serves this registry on /metrics.
+Each :class:`SchedulerMetrics` owns its own registry (no process-wide singletons), so several schedulers
+(tests, simulations) live in one process without sharing counts; ``kubesched run`` serves the registry on
+/metrics (:mod:`kubesched.server`).
+
+Who updates what:
+
+- the scheduling queue, through its ``QueueMetrics`` hooks: ``scheduler_pending_pods{queue}``,
+  ``scheduler_queue_incoming_pods_total{queue,event}``, ``scheduler_unschedulable_pods{plugin,profile}``
+  (up when a failed pod is put back for the plugins that rejected it or a PreEnqueue plugin gates it,
+  down when it is popped again or deleted);
+- the scheduler: ``scheduler_schedule_attempts_total`` and ``scheduler_scheduling_attempt_duration_seconds``
+  ``{result,profile}``, ``scheduler_pod_scheduling_sli_duration_seconds{attempts}`` (queue entry to bound,
+  on the scheduler's clock), ``scheduler_pod_scheduling_attempts``, ``scheduler_preemption_attempts_total``
+  and ``scheduler_preemption_victims`` (after DefaultPreemption's PostFilter);
+- the framework (:class:`FrameworkMetrics`, one per profile):
+  ``scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}`` around every
+  extension point but Filter (timed per node upstream, so not at all), and on one cycle in ten
+  (``PLUGIN_METRICS_SAMPLE_PERCENT``) ``scheduler_plugin_execution_duration_seconds{plugin,
+  extension_point,status}`` around each plugin call (each batch call for the vectorised plugins);
+- read when scraped: ``scheduler_cache_size{type}`` (nodes, pods, assumed_pods) from the cache;
+- the leader elector: ``leader_election_master_status{name}`` and ``leader_election_slowpath_total{name}``
+  (client-go's names, without the scheduler_ prefix).
+
+Label children are cached in dicts, so the hot path does one dict lookup and one observe per update.
+Histograms are :class:`Histogram` below rather than prometheus_client's: an observation is one bisect
+and one locked add (prometheus_client's takes a lock for the sum and another for the bucket, and checks
+exemplars: three times the cost), rendered through the same registry as a histogram family.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+import random
+import threading
+import time
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
-_ATTEMPT_BUCKETS = tuple(0.001 * 2**i for i in range(15))
+from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
+
+from kubesched.framework.status import Status
+
+#: kube-scheduler's pluginMetricsSamplePercent: the share of scheduling cycles whose plugins are timed.
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """prometheus.ExponentialBuckets: ``count`` upper bounds from ``start``, each ``factor`` times the last."""
+    return tuple(start * factor**i for i in range(count))
+
+
+def status_label(status: Any) -> str:
+    """The status label of an extension point's outcome: Status, (value, Status), or None for success."""
+    if status is None:
+        return "Success"
+    if isinstance(status, tuple):
+        status = status[-1] if status else None
+    if isinstance(status, Status):
+        return status.code.label
+    return "Success"
 
 
 class SchedulerMetrics:
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry or CollectorRegistry()
+    """Every metric of one scheduler, registered in ``registry`` (a fresh one by default)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None, *,
+                 plugin_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT,
+                 rng: random.Random | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.plugin_sample_percent = plugin_sample_percent
+        self._rng = rng or random.Random()
+        r = self.registry
         self.schedule_attempts = Counter(
-            "scheduler_schedule_attempts", "Number of attempts to schedule pods, by the result.",
-            ["result", "profile"], registry=self.registry)
+            "scheduler_schedule_attempts",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
+            "scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"], registry=r)
         self.scheduling_attempt_duration = Histogram(
             "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-            ["result", "profile"], buckets=_ATTEMPT_BUCKETS, registry=self.registry)
-        self.pending_pods = Gauge(
-            "scheduler_pending_pods", "Number of pending pods, by the queue type.",
-            ["queue"], registry=self.registry)
-        self.queue_incoming_pods = Counter(
-            "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
-            ["queue", "event"], registry=self.registry)
-        self.preemption_attempts = Counter(
-            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now",
-            registry=self.registry)
+            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.pod_scheduling_sli_duration = Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
+            "might involve multiple scheduling attempts.",
+            ["attempts"], buckets=exponential_buckets(0.01, 2, 20), registry=r)
         self.pod_scheduling_attempts = Histogram(
             "scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
-            buckets=(1, 2, 4, 8, 16), registry=self.registry)
+            (), buckets=exponential_buckets(1, 2, 5), registry=r)
+        self.pending_pods = Gauge(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' "
+            "means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that "
+            "the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that "
+            "the scheduler never attempted to schedule because they are gated.",
+            ["queue"], registry=r)
+        self.queue_incoming_pods = Counter(
+            "scheduler_queue_incoming_pods",
+            "Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"], registry=r)
         self.unschedulable_pods = Gauge(
-            "scheduler_unschedulable_pods", "The number of unschedulable pods broken down by plugin name.",
-            ["plugin", "profile"], registry=self.registry)
+            "scheduler_unschedulable_pods",
+            "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "
+            "all plugins that caused it to not schedule and so this metric have meaning only when broken "
+            "down by plugin.",
+            ["plugin", "profile"], registry=r)
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r)
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims", "Number of selected preemption victims",
+            (), buckets=exponential_buckets(1, 2, 7), registry=r)
+        self.framework_extension_point_duration = Histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ["extension_point", "status", "profile"], buckets=exponential_buckets(0.0001, 2, 12), registry=r)
+        self.plugin_execution_duration = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"], buckets=exponential_buckets(0.00001, 1.5, 20), registry=r)
+        self.leader_election_master_status = Gauge(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
+            "master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+            ["name"], registry=r)
+        self.leader_election_slowpath = Counter(
+            "leader_election_slowpath",
+            "Total number of slow path exercised in renewing leader leases. 'name' is the string used to "
+            "identify the lease. Please make sure to group by name.",
+            ["name"], registry=r)
+        self._cache_size = _CacheSizeCollector()
+        r.register(self._cache_size)
 
-    def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
-        self.schedule_attempts.labels(result=result, profile=profile).inc()
-        self.scheduling_attempt_duration.labels(result=result, profile=profile).observe(seconds)
+        self._pending: dict[str, Any] = {}
+        self._pending_last: dict[str, int] = {}
+        self._incoming: dict[tuple[str, str], Any] = {}
+        self._unschedulable: dict[tuple[str, str], Any] = {}
+        self._attempts: dict[tuple[str, str], tuple[Any, Any]] = {}
+        self._sli: dict[str, Any] = {}
+        self._plugin: dict[tuple[str, str, str], Any] = {}
+        # (id of the plugin object, method, status) -> child; plugins live as long as the scheduler.
+        self._plugin_calls: dict[tuple[int, str, str], Any] = {}
+        self._profiles: dict[str, FrameworkMetrics] = {}
 
-    def set_pending(self, counts: dict[str, int]) -> None:
+    # -- the queue's hooks (called under the queue's lock: dict lookups and sets only) ------------------
+    def pending_pods_changed(self, counts: Mapping[str, int]) -> None:
+        last = self._pending_last
         for queue, value in counts.items():
-            self.pending_pods.labels(queue=queue).set(value)
+            if last.get(queue) == value:
+                continue
+            last[queue] = value
+            child = self._pending.get(queue)
+            if child is None:
+                child = self._pending[queue] = self.pending_pods.labels(queue=queue)
+            child.set(value)
+
+    def incoming_pod(self, queue: str, event: str) -> None:
+        child = self._incoming.get((queue, event))
+        if child is None:
+            child = self._incoming[(queue, event)] = self.queue_incoming_pods.labels(queue=queue, event=event)
+        child.inc()
+
+    def unschedulable_reason(self, profile: str, plugins: Iterable[str], delta: int) -> None:
+        for plugin in plugins:
+            child = self._unschedulable.get((plugin, profile))
+            if child is None:
+                child = self._unschedulable[(plugin, profile)] = self.unschedulable_pods.labels(
+                    plugin=plugin, profile=profile)
+            child.inc(delta)
+
+    # -- the scheduler's --------------------------------------------------------------------------------
+    def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
+        children = self._attempts.get((result, profile))
+        if children is None:
+            children = self._attempts[(result, profile)] = (
+                self.schedule_attempts.labels(result=result, profile=profile),
+                self.scheduling_attempt_duration.labels(result=result, profile=profile))
+        children[0].inc()
+        children[1].observe(seconds)
+
+    def observe_scheduled(self, profile: str, seconds: float, attempts: int, sli_seconds: float | None) -> None:
+        """A pod got bound: its attempt, its attempt count and (when known) its queue-to-bound latency."""
+        self.observe_attempt("scheduled", profile, seconds)
+        self.pod_scheduling_attempts.observe(attempts)
+        if sli_seconds is not None:
+            label = "15+" if attempts >= 15 else str(attempts)
+            child = self._sli.get(label)
+            if child is None:
+                child = self._sli[label] = self.pod_scheduling_sli_duration.labels(attempts=label)
+            child.observe(max(sli_seconds, 0.0))
+
+    def observe_preemption(self, victims: int | None) -> None:
+        """DefaultPreemption ran for a pod; ``victims`` of the chosen candidate when it found one."""
+        self.preemption_attempts.inc()
+        if victims is not None:
+            self.preemption_victims.observe(victims)
+
+    def set_cache_source(self, source: Callable[[], Mapping[str, int]]) -> None:
+        """Where ``scheduler_cache_size`` reads its counts when scraped ({"nodes": n, "pods": n, ...})."""
+        self._cache_size.source = source
+
+    def for_profile(self, profile: str) -> FrameworkMetrics:
+        fm = self._profiles.get(profile)
+        if fm is None:
+            fm = self._profiles[profile] = FrameworkMetrics(self, profile)
+        return fm
+
+    def sample_plugin_metrics(self) -> bool:
+        """Whether this scheduling cycle times its plugins (``plugin_sample_percent`` of cycles)."""
+        return self._rng.random() * 100 < self.plugin_sample_percent
+
+    def observe_plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        child = self._plugin.get((plugin, point, status))
+        if child is None:
+            child = self._plugin[(plugin, point, status)] = self.plugin_execution_duration.labels(
+                plugin=plugin, extension_point=point, status=status)
+        child.observe(seconds)
+
+    # -- the leader elector's (kubesched.leaderelection.LeaderMetrics) -----------------------------------
+    def leader_on(self, name: str) -> None:
+        self.leader_election_master_status.labels(name=name).set(1)
+
+    def leader_off(self, name: str) -> None:
+        self.leader_election_master_status.labels(name=name).set(0)
+
+    def leader_slowpath(self, name: str) -> None:
+        self.leader_election_slowpath.labels(name=name).inc()
+
+
+class FrameworkMetrics:
+    """One profile's framework timings: extension points always, plugins on sampled cycles."""
+
+    __slots__ = ("_children", "_parent", "profile")
+
+    def __init__(self, parent: SchedulerMetrics, profile: str) -> None:
+        self._parent = parent
+        self.profile = profile
+        self._children: dict[tuple[str, str], Any] = {}
+
+    def observe_extension_point(self, point: str, status: str, seconds: float) -> None:
+        child = self._children.get((point, status))
+        if child is None:
+            child = self._children[(point, status)] = self._parent.framework_extension_point_duration.labels(
+                extension_point=point, status=status, profile=self.profile)
+        child.observe(seconds)
+
+    def plugin_timer(self) -> PluginTimer | None:
+        """A timer for this cycle's plugin calls, or None when the cycle is not sampled."""
+        return PluginTimer(self._parent) if self._parent.sample_plugin_metrics() else None
+
+
+#: Plugin method -> the extension point label kube-scheduler uses for it.
+EXTENSION_POINT_OF_METHOD = {
+    "pre_filter": "PreFilter",
+    "add_pod": "PreFilterExtensionAddPod",
+    "remove_pod": "PreFilterExtensionRemovePod",
+    "filter": "Filter",
+    "filter_nodes": "Filter",
+    "post_filter": "PostFilter",
+    "pre_score": "PreScore",
+    "score": "Score",
+    "score_nodes": "Score",
+    "normalize_score": "ScoreExtensionNormalize",
+    "normalize_scores": "ScoreExtensionNormalize",
+    "reserve": "Reserve",
+    "unreserve": "Unreserve",
+    "permit": "Permit",
+    "pre_bind": "PreBind",
+    "bind": "Bind",
+    "post_bind": "PostBind",
+}
+
+
+class PluginTimer:
+    """Times plugin calls of one sampled cycle (carried on the CycleState as ``plugin_timer``)."""
+
+    __slots__ = ("_metrics",)
+
+    def __init__(self, metrics: SchedulerMetrics) -> None:
+        self._metrics = metrics
+
+    def observe(self, fn: Callable[..., Any], status: Any, started: float) -> None:
+        """Record the call of the bound plugin method ``fn`` that began at ``started`` (perf_counter)."""
+        seconds = time.perf_counter() - started
+        owner = getattr(fn, "__self__", None)
+        method = getattr(fn, "__name__", "?")
+        label = status_label(status)
+        children = self._metrics._plugin_calls
+        key = (id(owner), method, label)
+        child = children.get(key)
+        if child is None:
+            plugin = getattr(owner, "name", None) or type(owner).__name__
+            child = children[key] = self._metrics.plugin_execution_duration.labels(
+                plugin=str(plugin), extension_point=EXTENSION_POINT_OF_METHOD.get(method, method), status=label)
+        child.observe(seconds)
+
+
+def timed_extension_point(point: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a Framework ``run_*`` method so that, when the framework has ``metrics``, the whole
+    extension point is timed into framework_extension_point_duration_seconds with its outcome's code."""
+
+    def wrap(run: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+            metrics: FrameworkMetrics | None = self.metrics
+            if metrics is None:
+                return run(self, *args, **kwargs)
+            started = time.perf_counter()
+            result = run(self, *args, **kwargs)
+            metrics.observe_extension_point(point, status_label(result), time.perf_counter() - started)
+            return result
+
+        timed.__name__ = run.__name__
+        timed.__qualname__ = run.__qualname__
+        timed.__doc__ = run.__doc__
+        timed.__wrapped__ = run  # type: ignore[attr-defined]
+        return timed
+
+    return wrap
+
+
+class _CacheSizeCollector(Collector):
+    """scheduler_cache_size{type}, read from the scheduler's cache when scraped."""
+
+    def __init__(self) -> None:
+        self.source: Callable[[], Mapping[str, int]] | None = None
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily("scheduler_cache_size",
+                                   "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+                                   labels=["type"])
+        if self.source is not None:
+            for kind, value in self.source().items():
+                family.add_metric([kind], value)
+        yield family
+
+
+class Histogram(Collector):
+    """A (labelled) histogram with prometheus_client's ``labels(...)`` / ``observe(v)`` surface, kept as one
+    count array and one sum per child under one lock; collected as a histogram family."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str] = (), *,
+                 buckets: Sequence[float], registry: CollectorRegistry) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        bounds = [float(b) for b in buckets]
+        if bounds[-1] != float("inf"):
+            bounds.append(float("inf"))
+        self.bounds = tuple(bounds)
+        self._children: dict[tuple[str, ...], _HistogramChild] = {}
+        self._lock = threading.Lock()
+        registry.register(self)
+
+    def labels(self, **labels: str) -> _HistogramChild:
+        key = tuple(str(labels[n]) for n in self.labelnames)
+        child = self._children.get(key)
+        if child is None:
+            with self._lock:
+                child = self._children.setdefault(key, _HistogramChild(self.bounds))
+        return child
+
+    def observe(self, value: float) -> None:
+        """Observe on the unlabelled histogram."""
+        self.labels().observe(value)
+
+    def describe(self) -> Iterator[HistogramMetricFamily]:
+        yield HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+
+    def collect(self) -> Iterator[HistogramMetricFamily]:
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        les = [floatToGoString(b) for b in self.bounds]
+        for key, child in list(self._children.items()):
+            counts, total = child.snapshot()
+            cumulative, running = [], 0
+            for le, count in zip(les, counts, strict=True):
+                running += count
+                cumulative.append((le, float(running)))
+            family.add_metric(list(key), cumulative, sum_value=total)
+        yield family
+
+
+class _HistogramChild:
+    __slots__ = ("_bounds", "_counts", "_lock", "_sum")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self._bounds = bounds
+        self._counts = [0] * len(bounds)
+        self._sum = 0.0
+        self._lock = threading.Lock()
+
+    def observe(self, value: float) -> None:
+        i = bisect_left(self._bounds, value)
+        with self._lock:
+            self._counts[i] += 1
+            self._sum += value
+
+    def snapshot(self) -> tuple[list[int], float]:
+        with self._lock:
+            return list(self._counts), self._sum

@@ -75,6 +75,7 @@ def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         sched.queue.done(pod.uid)
         return
     state = CycleState()
+    state.plugin_timer = sched.plugin_timer(fwk)
     attempt = sched.begin_attempt(qpi, fwk.profile_name)
     if attempt.enabled:
         state.write(ATTEMPT_KEY, attempt)
@@ -93,9 +94,11 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState,
     try:
         result = schedule_pod(sched, fwk, state, pod)
     except FitError as fit:
-        if not fwk.has_post_filter_plugins():
+        # A replica whose gate closed mid-cycle (Lease lost) must not preempt: victims are deletions.
+        if not fwk.has_post_filter_plugins() or not sched.may_act():
             raise SchedulingFailure(Status(Code.UNSCHEDULABLE), "", fit) from None
         post_result, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_status)
+        sched.metrics_post_filter(fwk, state.get(VICTIMS_KEY))
         fit.diagnosis.post_filter_msg = status.message
         nominated = "" if post_result is None else post_result.nominated_node_name
         mode_override = post_result is not None and post_result.mode == "override"
@@ -320,19 +323,79 @@ def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, resu
         else:
             _binding_failed(sched, fwk, state, result, qpi, assumed, permit, permit.as_error())
         return
-    status = fwk.run_pre_bind_plugins(state, assumed, host)
-    if status is None:
-        status = fwk.run_bind_plugins(state, assumed, host)
-        sched.cache.finish_binding(assumed)
+    if not sched.may_act():
+        _abandon_binding(sched, fwk, state, qpi, assumed, host)
+        return
+
+    inline = True
+
+    def after_pre_bind(status: Status | None) -> None:
+        if not inline:
+            # PreBind waited (claims being bound) and was resolved from an event or a timer: the
+            # rest of the binding cycle runs as a task of its own.
+            sched.waiting_in_pre_bind.discard(assumed.uid)
+            sched.submit(lambda: _after_pre_bind(sched, fwk, state, result, qpi, assumed, status))
+            return
+        _after_pre_bind(sched, fwk, state, result, qpi, assumed, status)
+
+    sched.waiting_in_pre_bind.add(assumed.uid)
+    fwk.run_pre_bind_plugins(state, assumed, host, after_pre_bind)
+    inline = False
+
+
+def _after_pre_bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
+                    qpi: QueuedPodInfo, assumed: Pod, status: Status | None) -> None:
+    sched.waiting_in_pre_bind.discard(assumed.uid)
+    if status is not None:
+        _bind_failed(sched, fwk, state, result, qpi, assumed, status)
+        return
+    _bind(sched, fwk, state, result, qpi, assumed)
+
+
+def _bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
+          qpi: QueuedPodInfo, assumed: Pod) -> None:
+    """Bind and PostBind, after PreBind succeeded."""
+    host = result.suggested_host
+    if not sched.may_act():
+        _abandon_binding(sched, fwk, state, qpi, assumed, host)
+        return
+    status = fwk.run_bind_plugins(state, assumed, host)
+    sched.cache.finish_binding(assumed)
     if status is not None and status.code is not Code.SUCCESS:
-        attempt_of(state).failed_at("bind", status.plugin, status.message)
-        _binding_failed(sched, fwk, state, result, qpi, assumed, status, status.as_error())
+        _bind_failed(sched, fwk, state, result, qpi, assumed, status)
         return
     sched.record_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
     attempt_of(state).scheduled(host)
     sched.metrics_scheduled(fwk.profile_name, qpi)
     fwk.run_post_bind_plugins(state, assumed, host)
     sched.queue.done(assumed.uid)
+
+
+def _bind_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
+                 qpi: QueuedPodInfo, assumed: Pod, status: Status) -> None:
+    """PreBind or Bind failed: the attempt notes which plugin said what, then the binding is undone."""
+    attempt_of(state).failed_at("bind", status.plugin, status.message)
+    _binding_failed(sched, fwk, state, result, qpi, assumed, status, status.as_error())
+
+
+def _abandon_binding(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                     assumed: Pod, host: str) -> None:
+    """The gate closed (the Lease is lost): undo the assumption and requeue the pod without a word to
+    the cluster, since a replica that no longer leads must not write; the next leader schedules it."""
+    log.warning("not binding pod %s to %s: this scheduler no longer leads", assumed.key, host)
+    fwk.run_reserve_plugins_unreserve(state, assumed, host)
+    try:
+        sched.cache.forget_pod(assumed)
+    except Exception:
+        log.exception("forgetting pod %s failed", assumed.key)
+    qpi.unschedulable_plugins = set()
+    qpi.pending_plugins = set()
+    current = sched.current_pod(qpi.pod)
+    if current is not None and not current.node_name:
+        qpi.pod = current
+        sched.queue.add_unschedulable_if_not_present(qpi, sched.queue.scheduling_cycle)
+    else:
+        sched.queue.done(qpi.pod.uid)
 
 
 def _binding_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,

@@ -14,7 +14,7 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sized
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
@@ -31,7 +31,7 @@ from kubesched.cluster.protocol import ApiError, Cluster, WatchEvent
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.interfaces import ClusterEvent, PluginFactory
 from kubesched.framework.runtime import Framework
-from kubesched.metrics import SchedulerMetrics
+from kubesched.metrics import PluginTimer, SchedulerMetrics
 from kubesched.plugins import nodename, nodeports
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.noderesources import fit as noderesources_fit
@@ -64,8 +64,13 @@ class Scheduler:
         registry: Mapping[str, PluginFactory] | None = None,
         executor: Callable[[Callable[[], None]], None] | None = None,
         metrics: SchedulerMetrics | None = None,
+        gate: Callable[[], bool] | None = None,
     ) -> None:
         self.cluster = cluster
+        #: Whether this replica may act (e.g. ``LeaderElector.is_leader``): consulted before every pop and
+        #: again before PreBind and Bind, so a replica that lost its Lease stops popping at once and never
+        #: binds afterwards. None means always (no leader election).
+        self.gate = gate
         self.config = config
         self.clock = clock
         self.rng = rng or random.Random()
@@ -87,6 +92,9 @@ class Scheduler:
         self._watch: Any = None
         self._housekeeping: list[Any] = []
         self._attempt_started: dict[str, float] = {}
+        #: Pods whose binding cycle waits in PreBind (for the cluster to bind their claims).
+        self.waiting_in_pre_bind: set[str] = set()
+        self._cycles = 0
 
         plugin_registry = dict(in_tree_registry() if registry is None else registry)
         self.profiles: dict[str, Framework] = {}
@@ -123,19 +131,39 @@ class Scheduler:
             pre_enqueue={name: fwk.pre_enqueue_plugins for name, fwk in self.profiles.items()},
             cluster_event_map_per_profile=event_maps,
             namespace_labels=self.namespace_labels,
+            metrics=self.metrics,
         )
+        self._wire_metrics()
+
+    def _wire_metrics(self) -> None:
+        """Per-profile framework timings, and the cache's counts for scheduler_cache_size."""
+        self._preempting_profiles = set()
+        for name, fwk in self.profiles.items():
+            fwk.metrics = self.metrics.for_profile(name)
+            if "DefaultPreemption" in fwk.plugin_names("post_filter"):
+                self._preempting_profiles.add(name)
+        cache = self.cache
+        self.metrics.set_cache_source(lambda: {
+            "assumed_pods": cache.assumed_pod_count(), "pods": cache.pod_count(), "nodes": cache.node_count()})
 
     # -- wiring to the cluster -------------------------------------------------------------------------
     def start(self) -> None:
         """Watch the cluster, list what exists (listing after watching misses nothing), and arm the
         queue's and cache's periodic housekeeping on the clock."""
         self._watch = self.cluster.watch(WATCHED_KINDS, self.handle_event)
-        for kind in WATCHED_KINDS:
-            items, _ = self.cluster.list(kind)
-            for obj in items:
-                self.handle_event(WatchEvent("ADDED", kind, obj, None))
+        if not getattr(self._watch, "replays_existing", False):
+            # An informer hands what exists over as ADDED events itself; any other watch is listed.
+            for kind in WATCHED_KINDS:
+                items, _ = self.cluster.list(kind)
+                for obj in items:
+                    self.handle_event(WatchEvent("ADDED", kind, obj, None))
         self._every(BACKOFF_FLUSH_PERIOD, self._flush_backoff)
         self._every(LEFTOVER_FLUSH_PERIOD, self.queue.flush_unschedulable_pods_leftover)
+
+    def has_synced(self) -> bool:
+        """Whether the watch has handed over everything that existed (an embedded watch always has)."""
+        check = getattr(self._watch, "has_synced", None)
+        return self._watch is not None and (check is None or bool(check()))
 
     def stop(self) -> None:
         if self._watch is not None:
@@ -185,6 +213,12 @@ class Scheduler:
         except ObjectError as err:
             name = (event.obj.get("metadata") or {}).get("name", "?")
             log.error("ignoring malformed %s %s: %s", event.kind, name, err)
+            return
+        # Storage additions and updates may make pods rejected by the volume plugins schedulable
+        # (kube-scheduler registers no delete handlers for these kinds).
+        cluster_event = qevents.STORAGE_EVENTS.get((event.kind, event.type))
+        if cluster_event is not None:
+            self.queue.move_all_to_active_or_backoff_queue(cluster_event, event.old, event.obj, None)
 
     def _parse_node(self, obj: Mapping[str, Any]) -> Node | None:
         try:
@@ -365,18 +399,36 @@ class Scheduler:
     def begin_attempt(self, qpi: QueuedPodInfo, profile: str) -> Attempt | NullAttempt:
         """Start timing a scheduling attempt and get the attempt its cycle reports to."""
         self._attempt_started[qpi.pod.uid] = time.perf_counter()
-        return self.recorder.begin(qpi.pod.key, qpi.attempts, profile, qpi.pod.nominated_node_name or None)
+        self._cycles += 1
+        return self.recorder.begin(qpi.pod.key, qpi.attempts, profile, qpi.pod.nominated_node_name or None,
+                                   self._cycles)
 
     def metrics_scheduled(self, profile: str, qpi: QueuedPodInfo) -> None:
         started = self._attempt_started.pop(qpi.pod.uid, None)
-        self.metrics.observe_attempt("scheduled", profile, time.perf_counter() - started if started else 0.0)
-        self.metrics.pod_scheduling_attempts.observe(qpi.attempts)
+        entered = qpi.initial_attempt_timestamp
+        sli = (self.clock.now() - entered).total_seconds() if entered is not None else None
+        self.metrics.observe_scheduled(profile, time.perf_counter() - started if started else 0.0,
+                                       qpi.attempts, sli)
+
+    def plugin_timer(self, fwk: Framework) -> PluginTimer | None:
+        """The plugin timer of a new scheduling cycle: set on one cycle in ten (pluginMetricsSamplePercent)."""
+        return fwk.metrics.plugin_timer() if fwk.metrics is not None else None
+
+    def metrics_post_filter(self, fwk: Framework, victims: Sized | None) -> None:
+        """PostFilter ran: a preemption attempt when DefaultPreemption is among its plugins (as upstream
+        counts them), with the chosen candidate's victims."""
+        if fwk.profile_name in self._preempting_profiles:
+            self.metrics.observe_preemption(len(victims) if victims else None)
 
     def record_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
-        self._record_object_event("Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid)
+        if not self.may_act():  # a replica that lost its Lease leaves the pod's story to the new leader
+            return
+        self._record_object_event("Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid,
+                                  controller=pod.scheduler_name)
 
     def _record_object_event(self, kind: str, namespace: str, name: str, type_: str, reason: str,
-                             message: str, uid: str = "") -> None:
+                             message: str, uid: str = "", controller: str = "kubesched") -> None:
+        """Record an event; ``controller`` is the reporting scheduler (a pod's profile, as upstream)."""
         now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         event = {
             "apiVersion": "v1",
@@ -387,7 +439,7 @@ class Scheduler:
             "reason": reason,
             "message": truncate_message(message),
             "source": {"component": "kubesched"},
-            "reportingController": "kubesched",
+            "reportingController": controller,
             "firstTimestamp": now,
             "lastTimestamp": now,
             "count": 1,
@@ -403,6 +455,8 @@ class Scheduler:
         result = "unschedulable" if reason == "Unschedulable" else "error"
         self.metrics.observe_attempt(result, pod.scheduler_name,
                                      time.perf_counter() - started if started else 0.0)
+        if not self.may_act():
+            return
         condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
         nnn: Any = ...
         if nominated_node is None and pod.nominated_node_name:
@@ -418,13 +472,19 @@ class Scheduler:
             log.warning("updating status of pod %s failed: %s", pod.key, err)
 
     # -- the loop --------------------------------------------------------------------------------------
+    def may_act(self) -> bool:
+        """The gate: True when this replica may pop and bind (it leads, or there is no election)."""
+        return self.gate is None or self.gate()
+
     def schedule_next(self, *, block: bool = False, timeout: float | None = None) -> bool:
-        """Pop one pod and run its scheduling cycle; False when there was nothing to pop."""
+        """Pop one pod and run its scheduling cycle; False when there was nothing to pop or the gate is
+        closed (the pods stay queued for when it opens)."""
+        if not self.may_act():
+            return False
         qpi = self.queue.pop(block=block, timeout=timeout)
         if qpi is None:
             return False
         schedule_one(self, qpi)
-        self.metrics.set_pending(self.queue.pending_pods())
         return True
 
     def run_periodic(self) -> None:
@@ -444,8 +504,8 @@ class Scheduler:
         return expiries[-1] if expiries else None
 
     def waiting_pod_count(self) -> int:
-        """Pods held at Permit, waiting to be allowed, rejected or timed out."""
-        return sum(len(fwk.waiting_pods.all()) for fwk in self.profiles.values())
+        """Pods held at Permit or in PreBind, waiting to be allowed, rejected or timed out."""
+        return len(self.waiting_in_pre_bind) + sum(len(fwk.waiting_pods.all()) for fwk in self.profiles.values())
 
     def rejecting_plugins(self, key: str) -> frozenset[str] | None:
         """The plugins whose verdict keeps a queued pod (``ns/name``) waiting; None if it is not queued."""
@@ -473,12 +533,23 @@ class Scheduler:
         """Live mode: housekeeping on clock timers, binding on a pool, scheduling on this thread."""
         pool = ThreadPoolExecutor(max_workers=max(self.config.parallelism, 1), thread_name_prefix="binder")
 
+        def logged(task: Callable[[], None]) -> None:
+            try:
+                task()
+            except Exception:
+                # The binding cycle undoes and requeues its own failures; anything escaping it is a bug,
+                # and a pool would otherwise keep it silently in a future nobody reads.
+                log.exception("binding task failed")
+
         def run_in_pool(task: Callable[[], None]) -> None:
-            pool.submit(task)
+            pool.submit(logged, task)
 
         self._executor = run_in_pool
         try:
             while not stop.is_set():
+                if not self.may_act():
+                    stop.wait(0.1)
+                    continue
                 self.schedule_next(block=True, timeout=0.5)
         finally:
             pool.shutdown(wait=True)

@@ -38,6 +38,9 @@ class AttemptRecord:
     #: Extra results for the simulator's annotations: "score" -> {plugin: {node: raw score}} (before
     #: NormalizeScore and weights); "postfilter" / "reserve" / "permit" / "bind" -> {plugin: message}.
     details: dict[str, Any] = field(default_factory=dict)
+    #: Order of the scheduling cycle that made this attempt: a record is emitted when its binding
+    #: cycle ends (which can wait in Permit or PreBind), so sort by this for the order of attempts.
+    cycle: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The conformance-corpus JSON shape (optional keys only when they carry something)."""

@@ -62,6 +62,22 @@ class PermitPlugin(_Base):
         waiting.reject(self.name, message)
 
 
+class PendingPreBind(_Base):
+    """PreBind answers with a PendingStatus per pod; tests resolve it by pod name."""
+
+    name = "PendingPreBind"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        super().__init__(args, handle)
+        self.pending: dict[str, Any] = {}
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Any:
+        from kubesched.framework.pending import PendingStatus
+
+        self.pending[pod.name] = PendingStatus()
+        return self.pending[pod.name]
+
+
 class FailingReserve(_Base):
     """Reserve: rejects (or errors with ``mode: error``) pods whose name is in ``pods`` (all if absent)."""
 

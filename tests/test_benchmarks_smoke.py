@@ -92,11 +92,11 @@ def test_select(only: str | None, quick: bool, expected: set[str]) -> None:
 
 def test_table_has_a_row_per_result() -> None:
     ok = {"workload": "W", "nodes": 1, "existing": 0, "measured": 2, "config": "c",
-          "pods_per_s": 12.345, "wall_s": 0.5, "peak_mib": 40.2}
+          "pods_per_s": 12.345, "wall_s": 0.5, "pods_per_cpu_s": 20.0, "peak_mib": 40.2}
     bad = {"workload": "W", "nodes": 1, "existing": 0, "measured": 2, "config": "c", "error": "boom"}
     lines = bench_main.format_table([ok, bad]).splitlines()
     assert lines[0].startswith("| workload | nodes |") and len(lines) == 4
-    assert "| core | 12.3 | 0.50 | 40 |" in lines[2]
+    assert "| core | 12.3 | 0.50 | 20.0 | 40 |" in lines[2]
     assert "FAILED" in lines[3]
 
 
@@ -174,3 +174,14 @@ def test_repeated_runs_keep_the_fastest_and_a_failure_only_when_nothing_ran() ->
     assert bench_main.better(slow, fast) is fast and bench_main.better(fast, slow) is fast
     assert bench_main.better(failed, slow) is slow and bench_main.better(slow, failed) is slow
     assert bench_main.better(None, failed) is failed
+
+
+@pytest.mark.parametrize("name", ["csi-pvs-quick-default", "in-tree-pvs-quick-default", "preemption-quick-default"])
+def test_simulation_cases_bind_every_measured_pod(name: str) -> None:
+    """The volume and preemption cases run through the simulation path and check their own outcome."""
+    from benchmarks.run import get_case, measure
+
+    result = measure(get_case(name, 20))
+    assert result["measured"] == 20 and result["nodes_used"] == 20
+    if name.startswith("preemption"):
+        assert result["deleted"] >= 20

@@ -202,10 +202,18 @@ def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) ->
     assert "simulate" in capsys.readouterr().err
 
 
-def test_bad_option_value_is_a_usage_error(scenario: Path) -> None:
+@pytest.mark.parametrize(("args", "want"), [
+    (["--tie-break", "coin"], "argument --tie-break: invalid choice: 'coin'"),
+    (["--seed", "abc"], "argument --seed: invalid int value: 'abc'"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_bad_option_value_is_a_one_line_usage_error(scenario: Path, capsys: pytest.CaptureFixture[str],
+                                                    args: list[str], want: str) -> None:
     with pytest.raises(SystemExit) as exc:
-        main(["simulate", str(scenario), "--tie-break", "coin"])
+        main(["simulate", str(scenario), *args])
     assert exc.value.code == 2
+    line = _error_line(capsys)
+    assert want in line and line.endswith(" --help')")
 
 
 def test_python_dash_m_runs_the_cli(scenario: Path) -> None:
@@ -279,3 +287,93 @@ spec: {containers: [{name: c, image: nginx}]}
     assert record["filter"]["spot-a"]["plugin"] == "AvoidSpot"
     assert record["filter"]["spot-a"]["reasons"] == ["node(s) are spot capacity"]
     assert {n: s["AvoidSpot"] for n, s in record["scores"].items()} == {"od-a": 0, "od-b": 100}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Output paths are checked before the run, and the summary survives a late error
+
+
+@pytest.mark.parametrize(("flag", "make", "want"), [
+    pytest.param("--trace", "folder", "--trace: {path} is a folder; give a file name such as {path}/trace.jsonl",
+                 id="trace-is-a-folder"),
+    pytest.param("--trace", "no-parent", "--trace: folder {parent} does not exist", id="trace-folder-missing"),
+    pytest.param("--output-dir", "file", "--output-dir: {path} is a file, not a folder", id="output-dir-is-a-file"),
+    pytest.param("--output-dir", "under-file", "--output-dir: {parent} is a file, not a folder",
+                 id="output-dir-under-a-file"),
+    pytest.param("--trace", "empty", "--trace: an empty path names no file", id="trace-empty"),
+])
+def test_bad_output_paths_fail_before_the_run(scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch, flag: str, make: str,
+                                              want: str) -> None:
+    path = tmp_path / "out"
+    if make == "folder":
+        path.mkdir()
+    elif make == "no-parent":
+        path = tmp_path / "nowhere" / "t.jsonl"
+    elif make == "file":
+        path.write_text("")
+    elif make == "under-file":
+        path.write_text("")
+        path = path / "sub"
+    given = "" if make == "empty" else str(path)
+    ran: list[bool] = []
+    monkeypatch.setattr("kubesched.cli.simulate", lambda *a, **k: ran.append(True))
+    assert main(["simulate", str(scenario), flag, given]) == 2
+    assert _error_line(capsys) == "kubesched: error: " + want.format(path=path, parent=path.parent)
+    assert not ran
+
+
+def test_the_summary_comes_before_a_late_output_error(scenario: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    def disk_full(result: object, out_dir: object, *annotations: object) -> None:
+        raise OSError(28, "No space left on device", str(out_dir))
+
+    monkeypatch.setattr("kubesched.cli.write_manifests", disk_full)
+    out_dir = tmp_path / "out"
+    assert main(["simulate", str(scenario), "--output-dir", str(out_dir)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.startswith("Scheduled 1/2 pending pods")
+    assert captured.err == f"kubesched: error: --output-dir: {out_dir}: No space left on device\n"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Every malformed input is one error line
+
+
+def _laughs() -> str:
+    return "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [" + ", ".join([f"*{p}"] * 10) + "]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    pytest.param(_laughs(), "too many aliases", id="billion-laughs"),
+    pytest.param("a: " + "[" * 100_000 + "]" * 100_000, "too deeply nested", id="deep-nesting"),
+    pytest.param("", "no Kubernetes objects in this file", id="empty-file"),
+    pytest.param(NODES + "---\napiVersion: v1\nkind: Node\nmetadata: {name: x}\nspec: {unschedulable: 'false'}\n",
+                 'document 3 (Node x): spec.unschedulable: expected a boolean (true or false), got string "false"',
+                 id="quoted-boolean"),
+    pytest.param(NODES + "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec: [1]\n",
+                 "document 3 (PodDisruptionBudget default/b): spec: expected a mapping, got a list", id="pdb-spec"),
+    pytest.param("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: 1E}}\n",
+                 'status.allocatable.cpu: Invalid value: "1E": must be less than or equal to', id="overflow"),
+    pytest.param(BAD_POD.format(extra=", resources: {requests: {memroy: 1Gi}}"),
+                 'spec.containers[0].resources.requests.memroy: Invalid value: "memroy": must be a standard resource',
+                 id="misspelt-resource"),
+    pytest.param(BAD_POD.format(extra=", resources: {limits: {example.com/gpu: '0.5'}}"),
+                 'limits.example.com/gpu: Invalid value: "0.5": must be an integer', id="fractional-device"),
+])
+def test_malformed_input_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                                           want: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    assert main(["simulate", str(bad)]) == 2
+    line = _error_line(capsys)
+    assert line.startswith(f"kubesched: error: {bad}")
+    assert want in line
+
+
+@pytest.mark.parametrize("args", [[""], ["{scenario}", "--config", ""]], ids=["empty-scenario", "empty-config"])
+def test_empty_paths_are_errors(scenario: Path, capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    assert main(["simulate", *(a.format(scenario=scenario) for a in args)]) == 2
+    assert "empty path" in _error_line(capsys)

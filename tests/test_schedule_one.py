@@ -21,6 +21,7 @@ from tests.fakeplugins import (
     Harness,
     LabelFilter,
     NameScore,
+    PendingPreBind,
     PermitPlugin,
     RecordingReserve,
     SkipBinder,
@@ -339,3 +340,30 @@ def test_successful_bind_records_a_scheduled_event() -> None:
     assert h.node_of("p") == "n1"
     assert [(e["type"], e["reason"], e["message"]) for e in h.events("p")] == [
         ("Normal", "Scheduled", "Successfully assigned default/p to n1")]
+
+
+# -- PreBind that waits -----------------------------------------------------------------------------
+def pre_bind_harness() -> Harness:
+    plugins = {"preBind": {"enabled": [{"name": ref(PendingPreBind)}]},
+               "reserve": {"enabled": [{"name": ref(RecordingReserve)}]}}
+    return harness(plugins, nodes=1)
+
+
+def test_pre_bind_wait_does_not_block_scheduling_and_resumes_on_resolve() -> None:
+    h = pre_bind_harness()
+    h.create(pod_dict("a", cpu="1"), pod_dict("b", cpu="1"))
+    h.step()
+    h.step()
+    plugin = h.plugin(PendingPreBind)
+    # Both scheduling cycles ran while the first binding cycle waited.
+    assert set(plugin.pending) == {"a", "b"}
+    assert h.node_of("a") is None and h.scheduler.waiting_in_pre_bind
+    plugin.pending["a"].resolve(None)
+    h.settle()
+    assert h.node_of("a") == "n1" and h.node_of("b") is None
+    plugin.pending["b"].resolve(Status(Code.ERROR, ("binding volumes: context deadline exceeded",)))
+    h.settle()
+    assert h.node_of("b") is None
+    assert ("unreserve", "b", "n1") in h.plugin(RecordingReserve).calls
+    assert not h.scheduler.waiting_in_pre_bind
+    assert "binding volumes: context deadline exceeded" in h.condition("b").get("message", "")

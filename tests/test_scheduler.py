@@ -285,3 +285,37 @@ def test_a_binding_or_status_update_reuses_the_parsed_pod_and_anything_else_is_p
     assert _rebound(old, relabelled) is None
     assert _rebound(old, resized) is None
     assert _rebound(old, nominated) is None
+
+
+def test_a_node_beyond_the_snapshot_columns_is_ignored_not_an_overflow() -> None:
+    # A real API server stores cpu: 1E; the scheduler leaves that node out instead of crashing.
+    h = Harness(objects=[node_dict("huge", cpu="1E"), node_dict("n1")])
+    h.create(pod_dict("p"))
+    h.run()
+    assert h.node_of("p") == "n1"
+    assert [i.name for i in h.scheduler.update_snapshot().node_infos] == ["n1"]
+
+
+def test_storage_events_reach_listers_and_move_volume_rejected_pods() -> None:
+    """PvcAdd / PvAdd / StorageClassAdd as kube-scheduler names them: a pod waiting for its claim is
+    retried once the claim appears."""
+    from tests.factories import node_dict, pod_dict
+    from tests.fakeplugins import Harness
+    from tests.plugins.storage import claim_volume, pv_dict, pvc_dict
+
+    h = Harness(objects=[node_dict("n1")])
+    h.create(pod_dict("p", spec={"volumes": [claim_volume("c")]}))
+    h.step()
+    assert h.node_of("p") is None
+    assert h.records[-1].message and 'persistentvolumeclaim "c" not found' in h.records[-1].message
+    pv = pv_dict("pv", claim=("default", "c"))
+    pvc = pvc_dict("c", volume="pv", bound=True)
+    for obj in (pv, pvc):
+        obj["metadata"].pop("resourceVersion")
+        obj["metadata"].pop("uid", None)
+    h.create(pv, pvc)
+    assert h.scheduler.listers.pvc("default", "c") is not None
+    h.clock.advance_to(h.clock.now() + __import__("datetime").timedelta(seconds=2))
+    h.scheduler.queue.flush_backoff_q_completed()
+    h.run()
+    assert h.node_of("p") == "n1"

@@ -1,7 +1,7 @@
 """The parts of a policy/v1 PodDisruptionBudget that preemption reads.
 
-Parsing is lenient on purpose: a PDB whose selector is invalid does not stop preemption, it just
-protects no pod, as in kube-scheduler.
+Parsing is lenient on purpose about the selector: a PDB whose selector is invalid does not stop
+preemption, it just protects no pod, as in kube-scheduler. Field types are checked (ObjectError).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api import fields
 from kubesched.api.errors import ObjectError
 from kubesched.api.labels import LabelSelector
 from kubesched.api.objects import Pod
@@ -31,9 +32,9 @@ class PodDisruptionBudget:
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> PodDisruptionBudget:
-        meta = raw.get("metadata") or {}
-        spec = raw.get("spec") or {}
-        status = raw.get("status") or {}
+        meta = fields.mapping(raw.get("metadata"), "metadata")
+        spec = fields.mapping(raw.get("spec"), "spec")
+        status = fields.mapping(raw.get("status"), "status")
         selector: LabelSelector | None
         try:
             selector = LabelSelector.from_dict(spec.get("selector"))
@@ -41,13 +42,13 @@ class PodDisruptionBudget:
             selector = None
         if selector is not None and selector.empty:
             selector = None
-        allowed = status.get("disruptionsAllowed") or 0
+        allowed = fields.integer(status.get("disruptionsAllowed"), "status.disruptionsAllowed")
         return cls(
             namespace=str(meta.get("namespace") or "default"),
             name=str(meta.get("name") or ""),
             selector=selector,
-            disruptions_allowed=int(allowed),
-            disrupted_pods=frozenset((status.get("disruptedPods") or {}).keys()),
+            disruptions_allowed=allowed,
+            disrupted_pods=frozenset(fields.mapping(status.get("disruptedPods"), "status.disruptedPods")),
         )
 
     def selects(self, pod: Pod) -> bool:

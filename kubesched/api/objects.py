@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from kubesched.api import fields
 from kubesched.api.errors import ObjectError
 from kubesched.api.labels import NodeSelector, PreferredSchedulingTerm
 from kubesched.api.pod_affinity import PodAffinity
+from kubesched.api.resource_names import MAX_SCHEDULER_UNITS, check_amount_fits
 from kubesched.api.resources import (
     ResourceList,
     non_zero_requests,
@@ -50,7 +52,8 @@ def _list(obj: Any, path: str) -> list[Any]:
 
 
 def _str_map(obj: Any, path: str) -> dict[str, str]:
-    return {str(k): "" if v is None else str(v) for k, v in _map(obj, path).items()}
+    """Labels, annotations, nodeSelector: strings only (``ssd: true`` unquoted is a boolean, refused)."""
+    return fields.string_map(obj, path)
 
 
 def _int(obj: Any, path: str, default: int = 0) -> int:
@@ -59,6 +62,17 @@ def _int(obj: Any, path: str, default: int = 0) -> int:
     if isinstance(obj, bool) or not isinstance(obj, int):
         raise ObjectError(path, f"expected an integer, got {obj!r}")
     return obj
+
+
+def _check_fits(units: Mapping[str, int], resources: ResourceList, path: str) -> Mapping[str, int]:
+    """``units`` (scheduler units of ``resources``) unless one is past the snapshot's int64 columns.
+
+    A real API server accepts ``cpu: 1E``; the scheduler must refuse it rather than overflow.
+    """
+    for name, value in units.items():
+        if value > MAX_SCHEDULER_UNITS:
+            check_amount_fits(name, resources[name], f"{path}.{name}")
+    return units
 
 
 def parse_time(value: Any, path: str) -> datetime | None:
@@ -150,7 +164,7 @@ class Container:
         for i, p in enumerate(_list(c.get("ports"), "ports")):
             pm = _map(p, f"ports[{i}]")
             ports.append(ContainerPort(
-                host_port=_int(pm.get("hostPort"), f"ports[{i}].hostPort"),
+                host_port=fields.port(pm.get("hostPort"), f"ports[{i}].hostPort", allow_zero=True),
                 protocol=str(pm.get("protocol") or "TCP"),
                 host_ip=str(pm.get("hostIP") or ""),
             ))
@@ -281,14 +295,15 @@ class Pod:
         )
         app = [c.requests for c in containers]
         init = [(c.requests, c.is_sidecar) for c in init_containers]
-        requests = scheduler_resources(pod_requests(app, init, overhead))
+        total = pod_requests(app, init, overhead)
+        requests = _check_fits(scheduler_resources(total), total, "spec.containers (total request of the pod)")
         nz_cpu, nz_mem = non_zero_requests(app, init, overhead)
         host_ports = tuple(p for c in containers for p in c.ports if p.host_port > 0)
         return cls(
             raw=raw,
             meta=meta,
-            node_name=str(spec.get("nodeName") or ""),
-            scheduler_name=str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME),
+            node_name=fields.string(spec.get("nodeName"), "spec.nodeName"),
+            scheduler_name=fields.string(spec.get("schedulerName"), "spec.schedulerName") or DEFAULT_SCHEDULER_NAME,
             priority=_int(spec.get("priority"), "spec.priority"),
             preemption_policy=str(spec.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY),
             node_selector=_str_map(spec.get("nodeSelector"), "spec.nodeSelector"),
@@ -356,11 +371,11 @@ class Node:
         return cls(
             raw=raw,
             meta=meta,
-            unschedulable=bool(spec.get("unschedulable", False)),
+            unschedulable=fields.boolean(spec.get("unschedulable"), "spec.unschedulable"),
             taints=tuple(_parse(Taint.from_dict, t, f"spec.taints[{i}]")
                          for i, t in enumerate(_list(spec.get("taints"), "spec.taints"))),
-            allocatable=scheduler_resources(allocatable),
-            capacity=scheduler_resources(capacity),
+            allocatable=_check_fits(scheduler_resources(allocatable), allocatable, "status.allocatable"),
+            capacity=_check_fits(scheduler_resources(capacity), capacity, "status.capacity"),
             images=tuple(images),
         )
 
@@ -378,7 +393,7 @@ class PriorityClass:
         return cls(
             name=meta.name,
             value=_int(raw.get("value"), "value"),
-            global_default=bool(raw.get("globalDefault", False)),
+            global_default=fields.boolean(raw.get("globalDefault"), "globalDefault"),
             preemption_policy=str(raw.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY),
         )
 

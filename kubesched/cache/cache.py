@@ -98,6 +98,8 @@ class Cache:
         self._assumed: set[str] = set()
         self._images: dict[str, tuple[int, set[str]]] = {}
         self._nodes_changed = True
+        #: Whether some image's node count moved since the last full copy (image spread is per cluster).
+        self._images_changed = True
         #: Nodes whose info changed since the last snapshot update.
         self._dirty: set[str] = set()
 
@@ -108,7 +110,8 @@ class Cache:
             if info is None:
                 info = NodeInfo()
                 self._nodes[node.name] = info
-            else:
+            same_images = info.node is not None and info.node.images == node.images
+            if not same_images:
                 self._remove_images(info.node)
             if info.node is None:
                 self._tree.add(node)
@@ -116,7 +119,8 @@ class Cache:
             else:
                 self._tree.update(info.node, node)
                 self._nodes_changed = self._nodes_changed or zone_key(info.node) != zone_key(node)
-            self._add_images(node)
+            if not same_images:
+                self._add_images(node)
             info.set_node(node)
             self._dirty.add(node.name)
             return info
@@ -142,7 +146,9 @@ class Cache:
         for image in node.images:
             for name in image.names:
                 _, nodes = self._images.setdefault(name, (image.size_bytes, set()))
-                nodes.add(node.name)
+                if node.name not in nodes:
+                    nodes.add(node.name)
+                    self._images_changed = True
 
     def _remove_images(self, node: Node | None) -> None:
         if node is None:
@@ -150,8 +156,9 @@ class Cache:
         for image in node.images:
             for name in image.names:
                 entry = self._images.get(name)
-                if entry is not None:
+                if entry is not None and node.name in entry[1]:
                     entry[1].discard(node.name)
+                    self._images_changed = True
                     if not entry[1]:
                         del self._images[name]
 
@@ -283,6 +290,10 @@ class Cache:
         with self._lock:
             return len(self._tree)
 
+    def assumed_pod_count(self) -> int:
+        with self._lock:
+            return len(self._assumed)
+
     def pod_count(self) -> int:
         with self._lock:
             return sum(len(info.pods) for info in self._nodes.values())
@@ -311,23 +322,23 @@ class Cache:
         """Bring ``snapshot`` up to date, copying only nodes whose generation moved."""
         with self._lock:
             if self._nodes_changed or len(snapshot) != len(self._tree):
-                # The node set changed: copy every node again, so that per-node derived data
-                # (image spread counts) is consistent across the whole snapshot.
-                infos = [self._clone(self._nodes[name]) for name in self._tree.list()]
+                # The node set changed. Copy every node again only when an image's spread moved (each
+                # copy carries per-image node counts); otherwise unchanged nodes keep their copies, as
+                # kube-scheduler keeps unchanged NodeInfos and only rebuilds the list.
+                reuse = not self._images_changed
+                infos = []
+                for name in self._tree.list():
+                    kept = snapshot.get(name) if reuse and name not in self._dirty else None
+                    infos.append(kept if kept is not None else self._clone(self._nodes[name]))
                 snapshot.replace_all(infos)
                 self._nodes_changed = False
+                self._images_changed = False
             else:
-                pvcs_dirty = False
                 for name in self._dirty:
                     live = self._nodes.get(name)
                     if live is None or live.node is None:
                         continue
-                    old = snapshot.get(name)
-                    clone = self._clone(live)
-                    snapshot.replace_node(clone)
-                    if old is None or old.pvc_ref_counts.keys() != clone.pvc_ref_counts.keys():
-                        pvcs_dirty = True
-                if pvcs_dirty:
-                    snapshot.refresh_used_pvcs()
+                    # Replacing a node also updates the snapshot's used PVCs for it.
+                    snapshot.replace_node(self._clone(live))
             self._dirty.clear()
             snapshot.generation = next_generation()

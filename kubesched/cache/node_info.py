@@ -174,7 +174,7 @@ class NodeInfo:
                 self.used_ports.add(port.host_ip, port.protocol, port.host_port)
             else:
                 self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
-        for key in pvc_keys(pod):
+        for key in pvc_keys(pod) if pod.volumes else ():
             count = self.pvc_ref_counts.get(key, 0) + sign
             if count > 0:
                 self.pvc_ref_counts[key] = count

@@ -8,7 +8,7 @@ whose generation moved since the previous cycle.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
@@ -96,6 +96,10 @@ class Snapshot:
         self.pods = PodLabelIndex()
         self.affinity_terms = AffinityTermIndex()
         self.used_pvcs: set[str] = set()
+        #: PVC key -> how many nodes have a pod using it (keeps ``used_pvcs`` current node by node).
+        self._pvc_nodes: dict[str, int] = {}
+        #: Generation of each row's NodeInfo: consumers find the rows changed since they last looked.
+        self.row_generation = np.zeros(0, dtype=np.int64)
         self._label_columns: dict[str, LabelColumn] = {}
         self._taint_groups: tuple[np.ndarray, list[tuple[Taint, ...]]] | None = None
         #: Bumped whenever node objects (labels, taints, images) change: derived per-node caches key on it.
@@ -180,6 +184,7 @@ class Snapshot:
         self.non_zero_requested[i, 1] = info.non_zero_memory
         self.pod_count[i] = len(info.pods)
         self.allowed_pods[i] = info.allocatable.get(PODS, 0)
+        self.row_generation[i] = info.generation
 
     def replace_all(self, infos: list[NodeInfo]) -> None:
         """Rebuild every list and column (node set changed)."""
@@ -197,6 +202,7 @@ class Snapshot:
         self.non_zero_requested = np.zeros((n, 2), dtype=np.int64)
         self.pod_count = np.zeros(n, dtype=np.int64)
         self.allowed_pods = np.zeros(n, dtype=np.int64)
+        self.row_generation = np.zeros(n, dtype=np.int64)
         self.pods.clear()
         self.affinity_terms.clear()
         for i, info in enumerate(infos):
@@ -215,6 +221,8 @@ class Snapshot:
         self._ensure_resource_columns([*info.allocatable, *info.requested])
         self._write_row(i, info)
         self._reindex_pods(i, old.pods, info.pods)
+        if old.pvc_ref_counts.keys() != info.pvc_ref_counts.keys():
+            self._move_pvc_users(old.pvc_ref_counts.keys(), info.pvc_ref_counts.keys())
         if old.node is not info.node:
             self.invalidate_node_objects()
 
@@ -237,5 +245,23 @@ class Snapshot:
         self.node_objects_version += 1
 
     def refresh_used_pvcs(self) -> None:
-        """Recompute the PVCs some pod in the snapshot uses (after a node's PVC references changed)."""
-        self.used_pvcs = {key for info in self.node_infos for key in info.pvc_ref_counts}
+        """Recompute the PVCs some pod in the snapshot uses from every node."""
+        self._pvc_nodes = {}
+        for info in self.node_infos:
+            for key in info.pvc_ref_counts:
+                self._pvc_nodes[key] = self._pvc_nodes.get(key, 0) + 1
+        self.used_pvcs = set(self._pvc_nodes)
+
+    def _move_pvc_users(self, old: Iterable[str], new: Iterable[str]) -> None:
+        """One node's PVC references changed from ``old`` to ``new``: update ``used_pvcs`` for them."""
+        old_set, new_set = set(old), set(new)
+        for key in old_set - new_set:
+            left = self._pvc_nodes.get(key, 0) - 1
+            if left > 0:
+                self._pvc_nodes[key] = left
+            else:
+                self._pvc_nodes.pop(key, None)
+                self.used_pvcs.discard(key)
+        for key in new_set - old_set:
+            self._pvc_nodes[key] = self._pvc_nodes.get(key, 0) + 1
+            self.used_pvcs.add(key)

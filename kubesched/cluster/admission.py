@@ -217,11 +217,15 @@ def admit_create(obj: dict, store: AdmissionStore) -> None:
         _admit_priority_class(obj, store)
     elif kind == "PersistentVolumeClaim":
         _admit_default_storage_class(obj, store)
+    elif kind == "Lease":
+        validate_lease(obj)
 
 
 def admit_update(obj: dict, old: dict) -> None:
     """Default ``obj`` on update; a pod keeps the priority admission gave it when the update drops it."""
     apply_defaults(obj)
+    if obj.get("kind") == "Lease":
+        validate_lease(obj)
     if obj.get("kind") == "Pod":
         spec = _dict_at(obj, "spec")
         old_spec = old.get("spec") or {}
@@ -334,3 +338,40 @@ def _admit_default_storage_class(pvc: dict, store: AdmissionStore) -> None:
         sc["metadata"]["name"] for sc in defaults if sc["metadata"].get("creationTimestamp", "") == newest
     )
     spec["storageClassName"] = chosen
+
+
+def validate_lease(lease: dict) -> None:
+    """coordination.k8s.io/v1 Lease validation: a positive duration, non-negative transitions, MicroTimes
+    that parse, and preferredHolder only with a strategy (what leader election relies on)."""
+    from datetime import datetime
+
+    name = str((lease.get("metadata") or {}).get("name") or "")
+    spec = lease.get("spec") or {}
+
+    def invalid(path: str, detail: str) -> Invalid:
+        return Invalid.of("Lease.coordination.k8s.io", name, f"spec.{path}", detail)
+
+    if not isinstance(spec, dict):
+        raise invalid("", "must be a mapping")
+    holder = spec.get("holderIdentity")
+    if holder is not None and not isinstance(holder, str):
+        raise invalid("holderIdentity", f"Invalid value: {holder!r}: must be a string")
+    for key, minimum, rule in (("leaseDurationSeconds", 1, "must be greater than 0"),
+                               ("leaseTransitions", 0, "must be greater than or equal to 0")):
+        value = spec.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise invalid(key, f"Invalid value: {value!r}: must be an integer")
+        if value < minimum:
+            raise invalid(key, f"Invalid value: {value}: {rule}")
+    for key in ("acquireTime", "renewTime"):
+        value = spec.get(key)
+        if value is None:
+            continue
+        try:
+            datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            raise invalid(key, f"Invalid value: {value!r}: must be an RFC 3339 time") from None
+    if spec.get("preferredHolder") and not spec.get("strategy"):
+        raise invalid("preferredHolder", "Forbidden: may only be specified if `strategy` is defined")

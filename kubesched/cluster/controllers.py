@@ -1,15 +1,20 @@
 """Controllers of a real control plane whose effects the scheduler sees, emulated for the embedded cluster.
 
-Only the disruption controller lives here: preemption reads PodDisruptionBudget status
+The disruption controller lives here: preemption reads PodDisruptionBudget status
 (disruptionsAllowed) to avoid victims whose eviction would violate a budget, so the simulation must
-keep that status as kube-controller-manager would.
+keep that status as kube-controller-manager would. Like kube-controller-manager's, it reacts to
+watch events (pods and budgets of a namespace) rather than being called. :func:`start_controllers`
+starts it with the PV controller (:mod:`kubesched.cluster.pv_controller`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from kubesched.cluster.embedded import EmbeddedCluster
+from kubesched.cluster.protocol import WatchEvent
+from kubesched.cluster.pv_controller import PVController
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
@@ -100,12 +105,54 @@ def _selector_matcher(selector: object) -> Callable[[dict], bool]:
     return lambda pod: bool(parsed.matches((pod.get("metadata") or {}).get("labels") or {}))
 
 
-def update_pdb_status(cluster: EmbeddedCluster) -> int:
+class DisruptionController:
+    """Keeps PodDisruptionBudget status current from pod and budget watch events."""
+
+    def __init__(self, cluster: EmbeddedCluster) -> None:
+        self.cluster = cluster
+        self._watch: object = None
+
+    def start(self) -> None:
+        self._watch = self.cluster.watch(("Pod", "PodDisruptionBudget"), self.handle_event, private_copies=False)
+        update_pdb_status(self.cluster)
+
+    def handle_event(self, event: WatchEvent) -> None:
+        namespace = (event.obj.get("metadata") or {}).get("namespace") or "default"
+        if event.kind == "Pod" and not any(True for _ in self._budgets(namespace)):
+            return  # the common case: no budget in the pod's namespace, nothing to recompute
+        update_pdb_status(self.cluster, namespace)
+
+    def _budgets(self, namespace: str) -> Iterable[dict]:
+        return (p for p in self.cluster.objects("PodDisruptionBudget")
+                if p["metadata"].get("namespace") == namespace)
+
+
+@dataclass
+class Controllers:
+    """The controllers running against one embedded cluster."""
+
+    pv: PVController
+    disruption: DisruptionController
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.pv.warnings)
+
+
+def start_controllers(cluster: EmbeddedCluster) -> Controllers:
+    """Start the watch-driven controllers a control plane runs besides the scheduler."""
+    controllers = Controllers(PVController(cluster), DisruptionController(cluster))
+    controllers.pv.start()
+    controllers.disruption.start()
+    return controllers
+
+
+def update_pdb_status(cluster: EmbeddedCluster, namespace: str | None = None) -> int:
     """Recompute the status of every PodDisruptionBudget created without one; returns how many changed.
 
     Budgets whose status came with their manifest are left alone, so scenarios can pin a status.
     """
-    pdbs, _ = cluster.list("PodDisruptionBudget")
+    pdbs, _ = cluster.list("PodDisruptionBudget", namespace)
     pods_by_namespace: dict[str, list[dict]] = {}
     changed = 0
     for pdb in pdbs:

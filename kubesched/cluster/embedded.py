@@ -71,7 +71,7 @@ def format_time(t: datetime) -> str:
 class _Watcher:
     """One registered watch: the kinds it wants and the first event sequence number it may see."""
 
-    __slots__ = ("_cluster", "active", "after_seq", "copies", "handler", "kinds")
+    __slots__ = ("_cluster", "active", "after_seq", "handler", "kinds", "private_copies")
 
     def __init__(
         self,
@@ -79,13 +79,13 @@ class _Watcher:
         kinds: frozenset[str],
         handler: Callable[[WatchEvent], None],
         after_seq: int,
-        copies: bool = True,
+        private_copies: bool = True,
     ) -> None:
         self._cluster = cluster
         self.kinds = kinds
         self.handler = handler
+        self.private_copies = private_copies
         self.after_seq = after_seq
-        self.copies = copies
         self.active = True
 
     def stop(self) -> None:
@@ -352,17 +352,20 @@ class EmbeddedCluster:
     # watch
 
     def watch(self, kinds: Collection[str], handler: Callable[[WatchEvent], None], *,
-              read_only: bool = False) -> _Watcher:
+              private_copies: bool = True, read_only: bool = False) -> _Watcher:
         """Register ``handler`` for changes of ``kinds`` made after this call.
 
-        A ``read_only`` watcher promises never to change what it is handed, and is handed the stored
-        objects themselves (never changed in place, see above) instead of copies."""
+        Each event hands the handler its own copy of the objects. A watcher that never changes what it
+        is handed (``read_only=True``, or ``private_copies=False`` as the cluster's own controllers
+        pass, or every watcher of a cluster made with ``read_only_watchers``) reads the stored states
+        directly (never changed in place, see above) instead.
+        """
         wanted = frozenset(kinds)
         for kind in wanted:
             kind_info(kind)
         with self._lock:
             watcher = _Watcher(self, wanted, handler, self._event_seq,
-                               copies=not (read_only or self._read_only_watchers))
+                               private_copies and not (read_only or self._read_only_watchers))
             self._watchers.append(watcher)
             return watcher
 
@@ -393,7 +396,7 @@ class EmbeddedCluster:
                     for watcher in targets:
                         if watcher.active:
                             handed = True
-                            if not watcher.copies:
+                            if not watcher.private_copies:
                                 watcher.handler(event)
                                 continue
                             watcher.handler(

@@ -2,21 +2,44 @@
 
 kube-scheduler hands plugins informer listers (namespaces for pod affinity's namespace selectors;
 services, replication controllers, replica sets and stateful sets for PodTopologySpread's default
-constraints). :class:`Listers` is that store here: the scheduler feeds it watch events, plugins
-read it through ``handle.listers``. Reads never reach the API server.
+constraints; PodDisruptionBudgets for preemption; persistent volumes, claims, storage classes, CSI
+nodes and drivers for the volume plugins). :class:`Listers` is that store here: the scheduler feeds
+it watch events, plugins read it through ``handle.listers``. Reads never reach the API server.
+
+Storage objects are kept parsed (typed views from :mod:`kubesched.api.storage`), since the volume
+plugins read them in every cycle of a pod with volumes. Plugins that must react to storage changes
+outside a cycle (VolumeBinding's PreBind waiting for the PV controller) subscribe with
+:meth:`Listers.subscribe`.
 """
 
 from __future__ import annotations
 
+import builtins
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubesched.api.labels import LabelSelector
 from kubesched.api.objects import Namespace
+from kubesched.api.storage import CSIDriver, CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from kubesched.api.validation import validate_object
+
+#: Storage kinds and their parsed views.
+STORAGE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "PersistentVolume": PersistentVolume.from_dict,
+    "PersistentVolumeClaim": PersistentVolumeClaim.from_dict,
+    "StorageClass": StorageClass.from_dict,
+    "CSINode": CSINode.from_dict,
+    "CSIDriver": CSIDriver.from_dict,
+}
+STORAGE_KINDS = tuple(STORAGE_VIEWS)
 
 #: Kinds plugins read through listers (besides nodes and pods, which live in the cache).
-LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
+                "PodDisruptionBudget", *STORAGE_KINDS, "CSIStorageCapacity")
+
+#: ``listener(event_type, kind, new_view, old_view)``, called after the store changed.
+StorageListener = Callable[[str, str, Any, Any], None]
 
 
 class Listers:
@@ -25,15 +48,34 @@ class Listers:
     def __init__(self) -> None:
         self._objects: dict[str, dict[tuple[str, str], Mapping[str, Any]]] = {k: {} for k in LISTED_KINDS}
         self._namespaces: dict[str, Namespace] = {}
+        self._views: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in STORAGE_KINDS}
+        self._listeners: list[StorageListener] = []
+        #: Bumped on every storage change: plugins key derived per-node caches on it.
+        self.storage_version = 0
         self._lock = threading.Lock()
 
     # -- fed by the scheduler's watch -----------------------------------------------------------------
     def apply(self, event_type: str, kind: str, obj: Mapping[str, Any]) -> None:
-        """Record one watch event; a malformed Namespace raises ObjectError and changes nothing."""
+        """Record one watch event; a malformed object raises ObjectError and changes nothing.
+
+        Plugins read these objects' fields directly (a Service's ``spec.selector``), so their types
+        are checked here, once, rather than by every reader.
+        """
+        if event_type != "DELETED":
+            validate_object(obj)
         meta = obj.get("metadata") or {}
         key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
         namespace = Namespace.from_dict(obj) if kind == "Namespace" else None
+        parse = STORAGE_VIEWS.get(kind)
+        view = parse(obj) if parse is not None and event_type != "DELETED" else None
+        old_view = None
         with self._lock:
+            if parse is not None:
+                views = self._views[kind]
+                old_view = views.pop(key, None) if event_type == "DELETED" else views.get(key)
+                if view is not None:
+                    views[key] = view
+                self.storage_version += 1
             store = self._objects.setdefault(kind, {})
             if event_type == "DELETED":
                 store.pop(key, None)
@@ -43,6 +85,14 @@ class Listers:
                 store[key] = obj
                 if namespace is not None:
                     self._namespaces[namespace.name] = namespace
+            listeners = list(self._listeners) if parse is not None else []
+        for listener in listeners:
+            listener(event_type, kind, view, old_view)
+
+    def subscribe(self, listener: StorageListener) -> None:
+        """Call ``listener`` after every change of a storage object."""
+        with self._lock:
+            self._listeners.append(listener)
 
     # -- read by plugins --------------------------------------------------------------------------------
     def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
@@ -67,3 +117,23 @@ class Listers:
             namespaces = list(self._namespaces.values())
         return [ns.name for ns in namespaces if selector.matches(ns.labels)]
 
+
+    # -- storage (parsed views) ------------------------------------------------------------------------
+    def pv(self, name: str) -> PersistentVolume | None:
+        return self._views["PersistentVolume"].get(("", name))
+
+    def pvs(self) -> builtins.list[PersistentVolume]:
+        with self._lock:
+            return list(self._views["PersistentVolume"].values())
+
+    def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        return self._views["PersistentVolumeClaim"].get((namespace, name))
+
+    def storage_class(self, name: str) -> StorageClass | None:
+        return self._views["StorageClass"].get(("", name))
+
+    def csi_node(self, name: str) -> CSINode | None:
+        return self._views["CSINode"].get(("", name))
+
+    def csi_driver(self, name: str) -> CSIDriver | None:
+        return self._views["CSIDriver"].get(("", name))

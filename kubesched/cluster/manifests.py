@@ -6,19 +6,19 @@ document within it and the field (``scenario.yaml: document 3 (Pod default/web-1
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Iterator
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kubesched.api.errors import ObjectError
-from kubesched.api.quantity import parse_quantity
+from kubesched.api.validation import validate_object
+from kubesched.cluster.documents import DocumentError, read_documents
 from kubesched.cluster.kinds import KNOWN_KINDS
+from kubesched.util.yaml_limits import MAX_DEPTH, nesting_exceeds
 
+#: File name endings read from a folder, in any letter case (``.YAML`` and ``.Yml`` too).
 MANIFEST_SUFFIXES = frozenset({".yaml", ".yml", ".json"})
 # Files of a scenario folder that are not manifests (see the conformance corpus layout).
 SCENARIO_SIDE_FILES = frozenset({"config.yaml", "config.yml", "golden.json"})
@@ -36,7 +36,7 @@ class ManifestError(ValueError):
         self.name = name
         self.path = path
         self.reason = reason
-        where = f"{source}: document {doc_index}"
+        where = f"{source}: document {doc_index}" if doc_index else source
         what = " ".join(part for part in (kind, name) if part)
         if what:
             where += f" ({what})"
@@ -82,90 +82,6 @@ def _display_name(obj: dict) -> str:
     if info is not None and info.namespaced and name:
         return f"{meta.get('namespace') or 'default'}/{name}"
     return name
-
-
-# ---------------------------------------------------------------------------------------------------------
-# YAML reading
-
-
-class _ManifestLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """Safe YAML without the timestamp type: the API keeps times as RFC3339 strings, so must we."""
-
-
-_ManifestLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _plain(value: Any) -> Any:
-    """Turn what YAML may still produce outside the JSON model (explicit dates) into strings."""
-    if isinstance(value, dict):
-        return {str(k) if not isinstance(k, str) else k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
-    if isinstance(value, date):
-        return value.isoformat()
-    return value
-
-
-def _read_documents(path: Path, source: str) -> Iterator[tuple[int, Any]]:
-    """(1-based index, parsed document) for each document of a YAML or JSON file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ManifestError(source, 0, None, None, "", f"cannot read file: {err}") from err
-    if path.suffix == ".json":
-        try:
-            yield 1, json.loads(text)
-        except json.JSONDecodeError as err:
-            raise ManifestError(
-                source, 1, None, None, "", f"invalid JSON: {err.msg} (line {err.lineno}, column {err.colno})"
-            ) from err
-        return
-    docs = _json_documents(text)
-    if docs is not None:
-        yield from enumerate(docs, 1)
-        return
-    index = 0
-    try:
-        for doc in yaml.load_all(text, Loader=_ManifestLoader):
-            index += 1
-            yield index, _plain(doc)
-    except yaml.YAMLError as err:
-        raise ManifestError(source, index + 1, None, None, "", _yaml_reason(err)) from err
-
-
-def _json_documents(text: str) -> list[Any] | None:
-    """The documents of a YAML stream written as one JSON object per document (what ``kubesched
-    generate`` writes), parsed many times faster than the YAML loader could; None for anything else,
-    which then goes through the YAML loader as usual."""
-    if not text.startswith("{"):
-        return None
-    docs = []
-    try:
-        for chunk in text.split("\n---\n"):
-            chunk = chunk.strip()
-            if chunk:
-                doc = json.loads(chunk)
-                if not isinstance(doc, dict):
-                    return None
-                docs.append(doc)
-    except ValueError:
-        return None
-    return docs
-
-
-def _yaml_reason(err: yaml.YAMLError) -> str:
-    if isinstance(err, yaml.MarkedYAMLError):
-        mark = err.problem_mark or err.context_mark
-        problem = err.problem or err.context or "malformed"
-        if mark is not None:
-            return f"invalid YAML: {problem} (line {mark.line + 1}, column {mark.column + 1})"
-        return f"invalid YAML: {problem}"
-    return f"invalid YAML: {err}"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -258,15 +174,29 @@ def _expand(doc: Any, source: str, index: int, explicit: bool) -> list[dict]:
 
 
 def _files_in(folder: Path) -> list[Path]:
-    """Manifest files under ``folder``, recursively, ordered by their path relative to it."""
-    found = [
-        p
-        for p in folder.rglob("*")
-        if p.is_file()
-        and p.suffix in MANIFEST_SUFFIXES
-        and p.name not in SCENARIO_SIDE_FILES
-        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    ]
+    """Manifest files under ``folder``, recursively, ordered by their path relative to it.
+
+    Symlinked sub-folders are followed (each real folder once, so a link back up is no loop);
+    hidden files and folders are skipped; suffixes match in any letter case.
+    """
+    found: list[Path] = []
+    visited: set[str] = set()
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if real in visited:
+            dirs[:] = []
+            continue
+        visited.add(real)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            path = Path(root, name)
+            if (
+                not name.startswith(".")
+                and path.suffix.lower() in MANIFEST_SUFFIXES
+                and name.lower() not in SCENARIO_SIDE_FILES
+                and path.is_file()
+            ):
+                found.append(path)
     return sorted(found, key=lambda p: p.relative_to(folder).parts)
 
 
@@ -277,82 +207,59 @@ def load_manifests(
 ) -> list[Manifest]:
     """Every object in ``paths`` (files or folders), in order.
 
-    ``validate`` (default ``check_quantities``) may raise ObjectError for a bad field; it is reported
-    with the file and document. Pass ``lambda obj: None`` to skip it.
+    ``validate`` (default :func:`~kubesched.api.validation.validate_object`, what the API server
+    would refuse) may raise ObjectError for a bad field; it is reported with the file and document.
+    Pass ``lambda obj: None`` to skip it. A path that yields no object is an error: it is almost
+    always the wrong path.
     """
-    check = check_quantities if validate is None else validate
+    check = validate_object if validate is None else validate
     manifests: list[Manifest] = []
     for given in paths:
+        if not isinstance(given, str | os.PathLike):
+            raise ManifestError(repr(given), 0, None, None, "", "expected a file or folder path")
+        if not str(given).strip():
+            raise ManifestError('""', 0, None, None, "", "an empty path names no file or folder")
         path = Path(given)
         if path.is_dir():
             files = [(f, str(f), False) for f in _files_in(path)]
         elif path.is_file():
             files = [(path, str(given), True)]
+        elif path.exists():
+            raise ManifestError(str(given), 0, None, None, "", "not a regular file or a folder")
         else:
             raise ManifestError(str(given), 0, None, None, "", "no such file or folder")
+        before = len(manifests)
         for file, source, explicit in files:
-            for index, doc in _read_documents(file, source):
-                for obj in _expand(doc, source, index, explicit):
-                    manifest = Manifest(source, index, obj)
-                    try:
-                        check(obj)
-                    except ObjectError as err:
-                        raise ManifestError.from_object_error(manifest, err) from err
-                    manifests.append(manifest)
+            try:
+                for index, doc in read_documents(file):
+                    for obj in _expand(doc, source, index, explicit):
+                        manifests.append(checked_manifest(Manifest(source, index, obj), check))
+            except DocumentError as err:
+                raise ManifestError(source, err.doc_index, None, None, "", err.reason) from err
+        if len(manifests) == before:
+            what = "folder (in files ending .yaml, .yml or .json)" if path.is_dir() else "file"
+            raise ManifestError(str(given), 0, None, None, "", f"no Kubernetes objects in this {what}")
     return manifests
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Field checks that catch the common typos before the simulation starts
+def checked_manifest(manifest: Manifest, check: Callable[[dict], None] = validate_object) -> Manifest:
+    """``manifest`` once ``check`` has passed on its object; its ObjectError located in the file."""
+    try:
+        check(manifest.obj)
+    except ObjectError as err:
+        raise ManifestError.from_object_error(manifest, err) from err
+    return manifest
 
 
-def _check_resource_list(values: Any, path: str) -> None:
-    if values is None:
-        return
-    if not isinstance(values, dict):
-        raise ObjectError(path, "expected a mapping of resource name to quantity")
-    for resource, quantity in values.items():
-        try:
-            parse_quantity(quantity)
-        except ObjectError as err:
-            raise ObjectError(f"{path}.{resource}", err.reason) from err
+def objects_to_manifests(objects: Iterable[Any], source: str = "<objects>") -> list[Manifest]:
+    """Object dicts given in code, checked as a file's documents are (``List`` objects expanded).
 
-
-def _check_containers(containers: Any, path: str) -> None:
-    if containers is None:
-        return
-    if not isinstance(containers, list):
-        raise ObjectError(path, "expected a list")
-    for i, container in enumerate(containers):
-        if not isinstance(container, dict):
-            raise ObjectError(f"{path}[{i}]", "expected a mapping")
-        resources = container.get("resources")
-        if resources is None:
-            continue
-        if not isinstance(resources, dict):
-            raise ObjectError(f"{path}[{i}].resources", "expected a mapping")
-        for field in ("requests", "limits"):
-            _check_resource_list(resources.get(field), f"{path}[{i}].resources.{field}")
-
-
-def check_quantities(obj: dict) -> None:
-    """Resource quantities of pods, nodes and claims must parse (ObjectError with the field path)."""
-    kind = obj.get("kind")
-    if kind == "Pod":
-        spec = obj.get("spec")
-        if not isinstance(spec, dict):
-            raise ObjectError("spec", "Required value" if spec is None else "expected a mapping")
-        _check_containers(spec.get("containers"), "spec.containers")
-        _check_containers(spec.get("initContainers"), "spec.initContainers")
-        _check_resource_list(spec.get("overhead"), "spec.overhead")
-    elif kind == "Node":
-        status = obj.get("status")
-        if isinstance(status, dict):
-            _check_resource_list(status.get("capacity"), "status.capacity")
-            _check_resource_list(status.get("allocatable"), "status.allocatable")
-    elif kind == "PersistentVolumeClaim":
-        resources = (obj.get("spec") or {}).get("resources")
-        if isinstance(resources, dict):
-            _check_resource_list(resources.get("requests"), "spec.resources.requests")
-    elif kind == "PersistentVolume":
-        _check_resource_list((obj.get("spec") or {}).get("capacity"), "spec.capacity")
+    Each dict counts as one document of ``source``, numbered from 1.
+    """
+    manifests: list[Manifest] = []
+    for index, obj in enumerate(objects, start=1):
+        if isinstance(obj, dict) and nesting_exceeds(obj, MAX_DEPTH):
+            raise ManifestError(source, index, None, None, "", f"too deeply nested (more than {MAX_DEPTH} levels)")
+        for item in _expand(obj, source, index, True):
+            manifests.append(checked_manifest(Manifest(source, index, item)))
+    return manifests

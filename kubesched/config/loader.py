@@ -31,6 +31,7 @@ from kubesched.config.types import (
     default_client_connection,
 )
 from kubesched.config.validation import duplicate_plugin_errors, validate_config
+from kubesched.util.yaml_limits import YamlStructureError, check_yaml_structure
 
 
 def default_config() -> KubeSchedulerConfiguration:
@@ -77,6 +78,10 @@ _StrictSafeLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
 
 def _read_file(path: Path) -> object:
     text = path.read_text(encoding="utf-8")
+    try:
+        check_yaml_structure(text)
+    except YamlStructureError as exc:
+        raise ConfigError("", f"{path}: could not parse configuration: {exc.reason}") from exc
     try:
         # JSON is a subset of YAML, so one parser serves both formats.
         return yaml.load(text, Loader=_StrictSafeLoader)

@@ -15,13 +15,15 @@ class StateData(Protocol):
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "plugin_timer", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         #: Plugins whose PreFilter / PreScore said Skip: their Filter / Score are not called.
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        #: Set on the sampled cycles whose plugin calls are timed (kubesched.metrics.PluginTimer).
+        self.plugin_timer: Any = None
 
     def read(self, key: str) -> Any:
         """The value stored under ``key``; KeyError when nothing was written (a plugin bug)."""
@@ -46,4 +48,5 @@ class CycleState:
             copy._data[key] = clone() if callable(clone) else value
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
+        copy.plugin_timer = self.plugin_timer
         return copy

@@ -23,6 +23,7 @@ import numpy as np
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Status
 
 if TYPE_CHECKING:
@@ -213,7 +214,10 @@ class PermitPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
-    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | PendingStatus | None:
+        """A status now, or a PendingStatus the plugin resolves later (the binding cycle waits on it
+        through a callback, never a blocked thread)."""
+        ...
 
 
 @runtime_checkable

@@ -18,9 +18,9 @@ and keeps simulations reproducible.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.api.disruption_budget import PodDisruptionBudget
@@ -92,6 +92,24 @@ class PreemptionPolicy(Protocol):
 
 
 # -- pod ordering helpers (pkg/scheduler/util) ------------------------------------------------------
+def clock_reading(now: datetime, pods: Iterable[Pod]) -> datetime:
+    """What kube-scheduler's ``time.Now()`` stands for when it fills in a missing start time.
+
+    There it is the wall clock, later than the start of every running pod. A simulation's virtual
+    clock can lag the start times its manifests carry (they are stamped in document order), and a
+    pod bound during the run, which no kubelet ever starts, would then count as started *before*
+    pods that are running: the reading is lifted just past the latest start among ``pods``.
+    """
+    latest = max((p.start_time for p in pods if p.start_time is not None), default=None)
+    if latest is not None and latest.tzinfo is None:
+        latest = latest.replace(tzinfo=UTC)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    if latest is not None and latest >= now:
+        return latest + timedelta(microseconds=1)
+    return now
+
+
 def pod_start_time(pod: Pod, now: datetime) -> datetime:
     """When the pod started; pods not started yet (assumed, or bound without a kubelet) count as now."""
     return pod.start_time if pod.start_time is not None else now
@@ -305,8 +323,9 @@ class Evaluator:
         return candidates, node_statuses, errors
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
-        items, _ = self.handle.cluster.list("PodDisruptionBudget")
-        return [PodDisruptionBudget.from_dict(item) for item in items]
+        """From the scheduler's lister (never a live LIST in the scheduling cycle)."""
+        items = self.handle.listers.list("PodDisruptionBudget")
+        return [PodDisruptionBudget.from_dict(dict(item)) for item in items]
 
     def dry_run_preemption(self, pod: Pod, potential: Sequence[NodeInfo], pdbs: Sequence[PodDisruptionBudget],
                            offset: int, num_candidates: int
@@ -318,10 +337,15 @@ class Evaluator:
         node_statuses: dict[str, Status] = {}
         errors: list[str] = []
         n = len(potential)
+        # A policy that copies what it changes itself gets the snapshot's node and the cycle's state
+        # as they are (DefaultPreemption often decides without changing either).
+        copies_itself = getattr(self.policy, "copies_what_it_changes", False)
         for i in range(n):
-            info = potential[(offset + i) % n].snapshot()
+            info = potential[(offset + i) % n]
+            if not copies_itself:
+                info = info.snapshot()
             victims, violations, status = self.policy.select_victims_on_node(
-                self.state.clone(), pod, info, pdbs)
+                self.state if copies_itself else self.state.clone(), pod, info, pdbs)
             if is_success(status) and victims:
                 candidate = Candidate(info.name, Victims(victims, violations))
                 (non_violating if violations == 0 else violating).add(candidate)
@@ -344,7 +368,8 @@ class Evaluator:
             return candidates[0]
         victims_map = self.policy.candidates_to_victims_map(candidates)
         funcs = self.policy.ordered_score_funcs(victims_map)
-        node = pick_one_node_for_preemption(victims_map, funcs, self.handle.clock())
+        now = clock_reading(self.handle.clock(), (p for v in victims_map.values() for p in v.pods))
+        node = pick_one_node_for_preemption(victims_map, funcs, now)
         if node in victims_map:
             return Candidate(node, victims_map[node])
         return candidates[0]

@@ -10,7 +10,9 @@ thousands of nodes costs a few NumPy operations per plugin.
 
 from __future__ import annotations
 
+import functools
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -46,8 +48,12 @@ from kubesched.framework.interfaces import (
     QueueSortPlugin,
     ScorePlugin,
 )
+from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
+from kubesched.metrics import FrameworkMetrics, status_label, timed_extension_point
+from kubesched.plugins import names
+from kubesched.plugins.noderesources import fit as noderesources_fit
 
 if TYPE_CHECKING:
     from kubesched.clock import Clock
@@ -88,6 +94,9 @@ class ScoreOutcome:
 
 class Framework:
     """One scheduling profile: its plugins per extension point, score weights and waiting pods."""
+
+    #: Extension point and plugin timings (set by the scheduler; None times nothing).
+    metrics: FrameworkMetrics | None = None
 
     def __init__(
         self,
@@ -151,6 +160,7 @@ class Framework:
             if isinstance(scorer, ScorePlugin) and scorer.name not in self.score_weights:
                 self.score_weights[scorer.name] = ref.weight or 1
 
+        self._pre_filter_exts: list[tuple[Plugin, Any]] | None = None
         # Which plugins offer batch forms, decided once: protocol isinstance checks are slow.
         self._batch_filter = {p.name for p in self.plugins.values() if isinstance(p, BatchFilterPlugin)}
         self._batch_score = {p.name for p in self.plugins.values() if isinstance(p, BatchScorePlugin)}
@@ -182,6 +192,10 @@ class Framework:
     @property
     def clock(self) -> Callable[[], datetime]:
         return self._clock.now
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Any:
+        """Run ``callback`` after ``delay`` seconds of the scheduler's clock (virtual in simulations)."""
+        return self._clock.call_later(delay, callback)
 
     @property
     def parallelism(self) -> int:
@@ -218,7 +232,21 @@ class Framework:
     def plugin_names(self, point: str) -> list[str]:
         return [p.name for p in self.points[point]]
 
+    def active_pre_filter_extensions(self, state: CycleState) -> list[str]:
+        """PreFilter plugins not skipped in ``state`` whose extensions AddPod/RemovePod would run."""
+        self._run_pre_filter_extension_list()
+        assert self._pre_filter_exts is not None
+        return [plugin.name for plugin, _ in self._pre_filter_exts if plugin.name not in state.skip_filter_plugins]
+
+    def _run_pre_filter_extension_list(self) -> None:
+        if self._pre_filter_exts is None:
+            # Asked once: preemption calls the extensions for every pod it moves on every node it tries.
+            self._pre_filter_exts = [
+                (plugin, ext) for plugin in self.points["pre_filter"]
+                if (ext := plugin.pre_filter_extensions()) is not None]  # type: ignore[attr-defined]
+
     # -- PreFilter -----------------------------------------------------------------------------------
+    @timed_extension_point("PreFilter")
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         result: PreFilterResult | None = None
         with_nodes: list[str] = []
@@ -263,11 +291,10 @@ class Framework:
     def _run_pre_filter_extension(self, method: str, label: str, state: CycleState, pod: Pod, other: Pod,
                                   node_info: NodeInfo) -> Status | None:
         """Tell PreFilter plugins (not skipped) that ``other`` joins or leaves ``node_info``."""
-        for plugin in self.points["pre_filter"]:
+        self._run_pre_filter_extension_list()
+        assert self._pre_filter_exts is not None
+        for plugin, ext in self._pre_filter_exts:
             if plugin.name in state.skip_filter_plugins:
-                continue
-            ext = plugin.pre_filter_extensions()  # type: ignore[attr-defined]
-            if ext is None:
                 continue
             status = _call_status(getattr(ext, method), state, pod, other, node_info)
             if status is not None and status.code is not Code.SUCCESS:
@@ -300,17 +327,28 @@ class Framework:
         """Filter a node twice when equal-or-higher-priority pods are nominated to it: with them and without."""
         nominated = self._nominated_for(pod, node_info.name)
         if nominated:
-            info_with = node_info.snapshot()
-            state_with = state.clone()
-            for other in nominated:
-                info_with.add_pod(other)
-                status = self.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
-                if status is not None:
-                    return status
-            status = self.run_filter_plugins(state_with, pod, info_with)
+            status = self._filter_with_nominated(state, pod, node_info, nominated)
             if status is not None:
                 return status
         return self.run_filter_plugins(state, pod, node_info)
+
+    def _filter_with_nominated(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                               nominated: list[Pod], *, passed_without: bool = False) -> Status | None:
+        """The first half of the check above: the node as if ``nominated`` pods were on it.
+
+        ``passed_without``: every filter already passed the node without them, so plugins whose
+        verdict ignores the node's pods (``names.NODE_ONLY_FILTERS``) need not run again.
+        """
+        info_with = node_info.snapshot()
+        state_with = state.clone()
+        if passed_without:
+            state_with.skip_filter_plugins |= names.NODE_ONLY_FILTERS
+        for other in nominated:
+            info_with.add_pod(other)
+            status = self.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
+            if status is not None:
+                return status
+        return self.run_filter_plugins(state_with, pod, info_with)
 
     def find_nodes_that_pass_filters(self, state: CycleState, pod: Pod, snapshot: Snapshot,
                                      rows: np.ndarray, num_to_find: int) -> FilterOutcome:
@@ -329,6 +367,7 @@ class Framework:
         pos = 0
         chunk = max(num_to_find, 64)
         nominated_rows = self._rows_with_nominated_pods(pod, snapshot)
+        fit_checks = self._fit_only_with_nominated(state) if nominated_rows else None
         while pos < total and found < num_to_find:
             batch = rows[pos:pos + chunk]
             status_of = self._filter_batch(plugins, state, pod, snapshot, batch)
@@ -338,7 +377,16 @@ class Framework:
             if nominated_rows:
                 for k, row in enumerate(batch.tolist()):
                     if row in nominated_rows and verdict[k] < 0:
-                        st = self.run_filter_plugins_with_nominated_pods(state, pod, snapshot.node_infos[row])
+                        # The batch already passed the node without its nominated pods (the
+                        # second half of run_filter_plugins_with_nominated_pods): check the first.
+                        info = snapshot.node_infos[row]
+                        if fit_checks is not None:
+                            missing = noderesources_fit.insufficient_with_pods(fit_checks, info, nominated_rows[row])
+                            st = (Status(Code.UNSCHEDULABLE, tuple(r.reason for r in missing),
+                                         plugin=names.NODE_RESOURCES_FIT) if missing else None)
+                        else:
+                            st = self._filter_with_nominated(state, pod, info, nominated_rows[row],
+                                                             passed_without=True)
                         if st is not None:
                             if st.code is Code.ERROR:
                                 return FilterOutcome(np.zeros(0, np.int64), np.zeros(0, np.int64), [], pos, error=st)
@@ -360,12 +408,26 @@ class Framework:
         rejected = np.concatenate(rejected_rows) if rejected_rows else np.zeros(0, dtype=np.int64)
         return FilterOutcome(feasible, rejected, rejected_statuses, len(feasible) + len(rejected))
 
-    def _rows_with_nominated_pods(self, pod: Pod, snapshot: Snapshot) -> set[int]:
-        rows = set()
+    def _fit_only_with_nominated(self, state: CycleState) -> Sequence[tuple[str, int]] | None:
+        """NodeResourcesFit's checks when it is the only filter whose verdict nominated pods can
+        change (the others are skipped or read only the node) and no PreFilter extension would run:
+        then a node that passed without its nominated pods fails with them exactly when these
+        resource checks fail."""
+        active = [p.name for p in self.points["filter"]
+                  if p.name not in state.skip_filter_plugins and p.name not in names.NODE_ONLY_FILTERS]
+        if active != [names.NODE_RESOURCES_FIT] or self.active_pre_filter_extensions(state):
+            return None
+        if not isinstance(self.plugins.get(names.NODE_RESOURCES_FIT), noderesources_fit.NodeResourcesFit):
+            return None
+        fit_state = state.get(noderesources_fit.PRE_FILTER_STATE_KEY)
+        return fit_state.checks if isinstance(fit_state, noderesources_fit.PreFilterState) else None
+
+    def _rows_with_nominated_pods(self, pod: Pod, snapshot: Snapshot) -> dict[int, list[Pod]]:
+        rows: dict[int, list[Pod]] = {}
         for name in self._nominator.nominated_node_names():
             row = snapshot.index.get(name)
-            if row is not None and self._nominated_for(pod, name):
-                rows.add(row)
+            if row is not None and (nominated := self._nominated_for(pod, name)):
+                rows[row] = nominated
         return rows
 
     def _filter_batch(self, plugins: Sequence[Plugin], state: CycleState, pod: Pod, snapshot: Snapshot,
@@ -380,11 +442,15 @@ class Framework:
                 break
             rows = batch[alive]
             if plugin.name in self._batch_filter:
+                started = time.perf_counter()
                 try:
                     result = plugin.filter_nodes(state, pod, snapshot, rows)  # type: ignore[attr-defined]
                 except Exception as exc:  # a plugin bug must not take the scheduler down
                     log.exception("filter plugin %s failed", plugin.name)
                     return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc)
+                if state.plugin_timer is not None:
+                    state.plugin_timer.observe(plugin.filter_nodes,  # type: ignore[attr-defined]
+                                               result.statuses[0] if result.statuses else None, started)
                 idx = result.status_index
                 failed = np.flatnonzero(idx >= 0)
                 if len(failed):
@@ -415,6 +481,7 @@ class Framework:
         return verdict, statuses
 
     # -- PostFilter ----------------------------------------------------------------------------------
+    @timed_extension_point("PostFilter")
     def run_post_filter_plugins(self, state: CycleState, pod: Pod,
                                 node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
         result: PostFilterResult | None = None
@@ -436,6 +503,7 @@ class Framework:
         return result, Status(Code.UNSCHEDULABLE, tuple(reasons), plugin=rejector)
 
     # -- Score ---------------------------------------------------------------------------------------
+    @timed_extension_point("PreScore")
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
         skip: set[str] = set()
         try:
@@ -451,6 +519,7 @@ class Framework:
         finally:
             state.skip_score_plugins = skip
 
+    @timed_extension_point("Score")
     def run_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList,
                           *, record_raw: bool = False) -> ScoreOutcome | Status:
         """Score, normalise and weight every non-skipped Score plugin over ``nodes``."""
@@ -479,9 +548,15 @@ class Framework:
                    nodes: NodeInfoList) -> tuple[np.ndarray, np.ndarray]:
         """Raw and normalised scores of one plugin over ``nodes``."""
         if plugin.name in self._batch_score:
+            started = time.perf_counter()
             try:
                 raw = np.asarray(plugin.score_nodes(state, pod, nodes), dtype=np.int64)  # type: ignore[attr-defined]
+                if state.plugin_timer is not None:
+                    state.plugin_timer.observe(plugin.score_nodes, None, started)  # type: ignore[attr-defined]
+                    started = time.perf_counter()
                 normalized = plugin.normalize_scores(state, pod, raw.copy())  # type: ignore[attr-defined]
+                if state.plugin_timer is not None:
+                    state.plugin_timer.observe(plugin.normalize_scores, None, started)  # type: ignore[attr-defined]
             except Exception as exc:
                 log.exception("score plugin %s failed", plugin.name)
                 raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {exc}') from exc
@@ -504,6 +579,7 @@ class Framework:
         return values, np.fromiter((ns.score for ns in node_scores), dtype=np.int64, count=len(node_scores))
 
     # -- Reserve / Permit ----------------------------------------------------------------------------
+    @timed_extension_point("Reserve")
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return self._run_in_order("reserve", "reserve", "Reserve", state, pod, node_name)
 
@@ -520,21 +596,29 @@ class Framework:
                               plugin=plugin.name, error=status.error)
         return None
 
+    @timed_extension_point("Unreserve")
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in reversed(self.points["reserve"]):
+            started = time.perf_counter()
             try:
                 plugin.unreserve(state, pod, node_name)  # type: ignore[attr-defined]
             except Exception:
                 log.exception("unreserve of plugin %s failed", plugin.name)
+            if state.plugin_timer is not None:
+                state.plugin_timer.observe(plugin.unreserve, None, started)  # type: ignore[attr-defined]
 
+    @timed_extension_point("Permit")
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         waits: dict[str, float] = {}
         for plugin in self.points["permit"]:
+            started = time.perf_counter()
             try:
                 status, timeout = plugin.permit(state, pod, node_name)  # type: ignore[attr-defined]
             except Exception as exc:
                 log.exception("permit plugin %s failed", plugin.name)
                 status, timeout = Status.from_error(exc), 0.0
+            if state.plugin_timer is not None:
+                state.plugin_timer.observe(plugin.permit, status, started)  # type: ignore[attr-defined]
             if status is None or status.code is Code.SUCCESS:
                 continue
             if status.is_rejected():
@@ -551,9 +635,52 @@ class Framework:
         return None
 
     # -- binding -------------------------------------------------------------------------------------
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return self._run_in_order("pre_bind", "pre_bind", "PreBind", state, pod, node_name)
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str,
+                             done: Callable[[Status | None], None]) -> None:
+        """Run PreBind plugins in order and call ``done`` with the outcome.
 
+        A plugin may answer with a :class:`PendingStatus` (it waits for the cluster, e.g. for claims
+        to be bound); the remaining plugins then run when it resolves, from whatever resolves it.
+        The extension point is timed (framework_extension_point_duration_seconds) up to ``done``.
+        """
+        plugins = self.points["pre_bind"]
+        metrics: FrameworkMetrics | None = self.metrics
+        if metrics is not None:
+            started = time.perf_counter()
+            finish = done
+
+            def done(status: Status | None) -> None:
+                metrics.observe_extension_point("PreBind", status_label(status), time.perf_counter() - started)
+                finish(status)
+
+        def step(index: int) -> None:
+            while index < len(plugins):
+                plugin = plugins[index]
+                index += 1
+                try:
+                    answer = plugin.pre_bind(state, pod, node_name)  # type: ignore[attr-defined]
+                except Exception as exc:
+                    log.exception("plugin call %s.pre_bind failed", plugin.name)
+                    answer = Status.from_error(exc)
+                if isinstance(answer, PendingStatus):
+                    answer.on_done(functools.partial(after, plugin.name, nxt=index))
+                    return
+                failure = _pre_bind_failure(plugin.name, answer)
+                if failure is not None:
+                    done(failure)
+                    return
+            done(None)
+
+        def after(name: str, status: Status | None, *, nxt: int) -> None:
+            failure = _pre_bind_failure(name, status)
+            if failure is not None:
+                done(failure)
+            else:
+                step(nxt)
+
+        step(0)
+
+    @timed_extension_point("Bind")
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if not self.points["bind"]:
             return Status(Code.SKIP)
@@ -571,12 +698,26 @@ class Framework:
             return status
         return status
 
+    @timed_extension_point("PostBind")
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in self.points["post_bind"]:
+            started = time.perf_counter()
             try:
                 plugin.post_bind(state, pod, node_name)  # type: ignore[attr-defined]
             except Exception:
                 log.exception("post-bind plugin %s failed", plugin.name)
+            if state.plugin_timer is not None:
+                state.plugin_timer.observe(plugin.post_bind, None, started)  # type: ignore[attr-defined]
+
+
+def _pre_bind_failure(name: str, status: Status | None) -> Status | None:
+    """A PreBind plugin's failure as the runner reports it (a rejection as is, else an Error)."""
+    if status is None or status.code is Code.SUCCESS:
+        return None
+    if status.is_rejected():
+        status.plugin = name
+        return status
+    return Status(Code.ERROR, (f'running PreBind plugin "{name}": {status.message}',), plugin=name, error=status.error)
 
 
 class _PluginFailure(RuntimeError):
@@ -584,17 +725,30 @@ class _PluginFailure(RuntimeError):
 
 
 def _call(fn: Callable[..., tuple[Any, Status | None]], *args: Any) -> tuple[Any, Status | None]:
-    """Run a plugin method returning (value, status); an exception becomes an Error status."""
+    """Run a plugin method returning (value, status); an exception becomes an Error status.
+
+    Every caller passes the CycleState first: on sampled cycles it carries the plugin timer.
+    """
+    timer = args[0].plugin_timer
+    started = time.perf_counter() if timer is not None else 0.0
     try:
-        return fn(*args)
+        result = fn(*args)
     except Exception as exc:
         log.exception("plugin call %s failed", getattr(fn, "__qualname__", fn))
-        return None, Status.from_error(exc)
+        result = None, Status.from_error(exc)
+    if timer is not None:
+        timer.observe(fn, result, started)
+    return result
 
 
 def _call_status(fn: Callable[..., Status | None], *args: Any) -> Status | None:
+    timer = args[0].plugin_timer
+    started = time.perf_counter() if timer is not None else 0.0
     try:
-        return fn(*args)
+        status = fn(*args)
     except Exception as exc:
         log.exception("plugin call %s failed", getattr(fn, "__qualname__", fn))
-        return Status.from_error(exc)
+        status = Status.from_error(exc)
+    if timer is not None:
+        timer.observe(fn, status, started)
+    return status

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import PREEMPT_NEVER, Pod
+from kubesched.api.resources import PODS
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import PostFilterResult
@@ -30,11 +31,13 @@ from kubesched.framework.preemption import (
     Evaluator,
     ScoreFunc,
     Victims,
+    clock_reading,
     more_important_pod,
     pod_conditions,
 )
 from kubesched.framework.status import Code, Status, code_of, is_success
 from kubesched.plugins import names
+from kubesched.plugins.noderesources import fit as noderesources_fit
 from kubesched.util.gosort import go_sort_slice
 
 if TYPE_CHECKING:
@@ -55,6 +58,8 @@ CANDIDATE_KEY = "DefaultPreemption/candidate"
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
+NODE_ONLY_FILTERS = names.NODE_ONLY_FILTERS
+
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NO_VICTIMS_MSG = "No preemption victims found for incoming pod"
@@ -67,6 +72,9 @@ def first_offset(num_nodes: int) -> int:
 
 class DefaultPreemption:
     name = NAME
+    #: select_victims_on_node copies the node and the cycle state before changing them, so the
+    #: evaluator hands over the originals (most nodes are decided without copying anything).
+    copies_what_it_changes = True
 
     def __init__(self, args: Any, handle: Handle, *, rng: random.Random | None = None,
                  offset_fn: Callable[[int], int] | None = None) -> None:
@@ -76,6 +84,9 @@ class DefaultPreemption:
         self.min_candidate_nodes_absolute = int(getattr(
             args, "min_candidate_nodes_absolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE))
         self.rng = rng if rng is not None else random.Random()
+        self._plan_for: CycleState | None = None
+        self._plan_skip: set[str] = set()
+        self._plan: tuple[list[Any], Any] | None = None
         #: Where the dry run starts among ``n`` potential nodes; kube-scheduler draws it at random.
         #: Replace it (e.g. with :func:`first_offset`) for reproducible simulations.
         self.offset_fn: Callable[[int], int] = offset_fn if offset_fn is not None else self._random_offset
@@ -130,6 +141,19 @@ class DefaultPreemption:
                                pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
         """The fewest pods (by reprieving the most important first) whose removal lets ``pod`` fit."""
         handle = self.handle
+        # The plan depends on the cycle state only; the dry run asks with the same state for every
+        # node it tries, so it is worked out once per state.
+        if self._plan_for is not state or self._plan_skip != state.skip_filter_plugins:
+            self._plan_for, self._plan_skip = state, set(state.skip_filter_plugins)
+            self._plan = _arithmetic_plan(handle, state)
+        quick = (_arithmetic_select(handle, state, pod, node_info, pdbs, self._plan)
+                 if self._plan is not None else None)
+        if quick is not None:
+            return quick
+        # The general procedure changes the node and the state: work on copies (see
+        # ``copies_what_it_changes``).
+        node_info = node_info.snapshot()
+        state = state.clone()
 
         def remove(victim: Pod) -> Status | None:
             if not node_info.remove_pod(victim):
@@ -154,8 +178,12 @@ class DefaultPreemption:
         status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
         if not is_success(status):
             return [], 0, status
+        # Filters that read only the node object (not its pods) have just passed and cannot change
+        # their verdict while victims are reprieved: the reprieve checks leave them out (``state``
+        # is this node's own clone). None of them has PreFilter extensions.
+        state.skip_filter_plugins |= NODE_ONLY_FILTERS
 
-        now = handle.clock()
+        now = clock_reading(handle.clock(), potential)
         go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[Pod] = []
@@ -205,6 +233,98 @@ def new(args: Any, handle: Handle, *, rng: random.Random | None = None,
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+def _arithmetic_plan(handle: Any, state: CycleState) -> tuple[list[Any], Any] | None:
+    """The active Filter plugins and NodeResourcesFit's PreFilter state when the arithmetic applies."""
+    plan: tuple[list[Any], Any] | None = None
+    points = getattr(handle, "points", None)
+    active_exts = getattr(handle, "active_pre_filter_extensions", None)
+    if isinstance(points, dict) and active_exts is not None:
+        active = [p for p in points["filter"] if p.name not in state.skip_filter_plugins]
+        fit_state = state.get(noderesources_fit.PRE_FILTER_STATE_KEY)
+        if (all(p.name in NODE_ONLY_FILTERS or p.name == noderesources_fit.NAME for p in active)
+                and not active_exts(state) and isinstance(fit_state, noderesources_fit.PreFilterState)):
+            plan = (active, fit_state)
+    return plan
+
+
+def _arithmetic_select(handle: Any, state: CycleState, pod: Pod, node_info: NodeInfo,
+                       pdbs: Sequence[PodDisruptionBudget], plan: tuple[list[Any], Any] | None = None,
+                       ) -> tuple[list[Pod], int, Status | None] | None:
+    """SelectVictimsOnNode as arithmetic on the node's pod count and requests, when that is exact.
+
+    It is when every Filter plugin still active for the pod is either node-only (its verdict ignores
+    the node's pods) or NodeResourcesFit, and no PreFilter extension would run. Then each check the
+    procedure makes (the node without any lower-priority pod, then with each reprieved pod back, and
+    always with the pods nominated there at equal or higher priority, fitting with which implies
+    fitting without) is decided by the node-only plugins once and by NodeResourcesFit's resource
+    checks, asked in profile order so that a failure is reported as the framework would report it.
+    Nothing is copied or run per reprieved pod. None when the shortcut does not apply.
+    """
+    if plan is None:
+        plan = _arithmetic_plan(handle, state)
+    if plan is None:
+        return None
+    active, fit_state = plan
+
+    potential = [p for p in node_info.pods if p.priority < pod.priority]
+    if not potential:
+        return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
+    checks = fit_state.checks
+    allocatable = node_info.allocatable
+    allowed_pods = allocatable.get(PODS, 0)
+    requested = dict(node_info.requested)
+    count = len(node_info.pods)
+
+    def shift(p: Pod, sign: int) -> None:
+        nonlocal count
+        count += sign
+        for name, value in p.requests.items():
+            requested[name] = requested.get(name, 0) + sign * value
+
+    for p in potential:
+        shift(p, -1)
+    for other in handle.nominator.nominated_pods_for_node(node_info.name):
+        if other.priority >= pod.priority and other.uid != pod.uid:
+            shift(other, +1)
+
+    def missing(extra: Mapping[str, int] | None = None, extra_pods: int = 0) -> list[str]:
+        reasons = []
+        if count + extra_pods + 1 > allowed_pods:
+            reasons.append(noderesources_fit.TOO_MANY_PODS)
+        for name, amount in checks:
+            used = requested.get(name, 0) + (extra.get(name, 0) if extra else 0)
+            if amount > allocatable.get(name, 0) - used:
+                reasons.append(noderesources_fit.insufficient_reason(name))
+        return reasons
+
+    for plugin in active:
+        if plugin.name == noderesources_fit.NAME:
+            reasons = missing()
+            if reasons:
+                return [], 0, Status(Code.UNSCHEDULABLE, tuple(reasons), plugin=plugin.name)
+            continue
+        status = plugin.filter(state, pod, node_info)
+        if status is not None and status.code is not Code.SUCCESS:
+            if not status.is_rejected():
+                return None  # the framework words errors
+            status.plugin = plugin.name
+            return [], 0, status
+
+    now = clock_reading(handle.clock(), potential)
+    go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
+    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    victims: list[Pod] = []
+    num_violating = 0
+    for group, counts_as_violation in ((violating, True), (non_violating, False)):
+        for p in group:
+            if missing(p.requests, 1):
+                victims.append(p)
+                num_violating += counts_as_violation
+            else:
+                shift(p, +1)
+    return victims, num_violating, None
+
+
 def _as_error(status: Status | None) -> Status:
     """A failed extension call aborts victim selection as an error, whatever its code."""
     assert status is not None

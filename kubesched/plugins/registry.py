@@ -1,6 +1,7 @@
 """Which plugin names the scheduler can build, and how out-of-tree plugins are found.
 
-In-tree plugins are modules under :mod:`kubesched.plugins` with a ``new(args, handle)`` factory.
+In-tree plugins are modules under :mod:`kubesched.plugins` with a ``new(args, handle)`` factory (or
+another factory named after a colon, where one module builds several plugins).
 Out-of-tree plugins are plain Python classes, found either through the ``kubesched.plugins`` entry
 point group (name -> class or factory) or named directly in the configuration as
 ``package.module:ClassName``. A class is built as ``Class(args, handle)``, or through its ``new``
@@ -35,18 +36,18 @@ _IN_TREE_MODULES: dict[str, str] = {
     names.DEFAULT_BINDER: "kubesched.plugins.defaultbinder",
     names.POD_TOPOLOGY_SPREAD: "kubesched.plugins.podtopologyspread",
     names.INTER_POD_AFFINITY: "kubesched.plugins.interpodaffinity",
+    names.VOLUME_RESTRICTIONS: "kubesched.plugins.volumerestrictions",
+    names.VOLUME_ZONE: "kubesched.plugins.volumezone",
+    names.VOLUME_BINDING: "kubesched.plugins.volumebinding",
+    names.NODE_VOLUME_LIMITS: "kubesched.plugins.nodevolumelimits.csi",
+    names.EBS_LIMITS: "kubesched.plugins.nodevolumelimits.non_csi:new_ebs",
+    names.GCE_PD_LIMITS: "kubesched.plugins.nodevolumelimits.non_csi:new_gce_pd",
+    names.AZURE_DISK_LIMITS: "kubesched.plugins.nodevolumelimits.non_csi:new_azure_disk",
 }
 
 #: kube-scheduler plugins kubesched does not build yet: a profile that enables one gets a warning
 #: naming it and runs without it (never a silent pass-through).
 NOT_YET_BUILT: frozenset[str] = frozenset({
-    names.VOLUME_RESTRICTIONS,
-    names.EBS_LIMITS,
-    names.GCE_PD_LIMITS,
-    names.NODE_VOLUME_LIMITS,
-    names.AZURE_DISK_LIMITS,
-    names.VOLUME_BINDING,
-    names.VOLUME_ZONE,
     "DynamicResources",
 })
 
@@ -58,8 +59,9 @@ class PluginLoadError(ValueError):
 def in_tree_registry() -> dict[str, PluginFactory]:
     """Name -> factory for every built in-tree plugin, plus entry-point plugins."""
     registry: dict[str, PluginFactory] = {}
-    for name, module in _IN_TREE_MODULES.items():
-        registry[name] = importlib.import_module(module).new
+    for name, target in _IN_TREE_MODULES.items():
+        module, _, factory = target.partition(":")
+        registry[name] = getattr(importlib.import_module(module), factory or "new")
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         registry.setdefault(ep.name, _as_factory(ep.load(), ep.name))
     return registry

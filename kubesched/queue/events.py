@@ -57,6 +57,19 @@ CSIDriverAdd = ClusterEvent(CSI_DRIVER, ActionType.ADD, "CSIDriverAdd")
 CSIDriverUpdate = ClusterEvent(CSI_DRIVER, ActionType.UPDATE, "CSIDriverUpdate")
 CSIStorageCapacityAdd = ClusterEvent(CSI_STORAGE_CAPACITY, ActionType.ADD, "CSIStorageCapacityAdd")
 CSIStorageCapacityUpdate = ClusterEvent(CSI_STORAGE_CAPACITY, ActionType.UPDATE, "CSIStorageCapacityUpdate")
+#: Storage watch events (kind, watch event type) -> the cluster event kube-scheduler's handlers emit.
+STORAGE_EVENTS: dict[tuple[str, str], ClusterEvent] = {
+    ("PersistentVolume", "ADDED"): PvAdd,
+    ("PersistentVolume", "MODIFIED"): PvUpdate,
+    ("PersistentVolumeClaim", "ADDED"): PvcAdd,
+    ("PersistentVolumeClaim", "MODIFIED"): PvcUpdate,
+    ("StorageClass", "ADDED"): StorageClassAdd,
+    ("StorageClass", "MODIFIED"): StorageClassUpdate,
+    ("CSINode", "ADDED"): CSINodeAdd,
+    ("CSINode", "MODIFIED"): CSINodeUpdate,
+    ("CSIDriver", "ADDED"): CSIDriverAdd,
+    ("CSIDriver", "MODIFIED"): CSIDriverUpdate,
+}
 #: Matches every resource and action: used to force every unschedulable pod to move.
 WildCardEvent = ClusterEvent(WILDCARD, ActionType.ALL, "WildCardEvent")
 #: A pod sat in the unschedulable pool longer than the configured maximum (a wildcard too).

@@ -62,6 +62,8 @@ class Nominator:
 
     def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
         """Pods nominated to ``node_name``, in nomination order (a copy)."""
+        if node_name not in self._by_node:
+            return []  # the common case, answered without taking the lock
         with self._lock:
             return list(self._by_node.get(node_name, {}).values())
 

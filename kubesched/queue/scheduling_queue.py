@@ -66,6 +66,9 @@ class QueueMetrics(Protocol):
         """``scheduler_queue_incoming_pods_total{queue, event}``: a pod entered ``queue``."""
         ...
 
+    # Optional: ``unschedulable_reason(profile, plugins, delta)`` moves
+    # ``scheduler_unschedulable_pods{plugin, profile}`` for a pod put back (+1) or popped / deleted (-1).
+
 
 class _Strategy(Enum):
     SKIP = 0
@@ -127,6 +130,7 @@ class SchedulingQueue:
         self._affinity_matcher = affinity_matcher
         self._namespace_labels = namespace_labels
         self._metrics = metrics
+        self._unschedulable_reason = getattr(metrics, "unschedulable_reason", None)
         self._in_place_resize = in_place_pod_vertical_scaling
 
         self._cond = threading.Condition(threading.RLock())
@@ -194,6 +198,7 @@ class SchedulingQueue:
                 else:
                     self._unschedulable_put(qpi)
                     self._incoming(UNSCHEDULABLE, ev.SCHEDULE_ATTEMPT_FAILURE)
+                self._count_reasons(qpi, 1)
                 self._nominator._add(pod, "", MODE_NOOP)
             finally:
                 self._in_flight.pop(qpi.pod.uid, None)
@@ -222,6 +227,7 @@ class SchedulingQueue:
             self._scheduling_cycle += 1
             self._in_flight[qpi.pod.uid] = qpi.pod
             # The next failure will say who rejected it this time.
+            self._count_reasons(qpi, -1)
             qpi.unschedulable_plugins.clear()
             qpi.pending_plugins.clear()
             self._publish_counts()
@@ -295,9 +301,12 @@ class SchedulingQueue:
         """A pending pod was deleted (or got bound by someone else): forget it and its nomination."""
         with self._cond:
             self._nominator._delete(pod.uid)
-            if self._active.delete(pod.uid) is None:
-                self._backoff.delete(pod.uid)
+            gone = self._active.delete(pod.uid)
+            if gone is None:
+                gone = self._backoff.delete(pod.uid) or self._unschedulable.get(pod.uid)
                 self._unschedulable_remove(pod.uid)
+            if gone is not None:
+                self._count_reasons(gone, -1)
             self._publish_counts()
 
     # == cluster events ============================================================================
@@ -454,7 +463,10 @@ class SchedulingQueue:
                 status = Status.from_error(err)
             if status is None or status.is_success():
                 continue
-            qpi.unschedulable_plugins.add(plugin.name)
+            if plugin.name not in qpi.unschedulable_plugins:
+                qpi.unschedulable_plugins.add(plugin.name)
+                if self._unschedulable_reason is not None:
+                    self._unschedulable_reason(pod.scheduler_name, (plugin.name,), 1)
             return plugin.name
         return ""
 
@@ -616,6 +628,10 @@ class SchedulingQueue:
     def _incoming(self, queue: str, event: str) -> None:
         if self._metrics is not None:
             self._metrics.incoming_pod(queue, event)
+
+    def _count_reasons(self, qpi: QueuedPodInfo, delta: int) -> None:
+        if self._unschedulable_reason is not None and (qpi.unschedulable_plugins or qpi.pending_plugins):
+            self._unschedulable_reason(qpi.pod.scheduler_name, qpi.rejector_plugins, delta)
 
 
 PriorityQueue = SchedulingQueue

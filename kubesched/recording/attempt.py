@@ -92,18 +92,21 @@ class Attempt:
     """One attempt as the cycle reported it; :meth:`to_record` turns it into the trace's dicts."""
 
     __slots__ = (
-        "_recorder", "attempt", "details", "evaluated_nodes", "feasible_rows", "filter_parts", "message", "names",
-        "node", "nominated_node", "plugin_scores", "pod", "profile", "raw_score_arrays", "result", "scored_rows",
-        "start_nominated_node", "tie_rows", "total_scores", "victims",
+        "_recorder", "attempt", "cycle", "details", "evaluated_nodes", "feasible_rows", "filter_parts", "message",
+        "names", "node", "nominated_node", "plugin_scores", "pod", "profile", "raw_score_arrays", "result",
+        "scored_rows", "start_nominated_node", "tie_rows", "total_scores", "victims",
     )
     enabled = True
 
     def __init__(self, recorder: Recorder, pod: str, attempt: int, profile: str,
-                 start_nominated_node: str | None = None) -> None:
+                 start_nominated_node: str | None = None, cycle: int = 0) -> None:
         self._recorder = recorder
         self.pod = pod
         self.attempt = attempt
         self.profile = profile
+        #: Order of the scheduling cycle that made the attempt: an attempt ends when its binding cycle
+        #: does (which can wait in Permit or PreBind), so sort by this for the order attempts began.
+        self.cycle = cycle
         self.start_nominated_node = start_nominated_node
         self.result = ""
         self.node: str | None = None
@@ -285,7 +288,7 @@ class Attempt:
                                node=self.node, message=self.message, evaluated_nodes=self.evaluated_nodes,
                                nominated_node=self.nominated_node,
                                victims=list(self.victims) if self.victims else None,
-                               start_nominated_node=self.start_nominated_node)
+                               start_nominated_node=self.start_nominated_node, cycle=self.cycle)
         record.details = {key: dict(v) for key, v in self.details.items()}
         top = self._top(k, order)
         if top and self.raw_score_arrays:
@@ -299,7 +302,7 @@ class Attempt:
     def to_record(self) -> AttemptRecord:
         """The trace record of this attempt (the conformance corpus's shape), built now."""
         record = AttemptRecord(pod=self.pod, attempt=self.attempt, profile=self.profile,
-                               start_nominated_node=self.start_nominated_node)
+                               start_nominated_node=self.start_nominated_node, cycle=self.cycle)
         record.result = self.result
         record.node = self.node
         record.message = self.message

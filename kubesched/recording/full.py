@@ -35,6 +35,12 @@ class FullRecorder(Recorder):
         with self._lock:
             self.attempts.append(attempt)
 
+    def in_cycle_order(self) -> FullRecorder:
+        """The same attempts, as a recorder whose lists follow the order their scheduling cycles ran."""
+        ordered = FullRecorder()
+        ordered.attempts.extend(sorted(self.attempts, key=lambda a: a.cycle))
+        return ordered
+
 
 class _Lazy(Sequence[T], Generic[T]):
     """A read-only sequence whose items are made from another's on first read, then kept."""

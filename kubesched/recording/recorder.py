@@ -29,11 +29,11 @@ class Recorder:
     raw_scores = False
 
     def begin(self, pod: str, attempt: int, profile: str, start_nominated_node: str | None = None,
-              ) -> Attempt | NullAttempt:
-        """The attempt a scheduling cycle of ``pod`` reports to."""
+              cycle: int = 0) -> Attempt | NullAttempt:
+        """The attempt a scheduling cycle of ``pod`` (the ``cycle``-th) reports to."""
         if not self.enabled:
             return NULL_ATTEMPT
-        return Attempt(self, pod, attempt, profile, start_nominated_node)
+        return Attempt(self, pod, attempt, profile, start_nominated_node, cycle)
 
     def finished(self, attempt: Attempt) -> None:
         """``attempt`` ended; the recorder must not change it (others may read it too)."""

@@ -89,12 +89,14 @@ class AttemptSummary:
     top_nodes: tuple[tuple[str, int], ...] = ()
     nominated_node: str | None = None
     victims: tuple[str, ...] = ()
+    #: Order of the scheduling cycle that made the attempt (see :attr:`Attempt.cycle`).
+    cycle: int = 0
 
     @classmethod
     def of(cls, attempt: Attempt, top: int = TOP_NODES, order: NameOrder | None = None) -> AttemptSummary:
         return cls(attempt.pod, attempt.attempt, attempt.profile, attempt.result, attempt.node, attempt.message,
                    attempt.feasible_count(), attempt.evaluated_nodes, tuple(attempt.top_nodes(top, order)),
-                   attempt.nominated_node, tuple(attempt.victims or ()))
+                   attempt.nominated_node, tuple(attempt.victims or ()), attempt.cycle)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, with the trace's key names for the fields both have."""
@@ -126,6 +128,10 @@ class SummaryRecorder(Recorder):
 
     def finished(self, attempt: Attempt) -> None:
         self.summaries.append(AttemptSummary.of(attempt, self.top, self._order))
+
+    def in_cycle_order(self) -> list[AttemptSummary]:
+        """The summaries in the order their scheduling cycles ran (a binding that waited ends late)."""
+        return sorted(self.summaries, key=lambda s: s.cycle)
 
 
 class SummaryDicts(Sequence[dict[str, Any]]):

@@ -29,9 +29,9 @@ from typing import Any
 from kubesched.api.errors import ObjectError
 from kubesched.api.objects import Node, Pod
 from kubesched.clock import VirtualClock
-from kubesched.cluster.controllers import update_pdb_status
-from kubesched.cluster.embedded import EmbeddedCluster, copy_json, format_time
-from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests
+from kubesched.cluster.controllers import start_controllers
+from kubesched.cluster.embedded import EmbeddedCluster, format_time
+from kubesched.cluster.manifests import Manifest, ManifestError
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
 from kubesched.recording import (
@@ -44,15 +44,19 @@ from kubesched.recording import (
 )
 from kubesched.scheduler import Scheduler
 from kubesched.sim.driver import DURATION_ANNOTATION, Driver, parse_duration_seconds
+from kubesched.sim.scenario import (
+    SimulationError,
+    bound_pod_warnings,
+    check_admission,
+    check_options,
+    creation_order,
+    scenario_manifests,
+)
 from kubesched.sim.timeline import Step, TimelineError, arrival_seconds, load_timeline
 from kubesched.sim.timeseries import TimeSeries
 from kubesched.trace import AttemptRecord
 
 START_TIME = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-class SimulationError(ValueError):
-    """Bad simulation input (manifest, config or object); the message locates it."""
 
 
 @dataclass
@@ -105,20 +109,7 @@ def _deterministic_uids(seed: int) -> Callable[[], str]:
 
 
 def _to_manifests(objects_or_paths: Iterable[Any] | str | Path) -> list[Manifest]:
-    if isinstance(objects_or_paths, (str, Path)):
-        objects_or_paths = [objects_or_paths]
-    paths: list[str | Path] = []
-    manifests: list[Manifest] = []
-    for item in objects_or_paths:
-        if isinstance(item, (str, Path)):
-            paths.append(item)
-        elif isinstance(item, Mapping):
-            manifests.append(Manifest("<objects>", len(manifests) + 1, copy_json(dict(item))))
-        else:
-            raise SimulationError(f"expected a manifest path or an object dict, got {type(item).__name__}")
-    if paths:
-        manifests = load_manifests(paths) + manifests
-    return manifests
+    return scenario_manifests(objects_or_paths)
 
 
 def _validate(manifests: Sequence[Manifest]) -> None:
@@ -158,6 +149,8 @@ class Simulation:
         # The scheduler and the driver never change what their watches hand them: no copies needed.
         self.cluster = EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed),
                                        read_only_watchers=True)
+        # kube-controller-manager's part: PV binding and provisioning, PodDisruptionBudget status.
+        self.controllers = start_controllers(self.cluster)
         self.scheduler = Scheduler(self.cluster, config, clock=self.clock, rng=random.Random(seed),
                                    tie_break=tie_break)
         self.record = record
@@ -220,6 +213,8 @@ class Simulation:
                 continue
             meta.setdefault("creationTimestamp", format_time(START_TIME + timedelta(seconds=index)))
             self._create(m, obj)
+        # Controllers settle what was loaded (claims bound, budgets counted) before scheduling starts.
+        self.cluster.deliver_pending()
         self.driver.start()
         for step in self.timeline:
             self.driver.at(step.at, self._step_runner(step))
@@ -251,13 +246,11 @@ class Simulation:
         if self.timed:
             self._run_timed(total)
         elif burst:
-            update_pdb_status(self.cluster)
             for m in self.pending:
                 self._create(m, m.obj)
             self.driver.settle()
         else:
             for i, m in enumerate(self.pending):
-                update_pdb_status(self.cluster)
                 self._create(m, m.obj)
                 self.driver.settle()
                 if self.progress is not None:
@@ -272,7 +265,6 @@ class Simulation:
         done = [0]
 
         def arrive(m: Manifest) -> None:
-            update_pdb_status(self.cluster)
             self._create(m, m.obj)
             done[0] += 1
             if self.progress is not None:
@@ -327,19 +319,21 @@ class Simulation:
                 nominated[key] = nnn
         attempted = self.outcomes.attempted
         never = sorted(k for k in final if k not in attempted and k not in self.looping)
-        warnings = list(self.warnings)
+        warnings = list(self.warnings) + self.controllers.warnings
         for key in never:
             pod = pods.get(key)
             name = ((pod or {}).get("spec") or {}).get("schedulerName", "default-scheduler")
             if pod is not None and name not in self.scheduler.profiles:
                 warnings.append(f'pod {key}: schedulerName "{name}" matches no profile; never scheduled')
         deleted = sorted(k for k in self._created if k not in pods and k not in completed)
+        # Attempts in scheduling-cycle order (a binding that waited reports late).
+        full = self.full.in_cycle_order() if self.full is not None else None
+        summaries = self.summary.in_cycle_order() if self.summary is not None else []
         return SimulationResult(
-            attempts=(self.full.dicts if self.full is not None
-                      else SummaryDicts(self.summary.summaries) if self.summary is not None else []),
+            attempts=full.dicts if full is not None else SummaryDicts(summaries),
             final=final,
-            records=self.full.records if self.full is not None else [],
-            summaries=self.summary.summaries if self.summary is not None else [],
+            records=full.records if full is not None else [],
+            summaries=summaries,
             record=self.record,
             attempt_count=self.outcomes.count,
             nominated=nominated,
@@ -395,12 +389,14 @@ def simulate(
     only when the previous one is due, so a million arrivals never sit in memory together; giving it
     makes the run timed.
     """
+    check_options(config, seed, burst, tie_break, progress)
     try:
         recorders_for(record)
     except ValueError as err:
         raise SimulationError(str(err)) from None
-    manifests = _to_manifests(objects_or_paths)
+    manifests = creation_order(_to_manifests(objects_or_paths))
     _validate(manifests)
+    check_admission(manifests)
     try:
         steps = load_timeline(timeline) if timeline is not None else []
     except TimelineError as err:
@@ -411,6 +407,7 @@ def simulate(
         sim = Simulation(manifests, cfg, seed=seed, tie_break=tie_break, progress=progress, timeline=steps,
                          record=record, recorders=[*recorders, *([writer] if writer is not None else [])],
                          arrivals=arrivals)
+        sim.warnings.extend(bound_pod_warnings(manifests))
         sim.load()
         return sim.run(burst=burst)
     finally:

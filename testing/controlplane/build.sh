@@ -21,7 +21,7 @@ for name in etcd kube-apiserver kubectl kube-scheduler kube-controller-manager; 
         continue
     fi
     echo "controlplane: building $name ${pkgs[$name]} ($version)" >&2
-    CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags='-s -w' -o "$bin/$name.tmp" "${pkgs[$name]}"
+    CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$bin/$name.tmp" "${pkgs[$name]}"
     mv "$bin/$name.tmp" "$bin/$name"
 done
 echo "$bin"

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.errors import ObjectError
-from kubesched.api.objects import ContainerPort, ImageState, Node, Pod
+from kubesched.api.objects import ContainerPort, ImageState, Node, Pod, PriorityClass
 from kubesched.api.taints import Taint
 from tests.factories import node_dict, pod_dict
 
@@ -185,3 +186,45 @@ def test_node_malformed_field_names_its_path(mutate: Any, path: str) -> None:
     with pytest.raises(ObjectError) as info:
         Node.from_dict(raw)
     assert info.value.path == path
+
+
+@pytest.mark.parametrize(("parse", "raw", "path", "reason"), [
+    pytest.param(Node.from_dict, {**node_dict("n"), "spec": {"unschedulable": "false"}}, "spec.unschedulable",
+                 'expected a boolean (true or false), got string "false"', id="node-unschedulable-quoted"),
+    pytest.param(Pod.from_dict, pod_dict("p", spec={"nodeSelector": {"ssd": True}}), "spec.nodeSelector.ssd",
+                 "expected a string, got boolean true", id="pod-node-selector-boolean"),
+    pytest.param(Pod.from_dict, pod_dict("p", spec={"containers": [{"name": "c", "ports": [{"hostPort": 70000}]}]}),
+                 "spec.containers[0].ports[0].hostPort", "Invalid value: 70000", id="pod-host-port-range"),
+    pytest.param(Pod.from_dict, pod_dict("p", spec={"nodeName": 5}), "spec.nodeName", "expected a string",
+                 id="pod-node-name-number"),
+])
+def test_views_check_the_types_they_read(parse: Any, raw: dict[str, Any], path: str, reason: str) -> None:
+    with pytest.raises(ObjectError) as info:
+        parse(raw)
+    assert info.value.path == path
+    assert info.value.reason.startswith(reason)
+
+
+def test_priority_class_global_default_must_be_a_boolean() -> None:
+    raw = {"metadata": {"name": "high"}, "value": 1, "globalDefault": "true"}
+    with pytest.raises(ObjectError, match="globalDefault: expected a boolean"):
+        PriorityClass.from_dict(raw)
+
+
+def test_disruption_budget_fields_are_typed_but_a_bad_selector_protects_nothing() -> None:
+    base = {"metadata": {"name": "b", "namespace": "web"}, "spec": {"selector": {"matchLabels": {"app": "x"}}}}
+    with pytest.raises(ObjectError, match=r'status\.disruptionsAllowed: expected an integer, got string "1"'):
+        PodDisruptionBudget.from_dict({**base, "status": {"disruptionsAllowed": "1"}})
+    with pytest.raises(ObjectError, match="spec: expected a mapping"):
+        PodDisruptionBudget.from_dict({**base, "spec": ["x"]})
+    bad_selector = {**base, "spec": {"selector": {"matchExpressions": [{"key": "a", "operator": "Bogus"}]}}}
+    assert PodDisruptionBudget.from_dict(bad_selector).selector is None
+
+
+def test_amounts_beyond_the_snapshot_columns_are_refused_by_the_views() -> None:
+    # A real API server accepts these; the scheduler must refuse them rather than overflow.
+    with pytest.raises(ObjectError, match=r"^status\.allocatable\.cpu: Invalid value: \"1E\""):
+        Node.from_dict(node_dict("n", cpu="1E"))
+    containers = [{"name": f"c{i}", "resources": {"requests": {"memory": "8Pi"}}} for i in range(3)]
+    with pytest.raises(ObjectError, match=r"total request of the pod\)\.memory: Invalid value"):
+        Pod.from_dict(pod_dict("p", spec={"containers": containers}))

@@ -124,3 +124,22 @@ def test_scaled_int_or_percent(value: Any, total: int, round_up: bool, want: int
 def test_scaled_int_or_percent_rejects(value: Any) -> None:
     with pytest.raises(ValueError):
         scaled_int_or_percent(value, 10, round_up=True)
+
+
+def test_disruption_controller_follows_watch_events() -> None:
+    from kubesched.cluster.controllers import start_controllers
+
+    cluster = EmbeddedCluster()
+    start_controllers(cluster)
+    cluster.create(pdb("budget", selector=WEB, minAvailable=1))
+    cluster.deliver_pending()
+    assert cluster.get("PodDisruptionBudget", "default", "budget")["status"]["expectedPods"] == 0
+    cluster.create(labelled("w1", "web"))
+    cluster.create(labelled("w2", "web"))
+    cluster.deliver_pending()
+    status = cluster.get("PodDisruptionBudget", "default", "budget")["status"]
+    assert (status["expectedPods"], status["disruptionsAllowed"]) == (2, 1)
+    cluster.delete("Pod", "default", "w1")
+    cluster.deliver_pending()
+    status = cluster.get("PodDisruptionBudget", "default", "budget")["status"]
+    assert (status["expectedPods"], status["disruptionsAllowed"]) == (1, 0)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kubesched.api.errors import ObjectError
-from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests
+from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests, objects_to_manifests
 from tests.corpus import CORPUS
 
 NODE = "apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n"
@@ -201,3 +201,78 @@ def test_custom_validation_hook(tmp_path: Path) -> None:
         ManifestError, match=r"document 1 \(Node n\): spec.taints\[0\].effect: unsupported value"
     ):
         load_manifests([path], validate=refuse)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Folders, empty input and hostile files
+
+
+def test_upper_case_suffixes_are_read(tmp_path: Path) -> None:
+    write(tmp_path, "a.YAML", NODE.format(name="a"))
+    write(tmp_path, "b.Yml", NODE.format(name="b"))
+    write(tmp_path, "c.JSON", json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "c"}}))
+    write(tmp_path, "CONFIG.YAML", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    assert names(load_manifests([tmp_path])) == ["a", "b", "c"]
+
+
+def test_symlinked_sub_folders_are_followed_once(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    write(elsewhere, "n.yaml", NODE.format(name="linked"))
+    scenario = tmp_path / "scenario"
+    write(scenario, "a.yaml", NODE.format(name="a"))
+    (scenario / "more").symlink_to(elsewhere, target_is_directory=True)
+    (scenario / "loop").symlink_to(scenario, target_is_directory=True)  # must not recurse forever
+    assert names(load_manifests([scenario])) == ["a", "linked"]
+
+
+def test_an_empty_path_is_an_error_not_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "n.yaml", NODE.format(name="n"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ManifestError, match=r'^"": an empty path names no file or folder$'):
+        load_manifests([""])
+
+
+@pytest.mark.parametrize(("files", "given", "want"), [
+    pytest.param({"empty.yaml": ""}, "empty.yaml", "empty.yaml: no Kubernetes objects in this file", id="empty-file"),
+    pytest.param({"e.yaml": "---\n---\n"}, "e.yaml", "e.yaml: no Kubernetes objects in this file",
+                 id="only-separators"),
+    pytest.param({"notes.yaml": "a: b\n", "README.md": "x"}, ".",
+                 "no Kubernetes objects in this folder (in files ending .yaml, .yml or .json)", id="folder"),
+])
+def test_a_path_that_yields_no_objects_is_an_error(tmp_path: Path, files: dict[str, str], given: str,
+                                                   want: str) -> None:
+    for name, text in files.items():
+        write(tmp_path, name, text)
+    with pytest.raises(ManifestError) as info:
+        load_manifests([tmp_path / given])
+    assert str(info.value).endswith(want)
+
+
+@pytest.mark.parametrize(("name", "text", "want"), [
+    pytest.param("deep.yaml", "a: " + "[" * 100_000 + "]" * 100_000, ": document 1: too deeply nested", id="yaml"),
+    pytest.param("deep.json", "[" * 100_000 + "]" * 100_000, ": document 1: too deeply nested", id="json"),
+    pytest.param("deep2.json", '{"a": ' * 150 + "1" + "}" * 150, ": document 1: too deeply nested", id="json-shallow"),
+    pytest.param("laughs.yaml", NODE.format(name="n") + "---\n" + "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+                 + "".join(f"{c}: &{c} [" + ", ".join([f"*{p}"] * 10) + "]\n"
+                           for p, c in zip("abcdefgh", "bcdefghi", strict=True)),
+                 ": document 2: too many aliases", id="billion-laughs"),
+    pytest.param("n.yaml", NODE.format(name="n") + "  uid: " + "9" * 5000 + "\n",
+                 ": document 1: invalid YAML: Exceeds the limit (4300 digits) for integer string conversion",
+                 id="yaml-5000-digit-number"),
+    pytest.param("n.json", '{"a": ' + "9" * 5000 + "}", ": document 1: invalid JSON: Exceeds the limit",
+                 id="json-5000-digit-number"),
+])
+def test_hostile_files_are_refused(tmp_path: Path, name: str, text: str, want: str) -> None:
+    assert error_for(tmp_path, text, name=name).startswith(want)
+
+
+def test_objects_given_in_code_are_checked_and_lists_expanded() -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}}
+    listed = {"apiVersion": "v1", "kind": "NodeList", "items": [{**node, "metadata": {"name": "b"}}]}
+    loaded = objects_to_manifests([node, listed])
+    assert [(m.source, m.doc_index, m.obj["metadata"]["name"]) for m in loaded] == [
+        ("<objects>", 1, "a"), ("<objects>", 2, "b")]
+    bad = {**node, "spec": {"unschedulable": "yes"}}
+    with pytest.raises(ManifestError, match=r"^<objects>: document 2 \(Node a\): spec.unschedulable: expected a "
+                                            "boolean"):
+        objects_to_manifests([node, bad])

@@ -355,3 +355,16 @@ def test_unparseable_yaml(tmp_path: Path) -> None:
 def test_missing_file_propagates_os_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         load_config(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    pytest.param("a: " + "[" * 100_000 + "]" * 100_000, "too deeply nested", id="deep"),
+    pytest.param("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [" + ", ".join([f"*{p}"] * 10) + "]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)),
+        "too many aliases", id="billion-laughs"),
+])
+def test_hostile_config_files_are_refused(tmp_path: Path, text: str, want: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=want):
+        load_config(path)

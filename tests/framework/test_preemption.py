@@ -29,6 +29,7 @@ from kubesched.framework.preemption import (
     Candidate,
     Evaluator,
     Victims,
+    clock_reading,
     earliest_pod_start_time,
     more_important_pod,
     nodes_where_preemption_might_help,
@@ -146,6 +147,17 @@ class FakeHandle:
     @property
     def clock(self) -> Any:
         return lambda: self.now
+
+    @property
+    def listers(self) -> Any:
+        """PDBs as the scheduler's lister holds them (the fake cluster's)."""
+        cluster = self.cluster
+
+        class _Listers:
+            def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+                return cluster.list(kind, namespace)[0]
+
+        return _Listers()
 
     def get_waiting_pod(self, uid: str) -> FakeWaitingPod | None:
         return self.waiting.get(uid)
@@ -486,3 +498,19 @@ def test_fake_node_type() -> None:
     # Guard for the fakes: nodes built by the factories carry allocatable cpu in millicores.
     node: Node = make_node("x", cpu="2")
     assert node.allocatable["cpu"] == 2000
+
+
+@pytest.mark.parametrize(("clock", "starts", "want"), [
+    pytest.param(NOW, [T0, None], NOW, id="clock after every start: the clock"),
+    pytest.param(T0, [T0 + timedelta(seconds=40)], T0 + timedelta(seconds=40, microseconds=1),
+                 id="virtual clock behind a manifest start: just after it"),
+    pytest.param(T0, [None], T0, id="nobody started: the clock"),
+])
+def test_clock_reading_is_after_every_running_pod(clock: datetime, starts: list[datetime | None],
+                                                  want: datetime) -> None:
+    pods = [mk_pod(f"p{i}", priority=1, start=s) for i, s in enumerate(starts)]
+    assert clock_reading(clock, pods) == want
+    unstarted = mk_pod("unstarted", priority=1)
+    for p in pods:
+        if p.start_time is not None:
+            assert more_important_pod(p, unstarted, clock_reading(clock, pods))

@@ -325,3 +325,48 @@ def test_conformance_replay(scenario: str) -> None:
         else:
             assert VICTIMS_KEY not in state
     assert sorted(cluster.deleted) == sorted(golden.get("deleted", []))
+
+
+def _random_preemption_scenario(seed: int) -> list[dict[str, Any]]:
+    """Nodes full of pods of mixed priorities and sizes (some under a budget), then preemptors."""
+    rng = random.Random(seed)
+    objs: list[dict[str, Any]] = [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{v}"}, "value": v}
+        for v in (1, 5, 10, 100)]
+    objs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                 "metadata": {"name": "guard", "namespace": "default"},
+                 "spec": {"minAvailable": rng.randint(1, 3), "selector": {"matchLabels": {"app": "guarded"}}}})
+    for n in range(rng.randint(2, 5)):
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{n}"},
+                     "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": str(rng.randint(3, 6))}}})
+        for i in range(rng.randint(1, 5)):
+            objs.append({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": f"e{n}-{i}", "namespace": "default",
+                                      "labels": {"app": rng.choice(["guarded", "free"])}},
+                         "spec": {"nodeName": f"n{n}", "priorityClassName": rng.choice(["p1", "p5", "p10"]),
+                                  "containers": [{"name": "c", "image": "x", "resources": {"requests": {
+                                      "cpu": rng.choice(["500m", "1", "1500m"])}}}]},
+                         "status": {"phase": "Running",
+                                    "startTime": f"2024-01-01T00:00:{rng.randint(0, 59):02d}Z"}})
+    for i in range(rng.randint(1, 4)):
+        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"hi-{i}", "namespace": "default"},
+                     "spec": {"priorityClassName": rng.choice(["p10", "p100"]),
+                              "containers": [{"name": "c", "image": "x", "resources": {"requests": {
+                                  "cpu": rng.choice(["1", "2", "3"])}}}]}})
+    return objs
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_arithmetic_reprieve_matches_the_framework_path(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The arithmetic shortcuts (reprieve loop, the check after removing every lower-priority pod,
+    nominated-node rechecks) must give exactly what the generic framework path gives."""
+    from kubesched.framework.runtime import Framework
+    from kubesched.sim.simulate import simulate
+
+    objs = _random_preemption_scenario(seed)
+    fast = simulate(objs, seed=0, tie_break="name", burst=True)
+    monkeypatch.setattr(defaultpreemption, "_arithmetic_select", lambda *a, **k: None)
+    monkeypatch.setattr(Framework, "_fit_only_with_nominated", lambda *a, **k: None)
+    slow = simulate(objs, seed=0, tie_break="name", burst=True)
+    assert fast.attempts == slow.attempts
+    assert fast.final == slow.final and fast.deleted == slow.deleted

@@ -85,17 +85,22 @@ def test_out_of_tree_plugin_from_config_runs_at_its_extension_points() -> None:
     assert {c[2] for c in plugin.calls} == {"n1", "n2"}
 
 
-def test_resolve_profile_drops_unbuilt_plugins_and_their_args() -> None:
-    cfg = load_config(config_dict(profile_with(
-        {"filter": {"enabled": [{"name": "VolumeBinding"}]}},
-        {"VolumeBinding": {"bindTimeoutSeconds": 30}})))
+def test_resolve_profile_drops_unbuilt_plugins() -> None:
+    cfg = load_config(config_dict(profile_with({"filter": {"enabled": [{"name": "DynamicResources"}]}})))
     reg = in_tree_registry()
     profile, warnings = resolve_profile(cfg.profiles[0], reg)
-    assert "VolumeBinding" not in profile.plugins.enabled_names()
-    assert "VolumeBinding" not in profile.plugin_config
-    assert any("VolumeBinding" in w for w in warnings)
-    # Warnings come sorted by plugin name.
-    assert warnings == sorted(warnings)
+    assert "DynamicResources" not in profile.plugins.enabled_names()
+    assert warnings == ['profile "default-scheduler": plugin DynamicResources is not implemented in kubesched '
+                        'yet; it is left out of the effective plugin set']
+
+
+def test_default_profile_runs_every_volume_plugin_without_warnings() -> None:
+    cfg = load_config(config_dict(profile_with({})))
+    profile, warnings = resolve_profile(cfg.profiles[0], in_tree_registry())
+    assert warnings == []
+    for name in ("VolumeBinding", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits", "EBSLimits",
+                 "GCEPDLimits", "AzureDiskLimits"):
+        assert name in profile.plugins.enabled_names()
 
 
 def test_resolve_profile_adds_import_paths_to_the_registry() -> None:

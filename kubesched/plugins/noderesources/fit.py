@@ -118,6 +118,24 @@ def _insufficient(checks: Sequence[tuple[str, int]], node_info: NodeInfo) -> lis
     return out
 
 
+def insufficient_with_pods(checks: Sequence[tuple[str, int]], node_info: NodeInfo,
+                           extra: Sequence[Pod]) -> list[InsufficientResource]:
+    """``_insufficient`` on ``node_info`` as if the ``extra`` pods were placed there too (no copy)."""
+    out: list[InsufficientResource] = []
+    allocatable = node_info.allocatable
+    allowed_pods = allocatable.get(PODS, 0)
+    num_pods = len(node_info.pods) + len(extra)
+    if num_pods + 1 > allowed_pods:
+        out.append(InsufficientResource(PODS, TOO_MANY_PODS, 1, num_pods, allowed_pods))
+    requested = node_info.requested
+    for name, amount in checks:
+        capacity = allocatable.get(name, 0)
+        used = requested.get(name, 0) + sum(p.requests.get(name, 0) for p in extra)
+        if amount > capacity - used:
+            out.append(InsufficientResource(name, insufficient_reason(name), amount, used, capacity))
+    return out
+
+
 def fits_request(
     pod_request: Mapping[str, int],
     node_info: NodeInfo,

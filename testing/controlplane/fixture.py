@@ -1,0 +1,287 @@
+"""A throwaway control plane for tests and benchmarks: upstream etcd and kube-apiserver on loopback.
+
+Independent of kubesched (it only starts processes and writes files), so the tests, the live benchmark
+and a developer's shell can all use it::
+
+    plane = ControlPlane.start()          # builds the binaries first when the cache is cold
+    plane.admin_kubeconfig                # user "admin", group system:masters
+    plane.scheduler_kubeconfig            # user system:kube-scheduler: only its bootstrap ClusterRoles
+    plane.kubectl("get", "nodes")
+    plane.restart_apiserver()             # same etcd, same port, same credentials
+    plane.stop()
+
+Authentication is by static bearer tokens (``--token-auth-file``), authorization is RBAC: the API
+server's bootstrap policy creates the system:kube-scheduler and system:volume-scheduler ClusterRoles
+and binds them to the user system:kube-scheduler, exactly as in a kubeadm cluster. There is no
+controller manager and no kubelet, so the admission plugins that assume them (ServiceAccount, which
+wants token controllers; TaintNodesByCondition, which would taint every new node not-ready) are off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BUILD_SCRIPT = HERE / "build.sh"
+SCHEDULER_USER = "system:kube-scheduler"
+
+
+class ControlPlaneError(RuntimeError):
+    """The control plane could not be built or started; the message says which step and why."""
+
+
+def go_available() -> bool:
+    return shutil.which("go") is not None
+
+
+def build_binaries() -> Path:
+    """Run build.sh (a no-op when every binary is cached) and return the folder holding them."""
+    if not go_available():
+        raise ControlPlaneError("Go is not installed: the reference control plane cannot be built")
+    proc = subprocess.run(["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ControlPlaneError(f"{BUILD_SCRIPT} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _write_service_account_keys(folder: Path) -> tuple[Path, Path]:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = folder / "sa.key"
+    public = folder / "sa.pub"
+    private.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))
+    public.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                     serialization.PublicFormat.SubjectPublicKeyInfo))
+    return private, public
+
+
+def write_kubeconfig(path: Path, server: str, user: str, token: str) -> Path:
+    """A kubeconfig for ``user`` authenticating with ``token`` (the serving certificate is self-signed)."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "controlplane", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": user, "context": {"cluster": "controlplane", "user": user}}],
+        "current-context": user,
+    }
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+@dataclass
+class ControlPlane:
+    """A running etcd + kube-apiserver pair; see the module docstring."""
+
+    bin_dir: Path
+    work_dir: Path
+    etcd_port: int
+    apiserver_port: int
+    admin_token: str
+    scheduler_token: str
+    log_dir: Path
+    _etcd: subprocess.Popen | None = None
+    _apiserver: subprocess.Popen | None = None
+    _own_work_dir: bool = False
+    extra_tokens: dict[str, str] = field(default_factory=dict)
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    @classmethod
+    def start(cls, work_dir: Path | None = None, bin_dir: Path | None = None,
+              timeout: float = 120.0) -> ControlPlane:
+        bin_dir = bin_dir or build_binaries()
+        own = work_dir is None
+        work = Path(tempfile.mkdtemp(prefix="kubesched-controlplane-")) if work_dir is None else work_dir
+        work.mkdir(parents=True, exist_ok=True)
+        plane = cls(bin_dir=bin_dir, work_dir=work, etcd_port=free_port(), apiserver_port=free_port(),
+                    admin_token=secrets.token_hex(16), scheduler_token=secrets.token_hex(16),
+                    log_dir=work / "logs", _own_work_dir=own)
+        plane.log_dir.mkdir(exist_ok=True)
+        try:
+            plane._write_credentials()
+            plane._start_etcd()
+            plane._start_apiserver()
+            plane.wait_ready(timeout)
+        except BaseException:
+            plane.stop()
+            raise
+        return plane
+
+    def stop(self) -> None:
+        for proc in (self._apiserver, self._etcd):
+            _terminate(proc)
+        self._apiserver = self._etcd = None
+        if self._own_work_dir and not os.environ.get("KUBESCHED_KEEP_CONTROLPLANE"):
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+
+    def stop_apiserver(self) -> None:
+        _terminate(self._apiserver)
+        self._apiserver = None
+
+    def start_apiserver(self, timeout: float = 120.0) -> None:
+        self._start_apiserver()
+        self.wait_ready(timeout)
+
+    def restart_apiserver(self, timeout: float = 120.0) -> None:
+        """Stop kube-apiserver and start it again on the same port over the same etcd."""
+        self.stop_apiserver()
+        self.start_apiserver(timeout)
+
+    def __enter__(self) -> ControlPlane:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- where to reach it ----------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.apiserver_port}"
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.work_dir / "admin.kubeconfig"
+
+    @property
+    def scheduler_kubeconfig(self) -> Path:
+        return self.work_dir / "scheduler.kubeconfig"
+
+    def kubeconfig_for(self, user: str, groups: tuple[str, ...] = ()) -> Path:
+        """A kubeconfig for another static user; it must have been known when the API server started
+        (the token file is read once), so only users created with :meth:`start` or restarts after."""
+        token = self.extra_tokens.get(user)
+        if token is None:
+            raise ControlPlaneError(f"user {user!r} has no token in this control plane")
+        return write_kubeconfig(self.work_dir / f"{user.replace(':', '_')}.kubeconfig", self.url, user, token)
+
+    def kubectl(self, *args: str, kubeconfig: Path | None = None, input: str | None = None,
+                check: bool = True) -> subprocess.CompletedProcess[str]:
+        cmd = [str(self.bin_dir / "kubectl"), "--kubeconfig", str(kubeconfig or self.admin_kubeconfig), *args]
+        proc = subprocess.run(cmd, input=input, capture_output=True, text=True, check=False, timeout=120)
+        if check and proc.returncode != 0:
+            raise ControlPlaneError(f"kubectl {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
+        return proc
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Poll /readyz with the admin token until it answers 200 (or the API server exits)."""
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        deadline = time.monotonic() + timeout
+        last = "no answer yet"
+        while time.monotonic() < deadline:
+            if self._apiserver is not None and self._apiserver.poll() is not None:
+                raise ControlPlaneError(f"kube-apiserver exited ({self._apiserver.returncode}); "
+                                        f"log tail:\n{_tail(self.log_dir / 'kube-apiserver.log')}")
+            request = urllib.request.Request(f"{self.url}/readyz",
+                                             headers={"Authorization": f"Bearer {self.admin_token}"})
+            try:
+                with urllib.request.urlopen(request, context=context, timeout=5) as resp:
+                    if resp.status == 200:
+                        return
+            except urllib.error.HTTPError as err:
+                last = f"HTTP {err.code}"
+            except OSError as err:
+                last = str(err)
+            time.sleep(0.25)
+        raise ControlPlaneError(f"kube-apiserver not ready after {timeout:.0f}s ({last}); log tail:\n"
+                                f"{_tail(self.log_dir / 'kube-apiserver.log')}")
+
+    # -- internals ------------------------------------------------------------------------------------
+    def _write_credentials(self) -> None:
+        self.extra_tokens.setdefault("system:kube-scheduler", self.scheduler_token)
+        lines = [f'{self.admin_token},admin,admin-uid,"system:masters"',
+                 f"{self.scheduler_token},{SCHEDULER_USER},{SCHEDULER_USER}"]
+        for user in ("kubesched-test-user",):
+            token = self.extra_tokens.setdefault(user, secrets.token_hex(16))
+            lines.append(f"{token},{user},{user}")
+        (self.work_dir / "tokens.csv").write_text("\n".join(lines) + "\n")
+        _write_service_account_keys(self.work_dir)
+        write_kubeconfig(self.admin_kubeconfig, self.url, "admin", self.admin_token)
+        write_kubeconfig(self.scheduler_kubeconfig, self.url, SCHEDULER_USER, self.scheduler_token)
+
+    def _start_etcd(self) -> None:
+        peer = free_port()
+        client = f"http://127.0.0.1:{self.etcd_port}"
+        cmd = [str(self.bin_dir / "etcd"), "--name", "default", "--data-dir", str(self.work_dir / "etcd"),
+               "--listen-client-urls", client, "--advertise-client-urls", client,
+               "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+               "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+               "--initial-cluster", f"default=http://127.0.0.1:{peer}",
+               "--unsafe-no-fsync", "--log-level", "warn"]
+        self._etcd = _spawn(cmd, self.log_dir / "etcd.log")
+
+    def _start_apiserver(self) -> None:
+        w = self.work_dir
+        cmd = [str(self.bin_dir / "kube-apiserver"),
+               "--etcd-servers", f"http://127.0.0.1:{self.etcd_port}",
+               "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+               "--secure-port", str(self.apiserver_port), "--cert-dir", str(w / "certs"),
+               "--authorization-mode", "RBAC", "--token-auth-file", str(w / "tokens.csv"),
+               "--anonymous-auth=false",
+               "--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition",
+               "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+               "--service-account-key-file", str(w / "sa.pub"),
+               "--service-account-signing-key-file", str(w / "sa.key"),
+               "--service-cluster-ip-range", "10.0.0.0/24",
+               "--max-requests-inflight", "3000", "--max-mutating-requests-inflight", "1000",
+               "--enable-priority-and-fairness=false",
+               "--profiling=false", "--v", "1"]
+        self._apiserver = _spawn(cmd, self.log_dir / "kube-apiserver.log", append=True)
+
+
+def _spawn(cmd: list[str], log: Path, *, append: bool = False) -> subprocess.Popen:
+    with open(log, "a" if append else "w") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+
+
+def _terminate(proc: subprocess.Popen | None) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+if __name__ == "__main__":  # pragma: no cover - a developer's shell: start one and wait
+    plane = ControlPlane.start()
+    print(f"export KUBECONFIG={plane.admin_kubeconfig}  # scheduler: {plane.scheduler_kubeconfig}", flush=True)
+    try:
+        signal.pause()
+    finally:
+        plane.stop()
