@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "simulate":
         # The summary lists the scheduler's warnings itself; the log adds them only with --verbose.
         logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR,
-                            format=f"{PROG}: %(levelname)s: %(message)s", stream=sys.stderr)
+                            format=f"{PROG}: %(levelname)s: %(message)s", stream=sys.stderr, force=True)
         try:
             return _simulate(args, sys.stdout, sys.stderr)
         except INPUT_ERRORS as err:

@@ -16,12 +16,15 @@ import numpy as np
 
 from kubesched.api.objects import Pod
 from kubesched.cache.snapshot import NodeInfoList
-from kubesched.framework.cycle_state import CycleState
+from kubesched.extender import EXTENDER_NAME, ExtenderError, extenders_binding, find_nodes_that_pass_extenders
+from kubesched.extender import prioritize as extender_prioritize
+from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState, PodsToActivate
 from kubesched.framework.diagnosis import Diagnosis, FitError
 from kubesched.framework.interfaces import PreFilterResult
+from kubesched.framework.preemption import EXTENDER_VERDICTS_KEY
 from kubesched.framework.runtime import FilterOutcome, Framework, ScoreOutcome
 from kubesched.framework.status import Code, Status
-from kubesched.recording import ATTEMPT_KEY, attempt_of
+from kubesched.recording import ATTEMPT_KEY, Attempt, NullAttempt, attempt_of
 from kubesched.trace import ERROR, UNSCHEDULABLE
 
 if TYPE_CHECKING:
@@ -75,6 +78,7 @@ def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         sched.queue.done(pod.uid)
         return
     state = CycleState()
+    state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
     state.plugin_timer = sched.plugin_timer(fwk)
     attempt = sched.begin_attempt(qpi, fwk.profile_name)
     if attempt.enabled:
@@ -84,6 +88,7 @@ def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
     except SchedulingFailure as failure:
         handle_scheduling_failure(sched, fwk, state, qpi, failure.status, failure.nominated_node, failure.error)
         return
+    _activate_pods(sched, state)
     sched.submit(lambda: _run_binding(sched, fwk, state, result, qpi, assumed))
 
 
@@ -103,6 +108,10 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState,
         nominated = "" if post_result is None else post_result.nominated_node_name
         mode_override = post_result is not None and post_result.mode == "override"
         attempt.post_filtered(status.plugin or "", status.message or "success", state.get(VICTIMS_KEY), nominated)
+        ext_verdicts = state.get(EXTENDER_VERDICTS_KEY)
+        verdicts = attempt.extender_verdicts() if ext_verdicts else None
+        if verdicts is not None:
+            verdicts.update(ext_verdicts)
         # An overriding result sets the nomination (or clears it when it names no node).
         raise SchedulingFailure(Status(Code.UNSCHEDULABLE), (nominated or None) if mode_override else "",
                                 fit) from None
@@ -155,7 +164,8 @@ def schedule_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod) 
     if len(feasible) == 1:
         return ScheduleResult(snapshot.node_infos[int(feasible[0])].name, evaluated, 1)
     nodes = NodeInfoList(snapshot, feasible)
-    scores = prioritize_nodes(fwk, state, pod, nodes, record_raw=attempt.raw_scores)
+    verdicts = attempt.extender_verdicts() if fwk.extenders else None
+    scores = prioritize_nodes(fwk, state, pod, nodes, record_raw=attempt.raw_scores, verdicts=verdicts)
     host, tie_rows = select_host(sched, nodes, scores.total)
     attempt.scored(feasible, scores.plugin_scores, scores.total, scores.raw_scores, tie_rows)
     return ScheduleResult(host, evaluated, len(feasible))
@@ -184,7 +194,10 @@ def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
             if outcome.error is not None:
                 raise _CycleError(outcome.error, outcome.error.as_error())
             if len(outcome.feasible):
-                return outcome.feasible, diagnosis, 1
+                _record_filter(snapshot, outcome, diagnosis)
+                feasible = _run_extender_filters(sched, pod, snapshot, outcome.feasible, diagnosis, attempt)
+                if len(feasible):
+                    return feasible, diagnosis, 1 + len(diagnosis.node_status)
             # The nominated node no longer fits: its rejection is part of the diagnosis.
             for name, st in outcome.node_status_map(snapshot).items():
                 diagnosis.node_status[name] = st
@@ -205,7 +218,7 @@ def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
         feasible = ordered[:num_to_find]
         processed = len(feasible)
         sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
-        return feasible, diagnosis, processed
+        return _run_extender_filters(sched, pod, snapshot, feasible, diagnosis, attempt), diagnosis, processed
     outcome = fwk.find_nodes_that_pass_filters(state, pod, snapshot, ordered, num_to_find)
     processed = outcome.processed
     sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
@@ -214,7 +227,29 @@ def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
     _record_filter(snapshot, outcome, diagnosis)
     attempt.rejected(snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)
     attempt.evaluated(processed)
-    return outcome.feasible, diagnosis, processed
+    return _run_extender_filters(sched, pod, snapshot, outcome.feasible, diagnosis, attempt), diagnosis, processed
+
+
+def _run_extender_filters(sched: Scheduler, pod: Pod, snapshot: Any, feasible: np.ndarray, diagnosis: Diagnosis,
+                          attempt: Attempt | NullAttempt) -> np.ndarray:
+    """The feasible rows the extenders keep; the nodes they drop join the diagnosis (and the attempt)."""
+    if not sched.extenders or len(feasible) == 0:
+        return feasible
+    infos = [snapshot.node_infos[i] for i in feasible.tolist()]
+    verdicts = attempt.extender_verdicts()
+    before = dict(diagnosis.node_status)
+    try:
+        kept = find_nodes_that_pass_extenders(sched.extenders, pod, infos, diagnosis.node_status, verdicts)
+    except ExtenderError as err:
+        raise _CycleError(Status(Code.ERROR, (str(err),), error=err), err) from None
+    if len(kept) != len(infos):
+        diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+    if attempt.enabled:
+        dropped = [(name, status) for name, status in diagnosis.node_status.items() if before.get(name) is not status]
+        if dropped:
+            rows = np.asarray([snapshot.index[name] for name, _ in dropped], dtype=np.int64)
+            attempt.rejected(snapshot.names, rows, [status for _, status in dropped])
+    return np.asarray([snapshot.index[n.name] for n in kept], dtype=np.int64)
 
 
 def _candidate_rows(snapshot: Any, pre_result: PreFilterResult | None) -> np.ndarray:
@@ -235,8 +270,9 @@ def _record_filter(snapshot: Any, outcome: FilterOutcome, diagnosis: Diagnosis) 
 
 
 def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInfoList,
-                     *, record_raw: bool = False) -> ScoreOutcome:
-    if not fwk.has_score_plugins():
+                     *, record_raw: bool = False, verdicts: dict[str, Any] | None = None) -> ScoreOutcome:
+    extenders = fwk.extenders
+    if not fwk.has_score_plugins() and not extenders:
         return ScoreOutcome(total=np.ones(len(nodes), dtype=np.int64))
     status = fwk.run_pre_score_plugins(state, pod, nodes)
     if status is not None:
@@ -244,6 +280,11 @@ def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInf
     scores = fwk.run_score_plugins(state, pod, nodes, record_raw=record_raw)
     if isinstance(scores, Status):
         raise _CycleError(scores, scores.as_error())
+    if extenders:
+        for name, values in extender_prioritize(extenders, pod, list(nodes), verdicts).items():
+            weighted = np.asarray(values, dtype=np.int64)
+            scores.plugin_scores[name] = weighted
+            scores.total += weighted
     return scores
 
 
@@ -359,7 +400,7 @@ def _bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleR
     if not sched.may_act():
         _abandon_binding(sched, fwk, state, qpi, assumed, host)
         return
-    status = fwk.run_bind_plugins(state, assumed, host)
+    status = _run_bind(sched, fwk, state, assumed, host)
     sched.cache.finish_binding(assumed)
     if status is not None and status.code is not Code.SUCCESS:
         _bind_failed(sched, fwk, state, result, qpi, assumed, status)
@@ -369,6 +410,26 @@ def _bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleR
     sched.metrics_scheduled(fwk.profile_name, qpi)
     fwk.run_post_bind_plugins(state, assumed, host)
     sched.queue.done(assumed.uid)
+    _activate_pods(sched, state)
+
+
+def _activate_pods(sched: Scheduler, state: CycleState) -> None:
+    """Move the pods plugins asked for (PodsToActivate) into activeQ."""
+    pods = state.get(PODS_TO_ACTIVATE_KEY)
+    if pods is not None and pods.map:
+        sched.queue.activate(pods.take())
+
+
+def _run_bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str) -> Status | None:
+    """An interested binding extender binds the pod; otherwise the Bind plugins do."""
+    if sched.extenders:
+        verdicts = attempt_of(state).extender_verdicts()
+        bound, status = extenders_binding(sched.extenders, assumed, host, verdicts)
+        if bound:
+            if status is None and sched.bind_for_extenders:
+                status = sched.bind_on_behalf_of_extender(assumed, host)
+            return status
+    return fwk.run_bind_plugins(state, assumed, host)
 
 
 def _bind_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,

@@ -19,6 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
+
 from kubesched.api.errors import ObjectError
 from kubesched.api.objects import Node, Pod
 from kubesched.api.taints import find_untolerated_taint
@@ -26,13 +28,18 @@ from kubesched.cache.cache import Cache
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import Clock
+from kubesched.cluster.embedded import EmbeddedCluster
+from kubesched.cluster.kinds import KNOWN_KINDS
 from kubesched.cluster.listers import LISTED_KINDS, Listers
 from kubesched.cluster.protocol import ApiError, Cluster, WatchEvent
-from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.interfaces import ClusterEvent, PluginFactory
+from kubesched.config.types import KubeSchedulerConfiguration, Profile
+from kubesched.extender import HTTPExtender, build_extenders, ignored_by_scheduler
+from kubesched.framework.interfaces import ActionType, ClusterEvent, PluginFactory, QueueSortPlugin
 from kubesched.framework.runtime import Framework
+from kubesched.framework.status import Status
 from kubesched.metrics import PluginTimer, SchedulerMetrics
 from kubesched.plugins import nodename, nodeports
+from kubesched.plugins.names import NODE_RESOURCES_FIT
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.noderesources import fit as noderesources_fit
 from kubesched.plugins.registry import in_tree_registry, resolve_profile
@@ -65,6 +72,7 @@ class Scheduler:
         executor: Callable[[Callable[[], None]], None] | None = None,
         metrics: SchedulerMetrics | None = None,
         gate: Callable[[], bool] | None = None,
+        bind_for_extenders: bool | None = None,
     ) -> None:
         self.cluster = cluster
         #: Whether this replica may act (e.g. ``LeaderElector.is_leader``): consulted before every pop and
@@ -85,6 +93,8 @@ class Scheduler:
         self.snapshot = Snapshot()
         self.cache = Cache(clock.now, ttl=timedelta(0))
         self._pods: dict[str, Pod] = {}
+        #: (namespace, label key, value) -> uids: what plugins' pod listings by label read.
+        self._pods_by_label: dict[tuple[str, str, str], set[str]] = {}
         self.listers = Listers()
         self._tasks: deque[Callable[[], None]] = deque()
         self._tasks_lock = threading.Lock()
@@ -96,9 +106,19 @@ class Scheduler:
         self.waiting_in_pre_bind: set[str] = set()
         self._cycles = 0
 
+        self.extenders: list[HTTPExtender] = build_extenders(config.extenders)
+        # A binding extender binds through the API server itself. The embedded cluster lives in this
+        # process where no extender can reach it, so there the scheduler records the Binding on the
+        # extender's behalf once the extender said yes.
+        self.bind_for_extenders = (isinstance(cluster, EmbeddedCluster) if bind_for_extenders is None
+                                   else bind_for_extenders)
+        ignored = ignored_by_scheduler(config.extenders)
+
         plugin_registry = dict(in_tree_registry() if registry is None else registry)
         self.profiles: dict[str, Framework] = {}
         for profile in config.profiles:
+            if ignored:
+                profile = _ignore_resources_in_fit(profile, ignored)
             effective, warnings = resolve_profile(profile, plugin_registry)
             self.warnings.extend(warnings)
             self.profiles[profile.scheduler_name] = Framework(
@@ -111,19 +131,30 @@ class Scheduler:
                 listers=self.listers,
                 parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
-                extra_handle={"rng": self.rng, "tie_break": tie_break},
+                # pod_lister: the scheduler's informer view of a pod (what kube-scheduler's podLister
+                # answers), so no plugin needs a live GET in the scheduling or binding cycle.
+                extra_handle={"rng": self.rng, "tie_break": tie_break, "pod_lister": self.current_pod},
+                extenders=self.extenders,
+                event_recorder=_SchedulerEvents(self),
+                pod_lister=self.list_pods,
             )
         for warning in self.warnings:
             log.warning(warning)
         first = next(iter(self.profiles.values()))
         sort = first.queue_sort
+        # Kinds beyond the built-in ones that plugins register events for (Coscheduling's PodGroup):
+        # watched into the listers, and their changes sent to the queue.
+        self.extra_kinds = sorted({
+            e.resource for fwk in self.profiles.values() for events in fwk.enqueue_events.values()
+            for e in events if e.resource in KNOWN_KINDS and e.resource not in WATCHED_KINDS})
+        self.watched_kinds = (*WATCHED_KINDS, *self.extra_kinds)
         event_maps = {
             name: qevents.build_cluster_event_map(
                 _Registration(plugin, evs) for plugin, evs in fwk.enqueue_events.items())
             for name, fwk in self.profiles.items()
         }
         self.queue = SchedulingQueue(
-            less=sort.less,
+            less=sort.less if getattr(sort, "sort_key", None) is not None else _guarded_less(sort),
             sort_key=getattr(sort, "sort_key", None),
             clock=clock.now,
             pod_initial_backoff=timedelta(seconds=config.pod_initial_backoff_seconds),
@@ -150,10 +181,10 @@ class Scheduler:
     def start(self) -> None:
         """Watch the cluster, list what exists (listing after watching misses nothing), and arm the
         queue's and cache's periodic housekeeping on the clock."""
-        self._watch = self.cluster.watch(WATCHED_KINDS, self.handle_event)
+        self._watch = self.cluster.watch(self.watched_kinds, self.handle_event)
         if not getattr(self._watch, "replays_existing", False):
             # An informer hands what exists over as ADDED events itself; any other watch is listed.
-            for kind in WATCHED_KINDS:
+            for kind in self.watched_kinds:
                 items, _ = self.cluster.list(kind)
                 for obj in items:
                     self.handle_event(WatchEvent("ADDED", kind, obj, None))
@@ -203,6 +234,12 @@ class Scheduler:
                 self._on_pod(event)
             elif event.kind in LISTED_KINDS:
                 self._on_listed(event)
+            elif event.kind in self.extra_kinds:
+                self._on_listed(event)
+                action = _ACTIONS.get(event.type, ActionType.UPDATE)
+                self.queue.move_all_to_active_or_backoff_queue(
+                    ClusterEvent(event.kind, action, f"{event.kind}{event.type.capitalize()}"), event.old, event.obj,
+                    None)
         except Exception:
             # A handler bug must never stop the watch: log and carry on.
             log.exception("handling %s %s event failed", event.kind, event.type)
@@ -290,22 +327,22 @@ class Scheduler:
         if new is None:
             # A pod we cannot read is not scheduled; forget any earlier, readable version of it.
             uid = str((event.obj.get("metadata") or {}).get("uid") or "")
-            stale = self._pods.pop(uid, None)
+            stale = self._forget_pod(uid)
             if stale is not None:
                 self._pod_gone(stale)
             return
         old = self._pods.get(new.uid)
         if event.type == "DELETED":
-            self._pods.pop(new.uid, None)
+            self._forget_pod(new.uid)
             self._pod_gone(old or new)
             return
         if new.is_terminal:
             # Terminal pods are invisible to the scheduler (as if deleted).
-            self._pods.pop(new.uid, None)
+            self._forget_pod(new.uid)
             if old is not None:
                 self._pod_gone(old)
             return
-        self._pods[new.uid] = new
+        self._remember_pod(new)
         was_assigned = old is not None and bool(old.node_name)
         if new.node_name:
             if was_assigned and old is not None:
@@ -362,6 +399,13 @@ class Scheduler:
     def on_assumed_pod_forgotten(self, pod: Pod, *, exclude_self: bool) -> None:
         precheck = (lambda other: other.uid != pod.uid) if exclude_self else None
         self.queue.move_all_to_active_or_backoff_queue(qevents.AssignedPodDelete, pod, None, precheck)
+
+    def bind_on_behalf_of_extender(self, pod: Pod, host: str) -> Status | None:
+        try:
+            self.cluster.bind(pod.namespace, pod.name, host, uid=pod.uid or None)
+        except ApiError as err:
+            return Status.from_error(err)
+        return None
 
     def submit(self, task: Callable[[], None]) -> None:
         """Hand a binding cycle to the executor (a thread pool live, a task list in simulation)."""
@@ -558,6 +602,37 @@ class Scheduler:
     def pods(self) -> Iterable[Pod]:
         return list(self._pods.values())
 
+    def list_pods(self, namespace: str | None = None, labels: Mapping[str, str] | None = None) -> list[Pod]:
+        """Known pods (pending and bound), in ``namespace`` and with ``labels`` when given."""
+        if namespace is not None and labels:
+            sets = [self._pods_by_label.get((namespace, k, v), set()) for k, v in labels.items()]
+            uids = set.intersection(*sets) if len(sets) > 1 else sets[0]
+            return [self._pods[uid] for uid in sorted(uids, key=lambda u: self._pods[u].key)]
+        return [p for p in self._pods.values() if (namespace is None or p.namespace == namespace)
+                and all(p.labels.get(k) == v for k, v in (labels or {}).items())]
+
+    def _remember_pod(self, pod: Pod) -> None:
+        old = self._pods.get(pod.uid)
+        if old is not None and old.labels is not pod.labels:
+            self._unindex(old)
+        self._pods[pod.uid] = pod
+        for key, value in pod.labels.items():
+            self._pods_by_label.setdefault((pod.namespace, key, value), set()).add(pod.uid)
+
+    def _forget_pod(self, uid: str) -> Pod | None:
+        pod = self._pods.pop(uid, None)
+        if pod is not None:
+            self._unindex(pod)
+        return pod
+
+    def _unindex(self, pod: Pod) -> None:
+        for key, value in pod.labels.items():
+            uids = self._pods_by_label.get((pod.namespace, key, value))
+            if uids is not None:
+                uids.discard(pod.uid)
+                if not uids:
+                    del self._pods_by_label[(pod.namespace, key, value)]
+
 
 MAX_EVENT_MESSAGE = 1024
 
@@ -567,6 +642,56 @@ def truncate_message(message: str) -> str:
     if len(message) <= MAX_EVENT_MESSAGE:
         return message
     return message[:MAX_EVENT_MESSAGE - 4] + " ..."
+
+
+_ACTIONS = {"ADDED": ActionType.ADD, "MODIFIED": ActionType.UPDATE, "DELETED": ActionType.DELETE}
+
+
+def _guarded_less(sort: QueueSortPlugin) -> Callable[[QueuedPodInfo, QueuedPodInfo], bool]:
+    """A QueueSort plugin's ``less`` that cannot break the queue: on an exception (or a non-bool
+    answer) the pods are ordered by priority, then by when they were queued, as PrioritySort does."""
+    less = sort.less
+
+    def guarded(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        try:
+            answer = less(a, b)
+            if isinstance(answer, (bool, np.bool_)):
+                return bool(answer)
+            raise TypeError(f"returned {type(answer).__name__}, expected bool")
+        except Exception as err:
+            log.warning('queue sort plugin "%s" failed: %s', sort.name, err, exc_info=True)
+            if a.pod.priority != b.pod.priority:
+                return a.pod.priority > b.pod.priority
+            return a.timestamp < b.timestamp
+
+    return guarded
+
+
+def _ignore_resources_in_fit(profile: Profile, ignored: tuple[str, ...]) -> Profile:
+    """Extender resources marked ignoredByScheduler become NodeResourcesFit's ignoredResources
+    (replacing the configured ones, as kube-scheduler does)."""
+    args = profile.plugin_config.get(NODE_RESOURCES_FIT)
+    if args is None or not hasattr(args, "ignored_resources"):
+        return profile
+    config = dict(profile.plugin_config)
+    config[NODE_RESOURCES_FIT] = dataclasses.replace(args, ignored_resources=ignored)  # type: ignore[type-var]
+    return dataclasses.replace(profile, plugin_config=config)
+
+
+class _SchedulerEvents:
+    """The handle's event recorder: Events through the scheduler, as its own are written."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+
+    def event(self, regarding: Pod | Mapping[str, Any], type_: str, reason: str, message: str) -> None:
+        if isinstance(regarding, Pod):
+            self._scheduler.record_event(regarding, type_, reason, message)
+            return
+        meta = regarding.get("metadata") or {}
+        self._scheduler._record_object_event(str(regarding.get("kind") or ""), str(meta.get("namespace") or ""),
+                                             str(meta.get("name") or ""), type_, reason, message,
+                                             uid=str(meta.get("uid") or ""))
 
 
 class _QueueNominator:

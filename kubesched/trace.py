@@ -68,5 +68,7 @@ class AttemptRecord:
             out["victims"] = list(self.victims)
         if self.start_nominated_node:
             out["startNominatedNode"] = self.start_nominated_node
+        if self.details.get("extender"):
+            out["extenders"] = self.details["extender"]  # {verb: {extender: verdict}}
         return out
 

@@ -108,7 +108,7 @@ def test_bad_manifest_is_one_line_naming_file_document_and_field(
 
 @pytest.mark.parametrize(("percentage", "plugin", "want"), [
     pytest.param(50, "NoSuchPlugin", ['plugin "NoSuchPlugin" does not exist'], id="unknown-plugin"),
-    pytest.param(50, "no_such_module:Plugin", ['plugin "no_such_module:Plugin" cannot be loaded'],
+    pytest.param(50, "no_such_module:Plugin", ['plugin "no_such_module:Plugin": importing no_such_module failed'],
                  id="unimportable-out-of-tree-plugin"),
     pytest.param(200, "NodeName", ["percentageOfNodesToScore"], id="bad-value-names-the-field"),
     pytest.param("[1", "NodeName", ["could not parse configuration"], id="malformed-config"),

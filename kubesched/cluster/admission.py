@@ -219,6 +219,20 @@ def admit_create(obj: dict, store: AdmissionStore) -> None:
         _admit_default_storage_class(obj, store)
     elif kind == "Lease":
         validate_lease(obj)
+    elif kind == "PodGroup":
+        _validate_pod_group(obj)
+
+
+def _validate_pod_group(obj: dict) -> None:
+    """The PodGroup CRD's schema: minMember and scheduleTimeoutSeconds are integers, minResources quantities."""
+    from kubesched.api.errors import ObjectError
+    from kubesched.api.podgroup import PodGroup
+
+    try:
+        PodGroup.from_dict(obj)
+    except ObjectError as err:
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        raise Invalid.of("PodGroup", name, err.path, err.reason) from None
 
 
 def admit_update(obj: dict, old: dict) -> None:

@@ -60,6 +60,8 @@ KNOWN_KINDS: Mapping[str, KindInfo] = MappingProxyType(
             _k("PodDisruptionBudget", "poddisruptionbudgets", True, "policy/v1"),
             _k("CSIStorageCapacity", "csistoragecapacities", True, "storage.k8s.io/v1"),
             _k("Lease", "leases", True, "coordination.k8s.io/v1"),
+            # scheduler-plugins' custom resource (Coscheduling)
+            _k("PodGroup", "podgroups", True, "scheduling.x-k8s.io/v1alpha1"),
         ]
     )
 )

@@ -7,9 +7,8 @@ nodes and drivers for the volume plugins). :class:`Listers` is that store here: 
 it watch events, plugins read it through ``handle.listers``. Reads never reach the API server.
 
 Storage objects are kept parsed (typed views from :mod:`kubesched.api.storage`), since the volume
-plugins read them in every cycle of a pod with volumes. Plugins that must react to storage changes
-outside a cycle (VolumeBinding's PreBind waiting for the PV controller) subscribe with
-:meth:`Listers.subscribe`.
+plugins read them in every cycle of a pod with volumes; ``storage_version`` moves with every storage
+change, for the plugins' derived caches.
 """
 
 from __future__ import annotations
@@ -38,9 +37,6 @@ STORAGE_KINDS = tuple(STORAGE_VIEWS)
 LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
                 "PodDisruptionBudget", *STORAGE_KINDS, "CSIStorageCapacity")
 
-#: ``listener(event_type, kind, new_view, old_view)``, called after the store changed.
-StorageListener = Callable[[str, str, Any, Any], None]
-
 
 class Listers:
     """Raw objects by kind and namespace/name, plus parsed namespaces (labels for selectors)."""
@@ -49,7 +45,6 @@ class Listers:
         self._objects: dict[str, dict[tuple[str, str], Mapping[str, Any]]] = {k: {} for k in LISTED_KINDS}
         self._namespaces: dict[str, Namespace] = {}
         self._views: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in STORAGE_KINDS}
-        self._listeners: list[StorageListener] = []
         #: Bumped on every storage change: plugins key derived per-node caches on it.
         self.storage_version = 0
         self._lock = threading.Lock()
@@ -68,13 +63,13 @@ class Listers:
         namespace = Namespace.from_dict(obj) if kind == "Namespace" else None
         parse = STORAGE_VIEWS.get(kind)
         view = parse(obj) if parse is not None and event_type != "DELETED" else None
-        old_view = None
         with self._lock:
             if parse is not None:
                 views = self._views[kind]
-                old_view = views.pop(key, None) if event_type == "DELETED" else views.get(key)
                 if view is not None:
                     views[key] = view
+                else:
+                    views.pop(key, None)
                 self.storage_version += 1
             store = self._objects.setdefault(kind, {})
             if event_type == "DELETED":
@@ -85,14 +80,6 @@ class Listers:
                 store[key] = obj
                 if namespace is not None:
                     self._namespaces[namespace.name] = namespace
-            listeners = list(self._listeners) if parse is not None else []
-        for listener in listeners:
-            listener(event_type, kind, view, old_view)
-
-    def subscribe(self, listener: StorageListener) -> None:
-        """Call ``listener`` after every change of a storage object."""
-        with self._lock:
-            self._listeners.append(listener)
 
     # -- read by plugins --------------------------------------------------------------------------------
     def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:

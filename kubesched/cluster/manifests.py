@@ -220,11 +220,15 @@ def load_manifests(
         if not str(given).strip():
             raise ManifestError('""', 0, None, None, "", "an empty path names no file or folder")
         path = Path(given)
-        if path.is_dir():
+        try:
+            is_dir, is_file, exists = path.is_dir(), path.is_file(), path.exists()
+        except OSError as err:  # a name too long for the file system, say
+            raise ManifestError(str(given), 0, None, None, "", f"cannot read: {err.strerror}") from err
+        if is_dir:
             files = [(f, str(f), False) for f in _files_in(path)]
-        elif path.is_file():
+        elif is_file:
             files = [(path, str(given), True)]
-        elif path.exists():
+        elif exists:
             raise ManifestError(str(given), 0, None, None, "", "not a regular file or a folder")
         else:
             raise ManifestError(str(given), 0, None, None, "", "no such file or folder")
@@ -237,7 +241,7 @@ def load_manifests(
             except DocumentError as err:
                 raise ManifestError(source, err.doc_index, None, None, "", err.reason) from err
         if len(manifests) == before:
-            what = "folder (in files ending .yaml, .yml or .json)" if path.is_dir() else "file"
+            what = "folder (in files ending .yaml, .yml or .json)" if is_dir else "file"
             raise ManifestError(str(given), 0, None, None, "", f"no Kubernetes objects in this {what}")
     return manifests
 

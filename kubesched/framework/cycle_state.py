@@ -7,7 +7,14 @@ value that knows how to clone itself, leaving plain values shared.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import threading
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from kubesched.api.objects import Pod
+
+#: CycleState key of the :class:`PodsToActivate` every scheduling cycle starts with.
+PODS_TO_ACTIVATE_KEY = "kubernetes.io/pods-to-activate"
 
 
 class StateData(Protocol):
@@ -50,3 +57,27 @@ class CycleState:
         copy.skip_score_plugins = set(self.skip_score_plugins)
         copy.plugin_timer = self.plugin_timer
         return copy
+
+
+class PodsToActivate:
+    """Pods a plugin wants moved to activeQ at the end of this cycle (e.g. a gang's siblings).
+
+    Plugins add ``"namespace/name" -> pod`` under the lock; the scheduler activates them after a
+    successful scheduling cycle and again after a successful binding cycle, as kube-scheduler does.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.map: dict[str, Pod] = {}
+
+    def add(self, pod: Pod) -> None:
+        with self.lock:
+            self.map[pod.key] = pod
+
+    def take(self) -> list[Pod]:
+        with self.lock:
+            pods, self.map = list(self.map.values()), {}
+        return pods
+
+    def clone(self) -> PodsToActivate:
+        return self  # shared by design: what-if copies of the state still activate the same pods

@@ -12,6 +12,7 @@ only its own entries; a plugin named twice under multiPoint is an error.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubesched.framework.interfaces import (
@@ -90,3 +91,32 @@ def expand_extension_point(point: str, proto: type, cfg: Plugins, plugins: Mappi
         from_multi.append(ref.name)
     ordered = [n for n in enabled if n in overrides] + from_multi + [n for n in enabled if n not in overrides]
     return [plugins[n] for n in ordered]
+
+
+@dataclass(slots=True)
+class PluginLists:
+    """One profile's plugins per extension point, each list typed by the point's protocol."""
+
+    pre_enqueue: list[PreEnqueuePlugin] = field(default_factory=list)
+    queue_sort: list[QueueSortPlugin] = field(default_factory=list)
+    pre_filter: list[PreFilterPlugin] = field(default_factory=list)
+    filter: list[FilterPlugin] = field(default_factory=list)
+    post_filter: list[PostFilterPlugin] = field(default_factory=list)
+    pre_score: list[PreScorePlugin] = field(default_factory=list)
+    score: list[ScorePlugin] = field(default_factory=list)
+    reserve: list[ReservePlugin] = field(default_factory=list)
+    permit: list[PermitPluginProto] = field(default_factory=list)
+    pre_bind: list[PreBindPlugin] = field(default_factory=list)
+    bind: list[BindPlugin] = field(default_factory=list)
+    post_bind: list[PostBindPlugin] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, cfg: Plugins, plugins: Mapping[str, Plugin]) -> PluginLists:
+        lists = cls()
+        for point, proto in EXTENSION_POINTS:
+            getattr(lists, point).extend(expand_extension_point(point, proto, cfg, plugins))
+        return lists
+
+    def by_point(self) -> dict[str, list[Plugin]]:
+        """Point name -> its plugins (the same list objects), for code that walks every point."""
+        return {point: getattr(self, point) for point, _ in EXTENSION_POINTS}

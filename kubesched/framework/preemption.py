@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
+from kubesched.cluster.protocol import NotFound
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import fit_error_message
 from kubesched.framework.interfaces import PostFilterResult
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 MAX_INT32 = 2**31 - 1
 MIN_INT64 = -(2**63)
 
+#: CycleState key of what the extenders' preempt verbs said (for traces).
+EXTENDER_VERDICTS_KEY = "Extender/preempt"
 NOT_HELPFUL_MSG = "Preemption is not helpful for scheduling"
 NO_CANDIDATE_MSG = "no candidate node for preemption"
 DISRUPTION_TARGET = "DisruptionTarget"
@@ -287,6 +290,9 @@ class Evaluator:
             return (PostFilterResult(""),
                     Status(Code.UNSCHEDULABLE, (fit_error_message(len(node_statuses), node_statuses),)))
 
+        candidates, status = self.call_extenders(pod, candidates)
+        if status is not None:
+            return None, status
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, (NO_CANDIDATE_MSG,))
@@ -297,8 +303,32 @@ class Evaluator:
         self.chosen = best
         return PostFilterResult(best.name), None
 
+    # 3) extenders with a preempt verb may drop candidates or change their victims
+    def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+        extenders = getattr(self.handle, "extenders", None)
+        if not extenders or not candidates:
+            return candidates, None
+        from kubesched.extender import ExtenderError, ExtenderVictims, process_preemption
+
+        victims = {c.name: ExtenderVictims(list(c.victims.pods), c.victims.num_pdb_violations) for c in candidates}
+        infos = {name: info for name in victims if (info := self.handle.snapshot.get(name)) is not None}
+        verdicts: dict[str, Any] = {}
+        self.state.write(EXTENDER_VERDICTS_KEY, verdicts)
+        try:
+            chosen = process_preemption(extenders, pod, victims, infos, verdicts)
+        except ExtenderError as err:
+            return [], Status.from_error(err)
+        return [Candidate(name, Victims(v.pods, v.num_pdb_violations)) for name, v in chosen.items()], None
+
     def _latest(self, pod: Pod) -> Pod:
-        """The preemptor as the cluster has it now (its nomination may have changed since queueing)."""
+        """The preemptor as the cluster has it now (its nomination may have changed since queueing): from
+        the scheduler's pod lister when the handle has one (as upstream's podLister), never a live GET."""
+        lister = getattr(self.handle, "extra", {}).get("pod_lister")
+        if lister is not None:
+            latest = lister(pod)
+            if latest is None:
+                raise NotFound.of("pods", pod.name)
+            return latest
         getter = getattr(self.handle.cluster, "get", None)
         if getter is None:
             return pod

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -26,19 +26,22 @@ from kubesched.cache.snapshot import NodeInfoList, Snapshot
 from kubesched.cluster.listers import Listers
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extension_points import (
-    EXTENSION_POINTS,
     FrameworkError,
-    expand_extension_point,
+    PluginLists,
     plugins_needed,
 )
+from kubesched.framework.handle import EventRecorder, NoEvents, Parallelizer, no_pods
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
     ActionType,
     BatchFilterPlugin,
+    BatchFilterResult,
     BatchScorePlugin,
     ClusterEvent,
     EnqueueExtensions,
+    FilterPlugin,
     NodeScore,
     Plugin,
     PluginFactory,
@@ -59,12 +62,14 @@ if TYPE_CHECKING:
     from kubesched.clock import Clock
     from kubesched.cluster.protocol import Cluster
     from kubesched.config.types import Profile
+    from kubesched.extender import HTTPExtender
     from kubesched.framework.handle import PodNominator
 
 log = logging.getLogger(__name__)
 
 #: Permit plugins may not hold a pod longer than this.
 MAX_PERMIT_TIMEOUT = 15 * 60.0
+MIN_INT64 = -(2**63)
 
 #: What a plugin that names no events is assumed to care about: everything.
 ALL_EVENTS = ClusterEvent("*", ActionType.ALL, "WildCardEvent")
@@ -111,6 +116,9 @@ class Framework:
         parallelism: int = 16,
         percentage_of_nodes_to_score: int | None = None,
         extra_handle: Mapping[str, Any] | None = None,
+        extenders: Sequence[HTTPExtender] = (),
+        event_recorder: EventRecorder | None = None,
+        pod_lister: Callable[[str | None, Mapping[str, str] | None], Iterable[Pod]] = no_pods,
     ) -> None:
         self.profile_name = profile.scheduler_name
         self.percentage_of_nodes_to_score = (
@@ -125,6 +133,10 @@ class Framework:
         self._listers = listers if listers is not None else Listers()
         self._parallelism = parallelism
         self.extra = dict(extra_handle or {})
+        self._extenders = list(extenders)
+        self._event_recorder: EventRecorder = event_recorder if event_recorder is not None else NoEvents()
+        self._pod_lister = pod_lister
+        self._parallelizer = Parallelizer(parallelism)
         self.waiting_pods = WaitingPods()
         self.warnings: list[str] = []
 
@@ -136,12 +148,16 @@ class Framework:
             if factory is None:
                 raise FrameworkError(f'profiles[{self.profile_name}]: plugin "{name}" does not exist')
             args = profile.plugin_config.get(name)
-            plugin = factory(args, self)
+            try:
+                plugin = factory(args, self)
+            except FrameworkError:
+                raise
+            except Exception as err:
+                raise FrameworkError(f'plugin "{name}": building it failed: {type(err).__name__}: {err}') from err
             self.plugins[name] = plugin
 
-        self.points: dict[str, list[Plugin]] = {}
-        for point, proto in EXTENSION_POINTS:
-            self.points[point] = expand_extension_point(point, proto, plugins_cfg, self.plugins)
+        self.lists = PluginLists.build(plugins_cfg, self.plugins)
+        self.points: dict[str, list[Plugin]] = self.lists.by_point()
 
         if len(self.points["queue_sort"]) != 1:
             raise FrameworkError(
@@ -162,15 +178,12 @@ class Framework:
 
         self._pre_filter_exts: list[tuple[Plugin, Any]] | None = None
         # Which plugins offer batch forms, decided once: protocol isinstance checks are slow.
-        self._batch_filter = {p.name for p in self.plugins.values() if isinstance(p, BatchFilterPlugin)}
-        self._batch_score = {p.name for p in self.plugins.values() if isinstance(p, BatchScorePlugin)}
+        self._batch_filter = {p.name: p for p in self.plugins.values() if isinstance(p, BatchFilterPlugin)}
+        self._batch_score = {p.name: p for p in self.plugins.values() if isinstance(p, BatchScorePlugin)}
 
         self.enqueue_events: dict[str, list[ClusterEvent]] = {}
         for plugin in self.plugins.values():
-            if isinstance(plugin, EnqueueExtensions):
-                self.enqueue_events[plugin.name] = list(plugin.events_to_register())
-            else:
-                self.enqueue_events[plugin.name] = [ALL_EVENTS]
+            self.enqueue_events[plugin.name] = _events_of(plugin)
 
     # -- handle --------------------------------------------------------------------------------------
     @property
@@ -201,6 +214,29 @@ class Framework:
     def parallelism(self) -> int:
         return self._parallelism
 
+    @property
+    def extenders(self) -> list[HTTPExtender]:
+        """The configured extenders (ignorable ones last), shared by every profile."""
+        return self._extenders
+
+    def snapshot_shared_lister(self) -> Snapshot:
+        return self._snapshot_fn()
+
+    @property
+    def event_recorder(self) -> EventRecorder:
+        return self._event_recorder
+
+    @property
+    def parallelizer(self) -> Parallelizer:
+        return self._parallelizer
+
+    def list_pods(self, namespace: str | None = None, labels: Mapping[str, str] | None = None) -> list[Pod]:
+        return list(self._pod_lister(namespace, labels))
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
+        for waiting in self.waiting_pods.all():
+            callback(waiting)
+
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting_pods.get(uid)
 
@@ -214,11 +250,11 @@ class Framework:
     # -- queue ---------------------------------------------------------------------------------------
     @property
     def queue_sort(self) -> QueueSortPlugin:
-        return self.points["queue_sort"][0]  # type: ignore[return-value]
+        return self.lists.queue_sort[0]
 
     @property
     def pre_enqueue_plugins(self) -> list[PreEnqueuePlugin]:
-        return self.points["pre_enqueue"]  # type: ignore[return-value]
+        return self.lists.pre_enqueue
 
     def has_filter_plugins(self) -> bool:
         return bool(self.points["filter"])
@@ -241,9 +277,14 @@ class Framework:
     def _run_pre_filter_extension_list(self) -> None:
         if self._pre_filter_exts is None:
             # Asked once: preemption calls the extensions for every pod it moves on every node it tries.
-            self._pre_filter_exts = [
-                (plugin, ext) for plugin in self.points["pre_filter"]
-                if (ext := plugin.pre_filter_extensions()) is not None]  # type: ignore[attr-defined]
+            exts: list[tuple[Plugin, Any]] = []
+            for plugin in self.lists.pre_filter:
+                ext, status = _call(lambda p=plugin: (p.pre_filter_extensions(), None))
+                if status is not None:  # logged; a plugin whose extensions fail has none to run
+                    continue
+                if ext is not None:
+                    exts.append((plugin, ext))
+            self._pre_filter_exts = exts
 
     # -- PreFilter -----------------------------------------------------------------------------------
     @timed_extension_point("PreFilter")
@@ -253,8 +294,8 @@ class Framework:
         returned: Status | None = None
         skip: set[str] = set()
         try:
-            for plugin in self.points["pre_filter"]:
-                res, status = _call(plugin.pre_filter, state, pod)  # type: ignore[attr-defined]
+            for plugin in self.lists.pre_filter:
+                res, status = _call(plugin.pre_filter, state, pod, expect=PreFilterResult)
                 if status is not None and status.code is Code.SKIP:
                     skip.add(plugin.name)
                     continue
@@ -296,7 +337,8 @@ class Framework:
         for plugin, ext in self._pre_filter_exts:
             if plugin.name in state.skip_filter_plugins:
                 continue
-            status = _call_status(getattr(ext, method), state, pod, other, node_info)
+            status = _call_status(ext.add_pod if method == "add_pod" else ext.remove_pod, state, pod, other,
+                                  node_info)
             if status is not None and status.code is not Code.SUCCESS:
                 return Status(Code.ERROR, (f'running {label} on PreFilter plugin "{plugin.name}": {status.message}',))
         return None
@@ -304,10 +346,10 @@ class Framework:
     # -- Filter --------------------------------------------------------------------------------------
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """All Filter plugins on one node, stopping at the first that rejects it."""
-        for plugin in self.points["filter"]:
+        for plugin in self.lists.filter:
             if plugin.name in state.skip_filter_plugins:
                 continue
-            status = _call_status(plugin.filter, state, pod, node_info)  # type: ignore[attr-defined]
+            status = _call_status(plugin.filter, state, pod, node_info)
             if status is not None and status.code is not Code.SUCCESS:
                 if not status.is_rejected():
                     status = Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',),
@@ -358,7 +400,7 @@ class Framework:
         change the verdict are re-checked one by one. The result is what a sequential walk would
         give, which is one of the outcomes kube-scheduler's parallel walk can give.
         """
-        plugins = [p for p in self.points["filter"] if p.name not in state.skip_filter_plugins]
+        plugins = [p for p in self.lists.filter if p.name not in state.skip_filter_plugins]
         total = len(rows)
         feasible_parts: list[np.ndarray] = []
         rejected_rows: list[np.ndarray] = []
@@ -430,7 +472,7 @@ class Framework:
                 rows[row] = nominated
         return rows
 
-    def _filter_batch(self, plugins: Sequence[Plugin], state: CycleState, pod: Pod, snapshot: Snapshot,
+    def _filter_batch(self, plugins: Sequence[FilterPlugin], state: CycleState, pod: Pod, snapshot: Snapshot,
                       batch: np.ndarray) -> tuple[np.ndarray, list[Status]] | Status:
         """Per node of ``batch``: -1 when every plugin passed, else the index of the first rejection."""
         verdict = np.full(len(batch), -1, dtype=np.int64)
@@ -441,15 +483,19 @@ class Framework:
             if len(alive) == 0:
                 break
             rows = batch[alive]
-            if plugin.name in self._batch_filter:
+            batch_filter = self._batch_filter.get(plugin.name)
+            if batch_filter is not None:
                 started = time.perf_counter()
                 try:
-                    result = plugin.filter_nodes(state, pod, snapshot, rows)  # type: ignore[attr-defined]
+                    result = batch_filter.filter_nodes(state, pod, snapshot, rows)
+                    if type(result) is not BatchFilterResult or len(result.status_index) != len(rows):
+                        raise PluginReturnError(f"filter_nodes returned {_shown(result)}, expected a "
+                                                f"BatchFilterResult for {len(rows)} nodes")
                 except Exception as exc:  # a plugin bug must not take the scheduler down
-                    log.exception("filter plugin %s failed", plugin.name)
+                    log.warning("filter plugin %s failed", plugin.name, exc_info=True)
                     return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc)
                 if state.plugin_timer is not None:
-                    state.plugin_timer.observe(plugin.filter_nodes,  # type: ignore[attr-defined]
+                    state.plugin_timer.observe(batch_filter.filter_nodes,
                                                result.statuses[0] if result.statuses else None, started)
                 idx = result.status_index
                 failed = np.flatnonzero(idx >= 0)
@@ -466,7 +512,7 @@ class Framework:
             else:
                 keep = []
                 for k, row in zip(alive.tolist(), rows.tolist(), strict=True):
-                    verdict_k = _call_status(plugin.filter, state, pod, infos[row])  # type: ignore[attr-defined]
+                    verdict_k = _call_status(plugin.filter, state, pod, infos[row])
                     if verdict_k is None or verdict_k.code is Code.SUCCESS:
                         keep.append(k)
                         continue
@@ -487,15 +533,16 @@ class Framework:
         result: PostFilterResult | None = None
         reasons: list[str] = []
         rejector = ""
-        for plugin in self.points["post_filter"]:
-            res, status = _call(plugin.post_filter, state, pod, node_status)  # type: ignore[attr-defined]
+        for plugin in self.lists.post_filter:
+            res, status = _call(plugin.post_filter, state, pod, node_status, expect=PostFilterResult)
             if status is None or status.code is Code.SUCCESS:
                 return res, status or Status(Code.SUCCESS)
             if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 status.plugin = plugin.name
                 return res, status
             if not status.is_rejected():
-                return None, Status(Code.ERROR, status.reasons, plugin=plugin.name, error=status.error)
+                return None, Status(Code.ERROR, (f'running PostFilter plugin "{plugin.name}": {status.message}',),
+                                    plugin=plugin.name, error=status.error)
             if res is not None and res.mode != "noop":
                 result = res
             reasons.extend(status.reasons)
@@ -507,8 +554,8 @@ class Framework:
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
         skip: set[str] = set()
         try:
-            for plugin in self.points["pre_score"]:
-                status = _call_status(plugin.pre_score, state, pod, nodes)  # type: ignore[attr-defined]
+            for plugin in self.lists.pre_score:
+                status = _call_status(plugin.pre_score, state, pod, nodes)
                 if status is not None and status.code is Code.SKIP:
                     skip.add(plugin.name)
                     continue
@@ -524,7 +571,7 @@ class Framework:
                           *, record_raw: bool = False) -> ScoreOutcome | Status:
         """Score, normalise and weight every non-skipped Score plugin over ``nodes``."""
         out = ScoreOutcome(total=np.zeros(len(nodes), dtype=np.int64))
-        for plugin in self.points["score"]:
+        for plugin in self.lists.score:
             if plugin.name in state.skip_score_plugins:
                 continue
             try:
@@ -544,81 +591,97 @@ class Framework:
             out.total += weighted
         return out
 
-    def _score_one(self, plugin: Plugin, state: CycleState, pod: Pod,
+    def _score_one(self, plugin: ScorePlugin, state: CycleState, pod: Pod,
                    nodes: NodeInfoList) -> tuple[np.ndarray, np.ndarray]:
         """Raw and normalised scores of one plugin over ``nodes``."""
-        if plugin.name in self._batch_score:
+        batch_score = self._batch_score.get(plugin.name)
+        if batch_score is not None:
             started = time.perf_counter()
             try:
-                raw = np.asarray(plugin.score_nodes(state, pod, nodes), dtype=np.int64)  # type: ignore[attr-defined]
+                raw = np.asarray(batch_score.score_nodes(state, pod, nodes), dtype=np.int64)
                 if state.plugin_timer is not None:
-                    state.plugin_timer.observe(plugin.score_nodes, None, started)  # type: ignore[attr-defined]
+                    state.plugin_timer.observe(batch_score.score_nodes, None, started)
                     started = time.perf_counter()
-                normalized = plugin.normalize_scores(state, pod, raw.copy())  # type: ignore[attr-defined]
+                normalized = batch_score.normalize_scores(state, pod, raw.copy())
                 if state.plugin_timer is not None:
-                    state.plugin_timer.observe(plugin.normalize_scores, None, started)  # type: ignore[attr-defined]
+                    state.plugin_timer.observe(batch_score.normalize_scores, None, started)
+                final = raw if normalized is None else np.asarray(normalized, dtype=np.int64)
+                if raw.shape != (len(nodes),) or final.shape != (len(nodes),):
+                    raise PluginReturnError(f"returned {raw.shape[0] if raw.ndim else 'no'} scores for "
+                                            f"{len(nodes)} nodes")
             except Exception as exc:
-                log.exception("score plugin %s failed", plugin.name)
+                log.warning("score plugin %s failed", plugin.name, exc_info=True)
                 raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {exc}') from exc
-            return raw, (raw if normalized is None else np.asarray(normalized, dtype=np.int64))
+            return raw, final
         values = np.zeros(len(nodes), dtype=np.int64)
         node_scores: list[NodeScore] = []
         for k, info in enumerate(nodes):
-            score, status = _call(plugin.score, state, pod, info)  # type: ignore[attr-defined]
+            score, status = _call(plugin.score, state, pod, info, expect=_SCORE_TYPES)
             if status is not None and status.code is not Code.SUCCESS:
                 raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {status.message}')
+            if not MIN_INT64 <= score <= MAX_TOTAL_SCORE:
+                raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: '
+                                     f"score {score} is out of the int64 range")
             values[k] = score
             node_scores.append(NodeScore(info.name, int(score)))
-        ext = plugin.score_extensions()  # type: ignore[attr-defined]
+        ext, status = _call(lambda: (plugin.score_extensions(), None))
+        if status is not None:
+            raise _PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {status.message}')
         if ext is None:
             return values, values
         status = _call_status(ext.normalize_score, state, pod, node_scores)
         if status is not None and status.code is not Code.SUCCESS:
             raise _PluginFailure(
                 f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}')
-        return values, np.fromiter((ns.score for ns in node_scores), dtype=np.int64, count=len(node_scores))
+        try:
+            normalized = np.fromiter((ns.score for ns in node_scores), dtype=np.int64, count=len(node_scores))
+        except (TypeError, ValueError, OverflowError) as err:
+            raise _PluginFailure(f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: '
+                                 f"scores are not all integers: {err}") from err
+        return values, normalized
 
     # -- Reserve / Permit ----------------------------------------------------------------------------
     @timed_extension_point("Reserve")
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return self._run_in_order("reserve", "reserve", "Reserve", state, pod, node_name)
+        return self._run_in_order([(p.name, p.reserve) for p in self.lists.reserve], "Reserve", state, pod,
+                                  node_name)
 
-    def _run_in_order(self, point: str, method: str, label: str, state: CycleState, pod: Pod,
-                      node_name: str) -> Status | None:
+    def _run_in_order(self, calls: Sequence[tuple[str, Callable[[CycleState, Pod, str], Status | None]]],
+                      label: str, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Run a point's plugins in order until one fails: a rejection as is, anything else an Error."""
-        for plugin in self.points[point]:
-            status = _call_status(getattr(plugin, method), state, pod, node_name)
+        for name, call in calls:
+            status = _call_status(call, state, pod, node_name)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.is_rejected():
-                    status.plugin = plugin.name
+                    status.plugin = name
                     return status
-                return Status(Code.ERROR, (f'running {label} plugin "{plugin.name}": {status.message}',),
-                              plugin=plugin.name, error=status.error)
+                return Status(Code.ERROR, (f'running {label} plugin "{name}": {status.message}',),
+                              plugin=name, error=status.error)
         return None
 
     @timed_extension_point("Unreserve")
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for plugin in reversed(self.points["reserve"]):
+        for plugin in reversed(self.lists.reserve):
             started = time.perf_counter()
             try:
-                plugin.unreserve(state, pod, node_name)  # type: ignore[attr-defined]
+                plugin.unreserve(state, pod, node_name)
             except Exception:
-                log.exception("unreserve of plugin %s failed", plugin.name)
+                log.warning("unreserve of plugin %s failed", plugin.name, exc_info=True)
             if state.plugin_timer is not None:
-                state.plugin_timer.observe(plugin.unreserve, None, started)  # type: ignore[attr-defined]
+                state.plugin_timer.observe(plugin.unreserve, None, started)
 
     @timed_extension_point("Permit")
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         waits: dict[str, float] = {}
-        for plugin in self.points["permit"]:
+        for plugin in self.lists.permit:
             started = time.perf_counter()
             try:
-                status, timeout = plugin.permit(state, pod, node_name)  # type: ignore[attr-defined]
+                status, timeout = _permit_answer(plugin.permit(state, pod, node_name))
             except Exception as exc:
-                log.exception("permit plugin %s failed", plugin.name)
+                log.warning("permit plugin %s failed", plugin.name, exc_info=True)
                 status, timeout = Status.from_error(exc), 0.0
             if state.plugin_timer is not None:
-                state.plugin_timer.observe(plugin.permit, status, started)  # type: ignore[attr-defined]
+                state.plugin_timer.observe(plugin.permit, status, started)
             if status is None or status.code is Code.SUCCESS:
                 continue
             if status.is_rejected():
@@ -643,7 +706,7 @@ class Framework:
         to be bound); the remaining plugins then run when it resolves, from whatever resolves it.
         The extension point is timed (framework_extension_point_duration_seconds) up to ``done``.
         """
-        plugins = self.points["pre_bind"]
+        plugins = self.lists.pre_bind
         metrics: FrameworkMetrics | None = self.metrics
         if metrics is not None:
             started = time.perf_counter()
@@ -658,9 +721,11 @@ class Framework:
                 plugin = plugins[index]
                 index += 1
                 try:
-                    answer = plugin.pre_bind(state, pod, node_name)  # type: ignore[attr-defined]
+                    answer = plugin.pre_bind(state, pod, node_name)
+                    if answer is not None and not isinstance(answer, (Status, PendingStatus)):
+                        raise PluginReturnError(f"returned {_shown(answer)}, expected a Status or None")
                 except Exception as exc:
-                    log.exception("plugin call %s.pre_bind failed", plugin.name)
+                    _log_plugin_failure(plugin.pre_bind, exc)
                     answer = Status.from_error(exc)
                 if isinstance(answer, PendingStatus):
                     answer.on_done(functools.partial(after, plugin.name, nxt=index))
@@ -682,11 +747,11 @@ class Framework:
 
     @timed_extension_point("Bind")
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        if not self.points["bind"]:
+        if not self.lists.bind:
             return Status(Code.SKIP)
         status: Status | None = None
-        for plugin in self.points["bind"]:
-            status = _call_status(plugin.bind, state, pod, node_name)  # type: ignore[attr-defined]
+        for plugin in self.lists.bind:
+            status = _call_status(plugin.bind, state, pod, node_name)
             if status is not None and status.code is Code.SKIP:
                 continue
             if status is not None and status.code is not Code.SUCCESS:
@@ -700,14 +765,29 @@ class Framework:
 
     @timed_extension_point("PostBind")
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for plugin in self.points["post_bind"]:
+        for plugin in self.lists.post_bind:
             started = time.perf_counter()
             try:
-                plugin.post_bind(state, pod, node_name)  # type: ignore[attr-defined]
+                plugin.post_bind(state, pod, node_name)
             except Exception:
-                log.exception("post-bind plugin %s failed", plugin.name)
+                log.warning("post-bind plugin %s failed", plugin.name, exc_info=True)
             if state.plugin_timer is not None:
-                state.plugin_timer.observe(plugin.post_bind, None, started)  # type: ignore[attr-defined]
+                state.plugin_timer.observe(plugin.post_bind, None, started)
+
+
+def _events_of(plugin: Plugin) -> list[ClusterEvent]:
+    """The events a plugin registers (all events when it names none); garbage is a build error."""
+    if not isinstance(plugin, EnqueueExtensions):
+        return [ALL_EVENTS]
+    try:
+        events = list(plugin.events_to_register())
+    except Exception as err:
+        raise FrameworkError(f'plugin "{plugin.name}": events_to_register failed: {type(err).__name__}: {err}') from err
+    for event in events:
+        if not isinstance(event, ClusterEvent):
+            raise FrameworkError(f'plugin "{plugin.name}": events_to_register returned {_shown(event)}, '
+                                 "expected ClusterEvent values")
+    return events
 
 
 def _pre_bind_failure(name: str, status: Status | None) -> Status | None:
@@ -724,17 +804,37 @@ class _PluginFailure(RuntimeError):
     pass
 
 
-def _call(fn: Callable[..., tuple[Any, Status | None]], *args: Any) -> tuple[Any, Status | None]:
-    """Run a plugin method returning (value, status); an exception becomes an Error status.
+#: What a per-node Score may return as its score (a bool is an int to Python, but no score).
+_SCORE_TYPES = (int, np.integer)
 
-    Every caller passes the CycleState first: on sampled cycles it carries the plugin timer.
+
+class PluginReturnError(TypeError):
+    """A plugin returned something its extension point does not allow."""
+
+
+def _call(fn: Callable[..., Any], *args: Any,
+          expect: type | tuple[type, ...] = object) -> tuple[Any, Status | None]:
+    """Run a plugin method returning ``(value, status)``; an exception, or a return value that is
+    no such pair (``value`` None or an ``expect``), becomes an Error status.
+
+    Callers pass the CycleState first: on sampled cycles it carries the plugin timer.
     """
-    timer = args[0].plugin_timer
+    timer = args[0].plugin_timer if args else None
     started = time.perf_counter() if timer is not None else 0.0
+    result: tuple[Any, Status | None]
     try:
-        result = fn(*args)
+        answer = fn(*args)
+        if type(answer) is not tuple or len(answer) != 2:
+            raise PluginReturnError(f"returned {_shown(answer)}, expected a (value, Status | None) pair")
+        value, status = answer
+        if status is not None and type(status) is not Status:
+            raise PluginReturnError(f"returned status {_shown(status)}, expected a Status or None")
+        if (value is not None or expect is _SCORE_TYPES) and not (
+                isinstance(value, expect) and not isinstance(value, bool)):
+            raise PluginReturnError(f"returned {_shown(value)}, expected {_type_names(expect)}")
+        result = value, status
     except Exception as exc:
-        log.exception("plugin call %s failed", getattr(fn, "__qualname__", fn))
+        _log_plugin_failure(fn, exc)
         result = None, Status.from_error(exc)
     if timer is not None:
         timer.observe(fn, result, started)
@@ -742,13 +842,43 @@ def _call(fn: Callable[..., tuple[Any, Status | None]], *args: Any) -> tuple[Any
 
 
 def _call_status(fn: Callable[..., Status | None], *args: Any) -> Status | None:
-    timer = args[0].plugin_timer
+    """Run a plugin method returning a Status or None; anything else becomes an Error status."""
+    timer = args[0].plugin_timer if args else None
     started = time.perf_counter() if timer is not None else 0.0
     try:
         status = fn(*args)
+        if status is not None and type(status) is not Status:
+            raise PluginReturnError(f"returned {_shown(status)}, expected a Status or None")
     except Exception as exc:
-        log.exception("plugin call %s failed", getattr(fn, "__qualname__", fn))
+        _log_plugin_failure(fn, exc)
         status = Status.from_error(exc)
     if timer is not None:
         timer.observe(fn, status, started)
     return status
+
+
+def _permit_answer(answer: Any) -> tuple[Status | None, float]:
+    if type(answer) is not tuple or len(answer) != 2:
+        raise PluginReturnError(f"returned {_shown(answer)}, expected a (Status | None, timeout seconds) pair")
+    status, timeout = answer
+    if status is not None and type(status) is not Status:
+        raise PluginReturnError(f"returned status {_shown(status)}, expected a Status or None")
+    numeric = isinstance(timeout, (int, float, np.integer, np.floating)) and not isinstance(timeout, bool)
+    if not numeric or timeout != timeout:
+        raise PluginReturnError(f"returned timeout {_shown(timeout)}, expected seconds as a number")
+    return status, float(timeout)
+
+
+def _log_plugin_failure(fn: Callable[..., Any], exc: BaseException) -> None:
+    # A warning with the traceback: shown with -v, never mixed into the normal output.
+    log.warning("plugin call %s failed: %s", getattr(fn, "__qualname__", fn), exc, exc_info=True)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def _type_names(expect: type | tuple[type, ...]) -> str:
+    types = expect if isinstance(expect, tuple) else (expect,)
+    return " or ".join(t.__name__ for t in types) + " or None" * (expect is not _SCORE_TYPES)

@@ -77,7 +77,13 @@ class Status:
         return self
 
     def as_error(self) -> BaseException:
-        return self.error if self.error is not None else RuntimeError(self.message)
+        """The error behind this status; wrapped when the status words it differently (a plugin's
+        exception inside ``running "X" filter plugin: …``), so the message is never lost."""
+        if self.error is not None and (str(self.error) == self.message or not self.reasons):
+            return self.error
+        err = RuntimeError(self.message)
+        err.__cause__ = self.error
+        return err
 
     def __str__(self) -> str:
         return f"{self.code.label}: {self.message}" if self.reasons else self.code.label

@@ -35,6 +35,13 @@ class WaitingPod:
         message = f"rejected due to timeout after waiting {_duration(timeout)} at plugin {plugin}"
         return lambda: self.reject(plugin, message)
 
+    def get_pod(self) -> Pod:
+        return self.pod
+
+    def get_pending_plugins(self) -> list[str]:
+        """Plugins that have not allowed the pod yet (kube-scheduler's GetPendingPlugins)."""
+        return sorted(self.pending_plugins)
+
     @property
     def pending_plugins(self) -> set[str]:
         with self._lock:

@@ -16,6 +16,7 @@ from importlib import metadata
 from typing import Any
 
 from kubesched.config.types import Plugins, PluginSet, Profile
+from kubesched.framework.extension_points import FrameworkError
 from kubesched.framework.interfaces import PluginFactory
 from kubesched.plugins import names
 
@@ -45,6 +46,11 @@ _IN_TREE_MODULES: dict[str, str] = {
     names.AZURE_DISK_LIMITS: "kubesched.plugins.nodevolumelimits.non_csi:new_azure_disk",
 }
 
+#: Out-of-tree plugins shipped with kubesched (scheduler-plugins'), registered by name like in-tree ones.
+_BUNDLED_OUT_OF_TREE: dict[str, str] = {
+    "Coscheduling": "kubesched.plugins.coscheduling",
+}
+
 #: kube-scheduler plugins kubesched does not build yet: a profile that enables one gets a warning
 #: naming it and runs without it (never a silent pass-through).
 NOT_YET_BUILT: frozenset[str] = frozenset({
@@ -52,14 +58,14 @@ NOT_YET_BUILT: frozenset[str] = frozenset({
 })
 
 
-class PluginLoadError(ValueError):
-    """A plugin name that resolves to nothing buildable."""
+class PluginLoadError(FrameworkError):
+    """A plugin name that resolves to nothing buildable (or a plugin that fails to build)."""
 
 
 def in_tree_registry() -> dict[str, PluginFactory]:
     """Name -> factory for every built in-tree plugin, plus entry-point plugins."""
     registry: dict[str, PluginFactory] = {}
-    for name, target in _IN_TREE_MODULES.items():
+    for name, target in (*_IN_TREE_MODULES.items(), *_BUNDLED_OUT_OF_TREE.items()):
         module, _, factory = target.partition(":")
         registry[name] = getattr(importlib.import_module(module), factory or "new")
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
@@ -75,7 +81,12 @@ def _as_factory(obj: Any, name: str) -> PluginFactory:
         raise PluginLoadError(f'plugin "{name}" is neither a class nor a factory')
 
     def factory(args: Any, handle: Any) -> Any:
-        plugin = make(args, handle)
+        try:
+            plugin = make(args, handle)
+        except PluginLoadError:
+            raise
+        except Exception as err:  # the plugin's own __init__ failed: bad input, not a crash
+            raise PluginLoadError(f'plugin "{name}": building it failed: {_describe(err)}') from err
         if not getattr(plugin, "name", None):
             try:
                 plugin.name = name
@@ -93,10 +104,20 @@ def load_import_path(path: str) -> PluginFactory:
         raise PluginLoadError(f'plugin "{path}" does not exist (expected a registered name or "module:Class")')
     try:
         module = importlib.import_module(module_name)
+    except Exception as err:  # ImportError, SyntaxError, or whatever the module raises at import
+        raise PluginLoadError(f'plugin "{path}": importing {module_name} failed: {_describe(err)}') from err
+    try:
         obj = getattr(module, attr)
-    except (ImportError, AttributeError) as err:
-        raise PluginLoadError(f'plugin "{path}" cannot be loaded: {err}') from None
+    except AttributeError:
+        raise PluginLoadError(f'plugin "{path}": module {module_name} has no attribute {attr}') from None
     return _as_factory(obj, path)
+
+
+def _describe(err: BaseException) -> str:
+    """``ValueError: message`` (with the place, for a syntax error)."""
+    if isinstance(err, SyntaxError):
+        return f"SyntaxError: {err.msg} ({err.filename}, line {err.lineno})"
+    return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
 
 
 def resolve_profile(profile: Profile, registry: dict[str, PluginFactory]) -> tuple[Profile, list[str]]:

@@ -461,8 +461,8 @@ class SchedulingQueue:
                 status = plugin.pre_enqueue(pod)
             except Exception as err:  # a failing plugin gates the pod, as an Error status would
                 status = Status.from_error(err)
-            if status is None or status.is_success():
-                continue
+            if status is None or (type(status) is Status and status.is_success()):
+                continue  # anything but a Status or None gates the pod, as an error would
             if plugin.name not in qpi.unschedulable_plugins:
                 qpi.unschedulable_plugins.add(plugin.name)
                 if self._unschedulable_reason is not None:

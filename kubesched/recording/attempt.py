@@ -81,6 +81,9 @@ class NullAttempt:
                raw_scores: dict[str, np.ndarray], tie_rows: np.ndarray) -> None: ...
     def post_filtered(self, plugin: str, message: str, victims: Sequence[str] | None, nominated: str) -> None: ...
     def failed_at(self, point: str, plugin: str, message: str) -> None: ...
+    def extender_verdicts(self) -> None:
+        return None
+
     def failed(self, result: str, message: str, nominated_node: str | None) -> None: ...
     def scheduled(self, node: str) -> None: ...
 
@@ -124,8 +127,9 @@ class Attempt:
         self.total_scores: np.ndarray = _NO_ROWS
         self.raw_score_arrays: dict[str, np.ndarray] = {}
         self.tie_rows: np.ndarray = _NO_ROWS
-        #: "postfilter" / "reserve" / "permit" / "bind" -> {plugin: message}.
-        self.details: dict[str, dict[str, str]] = {}
+        #: "postfilter" / "reserve" / "permit" / "bind" -> {plugin: message}; "extender" -> what the
+        #: extenders said (see :meth:`extender_verdicts`).
+        self.details: dict[str, dict[str, Any]] = {}
 
     @property
     def raw_scores(self) -> bool:
@@ -177,6 +181,10 @@ class Attempt:
     def failed_at(self, point: str, plugin: str, message: str) -> None:
         """A Reserve, Permit or Bind plugin said no (``point`` is "reserve", "permit" or "bind")."""
         self.details[point] = {plugin: message}
+
+    def extender_verdicts(self) -> dict[str, Any]:
+        """The map the extenders write their verdicts into (filter, prioritize, preempt, bind)."""
+        return self.details.setdefault("extender", {})
 
     # -- the end of the attempt ------------------------------------------------------------------------
     def failed(self, result: str, message: str, nominated_node: str | None) -> None:

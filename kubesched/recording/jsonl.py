@@ -92,6 +92,9 @@ class AttemptEncoder:
             out += ',"victims":', json.dumps(list(attempt.victims), separators=(",", ":"))
         if attempt.start_nominated_node:
             out += ',"startNominatedNode":', _quote(attempt.start_nominated_node)
+        extenders = attempt.details.get("extender")
+        if extenders:
+            out += ',"extenders":', json.dumps(extenders, separators=(",", ":"))
         out.append("}")
         return "".join(out)
 

@@ -46,6 +46,9 @@ NODE_LIMIT = 100
 #: How many of the best-scoring nodes summarised annotations keep.
 TOP_NODES = 10
 
+#: What each extender said, {extender: verdict} per verb (as kube-scheduler-simulator records them).
+EXTENDER_RESULTS = {verb: f"{PREFIX}extender-{verb}-result" for verb in ("filter", "prioritize", "preempt", "bind")}
+
 PASSED = "passed"
 
 #: ``details`` keys recorded by schedule_one.py -> annotation key.
@@ -155,6 +158,9 @@ def attempt_annotations(record: AttemptRecord, profile: ProfilePlugins,
     for detail, key in _DETAIL_KEYS.items():
         if detail in record.details:
             out[key] = _json({str(k): str(v) for k, v in record.details[detail].items()})
+    for verb, verdicts in (record.details.get("extender") or {}).items():
+        if verb in EXTENDER_RESULTS:
+            out[EXTENDER_RESULTS[verb]] = _json(verdicts)
     out[SELECTED_NODE] = record.node or ""
     if result_detail is not None:
         out[RESULT_DETAIL] = result_detail

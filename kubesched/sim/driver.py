@@ -58,6 +58,10 @@ class Driver:
         self.completed: dict[str, str] = {}
         self._changes = 0  # cluster changes that can make a rejected pod schedulable
         self._last_failure: dict[str, int] = {}
+        #: Per pod: the cluster-change count and the failure messages seen since it changed.
+        self._messages: dict[str, tuple[int, set[str | None]]] = {}
+        #: Inside :meth:`settle`: no timer will ever change anything, so a repeated failure is a loop.
+        self._settling = False
         self._outcomes: list[tuple[str, str, str | None, int]] = []
         self._actions = 0  # scenario actions still ahead on the clock
         self._watch: Any = None
@@ -128,6 +132,13 @@ class Driver:
 
     def settle(self) -> None:
         """Run until the scheduler is idle, every backoff finished before each cycle (untimed rule)."""
+        self._settling = True
+        try:
+            self._settle()
+        finally:
+            self._settling = False
+
+    def _settle(self) -> None:
         sched, clock = self.scheduler, self.clock
         while True:
             self.drain()
@@ -235,9 +246,17 @@ class Driver:
                 continue
             previous = self._last_failure.get(pod)
             self._last_failure[pod] = seen
+            # Settling, the same rejection again with nothing changed in the cluster: only the scheduler's
+            # own doing (a gang's members forgotten and retried) moved the pod, and it would go on forever.
+            # In time, the 5-minute leftover flush retries such pods by design.
+            since, messages = self._messages.get(pod, (seen, set()))
+            if since != seen:
+                messages = set()
+            repeated = self._settling and message in messages
+            self._messages[pod] = (seen, messages | {message})
             if previous != seen:
                 continue
-            if result != ERROR and TIMEOUT_REJECTION not in (message or ""):
+            if result != ERROR and not repeated and TIMEOUT_REJECTION not in (message or ""):
                 rejectors = self.scheduler.rejecting_plugins(pod)
                 if rejectors is None or rejectors:
                     continue

@@ -189,6 +189,11 @@ def format_summary(result: SimulationResult, *, verbose: bool = False) -> str:
         for p in pending:
             nominated = f" [nominated: {p.nominated_node}]" if p.nominated_node else ""
             lines.append(f"  {p.pod}{nominated}: {p.reason}")
+    groups = pod_groups(result)
+    if groups:
+        lines.append("")
+        lines.append(f"Pod groups {len(groups)}:")
+        lines.extend(f"  {g}" for g in groups)
     if result.warnings:
         lines.append("")
         lines.append("Warnings:")
@@ -219,6 +224,36 @@ def format_over_time(result: SimulationResult) -> list[str]:
 
 def _seconds(value: float) -> str:
     return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.1f}s"
+
+
+def pod_groups(result: SimulationResult) -> list[str]:
+    """One line per PodGroup (Coscheduling): its phase, members bound against minMember and, for a
+    group not scheduled, why (the FailedScheduling reason of a pending member)."""
+    if result.cluster is None:
+        return []
+    groups, _ = result.cluster.list("PodGroup")
+    if not groups:
+        return []
+    group_of = {}
+    for pod in result.cluster.list("Pod")[0]:
+        meta = pod.get("metadata") or {}
+        name = (meta.get("labels") or {}).get("scheduling.x-k8s.io/pod-group")
+        if name:
+            group_of[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = f"{meta.get('namespace')}/{name}"
+    reasons = {p.pod: p.reason for p in pending_pods(result)}
+    out = []
+    for group in groups:
+        meta = group.get("metadata") or {}
+        full = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        status = group.get("status") or {}
+        phase = status.get("phase") or "Pending"
+        line = (f"{full}: {phase}, {status.get('scheduled', 0)}/{(group.get('spec') or {}).get('minMember', 0)} "
+                "members scheduled")
+        why = next((reasons[k] for k in sorted(reasons) if group_of.get(k) == full), "")
+        if why:
+            line += f"; pending: {why}"
+        out.append(line)
+    return out
 
 
 def format_usage_table(usage: list[NodeUsage]) -> str:

@@ -32,6 +32,7 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster.controllers import start_controllers
 from kubesched.cluster.embedded import EmbeddedCluster, format_time
 from kubesched.cluster.manifests import Manifest, ManifestError
+from kubesched.cluster.podgroups import PodGroupController
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
 from kubesched.recording import (
@@ -160,6 +161,7 @@ class Simulation:
         for recorder in (self.outcomes, self.summary, self.full, *recorders):
             if recorder is not None:
                 self.scheduler.add_recorder(recorder)
+        PodGroupController(self.cluster).start()
         self.series = TimeSeries()
         self.driver = Driver(self.cluster, self.scheduler, self.clock, series=self.series)
         self.manifests = manifests

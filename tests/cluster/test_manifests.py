@@ -178,6 +178,8 @@ def test_json_error(tmp_path: Path) -> None:
 def test_missing_path(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match="no such file"):
         load_manifests([tmp_path / "nope.yaml"])
+    with pytest.raises(ManifestError, match="cannot read: File name too long"):
+        load_manifests(["x" * 300])
 
 
 def test_manifest_error_for_later_checks() -> None:

@@ -63,8 +63,8 @@ def test_new_classmethod_is_preferred() -> None:
     [
         ("no_colon_here", 'expected a registered name or "module:Class"'),
         ("tests.fakeplugins:", 'expected a registered name or "module:Class"'),
-        ("tests.not_a_module:X", "cannot be loaded"),
-        ("tests.fakeplugins:Missing", "cannot be loaded"),
+        ("tests.not_a_module:X", "importing tests.not_a_module failed: ModuleNotFoundError"),
+        ("tests.fakeplugins:Missing", "has no attribute Missing"),
         ("tests.fakeplugins:MODULE", "neither a class nor a factory"),
     ],
 )

@@ -333,10 +333,15 @@ class VolumeBinder:
         node = node_info.node if node_info is not None else None
         if node is None:
             raise BinderError(f'failed to get node "{pod.node_name}": node "{pod.node_name}" not found')
-        try:
-            self.handle.cluster.get("Pod", pod.namespace, pod.name)
-        except Exception as err:
-            raise BinderError(f"pod does not exist any more: {err}") from None
+        lister = getattr(self.handle, "extra", {}).get("pod_lister")
+        if lister is not None:  # the scheduler's informer view (upstream's podLister), no live GET
+            if lister(pod) is None:
+                raise BinderError(f'pod does not exist any more: pods "{pod.name}" not found')
+        else:
+            try:
+                self.handle.cluster.get("Pod", pod.namespace, pod.name)
+            except Exception as err:
+                raise BinderError(f"pod does not exist any more: {err}") from None
         for binding in volumes.static_bindings:
             pv = self.pv_cache.get_api(binding.pv.name)
             pvc = self.pvc_cache.get_api(binding.pvc.key)

@@ -60,3 +60,22 @@ def test_flags_win_over_client_connection() -> None:
     opts = ConnectionOptions.from_client_connection(conn, kubeconfig="/flag")
     assert (opts.kubeconfig, opts.qps, opts.burst, opts.content_type) == ("/flag", 5000.0, 4000, "application/json")
     assert ConnectionOptions.from_client_connection(conn).kubeconfig == "/file"
+
+
+def test_in_cluster_configuration_when_neither_kubeconfig_nor_master(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The service account's token and CA, and KUBERNETES_SERVICE_HOST/PORT, as a pod sees them."""
+    from kubernetes.config import incluster_config
+
+    from kubesched.cluster.kube.connection import RestClient
+
+    token, ca = tmp_path / "token", tmp_path / "ca.crt"
+    token.write_text("sa-token")
+    ca.write_text("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n")
+    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(token))
+    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(ca))
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    rest = RestClient(ConnectionOptions())
+    assert rest.host == "https://10.0.0.1:443"
+    assert rest._headers()["authorization"].lower() == "bearer sa-token"  # the API server ignores the case
+    assert rest.configuration.ssl_ca_cert == str(ca)
