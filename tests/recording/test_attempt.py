@@ -95,3 +95,11 @@ def test_a_failure_after_scoring_clears_the_choices_but_keeps_the_verdicts() -> 
     assert set(record["filter"]) == {"n4"}
     assert attempt.to_record().details["reserve"] == {"Gang": "gang incomplete"}
     assert attempt.top_nodes(3) == [] and attempt.feasible_count() == 0
+
+
+def test_extender_verdicts_are_streamed_as_the_record_shows_them() -> None:
+    attempt = _begin()
+    attempt.rejected_all(NAMES, _status("NodeName", "node(s) didn't match the requested node name"))
+    attempt.extender_verdicts().setdefault("filter", {})["licence-check"] = "2 nodes dropped"
+    attempt.failed("Unschedulable", "nope", None)
+    assert _encoded(attempt)["extenders"] == {"filter": {"licence-check": "2 nodes dropped"}}
