@@ -2,7 +2,8 @@
 
 ``python -m benchmarks.run --case NAME [--measured N]`` builds the case, times only the scheduling
 loop over the measured pods (scheduling cycles, binding cycles and the watch events they cause),
-checks that every measured pod ended up bound, and prints one JSON object.
+checks that every measured pod ended up bound, and prints one JSON object. A user-path case times the
+whole ``kubesched.simulate()`` call on the same objects instead (see :mod:`benchmarks.workloads`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import kubesched
 from benchmarks.storage_workloads import SIM_CASES, SimCase, objects
-from benchmarks.workloads import CASES, Case, prepare
+from benchmarks.workloads import CASES, USER_PATHS, Case, config_dict, existing_pods, measured_pods, nodes, prepare
+from kubesched.recording import FullRecorder, Recorder, SummaryRecorder, TraceWriter
 from kubesched.sim.simulate import Simulation, _to_manifests, _validate, resolve_config
 
 #: Every case by name: scheduler-loop cases and cases run through kubesched.simulate's Simulation.
@@ -93,14 +98,22 @@ def measure(case: Case | SimCase, *, profile: cProfile.Profile | None = None) ->
     """Run ``case`` in this process and return its numbers; raises BenchmarkError if pods stay unbound."""
     if isinstance(case, SimCase):
         return measure_simulation(case, profile=profile)
+    if case.path in USER_PATHS:
+        return measure_user_path(case, profile=profile)
     setup_start = time.perf_counter()
     prepared = prepare(case)
     setup_s = time.perf_counter() - setup_start
-    if profile is not None:
-        profile.enable()
-    start, cpu_start = time.perf_counter(), time.process_time()
-    cycles = prepared.run_until_idle()
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    with tempfile.TemporaryDirectory(prefix="kubesched-bench-") as tmp:
+        recorder = _core_recorder(case.path, Path(tmp))
+        if recorder is not None:
+            prepared.scheduler.add_recorder(recorder)
+        if profile is not None:
+            profile.enable()
+        start, cpu_start = time.perf_counter(), time.process_time()
+        cycles = prepared.run_until_idle()
+        if recorder is not None:
+            recorder.close()  # a trace is only written once it is on disk
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     if profile is not None:
         profile.disable()
     unbound = prepared.unbound()
@@ -119,6 +132,7 @@ def measure(case: Case | SimCase, *, profile: cProfile.Profile | None = None) ->
         "existing": case.existing,
         "measured": case.measured,
         "config": case.config,
+        "path": case.path,
         "cycles": cycles,
         "pods_per_s": case.measured / wall if wall > 0 else float("inf"),
         "wall_s": wall,
@@ -131,6 +145,65 @@ def measure(case: Case | SimCase, *, profile: cProfile.Profile | None = None) ->
         # Default plugins kubesched does not have yet: numbers are not comparable to kube-scheduler's
         # until this is empty.
         "plugins_left_out": sorted(_left_out(prepared.scheduler.warnings)),
+    }
+
+
+def _core_recorder(path: str, tmp: Path) -> Recorder | None:
+    """The recorder a core case runs with: none for "core", else the one its path names."""
+    recorders: dict[str, Callable[[], Recorder]] = {
+        "core+summary": SummaryRecorder,
+        "core+full": FullRecorder,
+        "core+trace": lambda: TraceWriter(tmp / "trace.jsonl"),
+    }
+    if path == "core":
+        return None
+    if path not in recorders:
+        raise BenchmarkError(f"unknown path {path!r}")
+    return recorders[path]()
+
+
+def measure_user_path(case: Case, *, profile: cProfile.Profile | None = None) -> dict[str, Any]:
+    """Time one ``kubesched.simulate()`` call, loading included, on the case's objects (built untimed)."""
+    objects = [*nodes(case), *existing_pods(case), *measured_pods(case)]
+    options = dict(USER_PATHS[case.path])
+    with tempfile.TemporaryDirectory(prefix="kubesched-bench-") as tmp:
+        if "trace" in options:
+            options["trace"] = Path(tmp) / options["trace"]
+        if profile is not None:
+            profile.enable()
+        start, cpu_start = time.perf_counter(), time.process_time()
+        result = kubesched.simulate(objects, config=config_dict(case.percentage), burst=True, **options)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        if profile is not None:
+            profile.disable()
+        trace_mib = options["trace"].stat().st_size / (1 << 20) if "trace" in options else 0.0
+    pending = [key for key, node in result.final.items() if node is None]
+    if pending:
+        raise BenchmarkError(f"{case.name}: {len(pending)} of {case.measured} measured pods were not bound "
+                             f"(first: {', '.join(pending[:5])})")
+    placements: dict[str, int] = {}
+    for node in result.final.values():
+        assert node is not None
+        placements[node] = placements.get(node, 0) + 1
+    return {
+        "case": case.name,
+        "workload": case.workload,
+        "nodes": case.nodes,
+        "existing": case.existing,
+        "measured": case.measured,
+        "config": case.config,
+        "path": case.path,
+        "cycles": result.attempt_count,
+        "pods_per_s": case.measured / wall if wall > 0 else float("inf"),
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "pods_per_cpu_s": case.measured / cpu if cpu > 0 else float("inf"),
+        "setup_s": 0.0,
+        "peak_mib": peak_rss_mib(),
+        "trace_mib": trace_mib,
+        "nodes_used": len(placements),
+        "max_pods_per_node": max(placements.values(), default=0),
+        "plugins_left_out": sorted(_left_out(result.warnings)),
     }
 
 

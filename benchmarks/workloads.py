@@ -1,17 +1,13 @@
-"""Workload builders: scheduler_perf's workloads, built as plain dicts in memory.
+"""Benchmark cases over scheduler_perf's workloads (:mod:`kubesched.generate.perf`).
 
-Upstream (test/integration/scheduler_perf/config/performance-config.yaml) creates nodes from
-node-default.yaml (cpu 4, memory 32Gi, pods 110), a set of already-running pods, then a burst of
-pending pods (one pause container requesting cpu 100m, memory 500Mi) and measures how fast they are
-scheduled. Objects are built directly as dicts so that the measurement covers scheduling and
-binding, not manifest parsing.
+Upstream (test/integration/scheduler_perf/config/performance-config.yaml) creates the nodes, a set of
+already-running pods, then a burst of pending pods and measures how fast they are scheduled. Objects
+are built directly as dicts so that the measurement covers scheduling and binding, not manifest
+parsing; the scheduler is moved by the simulator's own driver loop.
 
-Besides SchedulingBasic, the inter-pod workloads (SchedulingPodAntiAffinity, SchedulingPodAffinity,
-SchedulingPreferredPodAffinity, SchedulingPreferredPodAntiAffinity, TopologySpreading,
-PreferredTopologySpreading) use upstream's pod templates, with two deliberate differences: the
-affinity terms name the namespaces the pods are really created in (sched-0 / sched-1; some upstream
-versions name namespaces that do not exist, so the terms match nothing), and TopologySpreading uses
-maxSkew 1 (upstream 5), the stricter setting. Existing pods are bound round-robin before timing.
+Cases whose ``path`` is not "core" measure what users run instead: the whole ``kubesched.simulate()``
+call (loading the objects into the embedded cluster, scheduling the burst, recording, building the
+result) on the same objects, with the recording the path names (:data:`USER_PATHS`).
 """
 
 from __future__ import annotations
@@ -27,76 +23,27 @@ from typing import Any
 from kubesched.clock import VirtualClock
 from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.config import load_config
+from kubesched.generate.perf import (
+    HOSTNAME_LABEL,
+    IMAGE,
+    NAMESPACE,
+    SETUP_NS,
+    TEST_NS,
+    WORKLOADS,
+    ZONE_LABEL,
+    ZONES,
+    PodShape,
+    Workload,
+    node_dict,
+    pod_dict,
+)
 from kubesched.scheduler import Scheduler
+from kubesched.sim.driver import Driver
+
+__all__ = ["CASES", "HOSTNAME_LABEL", "IMAGE", "NAMESPACE", "SETUP_NS", "TEST_NS", "USER_PATHS", "WORKLOADS",
+           "ZONES", "ZONE_LABEL", "Case", "PodShape", "Prepared", "Workload", "node_dict", "pod_dict", "prepare"]
 
 START_TIME = datetime(2024, 1, 1, tzinfo=UTC)
-ZONES = ("zone-a", "zone-b", "zone-c")
-ZONE_LABEL = "topology.kubernetes.io/zone"
-IMAGE = "registry.k8s.io/pause:3.9"
-NAMESPACE = "sched-perf"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-SETUP_NS, TEST_NS = "sched-0", "sched-1"
-
-
-@dataclass(frozen=True)
-class PodShape:
-    """What distinguishes a workload's pods from pod-default.yaml: namespace, labels, affinity, spreading."""
-
-    namespace: str = NAMESPACE
-    labels: tuple[tuple[str, str], ...] = ()
-    affinity: dict[str, Any] | None = None
-    spread: tuple[dict[str, Any], ...] = ()
-
-
-@dataclass(frozen=True)
-class Workload:
-    """A scheduler_perf workload: zone labels of the nodes and the shapes of existing and measured pods."""
-
-    zones: tuple[str, ...] = ZONES
-    existing: PodShape = PodShape()
-    measured: PodShape = PodShape()
-
-
-def _term(color: str, key: str) -> dict[str, Any]:
-    return {"labelSelector": {"matchLabels": {"color": color}}, "topologyKey": key,
-            "namespaces": [TEST_NS, SETUP_NS]}
-
-
-def _affine(color: str, kind: str, key: str, *, preferred: bool) -> PodShape:
-    term = _term(color, key)
-    block = ({"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]}
-             if preferred else {"requiredDuringSchedulingIgnoredDuringExecution": [term]})
-    return PodShape(namespace=TEST_NS, labels=(("color", color),), affinity={kind: block})
-
-
-def _spreading(when: str, max_skew: int) -> PodShape:
-    return PodShape(labels=(("color", "blue"),), spread=({
-        "maxSkew": max_skew, "topologyKey": ZONE_LABEL, "whenUnsatisfiable": when,
-        "labelSelector": {"matchLabels": {"color": "blue"}}},))
-
-
-def _in_setup(shape: PodShape) -> PodShape:
-    return PodShape(SETUP_NS, shape.labels, shape.affinity, shape.spread)
-
-
-def _workloads() -> dict[str, Workload]:
-    anti = _affine("green", "podAntiAffinity", HOSTNAME_LABEL, preferred=False)
-    aff = _affine("blue", "podAffinity", ZONE_LABEL, preferred=False)
-    pref = _affine("red", "podAffinity", HOSTNAME_LABEL, preferred=True)
-    pref_anti = _affine("yellow", "podAntiAffinity", HOSTNAME_LABEL, preferred=True)
-    moons = ("moon-1", "moon-2", "moon-3")
-    return {
-        "SchedulingBasic": Workload(),
-        "SchedulingPodAntiAffinity": Workload(existing=_in_setup(anti), measured=anti),
-        "SchedulingPodAffinity": Workload(zones=("zone1",), existing=_in_setup(aff), measured=aff),
-        "SchedulingPreferredPodAffinity": Workload(existing=_in_setup(pref), measured=pref),
-        "SchedulingPreferredPodAntiAffinity": Workload(existing=_in_setup(pref_anti), measured=pref_anti),
-        "TopologySpreading": Workload(zones=moons, measured=_spreading("DoNotSchedule", 1)),
-        "PreferredTopologySpreading": Workload(zones=moons, measured=_spreading("ScheduleAnyway", 5)),
-    }
-
-
-WORKLOADS: dict[str, Workload] = _workloads()
 
 
 @dataclass(frozen=True)
@@ -112,11 +59,25 @@ class Case:
     #: percentageOfNodesToScore; None leaves it unset (the adaptive default).
     percentage: int | None = None
     quick: bool = False
+    #: "core" times the scheduling loop alone, "core+summary" / "core+full" / "core+trace" the same loop
+    #: with that recorder attached; anything else is a key of USER_PATHS.
+    path: str = "core"
 
     def with_measured(self, measured: int) -> Case:
         """The same case with a different number of measured pods (e.g. a shorter profile run)."""
         return Case(self.name, self.workload, self.nodes, self.existing, measured, self.config,
-                    self.percentage, self.quick)
+                    self.percentage, self.quick, self.path)
+
+
+#: User paths: the ``kubesched.simulate()`` options each one adds to the defaults (burst arrival aside,
+#: which every case uses). "trace" streams the full trace to a file in a temporary folder.
+USER_PATHS: dict[str, dict[str, Any]] = {
+    "simulate": {},
+    "simulate-none": {"record": "none"},
+    "simulate-full": {"record": "full"},
+    "simulate-trace": {"trace": "trace.jsonl"},
+    "simulate-trace-gz": {"trace": "trace.jsonl.gz"},
+}
 
 
 def _cases() -> list[Case]:
@@ -143,60 +104,27 @@ def _cases() -> list[Case]:
     for short, workload, existing, measured in inter_pod:
         cases.append(Case(f"{short}-5000-default", workload, 5000, existing, measured, "default"))
         cases.append(Case(f"{short}-quick-default", workload, 500, existing // 10, 200, "default", quick=True))
+    # The user path beside the core loop it is compared with: recording off, the default summary, full
+    # records and streamed traces; and what recording alone costs the core loop.
+    by_name = {c.name: c for c in cases}
+    for base in ("basic-500-pct100", "basic-5000-default"):
+        c = by_name[base]
+        cases.extend(Case(f"{base}-{p.replace('+', '-')}", c.workload, c.nodes, c.existing, c.measured, c.config,
+                          c.percentage, c.quick, p) for p in ("core+summary", "core+full", "core+trace"))
+    user_paths = {
+        "basic-500-default": ("simulate", "simulate-none"),
+        "basic-500-pct100": ("simulate", "simulate-none", "simulate-full", "simulate-trace"),
+        "basic-5000-default": ("simulate", "simulate-trace", "simulate-trace-gz"),
+        "basic-quick-default": ("simulate", "simulate-trace"),
+    }
+    for base, paths in user_paths.items():
+        c = by_name[base]
+        cases.extend(Case(f"{base}-{p}", c.workload, c.nodes, c.existing, c.measured, c.config, c.percentage,
+                          c.quick, p) for p in paths)
     return cases
 
 
 CASES: dict[str, Case] = {case.name: case for case in _cases()}
-
-
-def node_dict(index: int, zones: tuple[str, ...] = ZONES) -> dict[str, Any]:
-    """A node like scheduler_perf's node-default.yaml, labelled with its hostname and one of ``zones``."""
-    name = f"node-{index}"
-    resources = {"cpu": "4", "memory": "32Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {HOSTNAME_LABEL: name, ZONE_LABEL: zones[index % len(zones)]},
-        },
-        "spec": {},
-        "status": {
-            "capacity": dict(resources),
-            "allocatable": dict(resources),
-            "conditions": [{"type": "Ready", "status": "True"}],
-            "phase": "Running",
-        },
-    }
-
-
-def pod_dict(name: str, node_name: str | None = None, shape: PodShape = PodShape()) -> dict[str, Any]:
-    """A pod like scheduler_perf's templates; ``node_name`` makes it an existing, bound pod."""
-    spec: dict[str, Any] = {
-        "containers": [{
-            "name": "pause",
-            "image": IMAGE,
-            "resources": {
-                "requests": {"cpu": "100m", "memory": "500Mi"},
-                "limits": {"cpu": "100m", "memory": "500Mi"},
-            },
-        }],
-    }
-    if shape.affinity is not None:
-        spec["affinity"] = shape.affinity
-    if shape.spread:
-        spec["topologySpreadConstraints"] = list(shape.spread)
-    status: dict[str, Any] = {"phase": "Pending"}
-    if node_name is not None:
-        spec["nodeName"] = node_name
-        status = {"phase": "Running"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": shape.namespace, "labels": dict(shape.labels)},
-        "spec": spec,
-        "status": status,
-    }
 
 
 def config_dict(percentage: int | None) -> dict[str, Any]:
@@ -237,6 +165,7 @@ class Prepared:
     clock: VirtualClock
     cluster: EmbeddedCluster
     scheduler: Scheduler
+    driver: Driver
     measured_names: list[str] = field(default_factory=list)
 
     @property
@@ -245,16 +174,7 @@ class Prepared:
 
     def run_until_idle(self) -> int:
         """Schedule and bind until the queue has nothing to pop; returns the number of scheduling cycles."""
-        scheduler, cluster = self.scheduler, self.cluster
-        cycles = 0
-        while scheduler.schedule_next():
-            cycles += 1
-            scheduler.run_pending_tasks()
-            cluster.deliver_pending()
-        # Bindings still in flight when the queue went empty (none expected, but never leave them).
-        scheduler.run_pending_tasks()
-        cluster.deliver_pending()
-        return cycles
+        return self.driver.run_until_idle()
 
     def placements(self) -> dict[str, int]:
         """How many measured pods each node received (a sanity check that pods spread as expected)."""
@@ -307,9 +227,9 @@ def prepare(case: Case, *, seed: int = 0) -> Prepared:
         cluster.create(obj)
     config = load_config(config_dict(case.percentage))
     scheduler = Scheduler(cluster, config, clock=clock, rng=random.Random(seed))
-    scheduler.start()
-    cluster.deliver_pending()
-    prepared = Prepared(case, clock, cluster, scheduler)
+    driver = Driver(cluster, scheduler, clock, detect_loops=False)
+    driver.start()
+    prepared = Prepared(case, clock, cluster, scheduler, driver)
     for obj in measured_pods(case):
         cluster.create(obj)
         prepared.measured_names.append(obj["metadata"]["name"])

@@ -6,7 +6,7 @@ own (``framework``, ``plugins``, ``queue``, ``cache``…) and may move between r
     from kubesched import simulate
     result = simulate("examples/cluster", config="examples/config.yaml", seed=1)
     result.final        # {"ns/pod": "node" or None}
-    result.attempts     # one decision record per scheduling attempt
+    result.attempts     # one summary per scheduling attempt (record="full": the full decision record)
 """
 
 from importlib import metadata as _metadata

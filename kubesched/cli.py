@@ -1,4 +1,5 @@
-"""The ``kubesched`` command: ``simulate``, ``run``, ``capacity``, ``plan``, ``explain``, ``snapshot``, ``version``.
+"""The ``kubesched`` command: ``simulate``, ``run``, ``capacity``, ``plan``, ``explain``, ``snapshot``,
+``generate`` and ``version``.
 
 Bad input (a manifest, a config, an unknown plugin, a missing file) ends with exit status 2 and
 one line, ``kubesched: error: <message>``, whose message names the file, document and field; a
@@ -22,11 +23,13 @@ from kubesched.api.errors import ObjectError
 from kubesched.cluster.manifests import ManifestError
 from kubesched.config import ConfigError
 from kubesched.framework.extension_points import FrameworkError
+from kubesched.generate import command as generate_command
+from kubesched.generate.openb import TraceError
 from kubesched.plugins.registry import PluginLoadError
-from kubesched.sim.annotations import PREFIX, SIMULATOR_PREFIX
+from kubesched.sim.annotations import PREFIX, SIMULATOR_PREFIX, AnnotationRecorder
 from kubesched.sim.capacity import capacity, format_capacity
 from kubesched.sim.explain import ExplainError, explain
-from kubesched.sim.output import write_manifests, write_trace
+from kubesched.sim.output import write_manifests
 from kubesched.sim.plan import DEFAULT_MAX_NODES, format_plan, plan
 from kubesched.sim.report import format_summary
 from kubesched.sim.simulate import SimulationError, simulate
@@ -48,6 +51,9 @@ INPUT_ERRORS: tuple[type[BaseException], ...] = (
     ManifestError, ConfigError, SimulationError, PluginLoadError, FrameworkError, ObjectError, OSError,
     OutputPathError, RecursionError, ExplainError, SnapshotError,
 )
+
+
+GENERATE_ERRORS: tuple[type[BaseException], ...] = (*INPUT_ERRORS, generate_command.GenerateError, TraceError)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -73,7 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="create all pending pods at once instead of one after another")
     sim.add_argument("--tie-break", choices=("random", "name"), default="random",
                      help="among nodes with the best score: seeded random (as kube-scheduler) or smallest name")
-    sim.add_argument("--trace", metavar="FILE.jsonl", help="write one JSON decision record per attempt")
+    sim.add_argument("--timeline", metavar="FILE",
+                     help="YAML list of {at, action: create|delete|cordon|uncordon|drain, object} steps run "
+                          "on the virtual clock")
+    sim.add_argument("--trace", metavar="FILE.jsonl",
+                     help="stream one JSON decision record per attempt to FILE (gzip-compressed for .jsonl.gz)")
     sim.add_argument("--output-dir", metavar="DIR",
                      help="write the resulting nodes and pods (with kubesched.io/ result annotations) as YAML")
     sim.add_argument("--annotation-prefix", metavar="PREFIX", default=PREFIX,
@@ -126,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     snap.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
     snap.add_argument("-o", "--output-dir", required=True, metavar="DIR", help="folder to write the manifests to")
 
+    generate_command.add_parser(commands)
     commands.add_parser("version", help="print the kubesched version")
     return parser
 
@@ -156,6 +167,13 @@ def main(argv: list[str] | None = None) -> int:
         except INPUT_ERRORS as err:
             print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
             return EXIT_BAD_INPUT
+    if args.command == "generate":
+        try:
+            generate_command.run(args, sys.stdout)
+        except GENERATE_ERRORS as err:
+            print(f"{PROG}: error: {_one_line(err)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        return EXIT_OK
     if args.command == "run":
         from kubesched.cluster.kube.connection import ClientConfigError
         from kubesched.run import main as run_main
@@ -176,21 +194,24 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not args.annotation_prefix.endswith("/"):
         raise SimulationError(f"--annotation-prefix: must end with '/', got {args.annotation_prefix!r}")
     progress, close = _progress_bar(err, forced=args.progress)
+    # The trace is streamed while the run goes; annotations keep per attempt only what they show.
+    annotations = AnnotationRecorder() if args.output_dir else None
     try:
         result = simulate(args.scenario, config=args.config, seed=args.seed, burst=args.burst,
-                          tie_break=args.tie_break, progress=progress)
+                          tie_break=args.tie_break, progress=progress, timeline=args.timeline,
+                          trace=args.trace, recorders=[annotations] if annotations is not None else [],
+                          # The HTML report shows every attempt's full decision.
+                          record="full" if args.report else "summary")
     finally:
         close()
     # The summary comes first: a file that cannot be written after a long run must not cost the result.
     print(format_summary(result, verbose=args.verbose), file=out)
     out.flush()
     if args.trace:
-        with _naming_flag("--trace"):
-            write_trace(result.records, args.trace)
-        print(f"\nTrace: {len(result.records)} attempts written to {args.trace}", file=out)
+        print(f"\nTrace: {result.attempt_count} attempts written to {args.trace}", file=out)
     if args.output_dir:
         with _naming_flag("--output-dir"):
-            write_manifests(result, args.output_dir, args.annotation_prefix)
+            write_manifests(result, args.output_dir, annotations, args.annotation_prefix)
         print(f"Manifests written to {args.output_dir}", file=out)
     if args.report:
         from kubesched.sim.html_report import write_report

@@ -24,7 +24,8 @@ from kubesched.framework.interfaces import PreFilterResult
 from kubesched.framework.preemption import EXTENDER_VERDICTS_KEY
 from kubesched.framework.runtime import FilterOutcome, Framework, ScoreOutcome
 from kubesched.framework.status import Code, Status
-from kubesched.trace import ERROR, SCHEDULED, UNSCHEDULABLE, AttemptRecord
+from kubesched.recording import ATTEMPT_KEY, Attempt, NullAttempt, attempt_of
+from kubesched.trace import ERROR, UNSCHEDULABLE
 
 if TYPE_CHECKING:
     from kubesched.queue.queued_pod_info import QueuedPodInfo
@@ -37,7 +38,6 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 #: Key under which DefaultPreemption leaves the victims of its last preemption (for traces).
 VICTIMS_KEY = "DefaultPreemption/victims"
-PRE_FILTER_RESULT_SKIPPED = "node not in the PreFilterResult node set (not evaluated)"
 
 
 @dataclass(slots=True)
@@ -80,21 +80,24 @@ def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
     state = CycleState()
     state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
     state.plugin_timer = sched.plugin_timer(fwk)
-    record = sched.new_record(qpi, fwk.profile_name)
+    attempt = sched.begin_attempt(qpi, fwk.profile_name)
+    if attempt.enabled:
+        state.write(ATTEMPT_KEY, attempt)
     try:
-        result, assumed = scheduling_cycle(sched, fwk, state, qpi, record)
+        result, assumed = scheduling_cycle(sched, fwk, state, qpi)
     except SchedulingFailure as failure:
-        handle_scheduling_failure(sched, fwk, qpi, failure.status, failure.nominated_node, failure.error, record)
+        handle_scheduling_failure(sched, fwk, state, qpi, failure.status, failure.nominated_node, failure.error)
         return
     _activate_pods(sched, state)
-    sched.submit(lambda: _run_binding(sched, fwk, state, result, qpi, assumed, record))
+    sched.submit(lambda: _run_binding(sched, fwk, state, result, qpi, assumed))
 
 
-def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
-                     record: AttemptRecord | None) -> tuple[ScheduleResult, Pod]:
+def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState,
+                     qpi: QueuedPodInfo) -> tuple[ScheduleResult, Pod]:
     pod = qpi.pod
+    attempt = attempt_of(state)
     try:
-        result = schedule_pod(sched, fwk, state, pod, record)
+        result = schedule_pod(sched, fwk, state, pod)
     except FitError as fit:
         # A replica whose gate closed mid-cycle (Lease lost) must not preempt: victims are deletions.
         if not fwk.has_post_filter_plugins() or not sched.may_act():
@@ -104,16 +107,11 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
         fit.diagnosis.post_filter_msg = status.message
         nominated = "" if post_result is None else post_result.nominated_node_name
         mode_override = post_result is not None and post_result.mode == "override"
-        if record is not None:
-            record.details["postfilter"] = {status.plugin or "": status.message or "success"}
-            ext_verdicts = state.get(EXTENDER_VERDICTS_KEY)
-            if ext_verdicts:
-                record.details.setdefault("extender", {}).update(ext_verdicts)
-            victims = state.get(VICTIMS_KEY)
-            if victims:
-                record.victims = sorted(victims)
-            if nominated:
-                record.nominated_node = nominated
+        attempt.post_filtered(status.plugin or "", status.message or "success", state.get(VICTIMS_KEY), nominated)
+        ext_verdicts = state.get(EXTENDER_VERDICTS_KEY)
+        verdicts = attempt.extender_verdicts() if ext_verdicts else None
+        if verdicts is not None:
+            verdicts.update(ext_verdicts)
         # An overriding result sets the nomination (or clears it when it names no node).
         raise SchedulingFailure(Status(Code.UNSCHEDULABLE), (nominated or None) if mode_override else "",
                                 fit) from None
@@ -126,15 +124,13 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
     if reserve is not None:
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         sched.cache.forget_pod(assumed)
-        if record is not None:
-            record.details["reserve"] = {reserve.plugin: reserve.message}
+        attempt.failed_at("reserve", reserve.plugin, reserve.message)
         _raise_single_node(pod, host, reserve)
     permit = fwk.run_permit_plugins(state, assumed, host)
     if permit is not None and permit.code is not Code.WAIT:
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         sched.cache.forget_pod(assumed)
-        if record is not None:
-            record.details["permit"] = {permit.plugin: permit.message}
+        attempt.failed_at("permit", permit.plugin, permit.message)
         _raise_single_node(pod, host, permit)
     return result, assumed
 
@@ -154,45 +150,35 @@ class _CycleError(Exception):
         self.error = error
 
 
-def schedule_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod,
-                 record: AttemptRecord | None) -> ScheduleResult:
+def schedule_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
     snapshot = sched.update_snapshot()
     if len(snapshot) == 0:
         raise _CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)),
                           RuntimeError(NO_NODES_AVAILABLE))
-    feasible, diagnosis, evaluated = find_nodes_that_fit_pod(sched, fwk, state, pod, record)
+    feasible, diagnosis, evaluated = find_nodes_that_fit_pod(sched, fwk, state, pod)
     if len(feasible) == 0:
         raise FitError(pod, len(snapshot), diagnosis)
-    infos = snapshot.node_infos
-    if record is not None:
-        record.feasible = sorted(infos[i].name for i in feasible.tolist())
-        record.evaluated_nodes = evaluated
+    attempt = attempt_of(state)
+    attempt.feasible(snapshot.names, feasible)
+    attempt.evaluated(evaluated)
     if len(feasible) == 1:
-        host = infos[int(feasible[0])].name
-        if record is not None:
-            record.ties = [host]
-        return ScheduleResult(host, evaluated, 1)
+        return ScheduleResult(snapshot.node_infos[int(feasible[0])].name, evaluated, 1)
     nodes = NodeInfoList(snapshot, feasible)
-    verdicts = record.details.setdefault("extender", {}) if record is not None and fwk.extenders else None
-    scores = prioritize_nodes(fwk, state, pod, nodes, record_raw=record is not None, verdicts=verdicts)
-    host, ties = select_host(sched, nodes, scores.total)
-    if record is not None:
-        names = [infos[i].name for i in feasible.tolist()]
-        record.ties = sorted(ties)
-        record.total = {n: int(t) for n, t in zip(names, scores.total.tolist(), strict=True)}
-        per_plugin = {p: s.tolist() for p, s in scores.plugin_scores.items()}
-        record.scores = {n: {p: int(v[k]) for p, v in sorted(per_plugin.items())} for k, n in enumerate(names)}
-        record.details["score"] = {
-            p: dict(zip(names, (int(v) for v in s.tolist()), strict=True)) for p, s in scores.raw_scores.items()
-        }
-        record.details["weights"] = {p: fwk.score_weights.get(p, 1) for p in per_plugin}
+    verdicts = attempt.extender_verdicts() if fwk.extenders else None
+    scores = prioritize_nodes(fwk, state, pod, nodes, record_raw=attempt.raw_scores, verdicts=verdicts)
+    host, tie_rows = select_host(sched, nodes, scores.total)
+    attempt.scored(feasible, scores.plugin_scores, scores.total, scores.raw_scores, tie_rows)
+    if attempt.raw_scores:
+        # With the raw scores, the weights: a trace reader (explain) shows raw, normalised and weighted.
+        attempt.weighted({p: fwk.score_weights.get(p, 1) for p in scores.plugin_scores})
     return ScheduleResult(host, evaluated, len(feasible))
 
 
-def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod,
-                            record: AttemptRecord | None) -> tuple[np.ndarray, Diagnosis, int]:
+def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
+                            pod: Pod) -> tuple[np.ndarray, Diagnosis, int]:
     """PreFilter, then Filter over the candidate nodes (the nominated node first, if any)."""
     snapshot = sched.snapshot
+    attempt = attempt_of(state)
     diagnosis = Diagnosis({}, set(), set())
     pre_result, status = fwk.run_pre_filter_plugins(state, pod)
     if status is not None:
@@ -201,10 +187,7 @@ def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
         diagnosis.node_status = {info.name: status for info in snapshot.node_infos}
         diagnosis.pre_filter_msg = status.message
         diagnosis.add_plugin_status(status)
-        if record is not None:
-            entry = _filter_entry(status)
-            record.filter = {info.name: entry for info in snapshot.node_infos}
-            record.evaluated_nodes = len(snapshot)
+        attempt.rejected_all(snapshot.names, status)
         return np.zeros(0, dtype=np.int64), diagnosis, len(snapshot)
 
     if pod.nominated_node_name:
@@ -214,21 +197,18 @@ def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
             if outcome.error is not None:
                 raise _CycleError(outcome.error, outcome.error.as_error())
             if len(outcome.feasible):
-                _record_filter(record, snapshot, outcome, diagnosis)
-                feasible = _run_extender_filters(sched, pod, snapshot, outcome.feasible, diagnosis, record)
+                _record_filter(snapshot, outcome, diagnosis)
+                feasible = _run_extender_filters(sched, pod, snapshot, outcome.feasible, diagnosis, attempt)
                 if len(feasible):
                     return feasible, diagnosis, 1 + len(diagnosis.node_status)
             # The nominated node no longer fits: its rejection is part of the diagnosis.
             for name, st in outcome.node_status_map(snapshot).items():
                 diagnosis.node_status[name] = st
+            attempt.rejected(snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)
 
     rows = _candidate_rows(snapshot, pre_result)
-    if record is not None and pre_result is not None and not pre_result.all_nodes():
-        chosen = set(rows.tolist())
-        for i, info in enumerate(snapshot.node_infos):
-            if i not in chosen:
-                record.filter[info.name] = {"plugin": "PreFilterResult", "code": "Skipped",
-                                            "reasons": [PRE_FILTER_RESULT_SKIPPED]}
+    if attempt.enabled and pre_result is not None and not pre_result.all_nodes():
+        attempt.skipped_outside(snapshot.names, rows)
     n = len(rows)
     if n == 0:
         return np.zeros(0, dtype=np.int64), diagnosis, 0
@@ -241,25 +221,25 @@ def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
         feasible = ordered[:num_to_find]
         processed = len(feasible)
         sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
-        return _run_extender_filters(sched, pod, snapshot, feasible, diagnosis, record), diagnosis, processed
+        return _run_extender_filters(sched, pod, snapshot, feasible, diagnosis, attempt), diagnosis, processed
     outcome = fwk.find_nodes_that_pass_filters(state, pod, snapshot, ordered, num_to_find)
     processed = outcome.processed
     sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
     if outcome.error is not None:
         raise _CycleError(outcome.error, outcome.error.as_error())
-    _record_filter(record, snapshot, outcome, diagnosis)
-    if record is not None:
-        record.evaluated_nodes = processed
-    return _run_extender_filters(sched, pod, snapshot, outcome.feasible, diagnosis, record), diagnosis, processed
+    _record_filter(snapshot, outcome, diagnosis)
+    attempt.rejected(snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)
+    attempt.evaluated(processed)
+    return _run_extender_filters(sched, pod, snapshot, outcome.feasible, diagnosis, attempt), diagnosis, processed
 
 
 def _run_extender_filters(sched: Scheduler, pod: Pod, snapshot: Any, feasible: np.ndarray, diagnosis: Diagnosis,
-                          record: AttemptRecord | None) -> np.ndarray:
-    """The feasible rows the extenders keep; the nodes they drop join the diagnosis (and the record)."""
+                          attempt: Attempt | NullAttempt) -> np.ndarray:
+    """The feasible rows the extenders keep; the nodes they drop join the diagnosis (and the attempt)."""
     if not sched.extenders or len(feasible) == 0:
         return feasible
     infos = [snapshot.node_infos[i] for i in feasible.tolist()]
-    verdicts = record.details.setdefault("extender", {}) if record is not None else None
+    verdicts = attempt.extender_verdicts()
     before = dict(diagnosis.node_status)
     try:
         kept = find_nodes_that_pass_extenders(sched.extenders, pod, infos, diagnosis.node_status, verdicts)
@@ -267,10 +247,11 @@ def _run_extender_filters(sched: Scheduler, pod: Pod, snapshot: Any, feasible: n
         raise _CycleError(Status(Code.ERROR, (str(err),), error=err), err) from None
     if len(kept) != len(infos):
         diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
-    if record is not None:
-        for name, status in diagnosis.node_status.items():
-            if before.get(name) is not status:
-                record.filter[name] = _filter_entry(status)
+    if attempt.enabled:
+        dropped = [(name, status) for name, status in diagnosis.node_status.items() if before.get(name) is not status]
+        if dropped:
+            rows = np.asarray([snapshot.index[name] for name, _ in dropped], dtype=np.int64)
+            attempt.rejected(snapshot.names, rows, [status for _, status in dropped])
     return np.asarray([snapshot.index[n.name] for n in kept], dtype=np.int64)
 
 
@@ -282,20 +263,13 @@ def _candidate_rows(snapshot: Any, pre_result: PreFilterResult | None) -> np.nda
     return np.asarray(rows, dtype=np.int64)
 
 
-def _filter_entry(status: Status) -> dict[str, Any]:
-    return {"plugin": status.plugin, "code": status.code.label, "reasons": list(status.reasons)}
-
-
-def _record_filter(record: AttemptRecord | None, snapshot: Any, outcome: FilterOutcome,
-                   diagnosis: Diagnosis) -> None:
+def _record_filter(snapshot: Any, outcome: FilterOutcome, diagnosis: Diagnosis) -> None:
+    """Add the Filter rejections of ``outcome`` to the diagnosis."""
     statuses = outcome.rejected_statuses
     diagnosis.node_status.update(zip(snapshot.names[outcome.rejected_rows].tolist(), statuses, strict=True))
     # Batch filters share one Status object among all the nodes they reject for the same reason.
     for status in {id(s): s for s in statuses}.values():
         diagnosis.add_plugin_status(status)
-    if record is not None:
-        for name, status in diagnosis.node_status.items():
-            record.filter[name] = _filter_entry(status)
 
 
 def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInfoList,
@@ -317,8 +291,9 @@ def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInf
     return scores
 
 
-def select_host(sched: Scheduler, nodes: NodeInfoList, totals: np.ndarray) -> tuple[str, list[str]]:
-    """The best-scoring node; ties broken at random (or by name when the scheduler is told to).
+def select_host(sched: Scheduler, nodes: NodeInfoList, totals: np.ndarray) -> tuple[str, np.ndarray]:
+    """The best-scoring node and the snapshot rows of every node sharing its score; ties broken at
+    random (or by name when the scheduler is told to).
 
     Only the chosen name is looked up in the random case: with uniform nodes every node may tie.
     """
@@ -331,14 +306,12 @@ def select_host(sched: Scheduler, nodes: NodeInfoList, totals: np.ndarray) -> tu
         host = str(min(names[rows]))
     else:
         host = str(names[rows[sched.rng.randrange(len(rows))]])
-    ties = names[rows].tolist() if sched.observers else [host]
-    return host, ties
+    return host, rows
 
 
 # -- failure handling ---------------------------------------------------------------------------------
-def handle_scheduling_failure(sched: Scheduler, fwk: Framework, qpi: QueuedPodInfo, status: Status,
-                              nominated_node: str | None, error: BaseException | None,
-                              record: AttemptRecord | None) -> None:
+def handle_scheduling_failure(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                              status: Status, nominated_node: str | None, error: BaseException | None) -> None:
     """Requeue the pod, keep or change its nomination, and tell the cluster why it is pending."""
     pod = qpi.pod
     rejected = status.is_rejected()
@@ -350,16 +323,7 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, qpi: QueuedPodIn
         message = str(error)
     else:
         message = status.message
-    if record is not None:
-        record.result = UNSCHEDULABLE if rejected else ERROR
-        record.message = message
-        record.feasible = []
-        record.ties = []
-        record.scores = {}
-        record.total = {}
-        if nominated_node:
-            record.nominated_node = nominated_node
-        sched.emit(record)
+    attempt_of(state).failed(UNSCHEDULABLE if rejected else ERROR, message, nominated_node)
 
     current = sched.current_pod(pod)
     if current is not None and not current.node_name:
@@ -379,31 +343,29 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, qpi: QueuedPodIn
 
 # -- the binding cycle --------------------------------------------------------------------------------
 def _run_binding(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-                 qpi: QueuedPodInfo, assumed: Pod, record: AttemptRecord | None) -> None:
+                 qpi: QueuedPodInfo, assumed: Pod) -> None:
     """WaitOnPermit (asynchronously), then PreBind, Bind and PostBind."""
     waiting = fwk.waiting_pods.get(assumed.uid)
     if waiting is None:
-        _bind_after_permit(sched, fwk, state, result, qpi, assumed, record, None)
+        _bind_after_permit(sched, fwk, state, result, qpi, assumed, None)
         return
 
     def resume(status: Status | None) -> None:
         fwk.waiting_pods.remove(assumed.uid)
-        sched.submit(lambda: _bind_after_permit(sched, fwk, state, result, qpi, assumed, record, status))
+        sched.submit(lambda: _bind_after_permit(sched, fwk, state, result, qpi, assumed, status))
 
     waiting.on_done(resume)
 
 
 def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-                       qpi: QueuedPodInfo, assumed: Pod, record: AttemptRecord | None,
-                       permit: Status | None) -> None:
+                       qpi: QueuedPodInfo, assumed: Pod, permit: Status | None) -> None:
     host = result.suggested_host
     if permit is not None:
         if permit.is_rejected():
             diag = Diagnosis({host: permit}, {permit.plugin}, set())
-            _binding_failed(sched, fwk, state, result, qpi, assumed, Status(permit.code), FitError(assumed, 1, diag),
-                            record)
+            _binding_failed(sched, fwk, state, result, qpi, assumed, Status(permit.code), FitError(assumed, 1, diag))
         else:
-            _binding_failed(sched, fwk, state, result, qpi, assumed, permit, permit.as_error(), record)
+            _binding_failed(sched, fwk, state, result, qpi, assumed, permit, permit.as_error())
         return
     if not sched.may_act():
         _abandon_binding(sched, fwk, state, qpi, assumed, host)
@@ -416,9 +378,9 @@ def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, resu
             # PreBind waited (claims being bound) and was resolved from an event or a timer: the
             # rest of the binding cycle runs as a task of its own.
             sched.waiting_in_pre_bind.discard(assumed.uid)
-            sched.submit(lambda: _after_pre_bind(sched, fwk, state, result, qpi, assumed, record, status))
+            sched.submit(lambda: _after_pre_bind(sched, fwk, state, result, qpi, assumed, status))
             return
-        _after_pre_bind(sched, fwk, state, result, qpi, assumed, record, status)
+        _after_pre_bind(sched, fwk, state, result, qpi, assumed, status)
 
     sched.waiting_in_pre_bind.add(assumed.uid)
     fwk.run_pre_bind_plugins(state, assumed, host, after_pre_bind)
@@ -426,31 +388,28 @@ def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, resu
 
 
 def _after_pre_bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-                    qpi: QueuedPodInfo, assumed: Pod, record: AttemptRecord | None, status: Status | None) -> None:
+                    qpi: QueuedPodInfo, assumed: Pod, status: Status | None) -> None:
     sched.waiting_in_pre_bind.discard(assumed.uid)
     if status is not None:
-        _bind_failed(sched, fwk, state, result, qpi, assumed, record, status)
+        _bind_failed(sched, fwk, state, result, qpi, assumed, status)
         return
-    _bind(sched, fwk, state, result, qpi, assumed, record)
+    _bind(sched, fwk, state, result, qpi, assumed)
 
 
 def _bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-          qpi: QueuedPodInfo, assumed: Pod, record: AttemptRecord | None) -> None:
+          qpi: QueuedPodInfo, assumed: Pod) -> None:
     """Bind and PostBind, after PreBind succeeded."""
     host = result.suggested_host
     if not sched.may_act():
         _abandon_binding(sched, fwk, state, qpi, assumed, host)
         return
-    status = _run_bind(sched, fwk, state, assumed, host, record)
+    status = _run_bind(sched, fwk, state, assumed, host)
     sched.cache.finish_binding(assumed)
     if status is not None and status.code is not Code.SUCCESS:
-        _bind_failed(sched, fwk, state, result, qpi, assumed, record, status)
+        _bind_failed(sched, fwk, state, result, qpi, assumed, status)
         return
     sched.record_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
-    if record is not None:
-        record.result = SCHEDULED
-        record.node = host
-        sched.emit(record)
+    attempt_of(state).scheduled(host)
     sched.metrics_scheduled(fwk.profile_name, qpi)
     fwk.run_post_bind_plugins(state, assumed, host)
     sched.queue.done(assumed.uid)
@@ -464,11 +423,10 @@ def _activate_pods(sched: Scheduler, state: CycleState) -> None:
         sched.queue.activate(pods.take())
 
 
-def _run_bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str,
-              record: AttemptRecord | None) -> Status | None:
+def _run_bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str) -> Status | None:
     """An interested binding extender binds the pod; otherwise the Bind plugins do."""
     if sched.extenders:
-        verdicts = record.details.setdefault("extender", {}) if record is not None else None
+        verdicts = attempt_of(state).extender_verdicts()
         bound, status = extenders_binding(sched.extenders, assumed, host, verdicts)
         if bound:
             if status is None and sched.bind_for_extenders:
@@ -478,10 +436,10 @@ def _run_bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod,
 
 
 def _bind_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-                 qpi: QueuedPodInfo, assumed: Pod, record: AttemptRecord | None, status: Status) -> None:
-    if record is not None:
-        record.details["bind"] = {status.plugin: status.message}
-    _binding_failed(sched, fwk, state, result, qpi, assumed, status, status.as_error(), record)
+                 qpi: QueuedPodInfo, assumed: Pod, status: Status) -> None:
+    """PreBind or Bind failed: the attempt notes which plugin said what, then the binding is undone."""
+    attempt_of(state).failed_at("bind", status.plugin, status.message)
+    _binding_failed(sched, fwk, state, result, qpi, assumed, status, status.as_error())
 
 
 def _abandon_binding(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
@@ -505,21 +463,20 @@ def _abandon_binding(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
 
 
 def _binding_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-                    qpi: QueuedPodInfo, assumed: Pod, status: Status, error: BaseException | None,
-                    record: AttemptRecord | None) -> None:
+                    qpi: QueuedPodInfo, assumed: Pod, status: Status, error: BaseException | None) -> None:
     host = result.suggested_host
     fwk.run_reserve_plugins_unreserve(state, assumed, host)
     try:
         sched.cache.forget_pod(assumed)
     except Exception:
         log.exception("forgetting pod %s failed", assumed.key)
-        handle_scheduling_failure(sched, fwk, qpi, status, None, error, record)
+        handle_scheduling_failure(sched, fwk, state, qpi, status, None, error)
         return
     if status.is_rejected():
         # The freed room may help others, but not the rejected pod itself: move them only once
         # it is back in the queue.
-        handle_scheduling_failure(sched, fwk, qpi, status, None, error, record)
+        handle_scheduling_failure(sched, fwk, state, qpi, status, None, error)
         sched.on_assumed_pod_forgotten(assumed, exclude_self=True)
         return
     sched.on_assumed_pod_forgotten(assumed, exclude_self=False)
-    handle_scheduling_failure(sched, fwk, qpi, status, None, error, record)
+    handle_scheduling_failure(sched, fwk, state, qpi, status, None, error)

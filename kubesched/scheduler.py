@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sized
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -46,12 +46,15 @@ from kubesched.plugins.registry import in_tree_registry, resolve_profile
 from kubesched.queue import events as qevents
 from kubesched.queue.queued_pod_info import QueuedPodInfo
 from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.recording import Attempt, NullAttempt, NullRecorder, Recorder, Recorders
 from kubesched.schedule_one import schedule_one
-from kubesched.trace import AttemptObserver, AttemptRecord
 
 log = logging.getLogger(__name__)
 
 WATCHED_KINDS = ("Node", "Pod", *LISTED_KINDS)
+#: kube-scheduler's flush periods: backoffQ every second, the unschedulable leftovers every 30 s.
+BACKOFF_FLUSH_PERIOD = 1.0
+LEFTOVER_FLUSH_PERIOD = 30.0
 
 
 class Scheduler:
@@ -83,7 +86,8 @@ class Scheduler:
             raise ValueError(f"tie_break must be 'random' or 'name', not {tie_break!r}")
         self.tie_break = tie_break
         self.metrics = metrics or SchedulerMetrics()
-        self.observers: list[AttemptObserver] = []
+        #: What scheduling attempts are reported to (see kubesched.recording); the default keeps nothing.
+        self.recorder: Recorder = NullRecorder()
         self.warnings: list[str] = []
         self.next_start_node_index = 0
         self.snapshot = Snapshot()
@@ -96,6 +100,7 @@ class Scheduler:
         self._tasks_lock = threading.Lock()
         self._executor = executor
         self._watch: Any = None
+        self._housekeeping: list[Any] = []
         self._attempt_started: dict[str, float] = {}
         #: Pods whose binding cycle waits in PreBind (for the cluster to bind their claims).
         self.waiting_in_pre_bind: set[str] = set()
@@ -174,14 +179,17 @@ class Scheduler:
 
     # -- wiring to the cluster -------------------------------------------------------------------------
     def start(self) -> None:
-        """Watch the cluster, then list what exists (listing after watching misses nothing)."""
+        """Watch the cluster, list what exists (listing after watching misses nothing), and arm the
+        queue's and cache's periodic housekeeping on the clock."""
         self._watch = self.cluster.watch(self.watched_kinds, self.handle_event)
-        if getattr(self._watch, "replays_existing", False):
-            return  # an informer: it hands what exists over as ADDED events itself
-        for kind in self.watched_kinds:
-            items, _ = self.cluster.list(kind)
-            for obj in items:
-                self.handle_event(WatchEvent("ADDED", kind, obj, None))
+        if not getattr(self._watch, "replays_existing", False):
+            # An informer hands what exists over as ADDED events itself; any other watch is listed.
+            for kind in self.watched_kinds:
+                items, _ = self.cluster.list(kind)
+                for obj in items:
+                    self.handle_event(WatchEvent("ADDED", kind, obj, None))
+        self._every(BACKOFF_FLUSH_PERIOD, self._flush_backoff)
+        self._every(LEFTOVER_FLUSH_PERIOD, self.queue.flush_unschedulable_pods_leftover)
 
     def has_synced(self) -> bool:
         """Whether the watch has handed over everything that existed (an embedded watch always has)."""
@@ -191,7 +199,28 @@ class Scheduler:
     def stop(self) -> None:
         if self._watch is not None:
             self._watch.stop()
+        for timer in self._housekeeping:
+            timer.cancel()
+        self._housekeeping.clear()
         self.queue.close()
+
+    def _every(self, period: float, job: Callable[[], None]) -> None:
+        """Run ``job`` every ``period`` seconds of clock time until :meth:`stop` (wait.Until's role)."""
+        slot = len(self._housekeeping)
+
+        def tick() -> None:
+            try:
+                job()
+            except Exception:
+                log.exception("periodic %s failed", getattr(job, "__name__", "job"))
+            if self._housekeeping:
+                self._housekeeping[slot] = self.clock.call_later(period, tick)
+
+        self._housekeeping.append(self.clock.call_later(period, tick))
+
+    def _flush_backoff(self) -> None:
+        self.queue.flush_backoff_q_completed()
+        self.cache.cleanup_expired_assumed_pods()
 
     def namespace_labels(self, name: str) -> Mapping[str, str]:
         return self.listers.namespace_labels(name) or {}
@@ -283,7 +312,18 @@ class Scheduler:
         return pod.scheduler_name in self.profiles
 
     def _on_pod(self, event: WatchEvent) -> None:
-        new = self._parse_pod(event.obj, report=event.type != "DELETED")
+        if event.type == "DELETED":
+            # The last version seen is what leaves; no need to parse the deleted object again.
+            known = self._pods.pop(str((event.obj.get("metadata") or {}).get("uid") or ""), None)
+            if known is not None:
+                self._pod_gone(known)
+                return
+        new = None
+        if event.type == "MODIFIED":
+            known = self._pods.get(str((event.obj.get("metadata") or {}).get("uid") or ""))
+            new = _rebound(known, event.obj) if known is not None else None
+        if new is None:
+            new = self._parse_pod(event.obj, report=event.type != "DELETED")
         if new is None:
             # A pod we cannot read is not scheduled; forget any earlier, readable version of it.
             uid = str((event.obj.get("metadata") or {}).get("uid") or "")
@@ -390,17 +430,22 @@ class Scheduler:
         with self._tasks_lock:
             return bool(self._tasks)
 
-    def new_record(self, qpi: QueuedPodInfo, profile: str) -> AttemptRecord | None:
-        self._attempt_started[qpi.pod.uid] = time.perf_counter()
-        if not self.observers:
-            return None
-        self._cycles += 1
-        return AttemptRecord(pod=qpi.pod.key, attempt=qpi.attempts, profile=profile,
-                             start_nominated_node=qpi.pod.nominated_node_name or None, cycle=self._cycles)
+    def add_recorder(self, recorder: Recorder) -> None:
+        """Report attempts to ``recorder`` as well as to the recorders already attached."""
+        current = self.recorder
+        if isinstance(current, Recorders):
+            current.add(recorder)
+        elif current.enabled:
+            self.recorder = Recorders([current, recorder])
+        else:
+            self.recorder = recorder
 
-    def emit(self, record: AttemptRecord) -> None:
-        for observer in self.observers:
-            observer(record)
+    def begin_attempt(self, qpi: QueuedPodInfo, profile: str) -> Attempt | NullAttempt:
+        """Start timing a scheduling attempt and get the attempt its cycle reports to."""
+        self._attempt_started[qpi.pod.uid] = time.perf_counter()
+        self._cycles += 1
+        return self.recorder.begin(qpi.pod.key, qpi.attempts, profile, qpi.pod.nominated_node_name or None,
+                                   self._cycles)
 
     def metrics_scheduled(self, profile: str, qpi: QueuedPodInfo) -> None:
         started = self._attempt_started.pop(qpi.pod.uid, None)
@@ -487,13 +532,49 @@ class Scheduler:
         return True
 
     def run_periodic(self) -> None:
-        """The queue's and cache's periodic housekeeping (called by a timer loop or the simulator)."""
+        """Every periodic flush at once, whatever its period (for tests that step by hand)."""
         self.queue.flush_backoff_q_completed()
         self.queue.flush_unschedulable_pods_leftover()
         self.cache.cleanup_expired_assumed_pods()
 
+    # -- what a driver may ask (the simulator's loop uses only these and the cluster) -------------------
+    def idle(self) -> bool:
+        """Nothing to do right now: no binding task queued and no pod ready to pop."""
+        return not self.has_pending_tasks() and not self.queue.pending_pods().get("active")
+
+    def backoff_end(self) -> datetime | None:
+        """When the last pod now backing off may be retried (None when none is backing off)."""
+        expiries = self.queue.backoff_expiries()
+        return expiries[-1] if expiries else None
+
+    def waiting_pod_count(self) -> int:
+        """Pods held at Permit or in PreBind, waiting to be allowed, rejected or timed out."""
+        return len(self.waiting_in_pre_bind) + sum(len(fwk.waiting_pods.all()) for fwk in self.profiles.values())
+
+    def rejecting_plugins(self, key: str) -> frozenset[str] | None:
+        """The plugins whose verdict keeps a queued pod (``ns/name``) waiting; None if it is not queued."""
+        pod = self._pod_by_key(key)
+        qpi = self.queue.get_pod(pod.uid) if pod is not None else None
+        if qpi is None:
+            return None
+        return frozenset(qpi.unschedulable_plugins) | frozenset(qpi.pending_plugins)
+
+    def park(self, key: str) -> bool:
+        """Stop retrying a pending pod (``ns/name``): it leaves the queue and stays pending in the cluster.
+
+        For drivers that must end: kube-scheduler would retry such a pod for ever. Returns whether the
+        pod was queued."""
+        pod = self._pod_by_key(key)
+        if pod is None or self.queue.get_pod(pod.uid) is None:
+            return False
+        self.queue.delete(pod)
+        return True
+
+    def _pod_by_key(self, key: str) -> Pod | None:
+        return next((p for p in self._pods.values() if p.key == key), None)
+
     def run_forever(self, stop: threading.Event) -> None:
-        """Live mode: housekeeping on a timer thread, binding on a pool, scheduling on this thread."""
+        """Live mode: housekeeping on clock timers, binding on a pool, scheduling on this thread."""
         pool = ThreadPoolExecutor(max_workers=max(self.config.parallelism, 1), thread_name_prefix="binder")
 
         def logged(task: Callable[[], None]) -> None:
@@ -508,12 +589,6 @@ class Scheduler:
             pool.submit(logged, task)
 
         self._executor = run_in_pool
-
-        def housekeeping() -> None:
-            while not stop.wait(1.0):
-                self.run_periodic()
-
-        threading.Thread(target=housekeeping, name="queue-flush", daemon=True).start()
         try:
             while not stop.is_set():
                 if not self.may_act():
@@ -641,6 +716,37 @@ class _Registration:
 
     def events_to_register(self) -> list[ClusterEvent]:
         return self._events
+
+
+#: Pod fields a binding or a status update writes without changing what the scheduler parses from them.
+_REWRITTEN_META = frozenset({"resourceVersion", "managedFields"})
+_PARSED_STATUS = ("phase", "nominatedNodeName", "startTime")
+
+
+def _rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
+    """``old`` with ``raw``'s node name and resourceVersion, when nothing else the scheduler parses
+    changed (a binding, a condition update); None when ``raw`` must be parsed afresh.
+
+    Every pod is bound once and most get a status update: comparing dicts is far cheaper than parsing."""
+    spec, old_spec = raw.get("spec"), old.raw.get("spec")
+    meta, old_meta = raw.get("metadata"), old.raw.get("metadata")
+    status, old_status = raw.get("status") or {}, old.raw.get("status") or {}
+    if not (isinstance(spec, dict) and isinstance(old_spec, dict) and isinstance(meta, dict)
+            and isinstance(old_meta, dict) and isinstance(status, dict) and isinstance(old_status, dict)):
+        return None
+    if {k: v for k, v in spec.items() if k != "nodeName"} != {k: v for k, v in old_spec.items() if k != "nodeName"}:
+        return None
+    if ({k: v for k, v in meta.items() if k not in _REWRITTEN_META}
+            != {k: v for k, v in old_meta.items() if k not in _REWRITTEN_META}):
+        return None
+    if any(status.get(k) != old_status.get(k) for k in _PARSED_STATUS):
+        return None
+    node_name = spec.get("nodeName") or ""
+    if not isinstance(node_name, str):
+        return None
+    resource_version = str(meta.get("resourceVersion") or "")
+    return dataclasses.replace(old, raw=raw, node_name=node_name,
+                               meta=dataclasses.replace(old.meta, resource_version=resource_version))
 
 
 def _has_condition(pod: Pod, condition: Mapping[str, str]) -> bool:

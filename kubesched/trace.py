@@ -2,12 +2,12 @@
 
 The record has the shape of the conformance corpus (``attempts`` entries), so a kubesched run and
 a recorded kube-scheduler run can be compared field by field. Building a record costs a dict per
-rejected or scored node, so the scheduler only builds them when someone listens.
+rejected or scored node, so the scheduling cycle never builds one: it reports columnar data to its
+recorder (:mod:`kubesched.recording`), which makes a record only when someone reads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,5 +88,3 @@ class AttemptRecord:
             out["weights"] = dict(self.details["weights"])
         return out
 
-
-AttemptObserver = Callable[[AttemptRecord], None]

@@ -312,8 +312,9 @@ class Harness:
         from kubesched.clock import VirtualClock
         from kubesched.cluster.embedded import EmbeddedCluster
         from kubesched.config import load_config
+        from kubesched.recording import FullRecorder
         from kubesched.scheduler import Scheduler
-        from kubesched.trace import AttemptRecord
+        from kubesched.sim.driver import Driver
 
         self.clock = VirtualClock()
         self.cluster = EmbeddedCluster(clock=self.clock.now)
@@ -321,10 +322,16 @@ class Harness:
             self.cluster.create(obj)
         self.scheduler = Scheduler(self.cluster, load_config(config or dict(API)), clock=self.clock,
                                    tie_break=tie_break, rng=random.Random(seed))
-        self.records: list[AttemptRecord] = []
-        self.scheduler.observers.append(self.records.append)
-        self.scheduler.start()
-        self.cluster.deliver_pending()
+        self.recorder = FullRecorder()
+        self.scheduler.recorder = self.recorder
+        # The simulator's loop, without its loop detection: tests decide themselves when to stop.
+        self.driver = Driver(self.cluster, self.scheduler, self.clock, detect_loops=False)
+        self.driver.start()
+
+    @property
+    def records(self) -> list[Any]:
+        """Every finished attempt so far, as trace records."""
+        return list(self.recorder.records)
 
     def plugin(self, cls: type, profile: str = "default-scheduler") -> Any:
         return self.scheduler.profiles[profile].plugins[ref(cls)]
@@ -332,7 +339,7 @@ class Harness:
     def create(self, *objs: dict[str, Any]) -> None:
         for obj in objs:
             self.cluster.create(obj)
-        self.cluster.deliver_pending()
+        self.driver.drain()
 
     def step(self) -> bool:
         """One scheduling cycle, then every binding task and the watch events they caused."""
@@ -341,10 +348,8 @@ class Harness:
         return popped
 
     def settle(self) -> None:
-        while True:
-            self.cluster.deliver_pending()
-            if not self.scheduler.run_pending_tasks() and not self.cluster.pending_event_count():
-                return
+        """Deliver every watch event and run every binding task (the clock stays where it is)."""
+        self.driver.drain()
 
     def run(self, max_cycles: int = 50) -> int:
         """Schedule until the active queue is empty (no clock movement); returns the cycles run."""

@@ -72,12 +72,16 @@ def test_profile_lists_functions() -> None:
 @pytest.mark.parametrize(
     ("only", "quick", "expected"),
     [
-        ("basic", False, {"basic-500-default", "basic-500-pct100", "basic-5000-default", "basic-5000-pct100"}),
-        ("basic", True, {"basic-quick-default", "basic-quick-pct100"}),
-        ("basic-5000", False, {"basic-5000-default", "basic-5000-pct100"}),
+        ("basic-5000-pct100", False, {"basic-5000-pct100"}),
+        ("basic-5000", False, {"basic-5000-default", "basic-5000-pct100", "basic-5000-default-simulate",
+                               "basic-5000-default-simulate-trace", "basic-5000-default-simulate-trace-gz",
+                               *(f"basic-5000-default-core-{r}" for r in ("summary", "full", "trace"))}),
         ("*-pct100", False, {"basic-500-pct100", "basic-5000-pct100"}),
+        ("basic-500-pct100*", False, {"basic-500-pct100", *(f"basic-500-pct100-simulate{p}" for p in (
+            "", "-none", "-full", "-trace")), *(f"basic-500-pct100-core-{r}" for r in ("summary", "full", "trace"))}),
         ("spreading", False, {"spreading-5000-default", "preferred-spreading-5000-default"}),
-        (None, True, {"basic-quick-default", "basic-quick-pct100", *(
+        (None, True, {"basic-quick-default", "basic-quick-pct100", "basic-quick-default-simulate",
+                      "basic-quick-default-simulate-trace", *(
             f"{w}-quick-default" for w in ("anti-affinity", "affinity", "preferred-affinity",
                                            "preferred-anti-affinity", "spreading", "preferred-spreading"))}),
         ("nothing", False, set()),
@@ -93,8 +97,49 @@ def test_table_has_a_row_per_result() -> None:
     bad = {"workload": "W", "nodes": 1, "existing": 0, "measured": 2, "config": "c", "error": "boom"}
     lines = bench_main.format_table([ok, bad]).splitlines()
     assert lines[0].startswith("| workload | nodes |") and len(lines) == 4
-    assert "| 12.3 | 0.50 | 20.0 | 40 |" in lines[2]
+    assert "| core | 12.3 | 0.50 | 20.0 | 40 |" in lines[2]
     assert "FAILED" in lines[3]
+
+
+@pytest.mark.parametrize("path", ["simulate", "simulate-none", "simulate-full", "simulate-trace-gz"])
+def test_user_path_times_the_whole_simulate_call(path: str) -> None:
+    case = Case("tiny-user", "SchedulingBasic", 6, 4, 9, "pct100", 100, path=path)
+    result = bench_run.measure(case)
+    assert result["path"] == path and result["measured"] == 9 and result["cycles"] == 9
+    assert result["nodes_used"] >= 5 and result["pods_per_s"] > 0
+    assert (result["trace_mib"] > 0) == path.startswith("simulate-trace")
+
+
+@pytest.mark.parametrize("path", ["core+summary", "core+full", "core+trace"])
+def test_core_loop_with_a_recorder_attached(path: str) -> None:
+    case = Case("tiny-recorded", "SchedulingBasic", 6, 4, 9, "pct100", 100, path=path)
+    result = bench_run.measure(case)
+    assert result["path"] == path and result["cycles"] == 9 and result["pods_per_s"] > 0
+
+
+def test_user_path_fails_loudly_when_pods_stay_pending() -> None:
+    case = Case("overfull", "SchedulingBasic", nodes=2, existing=0, measured=85, config="pct100", percentage=100,
+                path="simulate")
+    with pytest.raises(bench_run.BenchmarkError, match="5 of 85 measured pods were not bound"):
+        bench_run.measure(case)
+
+
+def test_user_paths_are_set_against_the_core_row_of_their_size() -> None:
+    size = {"workload": "SchedulingBasic", "nodes": 5000, "existing": 1000, "measured": 10000, "config": "default"}
+    rows = [
+        {**size, "case": "basic-5000-default", "path": "core", "pods_per_s": 2000.0, "peak_mib": 160.0},
+        {**size, "case": "basic-5000-default-simulate", "path": "simulate", "pods_per_s": 1500.0, "peak_mib": 600.0},
+        {**size, "case": "basic-5000-default-simulate-trace", "path": "simulate-trace", "pods_per_s": 900.0,
+         "peak_mib": 1200.0},
+        {**size, "nodes": 7, "case": "other-simulate", "path": "simulate", "pods_per_s": 10.0, "peak_mib": 1.0},
+    ]
+    assert bench_main.compare_user_paths(rows) == [
+        "basic-5000-default-simulate: 75% of the core loop's 2000.0 pods/s (target >= 70%: met); "
+        "peak 600 MiB (target <= 1024: met)",
+        "basic-5000-default-simulate-trace: 45% of the core loop's 2000.0 pods/s (target >= 50%: NOT met); "
+        "peak 1200 MiB (target <= 1024: NOT met)",
+        "other-simulate: 10.0 pods/s (no core row of this size in this run)",
+    ]
 
 
 @pytest.mark.parametrize("workload", ["SchedulingPodAntiAffinity", "TopologySpreading"])
@@ -114,6 +159,22 @@ def test_violations_name_a_broken_spread() -> None:
         assert obj is not None
         obj["spec"]["nodeName"] = "node-0"
     assert prepared.violations() == ["zone skew 3 exceeds maxSkew 1: {'moon-1': 3, 'moon-2': 0, 'moon-3': 0}"]
+
+
+def test_user_path_share_by_cpu_seconds_when_both_rows_have_them() -> None:
+    size = {"workload": "W", "nodes": 1, "existing": 0, "measured": 10, "config": "c"}
+    rows = [{**size, "case": "w", "path": "core", "pods_per_s": 100.0, "cpu_s": 0.1, "peak_mib": 1.0},
+            {**size, "case": "w-simulate", "path": "simulate", "pods_per_s": 50.0, "cpu_s": 0.125, "peak_mib": 1.0}]
+    assert bench_main.compare_user_paths(rows) == [
+        "w-simulate: 50% of the core loop's 100.0 pods/s [80% by cpu seconds]"]
+
+
+def test_repeated_runs_keep_the_fastest_and_a_failure_only_when_nothing_ran() -> None:
+    slow, fast, failed = {"pods_per_s": 1.0}, {"pods_per_s": 2.0}, {"error": "boom"}
+    assert bench_main.better(None, slow) is slow
+    assert bench_main.better(slow, fast) is fast and bench_main.better(fast, slow) is fast
+    assert bench_main.better(failed, slow) is slow and bench_main.better(slow, failed) is slow
+    assert bench_main.better(None, failed) is failed
 
 
 def test_extending_benchmarks_run_small() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from kubesched.sim.annotations import (
     SCORE_RESULT,
     SELECTED_NODE,
 )
+from tests.factories import node_dict, pod_dict
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -164,6 +166,25 @@ def test_run_prints_summary_and_writes_trace_and_annotated_manifests(
     assert len(json.loads(huge[RESULT_HISTORY])) == 1
 
 
+def test_gz_trace_and_summarised_annotations_on_a_big_cluster(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    docs = [*(node_dict(f"n{i:03d}", cpu="2") for i in range(120)), pod_dict("p", cpu="1")]
+    scenario = tmp_path / "big.yaml"
+    scenario.write_text(yaml.safe_dump_all(docs))
+    trace, out_dir = tmp_path / "t.jsonl.gz", tmp_path / "out"
+    assert main(["simulate", str(scenario), "--trace", str(trace), "--output-dir", str(out_dir)]) == 0
+    assert "Trace: 1 attempts written to" in capsys.readouterr().out
+    with gzip.open(trace, "rt") as f:
+        (record,) = [json.loads(line) for line in f]
+    # The adaptive percentage stops the search at 100 feasible nodes out of 120.
+    assert len(record["feasible"]) == len(record["total"]) == record["evaluatedNodes"] == 100
+    (pod,) = yaml.safe_load_all((out_dir / "pods.yaml").read_text())
+    notes = pod["metadata"]["annotations"]
+    assert json.loads(notes[FILTER_RESULT])["NodeResourcesFit"] == {"passed": 100}
+    assert len(json.loads(notes[FINAL_SCORE_RESULT])) == 10
+    assert "120 nodes" in notes["kubesched.io/result-detail"]
+
+
 def test_progress_bar_only_when_asked_or_on_a_terminal(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", str(scenario)]) == 0
     assert capsys.readouterr().err == ""  # captured stderr is no TTY
@@ -212,7 +233,7 @@ def test_example_cluster_tells_the_story_its_comments_tell(capsys: pytest.Captur
                  "--tie-break", "name"])
     assert code == 0
     out = capsys.readouterr().out
-    assert out.startswith("Scheduled 51/55 pending pods")
+    assert out.startswith("Scheduled 53/57 pending pods")
     assert "batch/etl-0: preempted by payments/payments-api-0 on general-c1" in out
     pending = out.split("Pending ", 1)[1].split("\n\n", 1)[0]
     assert sorted(line.split(":")[0].strip() for line in pending.splitlines()[1:]) == [
@@ -370,7 +391,7 @@ def test_example_workloads_are_grouped_in_the_summary(capsys: pytest.CaptureFixt
     assert sorted(line.strip() for line in workloads) == [
         "DaemonSet monitoring/log-agent: 12/12 scheduled",
         "Deployment web/storefront: 4/4 scheduled",
-        "Job batch/nightly-report: 2/2 scheduled",
+        "Job batch/nightly-report: 4/4 scheduled",
         "StatefulSet payments/ledger: 3/3 scheduled",
     ]
 

@@ -260,6 +260,33 @@ def test_tie_break_must_be_known() -> None:
         Harness(tie_break="first")
 
 
+def test_a_binding_or_status_update_reuses_the_parsed_pod_and_anything_else_is_parsed_again() -> None:
+    import copy
+
+    from kubesched.api.objects import Pod
+    from kubesched.scheduler import _rebound
+
+    raw = pod_dict("p", cpu="1", labels={"app": "a"})
+    raw["metadata"]["resourceVersion"] = "1"
+    old = Pod.from_dict(raw)
+    bound = copy.deepcopy(raw)
+    bound["spec"]["nodeName"] = "n1"
+    bound["metadata"]["resourceVersion"] = "2"
+    bound["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}]
+    new = _rebound(old, bound)
+    assert new is not None and new.node_name == "n1" and new.meta.resource_version == "2" and new.raw is bound
+    assert new.requests == old.requests and new.containers is old.containers
+    relabelled = copy.deepcopy(bound)
+    relabelled["metadata"]["labels"] = {"app": "b"}
+    resized = copy.deepcopy(bound)
+    resized["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+    nominated = copy.deepcopy(raw)
+    nominated["status"]["nominatedNodeName"] = "n2"
+    assert _rebound(old, relabelled) is None
+    assert _rebound(old, resized) is None
+    assert _rebound(old, nominated) is None
+
+
 def test_a_node_beyond_the_snapshot_columns_is_ignored_not_an_overflow() -> None:
     # A real API server stores cpu: 1E; the scheduler leaves that node out instead of crashing.
     h = Harness(objects=[node_dict("huge", cpu="1E"), node_dict("n1")])

@@ -16,7 +16,7 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import EllipsisType
 from typing import Any
 
@@ -33,20 +33,28 @@ from kubesched.cluster.protocol import (
 
 _Key = tuple[str, str]  # (namespace or "", name)
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what the API server uses for generateName
+#: Recorded events live this long (kube-apiserver's --event-ttl default) ...
+EVENT_TTL = timedelta(hours=1)
+#: ... and at most this many are kept, the oldest going first: a simulation writes events far faster
+#: than an hour of its clock passes.
+MAX_EVENTS = 10_000
 
 
-def _copy(value: Any) -> Any:
+def copy_json(value: Any) -> Any:
     """Deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than deepcopy.
 
     Stored objects are plain API data; anything else falls back to :func:`copy.deepcopy`.
     """
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: copy_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return [copy_json(v) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return copy.deepcopy(value)
+
+
+_copy = copy_json
 
 
 def _utc_now() -> datetime:
@@ -98,10 +106,16 @@ class EmbeddedCluster:
         uid_factory: Callable[[], str] | None = None,
         *,
         synchronous: bool = False,
+        read_only_watchers: bool = False,
+        event_ttl: timedelta = EVENT_TTL,
+        max_events: int = MAX_EVENTS,
     ) -> None:
         self._clock = clock
         self._uid_factory: Callable[[], str] = uid_factory or (lambda: str(uuid.uuid4()))
         self._synchronous = synchronous
+        #: Every watcher is read-only (see :meth:`watch`): what a simulator whose consumers never change
+        #: what they are handed uses to skip a copy per event and watcher.
+        self._read_only_watchers = read_only_watchers
         self._lock = threading.RLock()
         self._store: dict[str, dict[_Key, dict]] = {}
         self._rv = 0
@@ -111,6 +125,10 @@ class EmbeddedCluster:
         self._delivery_lock = threading.RLock()
         self._delivering = False
         self._user_status_uids: set[str] = set()
+        self._event_ttl = event_ttl
+        self._max_events = max_events
+        #: Events written through record_event, oldest first, with when they were written.
+        self._events: deque[tuple[datetime, _Key]] = deque()
         for pc in system_priority_classes():
             self.create(pc)
 
@@ -161,6 +179,10 @@ class EmbeddedCluster:
     # writes
 
     def create(self, obj: dict) -> dict:
+        return _copy(self._create(obj))
+
+    def _create(self, obj: dict) -> dict:
+        """Create ``obj`` and return the stored object itself (callers must not change it)."""
         info, obj = self._incoming(obj)
         meta = obj["metadata"]
         with self._lock:
@@ -187,7 +209,7 @@ class EmbeddedCluster:
                 self._user_status_uids.add(meta["uid"])
             stored = self._store_new(obj, admitted=True)
         self._after_write()
-        return _copy(stored)
+        return stored
 
     def update(self, obj: dict) -> dict:
         info, obj = self._incoming(obj)
@@ -281,11 +303,15 @@ class EmbeddedCluster:
         return _copy(stored)
 
     def record_event(self, event: dict) -> None:
-        """Store a core/v1 Event; name, namespace, timestamps and count are filled in when missing."""
-        event = _copy(event)
+        """Store a core/v1 Event; name, namespace, timestamps and count are filled in when missing.
+
+        Events expire as on an API server (after ``event_ttl``), and beyond ``max_events`` the
+        oldest go first, so a long simulation does not keep every event it ever wrote.
+        """
+        event = dict(event)  # the cluster copies what it stores; only these two levels change here
         event.setdefault("apiVersion", "v1")
         event["kind"] = "Event"
-        meta = event.setdefault("metadata", {})
+        meta = event["metadata"] = dict(event.get("metadata") or {})
         involved = event.get("involvedObject") or event.get("regarding") or {}
         now = self.now()
         with self._lock:
@@ -303,24 +329,43 @@ class EmbeddedCluster:
             event.setdefault("count", 1)
         else:
             event.setdefault("eventTime", now)
-        self.create(event)
+        stored = self._create(event)
+        self._expire_events(_key_of(stored))
+
+    def _expire_events(self, written: _Key) -> None:
+        """Note a written event; delete the events past their TTL or beyond the window's size."""
+        now = self._clock()
+        expired = False
+        with self._lock:
+            events = self._events
+            events.append((now, written))
+            bucket = self._store.get("Event", {})
+            while events and (len(events) > self._max_events or events[0][0] + self._event_ttl <= now):
+                _, key = events.popleft()
+                if key in bucket:
+                    self._store_delete("Event", key)
+                    expired = True
+        if expired:
+            self._after_write()
 
     # ------------------------------------------------------------------------------------------------
     # watch
 
     def watch(self, kinds: Collection[str], handler: Callable[[WatchEvent], None], *,
-              private_copies: bool = True) -> _Watcher:
+              private_copies: bool = True, read_only: bool = False) -> _Watcher:
         """Register ``handler`` for changes of ``kinds`` made after this call.
 
-        Each event hands the handler its own copy of the objects; the cluster's own controllers,
-        which never change what they are handed, pass ``private_copies=False`` to read the stored
-        states directly.
+        Each event hands the handler its own copy of the objects. A watcher that never changes what it
+        is handed (``read_only=True``, or ``private_copies=False`` as the cluster's own controllers
+        pass, or every watcher of a cluster made with ``read_only_watchers``) reads the stored states
+        directly (never changed in place, see above) instead.
         """
         wanted = frozenset(kinds)
         for kind in wanted:
             kind_info(kind)
         with self._lock:
-            watcher = _Watcher(self, wanted, handler, self._event_seq, private_copies)
+            watcher = _Watcher(self, wanted, handler, self._event_seq,
+                               private_copies and not (read_only or self._read_only_watchers))
             self._watchers.append(watcher)
             return watcher
 

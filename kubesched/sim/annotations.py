@@ -9,6 +9,12 @@ Everything here is derived from :class:`~kubesched.trace.AttemptRecord` values, 
 first rejecting Filter plugin per node (the runtime stops there, as kube-scheduler does), the
 weighted scores, and, in ``details``, the raw scores and the PostFilter / Reserve / Permit / Bind
 outcomes when they were recorded.
+
+Per-node maps grow with the cluster, so they are written in full only for clusters of up to
+:data:`NODE_LIMIT` nodes. Above that, ``filter-result`` counts nodes per Filter plugin and verdict
+(``{plugin: {"passed": n, reason: n}}``), ``score-result`` and ``finalscore-result`` hold the
+:data:`TOP_NODES` best-scoring nodes, and ``result-detail`` says so; the trace keeps every node.
+:class:`AnnotationRecorder` keeps just that per attempt while the simulation runs.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.recording import Attempt, Recorder
+from kubesched.recording.attempt import NameOrder
 from kubesched.trace import AttemptRecord
 
 PREFIX = "kubesched.io/"
@@ -30,6 +38,14 @@ PERMIT_RESULT = PREFIX + "permit-result"
 BIND_RESULT = PREFIX + "bind-result"
 SELECTED_NODE = PREFIX + "selected-node"
 RESULT_HISTORY = PREFIX + "result-history"
+#: Present on the summarised annotations of a big cluster: what was left out.
+RESULT_DETAIL = PREFIX + "result-detail"
+
+#: Clusters with more nodes than this get summarised annotations (counts and the best nodes).
+NODE_LIMIT = 100
+#: How many of the best-scoring nodes summarised annotations keep.
+TOP_NODES = 10
+
 #: What each extender said, {extender: verdict} per verb (as kube-scheduler-simulator records them).
 EXTENDER_RESULTS = {verb: f"{PREFIX}extender-{verb}-result" for verb in ("filter", "prioritize", "preempt", "bind")}
 
@@ -111,10 +127,43 @@ def final_score_result(record: AttemptRecord) -> dict[str, dict[str, str]]:
     return {node: {p: str(v) for p, v in sorted(scores.items())} for node, scores in sorted(record.scores.items())}
 
 
-def attempt_annotations(record: AttemptRecord, profile: ProfilePlugins) -> dict[str, str]:
-    """The annotations of one attempt, each value a JSON string (``selected-node`` is plain text)."""
+def filter_verdict_counts(counts: Mapping[tuple[str, str], int], feasible: int,
+                          filter_plugins: Sequence[str]) -> dict[str, dict[str, int]]:
+    """{plugin: {"passed": n, reason: n}}: the per-node ``filter-result`` counted instead of listed.
+
+    ``counts`` maps (rejecting plugin, verdict) to a number of nodes. A node reaches a Filter plugin
+    when no plugin before it rejected it, so a plugin's "passed" counts the feasible nodes plus those
+    rejected by later plugins. Rejections by plugins that are not Filter plugins (a PreFilter's, a
+    PreFilterResult's) are listed after the Filter plugins.
+    """
+    rejected: dict[str, int] = {}
+    for (plugin, _), n in counts.items():
+        rejected[plugin] = rejected.get(plugin, 0) + n
+    out: dict[str, dict[str, int]] = {}
+    for i, plugin in enumerate(filter_plugins):
+        entry: dict[str, int] = {}
+        passed = feasible + sum(rejected.get(p, 0) for p in filter_plugins[i + 1:])
+        if passed:
+            entry[PASSED] = passed
+        entry.update(sorted((verdict, n) for (p, verdict), n in counts.items() if p == plugin))
+        if entry:
+            out[plugin] = entry
+    for (plugin, verdict), n in sorted(counts.items()):
+        if plugin not in filter_plugins:
+            out.setdefault(plugin, {})[verdict] = n
+    return out
+
+
+def attempt_annotations(record: AttemptRecord, profile: ProfilePlugins,
+                        filter_counts: Mapping[str, Mapping[str, int]] | None = None,
+                        result_detail: str | None = None) -> dict[str, str]:
+    """The annotations of one attempt, each value a JSON string (``selected-node`` is plain text).
+
+    ``filter_counts`` (see :func:`filter_verdict_counts`) replaces the per-node ``filter-result`` and
+    ``result_detail`` becomes ``result-detail``, for the summarised annotations of a big cluster.
+    """
     out = {
-        FILTER_RESULT: _json(filter_result(record, profile.filter)),
+        FILTER_RESULT: _json(filter_result(record, profile.filter) if filter_counts is None else filter_counts),
         SCORE_RESULT: _json(score_result(record, profile.score_weights)),
         FINAL_SCORE_RESULT: _json(final_score_result(record)),
         POST_FILTER_RESULT: _json(record.details.get("postfilter") or {}),
@@ -126,6 +175,8 @@ def attempt_annotations(record: AttemptRecord, profile: ProfilePlugins) -> dict[
         if verb in EXTENDER_RESULTS:
             out[EXTENDER_RESULTS[verb]] = _json(verdicts)
     out[SELECTED_NODE] = record.node or ""
+    if result_detail is not None:
+        out[RESULT_DETAIL] = result_detail
     return out
 
 
@@ -218,6 +269,77 @@ def pod_annotations(records: Iterable[AttemptRecord], profiles: Mapping[str, Pro
 
 def _with_prefix(annotations: Mapping[str, str], prefix: str) -> dict[str, str]:
     return {prefix + key[len(PREFIX):]: value for key, value in annotations.items()}
+
+
+class _Kept:
+    """What the annotations of one attempt need: the record (cut to the best nodes in a big cluster)
+    and, in a big cluster, the filter verdict counts."""
+
+    __slots__ = ("counts", "feasible", "nodes", "record")
+
+    def __init__(self, record: AttemptRecord, counts: dict[tuple[str, str], int] | None = None,
+                 feasible: int = 0, nodes: int = 0) -> None:
+        self.record = record
+        self.counts = counts
+        self.feasible = feasible
+        self.nodes = nodes
+
+    def annotations(self, profile: ProfilePlugins, top: int) -> dict[str, str]:
+        if self.counts is None:
+            return attempt_annotations(self.record, profile)
+        scored = len(self.record.total)
+        detail = (f"{self.nodes} nodes: filter-result counts nodes per plugin and verdict; score-result and "
+                  f"finalscore-result show the {min(top, scored)} best-scoring nodes; the trace has every node")
+        return attempt_annotations(self.record, profile,
+                                   filter_verdict_counts(self.counts, self.feasible, profile.filter), detail)
+
+
+class AnnotationRecorder(Recorder):
+    """Keeps, per pod, what its annotations need, attempt by attempt, while the simulation runs.
+
+    In a cluster of up to ``node_limit`` nodes that is the full record; above it, the ``top`` best
+    nodes' scores and the filter verdict counts, so memory does not grow with nodes x attempts.
+    """
+
+    enabled = True
+    raw_scores = True
+
+    def __init__(self, node_limit: int = NODE_LIMIT, top: int = TOP_NODES) -> None:
+        self.node_limit = node_limit
+        self.top = top
+        self._by_pod: dict[str, list[_Kept]] = {}
+        self._order = NameOrder()
+
+    def finished(self, attempt: Attempt) -> None:
+        nodes = len(attempt.names) if attempt.names is not None else 0
+        if nodes > self.node_limit:
+            kept = _Kept(attempt.top_record(self.top, self._order), attempt.filter_counts(),
+                         attempt.feasible_count(), nodes)
+        else:
+            kept = _Kept(attempt.to_record())
+        self._by_pod.setdefault(attempt.pod, []).append(kept)
+
+    def pods(self) -> list[str]:
+        return list(self._by_pod)
+
+    def pod_annotations(self, pod: str, profiles: Mapping[str, ProfilePlugins],
+                        prefix: str = PREFIX) -> dict[str, str]:
+        """The annotations of ``pod`` (``ns/name``): last attempt on top, every attempt in ``result-history``.
+
+        Under kube-scheduler-simulator's prefix the keys and shapes are that tool's, built from the kept
+        records (in a big cluster those hold the best nodes only)."""
+        kept = self._by_pod.get(pod, ())
+        if not kept:
+            return {}
+        if prefix == SIMULATOR_PREFIX:
+            history = [simulator_attempt_annotations(k.record, profiles.get(k.record.profile, ProfilePlugins()),
+                                                     prefix) for k in kept]
+        else:
+            history = [_with_prefix(k.annotations(profiles.get(k.record.profile, ProfilePlugins()), self.top),
+                                    prefix) for k in kept]
+        out = dict(history[-1])
+        out[prefix + "result-history"] = _json(history)
+        return out
 
 
 def annotate(pod: dict[str, Any], annotations: Mapping[str, str]) -> dict[str, Any]:

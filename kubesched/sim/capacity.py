@@ -88,11 +88,12 @@ def capacity(
         replica = copy.deepcopy(template)
         name = f"{base}-{placed}"
         replica["metadata"]["name"] = name
-        first = len(sim.records)
+        assert sim.summary is not None  # the default recording keeps a summary per attempt
+        first = len(sim.summary.summaries)
         sim.cluster.create(replica)
-        sim.settle()
+        sim.driver.settle()
         key = f"{namespace}/{name}"
-        attempts = [r for r in sim.records[first:] if r.pod == key]
+        attempts = [r for r in sim.summary.summaries[first:] if r.pod == key]
         if not attempts or attempts[0].result != SCHEDULED:
             if attempts:
                 stop_reason = attempts[0].message or attempts[0].result

@@ -1,8 +1,11 @@
 """Files a simulation leaves behind: the decision trace (JSON Lines) and the resulting manifests.
 
 The trace has one conformance-shaped record per attempt, so it can be diffed against a golden
-file or loaded with any JSON Lines reader. The manifests are the cluster's nodes and pods after the
-run, each attempted pod carrying its ``kubesched.io/`` result annotations.
+file or loaded with any JSON Lines reader; ``kubesched simulate --trace`` streams it while the run
+goes (:class:`~kubesched.recording.TraceWriter`), :func:`write_trace` writes kept records. The
+manifests are the cluster's nodes and pods after the run, each attempted pod carrying its
+``kubesched.io/`` result annotations (from an :class:`AnnotationRecorder` that watched the run, or
+from the full records of a ``record="full"`` result).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kubesched.sim.annotations import PREFIX, ProfilePlugins, annotate, pod_annotations
+from kubesched.sim.annotations import PREFIX, AnnotationRecorder, ProfilePlugins, annotate, pod_annotations
 from kubesched.trace import AttemptRecord
 
 if TYPE_CHECKING:
@@ -50,13 +53,21 @@ def profile_plugins(result: SimulationResult) -> dict[str, ProfilePlugins]:
             for name, fwk in result.scheduler.profiles.items()}
 
 
-def annotated_pods(result: SimulationResult, prefix: str = PREFIX) -> list[dict[str, Any]]:
-    """The cluster's pods after the run, attempted ones annotated with their results."""
+def annotated_pods(result: SimulationResult, recorder: AnnotationRecorder | None = None,
+                   prefix: str = PREFIX) -> list[dict[str, Any]]:
+    """The cluster's pods after the run, attempted ones annotated with their results (from
+    ``recorder`` when given, else from the result's full records), keys under ``prefix``."""
+    plugins = profile_plugins(result)
+    pods = result.pods()
+    if recorder is not None:
+        for pod in pods:
+            meta = pod.get("metadata") or {}
+            annotate(pod, recorder.pod_annotations(f"{meta.get('namespace') or 'default'}/{meta.get('name')}",
+                                                   plugins, prefix))
+        return pods
     by_pod: dict[str, list[AttemptRecord]] = defaultdict(list)
     for record in result.records:
         by_pod[record.pod].append(record)
-    plugins = profile_plugins(result)
-    pods = result.pods()
     for pod in pods:
         meta = pod.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
@@ -65,12 +76,15 @@ def annotated_pods(result: SimulationResult, prefix: str = PREFIX) -> list[dict[
     return pods
 
 
-def write_manifests(result: SimulationResult, out_dir: str | Path, prefix: str = PREFIX) -> list[Path]:
-    """Write ``nodes.yaml`` and ``pods.yaml`` (multi-document YAML) under ``out_dir``; annotations under ``prefix``."""
+def write_manifests(result: SimulationResult, out_dir: str | Path,
+                    annotations: AnnotationRecorder | None = None, prefix: str = PREFIX) -> list[Path]:
+    """Write ``nodes.yaml`` and ``pods.yaml`` (multi-document YAML) under ``out_dir``; the pods'
+    result annotations (keys under ``prefix``) come from ``annotations`` when given, else from the
+    result's full records."""
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, objects in ((NODES_FILE, result.nodes()), (PODS_FILE, annotated_pods(result, prefix))):
+    for name, objects in ((NODES_FILE, result.nodes()), (PODS_FILE, annotated_pods(result, annotations, prefix))):
         path = directory / name
         with path.open("w", encoding="utf-8") as out:
             yaml.dump_all(objects, out, Dumper=_Dumper, sort_keys=False, default_flow_style=False)

@@ -76,10 +76,13 @@ def node_usage(result: SimulationResult) -> list[NodeUsage]:
 
 
 def pending_pods(result: SimulationResult) -> list[PendingPod]:
-    """Every pending pod left without a node, with why (the last attempt's message)."""
+    """Every pending pod left without a node, with why (the last attempt's message, or with nothing
+    recorded the message of the pod's PodScheduled condition, which carries the same text)."""
     last_message: dict[str, str] = {}
-    for record in result.records:
-        last_message[record.pod] = record.message or record.result
+    for summary in result.summaries:
+        last_message[summary.pod] = summary.message or summary.result
+    if not result.summaries and result.cluster is not None:
+        last_message = _condition_messages(result)
     never = set(result.never_attempted)
     looping = set(result.looping)
     gated = _gated_pods(result)
@@ -128,9 +131,20 @@ def workload_pods(result: SimulationResult) -> list[WorkloadPods]:
 def preemptions(result: SimulationResult) -> dict[str, tuple[str, str]]:
     """Victim -> (preemptor, node it was nominated to), from the attempts that preempted."""
     out = {}
-    for record in result.records:
-        for victim in record.victims or ():
-            out[victim] = (record.pod, record.nominated_node or "?")
+    for summary in result.summaries:
+        for victim in summary.victims:
+            out[victim] = (summary.pod, summary.nominated_node or "?")
+    return out
+
+
+def _condition_messages(result: SimulationResult) -> dict[str, str]:
+    """Pod -> message of its PodScheduled=False condition (what the scheduler last said about it)."""
+    out = {}
+    for raw in result.pods():
+        for condition in (raw.get("status") or {}).get("conditions") or []:
+            if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+                meta = raw.get("metadata") or {}
+                out[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = str(condition.get("message") or "")
     return out
 
 
@@ -173,7 +187,7 @@ def format_summary(result: SimulationResult, *, verbose: bool = False) -> str:
     total = len(result.final)
     scheduled = {k: n for k, n in result.final.items() if n is not None}
     lines.append(
-        f"Scheduled {len(scheduled)}/{total} pending pods in {len(result.records)} attempts "
+        f"Scheduled {len(scheduled)}/{total} pending pods in {result.attempt_count} attempts "
         f"({result.virtual_seconds:.1f}s of virtual time)."
     )
     if verbose and scheduled:
@@ -199,6 +213,9 @@ def format_summary(result: SimulationResult, *, verbose: bool = False) -> str:
                 shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
                 line += f"; {len(w.pending)} pending: {shown}"
             lines.append(line)
+    if result.timed or result.completed:
+        lines.append("")
+        lines.extend(format_over_time(result))
     pending = pending_pods(result)
     if pending:
         lines.append("")
@@ -220,6 +237,27 @@ def format_summary(result: SimulationResult, *, verbose: bool = False) -> str:
         lines.append("")
         lines.append(format_usage_table(usage))
     return "\n".join(lines)
+
+
+def format_over_time(result: SimulationResult) -> list[str]:
+    """Pending pods, requested share of allocatable and bind latency over the run's virtual time."""
+    series = result.series
+    if series is None or not series.times:
+        return []
+    lines = [f"Over {result.virtual_seconds:.0f}s of virtual time ({len(series.times)} samples, "
+             f"{result.completed} pods completed):",
+             f"  pending pods: max {max(series.pending)}, at the end {series.pending[-1]}"]
+    for name, share in series.utilisation().items():
+        lines.append(f"  {name} requested/allocatable: mean {share['mean']:.0%}, peak {share['peak']:.0%}")
+    latency = series.latency_percentiles()
+    if latency:
+        lines.append("  creation-to-bound latency: " + ", ".join(
+            f"{k} {_seconds(v)}" for k, v in latency.items()))
+    return lines
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.1f}s"
 
 
 def pod_groups(result: SimulationResult) -> list[str]:

@@ -5,14 +5,22 @@ pending pods is created first; pending pods then arrive one at a time, each once
 gone idle (no cycle or binding in flight, active and backoff queues empty). Before each scheduling
 cycle every pending cluster event is delivered and every backoff is allowed to finish, as a slow
 scheduling loop would see it, so the queue order alone decides which pod goes next.
+
+When some pending pod carries ``kubesched.io/arrival`` the run is timed instead: each pod is created at
+its arrival (pods without one at time 0, in document order) and the scheduler works on the virtual clock
+as it would live. ``kubesched.io/duration`` deletes a bound pod as completed once it has run that long, and
+timeline steps (:mod:`kubesched.sim.timeline`) run at their times; both work in either mode (after the
+last arrival, an untimed run keeps going on the clock until neither is left).
 """
 
 from __future__ import annotations
 
-import copy
+import functools
+import heapq
+import itertools
 import random
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,7 +36,16 @@ from kubesched.cluster.podgroups import PodGroupController
 from kubesched.cluster.protocol import ApiError
 from kubesched.cluster.workloads import start_workload_controllers
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
+from kubesched.recording import (
+    AttemptSummary,
+    OutcomeStream,
+    Recorder,
+    SummaryDicts,
+    TraceWriter,
+    recorders_for,
+)
 from kubesched.scheduler import Scheduler
+from kubesched.sim.driver import DURATION_ANNOTATION, Driver, parse_duration_seconds
 from kubesched.sim.scenario import (
     SimulationError,
     bound_pod_warnings,
@@ -37,20 +54,29 @@ from kubesched.sim.scenario import (
     creation_order,
     scenario_manifests,
 )
-from kubesched.trace import ERROR, SCHEDULED, AttemptRecord
+from kubesched.sim.timeline import Step, TimelineError, arrival_seconds, load_timeline
+from kubesched.sim.timeseries import TimeSeries
+from kubesched.trace import SCHEDULED, AttemptRecord
 
 START_TIME = datetime(2024, 1, 1, tzinfo=UTC)
-#: Virtual time one scheduling cycle takes: keeps queue timestamps strictly ordered.
-CYCLE_TIME = timedelta(milliseconds=1)
 
 
 @dataclass
 class SimulationResult:
-    """What happened: every attempt (trace records) and where each pending pod ended up."""
+    """What happened: every attempt and where each pending pod ended up.
 
-    attempts: list[dict[str, Any]]
+    What ``attempts`` holds depends on ``record``: with "summary" (the default) one summary dict per
+    attempt (:meth:`AttemptSummary.to_dict`), with "full" the conformance-shaped trace record, with
+    "none" nothing. ``records`` (trace records) is filled with "full" only, ``summaries`` with both.
+    """
+
+    attempts: Sequence[dict[str, Any]]
     final: dict[str, str | None]
-    records: list[AttemptRecord] = field(repr=False, default_factory=list)
+    records: Sequence[AttemptRecord] = field(repr=False, default_factory=list)
+    summaries: Sequence[AttemptSummary] = field(repr=False, default_factory=list)
+    record: str = "summary"
+    #: How many scheduling attempts ended, whatever was recorded.
+    attempt_count: int = 0
     nominated: dict[str, str] = field(default_factory=dict)
     deleted: list[str] = field(default_factory=list)
     never_attempted: list[str] = field(default_factory=list)
@@ -61,6 +87,16 @@ class SimulationResult:
     virtual_seconds: float = 0.0
     #: Pod -> ``Kind namespace/name`` of the workload whose controller created it.
     workloads: dict[str, str] = field(default_factory=dict)
+    #: Pods deleted as completed once their ``kubesched.io/duration`` ran out.
+    completed: int = 0
+    #: Whether pods arrived at their ``kubesched.io/arrival`` times.
+    timed: bool = False
+    #: Pending pods, requested / allocatable per resource and bind latency over virtual time.
+    series: TimeSeries | None = field(default=None, repr=False)
+
+    def latency(self) -> dict[str, float]:
+        """Creation-to-bound latency percentiles in virtual seconds (p50, p95, p99)."""
+        return self.series.latency_percentiles() if self.series is not None else {}
 
     def pods(self) -> list[dict[str, Any]]:
         assert self.cluster is not None
@@ -102,56 +138,101 @@ def _key(obj: Mapping[str, Any]) -> str:
 
 
 class Simulation:
-    """A scenario loaded into an embedded cluster with a scheduler attached, ready to run."""
+    """A scenario loaded into an embedded cluster with a scheduler attached, ready to run.
+
+    The scheduler is moved by the one :class:`Driver` loop; the simulation adds the scenario: which
+    objects exist from the start, when pending pods arrive, and the timeline's steps.
+    """
 
     def __init__(self, manifests: Sequence[Manifest], config: KubeSchedulerConfiguration, *, seed: int = 0,
-                 tie_break: str = "random", progress: Callable[[int, int], None] | None = None) -> None:
+                 tie_break: str = "random", progress: Callable[[int, int], None] | None = None,
+                 timeline: Sequence[Step] = (), record: str = "summary",
+                 recorders: Sequence[Recorder] = (), arrivals: Iterable[Mapping[str, Any]] | None = None,
+                 ) -> None:
         self.clock = VirtualClock(START_TIME)
-        self.cluster = EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed))
+        # The scheduler and the driver never change what their watches hand them: no copies needed.
+        self.cluster = EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed),
+                                       read_only_watchers=True)
         # kube-controller-manager's part: PV binding and provisioning, PodDisruptionBudget status.
         self.controllers = start_controllers(self.cluster)
         self.scheduler = Scheduler(self.cluster, config, clock=self.clock, rng=random.Random(seed),
                                    tie_break=tie_break)
         self.workloads = start_workload_controllers(self.cluster, random.Random(f"names-{seed}"))
-        self.records: list[AttemptRecord] = []
-        self.scheduler.observers.append(self.records.append)
+        self.record = record
+        #: How every attempt ended, kept whatever is recorded: the never-attempted pods come from it.
+        self.outcomes = OutcomeStream()
+        self.summary, self.full = recorders_for(record)
+        for recorder in (self.outcomes, self.summary, self.full, *recorders):
+            if recorder is not None:
+                self.scheduler.add_recorder(recorder)
         PodGroupController(self.cluster).start()
+        self.series = TimeSeries()
+        self.driver = Driver(self.cluster, self.scheduler, self.clock, series=self.series)
         self.manifests = manifests
         self.progress = progress
+        self.timeline = list(timeline)
         self.warnings: list[str] = list(self.scheduler.warnings)
-        self.looping: list[str] = []
-        self._interesting_events = 0
-        self._last_failure: dict[str, int] = {}
-        #: Per pod: the cluster-change count and the failure messages seen since it changed.
-        self._messages: dict[str, tuple[int, set[str | None]]] = {}
-        self._checked = 0
         self.pending: list[Manifest] = []
+        #: Arrival second of each pending pod (same order as ``pending``); all None when untimed.
+        self.arrivals: list[float | None] = []
+        #: A lazy, time-ordered stream of further pending pods, each created when it is due.
+        self.stream = arrivals
+        self._streamed: list[str] = []
         self._created: list[str] = []
-        handle = self.scheduler.handle_event
 
-        def counting_handler(event: Any) -> None:
-            # Changes to nodes and to bound pods are what can make a rejected pod schedulable.
-            if event.kind == "Node" or (event.kind == "Pod" and (
-                    (event.obj.get("spec") or {}).get("nodeName") or event.type == "DELETED")):
-                self._interesting_events += 1
-            handle(event)
+    @property
+    def looping(self) -> list[str]:
+        return self.driver.looping
 
-        self.scheduler.handle_event = counting_handler  # type: ignore[method-assign]
+    @property
+    def timed(self) -> bool:
+        """Whether some pending pod carries a ``kubesched.io/arrival`` (or pods arrive as a stream)."""
+        if self.stream is not None:
+            return True
+        return any(a is not None for a in self.arrivals)
 
     # -- loading -------------------------------------------------------------------------------------
     def load(self) -> None:
         """Create every object except pending pods, in document order, and start the scheduler."""
         for index, m in enumerate(self.manifests):
-            obj = copy.deepcopy(m.obj)
-            meta = obj.setdefault("metadata", {})
-            meta.setdefault("creationTimestamp", format_time(START_TIME + timedelta(seconds=index)))
+            # Only metadata is changed here, and the cluster copies what it stores.
+            raw_meta = m.obj.get("metadata")
+            if raw_meta is not None and not isinstance(raw_meta, dict):
+                self._create(m, m.obj)  # refused by the cluster, naming the document
+            meta = dict(raw_meta or {})
+            obj = {**m.obj, "metadata": meta}
             if _is_pending_pod(obj):
+                try:
+                    arrival = arrival_seconds(obj, f"{m.source}: document {m.doc_index}")
+                    duration = ((meta.get("annotations") or {}).get(DURATION_ANNOTATION))
+                    if duration is not None:
+                        parse_duration_seconds(duration, f"{m.source}: document {m.doc_index}: "
+                                                         f"metadata.annotations[{DURATION_ANNOTATION}]")
+                except ValueError as err:
+                    raise SimulationError(str(err)) from None
+                if arrival is None:
+                    meta.setdefault("creationTimestamp", format_time(START_TIME + timedelta(seconds=index)))
+                else:
+                    meta.pop("creationTimestamp", None)  # the cluster stamps the moment it arrives
                 self.pending.append(Manifest(m.source, m.doc_index, obj))
+                self.arrivals.append(arrival)
                 continue
+            meta.setdefault("creationTimestamp", format_time(START_TIME + timedelta(seconds=index)))
             self._create(m, obj)
         # Controllers settle what was loaded (claims bound, budgets counted) before scheduling starts.
         self.cluster.deliver_pending()
-        self.scheduler.start()
+        self.driver.start()
+        for step in self.timeline:
+            self.driver.at(step.at, self._step_runner(step))
+
+    def _step_runner(self, step: Step) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                step.apply(self.cluster)
+            except TimelineError as err:
+                self.warnings.append(str(err))
+
+        return run
 
     def _create(self, m: Manifest, obj: dict[str, Any]) -> None:
         try:
@@ -165,107 +246,99 @@ class Simulation:
 
     # -- running -------------------------------------------------------------------------------------
     def run(self, *, burst: bool = False) -> SimulationResult:
+        """Play the pending pods (see the module docstring), then whatever the clock still holds:
+        pod completions and timeline steps."""
         total = len(self.pending)
         if self.workloads.has_workloads():
-            self.settle()  # the controllers create their pods as the workloads' watch events arrive
-        if burst:
+            self.driver.settle()  # the controllers create their pods as the workloads' watch events arrive
+        if self.timed:
+            self._run_timed(total)
+        elif burst:
             for m in self.pending:
                 self._create(m, m.obj)
-            self.settle()
+            self.driver.settle()
         else:
             for i, m in enumerate(self.pending):
                 self._create(m, m.obj)
-                self.settle()
+                self.driver.settle()
                 if self.progress is not None:
                     self.progress(i + 1, total)
+        self.driver.run()
+        self.series.sample(self.driver.seconds())
         return self.result()
 
-    def settle(self) -> None:
-        """Run until the scheduler is idle: no events, tasks, backoffs or active pods left."""
-        sched = self.scheduler
-        queue = sched.queue
-        while True:
-            self.cluster.deliver_pending()
-            ran = sched.run_pending_tasks()
-            self._watch_for_loops()
-            if ran or self.cluster.pending_event_count():
-                continue
-            expiries = list(queue.backoff_expiries())
-            if expiries:
-                self.clock.advance_to(max(expiries))
-                queue.flush_backoff_q_completed()
-                continue
-            if sched.schedule_next():
-                self.clock.advance_to(self.clock.now() + CYCLE_TIME)
-                self._watch_for_loops()
-                continue
-            if self._waiting_on_permit():
-                nxt = self.clock.next_timer()
-                if nxt is not None:
-                    self.clock.advance_to(nxt)
-                    self._watch_for_loops()
-                    continue
-            return
+    def _run_timed(self, total: int) -> None:
+        """Pods arrive at their ``kubesched.io/arrival`` (time 0 without one, in document order)."""
+        order = sorted(range(total), key=lambda i: self.arrivals[i] or 0.0)
+        done = [0]
 
-    def _waiting_on_permit(self) -> bool:
-        """A binding cycle waits at Permit or in PreBind: only a timer can end the wait."""
-        return bool(self.scheduler.waiting_in_pre_bind) or any(
-            fwk.waiting_pods.all() for fwk in self.scheduler.profiles.values())
+        def arrive(m: Manifest) -> None:
+            self._create(m, m.obj)
+            done[0] += 1
+            if self.progress is not None:
+                self.progress(done[0], total)
 
-    def _watch_for_loops(self) -> None:
-        """Stop retrying a pod that failed twice with no cluster change in between.
+        scenario = ((self.arrivals[i] or 0.0, functools.partial(arrive, self.pending[i])) for i in order)
+        if self.stream is None:
+            self.driver.feed(scenario)
+        else:
+            self.driver.feed(heapq.merge(scenario, self._stream_arrivals(self.stream), key=lambda a: a[0]))
 
-        Such a pod (an error, or a rejection no plugin owns) would be retried from backoff forever;
-        kube-scheduler would too, but a simulation has to end. Records come from scheduling cycles,
-        binding cycles and permit timeouts alike, so every step checks the ones it produced.
-        """
-        fresh, self._checked = self.records[self._checked:], len(self.records)
-        for record in fresh:
-            if record.result == SCHEDULED:
-                self._last_failure.pop(record.pod, None)
-                continue
-            seen = self._interesting_events
-            previous = self._last_failure.get(record.pod)
-            self._last_failure[record.pod] = seen
-            # The same rejection again, with nothing changed in the cluster: only the scheduler's own
-            # doing (a gang's members forgotten and retried) moved the pod, and it would go on forever.
-            since, messages = self._messages.get(record.pod, (seen, set()))
-            if since != seen:
-                messages = set()
-            repeated = record.message in messages
-            self._messages[record.pod] = (seen, messages | {record.message})
-            if previous != seen:
-                continue
-            pod = next((p for p in self.scheduler.pods() if p.key == record.pod), None)
-            if pod is None:
-                continue
-            qpi = self.scheduler.queue.get_pod(pod.uid)
-            if qpi is not None and (record.result == ERROR or repeated
-                                    or not (qpi.unschedulable_plugins or qpi.pending_plugins)):
-                self.scheduler.queue.delete(pod)
-                self.looping.append(record.pod)
+    def _stream_arrivals(self, stream: Iterable[Mapping[str, Any]]) -> Iterator[tuple[float, Callable[[], None]]]:
+        """``(second, create)`` for each streamed pod, read only when the previous one is due.
+
+        Streamed pods are checked as the API server would check them when they are created (a pod the
+        scheduler cannot read gets an event and stays pending, as in a live cluster): parsing each one
+        twice would cost what streaming saves."""
+        last = 0.0
+        for index, obj in enumerate(stream, 1):
+            where = f"arrivals: item {index}"
+            if not isinstance(obj, Mapping) or obj.get("kind") != "Pod" or not _is_pending_pod(obj):
+                raise SimulationError(f"{where}: expected a Pod without spec.nodeName")
+            try:
+                at = arrival_seconds(obj, where) or 0.0
+            except ValueError as err:
+                raise SimulationError(str(err)) from None
+            if at < last:
+                raise SimulationError(f"{where}: arrivals must come in time order ({at:g}s after {last:g}s)")
+            last = at
+            yield at, functools.partial(self._arrive_streamed, obj, where)
+
+    def _arrive_streamed(self, obj: Mapping[str, Any], where: str) -> None:
+        try:
+            self.cluster.create(dict(obj))
+        except ApiError as err:
+            raise SimulationError(f"{where}: {err.message}") from None
+        key = _key(obj)
+        self._streamed.append(key)
+        self._created.append(key)
 
     # -- results -------------------------------------------------------------------------------------
     def result(self) -> SimulationResult:
         pods = {(_key(p)): p for p in self.cluster.list("Pod")[0]}
+        completed = self.driver.completed
         final: dict[str, str | None] = {}
         nominated: dict[str, str] = {}
         # Pods the workload controllers made count too; one that is gone ran (it was bound: a completed
         # job pod), was preempted (a victim), or was removed before it was ever placed (left out).
-        ran = {r.pod: r.node for r in self.records if r.result == SCHEDULED}
-        victims = {v for r in self.records for v in r.victims or ()}
+        full = self.full.in_cycle_order() if self.full is not None else None
+        summaries = self.summary.in_cycle_order() if self.summary is not None else []
+        seen: Sequence[AttemptRecord | AttemptSummary] = full.records if full is not None else summaries
+        ran = {r.pod: r.node for r in seen if r.result == SCHEDULED}
+        ran.update(completed)
+        victims = {v for r in seen for v in r.victims or ()}
         gone = [k for k in self.workloads.created_pods if k not in pods]
-        keys = [_key(m.obj) for m in self.pending]
-        keys += [k for k in self.workloads.created_pods if k in pods or k in ran or k in victims]
-        for key in keys:
+        made = [k for k in self.workloads.created_pods if k in pods or k in ran or k in victims]
+        made_set = set(made)
+        for key in itertools.chain((_key(m.obj) for m in self.pending), self._streamed, made):
             pod = pods.get(key)
-            final[key] = ((pod.get("spec") or {}).get("nodeName") or None) if pod else None
-            if pod is None and key in ran and key not in victims:
+            final[key] = ((pod.get("spec") or {}).get("nodeName") or None) if pod else completed.get(key)
+            if pod is None and final[key] is None and key in made_set and key in ran and key not in victims:
                 final[key] = ran[key]
             nnn = ((pod or {}).get("status") or {}).get("nominatedNodeName")
             if pod and nnn and not final[key]:
                 nominated[key] = nnn
-        attempted = {r.pod for r in self.records}
+        attempted = self.outcomes.attempted
         never = sorted(k for k in final if k not in attempted and k not in self.looping)
         warnings = list(self.warnings) + self.controllers.warnings
         for key in never:
@@ -273,15 +346,17 @@ class Simulation:
             name = ((pod or {}).get("spec") or {}).get("schedulerName", "default-scheduler")
             if pod is not None and name not in self.scheduler.profiles:
                 warnings.append(f'pod {key}: schedulerName "{name}" matches no profile; never scheduled')
-        deleted = sorted(k for k in self._created if k not in pods)
+        deleted = sorted(k for k in self._created if k not in pods and k not in completed)
         deleted += sorted(k for k in gone if k in victims)
         warnings += [f"workload controllers: {e}" for e in self.workloads.errors]
-        # Attempts in scheduling-cycle order (a binding that waited reports late).
-        records = sorted(self.records, key=lambda r: r.cycle)
+        # Attempts are in scheduling-cycle order (a binding that waited reports late).
         return SimulationResult(
-            attempts=[r.to_dict() for r in records],
+            attempts=full.dicts if full is not None else SummaryDicts(summaries),
             final=final,
-            records=records,
+            records=full.records if full is not None else [],
+            summaries=summaries,
+            record=self.record,
+            attempt_count=self.outcomes.count,
             nominated=nominated,
             deleted=deleted,
             never_attempted=never,
@@ -291,6 +366,9 @@ class Simulation:
             scheduler=self.scheduler,
             virtual_seconds=(self.clock.now() - START_TIME).total_seconds(),
             workloads={k: w for k, w in self.workloads.pod_workloads.items() if k in final},
+            completed=len(completed),
+            timed=self.timed,
+            series=self.series,
         )
 
 
@@ -315,17 +393,45 @@ def simulate(
     tie_break: str = "random",
     *,
     progress: Callable[[int, int], None] | None = None,
+    timeline: str | Path | Sequence[Mapping[str, Any]] | None = None,
+    record: str = "summary",
+    trace: str | Path | None = None,
+    recorders: Sequence[Recorder] = (),
+    arrivals: Iterable[Mapping[str, Any]] | None = None,
 ) -> SimulationResult:
     """Simulate scheduling the pending pods of a scenario; see the module docstring for the timing.
 
     ``objects_or_paths`` takes manifest files or folders, or object dicts (a mix is fine).
+    ``timeline`` takes a timeline YAML file or a list of step dicts (see :mod:`kubesched.sim.timeline`).
+    ``record`` is "summary" (a compact summary per attempt, the default), "full" (every trace record,
+    built when read) or "none"; ``trace`` streams every attempt's trace record to a ``.jsonl`` (or
+    ``.jsonl.gz``) file as the run goes; ``recorders`` are further :class:`~kubesched.recording.Recorder`
+    sinks to report attempts to. ``arrivals`` is a lazy, time-ordered iterable of pending pod dicts
+    carrying ``kubesched.io/arrival`` (e.g. :func:`kubesched.generate.poisson.poisson_pods`): each is read
+    only when the previous one is due, so a million arrivals never sit in memory together; giving it
+    makes the run timed.
     """
     check_options(config, seed, burst, tie_break, progress)
+    try:
+        recorders_for(record)
+    except ValueError as err:
+        raise SimulationError(str(err)) from None
     manifests = creation_order(_to_manifests(objects_or_paths))
     _validate(manifests)
     check_admission(manifests)
+    try:
+        steps = load_timeline(timeline) if timeline is not None else []
+    except TimelineError as err:
+        raise SimulationError(str(err)) from None
     cfg = resolve_config(config)
-    sim = Simulation(manifests, cfg, seed=seed, tie_break=tie_break, progress=progress)
-    sim.warnings.extend(bound_pod_warnings(manifests))
-    sim.load()
-    return sim.run(burst=burst)
+    writer = TraceWriter(trace) if trace is not None else None
+    try:
+        sim = Simulation(manifests, cfg, seed=seed, tie_break=tie_break, progress=progress, timeline=steps,
+                         record=record, recorders=[*recorders, *([writer] if writer is not None else [])],
+                         arrivals=arrivals)
+        sim.warnings.extend(bound_pod_warnings(manifests))
+        sim.load()
+        return sim.run(burst=burst)
+    finally:
+        if writer is not None:
+            writer.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 
@@ -377,6 +378,43 @@ def test_record_event_is_listable(cluster: EmbeddedCluster) -> None:
     assert first["count"] == 1
     assert first["firstTimestamp"] == "2024-01-01T00:00:00Z"
     assert first["message"] == "0/1 nodes are available"
+
+
+def _event(name: str, reason: str) -> dict:
+    return {"involvedObject": {"kind": "Pod", "namespace": "team", "name": name}, "reason": reason}
+
+
+def test_events_beyond_the_window_size_go_oldest_first(clock: FakeClock) -> None:
+    cluster = EmbeddedCluster(clock=clock, max_events=3)
+    seen: list[WatchEvent] = []
+    cluster.watch(["Event"], seen.append)
+    for i in range(5):
+        cluster.record_event(_event(f"p{i}", f"r{i}"))
+        clock.advance(1)
+    events, _ = cluster.list("Event", "team")
+    assert sorted(e["reason"] for e in events) == ["r2", "r3", "r4"]
+    cluster.deliver_pending()
+    deleted = [e.obj["reason"] for e in seen if e.type == "DELETED"]
+    assert deleted == ["r0", "r1"]
+
+
+def test_events_expire_after_the_ttl(clock: FakeClock) -> None:
+    cluster = EmbeddedCluster(clock=clock, event_ttl=timedelta(hours=1))
+    cluster.record_event(_event("p", "early"))
+    clock.advance(1800)
+    cluster.record_event(_event("p", "middle"))
+    clock.advance(1800)  # "early" is an hour old now
+    cluster.record_event(_event("p", "late"))
+    assert sorted(e["reason"] for e in cluster.list("Event", "team")[0]) == ["late", "middle"]
+
+
+def test_other_objects_are_not_expired(clock: FakeClock) -> None:
+    cluster = EmbeddedCluster(clock=clock, max_events=1)
+    cluster.create(pod("p1"))
+    cluster.record_event(_event("p1", "a"))
+    cluster.record_event(_event("p1", "b"))
+    assert [p["metadata"]["name"] for p in cluster.list("Pod")[0]] == ["p1"]
+    assert [e["reason"] for e in cluster.list("Event", "team")[0]] == ["b"]
 
 
 def test_concurrent_writers_keep_versions_unique(cluster: EmbeddedCluster) -> None:

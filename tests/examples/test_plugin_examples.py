@@ -70,7 +70,8 @@ def _gpu_nodes(used: list[int], total: int = 4) -> list[dict[str, Any]]:
 
 def test_gpu_pods_pack_onto_the_fullest_node_that_fits() -> None:
     pod = _gpu_pod("job", 1)
-    result = simulate([*_gpu_nodes([0, 3, 1]), node_dict("cpu-only"), pod], config=_config("gpu_binpack:GPUBinPacking"))
+    result = simulate([*_gpu_nodes([0, 3, 1]), node_dict("cpu-only"), pod], config=_config("gpu_binpack:GPUBinPacking"),
+                      record="full")
     assert result.final == {"default/job": "gpu-1"}
     scores = result.attempts[0]["scores"]
     assert scores["gpu-1"]["GPUBinPacking"] == 100 and scores["gpu-0"]["GPUBinPacking"] == 25
@@ -78,7 +79,8 @@ def test_gpu_pods_pack_onto_the_fullest_node_that_fits() -> None:
 
 
 def test_pods_without_gpus_skip_the_plugin() -> None:
-    result = simulate([*_gpu_nodes([0, 1]), pod_dict("web", cpu="1")], config=_config("gpu_binpack:GPUBinPacking"))
+    result = simulate([*_gpu_nodes([0, 1]), pod_dict("web", cpu="1")], config=_config("gpu_binpack:GPUBinPacking"),
+                      record="full")
     assert all("GPUBinPacking" not in s for s in result.attempts[0]["scores"].values())
 
 
@@ -113,14 +115,14 @@ def test_dedicated_nodes_reject_other_teams_and_registered_events_wake_them() ->
     web = next(p for p in sim.scheduler.pods() if p.name == "web")
     # A pod deletion cannot help a DedicatedNodes rejection: the pod stays where it is.
     sim.cluster.delete("Pod", "default", "filler")
-    sim.settle()
+    sim.driver.settle()
     assert sim.scheduler.queue.queue_of(web.uid) == "unschedulable"
-    assert len(sim.records) == 1
+    assert sim.outcomes.count == 1
     # Relabelling the node is an event the plugin registered: the pod is retried and placed.
     node = sim.cluster.get("Node", None, "data-1")
     del node["metadata"]["labels"]["dedicated"]
     sim.cluster.update(node)
-    sim.settle()
+    sim.driver.settle()
     assert sim.result().final == {"default/web": "data-1"}
 
 

@@ -9,13 +9,19 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched import simulate
+from kubesched import simulate as _simulate
 from kubesched.config import ConfigError
 from kubesched.sim.annotations import EXTENDER_RESULTS
 from kubesched.sim.output import write_manifests
 from tests.extender import inproc
 from tests.extender.server import ExtenderServer
 from tests.factories import node_dict, pod_dict
+
+
+def simulate(*args: Any, **kwargs: Any) -> Any:
+    """These tests read the full trace records (filter verdicts, scores, extender verdicts)."""
+    kwargs.setdefault("record", "full")
+    return _simulate(*args, **kwargs)
 
 
 def _config(*extenders: dict[str, Any]) -> dict[str, Any]:

@@ -12,19 +12,25 @@ from kubesched.sim.annotations import (
     FILTER_RESULT,
     FINAL_SCORE_RESULT,
     POST_FILTER_RESULT,
+    RESULT_DETAIL,
     RESULT_HISTORY,
     SCORE_RESULT,
     SELECTED_NODE,
     SIMULATOR_PREFIX,
+    AnnotationRecorder,
     ProfilePlugins,
     annotate,
     attempt_annotations,
     filter_result,
+    filter_verdict_counts,
     pod_annotations,
     score_result,
     simulator_attempt_annotations,
 )
+from kubesched.sim.output import profile_plugins
+from kubesched.sim.simulate import simulate
 from kubesched.trace import AttemptRecord
+from tests.factories import node_dict, pod_dict
 
 FILTERS = ("NodeUnschedulable", "TaintToleration", "NodeResourcesFit")
 
@@ -183,3 +189,57 @@ def test_result_history_under_any_prefix() -> None:
     ours = pod_annotations(records, {"default-scheduler": SIM_PROFILE}, "example.com/")
     assert set(ours) == {"example.com/" + k[len("kubesched.io/"):]
                          for k in pod_annotations(records, {"default-scheduler": SIM_PROFILE})}
+
+
+# -- big clusters: counts and the best nodes instead of every node ---------------------------------------
+@pytest.mark.parametrize(("counts", "feasible", "want"), [
+    pytest.param({}, 7, {p: {"passed": 7} for p in FILTERS}, id="all-feasible"),
+    pytest.param({("TaintToleration", "node(s) had untolerated taint {a: b}"): 2,
+                  ("NodeResourcesFit", "Insufficient cpu"): 3}, 5,
+                 {"NodeUnschedulable": {"passed": 10},
+                  "TaintToleration": {"passed": 8, "node(s) had untolerated taint {a: b}": 2},
+                  "NodeResourcesFit": {"passed": 5, "Insufficient cpu": 3}},
+                 id="a-plugin-sees-the-nodes-no-earlier-plugin-rejected"),
+    pytest.param({("NodeResourcesFit", "Insufficient cpu"): 4}, 0,
+                 {"NodeUnschedulable": {"passed": 4}, "TaintToleration": {"passed": 4},
+                  "NodeResourcesFit": {"Insufficient cpu": 4}}, id="nothing-feasible"),
+    pytest.param({("NodeAffinity", "node(s) didn't satisfy plugin NodeAffinity"): 6}, 0,
+                 {"NodeAffinity": {"node(s) didn't satisfy plugin NodeAffinity": 6}},
+                 id="prefilter-rejection-alone"),
+])
+def test_filter_verdict_counts(counts: dict[tuple[str, str], int], feasible: int, want: dict[str, Any]) -> None:
+    assert filter_verdict_counts(counts, feasible, FILTERS) == want
+
+
+def _big_cluster() -> list[dict[str, Any]]:
+    nodes = [node_dict(f"n{i}", cpu=str(2 + i % 3)) for i in range(8)]
+    nodes.append(node_dict("tainted", cpu="8", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]))
+    return [*nodes, pod_dict("web", cpu="1"), pod_dict("huge", cpu="16")]
+
+
+def test_annotations_above_the_node_limit_carry_counts_and_the_best_nodes() -> None:
+    recorder = AnnotationRecorder(node_limit=5, top=3)
+    result = simulate(_big_cluster(), tie_break="name", recorders=[recorder], record="full")
+    plugins = profile_plugins(result)
+    web = recorder.pod_annotations("default/web", plugins)
+    record = next(r for r in result.records if r.pod == "default/web")
+    best = sorted(record.total.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+    assert list(json.loads(web[FINAL_SCORE_RESULT])) == sorted(n for n, _ in best)
+    assert set(json.loads(web[SCORE_RESULT])) == {n for n, _ in best}
+    counts = json.loads(web[FILTER_RESULT])
+    assert counts["TaintToleration"] == {"passed": 8, "node(s) had untolerated taint {k: v}": 1}
+    assert counts["NodeResourcesFit"] == {"passed": 8}
+    assert "9 nodes" in web[RESULT_DETAIL] and "3 best-scoring" in web[RESULT_DETAIL]
+    huge = json.loads(recorder.pod_annotations("default/huge", plugins)[FILTER_RESULT])
+    assert huge["NodeResourcesFit"] == {"Insufficient cpu": 8}
+    assert json.loads(recorder.pod_annotations("default/huge", plugins)[SCORE_RESULT]) == {}
+
+
+def test_annotations_up_to_the_node_limit_equal_those_of_full_records() -> None:
+    recorder = AnnotationRecorder(node_limit=100)
+    result = simulate(_big_cluster(), tie_break="name", recorders=[recorder], record="full")
+    plugins = profile_plugins(result)
+    for pod in ("default/web", "default/huge"):
+        want = pod_annotations([r for r in result.records if r.pod == pod], plugins)
+        got = recorder.pod_annotations(pod, plugins)
+        assert got == want and RESULT_DETAIL not in got

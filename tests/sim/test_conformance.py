@@ -52,7 +52,7 @@ def _first_mismatch(want: dict[str, Any], got: dict[str, Any]) -> str | None:
 @pytest.mark.parametrize("folder", _scenarios(), ids=lambda p: p.name)
 def test_scenario_matches_reference(folder: Path) -> None:
     golden = json.loads((folder / "golden.json").read_text())
-    result = simulate([folder / "scenario.yaml"], config=_config(folder), seed=0, tie_break="name")
+    result = simulate([folder / "scenario.yaml"], config=_config(folder), seed=0, tie_break="name", record="full")
 
     looping = {a["pod"] for a in golden["attempts"] if a.get("looping")}
     want_attempts = [a for a in golden["attempts"] if not (a["pod"] in looping and a["attempt"] > 2)]

@@ -19,7 +19,7 @@ def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     scenario = [node("busy", cpu="2"), node("idle", cpu="2"), node("tiny", cpu="200m"),
                 pod("load", cpu="1", node_name="busy"), pod("web", cpu="500m"), pod("big", cpu="3")]
     path = tmp_path_factory.mktemp("trace") / "trace.jsonl"
-    write_trace(simulate(scenario, tie_break="name").records, path)
+    write_trace(simulate(scenario, tie_break="name", record="full").records, path)
     return path
 
 

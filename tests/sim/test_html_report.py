@@ -23,7 +23,7 @@ def result():
     scenario = [node("n1", cpu="2"), node("n2", cpu="2", taints=[{"key": "gpu", "value": "x",
                                                                     "effect": "NoSchedule"}]),
                 pod("existing", cpu="500m", node_name="n1"), deployment("web", 3, cpu="500m"), pod("big", cpu="4")]
-    return simulate(scenario, seed=2)
+    return simulate(scenario, seed=2, record="full")
 
 
 def test_series_step_per_attempt_with_pending_and_utilisation(result) -> None:

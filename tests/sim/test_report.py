@@ -47,7 +47,7 @@ def test_scheduled_pod_is_counted_and_pending_pod_carries_its_last_message(resul
     assert result.final["default/fits"] == "n1"
     pending = {p.pod: p for p in pending_pods(result)}
     assert set(pending) == {"default/huge"}
-    last = [r for r in result.records if r.pod == "default/huge"][-1]
+    last = [s for s in result.summaries if s.pod == "default/huge"][-1]
     assert pending["default/huge"].reason == last.message
     assert pending["default/huge"].reason.startswith("0/2 nodes are available:")
     text = format_summary(result)

@@ -1,0 +1,82 @@
+"""Recording: what the scheduling cycle reports, and the sinks that keep, stream or drop it.
+
+The scheduler has one :class:`Recorder` (``Scheduler.recorder``); the default records nothing. Every
+scheduling cycle asks it for an attempt and reports to that: the rejected rows with their statuses,
+the feasible rows, the score arrays, the PostFilter/Reserve/Permit/Bind outcome, and how it ended.
+The data stays as the cycle made it (NumPy rows, Status objects, score arrays); dicts exist only
+when someone reads a record.
+
+Sinks, combined with :class:`Recorders`:
+
+- :class:`OutcomeListener` / :class:`OutcomeStream`: an :class:`AttemptOutcome` (pod, attempt, result,
+  message) per attempt, handed to a callback as the attempt ends, or kept until ``take()`` along
+  with the set of pods ever attempted. This is what a driver loop needs for its own bookkeeping
+  (loop detection, never-attempted pods) whatever the user asked to record: the simulator always
+  attaches both (``Scheduler.add_recorder``), so it never needs full records.
+- :class:`SummaryRecorder`: an :class:`AttemptSummary` per attempt (pod, attempt, profile, result,
+  node, message, feasible count, top nodes by score, nomination, victims). ``simulate``'s default.
+- :class:`FullRecorder`: every attempt; ``records`` / ``dicts`` build trace records on first read.
+- :class:`TraceWriter`: the JSON Lines trace (``.jsonl`` or ``.jsonl.gz``) written as attempts end.
+
+``simulate(..., record="summary" | "full" | "none")`` picks among the first three (:func:`recorders_for`).
+"""
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.recording.attempt import NULL_ATTEMPT, Attempt, NullAttempt
+from kubesched.recording.full import FullRecorder, LazyDicts, LazyRecords
+from kubesched.recording.jsonl import AttemptEncoder, TraceWriter
+from kubesched.recording.recorder import NullRecorder, Recorder, Recorders
+from kubesched.recording.summary import (
+    AttemptOutcome,
+    AttemptSummary,
+    OutcomeListener,
+    OutcomeStream,
+    SummaryDicts,
+    SummaryRecorder,
+)
+
+#: The ``record=`` choices of :func:`kubesched.simulate`.
+RECORD_MODES = ("summary", "full", "none")
+
+#: Where the scheduling cycle keeps its attempt in the CycleState (the binding cycle reads it there).
+ATTEMPT_KEY = "kubesched.io/attempt"
+
+
+def attempt_of(state: CycleState) -> Attempt | NullAttempt:
+    """The attempt a cycle reports to, from its CycleState (the do-nothing one when none was set)."""
+    found: Attempt | NullAttempt | None = state.get(ATTEMPT_KEY)
+    return NULL_ATTEMPT if found is None else found
+
+
+def recorders_for(mode: str) -> tuple[SummaryRecorder | None, FullRecorder | None]:
+    """The sinks a ``record=`` mode asks for: summaries for "summary", summaries and full records for "full"."""
+    if mode not in RECORD_MODES:
+        raise ValueError(f"record must be one of {', '.join(map(repr, RECORD_MODES))}, not {mode!r}")
+    if mode == "none":
+        return None, None
+    return SummaryRecorder(), (FullRecorder() if mode == "full" else None)
+
+
+__all__ = [
+    "ATTEMPT_KEY",
+    "NULL_ATTEMPT",
+    "RECORD_MODES",
+    "Attempt",
+    "AttemptEncoder",
+    "AttemptOutcome",
+    "AttemptSummary",
+    "FullRecorder",
+    "LazyDicts",
+    "LazyRecords",
+    "NullAttempt",
+    "NullRecorder",
+    "OutcomeListener",
+    "OutcomeStream",
+    "Recorder",
+    "Recorders",
+    "SummaryDicts",
+    "SummaryRecorder",
+    "TraceWriter",
+    "attempt_of",
+    "recorders_for",
+]

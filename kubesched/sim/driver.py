@@ -1,0 +1,278 @@
+"""The one driver loop: how the simulator, the tests' harness and the benchmarks move a scheduler.
+
+The driver owns the virtual clock and the embedded cluster; the scheduler is driven only through its
+public surface (``start``, ``schedule_next``, ``run_pending_tasks``, ``idle``, ``backoff_end``,
+``waiting_pod_count``, ``rejecting_plugins``, ``park``). The driver watches the cluster like any other
+client: that is how it knows when pods are bound or deleted and whether anything changed in the cluster
+between two failed attempts of a pod.
+
+Everything that happens later is a clock timer: the scheduler's own backoff and leftover flushes and
+Permit timeouts, and the driver's scenario actions (arrivals, pod completions, timeline steps). Two ways
+of running share the loop:
+
+* :meth:`Driver.settle` - the untimed rule the conformance corpus was recorded under: run until the
+  scheduler is idle, delivering every pending event and letting every backoff finish before each
+  scheduling cycle (so queue order alone decides which pod goes next).
+* :meth:`Driver.run` - discrete-event time: scheduling cycles take :data:`CYCLE_TIME` each and, when
+  the scheduler has nothing to do, the clock jumps to the next timer; the run ends when no scenario
+  action is left and the scheduler has nothing it will retry by itself (backoffs, Permit waits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+from kubesched.clock import VirtualClock
+from kubesched.cluster.embedded import EmbeddedCluster
+from kubesched.cluster.protocol import ApiError, WatchEvent
+from kubesched.recording.summary import AttemptOutcome, OutcomeListener
+from kubesched.scheduler import Scheduler
+from kubesched.sim.timeseries import TimeSeries
+from kubesched.trace import ERROR, SCHEDULED
+
+#: Virtual time one scheduling cycle takes: keeps queue timestamps strictly ordered.
+CYCLE_TIME = timedelta(milliseconds=1)
+#: Annotation: how long a pod runs once bound (a Go duration) before it completes and is deleted.
+DURATION_ANNOTATION = "kubesched.io/duration"
+#: The message part kube-scheduler gives a pod whose Permit wait ran out.
+TIMEOUT_REJECTION = "rejected due to timeout after waiting"
+
+Action = Callable[[], None]
+
+
+class Driver:
+    """Drives one :class:`Scheduler` on one :class:`EmbeddedCluster` and :class:`VirtualClock`."""
+
+    def __init__(self, cluster: EmbeddedCluster, scheduler: Scheduler, clock: VirtualClock, *,
+                 series: TimeSeries | None = None, detect_loops: bool = True) -> None:
+        self.cluster = cluster
+        self.scheduler = scheduler
+        self.clock = clock
+        self.start_time = clock.now()
+        self.series = series
+        #: Pods that failed twice with nothing changing in the cluster in between, and were parked.
+        self.looping: list[str] = []
+        #: Pods deleted as completed because their ``kubesched.io/duration`` ran out: key -> node.
+        self.completed: dict[str, str] = {}
+        self._changes = 0  # cluster changes that can make a rejected pod schedulable
+        self._last_failure: dict[str, int] = {}
+        #: Per pod: the cluster-change count and the failure messages seen since it changed.
+        self._messages: dict[str, tuple[int, set[str | None]]] = {}
+        #: Inside :meth:`settle`: no timer will ever change anything, so a repeated failure is a loop.
+        self._settling = False
+        self._outcomes: list[tuple[str, str, str | None, int]] = []
+        self._actions = 0  # scenario actions still ahead on the clock
+        self._watch: Any = None
+        self._detect_loops = detect_loops
+
+    # -- wiring ----------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Watch the cluster (and list what is already there), start the scheduler, deliver events."""
+        self._watch = self.cluster.watch(("Node", "Pod"), self._observe, read_only=True)
+        for kind in ("Node", "Pod"):
+            for obj in self.cluster.list(kind)[0]:
+                self._observe(WatchEvent("ADDED", kind, obj, None))
+        self._changes = 0
+        self.scheduler.start()
+        if self._detect_loops:
+            self.scheduler.add_recorder(OutcomeListener(self._on_outcome))
+        self.cluster.deliver_pending()
+        if self.series is not None:
+            self.series.sample(self.seconds())
+
+    def seconds(self) -> float:
+        """Virtual seconds since the driver was made."""
+        return (self.clock.now() - self.start_time).total_seconds()
+
+    def at(self, seconds: float, action: Action) -> None:
+        """Run ``action`` when the virtual clock reaches ``seconds`` after the start (at once, if due)."""
+        delay = seconds - self.seconds()
+        if delay <= 0:
+            action()
+            return
+        self._actions += 1
+
+        def fire() -> None:
+            self._actions -= 1
+            action()
+
+        self.clock.call_later(delay, fire)
+
+    def feed(self, arrivals: Iterator[tuple[float, Action]]) -> None:
+        """Schedule a lazy, time-ordered stream of ``(seconds, action)``: one timer at a time, so a
+        million arrivals never sit in memory together."""
+        def next_one() -> None:
+            for when, action in arrivals:
+                if when <= self.seconds():
+                    action()
+                    continue
+
+                def fire(action: Action = action) -> None:
+                    action()
+                    next_one()
+
+                self.at(when, fire)
+                return
+
+        next_one()
+
+    # -- the loop --------------------------------------------------------------------------------------
+    def drain(self) -> None:
+        """Deliver watch events and run binding tasks until neither is left."""
+        sched, cluster = self.scheduler, self.cluster
+        while True:
+            cluster.deliver_pending()
+            ran = sched.run_pending_tasks()
+            if self._outcomes:
+                self._check_loops()
+            if not ran and not cluster.pending_event_count():
+                return
+
+    def settle(self) -> None:
+        """Run until the scheduler is idle, every backoff finished before each cycle (untimed rule)."""
+        self._settling = True
+        try:
+            self._settle()
+        finally:
+            self._settling = False
+
+    def _settle(self) -> None:
+        sched, clock = self.scheduler, self.clock
+        while True:
+            self.drain()
+            end = sched.backoff_end()
+            if end is not None:
+                # The backoff flush timer moves them, at its first tick once the last backoff is over.
+                clock.advance_to(max(end, self._next_timer_or(end)))
+                self._sample()
+                continue
+            if sched.schedule_next():
+                clock.advance_to(clock.now() + CYCLE_TIME)
+                self._sample()
+                continue
+            if sched.waiting_pod_count():
+                clock.advance_to(self._next_timer_or(clock.now() + CYCLE_TIME))
+                self._sample()
+                continue
+            return
+
+    def run(self) -> None:
+        """Discrete-event time until no scenario action is left and the scheduler is done."""
+        sched, clock = self.scheduler, self.clock
+        while True:
+            self.drain()
+            if sched.schedule_next():
+                clock.advance_to(clock.now() + CYCLE_TIME)
+                self._sample()
+                continue
+            if not (self._actions or sched.backoff_end() is not None or sched.waiting_pod_count()):
+                return
+            clock.advance_to(self._next_timer_or(clock.now() + CYCLE_TIME))
+            self._sample()
+
+    def run_until_idle(self) -> int:
+        """Schedule and bind, without moving the clock, until nothing is ready; returns the cycles run.
+
+        What the benchmarks time: the burst is already queued and no pod needs a retry."""
+        cycles = 0
+        while self.scheduler.schedule_next():
+            cycles += 1
+            self.drain()
+        self.drain()
+        return cycles
+
+    def _next_timer_or(self, fallback: datetime) -> datetime:
+        nxt = self.clock.next_timer()
+        return fallback if nxt is None else nxt
+
+    def _sample(self) -> None:
+        if self.series is not None:
+            self.series.maybe_sample(self.seconds())
+
+    # -- watching ------------------------------------------------------------------------------------
+    def _observe(self, event: WatchEvent) -> None:
+        obj = event.obj
+        if event.kind == "Node":
+            self._changes += 1
+            if self.series is not None:
+                self.series.node_event(event)
+            return
+        spec = obj.get("spec") or {}
+        bound = bool(spec.get("nodeName"))
+        if event.type == "DELETED" or bound:
+            self._changes += 1
+        if self.series is not None:
+            self.series.pod_event(event, self.seconds())
+        if bound and (event.type == "ADDED" or (
+                event.type == "MODIFIED" and not ((event.old or {}).get("spec") or {}).get("nodeName"))):
+            annotations = (obj.get("metadata") or {}).get("annotations") or {}
+            duration = annotations.get(DURATION_ANNOTATION)
+            if duration is not None:
+                self._complete_after(obj, parse_duration_seconds(duration, DURATION_ANNOTATION))
+
+    def _complete_after(self, obj: dict[str, Any], seconds: float) -> None:
+        meta = obj["metadata"]
+        ns, name, uid = meta.get("namespace") or "default", meta["name"], meta.get("uid")
+        node = obj["spec"]["nodeName"]
+
+        def complete() -> None:
+            try:
+                self.cluster.delete("Pod", ns, name, uid=uid)
+            except ApiError:
+                return  # deleted or replaced meanwhile
+            self.completed[f"{ns}/{name}"] = node
+
+        self.at(self.seconds() + seconds, complete)
+
+    # -- loop detection ------------------------------------------------------------------------------
+    def _on_outcome(self, outcome: AttemptOutcome) -> None:
+        self.outcome(outcome.pod, outcome.result, outcome.message)
+
+    def outcome(self, pod: str, result: str, message: str | None = None) -> None:
+        """One attempt's outcome, noted with how many cluster changes had been seen by then; it is
+        judged once the attempt's pod is back in the queue."""
+        self._outcomes.append((pod, result, message, self._changes))
+
+    def _check_loops(self) -> None:
+        """A pod that fails twice with no cluster change in between, and that nothing would ever wake
+        (an error, a rejection no plugin owns, a Permit or PreBind timeout), is parked: kube-scheduler
+        would retry it for ever, a simulation has to end."""
+        outcomes, self._outcomes = self._outcomes, []
+        for pod, result, message, seen in outcomes:
+            if result == SCHEDULED:
+                self._last_failure.pop(pod, None)
+                continue
+            previous = self._last_failure.get(pod)
+            self._last_failure[pod] = seen
+            # Settling, the same rejection again with nothing changed in the cluster: only the scheduler's
+            # own doing (a gang's members forgotten and retried) moved the pod, and it would go on forever.
+            # In time, the 5-minute leftover flush retries such pods by design.
+            since, messages = self._messages.get(pod, (seen, set()))
+            if since != seen:
+                messages = set()
+            repeated = self._settling and message in messages
+            self._messages[pod] = (seen, messages | {message})
+            if previous != seen:
+                continue
+            if result != ERROR and not repeated and TIMEOUT_REJECTION not in (message or ""):
+                rejectors = self.scheduler.rejecting_plugins(pod)
+                if rejectors is None or rejectors:
+                    continue
+            if self.scheduler.park(pod):
+                self.looping.append(pod)
+
+
+def parse_duration_seconds(text: Any, where: str) -> float:
+    """A Go duration ("90s", "1h30m", "250ms") in seconds; ValueError naming ``where`` otherwise."""
+    from kubesched.config.decode import as_duration
+    from kubesched.config.errors import ConfigError
+
+    try:
+        seconds = as_duration(text, where).total_seconds()
+    except ConfigError as err:
+        raise ValueError(str(err)) from None
+    if seconds < 0:
+        raise ValueError(f"{where}: duration must not be negative, got {text!r}")
+    return seconds

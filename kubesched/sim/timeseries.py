@@ -1,0 +1,168 @@
+"""What a timed simulation looked like over virtual time, kept from watch events.
+
+Running totals (pending pods, requested and allocatable per resource) change only on pod and node
+events, so each event costs a few additions; the totals are copied into a row at most once per sampling
+interval of virtual time. When rows pile up past ``max_points`` the interval doubles and every other row
+goes, so a day of cluster time and a minute of it both end up a few thousand rows long.
+Creation-to-bound latency is one float per bound pod.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.errors import ObjectError
+from kubesched.api.resources import parse_resource_list, pod_requests, scheduler_resources
+from kubesched.cluster.protocol import WatchEvent
+
+#: The resources every summary shows, even when nothing requests them.
+BASE_RESOURCES = ("cpu", "memory")
+
+
+def _requests(obj: Mapping[str, Any]) -> dict[str, int]:
+    """A pod's effective request in scheduler units (cpu in millicores); {} if unreadable."""
+    spec = obj.get("spec") or {}
+    try:
+        containers = [parse_resource_list((c.get("resources") or {}).get("requests"), "")
+                      for c in spec.get("containers") or []]
+        inits = [(parse_resource_list((c.get("resources") or {}).get("requests"), ""),
+                  c.get("restartPolicy") == "Always") for c in spec.get("initContainers") or []]
+        overhead = parse_resource_list(spec.get("overhead"), "")
+    except (ObjectError, AttributeError, TypeError):
+        return {}
+    return scheduler_resources(pod_requests(containers, inits, overhead))
+
+
+def _allocatable(obj: Mapping[str, Any]) -> dict[str, int]:
+    status = obj.get("status") or {}
+    raw = status.get("allocatable") or status.get("capacity")
+    try:
+        return scheduler_resources(parse_resource_list(raw, ""))
+    except (ObjectError, AttributeError, TypeError):
+        return {}
+
+
+class TimeSeries:
+    """Pending pods, requested / allocatable per resource, and creation-to-bound latency."""
+
+    def __init__(self, interval: float = 1.0, max_points: int = 4096) -> None:
+        self.interval = interval
+        self.max_points = max_points
+        self.times: list[float] = []
+        self.pending: list[int] = []
+        self.requested: dict[str, list[int]] = {r: [] for r in BASE_RESOURCES}
+        self.allocatable: dict[str, list[int]] = {r: [] for r in BASE_RESOURCES}
+        self.latencies = array("d")
+        self._pending = 0
+        self._requested: dict[str, int] = dict.fromkeys(BASE_RESOURCES, 0)
+        self._allocatable: dict[str, int] = dict.fromkeys(BASE_RESOURCES, 0)
+        self._created: dict[str, float] = {}
+        self._bound: dict[str, dict[str, int]] = {}
+        self._nodes: dict[str, dict[str, int]] = {}
+        self._next = 0.0
+
+    # -- events ------------------------------------------------------------------------------------------
+    def node_event(self, event: WatchEvent) -> None:
+        name = (event.obj.get("metadata") or {}).get("name", "")
+        old = self._nodes.pop(name, None)
+        if old:
+            _add(self._allocatable, old, -1)
+        if event.type != "DELETED":
+            new = _allocatable(event.obj)
+            self._nodes[name] = new
+            _add(self._allocatable, new, 1)
+
+    def pod_event(self, event: WatchEvent, now: float) -> None:
+        meta = event.obj.get("metadata") or {}
+        uid = str(meta.get("uid") or "")
+        node = (event.obj.get("spec") or {}).get("nodeName")
+        if event.type == "DELETED":
+            requests = self._bound.pop(uid, None)
+            if requests is not None:
+                _add(self._requested, requests, -1)
+            elif self._created.pop(uid, None) is not None:
+                self._pending -= 1
+            return
+        if uid in self._bound or (event.obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return
+        if not node:
+            if uid not in self._created:
+                self._created[uid] = now
+                self._pending += 1
+            return
+        created = self._created.pop(uid, None)
+        if created is not None:
+            self._pending -= 1
+            self.latencies.append(now - created)
+        requests = _requests(event.obj)
+        self._bound[uid] = requests
+        _add(self._requested, requests, 1)
+
+    # -- sampling ------------------------------------------------------------------------------------------
+    def maybe_sample(self, now: float) -> None:
+        if now >= self._next:
+            self.sample(now)
+
+    def sample(self, now: float) -> None:
+        """Append the current totals as a row at ``now``."""
+        self._next = (now // self.interval + 1) * self.interval
+        self.times.append(now)
+        self.pending.append(self._pending)
+        for totals, columns in ((self._requested, self.requested), (self._allocatable, self.allocatable)):
+            for name in totals.keys() - columns.keys():
+                columns[name] = [0] * (len(self.times) - 1)
+            for name, column in columns.items():
+                column.append(totals.get(name, 0))
+        if len(self.times) > self.max_points:
+            self._thin()
+
+    def _thin(self) -> None:
+        self.interval *= 2
+        self.times = self.times[::2]
+        self.pending = self.pending[::2]
+        for columns in (self.requested, self.allocatable):
+            for name in columns:
+                columns[name] = columns[name][::2]
+
+    # -- reading -------------------------------------------------------------------------------------------
+    def latency_percentiles(self) -> dict[str, float]:
+        """Creation-to-bound latency in seconds: p50, p95, p99 (empty when no pod was bound)."""
+        if not self.latencies:
+            return {}
+        values = np.frombuffer(self.latencies, dtype=np.float64)
+        p50, p95, p99 = np.percentile(values, [50, 95, 99])
+        return {"p50": float(p50), "p95": float(p95), "p99": float(p99)}
+
+    def utilisation(self) -> dict[str, dict[str, float]]:
+        """Per resource: mean and peak of requested / allocatable over the sampled rows."""
+        out: dict[str, dict[str, float]] = {}
+        for name, requested in self.requested.items():
+            allocatable = self.allocatable.get(name)
+            if not allocatable or not any(allocatable):
+                continue
+            req = np.asarray(requested, dtype=np.float64)
+            alloc = np.asarray(allocatable, dtype=np.float64)
+            ratio = np.divide(req, alloc, out=np.zeros_like(req), where=alloc > 0)
+            out[name] = {"mean": float(ratio.mean()), "peak": float(ratio.max())}
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (JSON-ready): the rows as columns, and the latency percentiles."""
+        return {
+            "interval": self.interval,
+            "time": list(self.times),
+            "pending": list(self.pending),
+            "requested": {k: list(v) for k, v in self.requested.items()},
+            "allocatable": {k: list(v) for k, v in self.allocatable.items()},
+            "latency": self.latency_percentiles(),
+            "bound": len(self.latencies),
+        }
+
+
+def _add(totals: dict[str, int], amounts: Mapping[str, int], sign: int) -> None:
+    for name, amount in amounts.items():
+        totals[name] = totals.get(name, 0) + sign * amount
