@@ -242,6 +242,12 @@ def render(result: SimulationResult) -> str:
 
 
 def write_report(result: SimulationResult, path: str | Path) -> Path:
+    """Write the page; it shows every attempt's decision, so the run must have kept full records."""
+    if result.record != "full":
+        from kubesched.sim.scenario import SimulationError
+
+        raise SimulationError(f"the HTML report needs every attempt's full record: run simulate(..., record=\"full\"), "
+                              f"not record={result.record!r}")
     out = Path(path)
     out.write_text(render(result), encoding="utf-8")
     return out

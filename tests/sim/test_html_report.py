@@ -109,3 +109,11 @@ def test_large_decisions_keep_the_best_and_count_the_rest() -> None:
     assert [row[0] for row in got["rejected"]] == ["d", "e"]
     assert got["omitted"] == 2 and got["rejectedBy"] == {"NodeResourcesFit": 3}
     assert decision(record, keep=3)["omitted"] == 0
+
+
+def test_a_summary_only_result_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    from kubesched.sim.scenario import SimulationError
+
+    result = simulate([node("n1"), pod("p")])
+    with pytest.raises(SimulationError, match='record="full"'):
+        write_report(result, tmp_path / "r.html")
