@@ -4,7 +4,7 @@ Runs each case in its own subprocess (so peak memory is per case) and prints a M
 ``--quick`` runs the reduced cases only; ``--only`` keeps the cases whose name matches PATTERN (a glob,
 or a substring when it has no wildcard); ``--repeat N`` runs them N rounds and keeps each case's fastest
 run; ``--profile`` runs one case in this process under cProfile and prints the top 30 functions by
-cumulative time.
+cumulative time (``--sort tottime``: by time spent in the function itself).
 
 Rows whose path starts with "simulate" time a whole ``kubesched.simulate()`` call, rows "core+…" the core
 loop with a recorder attached (see :mod:`benchmarks.workloads`); after the table, each is set against the
@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="profile one case in-process and print the top 30 functions")
     parser.add_argument("--measured", type=int, default=None,
                         help="override the number of measured pods (with --profile)")
+    parser.add_argument("--sort", default="cumulative", choices=("cumulative", "tottime"),
+                        help="order of the profile's functions (with --profile)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run the selected cases N times, round after round, and keep each case's fastest run "
                              "(steadier figures on a shared machine)")
@@ -121,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         return live_main(quick=args.quick)
 
     if args.profile:
-        print(profile_case(get_case(args.profile, args.measured)))
+        print(profile_case(get_case(args.profile, args.measured), sort=args.sort))
         return 0
 
     cases = select(ALL_CASES.values(), only=args.only, quick=args.quick)

@@ -226,14 +226,14 @@ def run_in_subprocess(name: str, *, measured: int | None = None, timeout: float 
     return result
 
 
-def profile_case(case: Case | SimCase, *, top: int = 30) -> str:
-    """Run ``case`` under cProfile (the timed loop only) and return the top functions by cumulative time."""
+def profile_case(case: Case | SimCase, *, top: int = 30, sort: str = "cumulative") -> str:
+    """Run ``case`` under cProfile (the timed loop only) and return the top functions by ``sort``."""
     prof = cProfile.Profile()
     result = measure(case, profile=prof)
     out = io.StringIO()
     out.write(f"{case.name} ({case.measured} measured pods): {result['pods_per_s']:.1f} pods/s under cProfile, "
               f"{result['wall_s']:.2f} s\n")
-    pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(top)
+    pstats.Stats(prof, stream=out).sort_stats(sort).print_stats(top)
     return out.getvalue()
 
 

@@ -184,8 +184,9 @@ class Scheduler:
         self._watch = self.cluster.watch(self.watched_kinds, self.handle_event)
         if not getattr(self._watch, "replays_existing", False):
             # An informer hands what exists over as ADDED events itself; any other watch is listed.
+            existing = getattr(self._watch, "existing", None)  # an embedded watch's own listing
             for kind in self.watched_kinds:
-                items, _ = self.cluster.list(kind)
+                items = existing(kind) if existing is not None else self.cluster.list(kind)[0]
                 for obj in items:
                     self.handle_event(WatchEvent("ADDED", kind, obj, None))
         self._every(BACKOFF_FLUSH_PERIOD, self._flush_backoff)

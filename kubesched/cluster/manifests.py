@@ -255,14 +255,16 @@ def checked_manifest(manifest: Manifest, check: Callable[[dict], None] = validat
     return manifest
 
 
-def objects_to_manifests(objects: Iterable[Any], source: str = "<objects>") -> list[Manifest]:
+def objects_to_manifests(objects: Iterable[Any], source: str = "<objects>", *,
+                         depth_checked: bool = False) -> list[Manifest]:
     """Object dicts given in code, checked as a file's documents are (``List`` objects expanded).
 
-    Each dict counts as one document of ``source``, numbered from 1.
+    Each dict counts as one document of ``source``, numbered from 1. ``depth_checked``: the caller
+    has already refused anything nested deeper than a file may be.
     """
     manifests: list[Manifest] = []
     for index, obj in enumerate(objects, start=1):
-        if isinstance(obj, dict) and nesting_exceeds(obj, MAX_DEPTH):
+        if not depth_checked and isinstance(obj, dict) and nesting_exceeds(obj, MAX_DEPTH):
             raise ManifestError(source, index, None, None, "", f"too deeply nested (more than {MAX_DEPTH} levels)")
         for item in _expand(obj, source, index, True):
             manifests.append(checked_manifest(Manifest(source, index, item)))

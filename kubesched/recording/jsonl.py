@@ -15,6 +15,7 @@ import queue
 import threading
 import time
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
@@ -96,14 +97,9 @@ class AttemptEncoder:
         if extenders:
             out += ',"extenders":', json.dumps(extenders, separators=(",", ":"))
         raw = attempt.raw_score_arrays
-        if raw and names is not None and len(attempt.scored_rows):
+        if raw and table is not None and len(attempt.scored_rows):
             # The additive keys of AttemptRecord.to_dict(raw_scores=True): node -> {plugin: raw}, weights.
-            scored = names[attempt.scored_rows].tolist()
-            plugins = sorted(raw)
-            columns = [raw[p].tolist() for p in plugins]
-            by_node = {n: dict(zip(plugins, (int(v) for v in values), strict=True))
-                       for n, *values in zip(scored, *columns, strict=True)}
-            out += ',"rawScores":', json.dumps(by_node, separators=(",", ":"))
+            out += ',"rawScores":{', _node_objects(table.colon[attempt.scored_rows], raw), "}"
             weights = attempt.details.get("weights")
             if weights:
                 out += ',"weights":', json.dumps(weights, separators=(",", ":"))
@@ -143,16 +139,25 @@ class AttemptEncoder:
 def _scores_and_totals(attempt: Attempt, table: NameTable) -> tuple[str, str]:
     """The insides of ``scores`` (``"node":{"Plugin":score,…},…``, plugins by name) and ``total``
     (``"node":sum,…``), nodes in scoring order. Nodes with equal scores are formatted once."""
-    plugins = sorted(attempt.plugin_scores)
     keys = table.colon[attempt.scored_rows]
-    columns = [attempt.plugin_scores[p] for p in plugins] + [attempt.total_scores]
-    first, inverse = _distinct_rows(columns)
+    totals = attempt.total_scores
+    first, inverse = _distinct_rows([totals])
+    total_texts = np.array([str(v) for v in totals[first].tolist()], dtype=object)
+    return _node_objects(keys, attempt.plugin_scores), ",".join((keys + total_texts[inverse]).tolist())
+
+
+def _node_objects(keys: np.ndarray, columns: Mapping[str, np.ndarray]) -> str:
+    """``"node":{"Plugin":value,…},…`` for quoted ``keys`` (``"name":``) and one integer column per
+    plugin, plugins by name. Nodes with the same values share one formatted object."""
+    plugins = sorted(columns)
+    if not plugins:
+        return ",".join((keys + "{}").tolist())
+    values = [np.asarray(columns[p]).astype(np.int64, copy=False) for p in plugins]
+    first, inverse = _distinct_rows(values)
     template = "{" + ",".join(_quote(p).replace("%", "%%") + ":%d" for p in plugins) + "}"
-    distinct = list(zip(*(c[first].tolist() for c in columns), strict=True))
-    score_texts = np.array([template % row[:-1] for row in distinct], dtype=object)
-    total_texts = np.array([str(row[-1]) for row in distinct], dtype=object)
-    return (",".join((keys + score_texts[inverse]).tolist()),
-            ",".join((keys + total_texts[inverse]).tolist()))
+    distinct = zip(*(c[first].tolist() for c in values), strict=True)
+    texts = np.array([template % row for row in distinct], dtype=object)
+    return ",".join((keys + texts[inverse]).tolist())
 
 
 def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

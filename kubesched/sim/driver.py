@@ -72,7 +72,7 @@ class Driver:
         """Watch the cluster (and list what is already there), start the scheduler, deliver events."""
         self._watch = self.cluster.watch(("Node", "Pod"), self._observe, read_only=True)
         for kind in ("Node", "Pod"):
-            for obj in self.cluster.list(kind)[0]:
+            for obj in self._watch.existing(kind):
                 self._observe(WatchEvent("ADDED", kind, obj, None))
         self._changes = 0
         self.scheduler.start()

@@ -20,6 +20,7 @@ from typing import Any
 from kubesched.cluster.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.cluster.manifests import Manifest, ManifestError, load_manifests, objects_to_manifests
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.util.yaml_limits import MAX_DEPTH
 
 #: Kinds created first, in this order, because admitting other objects reads them.
 CREATED_FIRST = ("Namespace", "PriorityClass", "StorageClass")
@@ -53,21 +54,60 @@ def scenario_manifests(objects_or_paths: object) -> list[Manifest]:
         if isinstance(item, str | Path):
             paths.append(item)
         elif isinstance(item, Mapping):
-            objects.append(_json_copy(item, f"objects_or_paths[{i}]"))
+            objects.append(_json_data(item, f"objects_or_paths[{i}]"))
         else:
             raise SimulationError(
                 f"objects_or_paths[{i}]: expected a manifest path or an object dict, got {_type_name(item)}")
     manifests = load_manifests(paths) if paths else []
-    manifests += objects_to_manifests(objects)
+    manifests += objects_to_manifests(objects, depth_checked=True)
     if not manifests:
         raise SimulationError("the scenario holds no Kubernetes objects")
     return manifests
 
 
+def _json_data(value: Mapping[str, Any], path: str) -> Any:
+    """``value`` itself once a walk has found only JSON-like data in it; a copy when some part needs
+    converting (keys that are not strings, mappings that are not dicts, tuples); the located error
+    otherwise. Nothing changes what it is handed (the cluster copies what it stores), so the common
+    case costs one walk, a level at a time, and no copy."""
+    convert = type(value) is not dict
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        if depth >= MAX_DEPTH and any(len(item) for item in level):
+            return _json_copy(value, path)  # too deep: raises, naming the field
+        below: list[Any] = []
+        for item in level:
+            if isinstance(item, Mapping):
+                if not convert:
+                    key_types = set(map(type, item))
+                    convert = bool(key_types) and key_types != {str}
+                children: Any = item.values()
+            else:
+                children = item
+            for child in children:
+                kind = type(child)
+                if kind is dict or kind is list:
+                    below.append(child)
+                elif kind in _SCALARS:
+                    continue
+                elif isinstance(child, Mapping | list | tuple):
+                    convert = True
+                    below.append(child)
+                elif not isinstance(child, str | int | float):
+                    return _json_copy(value, path)  # raises, naming the field
+        level = below
+        depth += 1
+    return _json_copy(value, path) if convert else value
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
 def _json_copy(value: Any, path: str, depth: int = 0) -> Any:
     """A private copy of a dict given in code, refusing what no manifest could hold (sets, objects)."""
-    if depth > 100:
-        raise SimulationError(f"{path}: too deeply nested (more than 100 levels)")
+    if depth > MAX_DEPTH:
+        raise SimulationError(f"{path}: too deeply nested (more than {MAX_DEPTH} levels)")
     if isinstance(value, Mapping):
         return {str(k): _json_copy(v, f"{path}.{k}", depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):

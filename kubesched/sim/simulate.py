@@ -236,7 +236,7 @@ class Simulation:
 
     def _create(self, m: Manifest, obj: dict[str, Any]) -> None:
         try:
-            self.cluster.create(obj)
+            self.cluster.load(obj)
         except ApiError as err:
             if obj.get("kind") == "Namespace" and err.code == 409:
                 return  # already created because an earlier object referenced it
@@ -306,7 +306,7 @@ class Simulation:
 
     def _arrive_streamed(self, obj: Mapping[str, Any], where: str) -> None:
         try:
-            self.cluster.create(dict(obj))
+            self.cluster.load(dict(obj))
         except ApiError as err:
             raise SimulationError(f"{where}: {err.message}") from None
         key = _key(obj)
@@ -315,7 +315,7 @@ class Simulation:
 
     # -- results -------------------------------------------------------------------------------------
     def result(self) -> SimulationResult:
-        pods = {(_key(p)): p for p in self.cluster.list("Pod")[0]}
+        pods = {(_key(p)): p for p in self.cluster.objects("Pod")}  # read only: no copies
         completed = self.driver.completed
         final: dict[str, str | None] = {}
         nominated: dict[str, str] = {}
