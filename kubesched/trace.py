@@ -76,15 +76,18 @@ class AttemptRecord:
         if self.details.get("extender"):
             out["extenders"] = self.details["extender"]  # {verb: {extender: verdict}}
         # Additive keys (readers of the corpus shape ignore them): the raw Score results before
-        # NormalizeScore, {node: {plugin: raw}}, and the weights, so a reader can show all three stages.
+        # NormalizeScore, {plugin: [raw for each node of "feasible", in that order]} (columns: a
+        # node-keyed map would repeat every plugin name for every node), and the weights, so a reader
+        # can show all three stages.
         raw = self.details.get("score") if raw_scores else None
         if raw:
-            by_node: dict[str, dict[str, int]] = {}
-            for plugin, scores in sorted(raw.items()):
-                for node, value in scores.items():
-                    by_node.setdefault(node, {})[plugin] = int(value)
-            out["rawScores"] = by_node
+            feasible = out["feasible"]
+            out["rawScores"] = {plugin: [_int_or_none(scores.get(node)) for node in feasible]
+                                for plugin, scores in sorted(raw.items())}
         if raw_scores and self.details.get("weights"):
             out["weights"] = dict(self.details["weights"])
         return out
 
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)

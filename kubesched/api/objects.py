@@ -9,6 +9,7 @@ running.
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -270,64 +271,94 @@ class Pod:
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Pod:
         meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=True)
-        spec = _map(raw.get("spec"), "spec")
+        from_spec = _spec_fields(raw.get("spec"), meta.namespace)
         status = _map(raw.get("status"), "status")
-        containers = tuple(
-            _parse(lambda c: Container.from_dict(c, init=False), c, f"spec.containers[{i}]")
-            for i, c in enumerate(_list(spec.get("containers"), "spec.containers"))
-        )
-        init_containers = tuple(
-            _parse(lambda c: Container.from_dict(c, init=True), c, f"spec.initContainers[{i}]")
-            for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers"))
-        )
-        overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
-        affinity = _map(spec.get("affinity"), "spec.affinity")
-        node_affinity = None
-        if affinity.get("nodeAffinity") is not None:
-            node_affinity = _parse(NodeAffinity.from_dict, affinity["nodeAffinity"], "spec.affinity.nodeAffinity")
-        tolerations = tuple(
-            _parse(Toleration.from_dict, t, f"spec.tolerations[{i}]")
-            for i, t in enumerate(_list(spec.get("tolerations"), "spec.tolerations"))
-        )
-        gates = tuple(
-            str(_map(g, f"spec.schedulingGates[{i}]").get("name", ""))
-            for i, g in enumerate(_list(spec.get("schedulingGates"), "spec.schedulingGates"))
-        )
-        app = [c.requests for c in containers]
-        init = [(c.requests, c.is_sidecar) for c in init_containers]
-        total = pod_requests(app, init, overhead)
-        requests = _check_fits(scheduler_resources(total), total, "spec.containers (total request of the pod)")
-        nz_cpu, nz_mem = non_zero_requests(app, init, overhead)
-        host_ports = tuple(p for c in containers for p in c.ports if p.host_port > 0)
         return cls(
             raw=raw,
             meta=meta,
-            node_name=fields.string(spec.get("nodeName"), "spec.nodeName"),
-            scheduler_name=fields.string(spec.get("schedulerName"), "spec.schedulerName") or DEFAULT_SCHEDULER_NAME,
-            priority=_int(spec.get("priority"), "spec.priority"),
-            preemption_policy=str(spec.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY),
-            node_selector=_str_map(spec.get("nodeSelector"), "spec.nodeSelector"),
-            node_affinity=node_affinity,
-            affinity=affinity,
-            tolerations=tolerations,
-            containers=containers,
-            init_containers=init_containers,
-            overhead=overhead,
-            scheduling_gates=gates,
-            pod_affinity=_parse(lambda a: PodAffinity.from_affinity(a, meta.namespace), affinity, "spec.affinity"),
-            topology_spread_constraints=parse_constraints(
-                _list(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"),
-                "spec.topologySpreadConstraints"),
-            volumes=tuple(_map(v, f"spec.volumes[{i}]")
-                          for i, v in enumerate(_list(spec.get("volumes"), "spec.volumes"))),
             phase=str(status.get("phase") or "Pending"),
             nominated_node_name=str(status.get("nominatedNodeName") or ""),
             start_time=parse_time(status.get("startTime"), "status.startTime"),
-            requests=requests,
-            non_zero_cpu=nz_cpu,
-            non_zero_memory=nz_mem,
-            host_ports=host_ports,
+            **from_spec,
         )
+
+
+#: Parsed pod specs by content: pods of one workload share their spec, and parsing it is most of what
+#: parsing a pod costs. Entries are read-only (Pod is frozen and nothing changes its fields).
+_SPEC_MEMO: dict[bytes, dict[str, Any]] = {}
+_SPEC_MEMO_SIZE = 4096
+
+
+def _spec_fields(raw_spec: Any, namespace: str) -> dict[str, Any]:
+    """The Pod fields that come from ``spec`` (and the namespace, which pod affinity terms default to)."""
+    try:
+        key: bytes | None = marshal.dumps((namespace, raw_spec), 2)  # equal bytes: equal content
+    except ValueError:  # something marshal cannot write: parse without remembering
+        key = None
+    if key is not None:
+        known = _SPEC_MEMO.get(key)
+        if known is not None:
+            return known
+    parsed = _parse_spec(raw_spec, namespace)
+    if key is not None:
+        if len(_SPEC_MEMO) >= _SPEC_MEMO_SIZE:
+            _SPEC_MEMO.clear()
+        _SPEC_MEMO[key] = parsed
+    return parsed
+
+
+def _parse_spec(raw_spec: Any, namespace: str) -> dict[str, Any]:
+    spec = _map(raw_spec, "spec")
+    containers = tuple(
+        _parse(lambda c: Container.from_dict(c, init=False), c, f"spec.containers[{i}]")
+        for i, c in enumerate(_list(spec.get("containers"), "spec.containers"))
+    )
+    init_containers = tuple(
+        _parse(lambda c: Container.from_dict(c, init=True), c, f"spec.initContainers[{i}]")
+        for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers"))
+    )
+    overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
+    affinity = _map(spec.get("affinity"), "spec.affinity")
+    node_affinity = None
+    if affinity.get("nodeAffinity") is not None:
+        node_affinity = _parse(NodeAffinity.from_dict, affinity["nodeAffinity"], "spec.affinity.nodeAffinity")
+    tolerations = tuple(
+        _parse(Toleration.from_dict, t, f"spec.tolerations[{i}]")
+        for i, t in enumerate(_list(spec.get("tolerations"), "spec.tolerations"))
+    )
+    gates = tuple(
+        str(_map(g, f"spec.schedulingGates[{i}]").get("name", ""))
+        for i, g in enumerate(_list(spec.get("schedulingGates"), "spec.schedulingGates"))
+    )
+    app = [c.requests for c in containers]
+    init = [(c.requests, c.is_sidecar) for c in init_containers]
+    total = pod_requests(app, init, overhead)
+    requests = _check_fits(scheduler_resources(total), total, "spec.containers (total request of the pod)")
+    nz_cpu, nz_mem = non_zero_requests(app, init, overhead)
+    return {
+        "node_name": fields.string(spec.get("nodeName"), "spec.nodeName"),
+        "scheduler_name": fields.string(spec.get("schedulerName"), "spec.schedulerName") or DEFAULT_SCHEDULER_NAME,
+        "priority": _int(spec.get("priority"), "spec.priority"),
+        "preemption_policy": str(spec.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY),
+        "node_selector": _str_map(spec.get("nodeSelector"), "spec.nodeSelector"),
+        "node_affinity": node_affinity,
+        "affinity": affinity,
+        "tolerations": tolerations,
+        "containers": containers,
+        "init_containers": init_containers,
+        "overhead": overhead,
+        "scheduling_gates": gates,
+        "pod_affinity": _parse(lambda a: PodAffinity.from_affinity(a, namespace), affinity, "spec.affinity"),
+        "topology_spread_constraints": parse_constraints(
+            _list(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"),
+            "spec.topologySpreadConstraints"),
+        "volumes": tuple(_map(v, f"spec.volumes[{i}]")
+                         for i, v in enumerate(_list(spec.get("volumes"), "spec.volumes"))),
+        "requests": requests,
+        "non_zero_cpu": nz_cpu,
+        "non_zero_memory": nz_mem,
+        "host_ports": tuple(p for c in containers for p in c.ports if p.host_port > 0),
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,11 @@ nothing reads are left alone, as are rules that only matter to other components.
 
 from __future__ import annotations
 
+import marshal
 import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from kubesched.api import fields as f
 from kubesched.api.errors import ObjectError
@@ -187,8 +188,27 @@ def _container(raw: object, path: str) -> dict[str, Fraction]:
     return _container_resources(c.get("resources"), f"{path}.resources")
 
 
+#: Pod specs already found valid, by content (pods of one workload share their spec).
+_VALID_SPECS: set[bytes] = set()
+_VALID_SPECS_SIZE = 4096
+
+
 def pod_spec(raw: object, path: str) -> None:
-    """A pod's spec (also a workload's pod template spec)."""
+    """A pod's spec (also a workload's pod template spec); a spec seen valid before is not walked again."""
+    try:
+        key: bytes | None = marshal.dumps((path, cast(Any, raw)), 2)  # equal bytes: equal content
+    except ValueError:  # something marshal cannot write: check it every time
+        key = None
+    if key is not None and key in _VALID_SPECS:
+        return
+    _check_pod_spec(raw, path)
+    if key is not None:
+        if len(_VALID_SPECS) >= _VALID_SPECS_SIZE:
+            _VALID_SPECS.clear()
+        _VALID_SPECS.add(key)
+
+
+def _check_pod_spec(raw: object, path: str) -> None:
     spec = f.mapping(raw, path)
     containers = [_container(c, f"{path}.containers[{i}]")
                   for i, c in enumerate(f.sequence(spec.get("containers"), f"{path}.containers"))]

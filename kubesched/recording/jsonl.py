@@ -35,18 +35,23 @@ _quote = json.encoder.encode_basestring_ascii  # what json.dumps uses for str: t
 class NameTable:
     """JSON text of one snapshot's node names (``"name"`` and ``"name":``) and each name's rank in name order."""
 
-    __slots__ = ("colon", "names", "quoted", "rank")
+    __slots__ = ("keys", "names", "quoted", "rank")
 
     def __init__(self, names: np.ndarray) -> None:
         self.names = names
         quoted = [_quote(n) for n in names.tolist()]
         self.quoted = np.array(quoted, dtype=object)
-        self.colon = np.array([q + ":" for q in quoted], dtype=object)
+        #: ``,"name":`` — object keys with the separator before them, for :func:`_pairs`.
+        self.keys = np.array(["," + q + ":" for q in quoted], dtype=object)
         self.rank = NameOrder().rank(names)
 
     def by_name(self, rows: np.ndarray) -> list[str]:
         """The quoted names of ``rows``, sorted by name."""
-        return self.quoted[rows[np.argsort(self.rank[rows], kind="stable")]].tolist()
+        return self.quoted[rows[self.name_order(rows)]].tolist()
+
+    def name_order(self, rows: np.ndarray) -> np.ndarray:
+        """The positions of ``rows`` that put their nodes in name order."""
+        return np.argsort(self.rank[rows], kind="stable")
 
 
 class AttemptEncoder:
@@ -73,9 +78,11 @@ class AttemptEncoder:
         table = self.table(names) if names is not None else None
         scheduled = attempt.succeeded and table is not None
         out.append(',"feasible":[')
+        by_name: np.ndarray | None = None  # positions of the feasible rows in name order
         if scheduled:
             assert table is not None
-            out.append(",".join(table.by_name(attempt.feasible_rows)))
+            by_name = table.name_order(attempt.feasible_rows)
+            out.append(",".join(table.quoted[attempt.feasible_rows[by_name]].tolist()))
         out.append('],"filter":')
         out.append(self._filter(attempt, table))
         scores = total = ""
@@ -98,8 +105,13 @@ class AttemptEncoder:
             out += ',"extenders":', json.dumps(extenders, separators=(",", ":"))
         raw = attempt.raw_score_arrays
         if raw and table is not None and len(attempt.scored_rows):
-            # The additive keys of AttemptRecord.to_dict(raw_scores=True): node -> {plugin: raw}, weights.
-            out += ',"rawScores":{', _node_objects(table.colon[attempt.scored_rows], raw), "}"
+            # The additive keys of AttemptRecord.to_dict(raw_scores=True): {plugin: [raw per node of
+            # "feasible"]} (scored and feasible rows are the same nodes), and the weights.
+            if by_name is None or attempt.scored_rows is not attempt.feasible_rows:
+                by_name = table.name_order(attempt.scored_rows)
+            out.append(',"rawScores":{')
+            out.append(_columns(raw, by_name))
+            out.append("}")
             weights = attempt.details.get("weights")
             if weights:
                 out += ',"weights":', json.dumps(weights, separators=(",", ":"))
@@ -120,10 +132,10 @@ class AttemptEncoder:
         for part in parts:
             if not len(part.rows):
                 continue
-            keys = table.colon[part.rows]
+            keys = table.keys[part.rows].tolist()
             if part.statuses is None:
                 text = json.dumps(part.entry, separators=(",", ":"))
-                chunks.append(",".join((keys + text).tolist()))
+                chunks.append(_pairs(keys, [text] * len(keys)))
                 continue
             texts: dict[int, str] = {}
             values = []
@@ -132,32 +144,62 @@ class AttemptEncoder:
                 if t is None:
                     t = texts[id(status)] = json.dumps(filter_entry(status), separators=(",", ":"))
                 values.append(t)
-            chunks.append(",".join((keys + np.array(values, dtype=object)).tolist()))
+            chunks.append(_pairs(keys, values))
         return "{" + ",".join(chunks) + "}"
 
 
 def _scores_and_totals(attempt: Attempt, table: NameTable) -> tuple[str, str]:
     """The insides of ``scores`` (``"node":{"Plugin":score,…},…``, plugins by name) and ``total``
-    (``"node":sum,…``), nodes in scoring order. Nodes with equal scores are formatted once."""
-    keys = table.colon[attempt.scored_rows]
-    totals = attempt.total_scores
-    first, inverse = _distinct_rows([totals])
-    total_texts = np.array([str(v) for v in totals[first].tolist()], dtype=object)
-    return _node_objects(keys, attempt.plugin_scores), ",".join((keys + total_texts[inverse]).tolist())
+    (``"node":sum,…``), nodes in scoring order."""
+    keys = table.keys[attempt.scored_rows].tolist()
+    return _node_objects(keys, attempt.plugin_scores), _pairs(keys, _int_texts(attempt.total_scores))
 
 
-def _node_objects(keys: np.ndarray, columns: Mapping[str, np.ndarray]) -> str:
-    """``"node":{"Plugin":value,…},…`` for quoted ``keys`` (``"name":``) and one integer column per
-    plugin, plugins by name. Nodes with the same values share one formatted object."""
+def _columns(columns: Mapping[str, np.ndarray], order: np.ndarray) -> str:
+    """``"Plugin":[value,…],…`` with plugins by name and each column's values taken in ``order``."""
+    return ",".join(_quote(plugin) + ":[" + ",".join(_int_texts(np.asarray(columns[plugin])[order])) + "]"
+                    for plugin in sorted(columns))
+
+
+def _node_objects(keys: list[str], columns: Mapping[str, np.ndarray]) -> str:
+    """``"node":{"Plugin":value,…},…`` for :attr:`NameTable.keys` and one integer column per plugin,
+    plugins by name. Nodes with the same values share one formatted object."""
     plugins = sorted(columns)
     if not plugins:
-        return ",".join((keys + "{}").tolist())
+        return _pairs(keys, ["{}"] * len(keys))
     values = [np.asarray(columns[p]).astype(np.int64, copy=False) for p in plugins]
     first, inverse = _distinct_rows(values)
     template = "{" + ",".join(_quote(p).replace("%", "%%") + ":%d" for p in plugins) + "}"
     distinct = zip(*(c[first].tolist() for c in values), strict=True)
     texts = np.array([template % row for row in distinct], dtype=object)
-    return ",".join((keys + texts[inverse]).tolist())
+    return _pairs(keys, texts[inverse].tolist())
+
+
+def _pairs(keys: list[str], values: list[str]) -> str:
+    """``"k1":v1,"k2":v2…`` from keys that carry their leading comma: one join, no string per pair."""
+    if not keys:
+        return ""
+    parts: list[str] = [""] * (2 * len(keys))
+    parts[0::2] = keys
+    parts[1::2] = values
+    return "".join(parts)[1:]
+
+
+#: Decimal texts of the integers a score, total or raw score usually is: looked up rather than formatted.
+_SMALL_INTS = 1 << 16
+_small_int_texts: np.ndarray | None = None
+
+
+def _int_texts(values: np.ndarray) -> list[str]:
+    """The decimal text of each integer of ``values`` (JSON numbers)."""
+    global _small_int_texts
+    ints = np.asarray(values).astype(np.int64, copy=False)
+    if not len(ints) or int(ints.min()) < 0 or int(ints.max()) >= _SMALL_INTS:
+        return [str(v) for v in ints.tolist()]
+    if _small_int_texts is None:
+        _small_int_texts = np.array([str(i) for i in range(_SMALL_INTS)], dtype=object)
+    texts: list[str] = _small_int_texts[ints].tolist()
+    return texts
 
 
 def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

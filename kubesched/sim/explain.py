@@ -82,9 +82,23 @@ class NodeVerdict:
     total: int | None = None
 
 
+def _raw_by_node(record: Mapping[str, Any]) -> Mapping[str, Mapping[str, int]]:
+    """``rawScores`` as {node: {plugin: raw}}: traces hold one column per plugin over ``feasible``
+    (earlier ones held the node-keyed map itself)."""
+    raw = record.get("rawScores") or {}
+    if not all(isinstance(column, list) for column in raw.values()):
+        return raw
+    by_node: dict[str, dict[str, int]] = {}
+    for plugin, column in raw.items():
+        for node, value in zip(record.get("feasible") or [], column, strict=False):
+            if value is not None:
+                by_node.setdefault(node, {})[plugin] = value
+    return by_node
+
+
 def node_verdicts(record: Mapping[str, Any]) -> list[NodeVerdict]:
     """Feasible nodes best total first (then by name), then rejected nodes by name."""
-    raw: Mapping[str, Mapping[str, int]] = record.get("rawScores") or {}
+    raw = _raw_by_node(record)
     weights: Mapping[str, int] = record.get("weights") or {}
     weighted: Mapping[str, Mapping[str, int]] = record.get("scores") or {}
     totals: Mapping[str, int] = record.get("total") or {}

@@ -79,3 +79,15 @@ def test_traces_without_raw_scores_show_weighted_only() -> None:
     record = {"pod": "default/p", "feasible": ["a"], "scores": {"a": {"X": 6}}, "total": {"a": 6}, "filter": {}}
     (verdict,) = node_verdicts(record)
     assert (verdict.scores[0].raw, verdict.scores[0].normalised, verdict.scores[0].weighted) == (None, None, 6)
+
+
+@pytest.mark.parametrize("raw_scores", [
+    {"X": [3, 1]},  # one column per plugin over "feasible", as traces are written
+    {"a": {"X": 3}, "b": {"X": 1}},  # keyed by node, as earlier traces were written
+])
+def test_raw_scores_are_read_in_either_layout(raw_scores: dict) -> None:
+    record = {"pod": "default/p", "feasible": ["a", "b"], "scores": {"a": {"X": 20}, "b": {"X": 0}},
+              "total": {"a": 20, "b": 0}, "filter": {}, "rawScores": raw_scores, "weights": {"X": 2}}
+    by_node = {v.node: v.scores[0] for v in node_verdicts(record)}
+    assert (by_node["a"].raw, by_node["a"].normalised, by_node["a"].weighted) == (3, 10, 20)
+    assert (by_node["b"].raw, by_node["b"].normalised, by_node["b"].weighted) == (1, 0, 0)
