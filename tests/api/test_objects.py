@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -228,3 +229,26 @@ def test_amounts_beyond_the_snapshot_columns_are_refused_by_the_views() -> None:
     containers = [{"name": f"c{i}", "resources": {"requests": {"memory": "8Pi"}}} for i in range(3)]
     with pytest.raises(ObjectError, match=r"total request of the pod\)\.memory: Invalid value"):
         Pod.from_dict(pod_dict("p", spec={"containers": containers}))
+
+
+def test_pods_sharing_a_spec_share_its_parse_but_not_their_own_fields() -> None:
+    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}}}],
+            "tolerations": [{"key": "k", "operator": "Exists"}],
+            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}]}}}
+    a = Pod.from_dict(pod_dict("a", spec=copy.deepcopy(spec), namespace="one"))
+    b = Pod.from_dict({**pod_dict("b", spec=copy.deepcopy(spec), namespace="one"),
+                       "status": {"phase": "Running", "nominatedNodeName": "n1"}})
+    assert (a.name, b.name, a.phase, b.phase, b.nominated_node_name) == ("a", "b", "Pending", "Running", "n1")
+    assert a.requests == b.requests == {"cpu": 250, "memory": 1 << 30}
+    assert a.containers is b.containers  # one parse for both
+    # The namespace is part of what a spec means: affinity terms default to the pod's own namespace.
+    c = Pod.from_dict(pod_dict("c", spec=copy.deepcopy(spec), namespace="two"))
+    assert c.pod_affinity != a.pod_affinity
+    # A different spec is parsed for itself, and a bad one is refused every time it is seen.
+    d = Pod.from_dict(pod_dict("d", spec={**copy.deepcopy(spec), "priority": 7}, namespace="one"))
+    assert (d.priority, a.priority) == (7, 0)
+    for _ in range(2):
+        with pytest.raises(ObjectError) as info:
+            Pod.from_dict(pod_dict("e", spec={**copy.deepcopy(spec), "priority": "high"}))
+        assert info.value.path == "spec.priority"

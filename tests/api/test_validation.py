@@ -185,3 +185,15 @@ def test_requests_default_to_limits_before_the_checks() -> None:
     validate_object(_container(limits={"nvidia.com/gpu": "2", "cpu": "1"}))
     validate_object(_container(requests={"cpu": "500m"}, limits={"cpu": "1"}))
     validate_object(_container(limits={"hugepages-2Mi": "4Mi", "memory": "1Gi"}))
+
+
+def test_a_spec_found_valid_once_is_still_checked_when_it_changes() -> None:
+    good = _container(requests={"cpu": "500m"}, limits={"cpu": "1"})
+    validate_object(good)
+    validate_object(copy.deepcopy(good))  # the same content again
+    bad = copy.deepcopy(good)
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+    for _ in range(2):
+        with pytest.raises(ObjectError) as info:
+            validate_object(bad)
+        assert info.value.path == "spec.containers[0].resources.requests.cpu"
