@@ -9,7 +9,7 @@ starts it with the PV controller (:mod:`kubesched.cluster.pv_controller`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from kubesched.cluster.embedded import EmbeddedCluster
@@ -106,11 +106,18 @@ def _selector_matcher(selector: object) -> Callable[[dict], bool]:
 
 
 class DisruptionController:
-    """Keeps PodDisruptionBudget status current from pod and budget watch events."""
+    """Keeps PodDisruptionBudget status current from pod and budget watch events.
+
+    A pod event recomputes only the budgets whose selector matches the pod (before or after the
+    change), and only when something a budget counts changed: binding, phase, labels, or the pod
+    coming or going. Status patches and the like cost one comparison.
+    """
 
     def __init__(self, cluster: EmbeddedCluster) -> None:
         self.cluster = cluster
         self._watch: object = None
+        #: Parsed selectors by budget uid and resourceVersion.
+        self._matchers: dict[str, tuple[str, Callable[[dict], bool]]] = {}
 
     def start(self) -> None:
         self._watch = self.cluster.watch(("Pod", "PodDisruptionBudget"), self.handle_event, private_copies=False)
@@ -118,13 +125,41 @@ class DisruptionController:
 
     def handle_event(self, event: WatchEvent) -> None:
         namespace = (event.obj.get("metadata") or {}).get("namespace") or "default"
-        if event.kind == "Pod" and not any(True for _ in self._budgets(namespace)):
-            return  # the common case: no budget in the pod's namespace, nothing to recompute
-        update_pdb_status(self.cluster, namespace)
+        if event.kind != "Pod":
+            if event.type == "DELETED":
+                self._matchers.pop(str(event.obj["metadata"].get("uid")), None)
+            update_pdb_status(self.cluster, namespace)
+            return
+        if event.type == "MODIFIED" and event.old is not None and not _counted_change(event.old, event.obj):
+            return
+        pods = [event.obj] if event.old is None else [event.obj, event.old]
+        names = [b["metadata"]["name"] for b in self._budgets(namespace)
+                 if any(self._matcher(b)(pod) for pod in pods)]
+        if names:
+            update_pdb_status(self.cluster, namespace, names)
 
     def _budgets(self, namespace: str) -> Iterable[dict]:
         return (p for p in self.cluster.objects("PodDisruptionBudget")
                 if p["metadata"].get("namespace") == namespace)
+
+    def _matcher(self, budget: dict) -> Callable[[dict], bool]:
+        meta = budget["metadata"]
+        uid, version = str(meta.get("uid")), str(meta.get("resourceVersion"))
+        known = self._matchers.get(uid)
+        if known is None or known[0] != version:
+            try:
+                matches = _selector_matcher((budget.get("spec") or {}).get("selector"))
+            except ValueError:
+                matches = _no_pod
+            known = self._matchers[uid] = (version, matches)
+        return known[1]
+
+
+def _counted_change(old: dict, new: dict) -> bool:
+    """Whether a pod update changes what a budget counts: its node, its phase or its labels."""
+    return (((old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get("nodeName"))
+            or ((old.get("status") or {}).get("phase") != (new.get("status") or {}).get("phase"))
+            or ((old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels")))
 
 
 @dataclass
@@ -147,8 +182,10 @@ def start_controllers(cluster: EmbeddedCluster) -> Controllers:
     return controllers
 
 
-def update_pdb_status(cluster: EmbeddedCluster, namespace: str | None = None) -> int:
-    """Recompute the status of every PodDisruptionBudget created without one; returns how many changed.
+def update_pdb_status(cluster: EmbeddedCluster, namespace: str | None = None,
+                      names: Collection[str] | None = None) -> int:
+    """Recompute the status of every PodDisruptionBudget created without one (in ``namespace``, of
+    ``names``, when given); returns how many changed.
 
     Budgets whose status came with their manifest are left alone, so scenarios can pin a status.
     """
@@ -158,10 +195,11 @@ def update_pdb_status(cluster: EmbeddedCluster, namespace: str | None = None) ->
     for pdb in pdbs:
         meta = pdb["metadata"]
         ns, name = meta["namespace"], meta["name"]
-        if cluster.pdb_status_is_user_provided(ns, name):
+        if (names is not None and name not in names) or cluster.pdb_status_is_user_provided(ns, name):
             continue
         if ns not in pods_by_namespace:
-            pods_by_namespace[ns] = cluster.list("Pod", ns)[0]
+            # Read only: the stored pods themselves, not copies.
+            pods_by_namespace[ns] = [p for p in cluster.objects("Pod") if p["metadata"].get("namespace") == ns]
         try:
             matches = _selector_matcher((pdb.get("spec") or {}).get("selector"))
         except ValueError:

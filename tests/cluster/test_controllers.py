@@ -143,3 +143,40 @@ def test_disruption_controller_follows_watch_events() -> None:
     cluster.deliver_pending()
     status = cluster.get("PodDisruptionBudget", "default", "budget")["status"]
     assert (status["expectedPods"], status["disruptionsAllowed"]) == (1, 0)
+
+
+def test_disruption_controller_follows_pods_across_budgets() -> None:
+    """A relabelled pod leaves the budget that selected it and joins the one that now does; binding
+    and finishing count too, while updates that change none of these leave every budget alone."""
+    from kubesched.cluster.controllers import start_controllers
+
+    cluster = EmbeddedCluster()
+    start_controllers(cluster)
+    cluster.create(pdb("web", selector=WEB, minAvailable=0))
+    cluster.create(pdb("db", selector={"matchLabels": {"app": "db"}}, minAvailable=0))
+    cluster.create(labelled("p", "web", node=None))
+    cluster.deliver_pending()
+
+    def healthy() -> tuple[int, int]:
+        return tuple(cluster.get("PodDisruptionBudget", "default", b)["status"]["currentHealthy"]
+                     for b in ("web", "db"))  # type: ignore[return-value]
+
+    assert healthy() == (0, 0)
+    cluster.bind("default", "p", "n1")
+    cluster.deliver_pending()
+    assert healthy() == (1, 0)
+    versions = [cluster.get("PodDisruptionBudget", "default", b)["metadata"]["resourceVersion"] for b in ("web", "db")]
+    cluster.patch_pod_status("default", "p", conditions=[{"type": "Ready", "status": "True"}])
+    cluster.deliver_pending()
+    assert [cluster.get("PodDisruptionBudget", "default", b)["metadata"]["resourceVersion"]
+            for b in ("web", "db")] == versions
+    moved = cluster.get("Pod", "default", "p")
+    moved["metadata"]["labels"] = {"app": "db"}
+    cluster.update(moved)
+    cluster.deliver_pending()
+    assert healthy() == (0, 1)
+    done = cluster.get("Pod", "default", "p")
+    done["status"]["phase"] = "Succeeded"
+    cluster.update(done)
+    cluster.deliver_pending()
+    assert healthy() == (0, 0)
