@@ -52,8 +52,8 @@ def is_scalar_resource_name(name: str) -> bool:
 
 def to_scheduler_units(name: str, quantity: Fraction) -> int:
     """The integer the scheduler keeps for a quantity: milli-units for cpu, units otherwise (rounded up)."""
-    scaled = quantity * 1000 if name == CPU else quantity
-    return -((-scaled.numerator) // scaled.denominator)
+    numerator = quantity.numerator * 1000 if name == CPU else quantity.numerator
+    return -((-numerator) // quantity.denominator)  # integer ceiling, without a Fraction in between
 
 
 def parse_resource_list(raw: Any, path: str) -> ResourceList:

@@ -17,7 +17,7 @@ import time
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
@@ -157,8 +157,10 @@ def _scores_and_totals(attempt: Attempt, table: NameTable) -> tuple[str, str]:
 
 def _columns(columns: Mapping[str, np.ndarray], order: np.ndarray) -> str:
     """``"Plugin":[value,…],…`` with plugins by name and each column's values taken in ``order``."""
-    return ",".join(_quote(plugin) + ":[" + ",".join(_int_texts(np.asarray(columns[plugin])[order])) + "]"
-                    for plugin in sorted(columns))
+    plugins = sorted(columns)
+    matrix = np.stack([np.asarray(columns[p])[order] for p in plugins])
+    texts = _int_texts(matrix)
+    return ",".join(_quote(p) + ":[" + ",".join(row) + "]" for p, row in zip(plugins, texts, strict=True))
 
 
 def _node_objects(keys: list[str], columns: Mapping[str, np.ndarray]) -> str:
@@ -190,16 +192,15 @@ _SMALL_INTS = 1 << 16
 _small_int_texts: np.ndarray | None = None
 
 
-def _int_texts(values: np.ndarray) -> list[str]:
-    """The decimal text of each integer of ``values`` (JSON numbers)."""
+def _int_texts(values: np.ndarray) -> Any:
+    """The decimal text of each integer of ``values`` (JSON numbers), as (nested) lists of its shape."""
     global _small_int_texts
     ints = np.asarray(values).astype(np.int64, copy=False)
-    if not len(ints) or int(ints.min()) < 0 or int(ints.max()) >= _SMALL_INTS:
-        return [str(v) for v in ints.tolist()]
+    if not ints.size or int(ints.min()) < 0 or int(ints.max()) >= _SMALL_INTS:
+        return np.vectorize(str, otypes=[object])(ints).tolist() if ints.size else ints.tolist()
     if _small_int_texts is None:
         _small_int_texts = np.array([str(i) for i in range(_SMALL_INTS)], dtype=object)
-    texts: list[str] = _small_int_texts[ints].tolist()
-    return texts
+    return _small_int_texts[ints].tolist()
 
 
 def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
