@@ -6,9 +6,9 @@ by plugin; the preemptions; and a pod picker that shows any pod's decision (filt
 normalised and weighted scores per plugin, the winner and the ties).
 
 Plots are plotly figures with plotly.js inlined once (``include_plotlyjs`` is not used per figure),
-so the file is large (about 5 MB) but complete. The series over the run step per scheduling attempt:
-that is the simulation's own clock of decisions, and the virtual time of each attempt is not part
-of the record.
+so the file is large (about 5 MB) but complete. The series over the run follow virtual time when the
+run was timed (pods arriving at ``kubesched.io/arrival``: the samples of ``result.series``), and step per
+scheduling attempt otherwise, the simulation's own clock of decisions.
 """
 
 from __future__ import annotations
@@ -105,19 +105,42 @@ def run_series(result: SimulationResult) -> dict[str, list[Any]]:
     return series
 
 
+def time_series(result: SimulationResult) -> dict[str, list[Any]] | None:
+    """A timed run's samples over virtual time: pods pending, and cpu and memory requested as % of the
+    cluster's allocatable at that moment; None for an untimed run (its series is the attempts')."""
+    samples = result.series
+    if samples is None or not result.timed or len(samples.times) < 2:
+        return None
+
+    def percent(resource: str) -> list[float]:
+        requested = samples.requested.get(resource) or [0] * len(samples.times)
+        allocatable = samples.allocatable.get(resource) or [0] * len(samples.times)
+        return [round(100 * r / a, 2) if a else 0.0 for r, a in zip(requested, allocatable, strict=True)]
+
+    return {"seconds": list(samples.times), "pending": list(samples.pending), "cpu": percent(CPU),
+            "memory": percent(MEMORY)}
+
+
 def timeline_figure(series: Mapping[str, list[Any]]) -> go.Figure:
+    """Pending pods and utilisation against virtual seconds (:func:`time_series`) or against the
+    attempts (:func:`run_series`)."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    x = series["attempt"]
-    fig.add_trace(go.Scatter(x=x, y=series["pending"], name="pending pods", mode="lines", line_shape="hv",
-                             customdata=series["pod"], hovertemplate="attempt %{x} (%{customdata}): %{y} pending"),
-                  secondary_y=False)
+    if "seconds" in series:
+        x, title = series["seconds"], "virtual seconds"
+        pending = go.Scatter(x=x, y=series["pending"], name="pending pods", mode="lines", line_shape="hv",
+                             hovertemplate="%{x:.0f}s: %{y} pending")
+    else:
+        x, title = series["attempt"], "scheduling attempt"
+        pending = go.Scatter(x=x, y=series["pending"], name="pending pods", mode="lines", line_shape="hv",
+                             customdata=series["pod"], hovertemplate="attempt %{x} (%{customdata}): %{y} pending")
+    fig.add_trace(pending, secondary_y=False)
     for key, color in (("cpu", "#2f6fb0"), ("memory", "#b05a2f")):
         fig.add_trace(go.Scatter(x=x, y=series[key], name=f"{key} requested %", mode="lines", line_shape="hv",
                                  line={"color": color, "dash": "dot"}), secondary_y=True)
-    fig.update_xaxes(title_text="scheduling attempt", dtick=1 if len(x) <= 20 else None)
+    fig.update_xaxes(title_text=title, dtick=1 if title == "scheduling attempt" and len(x) <= 20 else None)
     fig.update_yaxes(title_text="pending pods", secondary_y=False, rangemode="tozero")
     fig.update_yaxes(title_text="% of allocatable", secondary_y=True, range=[0, 100], tickmode="linear", dtick=25,
                      showgrid=False)
@@ -216,8 +239,8 @@ def render(result: SimulationResult) -> str:
         f"{len(result.records)} attempts ({result.virtual_seconds:.1f}s of virtual time); "
         f"{len(pending)} left pending, {len(result.deleted)} preempted.</p>",
         "<h2>Requested and allocatable per node</h2>", _figure_html(usage_figure(result), "plot-usage"),
-        "<h2>Pending pods and utilisation over the run</h2>", _figure_html(timeline_figure(run_series(result)),
-                                                                            "plot-timeline"),
+        "<h2>Pending pods and utilisation over the run</h2>",
+        _figure_html(timeline_figure(time_series(result) or run_series(result)), "plot-timeline"),
     ]
     workloads = workload_pods(result)
     if workloads:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kubesched import simulate
-from kubesched.sim.html_report import decisions, rejection_counts, render, run_series, write_report
+from kubesched.sim.html_report import decisions, rejection_counts, render, run_series, time_series, write_report
 from tests.sim.scenarios import deployment, node, pod
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,6 +32,25 @@ def test_series_step_per_attempt_with_pending_and_utilisation(result) -> None:
     assert series["pending"][-1] == 1  # big
     # 500m existing + 3 x 500m on n1, out of 4 cpus in the cluster.
     assert series["cpu"][0] == pytest.approx(25.0) and series["cpu"][-1] == pytest.approx(50.0)
+
+
+def test_timed_runs_follow_virtual_time(result) -> None:
+    assert time_series(result) is None  # untimed: the attempts are the clock
+    arriving = []
+    for i, (arrival, duration) in enumerate([("0s", "100s"), ("10s", "100s"), ("20s", None)]):
+        p = pod(f"p{i}", cpu="1")
+        p["metadata"]["annotations"] = {"kubesched.io/arrival": arrival,
+                                        **({"kubesched.io/duration": duration} if duration else {})}
+        arriving.append(p)
+    timed = simulate([node("n1", cpu="2"), node("n2", cpu="2"), *arriving], seed=1, record="full")
+    series = time_series(timed)
+    assert series is not None
+    seconds = series["seconds"]
+    assert seconds == sorted(seconds) and seconds[-1] >= 110  # the last pod finished at 110 s
+    at = dict(zip(seconds, series["cpu"], strict=True))
+    assert max(series["cpu"]) == pytest.approx(75.0)  # 3 of 4 cpus while all three run
+    assert at[seconds[-1]] == pytest.approx(25.0)  # the one without a duration keeps running
+    assert 'virtual seconds' in render(timed)
 
 
 def test_reasons_by_plugin_and_decisions(result) -> None:
