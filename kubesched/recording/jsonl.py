@@ -33,7 +33,7 @@ _quote = json.encoder.encode_basestring_ascii  # what json.dumps uses for str: t
 
 
 class NameTable:
-    """JSON text of one snapshot's node names (``"name"`` and ``"name":``) and each name's rank in name order."""
+    """JSON text of one snapshot's node names (``"name"`` and ``,"name":``) and each name's rank in name order."""
 
     __slots__ = ("keys", "names", "quoted", "rank")
 
@@ -184,7 +184,8 @@ def _pairs(keys: list[str], values: list[str]) -> str:
     parts: list[str] = [""] * (2 * len(keys))
     parts[0::2] = keys
     parts[1::2] = values
-    return "".join(parts)[1:]
+    parts[0] = parts[0][1:]  # the first pair has no separator before it
+    return "".join(parts)
 
 
 #: Decimal texts of the integers a score, total or raw score usually is: looked up rather than formatted.
