@@ -26,6 +26,7 @@ from kubesched.api.resources import (
     parse_resource_list,
     pod_requests,
     scheduler_resources,
+    to_scheduler_units,
 )
 from kubesched.api.taints import Taint, Toleration
 from kubesched.api.topology_spread import TopologySpreadConstraint, parse_constraints
@@ -230,6 +231,9 @@ class Pod:
     #: cpu (milli) and memory the pod counts for in scoring when it sits on a node.
     non_zero_cpu: int
     non_zero_memory: int
+    #: Requests with the cpu / memory defaults for containers that name none, in scheduler units:
+    #: what the resource-allocation scores weigh (:meth:`requests_with_defaults`, converted).
+    scoring_requests: Mapping[str, int]
     host_ports: tuple[ContainerPort, ...]
 
     @property
@@ -335,6 +339,7 @@ def _parse_spec(raw_spec: Any, namespace: str) -> dict[str, Any]:
     total = pod_requests(app, init, overhead)
     requests = _check_fits(scheduler_resources(total), total, "spec.containers (total request of the pod)")
     nz_cpu, nz_mem = non_zero_requests(app, init, overhead)
+    scoring = pod_requests(app, init, overhead, non_missing_defaults=True)
     return {
         "node_name": fields.string(spec.get("nodeName"), "spec.nodeName"),
         "scheduler_name": fields.string(spec.get("schedulerName"), "spec.schedulerName") or DEFAULT_SCHEDULER_NAME,
@@ -357,6 +362,7 @@ def _parse_spec(raw_spec: Any, namespace: str) -> dict[str, Any]:
         "requests": requests,
         "non_zero_cpu": nz_cpu,
         "non_zero_memory": nz_mem,
+        "scoring_requests": {name: to_scheduler_units(name, q) for name, q in scoring.items()},
         "host_ports": tuple(p for c in containers for p in c.ports if p.host_port > 0),
     }
 

@@ -164,8 +164,12 @@ def test_non_zero_requests(containers: list[dict[str, Any]], init: list[dict[str
 def test_requests_with_defaults(containers: list[dict[str, Any]], init: list[dict[str, Any]],
                                 want_cpu: Fraction, want_mem: Fraction) -> None:
     """Scoring's PodRequests with NonMissingContainerRequests: defaults fill missing requests per container."""
-    reqs = build(containers, init).requests_with_defaults()
+    pod = build(containers, init)
+    reqs = pod.requests_with_defaults()
     assert (reqs["cpu"], reqs["memory"]) == (want_cpu, want_mem)
+    # What the scores weigh: the same in scheduler units (milli-cpu rounded up, bytes).
+    assert (pod.scoring_requests["cpu"], pod.scoring_requests["memory"]) == (
+        -(-want_cpu * 1000 // 1), -(-want_mem // 1))
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,6 @@ from kubesched.api.resources import (
     EPHEMERAL_STORAGE,
     MEMORY,
     is_scalar_resource_name,
-    to_scheduler_units,
 )
 from kubesched.cache.node_info import NodeInfo
 from kubesched.config.pluginargs import ResourceSpec
@@ -68,11 +67,8 @@ class ResourceAllocationScorer:
         if self.use_requested:
             requests = pod.requests
             return tuple(requests.get(spec.name, 0) for spec in self.resources)
-        exact = pod.requests_with_defaults()
-        return tuple(
-            to_scheduler_units(spec.name, exact[spec.name]) if spec.name in exact else 0
-            for spec in self.resources
-        )
+        scoring = pod.scoring_requests
+        return tuple(scoring.get(spec.name, 0) for spec in self.resources)
 
     # -- per node -------------------------------------------------------------------------------------
     def allocatable_and_requested(self, node_info: NodeInfo, resource: str,
