@@ -24,7 +24,7 @@ Sinks, combined with :class:`Recorders`:
 from kubesched.framework.cycle_state import CycleState
 from kubesched.recording.attempt import NULL_ATTEMPT, Attempt, NullAttempt
 from kubesched.recording.full import FullRecorder, LazyDicts, LazyRecords
-from kubesched.recording.jsonl import AttemptEncoder, TraceWriter
+from kubesched.recording.jsonl import AttemptEncoder, TraceFile
 from kubesched.recording.recorder import NullRecorder, Recorder, Recorders
 from kubesched.recording.summary import (
     AttemptOutcome,
@@ -34,6 +34,7 @@ from kubesched.recording.summary import (
     SummaryDicts,
     SummaryRecorder,
 )
+from kubesched.recording.trace_writer import TraceWriter
 
 #: The ``record=`` choices of :func:`kubesched.simulate`.
 RECORD_MODES = ("summary", "full", "none")
@@ -76,6 +77,7 @@ __all__ = [
     "Recorders",
     "SummaryDicts",
     "SummaryRecorder",
+    "TraceFile",
     "TraceWriter",
     "attempt_of",
     "recorders_for",

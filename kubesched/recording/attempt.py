@@ -253,16 +253,17 @@ class Attempt:
         names = self.names
         if names is None or not len(self.total_scores) or k <= 0:
             return []
-        totals = self.total_scores
-        positions = np.arange(len(totals))
-        if len(totals) > k:
-            # Every node that ties with the k-th best may be among the top k: rank just those.
-            cut = np.partition(totals, len(totals) - k)[len(totals) - k]
-            positions = np.flatnonzero(totals >= cut)
-        rows = self.scored_rows[positions]
-        rank = (order or NameOrder()).rank(names)[rows]
-        best = positions[np.lexsort((rank, -totals[positions]))[:k]]
+        totals = np.asarray(self.total_scores, dtype=np.int64)
+        rank = (order or NameOrder()).rank(names)[self.scored_rows]
+        # Best total first, then name order, as one integer per node (ranks are distinct, below len(names)).
+        key = (int(totals.max()) - totals) * len(names) + rank
+        if len(key) > k:
+            best = np.argpartition(key, k - 1)[:k]
+            best = best[np.argsort(key[best])]
+        else:
+            best = np.argsort(key)
         return list(zip(names[self.scored_rows[best]].tolist(), best.tolist(), strict=True))
+
 
     def filter_counts(self) -> dict[tuple[str, str], int]:
         """(plugin, reasons joined by ", " or the code) -> how many nodes it rejected for that, the last

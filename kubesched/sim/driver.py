@@ -31,6 +31,7 @@ from kubesched.recording.summary import AttemptOutcome, OutcomeListener
 from kubesched.scheduler import Scheduler
 from kubesched.sim.timeseries import TimeSeries
 from kubesched.trace import ERROR, SCHEDULED
+from kubesched.util.gc_tuning import long_lived_heap
 
 #: Virtual time one scheduling cycle takes: keeps queue timestamps strictly ordered.
 CYCLE_TIME = timedelta(milliseconds=1)
@@ -134,7 +135,8 @@ class Driver:
         """Run until the scheduler is idle, every backoff finished before each cycle (untimed rule)."""
         self._settling = True
         try:
-            self._settle()
+            with long_lived_heap():
+                self._settle()
         finally:
             self._settling = False
 
@@ -160,6 +162,10 @@ class Driver:
 
     def run(self) -> None:
         """Discrete-event time until no scenario action is left and the scheduler is done."""
+        with long_lived_heap():
+            self._run()
+
+    def _run(self) -> None:
         sched, clock = self.scheduler, self.clock
         while True:
             self.drain()
@@ -177,10 +183,11 @@ class Driver:
 
         What the benchmarks time: the burst is already queued and no pod needs a retry."""
         cycles = 0
-        while self.scheduler.schedule_next():
-            cycles += 1
+        with long_lived_heap():
+            while self.scheduler.schedule_next():
+                cycles += 1
+                self.drain()
             self.drain()
-        self.drain()
         return cycles
 
     def _next_timer_or(self, fallback: datetime) -> datetime:

@@ -57,6 +57,7 @@ from kubesched.sim.scenario import (
 from kubesched.sim.timeline import Step, TimelineError, arrival_seconds, load_timeline
 from kubesched.sim.timeseries import TimeSeries
 from kubesched.trace import SCHEDULED, AttemptRecord
+from kubesched.util.gc_tuning import long_lived_heap
 
 START_TIME = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -411,6 +412,25 @@ def simulate(
     only when the previous one is due, so a million arrivals never sit in memory together; giving it
     makes the run timed.
     """
+    with long_lived_heap():  # the scenario's objects live for the whole call (see kubesched.util.gc_tuning)
+        return _simulate(objects_or_paths, config, seed, burst, tie_break, progress=progress, timeline=timeline,
+                         record=record, trace=trace, recorders=recorders, arrivals=arrivals)
+
+
+def _simulate(
+    objects_or_paths: Iterable[Any] | str | Path,
+    config: str | Path | Mapping[str, Any] | KubeSchedulerConfiguration | None,
+    seed: int,
+    burst: bool,
+    tie_break: str,
+    *,
+    progress: Callable[[int, int], None] | None,
+    timeline: str | Path | Sequence[Mapping[str, Any]] | None,
+    record: str,
+    trace: str | Path | None,
+    recorders: Sequence[Recorder],
+    arrivals: Iterable[Mapping[str, Any]] | None,
+) -> SimulationResult:
     check_options(config, seed, burst, tie_break, progress)
     try:
         recorders_for(record)

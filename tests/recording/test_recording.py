@@ -177,9 +177,24 @@ def test_gz_trace_is_readable_while_the_run_goes_on(tmp_path: Path) -> None:
     assert len(_lines(path)) == len(seen)  # the finished file is a complete gzip stream
 
 
-def test_trace_writer_reports_a_failed_write(tmp_path: Path) -> None:
-    writer = TraceWriter(tmp_path / "t.jsonl")
-    writer._file.close()  # the next write fails, as on a full disk
-    simulate([*SCENARIO[:4], _pod("a", cpu="1")], record="none", recorders=[writer])
-    with pytest.raises(ValueError):
-        writer.close()
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full to fail writes as a full disk does")
+@pytest.mark.parametrize("in_process", [False, True], ids=["writer-process", "in-process"])
+def test_trace_writer_reports_a_failed_write(in_process: bool) -> None:
+    writer = TraceWriter("/dev/full", in_process=in_process)  # every write fails: no space left on device
+    with pytest.raises(OSError, match="No space left on device"):
+        try:
+            simulate([*SCENARIO[:4], _pod("a", cpu="1")], record="none", recorders=[writer])
+        finally:
+            writer.close()
+
+
+@pytest.mark.parametrize("in_process", [False, True], ids=["writer-process", "in-process"])
+def test_trace_writer_writes_the_same_lines_either_way(tmp_path: Path, in_process: bool) -> None:
+    """Attempts cross to the writer process with their statuses (not the exceptions those carry),
+    node names sent once per node set; the lines are those the encoder makes in this process."""
+    path = tmp_path / "t.jsonl"
+    with TraceWriter(path, in_process=in_process) as writer:
+        result = simulate([*SCENARIO, _pod("enormous", cpu="64")], record="full", recorders=[writer])
+        writer.sync()
+        assert len(_lines(path)) == writer.count == result.attempt_count
+    assert _lines(path) == [r.to_dict(raw_scores=True) for r in result.records]
