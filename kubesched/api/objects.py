@@ -394,27 +394,54 @@ class Node:
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Node:
         meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=False)
-        spec = _map(raw.get("spec"), "spec")
-        status = _map(raw.get("status"), "status")
-        capacity = parse_resource_list(status.get("capacity"), "status.capacity")
-        alloc_raw = status.get("allocatable")
-        allocatable = capacity if alloc_raw is None else parse_resource_list(alloc_raw, "status.allocatable")
-        images = []
-        for i, img in enumerate(_list(status.get("images"), "status.images")):
-            im = _map(img, f"status.images[{i}]")
-            names = tuple(str(n) for n in _list(im.get("names"), f"status.images[{i}].names"))
-            images.append(ImageState(names=names, size_bytes=_int(im.get("sizeBytes"),
-                                                                  f"status.images[{i}].sizeBytes")))
-        return cls(
-            raw=raw,
-            meta=meta,
-            unschedulable=fields.boolean(spec.get("unschedulable"), "spec.unschedulable"),
-            taints=tuple(_parse(Taint.from_dict, t, f"spec.taints[{i}]")
-                         for i, t in enumerate(_list(spec.get("taints"), "spec.taints"))),
-            allocatable=_check_fits(scheduler_resources(allocatable), allocatable, "status.allocatable"),
-            capacity=_check_fits(scheduler_resources(capacity), capacity, "status.capacity"),
-            images=tuple(images),
-        )
+        return cls(raw=raw, meta=meta, **_node_fields(raw.get("spec"), raw.get("status")))
+
+
+#: Parsed node shapes by content: nodes of one machine type share taints, capacity and images.
+_NODE_MEMO: dict[bytes, dict[str, Any]] = {}
+
+
+def _node_fields(raw_spec: Any, raw_status: Any) -> dict[str, Any]:
+    """The Node fields that come from ``spec`` and ``status``."""
+    key: bytes | None = None
+    if isinstance(raw_spec, dict | None) and isinstance(raw_status, dict | None):
+        spec, status = raw_spec or {}, raw_status or {}
+        read = (spec.get("unschedulable"), spec.get("taints"), status.get("capacity"), status.get("allocatable"),
+                status.get("images"))
+        try:
+            key = marshal.dumps(read, 2)  # what is parsed below, and nothing else (not conditions)
+        except ValueError:
+            key = None
+        known = _NODE_MEMO.get(key) if key is not None else None
+        if known is not None:
+            return known
+    parsed = _parse_node(raw_spec, raw_status)
+    if key is not None:
+        if len(_NODE_MEMO) >= _SPEC_MEMO_SIZE:
+            _NODE_MEMO.clear()
+        _NODE_MEMO[key] = parsed
+    return parsed
+
+
+def _parse_node(raw_spec: Any, raw_status: Any) -> dict[str, Any]:
+    spec = _map(raw_spec, "spec")
+    status = _map(raw_status, "status")
+    capacity = parse_resource_list(status.get("capacity"), "status.capacity")
+    alloc_raw = status.get("allocatable")
+    allocatable = capacity if alloc_raw is None else parse_resource_list(alloc_raw, "status.allocatable")
+    images = []
+    for i, img in enumerate(_list(status.get("images"), "status.images")):
+        im = _map(img, f"status.images[{i}]")
+        names = tuple(str(n) for n in _list(im.get("names"), f"status.images[{i}].names"))
+        images.append(ImageState(names=names, size_bytes=_int(im.get("sizeBytes"), f"status.images[{i}].sizeBytes")))
+    return {
+        "unschedulable": fields.boolean(spec.get("unschedulable"), "spec.unschedulable"),
+        "taints": tuple(_parse(Taint.from_dict, t, f"spec.taints[{i}]")
+                        for i, t in enumerate(_list(spec.get("taints"), "spec.taints"))),
+        "allocatable": _check_fits(scheduler_resources(allocatable), allocatable, "status.allocatable"),
+        "capacity": _check_fits(scheduler_resources(capacity), capacity, "status.capacity"),
+        "images": tuple(images),
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -271,7 +271,25 @@ def _pod_template(raw: object, path: str) -> None:
 # Nodes and cluster-wide policy
 
 
+#: Node spec and status pairs already found valid, by content (nodes of one machine type share them).
+_VALID_NODES: set[bytes] = set()
+
+
 def _node(obj: Mapping[str, Any]) -> None:
+    try:
+        key: bytes | None = marshal.dumps((obj.get("spec"), obj.get("status")), 2)
+    except ValueError:
+        key = None
+    if key is not None and key in _VALID_NODES:
+        return
+    _check_node(obj)
+    if key is not None:
+        if len(_VALID_NODES) >= _VALID_SPECS_SIZE:
+            _VALID_NODES.clear()
+        _VALID_NODES.add(key)
+
+
+def _check_node(obj: Mapping[str, Any]) -> None:
     spec = f.mapping(obj.get("spec"), "spec")
     f.boolean(spec.get("unschedulable"), "spec.unschedulable")
     for name in ("podCIDR", "providerID"):

@@ -252,3 +252,19 @@ def test_pods_sharing_a_spec_share_its_parse_but_not_their_own_fields() -> None:
         with pytest.raises(ObjectError) as info:
             Pod.from_dict(pod_dict("e", spec={**copy.deepcopy(spec), "priority": "high"}))
         assert info.value.path == "spec.priority"
+
+
+def test_nodes_of_one_shape_share_its_parse_but_keep_their_own_names() -> None:
+    taint = [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]
+    a = Node.from_dict(node_dict("a", cpu="8", labels={"zone": "x"}, taints=taint))
+    b = Node.from_dict(node_dict("b", cpu="8", labels={"zone": "y"}, taints=taint))
+    assert (a.name, b.name, a.labels["zone"], b.labels["zone"]) == ("a", "b", "x", "y")
+    assert a.allocatable is b.allocatable and a.taints == b.taints
+    c = Node.from_dict(node_dict("c", cpu="16", taints=taint))
+    assert (c.allocatable["cpu"], a.allocatable["cpu"]) == (16000, 8000)
+    bad = node_dict("d", cpu="8", taints=taint)
+    bad["spec"]["unschedulable"] = "yes"
+    for _ in range(2):
+        with pytest.raises(ObjectError) as info:
+            Node.from_dict(bad)
+        assert info.value.path == "spec.unschedulable"

@@ -197,3 +197,12 @@ def test_a_spec_found_valid_once_is_still_checked_when_it_changes() -> None:
         with pytest.raises(ObjectError) as info:
             validate_object(bad)
         assert info.value.path == "spec.containers[0].resources.requests.cpu"
+
+
+def test_a_node_shape_found_valid_once_is_still_checked_when_it_changes() -> None:
+    validate_object(node_dict("a", cpu="8"))
+    validate_object(node_dict("b", cpu="8"))  # the same shape again
+    for _ in range(2):
+        with pytest.raises(ObjectError) as info:
+            validate_object(node_dict("c", cpu="-8"))
+        assert info.value.path == "status.capacity.cpu"
