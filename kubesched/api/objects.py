@@ -294,21 +294,25 @@ _SPEC_MEMO_SIZE = 4096
 
 
 def _spec_fields(raw_spec: Any, namespace: str) -> dict[str, Any]:
-    """The Pod fields that come from ``spec`` (and the namespace, which pod affinity terms default to)."""
+    """The Pod fields that come from ``spec`` (and the namespace, which pod affinity terms default to).
+
+    spec.nodeName is read apart, so that the pods of one workload share a parse bound or not."""
+    node_name = None
+    if isinstance(raw_spec, dict) and "nodeName" in raw_spec:
+        node_name = fields.string(raw_spec["nodeName"], "spec.nodeName")
+        raw_spec = {k: v for k, v in raw_spec.items() if k != "nodeName"}
     try:
         key: bytes | None = marshal.dumps((namespace, raw_spec), 2)  # equal bytes: equal content
     except ValueError:  # something marshal cannot write: parse without remembering
         key = None
-    if key is not None:
-        known = _SPEC_MEMO.get(key)
-        if known is not None:
-            return known
-    parsed = _parse_spec(raw_spec, namespace)
-    if key is not None:
-        if len(_SPEC_MEMO) >= _SPEC_MEMO_SIZE:
-            _SPEC_MEMO.clear()
-        _SPEC_MEMO[key] = parsed
-    return parsed
+    parsed = _SPEC_MEMO.get(key) if key is not None else None
+    if parsed is None:
+        parsed = _parse_spec(raw_spec, namespace)
+        if key is not None:
+            if len(_SPEC_MEMO) >= _SPEC_MEMO_SIZE:
+                _SPEC_MEMO.clear()
+            _SPEC_MEMO[key] = parsed
+    return parsed if not node_name else {**parsed, "node_name": node_name}
 
 
 def _parse_spec(raw_spec: Any, namespace: str) -> dict[str, Any]:

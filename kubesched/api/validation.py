@@ -18,7 +18,7 @@ import marshal
 import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any, cast
+from typing import Any
 
 from kubesched.api import fields as f
 from kubesched.api.errors import ObjectError
@@ -194,14 +194,19 @@ _VALID_SPECS_SIZE = 4096
 
 
 def pod_spec(raw: object, path: str) -> None:
-    """A pod's spec (also a workload's pod template spec); a spec seen valid before is not walked again."""
+    """A pod's spec (also a workload's pod template spec); a spec seen valid before is not walked again
+    (whatever node it names: the pods of one workload share their spec bound or not)."""
+    shared: Any = raw
+    if isinstance(raw, dict) and "nodeName" in raw:
+        f.string(raw["nodeName"], f"{path}.nodeName")
+        shared = {k: v for k, v in raw.items() if k != "nodeName"}
     try:
-        key: bytes | None = marshal.dumps((path, cast(Any, raw)), 2)  # equal bytes: equal content
+        key: bytes | None = marshal.dumps((path, shared), 2)  # equal bytes: equal content
     except ValueError:  # something marshal cannot write: check it every time
         key = None
     if key is not None and key in _VALID_SPECS:
         return
-    _check_pod_spec(raw, path)
+    _check_pod_spec(shared, path)
     if key is not None:
         if len(_VALID_SPECS) >= _VALID_SPECS_SIZE:
             _VALID_SPECS.clear()

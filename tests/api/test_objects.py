@@ -242,6 +242,8 @@ def test_pods_sharing_a_spec_share_its_parse_but_not_their_own_fields() -> None:
     assert (a.name, b.name, a.phase, b.phase, b.nominated_node_name) == ("a", "b", "Pending", "Running", "n1")
     assert a.requests == b.requests == {"cpu": 250, "memory": 1 << 30}
     assert a.containers is b.containers  # one parse for both
+    bound = Pod.from_dict(pod_dict("bound", spec={**copy.deepcopy(spec), "nodeName": "n1"}, namespace="one"))
+    assert (bound.node_name, a.node_name, bound.containers is a.containers) == ("n1", "", True)
     # The namespace is part of what a spec means: affinity terms default to the pod's own namespace.
     c = Pod.from_dict(pod_dict("c", spec=copy.deepcopy(spec), namespace="two"))
     assert c.pod_affinity != a.pod_affinity
