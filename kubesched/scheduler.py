@@ -704,8 +704,8 @@ class _QueueNominator:
     def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
         return self._scheduler.queue.nominated_pods_for_node(node_name)
 
-    def nominated_node_names(self) -> list[str]:
-        return self._scheduler.queue.nominator.nominated_node_names()
+    def nominations(self) -> Mapping[str, tuple[Pod, ...]]:
+        return self._scheduler.queue.nominations()
 
 
 class _Registration:

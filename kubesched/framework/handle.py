@@ -32,8 +32,8 @@ class PodNominator(Protocol):
 
     def nominated_pods_for_node(self, node_name: str) -> list[Pod]: ...
 
-    def nominated_node_names(self) -> list[str]:
-        """Nodes with at least one nominated pod (so a cycle only checks those)."""
+    def nominations(self) -> Mapping[str, tuple[Pod, ...]]:
+        """Every nomination by node, in nomination order (read once per cycle; not to be changed)."""
         ...
 
 

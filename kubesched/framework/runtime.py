@@ -359,10 +359,10 @@ class Framework:
         return None
 
     def _nominated_for(self, pod: Pod, node_name: str) -> list[Pod]:
-        return [
-            p for p in self._nominator.nominated_pods_for_node(node_name)
-            if p.priority >= pod.priority and p.uid != pod.uid
-        ]
+        nominated = self._nominator.nominations().get(node_name)
+        if not nominated:
+            return []
+        return [p for p in nominated if p.priority >= pod.priority and p.uid != pod.uid]
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
                                                node_info: NodeInfo) -> Status | None:
@@ -466,9 +466,10 @@ class Framework:
 
     def _rows_with_nominated_pods(self, pod: Pod, snapshot: Snapshot) -> dict[int, list[Pod]]:
         rows: dict[int, list[Pod]] = {}
-        for name in self._nominator.nominated_node_names():
-            row = snapshot.index.get(name)
-            if row is not None and (nominated := self._nominated_for(pod, name)):
+        index, priority, uid = snapshot.index, pod.priority, pod.uid
+        for name, pods in self._nominator.nominations().items():
+            row = index.get(name)
+            if row is not None and (nominated := [p for p in pods if p.priority >= priority and p.uid != uid]):
                 rows[row] = nominated
         return rows
 

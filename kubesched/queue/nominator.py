@@ -11,7 +11,7 @@ Nominations are kept per node in the order they were made, and by pod uid.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -34,6 +34,9 @@ class Nominator:
         self._lock: AbstractContextManager[Any] = lock if lock is not None else threading.RLock()
         self._by_node: dict[str, dict[str, Pod]] = {}
         self._node_of: dict[str, str] = {}
+        #: Bumped by every change; :meth:`nominations` rebuilds its view only when it moved.
+        self._version = 0
+        self._view: tuple[int, dict[str, tuple[Pod, ...]]] = (0, {})
 
     # -- public API --------------------------------------------------------------------------------
     def add_nominated_pod(self, pod: Pod, nominated_node_name: str = "", mode: str | None = None) -> None:
@@ -67,6 +70,17 @@ class Nominator:
         with self._lock:
             return list(self._by_node.get(node_name, {}).values())
 
+    def nominations(self) -> Mapping[str, tuple[Pod, ...]]:
+        """Every nomination by node, in nomination order: one read for a whole scheduling cycle (the
+        view is shared and rebuilt only after a change; callers must not change it)."""
+        version, view = self._view
+        if version == self._version:
+            return view
+        with self._lock:
+            view = {node: tuple(pods.values()) for node, pods in self._by_node.items()}
+            self._view = (self._version, view)
+            return view
+
     def nominated_node_of(self, uid: str) -> str | None:
         """The node a pod is nominated to in memory (None when it has no nomination)."""
         with self._lock:
@@ -98,11 +112,13 @@ class Nominator:
             return
         self._node_of[pod.uid] = node_name
         self._by_node.setdefault(node_name, {})[pod.uid] = pod
+        self._version += 1
 
     def _delete(self, uid: str) -> None:
         node_name = self._node_of.pop(uid, None)
         if node_name is None:
             return
+        self._version += 1
         pods = self._by_node.get(node_name)
         if pods is not None:
             pods.pop(uid, None)

@@ -376,6 +376,9 @@ class SchedulingQueue:
     def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
         return self._nominator.nominated_pods_for_node(node_name)
 
+    def nominations(self) -> Mapping[str, tuple[Pod, ...]]:
+        return self._nominator.nominations()
+
     @property
     def nominator(self) -> Nominator:
         return self._nominator

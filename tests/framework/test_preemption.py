@@ -102,6 +102,9 @@ class FakeNominator:
     def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
         return list(self.by_node.get(node_name, []))
 
+    def nominations(self) -> dict[str, tuple[Pod, ...]]:
+        return {node: tuple(pods) for node, pods in self.by_node.items() if pods}
+
     def add(self, pod: Pod, node: str) -> None:
         self.delete(pod)
         self.by_node.setdefault(node, []).append(pod)

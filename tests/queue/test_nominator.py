@@ -78,3 +78,19 @@ def test_update() -> None:
     # The nomination is cleared on the object: drop it.
     n.update_nominated_pod(newer, mkpod("a"))
     assert n.nominated_node_of(old.uid) is None
+
+
+def test_nominations_view_follows_every_change() -> None:
+    n = Nominator()
+    a, b = mkpod("a"), mkpod("b")
+    assert n.nominations() == {}
+    n.add_nominated_pod(a, "n1")
+    n.add_nominated_pod(b, "n1")
+    view = n.nominations()
+    assert {k: names(list(v)) for k, v in view.items()} == {"n1": ["a", "b"]}
+    assert n.nominations() is view  # nothing changed: the same view, no rebuild
+    n.add_nominated_pod(a, "n2")
+    assert {k: names(list(v)) for k, v in n.nominations().items()} == {"n1": ["b"], "n2": ["a"]}
+    n.delete_nominated_pod_if_exists(b)
+    n.update_nominated_pod(a, mkpod("a"))  # a new object without a nomination keeps the in-memory one
+    assert {k: names(list(v)) for k, v in n.nominations().items()} == {"n2": ["a"]}
