@@ -410,6 +410,7 @@ class Framework:
         chunk = max(num_to_find, 64)
         nominated_rows = self._rows_with_nominated_pods(pod, snapshot)
         fit_checks = self._fit_only_with_nominated(state) if nominated_rows else None
+        nominated_array = np.fromiter(nominated_rows, dtype=np.int64, count=len(nominated_rows))
         while pos < total and found < num_to_find:
             batch = rows[pos:pos + chunk]
             status_of = self._filter_batch(plugins, state, pod, snapshot, batch)
@@ -417,23 +418,23 @@ class Framework:
                 return FilterOutcome(np.zeros(0, np.int64), np.zeros(0, np.int64), [], pos, error=status_of)
             verdict, statuses = status_of
             if nominated_rows:
-                for k, row in enumerate(batch.tolist()):
-                    if row in nominated_rows and verdict[k] < 0:
-                        # The batch already passed the node without its nominated pods (the
-                        # second half of run_filter_plugins_with_nominated_pods): check the first.
-                        info = snapshot.node_infos[row]
-                        if fit_checks is not None:
-                            missing = noderesources_fit.insufficient_with_pods(fit_checks, info, nominated_rows[row])
-                            st = (Status(Code.UNSCHEDULABLE, tuple(r.reason for r in missing),
-                                         plugin=names.NODE_RESOURCES_FIT) if missing else None)
-                        else:
-                            st = self._filter_with_nominated(state, pod, info, nominated_rows[row],
-                                                             passed_without=True)
-                        if st is not None:
-                            if st.code is Code.ERROR:
-                                return FilterOutcome(np.zeros(0, np.int64), np.zeros(0, np.int64), [], pos, error=st)
-                            statuses.append(st)
-                            verdict[k] = len(statuses) - 1
+                # Nodes the batch passed without their nominated pods (the second half of
+                # run_filter_plugins_with_nominated_pods) are checked with them (the first half).
+                ks = np.flatnonzero(np.isin(batch, nominated_array) & (verdict < 0)).tolist()
+                found_with: Iterable[Status | None]
+                if fit_checks is not None:
+                    found_with = noderesources_fit.filter_with_pods(
+                        fit_checks, snapshot, batch[ks], [nominated_rows[int(batch[k])] for k in ks])
+                else:  # one node at a time, stopping at an error
+                    found_with = (self._filter_with_nominated(state, pod, snapshot.node_infos[int(batch[k])],
+                                                              nominated_rows[int(batch[k])], passed_without=True)
+                                  for k in ks)
+                for k, st in zip(ks, found_with, strict=True):
+                    if st is not None:
+                        if st.code is Code.ERROR:
+                            return FilterOutcome(np.zeros(0, np.int64), np.zeros(0, np.int64), [], pos, error=st)
+                        statuses.append(st)
+                        verdict[k] = len(statuses) - 1
             passed = np.flatnonzero(verdict < 0)
             need = num_to_find - found
             if len(passed) > need:

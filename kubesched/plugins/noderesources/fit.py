@@ -136,6 +136,34 @@ def insufficient_with_pods(checks: Sequence[tuple[str, int]], node_info: NodeInf
     return out
 
 
+def filter_with_pods(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray,
+                     extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
+    """:func:`insufficient_with_pods` over snapshot ``rows`` at once, each row as if its ``extras``
+    (nominated pods) were placed there too: a Status per failing row (shared by rows failing alike)."""
+    n = len(rows)
+    reasons = [TOO_MANY_PODS, *(insufficient_reason(name) for name, _ in checks)]
+    fails = np.zeros((n, len(reasons)), dtype=bool)
+    extra_pods = np.fromiter((len(e) for e in extras), dtype=np.int64, count=n)
+    fails[:, 0] = snapshot.pod_count[rows] + extra_pods + 1 > snapshot.allowed_pods[rows]
+    for j, (name, amount) in enumerate(checks, start=1):
+        col = snapshot.resource_column(name)
+        if col is None:  # no node offers it
+            fails[:, j] = True
+            continue
+        extra = np.fromiter((sum(p.requests.get(name, 0) for p in e) for e in extras), dtype=np.int64, count=n)
+        fails[:, j] = amount > snapshot.allocatable[rows, col] - snapshot.requested[rows, col] - extra
+    out: list[Status | None] = [None] * n
+    made: dict[bytes, Status] = {}
+    for i in np.flatnonzero(fails.any(axis=1)).tolist():
+        key = fails[i].tobytes()
+        status = made.get(key)
+        if status is None:
+            failed = tuple(r for r, bad in zip(reasons, fails[i].tolist(), strict=True) if bad)
+            status = made[key] = Status(Code.UNSCHEDULABLE, failed, plugin=names.NODE_RESOURCES_FIT)
+        out[i] = status
+    return out
+
+
 def fits_request(
     pod_request: Mapping[str, int],
     node_info: NodeInfo,

@@ -121,3 +121,25 @@ def test_batch_matches_per_node(seed: int) -> None:
             per_node = [plugin.score(s, incoming, info)[0] for info in subset]
             assert batch.tolist() == per_node, (seed, plugin.name)
             assert all(0 <= v <= 100 for v in per_node)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_with_nominated_pods_batch_matches_per_node(seed: int) -> None:
+    """filter_with_pods (nodes as if their nominated pods ran there) agrees with insufficient_with_pods."""
+    rng = random.Random(seed)
+    nodes, existing = _cluster(rng)
+    snapshot = make_snapshot(nodes, existing)
+    incoming = _incoming(rng)
+    fit_plugin = fit.new(_fit_args(rng), None)
+    state = CycleState()
+    fit_plugin.pre_filter(state, incoming)
+    checks = state.get(fit.PRE_FILTER_STATE_KEY).checks
+    n = len(snapshot.node_infos)
+    rows = np.array(rng.sample(range(n), rng.randrange(1, n + 1)), dtype=np.int64)
+    extras = [[pod(f"x{r}-{i}", _requests(rng)) for i in range(rng.randrange(0, 3))] for r in rows.tolist()]
+    got = fit.filter_with_pods(checks, snapshot, rows, extras)
+    for k, row in enumerate(rows.tolist()):
+        missing = fit.insufficient_with_pods(checks, snapshot.node_infos[row], extras[k])
+        want = tuple(r.reason for r in missing)
+        assert (got[k].reasons if got[k] is not None else ()) == want, (seed, row)
+        assert got[k] is None or got[k].plugin == "NodeResourcesFit"
