@@ -112,6 +112,7 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     from kubesched.metrics import SchedulerMetrics
     from kubesched.scheduler import Scheduler
     from kubesched.server import ServingOptions, leader_election_check
+    from kubesched.util.gc_tuning import long_lived_heap
 
     config = effective_config(args)
     options = ConnectionOptions.from_client_connection(config.client_connection, kubeconfig=args.kubeconfig,
@@ -157,7 +158,9 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
             log.info("informer stores synced; %s", "joining leader election" if elector else "scheduling")
             if elector is not None:
                 elector.start()
-            scheduler.run_forever(stop)
+            # What the informers listed lives as long as the cluster does: leave it out of collections.
+            with long_lived_heap():
+                scheduler.run_forever(stop)
     finally:
         if server is not None:
             server.begin_shutdown()

@@ -8,6 +8,7 @@ added one; an assumed pod whose binding finished but that was never confirmed ex
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,11 +71,10 @@ class NodeTree:
 
     def list(self) -> list[str]:
         zones = list(self._zones.values())
-        out: list[str] = []
-        depth = max((len(z) for z in zones), default=0)
-        for i in range(depth):
-            out.extend(z[i] for z in zones if i < len(z))
-        return out
+        if len(zones) == 1:
+            return list(zones[0])
+        # Round robin over the zones: the first node of each, then the second of each, and so on.
+        return [name for names in itertools.zip_longest(*zones) for name in names if name is not None]
 
 
 @dataclass
@@ -138,6 +138,7 @@ class Cache:
             self._tree.remove(info.node)
             if info.pods:
                 info.node = None
+                info.name = ""
             else:
                 del self._nodes[node.name]
             self._nodes_changed = True

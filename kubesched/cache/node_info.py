@@ -105,6 +105,7 @@ class NodeInfo:
     __slots__ = (
         "generation",
         "image_states",
+        "name",
         "node",
         "non_zero_cpu",
         "non_zero_memory",
@@ -118,6 +119,8 @@ class NodeInfo:
 
     def __init__(self, node: Node | None = None, pods: Iterable[Pod] = ()) -> None:
         self.node: Node | None = node
+        #: The node's name ("" without a node), kept beside ``node``: read for every node on every change.
+        self.name = node.name if node is not None else ""
         self.pods: list[Pod] = []
         self.pods_with_affinity: list[Pod] = []
         self.pods_with_required_anti_affinity: list[Pod] = []
@@ -132,15 +135,12 @@ class NodeInfo:
             self.add_pod(pod)
 
     @property
-    def name(self) -> str:
-        return self.node.name if self.node is not None else ""
-
-    @property
     def allocatable(self) -> Mapping[str, int]:
         return self.node.allocatable if self.node is not None else {}
 
     def set_node(self, node: Node) -> None:
         self.node = node
+        self.name = node.name
         self.generation = next_generation()
 
     def add_pod(self, pod: Pod) -> None:
@@ -192,6 +192,7 @@ class NodeInfo:
         """A copy the scheduling cycle can read while the cache keeps changing (pods shared, lists copied)."""
         clone = NodeInfo.__new__(NodeInfo)
         clone.node = self.node
+        clone.name = self.name
         clone.pods = list(self.pods)
         clone.pods_with_affinity = list(self.pods_with_affinity)
         clone.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
