@@ -328,11 +328,13 @@ class Cache:
                 # kube-scheduler keeps unchanged NodeInfos and only rebuilds the list. The snapshot moves
                 # kept rows to their new node-tree positions and writes only new or changed nodes.
                 reuse = not self._images_changed
+                names = self._tree.list()
+                index, current, dirty = snapshot.index, snapshot.node_infos, self._dirty
                 infos = []
-                for name in self._tree.list():
-                    kept = snapshot.get(name) if reuse and name not in self._dirty else None
-                    infos.append(kept if kept is not None else self._clone(self._nodes[name]))
-                snapshot.update_nodes(infos)
+                for name in names:
+                    row = index.get(name) if reuse and name not in dirty else None
+                    infos.append(current[row] if row is not None else self._clone(self._nodes[name]))
+                snapshot.update_nodes(infos, names)
                 self._nodes_changed = False
                 self._images_changed = False
             else:

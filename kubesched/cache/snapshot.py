@@ -213,23 +213,28 @@ class Snapshot:
         self.invalidate_node_objects()
         self.refresh_used_pvcs()
 
-    def update_nodes(self, infos: list[NodeInfo]) -> None:
+    def update_nodes(self, infos: list[NodeInfo], names: list[str] | None = None) -> None:
         """Take the node list ``infos`` (node-tree order) when nodes joined or moved, reusing every row
         whose NodeInfo object is unchanged.
 
         A joining node usually lands mid-list (zones are interleaved), shifting later rows. Rather than
         rebuilding every row and pod index, kept rows are gathered into their new positions with NumPy,
         the pod indexes have their row numbers remapped, and only new or changed nodes are written. A
-        node leaving falls back to :meth:`replace_all`.
+        node leaving falls back to :meth:`replace_all`. ``names``: the infos' node names, when the
+        caller has them.
         """
         old_infos, old_index = self.node_infos, self.index
         n = len(infos)
-        old_rows = np.fromiter((old_index.get(info.name, -1) for info in infos), dtype=np.int64, count=n)
+        if names is None:
+            names = [info.name for info in infos]
+        old_list = [old_index.get(name, -1) for name in names]
+        old_rows = np.array(old_list, dtype=np.int64)
         kept = old_rows >= 0
         if not old_infos or int(kept.sum()) != len(old_infos):
             self.replace_all(infos)  # first fill, or some node left: renumber from scratch
             return
-        fresh = [i for i, info in enumerate(infos) if old_rows[i] < 0 or old_infos[old_rows[i]] is not info]
+        fresh = [i for i, (row, info) in enumerate(zip(old_list, infos, strict=True))
+                 if row < 0 or old_infos[row] is not info]
         self._ensure_resource_columns(sorted({name for i in fresh
                                               for name in (*infos[i].allocatable, *infos[i].requested)}))
         moved = not np.array_equal(old_rows[kept], np.arange(n)[kept])
@@ -246,8 +251,8 @@ class Snapshot:
         self.allowed_pods = self.allowed_pods[source]
         self.row_generation = self.row_generation[source]
         self.node_infos = infos
-        self.index = {info.name: i for i, info in enumerate(infos)}
-        self.names = np.array([info.name for info in infos], dtype=object)
+        self.index = dict(zip(names, range(n), strict=True))
+        self.names = np.array(names, dtype=object)
         node_changed: list[int] = []
         for i in fresh:
             info = infos[i]
