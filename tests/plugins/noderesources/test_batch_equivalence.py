@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kubesched.api.objects import Node, Pod
+from kubesched.cache.snapshot import Snapshot
 from kubesched.config.pluginargs import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
@@ -89,13 +90,16 @@ def _fit_args(rng: random.Random) -> NodeResourcesFitArgs:
     return NodeResourcesFitArgs(ignored, groups, ScoringStrategy(kind, _specs(rng, True), rtcr))
 
 
-@pytest.mark.parametrize("seed", range(60))
-def test_batch_matches_per_node(seed: int) -> None:
+def _random_case(seed: int) -> tuple[random.Random, Snapshot, Pod, fit.NodeResourcesFit]:
+    """A random cluster's snapshot, an incoming pod and a NodeResourcesFit with random arguments."""
     rng = random.Random(seed)
     nodes, existing = _cluster(rng)
-    snapshot = make_snapshot(nodes, existing)
-    incoming = _incoming(rng)
-    fit_plugin = fit.new(_fit_args(rng), None)
+    return rng, make_snapshot(nodes, existing), _incoming(rng), fit.new(_fit_args(rng), None)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_batch_matches_per_node(seed: int) -> None:
+    rng, snapshot, incoming, fit_plugin = _random_case(seed)
     balanced = balanced_allocation.new(NodeResourcesBalancedAllocationArgs(_specs(rng, False)), None)
 
     n = len(snapshot.node_infos)
@@ -126,11 +130,7 @@ def test_batch_matches_per_node(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(40))
 def test_with_nominated_pods_batch_matches_per_node(seed: int) -> None:
     """filter_with_pods (nodes as if their nominated pods ran there) agrees with insufficient_with_pods."""
-    rng = random.Random(seed)
-    nodes, existing = _cluster(rng)
-    snapshot = make_snapshot(nodes, existing)
-    incoming = _incoming(rng)
-    fit_plugin = fit.new(_fit_args(rng), None)
+    rng, snapshot, incoming, fit_plugin = _random_case(seed)
     state = CycleState()
     fit_plugin.pre_filter(state, incoming)
     checks = state.get(fit.PRE_FILTER_STATE_KEY).checks
