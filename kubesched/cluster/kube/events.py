@@ -22,10 +22,14 @@ from kubesched.cluster.protocol import ApiError, NotFound
 
 log = logging.getLogger(__name__)
 
-QUEUE_SIZE = 1000
-#: Writer threads: writes wait on the network, so a few keep up with a scheduler binding hundreds of pods
-#: a second (one alone dropped most Scheduled events in the live benchmark).
-WORKERS = 8
+#: Events waiting for the writer: a burst of thousands of bindings queues its Scheduled events rather
+#: than dropping them (a full queue drops, with a log line, as client-go's broadcaster does).
+QUEUE_SIZE = 10_000
+#: Writer threads. One, as client-go's broadcaster writes to its sink from one goroutine: every further
+#: writer is one more request the API server and etcd serve beside the bindings, and one more thread
+#: taking the interpreter lock from the scheduling loop (eight writers made the live benchmark's bursts
+#: 10-20 % slower than one); the queue absorbs what the writer has not caught up with.
+WORKERS = 1
 SPAM_BURST = 25
 SPAM_REFILL_SECONDS = 300.0
 #: How long an event may be aggregated into (client-go: isomorphic events within 6 minutes form a series).
