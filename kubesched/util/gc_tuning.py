@@ -9,7 +9,8 @@ SchedulingBasic at 5000 nodes, collections took about 16 % of the core loop and 
 
 :func:`long_lived_heap` moves what exists when it is entered to the permanent generation (``gc.freeze``),
 so collections skip it, and lets the youngest generation grow larger between collections; both are
-undone when the outermost use exits, so a caller's process is left as it was.
+undone when the outermost use exits, so a caller's process is left as it was. A process that had frozen
+objects itself keeps its freeze, and only the threshold changes.
 """
 
 from __future__ import annotations
@@ -25,21 +26,26 @@ YOUNG_THRESHOLD = 10_000
 _lock = threading.Lock()
 _depth = 0
 _saved: tuple[int, int, int] | None = None
+#: Whether the outermost use froze (a process that froze objects itself, say before forking workers,
+#: keeps its own freeze: unfreezing would hand its objects back to the collector).
+_freezing = False
 
 
 @contextmanager
 def long_lived_heap() -> Iterator[None]:
     """Run the body with what already exists frozen and fewer young collections (re-entrant: every
     entry freezes what exists by then; the outermost exit unfreezes everything)."""
-    global _depth, _saved
+    global _depth, _saved, _freezing
     with _lock:
         _depth += 1
         if _depth == 1:
             _saved = gc.get_threshold()
             gc.set_threshold(max(YOUNG_THRESHOLD, _saved[0]), _saved[1], _saved[2])
+            _freezing = gc.get_freeze_count() == 0
         # Nested uses freeze too: a simulation enters once for the call and again for the driver loop,
         # by when the scenario has been loaded.
-        gc.freeze()
+        if _freezing:
+            gc.freeze()
     try:
         yield
     finally:
@@ -47,5 +53,6 @@ def long_lived_heap() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _saved is not None:
                 gc.set_threshold(*_saved)
-                gc.unfreeze()
-                _saved = None
+                if _freezing:
+                    gc.unfreeze()
+                _saved, _freezing = None, False

@@ -31,3 +31,22 @@ def test_undone_when_the_body_raises() -> None:
     except RuntimeError:
         pass
     assert (gc.get_threshold(), gc.get_freeze_count()) == (before, 0)
+
+
+def test_a_freeze_of_the_callers_own_is_left_alone() -> None:
+    before = gc.get_threshold()
+    mine = [[i] for i in range(50)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen >= len(mine)
+        with long_lived_heap():
+            assert gc.get_threshold()[0] == max(YOUNG_THRESHOLD, before[0])
+            made_inside = [[i] for i in range(50)]
+            with long_lived_heap():
+                assert gc.get_freeze_count() <= frozen  # nothing of ours joins the caller's freeze
+            assert made_inside
+        assert gc.get_threshold() == before
+        assert len(mine) <= gc.get_freeze_count() <= frozen  # the caller's freeze is still in place
+    finally:
+        gc.unfreeze()
