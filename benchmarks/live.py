@@ -12,7 +12,8 @@ leader election off. Measured:
 - pods/s: every pod (initial and later) over the time from the scheduler's start to the last binding;
 - p50 / p99 creation-to-bound latency of the pods created after the start (creation = the create
   request returned; bound = a watch saw spec.nodeName set);
-- the scheduler's peak RSS (sampled from /proc every 0.2 s).
+- the scheduler's peak RSS and the CPU seconds it used up to the last binding (sampled from /proc every
+  0.2 s).
 
 Everything (API server, etcd, the object creator, the watcher and the scheduler) shares one machine, so
 the figures compare the two schedulers under the same load rather than measure either alone.
@@ -104,13 +105,18 @@ def create_all(cluster: KubeCluster, objects: list[dict], created_at: dict[str, 
             future.result()
 
 
-def rss_sampler(pid: int, stop: threading.Event, peak: list[int]) -> None:
+def rss_sampler(pid: int, stop: threading.Event, peak: list[int], cpu: list[float]) -> None:
+    """Peak RSS (KiB) into ``peak[0]`` and CPU seconds so far (user + system) into ``cpu[0]``."""
+    tick = os.sysconf("SC_CLK_TCK")
     while not stop.wait(0.2):
         try:
             with open(f"/proc/{pid}/status") as f:
                 for line in f:
                     if line.startswith("VmRSS:"):
                         peak[0] = max(peak[0], int(line.split()[1]))
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            cpu[0] = (int(fields[11]) + int(fields[12])) / tick
         except OSError:
             return
 
@@ -144,8 +150,8 @@ def measure(which: str, case: LiveCase, bin_dir: Path, timeout: float) -> dict[s
         start = time.monotonic()
         proc = subprocess.Popen(scheduler_command(which, plane, work), stdout=log, stderr=subprocess.STDOUT,
                                 env=env, cwd=REPO)
-        stop, peak = threading.Event(), [0]
-        threading.Thread(target=rss_sampler, args=(proc.pid, stop, peak), daemon=True).start()
+        stop, peak, cpu = threading.Event(), [0], [0.0]
+        threading.Thread(target=rss_sampler, args=(proc.pid, stop, peak, cpu), daemon=True).start()
         print(f"[{case.name}/{which}] started; creating {case.nodes} nodes and {case.pods} pods ...",
               file=sys.stderr, flush=True)
         created_at: dict[str, float] = {}
@@ -166,7 +172,7 @@ def measure(which: str, case: LiveCase, bin_dir: Path, timeout: float) -> dict[s
                 "pods_per_s": total_pods / (last - start), "wall_s": last - start,
                 "p50_s": statistics.median(latencies) if latencies else None,
                 "p99_s": latencies[int(0.99 * (len(latencies) - 1))] if latencies else None,
-                "rss_mib": peak[0] / 1024}
+                "rss_mib": peak[0] / 1024, "cpu_s": cpu[0]}
     finally:
         if proc is not None and proc.poll() is None:
             proc.terminate()
@@ -188,7 +194,8 @@ def _interleave(nodes: list[dict], pods: list[dict]) -> list[tuple[dict, ...]]:
     return out
 
 
-COLUMNS = ("case", "scheduler", "nodes", "pods", "pods/s", "start→last bound s", "p50 s", "p99 s", "peak RSS MiB")
+COLUMNS = ("case", "scheduler", "nodes", "pods", "pods/s", "start→last bound s", "p50 s", "p99 s", "peak RSS MiB",
+           "CPU s")
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -200,7 +207,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         p50 = "-" if r["p50_s"] is None else f"{r['p50_s']:.2f}"
         p99 = "-" if r["p99_s"] is None else f"{r['p99_s']:.2f}"
         lines.append(f"| {r['case']} | {r['scheduler']} | {r['nodes']} | {r['pods']} | {r['pods_per_s']:.1f} "
-                     f"| {r['wall_s']:.1f} | {p50} | {p99} | {r['rss_mib']:.0f} |")
+                     f"| {r['wall_s']:.1f} | {p50} | {p99} | {r['rss_mib']:.0f} | {r['cpu_s']:.1f} |")
     return "\n".join(lines)
 
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
@@ -79,3 +83,84 @@ def test_in_cluster_configuration_when_neither_kubeconfig_nor_master(tmp_path, m
     assert rest.host == "https://10.0.0.1:443"
     assert rest._headers()["authorization"].lower() == "bearer sa-token"  # the API server ignores the case
     assert rest.configuration.ssl_ca_cert == str(ca)
+
+
+class _TokenServer(BaseHTTPRequestHandler):
+    """Answers 200 to the one accepted bearer token and 401 to any other, counting what it saw."""
+
+    accepted = "Bearer old"
+    seen: list[str] = []
+
+    def do_GET(self) -> None:
+        token = self.headers.get("authorization", "")
+        self.seen.append(token)
+        code = 200 if token == self.accepted else 401
+        body = b'{"kind":"Status","code":%d}' % code
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def token_server() -> Iterator[str]:
+    _TokenServer.accepted, _TokenServer.seen = "Bearer old", []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _TokenServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _rotating_client(host: str) -> tuple[Any, list[str]]:
+    """A RestClient whose configuration's refresh hook (as exec plugins set one) hands out ``tokens[-1]``."""
+    from kubernetes import client
+
+    from kubesched.cluster.kube.connection import RestClient
+
+    tokens = ["old"]
+    calls: list[str] = []
+    cfg = client.Configuration()
+    cfg.host = host
+    cfg.api_key = {"BearerToken": "old"}
+    cfg.api_key_prefix = {"BearerToken": "Bearer"}
+
+    def refresh(c: Any) -> None:
+        calls.append(tokens[-1])
+        c.api_key["BearerToken"] = tokens[-1]
+
+    cfg.refresh_api_key_hook = refresh
+    rest = RestClient(ConnectionOptions(qps=-1), cfg)
+    rest.tokens = tokens  # type: ignore[attr-defined]
+    return rest, calls
+
+
+def test_credentials_are_read_once_per_ttl_not_per_request(token_server: str) -> None:
+    rest, calls = _rotating_client(token_server)
+    for _ in range(20):
+        assert rest.request("GET", "/version") == {"kind": "Status", "code": 200}
+    assert len(calls) == 1
+    assert _TokenServer.seen == ["Bearer old"] * 20
+
+
+def test_a_401_rereads_the_credentials_and_retries_once(token_server: str) -> None:
+    rest, calls = _rotating_client(token_server)
+    rest.request("GET", "/version")
+    # The credential rotates (an exec plugin's token expired): the cached header is refused once, then
+    # the hook is asked again and the request goes through with the new token.
+    rest.tokens.append("new")  # type: ignore[attr-defined]
+    _TokenServer.accepted = "Bearer new"
+    assert rest.request("GET", "/version") == {"kind": "Status", "code": 200}
+    assert _TokenServer.seen[1:] == ["Bearer old", "Bearer new"]
+    assert len(calls) == 2
+    # A credential the server never accepts fails with the 401 after one retry, not in a loop.
+    _TokenServer.accepted = "Bearer other"
+    with pytest.raises(ApiError) as err:
+        rest.request("GET", "/version")
+    assert err.value.code == 401
+    assert _TokenServer.seen[3:] == ["Bearer new", "Bearer new"]
