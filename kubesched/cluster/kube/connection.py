@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -148,7 +149,9 @@ class RestClient:
         # behind a proxy, where the framing differs, does urllib3 send them.
         self._transport: Transport | None = None
         if type(self._pool) is urllib3.PoolManager:
-            self._transport = Transport(self._pool.connection_from_url(self.host), urlsplit(self.host).netloc,
+            pool = self._pool.connection_from_url(self.host)
+            share_tls_context(pool)
+            self._transport = Transport(pool, urlsplit(self.host).netloc,
                                         max_idle=self.configuration.connection_pool_maxsize)
         if not self.configuration.verify_ssl and not _warned_insecure:
             # insecure-skip-tls-verify was asked for: say so once, not on every request.
@@ -244,6 +247,26 @@ class RestClient:
             resp.release_conn()
             raise error_from_response(resp.status, data)
         return StreamResponse(resp)
+
+
+def share_tls_context(pool: Any) -> None:
+    """One TLS context for every connection of an HTTPS ``pool`` (urllib3's ``ssl_context`` argument).
+
+    Otherwise urllib3 makes a context per connection and loads the system's CA bundle into it, tens of
+    milliseconds each: at start-up every informer opens two connections at once (list, then watch) and
+    every binder one, and the first scheduling cycle waited on it. The context is what urllib3 would
+    make; the CA and client certificate the pool was given are still loaded per connection (one file
+    each), and the system bundle is loaded once, only when the server's certificate is verified
+    against it."""
+    if not isinstance(pool, urllib3.HTTPSConnectionPool) or "ssl_context" in pool.conn_kw:
+        return
+    from urllib3.util.ssl_ import create_urllib3_context, resolve_cert_reqs
+
+    cert_reqs = resolve_cert_reqs(pool.cert_reqs)
+    context = create_urllib3_context(cert_reqs=cert_reqs)
+    if cert_reqs != ssl.CERT_NONE and not (pool.ca_certs or pool.ca_cert_dir or pool.conn_kw.get("ca_cert_data")):
+        context.load_default_certs()
+    pool.conn_kw["ssl_context"] = context
 
 
 class StreamResponse:

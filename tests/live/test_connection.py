@@ -1,0 +1,78 @@
+"""RestClient against the real kube-apiserver with its serving certificate verified (the other live
+tests skip verification): many threads share one TLS context and keep-alive connections, and a CA that
+did not sign the server's certificate is refused."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from kubesched.cluster.kube.connection import ConnectionError_, ConnectionOptions, RestClient
+from kubesched.cluster.kube.transport import Transport
+from testing.controlplane.fixture import ControlPlane
+
+pytestmark = pytest.mark.controlplane
+
+
+def verifying_kubeconfig(path: Path, plane: ControlPlane, ca: Path) -> Path:
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": plane.url, "certificate-authority": str(ca)}}],
+        "users": [{"name": "admin", "user": {"token": plane.admin_token}}],
+        "contexts": [{"name": "admin", "context": {"cluster": "c", "user": "admin"}}],
+        "current-context": "admin",
+    }))
+    return path
+
+
+def unrelated_ca(path: Path) -> Path:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, "not-the-apiserver-ca")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now)
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    return path
+
+
+def test_verified_requests_from_many_threads_share_connections(control_plane: ControlPlane, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    connects: list[int] = []
+    original = Transport._connect
+
+    def counting(self: Transport) -> object:
+        connects.append(1)
+        return original(self)
+
+    monkeypatch.setattr(Transport, "_connect", counting)
+    ca = control_plane.work_dir / "certs" / "apiserver.crt"
+    rest = RestClient(ConnectionOptions(kubeconfig=str(verifying_kubeconfig(tmp_path / "kc", control_plane, ca)),
+                                        qps=-1))
+    assert rest.configuration.verify_ssl
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda _: rest.request("GET", "/version"), range(200)))
+    finally:
+        rest.close()
+    assert "gitVersion" in answers[0] and all(a == answers[0] for a in answers)
+    assert 1 <= len(connects) <= 8  # kept alive: at most one connection per thread
+
+
+def test_a_certificate_signed_by_another_ca_is_refused(control_plane: ControlPlane, tmp_path: Path) -> None:
+    kubeconfig = verifying_kubeconfig(tmp_path / "kc", control_plane, unrelated_ca(tmp_path / "ca.crt"))
+    rest = RestClient(ConnectionOptions(kubeconfig=str(kubeconfig), qps=-1))
+    try:
+        with pytest.raises(ConnectionError_, match="CERTIFICATE_VERIFY_FAILED"):
+            rest.request("GET", "/version")
+    finally:
+        rest.close()
