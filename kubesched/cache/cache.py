@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import numpy as np
+
 from kubesched.api.objects import Node, Pod
 from kubesched.cache.node_info import ImageStateSummary, NodeInfo, next_generation
 from kubesched.cache.snapshot import Snapshot
@@ -327,14 +329,22 @@ class Cache:
                 # copy carries per-image node counts); otherwise unchanged nodes keep their copies, as
                 # kube-scheduler keeps unchanged NodeInfos and only rebuilds the list. The snapshot moves
                 # kept rows to their new node-tree positions and writes only new or changed nodes.
-                reuse = not self._images_changed
                 names = self._tree.list()
-                index, current, dirty = snapshot.index, snapshot.node_infos, self._dirty
-                infos = []
-                for name in names:
-                    row = index.get(name) if reuse and name not in dirty else None
-                    infos.append(current[row] if row is not None else self._clone(self._nodes[name]))
-                snapshot.update_nodes(infos, names)
+                index = dict(zip(names, range(len(names)), strict=True))
+                get, current = snapshot.index.get, snapshot.node_infos
+                old_rows = np.array([get(name, -1) for name in names], dtype=np.int64)
+                if self._images_changed or not current:
+                    fresh = list(range(len(names)))
+                    infos: list[NodeInfo] = [None] * len(names)  # type: ignore[list-item]
+                else:
+                    # Kept nodes keep their copies (joining nodes get a stand-in, replaced just below).
+                    infos = [current[row] for row in old_rows.tolist()]
+                    fresh = np.flatnonzero(old_rows < 0).tolist()
+                    fresh += [i for i in map(index.get, self._dirty) if i is not None and old_rows[i] >= 0]
+                    fresh.sort()
+                for i in fresh:
+                    infos[i] = self._clone(self._nodes[names[i]])
+                snapshot.update_nodes(infos, names, index=index, old_rows=old_rows, fresh=fresh)
                 self._nodes_changed = False
                 self._images_changed = False
             else:

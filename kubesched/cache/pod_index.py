@@ -12,8 +12,11 @@ these plugins. Instead the snapshot keeps
   distinct terms in the cluster.
 
 Both are updated by the snapshot, node by node, as the cache reports changed nodes (pods assumed,
-bound, updated or deleted). Rows are positions in ``Snapshot.node_infos``: when a joining node shifts
-them the indexes renumber their rows in place (``remap_rows``); they are rebuilt when a node leaves.
+bound, updated or deleted). Rows are positions in ``Snapshot.node_infos``, and a joining node usually
+lands mid-list (zones are interleaved), shifting later rows. So the indexes file pods under a node's
+*slot*, a number that stays while the node does, and turn slots into rows through :class:`NodeSlots`,
+which the snapshot rewrites with NumPy when rows move: a node joining a cluster of 15,000 pods costs
+O(nodes), not a renumbering of every pod. The indexes are rebuilt when a node leaves.
 """
 
 from __future__ import annotations
@@ -30,35 +33,92 @@ from kubesched.api.pod_affinity import PodAffinityTerm
 _EMPTY_ROWS = np.zeros(0, dtype=np.int64)
 
 
-def _rows_array(members: dict[str, int]) -> np.ndarray:
+def _slots_array(members: dict[str, int]) -> np.ndarray:
     return np.fromiter(members.values(), dtype=np.int64, count=len(members))
+
+
+class NodeSlots:
+    """Slot <-> row for the snapshot's nodes. Slots equal rows until rows first move (and again after
+    :meth:`reset`); :meth:`move` then gives joining nodes new slots and keeps the others'.
+
+    The maps are arrays (rewritten with NumPy on a move); one-at-a-time lookups read lists made from
+    them on first use, as a move happens far more often than most of its rows are looked up."""
+
+    def __init__(self) -> None:
+        self._identity = True
+        self._slot_of_row = _EMPTY_ROWS
+        self._row_of_slot = _EMPTY_ROWS
+        self._slot_list: list[int] | None = None
+        self._row_list: list[int] | None = None
+
+    def reset(self) -> None:
+        """Rows were numbered afresh (slot = row again)."""
+        self.__init__()  # type: ignore[misc]
+
+    def move(self, old_rows: np.ndarray) -> None:
+        """Rows were rearranged: new row ``i`` holds old row ``old_rows[i]`` (-1 for a joining node)."""
+        n = len(old_rows)
+        kept = old_rows >= 0
+        if self._identity and np.array_equal(old_rows[kept], np.flatnonzero(kept)):
+            return  # nodes joined after the last row only: slots still equal rows
+        new_slots = np.empty(n, dtype=np.int64)
+        new_slots[kept] = old_rows[kept] if self._identity else self._slot_of_row[old_rows[kept]]
+        first = max(int(new_slots[kept].max()) + 1 if kept.any() else 0, len(self._row_of_slot))
+        joining = n - int(np.count_nonzero(kept))
+        new_slots[~kept] = np.arange(first, first + joining)
+        row_of_slot = np.full(first + joining, -1, dtype=np.int64)
+        row_of_slot[new_slots] = np.arange(n)
+        self._identity = False
+        self._slot_of_row, self._row_of_slot = new_slots, row_of_slot
+        self._slot_list = self._row_list = None
+
+    def slot(self, row: int) -> int:
+        if self._identity:
+            return row
+        if self._slot_list is None:
+            self._slot_list = self._slot_of_row.tolist()
+        return self._slot_list[row]
+
+    def row(self, slot: int) -> int:
+        if self._identity:
+            return slot
+        if self._row_list is None:
+            self._row_list = self._row_of_slot.tolist()
+        return self._row_list[slot]
+
+    def rows(self, slots: np.ndarray) -> np.ndarray:
+        return slots if self._identity else self._row_of_slot[slots]
 
 
 class PodLabelIndex:
     """Assigned pods findable by namespace and label selector, each with its node's snapshot row."""
 
-    def __init__(self) -> None:
+    def __init__(self, slots: NodeSlots | None = None) -> None:
+        self._slots = slots if slots is not None else NodeSlots()
+        #: uid -> (pod, node slot); the maps below hold node slots too.
         self._pods: dict[str, tuple[Pod, int]] = {}
         self._by_namespace: dict[str, dict[str, int]] = {}
-        #: (namespace, key, value) -> {uid: row}
+        #: (namespace, key, value) -> {uid: slot}
         self._by_label: dict[tuple[str, str, str], dict[str, int]] = {}
         #: (namespace, key) -> {value: number of pods with it}, for ``Exists`` requirements.
         self._values: dict[tuple[str, str], dict[str, int]] = {}
         self._terminating: set[str] = set()
-        #: Row arrays of single label entries (the common one-requirement selector), dropped on change.
+        #: Slot arrays of single label entries (the common one-requirement selector), dropped on change.
         self._arrays: dict[tuple[str, str, str], np.ndarray] = {}
 
     # -- writing (by the snapshot) ----------------------------------------------------------------------
     def add(self, pod: Pod, row: int) -> None:
         uid = pod.uid
-        if uid in self._pods:
-            self.remove(*self._pods[uid])
+        found = self._pods.get(uid)
+        if found is not None:
+            self.remove(found[0], self._slots.row(found[1]))
         ns = pod.namespace
-        self._pods[uid] = (pod, row)
-        self._by_namespace.setdefault(ns, {})[uid] = row
+        slot = self._slots.slot(row)
+        self._pods[uid] = (pod, slot)
+        self._by_namespace.setdefault(ns, {})[uid] = slot
         for key, value in pod.labels.items():
             entry = (ns, key, value)
-            self._by_label.setdefault(entry, {})[uid] = row
+            self._by_label.setdefault(entry, {})[uid] = slot
             self._arrays.pop(entry, None)
             values = self._values.setdefault((ns, key), {})
             values[value] = values.get(value, 0) + 1
@@ -68,7 +128,7 @@ class PodLabelIndex:
     def remove(self, pod: Pod, row: int) -> None:
         """Drop ``pod`` from node ``row`` (a no-op when it has meanwhile been indexed on another node)."""
         found = self._pods.get(pod.uid)
-        if found is None or found[1] != row:
+        if found is None or found[1] != self._slots.slot(row):
             return
         del self._pods[pod.uid]
         indexed = found[0]  # the labels it was indexed under, which ``pod`` may no longer carry
@@ -93,17 +153,7 @@ class PodLabelIndex:
         self._terminating.discard(uid)
 
     def clear(self) -> None:
-        self.__init__()  # type: ignore[misc]
-
-    def remap_rows(self, new_row_of: list[int]) -> None:
-        """Renumber every pod's row (``new_row_of[old_row]``) after the snapshot's rows moved."""
-        m = new_row_of
-        self._pods = {uid: (pod, m[row]) for uid, (pod, row) in self._pods.items()}
-        self._by_namespace = {ns: {uid: m[row] for uid, row in members.items()}
-                              for ns, members in self._by_namespace.items()}
-        self._by_label = {entry: {uid: m[row] for uid, row in members.items()}
-                          for entry, members in self._by_label.items()}
-        self._arrays = {}
+        self.__init__(self._slots)  # type: ignore[misc]
 
     # -- reading ------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -111,7 +161,7 @@ class PodLabelIndex:
 
     def row_of(self, uid: str) -> int | None:
         found = self._pods.get(uid)
-        return None if found is None else found[1]
+        return None if found is None else self._slots.row(found[1])
 
     def namespaces(self) -> Iterable[str]:
         return self._by_namespace.keys()
@@ -129,13 +179,13 @@ class PodLabelIndex:
         for ns in self._namespaces(namespaces):
             fast = self._single_entry(ns, selector)
             if fast is not None and not (skip_terminating and self._terminating):
-                rows = self._arrays.get(fast)
-                if rows is None:
+                slots = self._arrays.get(fast)
+                if slots is None:
                     members = self._by_label.get(fast)
                     if members is None:
                         continue
-                    rows = self._arrays[fast] = _rows_array(members)
-                parts.append(rows)
+                    slots = self._arrays[fast] = _slots_array(members)
+                parts.append(self._slots.rows(slots))
                 continue
             rows_list = [row for pod, row in self._scan(ns, selector)
                          if not (skip_terminating and pod.uid in self._terminating)]
@@ -198,12 +248,12 @@ class PodLabelIndex:
                     return
         rest = [r for r in selector.requirements if r is not best_req]
         groups = best if best is not None else [self._by_namespace.get(ns, {})]
-        pods = self._pods
+        pods, row_of = self._pods, self._slots.row
         for members in groups:
-            for uid, row in members.items():
+            for uid, slot in members.items():
                 pod = pods[uid][0]
                 if not rest or all(r.matches(pod.labels) for r in rest):
-                    yield pod, row
+                    yield pod, row_of(slot)
 
 
 # -- existing pods' terms ------------------------------------------------------------------------------
@@ -220,23 +270,31 @@ class TermCounts:
 
     term: PodAffinityTerm
     weight: int
-    #: snapshot row -> number of pods on that node carrying this term (once per occurrence)
-    per_row: dict[int, int] = field(default_factory=dict)
+    slots: NodeSlots
+    #: node slot -> number of pods on that node carrying this term (once per occurrence)
+    per_slot: dict[int, int] = field(default_factory=dict)
     _arrays: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
+    @property
+    def per_row(self) -> dict[int, int]:
+        """Snapshot row -> number of pods there carrying this term."""
+        return {self.slots.row(slot): count for slot, count in self.per_slot.items()}
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, counts) as int64 arrays, cached until the term's placement changes."""
+        """(rows, counts) as int64 arrays (the slot side cached until the term's placement changes)."""
         if self._arrays is None:
-            n = len(self.per_row)
-            self._arrays = (np.fromiter(self.per_row.keys(), dtype=np.int64, count=n),
-                            np.fromiter(self.per_row.values(), dtype=np.int64, count=n))
-        return self._arrays
+            n = len(self.per_slot)
+            self._arrays = (np.fromiter(self.per_slot.keys(), dtype=np.int64, count=n),
+                            np.fromiter(self.per_slot.values(), dtype=np.int64, count=n))
+        slots, counts = self._arrays
+        return self.slots.rows(slots), counts
 
 
 class AffinityTermIndex:
     """Existing pods' pod-affinity terms by kind, identical (term, weight) pairs merged."""
 
-    def __init__(self) -> None:
+    def __init__(self, slots: NodeSlots | None = None) -> None:
+        self._slots = slots if slots is not None else NodeSlots()
         self._kinds: tuple[dict[tuple[PodAffinityTerm, int], TermCounts], ...] = ({}, {}, {}, {})
 
     def terms(self, kind: int) -> Iterable[TermCounts]:
@@ -252,17 +310,11 @@ class AffinityTermIndex:
     def clear(self) -> None:
         self._kinds = ({}, {}, {}, {})
 
-    def remap_rows(self, new_row_of: list[int]) -> None:
-        """Renumber the rows terms sit on (``new_row_of[old_row]``) after the snapshot's rows moved."""
-        for table in self._kinds:
-            for entry in table.values():
-                entry.per_row = {new_row_of[row]: count for row, count in entry.per_row.items()}
-                entry._arrays = None
-
     def _update(self, pod: Pod, row: int, delta: int) -> None:
         aff = pod.pod_affinity
         if not aff.declared:
             return
+        slot = self._slots.slot(row)
         for kind, pairs in (
             (REQUIRED_AFFINITY, ((t, 0) for t in aff.required_affinity)),
             (REQUIRED_ANTI_AFFINITY, ((t, 0) for t in aff.required_anti_affinity)),
@@ -275,12 +327,12 @@ class AffinityTermIndex:
                 if entry is None:
                     if delta < 0:
                         continue
-                    entry = table[key] = TermCounts(term=key[0], weight=key[1])
-                count = entry.per_row.get(row, 0) + delta
+                    entry = table[key] = TermCounts(term=key[0], weight=key[1], slots=self._slots)
+                count = entry.per_slot.get(slot, 0) + delta
                 if count > 0:
-                    entry.per_row[row] = count
+                    entry.per_slot[slot] = count
                 else:
-                    entry.per_row.pop(row, None)
-                    if not entry.per_row:
+                    entry.per_slot.pop(slot, None)
+                    if not entry.per_slot:
                         del table[key]
                 entry._arrays = None

@@ -8,17 +8,17 @@ whose generation moved since the previous cycle.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import overload
+from typing import Any, overload
 
 import numpy as np
 
-from kubesched.api.objects import Pod
+from kubesched.api.objects import Node, Pod
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.taints import Taint
 from kubesched.cache.node_info import NodeInfo
-from kubesched.cache.pod_index import AffinityTermIndex, PodLabelIndex
+from kubesched.cache.pod_index import AffinityTermIndex, NodeSlots, PodLabelIndex
 
 #: Fixed resource columns; scalar (extended) resources get further columns when first seen.
 BASE_RESOURCES: tuple[str, ...] = (CPU, MEMORY, EPHEMERAL_STORAGE)
@@ -93,17 +93,22 @@ class Snapshot:
         self.pod_count = np.zeros(0, dtype=np.int64)
         self.allowed_pods = np.zeros(0, dtype=np.int64)
         #: Assigned pods by namespace and label, and existing pods' affinity terms (see pod_index).
-        self.pods = PodLabelIndex()
-        self.affinity_terms = AffinityTermIndex()
+        #: Stable numbers for nodes across joins (see pod_index): what row-keyed caches key on instead.
+        self.slots = NodeSlots()
+        self.pods = PodLabelIndex(self.slots)
+        self.affinity_terms = AffinityTermIndex(self.slots)
         self.used_pvcs: set[str] = set()
         #: PVC key -> how many nodes have a pod using it (keeps ``used_pvcs`` current node by node).
         self._pvc_nodes: dict[str, int] = {}
         #: Generation of each row's NodeInfo: consumers find the rows changed since they last looked.
         self.row_generation = np.zeros(0, dtype=np.int64)
         self._label_columns: dict[str, LabelColumn] = {}
+        self._node_columns: dict[str, tuple[np.ndarray, Callable[[Node], Any]]] = {}
         self._taint_groups: tuple[np.ndarray, list[tuple[Taint, ...]]] | None = None
         #: Bumped whenever node objects (labels, taints, images) change: derived per-node caches key on it.
         self.node_objects_version = 0
+        #: Bumped when some node's image states change (not when nodes without images join).
+        self.images_version = 0
 
     # -- reading -------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -136,6 +141,17 @@ class Snapshot:
             col = LabelColumn(codes=codes, values=tuple(vocab))
             self._label_columns[key] = col
         return col
+
+    def node_column(self, key: str, value: Callable[[Node], Any], dtype: Any) -> np.ndarray:
+        """``value(node)`` for every node, as one array: built once, then carried through nodes joining
+        (only their rows are computed) until a node object changes in place. ``key`` names ``value``
+        (one key, one function)."""
+        found = self._node_columns.get(key)
+        if found is None:
+            column = np.fromiter((value(info.node) for info in self.node_infos  # type: ignore[arg-type]
+                                  ), dtype=dtype, count=len(self.node_infos))
+            found = self._node_columns[key] = (column, value)
+        return found[0]
 
     def taint_groups(self) -> tuple[np.ndarray, list[tuple[Taint, ...]]]:
         """Nodes grouped by identical taint lists: (group of each node, taints of each group).
@@ -203,6 +219,7 @@ class Snapshot:
         self.pod_count = np.zeros(n, dtype=np.int64)
         self.allowed_pods = np.zeros(n, dtype=np.int64)
         self.row_generation = np.zeros(n, dtype=np.int64)
+        self.slots.reset()
         self.pods.clear()
         self.affinity_terms.clear()
         for i, info in enumerate(infos):
@@ -211,38 +228,38 @@ class Snapshot:
                 self.pods.add(pod, i)
                 self.affinity_terms.add(pod, i)
         self.invalidate_node_objects()
+        self.images_version += 1
         self.refresh_used_pvcs()
 
-    def update_nodes(self, infos: list[NodeInfo], names: list[str] | None = None) -> None:
+    def update_nodes(self, infos: list[NodeInfo], names: list[str] | None = None, *,
+                     index: dict[str, int] | None = None, old_rows: np.ndarray | None = None,
+                     fresh: list[int] | None = None) -> None:
         """Take the node list ``infos`` (node-tree order) when nodes joined or moved, reusing every row
         whose NodeInfo object is unchanged.
 
         A joining node usually lands mid-list (zones are interleaved), shifting later rows. Rather than
         rebuilding every row and pod index, kept rows are gathered into their new positions with NumPy,
-        the pod indexes have their row numbers remapped, and only new or changed nodes are written. A
-        node leaving falls back to :meth:`replace_all`. ``names``: the infos' node names, when the
-        caller has them.
+        the pod indexes' slot-to-row map is rewritten, and only new or changed nodes are written. A
+        node leaving falls back to :meth:`replace_all`. The caller (the cache) may pass what it already
+        worked out: ``names`` of the infos, their ``index`` (name -> new row), ``old_rows`` (each one's
+        row in this snapshot, -1 when joining) and the ``fresh`` rows (joining or changed nodes).
         """
         old_infos, old_index = self.node_infos, self.index
         n = len(infos)
         if names is None:
             names = [info.name for info in infos]
-        old_list = [old_index.get(name, -1) for name in names]
-        old_rows = np.array(old_list, dtype=np.int64)
+        if old_rows is None:
+            old_rows = np.array([old_index.get(name, -1) for name in names], dtype=np.int64)
         kept = old_rows >= 0
-        if not old_infos or int(kept.sum()) != len(old_infos):
+        if not old_infos or int(np.count_nonzero(kept)) != len(old_infos):
             self.replace_all(infos)  # first fill, or some node left: renumber from scratch
             return
-        fresh = [i for i, (row, info) in enumerate(zip(old_list, infos, strict=True))
-                 if row < 0 or old_infos[row] is not info]
+        if fresh is None:
+            fresh = [i for i, (row, info) in enumerate(zip(old_rows.tolist(), infos, strict=True))
+                     if row < 0 or old_infos[row] is not info]
         self._ensure_resource_columns(sorted({name for i in fresh
                                               for name in (*infos[i].allocatable, *infos[i].requested)}))
-        moved = not np.array_equal(old_rows[kept], np.arange(n)[kept])
-        if moved:
-            new_row_of = np.empty(len(old_infos), dtype=np.int64)
-            new_row_of[old_rows[kept]] = np.flatnonzero(kept)
-            self.pods.remap_rows(new_row_of.tolist())
-            self.affinity_terms.remap_rows(new_row_of.tolist())
+        self.slots.move(old_rows)
         source = np.where(kept, old_rows, 0)
         self.allocatable = self.allocatable[source]
         self.requested = self.requested[source]
@@ -251,7 +268,7 @@ class Snapshot:
         self.allowed_pods = self.allowed_pods[source]
         self.row_generation = self.row_generation[source]
         self.node_infos = infos
-        self.index = dict(zip(names, range(n), strict=True))
+        self.index = index if index is not None else dict(zip(names, range(n), strict=True))
         self.names = np.array(names, dtype=object)
         node_changed: list[int] = []
         for i in fresh:
@@ -265,10 +282,13 @@ class Snapshot:
                 self._move_pvc_users(old_pvcs, info.pvc_ref_counts.keys())
             if old is None or old.node is not info.node:
                 node_changed.append(i)
+            if (old.image_states if old is not None else {}) != info.image_states:
+                self.images_version += 1
         self._carry_node_objects(source, kept, node_changed)
 
     def _carry_node_objects(self, source: np.ndarray, kept: np.ndarray, changed: list[int]) -> None:
-        """Move the cached label columns and taint groups to the new row order, recomputing ``changed``."""
+        """Move the cached label columns, node columns and taint groups to the new row order,
+        recomputing the ``changed`` rows."""
         columns = self._label_columns
         self._label_columns = {}
         for key, col in columns.items():
@@ -281,6 +301,11 @@ class Snapshot:
                 value = node.labels.get(key)
                 codes[i] = -1 if value is None else vocab.setdefault(value, len(vocab))
             self._label_columns[key] = LabelColumn(codes=codes, values=tuple(vocab), _positions=vocab)
+        for name, (column, of_node) in list(self._node_columns.items()):
+            carried = column[source]
+            for i in changed:
+                carried[i] = of_node(self.node_infos[i].node)  # type: ignore[arg-type]
+            self._node_columns[name] = (carried, of_node)
         if self._taint_groups is not None:
             ids, lists = self._taint_groups
             groups = {taints: g for g, taints in enumerate(lists)}
@@ -304,6 +329,8 @@ class Snapshot:
             self._move_pvc_users(old.pvc_ref_counts.keys(), info.pvc_ref_counts.keys())
         if old.node is not info.node:
             self.invalidate_node_objects()
+        if old.image_states != info.image_states:
+            self.images_version += 1
 
     def _reindex_pods(self, row: int, old: Sequence[Pod], new: Sequence[Pod]) -> None:
         """Move the pod indexes from a node's old pod list to its new one (pods compare by identity)."""
@@ -320,6 +347,7 @@ class Snapshot:
 
     def invalidate_node_objects(self) -> None:
         self._label_columns.clear()
+        self._node_columns.clear()
         self._taint_groups = None
         self.node_objects_version += 1
 

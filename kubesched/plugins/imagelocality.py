@@ -79,32 +79,38 @@ def _pod_images(pod: Pod) -> tuple[str, ...]:
 
 
 class _ImageIndex:
-    """For one snapshot version: image name -> (rows that have it, size, num_nodes per such row)."""
+    """image name -> (node slots that have it, size, num_nodes per such node), for one version of the
+    snapshot's image states. Slots, not rows: nodes joining without images move rows but leave the
+    index as it is (see Snapshot.slots)."""
 
     __slots__ = ("by_image", "snapshot", "version")
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
-        self.version = snapshot.node_objects_version
-        rows: dict[str, list[int]] = {}
+        self.version = snapshot.images_version
+        slots: dict[str, list[int]] = {}
         sizes: dict[str, list[int]] = {}
         counts: dict[str, list[int]] = {}
+        slot_of = snapshot.slots.slot
         for i, info in enumerate(snapshot.node_infos):
+            if not info.image_states:
+                continue
+            slot = slot_of(i)
             for image, state in info.image_states.items():
-                rows.setdefault(image, []).append(i)
+                slots.setdefault(image, []).append(slot)
                 sizes.setdefault(image, []).append(state.size)
                 counts.setdefault(image, []).append(state.num_nodes)
         self.by_image: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {
             image: (
-                np.asarray(rows[image], dtype=np.int64),
+                np.asarray(slots[image], dtype=np.int64),
                 np.asarray(sizes[image], dtype=np.float64),
                 np.asarray(counts[image], dtype=np.float64),
             )
-            for image in rows
+            for image in slots
         }
 
     def current_for(self, snapshot: Snapshot) -> bool:
-        return self.snapshot is snapshot and self.version == snapshot.node_objects_version
+        return self.snapshot is snapshot and self.version == snapshot.images_version
 
 
 class ImageLocality:
@@ -134,9 +140,9 @@ class ImageLocality:
             entry = index.by_image.get(image)
             if entry is None:
                 continue
-            where, sizes, counts = entry
+            slots, sizes, counts = entry
             # float64 arithmetic then truncation, exactly as the per-node form.
-            per_row[where] += (sizes * (counts / float(total_nodes))).astype(np.int64)
+            per_row[snapshot.slots.rows(slots)] += (sizes * (counts / float(total_nodes))).astype(np.int64)
         summed = per_row[rows]
         max_threshold = MAX_CONTAINER_THRESHOLD * len(images)
         if max_threshold <= MIN_THRESHOLD:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.objects import Pod
+from kubesched.api.objects import Node, Pod
 from kubesched.api.taints import NO_SCHEDULE, Taint
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
@@ -34,10 +34,6 @@ def tolerates_unschedulable(pod: Pod) -> bool:
 class NodeUnschedulable:
     name = NAME
 
-    def __init__(self) -> None:
-        # Which snapshot rows are cordoned, rebuilt when node objects change.
-        self._column: tuple[Snapshot, int, np.ndarray] | None = None
-
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
         if node is None or not node.unschedulable:
@@ -53,19 +49,16 @@ class NodeUnschedulable:
         cordoned = self._cordoned(snapshot)[indices]
         return BatchFilterResult.from_mask(~cordoned, unresolvable(ERR_REASON_UNSCHEDULABLE))
 
-    def _cordoned(self, snapshot: Snapshot) -> np.ndarray:
-        cached = self._column
-        if cached is not None and cached[0] is snapshot and cached[1] == snapshot.node_objects_version:
-            return cached[2]
-        column = np.fromiter(
-            (info.node is not None and info.node.unschedulable for info in snapshot.node_infos),
-            dtype=bool, count=len(snapshot.node_infos),
-        )
-        self._column = (snapshot, snapshot.node_objects_version, column)
-        return column
+    @staticmethod
+    def _cordoned(snapshot: Snapshot) -> np.ndarray:
+        return snapshot.node_column(NAME, _unschedulable, bool)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+
+
+def _unschedulable(node: Node) -> bool:
+    return node.unschedulable
 
 
 def new(args: Any, handle: Any) -> NodeUnschedulable:

@@ -3,7 +3,17 @@ time), unless an image's spread moved, which every node's copy carries."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from kubesched.api.labels import LabelSelector
+from kubesched.api.objects import Node, Pod
+from kubesched.cache.pod_index import REQUIRED_ANTI_AFFINITY
+from kubesched.cache.snapshot import Snapshot
+from kubesched.framework.cycle_state import CycleState
+from kubesched.plugins.imagelocality import ImageLocality
 from tests.cache.test_cache import make_node, make_pod, new_cache, on, snap
 
 
@@ -69,3 +79,80 @@ def test_a_node_joining_mid_list_moves_rows_and_pod_indexes_without_recopying() 
     assert snapshot.pod_count.tolist() == [0, 0, 0, 1, 0]
     column = snapshot.label_column(zone)
     assert [column.values[c] for c in column.codes] == ["a", "b", "c", "a", "b"]
+
+
+_ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+_SELECTORS = [LabelSelector.from_dict(s) for s in (
+    {"matchLabels": {"app": "a"}}, {"matchLabels": {"app": "b"}},
+    {"matchExpressions": [{"key": "app", "operator": "Exists"}]}, {})]
+
+
+def _index_answers(snapshot: Snapshot, uids: list[str]) -> tuple[Any, ...]:
+    """What the pod indexes answer, in node names (rows differ between snapshots built differently)."""
+    names = snapshot.names
+    per_selector = [sorted(names[snapshot.pods.rows_matching(None, s)].tolist()) for s in _SELECTORS]
+    scanned = [sorted(names[row] for _, row in snapshot.pods.pods_matching(None, s)) for s in _SELECTORS]
+    where = [None if (r := snapshot.pods.row_of(uid)) is None else names[r] for uid in uids]
+    terms = []
+    for entry in snapshot.affinity_terms.terms(REQUIRED_ANTI_AFFINITY):
+        rows, counts = entry.arrays()
+        terms.append(sorted(zip(names[rows].tolist(), counts.tolist(), strict=True)))
+        assert sorted(entry.per_row.items()) == sorted(zip(rows.tolist(), counts.tolist(), strict=True))
+    return per_selector, scanned, where, terms
+
+
+def _image_scores(plugin: ImageLocality, snapshot: Snapshot, pod: Pod) -> dict[str, int]:
+    if not len(snapshot):
+        return {}
+    scores = plugin.score_nodes(CycleState(), pod, snapshot.all_nodes())
+    return dict(zip(snapshot.names.tolist(), scores.tolist(), strict=True))
+
+
+def _cordoned(node: Node) -> bool:
+    return node.unschedulable
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(("node", "pod", "move", "delete")), st.integers(0, 1000)),
+                min_size=1, max_size=50))
+def test_pod_indexes_follow_joining_nodes_as_a_fresh_snapshot_sees_them(ops: list[tuple[str, int]]) -> None:
+    """Nodes join in random zones (rows shift), pods come, move and go; after every step the kept
+    snapshot's indexes and carried node columns answer as a snapshot built from scratch does."""
+    cache = new_cache()
+    snapshot = snap(cache)
+    snapshot.node_column("cordoned", _cordoned, bool)
+    kept_plugin = ImageLocality()
+    nodes: list[str] = []
+    pods: dict[str, Pod] = {}
+    for step, (op, n) in enumerate(ops):
+        if op == "node" or not nodes:
+            name = f"n{step}"
+            images = [{"names": [f"img{n % 4}:v1"], "sizeBytes": 300 * 1024 * 1024}] if n % 4 < 2 else []
+            cache.add_node(make_node(name, labels={"topology.kubernetes.io/zone": f"z{n % 3}"},
+                                     unschedulable=n % 5 == 0, images=images))
+            nodes.append(name)
+        elif op == "pod" or not pods:
+            labels = {"app": "ab"[n % 2]} if n % 3 else {}
+            spec = {"affinity": _ANTI} if n % 4 == 0 else None
+            pod = on(make_pod(f"p{step}", labels=labels, spec=spec, uid=f"u{step}"), nodes[n % len(nodes)])
+            cache.add_pod(pod)
+            pods[pod.uid] = pod
+        elif op == "move":
+            old = pods[sorted(pods)[n % len(pods)]]
+            cache.remove_pod(old)
+            pods[old.uid] = on(old, nodes[n % len(nodes)])
+            cache.add_pod(pods[old.uid])
+        else:
+            cache.remove_pod(pods.pop(sorted(pods)[n % len(pods)]))
+        snap(cache, snapshot)
+        fresh = Snapshot()
+        fresh.replace_all(list(snapshot.node_infos))
+        uids = [*sorted(pods), "missing"]
+        assert _index_answers(snapshot, uids) == _index_answers(fresh, uids)
+        incoming = make_pod("incoming", image=f"img{n % 2}:v1")
+        # The kept plugin's image index is carried across joins; a new one's is built from scratch.
+        assert _image_scores(kept_plugin, snapshot, incoming) == _image_scores(ImageLocality(), fresh, incoming)
+        if step % 7 == 0:  # built now and then, so that it is carried through several joins
+            assert snapshot.node_column("cordoned", _cordoned, bool).tolist() == \
+                fresh.node_column("cordoned", _cordoned, bool).tolist()
