@@ -32,6 +32,8 @@ QUEUE_SIZE = 10_000
 WORKERS = 1
 SPAM_BURST = 25
 SPAM_REFILL_SECONDS = 300.0
+#: Objects whose spam-filter bucket and aggregation state are remembered (client-go's LRU caches).
+CACHE_SIZE = 4096
 #: How long an event may be aggregated into (client-go: isomorphic events within 6 minutes form a series).
 AGGREGATION_WINDOW = 360.0
 #: The action recorded for each reason kube-scheduler emits (events.k8s.io needs one).
@@ -137,6 +139,9 @@ class _Worker:
             self._buckets[ref_key] = (tokens, now)
             return False
         self._buckets[ref_key] = (tokens - 1, now)
+        if len(self._buckets) > CACHE_SIZE:  # an LRU of 4096 objects in client-go: forget the oldest
+            for old in list(self._buckets)[:CACHE_SIZE // 4]:
+                del self._buckets[old]
         return True
 
     def _write(self, event: dict) -> None:
@@ -190,8 +195,8 @@ class _Worker:
             self.rest.request("POST", f"/api/v1/namespaces/{namespace}/events", body)
         self.recorder.written += 1
         self._series[key] = (name, namespace, 1, now, v1)
-        if len(self._series) > 4096:  # forget the oldest aggregation keys (an LRU in client-go)
-            for old in list(self._series)[:1024]:
+        if len(self._series) > CACHE_SIZE:  # forget the oldest aggregation keys (an LRU in client-go)
+            for old in list(self._series)[:CACHE_SIZE // 4]:
                 del self._series[old]
 
     def _bump(self, name: str, namespace: str, count: int, v1: bool) -> None:

@@ -103,3 +103,19 @@ def test_record_never_blocks_when_the_queue_is_full(monkeypatch: Any) -> None:
     for i in range(10):
         recorder.record(failed(f"p{i}"))  # returns at once even though the writer is stuck
     assert recorder.dropped >= 7
+
+
+def test_per_object_state_is_bounded_as_client_gos_lru(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A scheduler that runs for weeks sees millions of pods: spam-filter buckets and aggregation keys
+    of old objects are forgotten, oldest first, beyond CACHE_SIZE objects."""
+    monkeypatch.setattr(events_module, "CACHE_SIZE", 8)
+    rest = FakeRest()
+    recorder = EventRecorder(rest)  # type: ignore[arg-type]
+    for i in range(50):
+        recorder.record(failed(f"p{i}"))
+    assert recorder.flush()
+    recorder.stop()
+    (worker,) = recorder._workers
+    assert len(worker._buckets) <= 8 and len(worker._series) <= 8
+    assert ("Pod", "ns", "p49", "uid-p49") in worker._buckets
+    assert len(rest.calls) == 50
