@@ -34,7 +34,7 @@ class Gone(Exception):
 class ListWatch(Protocol):
     """How an informer reaches the API server for its kind."""
 
-    def list(self) -> tuple[list[dict], str]: ...
+    def list(self, resource_version: str) -> tuple[list[dict], str]: ...
 
     def watch(self, resource_version: str, timeout_seconds: int) -> WatchStream: ...
 
@@ -102,7 +102,10 @@ class Informer:
             backoff = min(backoff * 2, MAX_BACKOFF)
 
     def _list(self) -> None:
-        items, rv = self.list_watch.list()
+        # As client-go's reflector: the first list may be served from the API server's watch cache
+        # (resourceVersion "0": no etcd read, no paging); a relist after 410 Gone asks for the latest
+        # state (""), since the version it last saw is no longer available.
+        items, rv = self.list_watch.list("0" if not self.relists else "")
         deltas = self.store.replace(items)
         self.resource_version = rv
         self.relists += 1

@@ -41,9 +41,11 @@ class ScriptedAPI:
         self.lists = lists
         self.watches = watches
         self.watch_rvs: list[str] = []
+        self.list_rvs: list[str] = []
         self.done = threading.Event()
 
-    def list(self) -> tuple[list[dict], str]:
+    def list(self, resource_version: str) -> tuple[list[dict], str]:
+        self.list_rvs.append(resource_version)
         return self.lists.pop(0)
 
     def watch(self, resource_version: str, timeout_seconds: int) -> Stream:
@@ -95,6 +97,8 @@ def test_gone_relists_and_hands_on_only_the_difference() -> None:
     assert seen == [("ADDED", "a@5", None), ("ADDED", "b@6", None), ("DELETED", "b@6", None), ("ADDED", "c@20", None)]
     assert inf.relists == 2
     assert api.watch_rvs[:2] == ["10", "21"]
+    # The first list may come from the watch cache; the relist must not (what it had is gone).
+    assert api.list_rvs == ["0", ""]
 
 
 def test_a_410_answer_to_the_watch_request_relists_too() -> None:

@@ -39,8 +39,8 @@ class _KindListWatch:
         self.kind = kind
         self.info = kind_info(kind)
 
-    def list(self) -> tuple[list[dict], str]:
-        return list_all(self.rest, self.kind)
+    def list(self, resource_version: str) -> tuple[list[dict], str]:
+        return list_all(self.rest, self.kind, resource_version=resource_version)
 
     def watch(self, resource_version: str, timeout_seconds: int) -> StreamResponse:
         params = {"watch": "true", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
@@ -53,13 +53,18 @@ class _KindListWatch:
             raise
 
 
-def list_all(rest: RestClient, kind: str, namespace: str | None = None) -> tuple[list[dict], str]:
-    """Every object of ``kind`` (paged), each with its kind and apiVersion set, and the list's resourceVersion."""
+def list_all(rest: RestClient, kind: str, namespace: str | None = None, *,
+             resource_version: str = "") -> tuple[list[dict], str]:
+    """Every object of ``kind`` (paged), each with its kind and apiVersion set, and the list's resourceVersion.
+
+    ``resource_version`` "" reads the latest state; "0" accepts the API server's watch cache."""
     info = kind_info(kind)
     items: list[dict] = []
     token: str | None = None
     while True:
-        page = rest.request("GET", collection_path(kind, namespace), params={"limit": LIST_PAGE, "continue": token})
+        params = {"limit": LIST_PAGE, "continue": token,
+                  "resourceVersion": (resource_version or None) if token is None else None}
+        page = rest.request("GET", collection_path(kind, namespace), params=params)
         api_version = page.get("apiVersion") or info.preferred_api_version
         for item in page.get("items") or []:
             item["kind"] = kind
