@@ -10,7 +10,9 @@ and a developer's shell can all use it::
     plane.restart_apiserver()             # same etcd, same port, same credentials
     plane.stop()
 
-Authentication is by static bearer tokens (``--token-auth-file``), authorization is RBAC: the API
+The API server serves a certificate signed by a CA of the plane's own (``plane.ca_file``), which the
+kubeconfigs name, so clients verify it as they would in a real cluster. Authentication is by static
+bearer tokens (``--token-auth-file``), authorization is RBAC: the API
 server's bootstrap policy creates the system:kube-scheduler and system:volume-scheduler ClusterRoles
 and binds them to the user system:kube-scheduler, exactly as in a kubeadm cluster. There is no
 controller manager and no kubelet, so the admission plugins that assume them (ServiceAccount, which
@@ -78,18 +80,66 @@ def _write_service_account_keys(folder: Path) -> tuple[Path, Path]:
     return private, public
 
 
-def write_kubeconfig(path: Path, server: str, user: str, token: str) -> Path:
-    """A kubeconfig for ``user`` authenticating with ``token`` (the serving certificate is self-signed)."""
+def write_kubeconfig(path: Path, server: str, user: str, token: str, ca_file: Path | None = None) -> Path:
+    """A kubeconfig for ``user`` authenticating with ``token``; the server's certificate is verified
+    against ``ca_file`` (not verified at all without one)."""
+    cluster: dict[str, object] = {"server": server}
+    if ca_file is not None:
+        cluster["certificate-authority"] = str(ca_file)
+    else:
+        cluster["insecure-skip-tls-verify"] = True
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "controlplane", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],
+        "clusters": [{"name": "controlplane", "cluster": cluster}],
         "users": [{"name": user, "user": {"token": token}}],
         "contexts": [{"name": user, "context": {"cluster": "controlplane", "user": user}}],
         "current-context": user,
     }
     path.write_text(json.dumps(config, indent=2))
     return path
+
+
+def _write_serving_certificate(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA, and a serving certificate it signs for the loopback address and the in-cluster names:
+    (CA certificate, certificate, key). Made once per plane, so a restarted API server keeps them."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    folder.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "controlplane-ca")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+          .not_valid_after(now + datetime.timedelta(days=7))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                       content_commitment=False, key_encipherment=False, data_encipherment=False,
+                                       key_agreement=False, encipher_only=False, decipher_only=False),
+                         critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    names = [x509.DNSName(n) for n in ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc")]
+    addresses = [x509.IPAddress(ipaddress.ip_address(a)) for a in ("127.0.0.1", "10.0.0.1")]
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
+            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=7))
+            .add_extension(x509.SubjectAlternativeName([*names, *addresses]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([x509.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    ca_file, cert_file, key_file = folder / "ca.crt", folder / "apiserver.crt", folder / "apiserver.key"
+    ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return ca_file, cert_file, key_file
 
 
 @dataclass
@@ -162,6 +212,11 @@ class ControlPlane:
         return f"https://127.0.0.1:{self.apiserver_port}"
 
     @property
+    def ca_file(self) -> Path:
+        """The CA that signed the API server's serving certificate."""
+        return self.work_dir / "certs" / "ca.crt"
+
+    @property
     def admin_kubeconfig(self) -> Path:
         return self.work_dir / "admin.kubeconfig"
 
@@ -175,7 +230,8 @@ class ControlPlane:
         token = self.extra_tokens.get(user)
         if token is None:
             raise ControlPlaneError(f"user {user!r} has no token in this control plane")
-        return write_kubeconfig(self.work_dir / f"{user.replace(':', '_')}.kubeconfig", self.url, user, token)
+        return write_kubeconfig(self.work_dir / f"{user.replace(':', '_')}.kubeconfig", self.url, user, token,
+                                self.ca_file)
 
     def kubectl(self, *args: str, kubeconfig: Path | None = None, input: str | None = None,
                 check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -187,9 +243,7 @@ class ControlPlane:
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         """Poll /readyz with the admin token until it answers 200 (or the API server exits)."""
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
+        context = ssl.create_default_context(cafile=str(self.ca_file))
         deadline = time.monotonic() + timeout
         last = "no answer yet"
         while time.monotonic() < deadline:
@@ -220,8 +274,9 @@ class ControlPlane:
             lines.append(f"{token},{user},{user}")
         (self.work_dir / "tokens.csv").write_text("\n".join(lines) + "\n")
         _write_service_account_keys(self.work_dir)
-        write_kubeconfig(self.admin_kubeconfig, self.url, "admin", self.admin_token)
-        write_kubeconfig(self.scheduler_kubeconfig, self.url, SCHEDULER_USER, self.scheduler_token)
+        _write_serving_certificate(self.work_dir / "certs")
+        write_kubeconfig(self.admin_kubeconfig, self.url, "admin", self.admin_token, self.ca_file)
+        write_kubeconfig(self.scheduler_kubeconfig, self.url, SCHEDULER_USER, self.scheduler_token, self.ca_file)
 
     def _start_etcd(self) -> None:
         peer = free_port()
@@ -239,7 +294,9 @@ class ControlPlane:
         cmd = [str(self.bin_dir / "kube-apiserver"),
                "--etcd-servers", f"http://127.0.0.1:{self.etcd_port}",
                "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
-               "--secure-port", str(self.apiserver_port), "--cert-dir", str(w / "certs"),
+               "--secure-port", str(self.apiserver_port),
+               "--tls-cert-file", str(w / "certs" / "apiserver.crt"),
+               "--tls-private-key-file", str(w / "certs" / "apiserver.key"),
                "--authorization-mode", "RBAC", "--token-auth-file", str(w / "tokens.csv"),
                "--anonymous-auth=false",
                "--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition",

@@ -122,7 +122,8 @@ class Live:
 
     def kubeconfig_via(self, url: str) -> Path:
         """The scheduler's credentials, pointed at another address (a proxy)."""
-        return write_kubeconfig(self.tmp / "via.kubeconfig", url, "system:kube-scheduler", self.plane.scheduler_token)
+        return write_kubeconfig(self.tmp / "via.kubeconfig", url, "system:kube-scheduler", self.plane.scheduler_token,
+                                self.plane.ca_file)
 
     def run_kubelet_standin(self) -> None:
         """Finish graceful deletions as a kubelet would (force-delete pods that have a deletionTimestamp)."""

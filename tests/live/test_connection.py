@@ -1,6 +1,5 @@
-"""RestClient against the real kube-apiserver with its serving certificate verified (the other live
-tests skip verification): many threads share one TLS context and keep-alive connections, and a CA that
-did not sign the server's certificate is refused."""
+"""RestClient against the real kube-apiserver, its serving certificate verified: many threads share one
+TLS context and keep-alive connections, and a CA that did not sign the server's certificate is refused."""
 
 from __future__ import annotations
 
@@ -55,7 +54,7 @@ def test_verified_requests_from_many_threads_share_connections(control_plane: Co
         return original(self)
 
     monkeypatch.setattr(Transport, "_connect", counting)
-    ca = control_plane.work_dir / "certs" / "apiserver.crt"
+    ca = control_plane.ca_file
     rest = RestClient(ConnectionOptions(kubeconfig=str(verifying_kubeconfig(tmp_path / "kc", control_plane, ca)),
                                         qps=-1))
     assert rest.configuration.verify_ssl
