@@ -104,6 +104,14 @@ class EventRecorder:
             return self._events_v1
 
 
+def _forget_oldest(state: dict) -> None:
+    """Keep per-object state to about CACHE_SIZE objects, as client-go's LRU caches do: past it, the
+    oldest quarter (insertion order) is forgotten."""
+    if len(state) > CACHE_SIZE:
+        for key in list(state)[:CACHE_SIZE // 4]:
+            del state[key]
+
+
 class _Worker:
     """One writer thread, its queue, and the aggregation and spam-filter state of the objects it owns."""
 
@@ -139,9 +147,7 @@ class _Worker:
             self._buckets[ref_key] = (tokens, now)
             return False
         self._buckets[ref_key] = (tokens - 1, now)
-        if len(self._buckets) > CACHE_SIZE:  # an LRU of 4096 objects in client-go: forget the oldest
-            for old in list(self._buckets)[:CACHE_SIZE // 4]:
-                del self._buckets[old]
+        _forget_oldest(self._buckets)
         return True
 
     def _write(self, event: dict) -> None:
@@ -195,9 +201,7 @@ class _Worker:
             self.rest.request("POST", f"/api/v1/namespaces/{namespace}/events", body)
         self.recorder.written += 1
         self._series[key] = (name, namespace, 1, now, v1)
-        if len(self._series) > CACHE_SIZE:  # forget the oldest aggregation keys (an LRU in client-go)
-            for old in list(self._series)[:CACHE_SIZE // 4]:
-                del self._series[old]
+        _forget_oldest(self._series)
 
     def _bump(self, name: str, namespace: str, count: int, v1: bool) -> None:
         """A repeat: raise the existing event's count (core/v1) or series (events.k8s.io/v1)."""
