@@ -344,7 +344,7 @@ class Cache:
                     fresh.sort()
                 for i in fresh:
                     infos[i] = self._clone(self._nodes[names[i]])
-                snapshot.update_nodes(infos, names, index=index, old_rows=old_rows, fresh=fresh)
+                snapshot.update_nodes(infos, names, index, old_rows, fresh)
                 self._nodes_changed = False
                 self._images_changed = False
             else:

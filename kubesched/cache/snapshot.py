@@ -103,7 +103,7 @@ class Snapshot:
         #: Generation of each row's NodeInfo: consumers find the rows changed since they last looked.
         self.row_generation = np.zeros(0, dtype=np.int64)
         self._label_columns: dict[str, LabelColumn] = {}
-        self._node_columns: dict[str, tuple[np.ndarray, Callable[[Node], Any]]] = {}
+        self._node_columns: dict[Callable[[Node], Any], np.ndarray] = {}
         self._taint_groups: tuple[np.ndarray, list[tuple[Taint, ...]]] | None = None
         #: Bumped whenever node objects (labels, taints, images) change: derived per-node caches key on it.
         self.node_objects_version = 0
@@ -142,16 +142,16 @@ class Snapshot:
             self._label_columns[key] = col
         return col
 
-    def node_column(self, key: str, value: Callable[[Node], Any], dtype: Any) -> np.ndarray:
-        """``value(node)`` for every node, as one array: built once, then carried through nodes joining
-        (only their rows are computed) until a node object changes in place. ``key`` names ``value``
-        (one key, one function)."""
-        found = self._node_columns.get(key)
-        if found is None:
-            column = np.fromiter((value(info.node) for info in self.node_infos  # type: ignore[arg-type]
-                                  ), dtype=dtype, count=len(self.node_infos))
-            found = self._node_columns[key] = (column, value)
-        return found[0]
+    def node_column(self, value: Callable[[Node], Any], dtype: Any) -> np.ndarray:
+        """``value(node)`` for every node, as one array: built once per function (pass the same one each
+        time), then carried through nodes joining (only their rows are computed) until a node object
+        changes in place."""
+        column = self._node_columns.get(value)
+        if column is None:
+            column = self._node_columns[value] = np.fromiter(
+                (value(info.node) for info in self.node_infos),  # type: ignore[arg-type]
+                dtype=dtype, count=len(self.node_infos))
+        return column
 
     def taint_groups(self) -> tuple[np.ndarray, list[tuple[Taint, ...]]]:
         """Nodes grouped by identical taint lists: (group of each node, taints of each group).
@@ -231,32 +231,23 @@ class Snapshot:
         self.images_version += 1
         self.refresh_used_pvcs()
 
-    def update_nodes(self, infos: list[NodeInfo], names: list[str] | None = None, *,
-                     index: dict[str, int] | None = None, old_rows: np.ndarray | None = None,
-                     fresh: list[int] | None = None) -> None:
+    def update_nodes(self, infos: list[NodeInfo], names: list[str], index: dict[str, int],
+                     old_rows: np.ndarray, fresh: list[int]) -> None:
         """Take the node list ``infos`` (node-tree order) when nodes joined or moved, reusing every row
         whose NodeInfo object is unchanged.
 
         A joining node usually lands mid-list (zones are interleaved), shifting later rows. Rather than
         rebuilding every row and pod index, kept rows are gathered into their new positions with NumPy,
         the pod indexes' slot-to-row map is rewritten, and only new or changed nodes are written. A
-        node leaving falls back to :meth:`replace_all`. The caller (the cache) may pass what it already
-        worked out: ``names`` of the infos, their ``index`` (name -> new row), ``old_rows`` (each one's
-        row in this snapshot, -1 when joining) and the ``fresh`` rows (joining or changed nodes).
+        node leaving falls back to :meth:`replace_all`. The cache hands over what it worked out while
+        picking the infos: their ``names``, ``index`` (name -> new row), ``old_rows`` (each one's row
+        in this snapshot, -1 when joining) and the ``fresh`` rows (joining or changed nodes).
         """
-        old_infos, old_index = self.node_infos, self.index
-        n = len(infos)
-        if names is None:
-            names = [info.name for info in infos]
-        if old_rows is None:
-            old_rows = np.array([old_index.get(name, -1) for name in names], dtype=np.int64)
+        old_infos = self.node_infos
         kept = old_rows >= 0
         if not old_infos or int(np.count_nonzero(kept)) != len(old_infos):
             self.replace_all(infos)  # first fill, or some node left: renumber from scratch
             return
-        if fresh is None:
-            fresh = [i for i, (row, info) in enumerate(zip(old_rows.tolist(), infos, strict=True))
-                     if row < 0 or old_infos[row] is not info]
         self._ensure_resource_columns(sorted({name for i in fresh
                                               for name in (*infos[i].allocatable, *infos[i].requested)}))
         self.slots.move(old_rows)
@@ -268,7 +259,7 @@ class Snapshot:
         self.allowed_pods = self.allowed_pods[source]
         self.row_generation = self.row_generation[source]
         self.node_infos = infos
-        self.index = index if index is not None else dict(zip(names, range(n), strict=True))
+        self.index = index
         self.names = np.array(names, dtype=object)
         node_changed: list[int] = []
         for i in fresh:
@@ -301,11 +292,11 @@ class Snapshot:
                 value = node.labels.get(key)
                 codes[i] = -1 if value is None else vocab.setdefault(value, len(vocab))
             self._label_columns[key] = LabelColumn(codes=codes, values=tuple(vocab), _positions=vocab)
-        for name, (column, of_node) in list(self._node_columns.items()):
+        for of_node, column in list(self._node_columns.items()):
             carried = column[source]
             for i in changed:
                 carried[i] = of_node(self.node_infos[i].node)  # type: ignore[arg-type]
-            self._node_columns[name] = (carried, of_node)
+            self._node_columns[of_node] = carried
         if self._taint_groups is not None:
             ids, lists = self._taint_groups
             groups = {taints: g for g, taints in enumerate(lists)}

@@ -51,7 +51,7 @@ class NodeUnschedulable:
 
     @staticmethod
     def _cordoned(snapshot: Snapshot) -> np.ndarray:
-        return snapshot.node_column(NAME, _unschedulable, bool)
+        return snapshot.node_column(_unschedulable, bool)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)

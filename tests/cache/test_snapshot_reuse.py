@@ -121,7 +121,7 @@ def test_pod_indexes_follow_joining_nodes_as_a_fresh_snapshot_sees_them(ops: lis
     snapshot's indexes and carried node columns answer as a snapshot built from scratch does."""
     cache = new_cache()
     snapshot = snap(cache)
-    snapshot.node_column("cordoned", _cordoned, bool)
+    snapshot.node_column(_cordoned, bool)
     kept_plugin = ImageLocality()
     nodes: list[str] = []
     pods: dict[str, Pod] = {}
@@ -154,5 +154,5 @@ def test_pod_indexes_follow_joining_nodes_as_a_fresh_snapshot_sees_them(ops: lis
         # The kept plugin's image index is carried across joins; a new one's is built from scratch.
         assert _image_scores(kept_plugin, snapshot, incoming) == _image_scores(ImageLocality(), fresh, incoming)
         if step % 7 == 0:  # built now and then, so that it is carried through several joins
-            assert snapshot.node_column("cordoned", _cordoned, bool).tolist() == \
-                fresh.node_column("cordoned", _cordoned, bool).tolist()
+            assert snapshot.node_column(_cordoned, bool).tolist() == \
+                fresh.node_column(_cordoned, bool).tolist()
