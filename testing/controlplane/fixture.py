@@ -36,6 +36,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build.sh"
@@ -100,9 +101,33 @@ def write_kubeconfig(path: Path, server: str, user: str, token: str, ca_file: Pa
     return path
 
 
-def _write_serving_certificate(folder: Path) -> tuple[Path, Path, Path]:
-    """A CA, and a serving certificate it signs for the loopback address and the in-cluster names:
-    (CA certificate, certificate, key). Made once per plane, so a restarted API server keeps them."""
+def self_signed_ca(common_name: str) -> tuple[Any, Any]:
+    """A CA's private key and self-signed certificate (cryptography objects), valid for a week."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=7))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                         content_commitment=False, key_encipherment=False, data_encipherment=False,
+                                         key_agreement=False, encipher_only=False, decipher_only=False),
+                           critical=True)
+            .sign(key, hashes.SHA256()))
+    return key, cert
+
+
+def _write_serving_certificate(ca_file: Path, cert_file: Path, key_file: Path) -> None:
+    """A CA, and a serving certificate it signs for the loopback address and the in-cluster names.
+    Made once per plane, so a restarted API server keeps them."""
     import datetime
     import ipaddress
 
@@ -111,35 +136,23 @@ def _write_serving_certificate(folder: Path) -> tuple[Path, Path, Path]:
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    folder.mkdir(parents=True, exist_ok=True)
+    ca_key, ca = self_signed_ca("controlplane-ca")
     now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "controlplane-ca")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-          .not_valid_after(now + datetime.timedelta(days=7))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                       content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                       key_agreement=False, encipher_only=False, decipher_only=False),
-                         critical=True)
-          .sign(ca_key, hashes.SHA256()))
     key = ec.generate_private_key(ec.SECP256R1())
     names = [x509.DNSName(n) for n in ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc")]
     addresses = [x509.IPAddress(ipaddress.ip_address(a)) for a in ("127.0.0.1", "10.0.0.1")]
     cert = (x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .issuer_name(ca.subject).public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=7))
             .add_extension(x509.SubjectAlternativeName([*names, *addresses]), critical=False)
             .add_extension(x509.ExtendedKeyUsage([x509.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .sign(ca_key, hashes.SHA256()))
-    ca_file, cert_file, key_file = folder / "ca.crt", folder / "apiserver.crt", folder / "apiserver.key"
+    ca_file.parent.mkdir(parents=True, exist_ok=True)
     ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()))
-    return ca_file, cert_file, key_file
 
 
 @dataclass
@@ -217,6 +230,14 @@ class ControlPlane:
         return self.work_dir / "certs" / "ca.crt"
 
     @property
+    def serving_cert_file(self) -> Path:
+        return self.work_dir / "certs" / "apiserver.crt"
+
+    @property
+    def serving_key_file(self) -> Path:
+        return self.work_dir / "certs" / "apiserver.key"
+
+    @property
     def admin_kubeconfig(self) -> Path:
         return self.work_dir / "admin.kubeconfig"
 
@@ -274,7 +295,7 @@ class ControlPlane:
             lines.append(f"{token},{user},{user}")
         (self.work_dir / "tokens.csv").write_text("\n".join(lines) + "\n")
         _write_service_account_keys(self.work_dir)
-        _write_serving_certificate(self.work_dir / "certs")
+        _write_serving_certificate(self.ca_file, self.serving_cert_file, self.serving_key_file)
         write_kubeconfig(self.admin_kubeconfig, self.url, "admin", self.admin_token, self.ca_file)
         write_kubeconfig(self.scheduler_kubeconfig, self.url, SCHEDULER_USER, self.scheduler_token, self.ca_file)
 
@@ -295,8 +316,7 @@ class ControlPlane:
                "--etcd-servers", f"http://127.0.0.1:{self.etcd_port}",
                "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
                "--secure-port", str(self.apiserver_port),
-               "--tls-cert-file", str(w / "certs" / "apiserver.crt"),
-               "--tls-private-key-file", str(w / "certs" / "apiserver.key"),
+               "--tls-cert-file", str(self.serving_cert_file), "--tls-private-key-file", str(self.serving_key_file),
                "--authorization-mode", "RBAC", "--token-auth-file", str(w / "tokens.csv"),
                "--anonymous-auth=false",
                "--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition",

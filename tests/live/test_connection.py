@@ -3,19 +3,16 @@ TLS context and keep-alive connections, and a CA that did not sign the server's 
 
 from __future__ import annotations
 
-import datetime
 import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives import serialization
 
 from kubesched.cluster.kube.connection import ConnectionError_, ConnectionOptions, RestClient
 from kubesched.cluster.kube.transport import Transport
-from testing.controlplane.fixture import ControlPlane
+from testing.controlplane.fixture import ControlPlane, self_signed_ca
 
 pytestmark = pytest.mark.controlplane
 
@@ -32,14 +29,7 @@ def verifying_kubeconfig(path: Path, plane: ControlPlane, ca: Path) -> Path:
 
 
 def unrelated_ca(path: Path) -> Path:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, "not-the-apiserver-ca")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now)
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
+    _, cert = self_signed_ca("not-the-apiserver-ca")
     path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     return path
 
