@@ -76,6 +76,8 @@ def read_documents(path: Path) -> Iterator[tuple[int, Any]]:
             yield index, plain(doc)
     except yaml.YAMLError as err:
         raise DocumentError(index + 1, yaml_reason(err)) from err
+    except RecursionError:  # the structure check bounds depth; this is the net under it
+        raise DocumentError(index + 1, f"too deeply nested (more than {MAX_DEPTH} levels)") from None
     except ValueError as err:  # a number past Python's digit limit for int(), say
         raise DocumentError(index + 1, f"invalid YAML: {_first_sentence(err)}") from err
 

@@ -87,6 +87,8 @@ def _read_file(path: Path) -> object:
         return yaml.load(text, Loader=_StrictSafeLoader)
     except yaml.YAMLError as exc:
         raise ConfigError("", f"{path}: could not parse configuration: {exc}") from exc
+    except RecursionError:  # the structure check bounds depth; this is the net under it
+        raise ConfigError("", f"{path}: could not parse configuration: too deeply nested") from None
 
 
 # --------------------------------------------------------------------------

@@ -20,6 +20,8 @@ MAX_DEPTH = 100
 MAX_ALIAS_NODES = 100_000
 
 _Parser: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: What libyaml's scanner says when a document passes its own (larger) nesting limit.
+_NESTING_PROBLEM = "maximum nesting depth"
 
 
 class YamlStructureError(ValueError):
@@ -95,7 +97,11 @@ def check_yaml_structure(text: str) -> None:
                 doc += 1
                 anchors.clear()
                 nodes = aliased = 0
-    except yaml.YAMLError:
+    except yaml.YAMLError as err:
+        # libyaml from 0.2.6 (bundled with PyYAML 6.0.4) stops at its own nesting limit, in the scanner,
+        # which reads ahead of the events: that error can come before the events reach MAX_DEPTH.
+        if _NESTING_PROBLEM in str(getattr(err, "problem", "")):
+            raise YamlStructureError(max(doc, 1), f"too deeply nested (more than {MAX_DEPTH} levels)") from None
         return  # malformed: loading reports it, with its line
 
 

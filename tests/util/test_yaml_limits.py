@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import resource
 import time
+from collections.abc import Iterator
 
 import pytest
+import yaml
 
 from kubesched.util.yaml_limits import (
     MAX_ALIAS_NODES,
@@ -86,3 +88,31 @@ def test_nesting_exceeds_walks_without_recursion() -> None:
     looped: dict = {}
     looped["self"] = looped
     assert nesting_exceeds(looped, MAX_DEPTH)
+
+
+def test_libyaml_stopping_first_at_its_own_nesting_limit_is_still_too_deeply_nested(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """libyaml 0.2.6 (PyYAML 6.0.4) refuses deep nesting in its scanner, which reads ahead of the events:
+    the refusal must be ours, naming the document, whichever libyaml is installed."""
+    real_parse = yaml.parse
+
+    def parse_then_stop(text: str, Loader: object) -> Iterator[object]:
+        events = real_parse(text, Loader=Loader)
+        for _ in range(8):  # the first document and the start of the second
+            yield next(events)
+        raise yaml.scanner.ScannerError("while increasing flow level", None,
+                                        "exceeded maximum nesting depth", None)
+
+    monkeypatch.setattr(yaml, "parse", parse_then_stop)
+    err = refusal("---\na: 1\n---\nb: [[[[x]]]]\n")
+    assert err.reason == f"too deeply nested (more than {MAX_DEPTH} levels)"
+    assert err.doc_index == 2
+
+
+def test_other_scanner_errors_are_left_to_the_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    def stop(text: str, Loader: object) -> Iterator[object]:
+        raise yaml.scanner.ScannerError("while scanning", None, "found character '\\t'", None)
+        yield  # a generator, as yaml.parse is
+
+    monkeypatch.setattr(yaml, "parse", stop)
+    check_yaml_structure("a: 1\n")
