@@ -2,7 +2,7 @@
 
 ``python -m benchmarks.arrivals [--only PATTERN] [--quick]`` runs each case in its own process (so peak
 memory is per case) and prints a Markdown table. A case's scenario is generated first (not timed) with
-:mod:`kubesched.generate.poisson`: nodes of 8 cpu / 32Gi, pods of 500m / 1 / 2 cpu (weights 1, 1, 0.5),
+:mod:`kubesched.scenario.generate.poisson`: nodes of 8 cpu / 32Gi, pods of 500m / 1 / 2 cpu (weights 1, 1, 0.5),
 lifetimes exponential with a mean of one hour, arriving at the rate that keeps 70 % of the cpu requested
 at steady state. What is timed is the whole user call, loading included, with default recording:
 
@@ -59,16 +59,16 @@ CASES = {c.name: c for c in (
 
 
 def _shapes() -> tuple[Any, Any, Any]:
-    from kubesched.generate.lifetimes import parse_distribution
-    from kubesched.generate.poisson import NodeShape, PodShape
+    from kubesched.scenario.generate.lifetimes import parse_distribution
+    from kubesched.scenario.generate.poisson import NodeShape, PodShape
 
     return NodeShape, PodShape, parse_distribution
 
 
 def scenario(case: ArrivalCase, folder: Path, *, pods: bool) -> float:
     """Write the case's nodes (and pods, unless streamed) under ``folder``; returns the arrival rate."""
-    from kubesched.generate.poisson import node_objects, poisson_pods, rate_for
-    from kubesched.generate.scenario import write_scenario
+    from kubesched.scenario.generate.poisson import node_objects, poisson_pods, rate_for
+    from kubesched.scenario.generate.scenario import write_scenario
 
     node_shape, pod_shape, parse_distribution = _shapes()
     nodes = [node_shape(case.nodes, cpu="8", memory="32Gi")]
@@ -86,8 +86,8 @@ def scenario(case: ArrivalCase, folder: Path, *, pods: bool) -> float:
 
 def measure(case: ArrivalCase) -> dict[str, Any]:
     """Generate the scenario (untimed), then time the user call; returns the row."""
-    from kubesched.cli import main as cli_main
-    from kubesched.generate.poisson import poisson_pods
+    from kubesched.app.cli import main as cli_main
+    from kubesched.scenario.generate.poisson import poisson_pods
     from kubesched.sim.simulate import simulate
 
     _, pod_shape, parse_distribution = _shapes()

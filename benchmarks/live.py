@@ -35,7 +35,8 @@ from typing import Any
 
 import yaml
 
-from kubesched.cluster.kube import ConnectionOptions, KubeCluster, RestClient
+from kubesched.live.cluster import KubeCluster
+from kubesched.live.connection import ConnectionOptions, RestClient
 from testing.controlplane.fixture import ControlPlane, build_binaries
 
 REPO = Path(__file__).resolve().parent.parent

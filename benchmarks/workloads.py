@@ -1,4 +1,4 @@
-"""Benchmark cases over scheduler_perf's workloads (:mod:`kubesched.generate.perf`).
+"""Benchmark cases over scheduler_perf's workloads (:mod:`kubesched.scenario.generate.perf`).
 
 Upstream (test/integration/scheduler_perf/config/performance-config.yaml) creates the nodes, a set of
 already-running pods, then a burst of pending pods and measures how fast they are scheduled. Objects
@@ -21,9 +21,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.config import load_config
-from kubesched.generate.perf import (
+from kubesched.embedded.apiserver import EmbeddedCluster
+from kubesched.scenario.generate.perf import (
     HOSTNAME_LABEL,
     IMAGE,
     NAMESPACE,

@@ -16,9 +16,9 @@ try:
 except _metadata.PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
-from kubesched.cluster.embedded import EmbeddedCluster
-from kubesched.cluster.manifests import ManifestError
 from kubesched.config import ConfigError, load_config
+from kubesched.embedded.apiserver import EmbeddedCluster
+from kubesched.scenario.manifests import ManifestError
 from kubesched.scheduler import Scheduler
 from kubesched.sim.capacity import CapacityResult, capacity
 from kubesched.sim.plan import PlanResult, plan

@@ -2,6 +2,6 @@
 
 import sys
 
-from kubesched.cli import main
+from kubesched.app.cli import main
 
 sys.exit(main())

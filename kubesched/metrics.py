@@ -2,7 +2,7 @@
 
 Each :class:`SchedulerMetrics` owns its own registry (no process-wide singletons), so several schedulers
 (tests, simulations) live in one process without sharing counts; ``kubesched run`` serves the registry on
-/metrics (:mod:`kubesched.server`).
+/metrics (:mod:`kubesched.app.server`).
 
 Who updates what:
 
@@ -220,7 +220,7 @@ class SchedulerMetrics:
                 plugin=plugin, extension_point=point, status=status)
         child.observe(seconds)
 
-    # -- the leader elector's (kubesched.leaderelection.LeaderMetrics) -----------------------------------
+    # -- the leader elector's (kubesched.live.leaderelection.LeaderMetrics) -----------------------------------
     def leader_on(self, name: str) -> None:
         self.leader_election_master_status.labels(name=name).set(1)
 

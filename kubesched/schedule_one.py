@@ -25,7 +25,7 @@ from kubesched.framework.preemption import EXTENDER_VERDICTS_KEY
 from kubesched.framework.runtime import FilterOutcome, Framework, ScoreOutcome
 from kubesched.framework.status import Code, Status
 from kubesched.recording import ATTEMPT_KEY, Attempt, NullAttempt, attempt_of
-from kubesched.trace import ERROR, UNSCHEDULABLE
+from kubesched.recording.trace import ERROR, UNSCHEDULABLE
 
 if TYPE_CHECKING:
     from kubesched.queue.queued_pod_info import QueuedPodInfo

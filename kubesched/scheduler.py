@@ -28,11 +28,11 @@ from kubesched.cache.cache import Cache
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import Clock
-from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.cluster.kinds import KNOWN_KINDS
 from kubesched.cluster.listers import LISTED_KINDS, Listers
 from kubesched.cluster.protocol import ApiError, Cluster, WatchEvent
 from kubesched.config.types import KubeSchedulerConfiguration, Profile
+from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.extender import HTTPExtender, build_extenders, ignored_by_scheduler
 from kubesched.framework.interfaces import ActionType, ClusterEvent, PluginFactory, QueueSortPlugin
 from kubesched.framework.runtime import Framework

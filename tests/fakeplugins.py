@@ -310,8 +310,8 @@ class Harness:
         import random
 
         from kubesched.clock import VirtualClock
-        from kubesched.cluster.embedded import EmbeddedCluster
         from kubesched.config import load_config
+        from kubesched.embedded.apiserver import EmbeddedCluster
         from kubesched.recording import FullRecorder
         from kubesched.scheduler import Scheduler
         from kubesched.sim.driver import Driver

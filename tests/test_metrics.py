@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from kubesched.app.server import start_server
 from kubesched.clock import VirtualClock
-from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.config import load_config
-from kubesched.leaderelection import LeaderElector
+from kubesched.embedded.apiserver import EmbeddedCluster
+from kubesched.live.leaderelection import LeaderElector
 from kubesched.metrics import SchedulerMetrics, exponential_buckets
 from kubesched.scheduler import Scheduler
-from kubesched.server import start_server
 from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import API
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from kubesched.clock import RealClock, VirtualClock
-from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.config import load_config
+from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.scheduler import BACKOFF_FLUSH_PERIOD, LEFTOVER_FLUSH_PERIOD, Scheduler
 
 

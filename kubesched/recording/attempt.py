@@ -3,7 +3,7 @@
 The scheduling cycle hands over snapshot rows, the Status objects the Filter plugins returned and
 the score arrays of the Score plugins; an :class:`Attempt` keeps references to them and nothing
 else, so reporting costs a few attribute writes per cycle. A dict per node and plugin is made only
-when someone reads the attempt as an :class:`~kubesched.trace.AttemptRecord` (:meth:`Attempt.to_record`)
+when someone reads the attempt as an :class:`~kubesched.recording.trace.AttemptRecord` (:meth:`Attempt.to_record`)
 or streams it as JSON (:mod:`kubesched.recording.jsonl`).
 
 Rows index the node-name array of the snapshot the cycle ran on. The snapshot replaces that array
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework.status import Status
-from kubesched.trace import SCHEDULED, AttemptRecord
+from kubesched.recording.trace import SCHEDULED, AttemptRecord
 
 if TYPE_CHECKING:
     from kubesched.recording.recorder import Recorder

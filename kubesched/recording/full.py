@@ -1,7 +1,7 @@
 """Full records on request: every attempt kept in columnar form, turned into trace records when read.
 
 Keeping an attempt costs the arrays its cycle made (rows, statuses, score arrays), not a dict per
-node and plugin; :class:`LazyRecords` builds an :class:`~kubesched.trace.AttemptRecord` the first time
+node and plugin; :class:`LazyRecords` builds an :class:`~kubesched.recording.trace.AttemptRecord` the first time
 an attempt is read and keeps it, and :class:`LazyDicts` does the same for the JSON-shaped dicts.
 Memory still grows with nodes x attempts here: that is what asking for every full record means.
 """
@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from kubesched.recording.attempt import Attempt
 from kubesched.recording.recorder import Recorder
-from kubesched.trace import AttemptRecord
+from kubesched.recording.trace import AttemptRecord
 
 T = TypeVar("T")
 
@@ -84,7 +84,7 @@ class _Lazy(Sequence[T], Generic[T]):
 
 
 class LazyRecords(_Lazy[AttemptRecord]):
-    """Attempts read as :class:`~kubesched.trace.AttemptRecord` values."""
+    """Attempts read as :class:`~kubesched.recording.trace.AttemptRecord` values."""
 
     def __init__(self, attempts: Sequence[Attempt]) -> None:
         super().__init__(attempts, Attempt.to_record)

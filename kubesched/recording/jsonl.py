@@ -1,6 +1,6 @@
 """Decision traces streamed to disk as attempts end: JSON Lines, gzip-compressed for ``.gz`` paths.
 
-Each line is the attempt's :meth:`~kubesched.trace.AttemptRecord.to_dict`, the conformance corpus's
+Each line is the attempt's :meth:`~kubesched.recording.trace.AttemptRecord.to_dict`, the conformance corpus's
 shape, but it is written straight from the attempt's arrays rather than through dicts: node names are
 quoted once per node set, nodes with the same scores share one formatted score object, and sorting by
 name is a gather through a rank array. A writer thread compresses and writes chunks, so the

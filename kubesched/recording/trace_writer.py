@@ -43,7 +43,7 @@ _POLL_EVERY = 64
 
 class TraceWriter(Recorder):
     """Streams every finished attempt to ``path`` as one JSON line (gzip when the name ends in ``.gz``),
-    in the shape of :meth:`~kubesched.trace.AttemptRecord.to_dict` with raw scores."""
+    in the shape of :meth:`~kubesched.recording.trace.AttemptRecord.to_dict` with raw scores."""
 
     enabled = True
     #: Trace files carry the raw Score results and the weights, so ``kubesched explain`` can show raw,

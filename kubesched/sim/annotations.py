@@ -5,7 +5,7 @@ The keys and JSON shapes follow kube-scheduler-simulator's annotations (``filter
 ``kubesched.io/`` prefix, so a person who knows that tool can read a simulated pod at a glance.
 Values are JSON text, as annotation values must be strings.
 
-Everything here is derived from :class:`~kubesched.trace.AttemptRecord` values, which keep the
+Everything here is derived from :class:`~kubesched.recording.trace.AttemptRecord` values, which keep the
 first rejecting Filter plugin per node (the runtime stops there, as kube-scheduler does), the
 weighted scores, and, in ``details``, the raw scores and the PostFilter / Reserve / Permit / Bind
 outcomes when they were recorded.
@@ -26,7 +26,7 @@ from typing import Any
 
 from kubesched.recording import Attempt, Recorder
 from kubesched.recording.attempt import NameOrder
-from kubesched.trace import AttemptRecord
+from kubesched.recording.trace import AttemptRecord
 
 PREFIX = "kubesched.io/"
 FILTER_RESULT = PREFIX + "filter-result"

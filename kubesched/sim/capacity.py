@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.cluster.manifests import load_manifests
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.recording.trace import SCHEDULED
+from kubesched.scenario.manifests import load_manifests
 from kubesched.sim.simulate import (
     Simulation,
     SimulationError,
@@ -24,7 +25,6 @@ from kubesched.sim.simulate import (
     _validate,
     resolve_config,
 )
-from kubesched.trace import SCHEDULED
 
 
 @dataclass

@@ -25,12 +25,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.cluster.protocol import ApiError, WatchEvent
+from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.recording.summary import AttemptOutcome, OutcomeListener
+from kubesched.recording.trace import ERROR, SCHEDULED
 from kubesched.scheduler import Scheduler
 from kubesched.sim.timeseries import TimeSeries
-from kubesched.trace import ERROR, SCHEDULED
 from kubesched.util.gc_tuning import long_lived_heap
 
 #: Virtual time one scheduling cycle takes: keeps queue timestamps strictly ordered.

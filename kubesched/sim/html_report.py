@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.objects import Pod
 from kubesched.api.resources import CPU, MEMORY
+from kubesched.recording.trace import SCHEDULED, AttemptRecord
 from kubesched.sim.report import node_usage, pending_pods, preemptions, workload_pods
-from kubesched.trace import SCHEDULED, AttemptRecord
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -267,7 +267,7 @@ def render(result: SimulationResult) -> str:
 def write_report(result: SimulationResult, path: str | Path) -> Path:
     """Write the page; it shows every attempt's decision, so the run must have kept full records."""
     if result.record != "full":
-        from kubesched.sim.scenario import SimulationError
+        from kubesched.scenario.pipeline import SimulationError
 
         raise SimulationError(f"the HTML report needs every attempt's full record: run simulate(..., record=\"full\"), "
                               f"not record={result.record!r}")

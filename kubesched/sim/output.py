@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from kubesched.recording.trace import AttemptRecord
 from kubesched.sim.annotations import PREFIX, AnnotationRecorder, ProfilePlugins, annotate, pod_annotations
-from kubesched.trace import AttemptRecord
 
 if TYPE_CHECKING:
     from kubesched.sim.simulate import SimulationResult

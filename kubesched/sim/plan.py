@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.cluster.manifests import Manifest
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.scenario.manifests import Manifest
 from kubesched.sim.capacity import load_template
 from kubesched.sim.simulate import (
     Simulation,

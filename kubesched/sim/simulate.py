@@ -29,13 +29,12 @@ from typing import Any
 from kubesched.api.errors import ObjectError
 from kubesched.api.objects import Node, Pod
 from kubesched.clock import VirtualClock
-from kubesched.cluster.controllers import start_controllers
-from kubesched.cluster.embedded import EmbeddedCluster, format_time
-from kubesched.cluster.manifests import Manifest, ManifestError
-from kubesched.cluster.podgroups import PodGroupController
 from kubesched.cluster.protocol import ApiError
-from kubesched.cluster.workloads import start_workload_controllers
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
+from kubesched.embedded.apiserver import EmbeddedCluster, format_time
+from kubesched.embedded.disruption import start_controllers
+from kubesched.embedded.podgroups import PodGroupController
+from kubesched.embedded.workloads import start_workload_controllers
 from kubesched.recording import (
     AttemptSummary,
     OutcomeStream,
@@ -44,9 +43,9 @@ from kubesched.recording import (
     TraceWriter,
     recorders_for,
 )
-from kubesched.scheduler import Scheduler
-from kubesched.sim.driver import DURATION_ANNOTATION, Driver, parse_duration_seconds
-from kubesched.sim.scenario import (
+from kubesched.recording.trace import SCHEDULED, AttemptRecord
+from kubesched.scenario.manifests import Manifest, ManifestError
+from kubesched.scenario.pipeline import (
     SimulationError,
     bound_pod_warnings,
     check_admission,
@@ -54,9 +53,10 @@ from kubesched.sim.scenario import (
     creation_order,
     scenario_manifests,
 )
+from kubesched.scheduler import Scheduler
+from kubesched.sim.driver import DURATION_ANNOTATION, Driver, parse_duration_seconds
 from kubesched.sim.timeline import Step, TimelineError, arrival_seconds, load_timeline
 from kubesched.sim.timeseries import TimeSeries
-from kubesched.trace import SCHEDULED, AttemptRecord
 from kubesched.util.gc_tuning import long_lived_heap
 
 START_TIME = datetime(2024, 1, 1, tzinfo=UTC)
@@ -408,7 +408,7 @@ def simulate(
     built when read) or "none"; ``trace`` streams every attempt's trace record to a ``.jsonl`` (or
     ``.jsonl.gz``) file as the run goes; ``recorders`` are further :class:`~kubesched.recording.Recorder`
     sinks to report attempts to. ``arrivals`` is a lazy, time-ordered iterable of pending pod dicts
-    carrying ``kubesched.io/arrival`` (e.g. :func:`kubesched.generate.poisson.poisson_pods`): each is read
+    carrying ``kubesched.io/arrival`` (e.g. :func:`kubesched.scenario.generate.poisson.poisson_pods`): each is read
     only when the previous one is due, so a million arrivals never sit in memory together; giving it
     makes the run timed.
     """

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.cluster.kinds import kind_info
 from kubesched.cluster.protocol import ApiError
+from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.sim.driver import parse_duration_seconds
 
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.cluster.protocol import AlreadyExists, Conflict, NotFound, WatchEvent
+from kubesched.embedded.apiserver import EmbeddedCluster
 
 _names = itertools.count()
 
@@ -73,7 +73,8 @@ def harness(request: pytest.FixtureRequest) -> Iterator[Harness]:
     if request.param == "embedded":
         h = Harness(EmbeddedCluster(synchronous=True), namespace)
     else:
-        from kubesched.cluster.kube import ConnectionOptions, KubeCluster, RestClient
+        from kubesched.live.cluster import KubeCluster
+        from kubesched.live.connection import ConnectionOptions, RestClient
 
         plane = request.getfixturevalue("control_plane")
         cluster = KubeCluster(RestClient(ConnectionOptions(kubeconfig=str(plane.admin_kubeconfig), qps=-1)))

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched import simulate
+from kubesched.app.cli import main
 from kubesched.cache.snapshot import NodeInfoList
-from kubesched.cli import main
 from kubesched.config import load_config
 from kubesched.sim.simulate import Simulation, _to_manifests
 from tests.factories import make_node, make_pod, make_snapshot, node_dict, pod_dict

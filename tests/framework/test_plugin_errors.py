@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kubesched import simulate
-from kubesched.cli import main
+from kubesched.app.cli import main
 from kubesched.framework.extension_points import FrameworkError
 from kubesched.plugins.registry import PluginLoadError
 from tests.factories import node_dict, pod_dict

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from kubesched.cluster.kube.connection import ConnectionError_, ConnectionOptions, RestClient
-from kubesched.cluster.kube.transport import Transport
+from kubesched.live.connection import ConnectionError_, ConnectionOptions, RestClient
+from kubesched.live.transport import Transport
 from testing.controlplane.fixture import ControlPlane, self_signed_ca
 
 pytestmark = pytest.mark.controlplane

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from kubesched import simulate
-from kubesched.cli import main
+from kubesched.app.cli import main
 from tests.live.conftest import Live, node
 
 pytestmark = pytest.mark.controlplane

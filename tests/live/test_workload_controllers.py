@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.cluster.embedded import EmbeddedCluster
-from kubesched.cluster.workloads import start_workload_controllers
-from kubesched.cluster.workloads.common import NAME_ALPHABET
+from kubesched.embedded.apiserver import EmbeddedCluster
+from kubesched.embedded.workloads import start_workload_controllers
+from kubesched.embedded.workloads.common import NAME_ALPHABET
 from tests.live.conftest import Live
 
 pytestmark = pytest.mark.controlplane

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.cluster.embedded import EmbeddedCluster
+from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import PreFilterResult
 from kubesched.framework.pending import PendingStatus

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kubesched.recording.trace import AttemptRecord
 from kubesched.sim.annotations import (
     BIND_RESULT,
     FILTER_RESULT,
@@ -29,7 +30,6 @@ from kubesched.sim.annotations import (
 )
 from kubesched.sim.output import profile_plugins
 from kubesched.sim.simulate import simulate
-from kubesched.trace import AttemptRecord
 from tests.factories import node_dict, pod_dict
 
 FILTERS = ("NodeUnschedulable", "TaintToleration", "NodeResourcesFit")

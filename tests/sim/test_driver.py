@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.config import load_config
+from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.recording.summary import OutcomeListener
 from kubesched.scheduler import Scheduler
 from kubesched.sim.driver import Driver

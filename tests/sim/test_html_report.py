@@ -113,8 +113,8 @@ def test_page_renders_in_headless_chromium_without_console_errors(result, tmp_pa
 
 
 def test_large_decisions_keep_the_best_and_count_the_rest() -> None:
+    from kubesched.recording.trace import AttemptRecord
     from kubesched.sim.html_report import decision
-    from kubesched.trace import AttemptRecord
 
     record = AttemptRecord(pod="default/p", attempt=1, profile="default-scheduler", result="Scheduled", node="a",
                            feasible=["a", "b", "c"], total={"a": 30, "b": 10, "c": 20},
@@ -131,7 +131,7 @@ def test_large_decisions_keep_the_best_and_count_the_rest() -> None:
 
 
 def test_a_summary_only_result_is_refused_with_a_clear_error(tmp_path: Path) -> None:
-    from kubesched.sim.scenario import SimulationError
+    from kubesched.scenario.pipeline import SimulationError
 
     result = simulate([node("n1"), pod("p")])
     with pytest.raises(SimulationError, match='record="full"'):

@@ -136,8 +136,8 @@ def test_tie_break_by_name_ignores_the_seed() -> None:
 
 
 def test_simulation_class_steps() -> None:
-    from kubesched.cluster.manifests import Manifest
     from kubesched.config import load_config
+    from kubesched.scenario.manifests import Manifest
 
     manifests = [Manifest("<t>", i + 1, obj) for i, obj in enumerate([node_dict("n1"), pod_dict("p")])]
     sim = Simulation(manifests, load_config(None), seed=0)

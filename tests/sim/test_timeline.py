@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.cli import main
+from kubesched.app.cli import main
 from kubesched.sim.simulate import SimulationError, simulate
 from kubesched.sim.timeline import TimelineError, load_timeline
 from tests.factories import node_dict, pod_dict
@@ -187,7 +187,7 @@ def test_streamed_arrivals_are_read_only_when_due() -> None:
 
 
 def test_a_stream_is_consumed_lazily() -> None:
-    from kubesched.generate.poisson import poisson_pods
+    from kubesched.scenario.generate.poisson import poisson_pods
     from kubesched.sim.simulate import Simulation, resolve_config
 
     taken = [0]

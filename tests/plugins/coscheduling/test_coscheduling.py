@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kubesched import simulate
-from kubesched.cluster.podgroups import compute_status
+from kubesched.embedded.podgroups import compute_status
 from kubesched.sim.report import format_summary
 from tests.factories import node_dict, pod_dict
 
@@ -153,7 +153,7 @@ def test_podgroup_status(min_member: int, pods: list[tuple[str, str]], phase: st
 def test_bad_args_are_one_line_and_exit_2(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     import yaml
 
-    from kubesched.cli import main
+    from kubesched.app.cli import main
 
     (tmp_path / "s.yaml").write_text(yaml.safe_dump_all(nodes(1)))
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config(permitWaitingTimeSeconds=-1)))
@@ -169,7 +169,7 @@ def test_bad_args_are_one_line_and_exit_2(tmp_path: Any, capsys: pytest.CaptureF
     ({"minMember": 2, "minResources": {"cpu": "lots"}}, "spec.minResources.cpu"),
 ])
 def test_malformed_podgroup_is_refused_at_load(spec: dict[str, Any], message: str) -> None:
-    from kubesched.cluster.manifests import ManifestError
+    from kubesched.scenario.manifests import ManifestError
 
     grp = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
            "metadata": {"name": "g", "namespace": "default"}, "spec": spec}
@@ -181,7 +181,7 @@ def test_malformed_podgroup_is_refused_at_load(spec: dict[str, Any], message: st
 def test_the_shipped_example(capsys: pytest.CaptureFixture[str]) -> None:
     from pathlib import Path
 
-    from kubesched.cli import main
+    from kubesched.app.cli import main
 
     folder = Path(__file__).resolve().parents[3] / "examples" / "coscheduling"
     assert main(["simulate", str(folder / "scenario.yaml"), "--config", str(folder / "config.yaml")]) == 0

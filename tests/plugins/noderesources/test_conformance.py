@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from kubesched.api.objects import Node, Pod
-from kubesched.cluster.admission import apply_defaults
 from kubesched.config.pluginargs import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
+from kubesched.embedded.admission import apply_defaults
 from kubesched.framework.cycle_state import CycleState
 from kubesched.plugins.noderesources import balanced_allocation, fit
 from tests.corpus import CORPUS

@@ -1,0 +1,1 @@
+"""The commands: ``kubesched`` and its subcommands, ``run`` with its HTTP server, and ``snapshot``."""

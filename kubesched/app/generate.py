@@ -1,0 +1,85 @@
+"""``kubesched generate perf|poisson|openb … -o DIR``: write a scenario folder to simulate."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from kubesched.scenario.generate.openb import TraceError, openb_objects
+from kubesched.scenario.generate.perf import WORKLOADS, workload_objects
+from kubesched.scenario.generate.poisson import NodeShape, PodShape, poisson_objects
+from kubesched.scenario.generate.scenario import write_scenario
+
+
+class GenerateError(ValueError):
+    """Generator arguments or input files that cannot make a scenario; the message says which."""
+
+
+def add_parser(commands: Any) -> None:
+    """Add ``generate`` and its three sub-commands to the CLI's sub-parsers."""
+    gen = commands.add_parser(
+        "generate", help="write a generated scenario folder",
+        description="Write a scenario (nodes.yaml, pods.yaml) that `kubesched simulate DIR` runs.")
+    kinds = gen.add_subparsers(dest="generator", metavar="GENERATOR", required=True)
+
+    perf = kinds.add_parser("perf", help="scheduler_perf workloads (SchedulingBasic, …)")
+    perf.add_argument("--workload", default="SchedulingBasic", choices=sorted(WORKLOADS))
+    perf.add_argument("--nodes", type=int, default=500, help="nodes (default 500)")
+    perf.add_argument("--existing", type=int, default=500, help="pods already bound (default 500)")
+    perf.add_argument("--pods", type=int, default=1000, help="pending pods (default 1000)")
+
+    poisson = kinds.add_parser("poisson", help="Poisson arrivals with drawn lifetimes over node shapes")
+    poisson.add_argument("--node-shape", action="append", metavar="COUNT[:cpu=…,memory=…,pods=…]",
+                         help="nodes of one shape; repeat for several (default 100:cpu=4,memory=32Gi,pods=110)")
+    poisson.add_argument("--pod-shape", action="append", metavar="cpu=…,memory=…[,weight=…]",
+                         help="pod requests; repeat for a weighted mix (default cpu=100m,memory=500Mi)")
+    poisson.add_argument("--pods", type=int, default=1000, help="pods to arrive (default 1000)")
+    rate = poisson.add_mutually_exclusive_group()
+    rate.add_argument("--rate", type=float, help="arrivals per second")
+    rate.add_argument("--utilisation", type=float,
+                      help="cpu share requested at steady state, sets the rate (default 0.7)")
+    poisson.add_argument("--lifetime", default="exp:10m",
+                         help="const:D, exp:MEAN, uniform:A:B or lognormal:MEDIAN:SIGMA (default exp:10m)")
+    poisson.add_argument("--seed", type=int, default=0)
+
+    openb = kinds.add_parser("openb", help="Alibaba cluster-trace-gpu-v2023 (OpenB) CSVs")
+    openb.add_argument("--node-list", required=True, metavar="CSV", help="openb_node_list_*.csv")
+    openb.add_argument("--pod-list", required=True, metavar="CSV", help="openb_pod_list_*.csv")
+    openb.add_argument("--limit", type=int, help="keep only the first N pods by creation time")
+
+    for sub in (perf, poisson, openb):
+        sub.add_argument("-o", "--output-dir", required=True, metavar="DIR", help="folder to write")
+
+
+def objects_for(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """The lazy object stream the arguments ask for."""
+    if args.generator == "perf":
+        for flag in ("nodes", "existing", "pods"):
+            if getattr(args, flag) < 0:
+                raise GenerateError(f"--{flag} must not be negative")
+        if args.nodes == 0 and args.existing:
+            raise GenerateError("--existing needs at least one node")
+        return workload_objects(args.workload, args.nodes, args.existing, args.pods)
+    if args.generator == "poisson":
+        nodes = [NodeShape.parse(t) for t in args.node_shape or ["100"]]
+        shapes = [PodShape.parse(t) for t in args.pod_shape or ["cpu=100m,memory=500Mi"]]
+        if args.pods < 0:
+            raise GenerateError("--pods must not be negative")
+        utilisation = args.utilisation if args.rate is None and args.utilisation is not None else (
+            None if args.rate is not None else 0.7)
+        return poisson_objects(nodes, args.pods, rate=args.rate, utilisation=utilisation,
+                               lifetime=args.lifetime, shapes=shapes, seed=args.seed)
+    return openb_objects(args.node_list, args.pod_list, limit=args.limit)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> None:
+    """Write the scenario and say what was written."""
+    try:
+        counts = write_scenario(args.output_dir, objects_for(args))
+    except (TraceError, GenerateError):
+        raise
+    except ValueError as err:
+        raise GenerateError(str(err)) from None
+    parts = ", ".join(f"{n} objects in {name}" for name, n in counts.items())
+    print(f"Wrote {parts} under {args.output_dir}", file=out)

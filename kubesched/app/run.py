@@ -1,0 +1,194 @@
+"""``kubesched run``: schedule a live cluster, as kube-scheduler does.
+
+Start-up follows kube-scheduler's ``Run``: load the configuration (flags win over the file), connect with
+the official client's credentials (kubeconfig, master URL, or the in-cluster service account), serve
+/healthz /livez /readyz /metrics, start the informers and wait until every store has synced, then, with
+leader election on, take part in the election and schedule only while leading.
+
+Shutdown on SIGTERM or SIGINT: /readyz fails at once, no pod is popped any more, bindings in flight are
+let finish (a binding that fails is logged, undone and requeued by the binding cycle as always), the
+Lease is released so that a standby takes over without waiting for it to expire, and the process exits 0.
+A leader that loses its Lease stops at once and exits 1, as kube-scheduler does ("leaderelection lost").
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import random
+import signal
+import sys
+import threading
+from datetime import timedelta
+from typing import Any
+
+from kubesched.clock import RealClock
+from kubesched.config import load_config
+from kubesched.config.types import KubeSchedulerConfiguration, LeaderElectionConfig
+
+log = logging.getLogger("kubesched.app.run")
+
+EXIT_OK = 0
+EXIT_LOST_LEASE = 1
+SYNC_POLL_SECONDS = 0.2
+
+
+def add_run_parser(commands: Any) -> argparse.ArgumentParser:
+    run = commands.add_parser(
+        "run", help="schedule a live cluster through its API server",
+        description="Bind the pending pods of a live cluster, as kube-scheduler does: informers, the "
+                    "scheduling queue, one framework per profile, leader election and health/metrics serving.")
+    run.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file")
+    run.add_argument("--kubeconfig", metavar="FILE", default="",
+                     help="kubeconfig with the API server and credentials (overrides clientConnection.kubeconfig); "
+                          "without it or --master: in-cluster configuration")
+    run.add_argument("--master", metavar="URL", default="", help="API server address (overrides the kubeconfig's)")
+    le = run.add_argument_group("leader election (flags override the configuration file)")
+    le.add_argument("--leader-elect", type=_bool, nargs="?", const=True, default=None, metavar="BOOL",
+                    help="take part in leader election before scheduling (default true)")
+    le.add_argument("--leader-elect-lease-duration", type=_duration, default=None, metavar="DURATION")
+    le.add_argument("--leader-elect-renew-deadline", type=_duration, default=None, metavar="DURATION")
+    le.add_argument("--leader-elect-retry-period", type=_duration, default=None, metavar="DURATION")
+    le.add_argument("--leader-elect-resource-lock", default=None, metavar="leases")
+    le.add_argument("--leader-elect-resource-name", default=None, metavar="NAME")
+    le.add_argument("--leader-elect-resource-namespace", default=None, metavar="NAMESPACE")
+    from kubesched.app.server import add_serving_flags
+
+    add_serving_flags(run)
+    run.add_argument("--tie-break", choices=("random", "name"), default="random",
+                     help="among nodes with the best score: random (as kube-scheduler) or smallest name")
+    run.add_argument("--seed", type=int, default=None, metavar="N", help="seed for random tie-breaking")
+    run.add_argument("-v", "--v", type=int, default=0, dest="v", metavar="LEVEL",
+                     help="log verbosity: 0 warnings, 2 info, 4 and up debug")
+    return run
+
+
+def _bool(value: str) -> bool:
+    lowered = value.lower()
+    if lowered in ("true", "1", "t", "yes"):
+        return True
+    if lowered in ("false", "0", "f", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean {value!r}")
+
+
+def _duration(value: str) -> timedelta:
+    from kubesched.config.decode import as_duration
+
+    try:
+        return as_duration(value, "flag")
+    except Exception as err:
+        raise argparse.ArgumentTypeError(f"invalid duration {value!r} (e.g. 15s, 1m30s)") from err
+
+
+def effective_config(args: argparse.Namespace) -> KubeSchedulerConfiguration:
+    """The configuration file (or v1 defaults) with the leader-election flags applied on top."""
+    config = load_config(args.config)
+    le: LeaderElectionConfig = config.leader_election
+    overrides: dict[str, Any] = {}
+    for flag, field in (("leader_elect", "leader_elect"), ("leader_elect_lease_duration", "lease_duration"),
+                        ("leader_elect_renew_deadline", "renew_deadline"),
+                        ("leader_elect_retry_period", "retry_period"),
+                        ("leader_elect_resource_lock", "resource_lock"),
+                        ("leader_elect_resource_name", "resource_name"),
+                        ("leader_elect_resource_namespace", "resource_namespace")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            overrides[field] = value
+    if overrides:
+        config = dataclasses.replace(config, leader_election=dataclasses.replace(le, **overrides))
+    return config
+
+
+def log_level(v: int) -> int:
+    return logging.DEBUG if v >= 4 else logging.INFO if v >= 2 else logging.WARNING
+
+
+def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
+    """Run until SIGTERM/SIGINT (or ``stop`` is set); the process exit status."""
+    from kubesched.app.server import ServingOptions, leader_election_check
+    from kubesched.live.cluster import KubeCluster
+    from kubesched.live.connection import ConnectionOptions, RestClient
+    from kubesched.live.events import EventRecorder
+    from kubesched.live.leaderelection import LeaderElector, default_identity
+    from kubesched.metrics import SchedulerMetrics
+    from kubesched.scheduler import Scheduler
+    from kubesched.util.gc_tuning import long_lived_heap
+
+    config = effective_config(args)
+    options = ConnectionOptions.from_client_connection(config.client_connection, kubeconfig=args.kubeconfig,
+                                                       master=args.master)
+    rest = RestClient(options)
+    identity = default_identity()
+    # A client of its own for events (kube-scheduler's eventClient): a storm of events does not eat the
+    # scheduler's request budget.
+    recorder = EventRecorder(RestClient(options, rest.configuration), controller=config.profiles[0].scheduler_name,
+                             instance=identity)
+    cluster = KubeCluster(rest, recorder=recorder)
+    clock = RealClock()
+    metrics = SchedulerMetrics()
+    stop = stop or threading.Event()
+    lost = threading.Event()
+
+    elector: LeaderElector | None = None
+    if config.leader_election.leader_elect:
+        def on_stopped_leading() -> None:
+            if not stop.is_set():
+                log.error("leaderelection lost")
+                lost.set()
+                stop.set()
+
+        elector = LeaderElector.from_config(cluster, clock, config.leader_election, identity=identity,
+                                            on_stopped_leading=on_stopped_leading, metrics=metrics)
+    scheduler = Scheduler(cluster, config, clock=clock, tie_break=args.tie_break, metrics=metrics,
+                          rng=random.Random(args.seed) if args.seed is not None else None,
+                          gate=elector.is_leader if elector is not None else None)
+    _install_signal_handlers(stop)
+    checks = [leader_election_check(elector)] if elector is not None else []
+    # The secure port asks the API server who may read it (TokenReview, SubjectAccessReview), as upstream.
+    server = ServingOptions.from_args(args).start(metrics.registry, ready=scheduler.has_synced, checks=checks,
+                                                  review=lambda path, body: rest.request("POST", path, body))
+    if server is not None:
+        log.info("serving on %s", server.url)
+    try:
+        scheduler.start()
+        while not scheduler.has_synced():
+            if stop.wait(SYNC_POLL_SECONDS):
+                break
+        if not stop.is_set():
+            log.info("informer stores synced; %s", "joining leader election" if elector else "scheduling")
+            if elector is not None:
+                elector.start()
+            # What the informers listed lives as long as the cluster does: leave it out of collections.
+            with long_lived_heap():
+                scheduler.run_forever(stop)
+    finally:
+        if server is not None:
+            server.begin_shutdown()
+        scheduler.stop()
+        if elector is not None:
+            elector.stop()  # a leader releases its Lease here
+        cluster.close()
+        if server is not None:
+            server.stop()
+    return EXIT_LOST_LEASE if lost.is_set() else EXIT_OK
+
+
+def _install_signal_handlers(stop: threading.Event) -> None:
+    """SIGTERM and SIGINT end the run gracefully (only possible from the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handle(signum: int, _frame: Any) -> None:
+        log.warning("received %s, shutting down", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)
+
+
+def main(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=log_level(args.v), stream=sys.stderr,
+                        format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
+    return run(args)

@@ -1,0 +1,583 @@
+"""An in-memory cluster: the API server, its admission plugins and watch fan-out, nothing else.
+
+The simulator runs the real scheduler against it. Two things make that deterministic: time and UIDs come
+from injected sources, and watch events are queued until ``deliver_pending`` is called, so the simulation
+decides exactly when the scheduler's informers see a change (``synchronous=True`` delivers at once).
+
+Stored dicts are never mutated in place: every write stores a fresh dict, so queued events can point at
+stored states and copies are made only when something leaves the cluster.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import threading
+import uuid
+from collections import deque
+from collections.abc import Callable, Collection, Iterable
+from datetime import UTC, datetime, timedelta
+from types import EllipsisType
+from typing import Any
+
+from kubesched.cluster.kinds import KindInfo, kind_info
+from kubesched.cluster.protocol import (
+    AlreadyExists,
+    Conflict,
+    EventType,
+    Invalid,
+    NotFound,
+    WatchEvent,
+)
+from kubesched.embedded.admission import admit_create, admit_update, system_priority_classes
+
+_Key = tuple[str, str]  # (namespace or "", name)
+_NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what the API server uses for generateName
+#: Recorded events live this long (kube-apiserver's --event-ttl default) ...
+EVENT_TTL = timedelta(hours=1)
+#: ... and at most this many are kept, the oldest going first: a simulation writes events far faster
+#: than an hour of its clock passes.
+MAX_EVENTS = 10_000
+
+
+def copy_json(value: Any) -> Any:
+    """Deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than deepcopy.
+
+    Stored objects are plain API data; anything else falls back to :func:`copy.deepcopy`.
+    """
+    if isinstance(value, dict):
+        return {k: copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_json(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return copy.deepcopy(value)
+
+
+_copy = copy_json
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def format_time(t: datetime) -> str:
+    """RFC3339 with second precision in UTC, as metav1.Time serialises (``2024-01-01T00:00:00Z``)."""
+    if t.tzinfo is not None:
+        t = t.astimezone(UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _Watcher:
+    """One registered watch: the kinds it wants and the first event sequence number it may see."""
+
+    __slots__ = ("_cluster", "active", "after_seq", "handler", "kinds", "private_copies")
+
+    def __init__(
+        self,
+        cluster: EmbeddedCluster,
+        kinds: frozenset[str],
+        handler: Callable[[WatchEvent], None],
+        after_seq: int,
+        private_copies: bool = True,
+    ) -> None:
+        self._cluster = cluster
+        self.kinds = kinds
+        self.handler = handler
+        self.private_copies = private_copies
+        self.after_seq = after_seq
+        self.active = True
+
+    def stop(self) -> None:
+        self.active = False
+        self._cluster._remove_watcher(self)
+
+    def existing(self, kind: str) -> builtins.list[dict]:
+        """What exists of ``kind`` now, in key order, handed over as this watch hands objects over: the
+        stored states themselves when it reads them without copies. Listing after watching misses nothing."""
+        if self.private_copies:
+            return self._cluster.list(kind)[0]
+        with self._cluster._lock:
+            bucket = self._cluster._store.get(kind, {})
+            return [bucket[k] for k in sorted(bucket)]
+
+
+class EmbeddedCluster:
+    """The Cluster protocol in memory, with API-server defaulting and admission applied on create.
+
+    ``clock`` stamps creationTimestamp, condition transition times and events; ``uid_factory`` makes
+    metadata.uid. Both are injected so that a simulation replays identically.
+    """
+
+    def __init__(
+        self,
+        clock: Callable[[], datetime] = _utc_now,
+        uid_factory: Callable[[], str] | None = None,
+        *,
+        synchronous: bool = False,
+        read_only_watchers: bool = False,
+        event_ttl: timedelta = EVENT_TTL,
+        max_events: int = MAX_EVENTS,
+    ) -> None:
+        self._clock = clock
+        self._uid_factory: Callable[[], str] = uid_factory or (lambda: str(uuid.uuid4()))
+        self._synchronous = synchronous
+        #: Every watcher is read-only (see :meth:`watch`): what a simulator whose consumers never change
+        #: what they are handed uses to skip a copy per event and watcher.
+        self._read_only_watchers = read_only_watchers
+        self._lock = threading.RLock()
+        self._store: dict[str, dict[_Key, dict]] = {}
+        self._rv = 0
+        self._event_seq = 0
+        self._queue: deque[tuple[int, WatchEvent]] = deque()
+        self._watchers: list[_Watcher] = []
+        self._delivery_lock = threading.RLock()
+        self._delivering = False
+        self._user_status_uids: set[str] = set()
+        self._event_ttl = event_ttl
+        self._max_events = max_events
+        #: Events written through record_event, oldest first, with when they were written.
+        self._events: deque[tuple[datetime, _Key]] = deque()
+        for pc in system_priority_classes():
+            self.create(pc)
+
+    # ------------------------------------------------------------------------------------------------
+    # reads
+
+    def list(self, kind: str, namespace: str | None = None) -> tuple[builtins.list[dict], str]:
+        """Objects in key order (namespace, name), as etcd returns them, and the current resourceVersion."""
+        info = kind_info(kind)
+        ns = self._namespace_arg(info, namespace, allow_all=True)
+        with self._lock:
+            bucket = self._store.get(kind, {})
+            keys = sorted(k for k in bucket if ns is None or k[0] == ns)
+            return [_copy(bucket[k]) for k in keys], str(self._rv)
+
+    def get(self, kind: str, namespace: str | None, name: str) -> dict:
+        info = kind_info(kind)
+        ns = self._namespace_arg(info, namespace, allow_all=False) or ""
+        with self._lock:
+            obj = self._store.get(kind, {}).get((ns, name))
+            if obj is None:
+                raise NotFound.of(info.resource, name)
+            return _copy(obj)
+
+    # AdmissionStore: admission plugins read the store under the write lock, without copies.
+    def lookup(self, kind: str, namespace: str | None, name: str) -> dict | None:
+        return self._store.get(kind, {}).get((namespace or "", name))
+
+    def objects(self, kind: str) -> Iterable[dict]:
+        return list(self._store.get(kind, {}).values())
+
+    def now(self) -> str:
+        """The clock's current time as the API serialises it (what controllers stamp on status)."""
+        return format_time(self._clock())
+
+    def resource_version(self) -> str:
+        """The resourceVersion of the last write."""
+        with self._lock:
+            return str(self._rv)
+
+    def pdb_status_is_user_provided(self, namespace: str, name: str) -> bool:
+        """Whether this PodDisruptionBudget was created with a status (then no controller touches it)."""
+        with self._lock:
+            obj = self._store.get("PodDisruptionBudget", {}).get((namespace, name))
+            return obj is not None and obj["metadata"]["uid"] in self._user_status_uids
+
+    # ------------------------------------------------------------------------------------------------
+    # writes
+
+    def create(self, obj: dict) -> dict:
+        return _copy(self._create(obj))
+
+    def load(self, obj: dict) -> None:
+        """Create ``obj`` as :meth:`create` does, without the copy it hands back: what a scenario loader,
+        which never reads the result, calls for each of thousands of objects."""
+        self._create(obj)
+
+    def _create(self, obj: dict) -> dict:
+        """Create ``obj`` and return the stored object itself (callers must not change it)."""
+        info, obj = self._incoming(obj)
+        meta = obj["metadata"]
+        with self._lock:
+            if not meta.get("name") and meta.get("generateName"):
+                meta["name"] = self._generate_name(info, meta)
+            name = meta.get("name")
+            if not isinstance(name, str) or not name:
+                raise Invalid.of(
+                    info.kind, "", "metadata.name", "Required value: name or generateName is required"
+                )
+            ns = meta.get("namespace", "")
+            if (ns, name) in self._store.get(info.kind, {}):
+                raise AlreadyExists.of(info.resource, name)
+            meta.pop("resourceVersion", None)
+            meta.pop("deletionTimestamp", None)
+            meta["uid"] = self._uid_factory()
+            if not meta.get("creationTimestamp"):
+                meta["creationTimestamp"] = self.now()
+            meta["generation"] = 1
+            admit_create(obj, self)
+            if info.namespaced and ("", ns) not in self._store.get("Namespace", {}):
+                self._store_new({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            if info.kind == "PodDisruptionBudget" and obj.get("status"):
+                self._user_status_uids.add(meta["uid"])
+            stored = self._store_new(obj, admitted=True)
+        self._after_write()
+        return stored
+
+    def update(self, obj: dict) -> dict:
+        info, obj = self._incoming(obj)
+        meta = obj["metadata"]
+        name = meta.get("name")
+        if not isinstance(name, str) or not name:
+            raise Invalid.of(info.kind, "", "metadata.name", "Required value: name is required")
+        with self._lock:
+            current = self._current(info, meta.get("namespace", ""), name)
+            cur_meta = current["metadata"]
+            rv = meta.get("resourceVersion")
+            if rv and str(rv) != cur_meta["resourceVersion"]:
+                raise Conflict.modified(info.resource, name)
+            self._check_uid(info.resource, name, meta.get("uid"), cur_meta["uid"])
+            for key in ("uid", "creationTimestamp", "generation"):
+                meta[key] = cur_meta[key]
+            if info.kind != "Pod" and obj.get("spec") != current.get("spec"):
+                meta["generation"] = cur_meta["generation"] + 1
+            admit_update(obj, current)
+            stored = self._store_update(info, current, obj)
+        self._after_write()
+        return _copy(stored)
+
+    def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict:
+        """Delete at once; deleting a Namespace deletes everything in it first (what its finalizer does)."""
+        info = kind_info(kind)
+        ns = self._namespace_arg(info, namespace, allow_all=False) or ""
+        with self._lock:
+            current = self._current(info, ns, name)
+            self._check_uid(info.resource, name, uid, current["metadata"]["uid"])
+            if kind == "Namespace":
+                for other_kind, bucket in list(self._store.items()):
+                    for key in sorted(k for k in bucket if k[0] == name):
+                        self._store_delete(other_kind, key)
+            last = self._store_delete(kind, (ns, name))
+        self._after_write()
+        return _copy(last)
+
+    def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
+        """The pods/binding subresource: spec.nodeName and PodScheduled=True, refused if already bound."""
+        info = kind_info("Pod")
+        with self._lock:
+            current = self._current(info, namespace, name)
+            self._check_uid("pods/binding", name, uid, current["metadata"]["uid"])
+            if current["metadata"].get("deletionTimestamp"):
+                raise Conflict.of(
+                    "pods/binding", name, f"pod {name} is being deleted, cannot be assigned to a host"
+                )
+            bound_to = (current.get("spec") or {}).get("nodeName")
+            if bound_to:
+                raise Conflict.of(
+                    "pods/binding", name, f'pod {name} is already assigned to node "{bound_to}"'
+                )
+            new = _shallow_status_copy(current)
+            new["spec"] = {**(current.get("spec") or {}), "nodeName": node_name}
+            status = new["status"]
+            status["conditions"] = _merge_conditions(
+                status.get("conditions") or [],
+                [{"type": "PodScheduled", "status": "True", "lastProbeTime": None}],
+                self.now(),
+                replace=True,
+            )
+            self._store_update(info, current, new)
+        self._after_write()
+
+    def patch_pod_status(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        conditions: builtins.list[dict] | None = None,
+        nominated_node_name: str | EllipsisType | None = ...,
+    ) -> dict:
+        """Merge conditions by type (transition time moves only with status) and set the nomination."""
+        info = kind_info("Pod")
+        with self._lock:
+            current = self._current(info, namespace, name)
+            new = _shallow_status_copy(current)
+            status = new["status"]
+            if conditions:
+                status["conditions"] = _merge_conditions(
+                    status.get("conditions") or [], _copy(conditions), self.now(), replace=False
+                )
+            if nominated_node_name is not ...:
+                if nominated_node_name:
+                    status["nominatedNodeName"] = nominated_node_name
+                else:
+                    status.pop("nominatedNodeName", None)
+            stored = self._store_update(info, current, new)
+        self._after_write()
+        return _copy(stored)
+
+    def record_event(self, event: dict) -> None:
+        """Store a core/v1 Event; name, namespace, timestamps and count are filled in when missing.
+
+        Events expire as on an API server (after ``event_ttl``), and beyond ``max_events`` the
+        oldest go first, so a long simulation does not keep every event it ever wrote.
+        """
+        event = dict(event)  # the cluster copies what it stores; only these two levels change here
+        event.setdefault("apiVersion", "v1")
+        event["kind"] = "Event"
+        meta = event["metadata"] = dict(event.get("metadata") or {})
+        involved = event.get("involvedObject") or event.get("regarding") or {}
+        now = self.now()
+        with self._lock:
+            if not meta.get("namespace"):
+                meta["namespace"] = involved.get("namespace") or "default"
+            if not meta.get("name"):
+                base = involved.get("name") or "event"
+                stamp = int(self._clock().timestamp() * 1e9)
+                while (meta["namespace"], f"{base}.{stamp:x}") in self._store.get("Event", {}):
+                    stamp += 1
+                meta["name"] = f"{base}.{stamp:x}"
+        if event["apiVersion"] == "v1":
+            event.setdefault("firstTimestamp", now)
+            event.setdefault("lastTimestamp", now)
+            event.setdefault("count", 1)
+        else:
+            event.setdefault("eventTime", now)
+        stored = self._create(event)
+        self._expire_events(_key_of(stored))
+
+    def _expire_events(self, written: _Key) -> None:
+        """Note a written event; delete the events past their TTL or beyond the window's size."""
+        now = self._clock()
+        expired = False
+        with self._lock:
+            events = self._events
+            events.append((now, written))
+            bucket = self._store.get("Event", {})
+            while events and (len(events) > self._max_events or events[0][0] + self._event_ttl <= now):
+                _, key = events.popleft()
+                if key in bucket:
+                    self._store_delete("Event", key)
+                    expired = True
+        if expired:
+            self._after_write()
+
+    # ------------------------------------------------------------------------------------------------
+    # watch
+
+    def watch(self, kinds: Collection[str], handler: Callable[[WatchEvent], None], *,
+              private_copies: bool = True, read_only: bool = False) -> _Watcher:
+        """Register ``handler`` for changes of ``kinds`` made after this call.
+
+        Each event hands the handler its own copy of the objects. A watcher that never changes what it
+        is handed (``read_only=True``, or ``private_copies=False`` as the cluster's own controllers
+        pass, or every watcher of a cluster made with ``read_only_watchers``) reads the stored states
+        directly (never changed in place, see above) instead.
+        """
+        wanted = frozenset(kinds)
+        for kind in wanted:
+            kind_info(kind)
+        with self._lock:
+            watcher = _Watcher(self, wanted, handler, self._event_seq,
+                               private_copies and not (read_only or self._read_only_watchers))
+            self._watchers.append(watcher)
+            return watcher
+
+    def pending_event_count(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    def deliver_pending(self) -> int:
+        """Deliver queued events in order to every watcher of their kind; returns how many events reached
+        at least one watcher.
+
+        Events that handlers cause while this runs are delivered in the same call, after the ones
+        already queued. A re-entrant call from a handler returns 0 and leaves delivery to the outer call.
+        """
+        with self._delivery_lock:
+            if self._delivering:
+                return 0
+            self._delivering = True
+            try:
+                delivered = 0
+                while True:
+                    with self._lock:
+                        if not self._queue:
+                            return delivered
+                        seq, event = self._queue.popleft()
+                        targets = [w for w in self._watchers if event.kind in w.kinds and w.after_seq < seq]
+                    handed = False
+                    for watcher in targets:
+                        if watcher.active:
+                            handed = True
+                            if not watcher.private_copies:
+                                watcher.handler(event)
+                                continue
+                            watcher.handler(
+                                WatchEvent(
+                                    event.type,
+                                    event.kind,
+                                    _copy(event.obj),
+                                    _copy(event.old) if event.old is not None else None,
+                                )
+                            )
+                    delivered += handed
+            finally:
+                self._delivering = False
+
+    def _remove_watcher(self, watcher: _Watcher) -> None:
+        with self._lock:
+            if watcher in self._watchers:
+                self._watchers.remove(watcher)
+
+    # ------------------------------------------------------------------------------------------------
+    # internals (callers hold self._lock)
+
+    def _incoming(self, obj: dict) -> tuple[KindInfo, dict]:
+        """Check kind, apiVersion and metadata of a written object; returns its info and a private copy."""
+        if not isinstance(obj, dict):
+            raise Invalid(f"object must be a mapping, not {type(obj).__name__}")
+        info = kind_info(str(obj.get("kind")))
+        api_version = obj.get("apiVersion") or info.preferred_api_version
+        if api_version not in info.api_versions:
+            raise Invalid(
+                f"no kind {info.kind!r} is registered for version {api_version!r} "
+                f"(expected {' or '.join(info.api_versions)})"
+            )
+        obj = _copy(obj)
+        obj["apiVersion"] = api_version
+        meta = obj.get("metadata")
+        if meta is None:
+            meta = obj["metadata"] = {}
+        if not isinstance(meta, dict):
+            raise Invalid.of(info.kind, "", "metadata", "must be a mapping")
+        if info.namespaced:
+            if not meta.get("namespace"):
+                meta["namespace"] = "default"
+        else:
+            meta.pop("namespace", None)
+        return info, obj
+
+    def _namespace_arg(self, info: KindInfo, namespace: str | None, *, allow_all: bool) -> str | None:
+        if not info.namespaced:
+            if namespace:
+                raise Invalid(f"{info.kind} is cluster-scoped: no namespace may be given (got {namespace!r})")
+            return None
+        if not namespace and not allow_all:
+            raise Invalid(f"{info.kind} is namespaced: a namespace is required")
+        return namespace or None
+
+    def _current(self, info: KindInfo, namespace: str, name: str) -> dict:
+        obj = self._store.get(info.kind, {}).get((namespace if info.namespaced else "", name))
+        if obj is None:
+            raise NotFound.of(info.resource, name)
+        return obj
+
+    @staticmethod
+    def _check_uid(resource: str, name: str, wanted: str | None, actual: str) -> None:
+        if wanted and wanted != actual:
+            raise Conflict.of(
+                resource,
+                name,
+                f"Precondition failed: UID in precondition: {wanted}, UID in object meta: {actual}",
+            )
+
+    def _generate_name(self, info: KindInfo, meta: dict) -> str:
+        ns = meta.get("namespace", "")
+        n = self._rv * 7919 + 1
+        while True:
+            suffix = ""
+            for _ in range(5):
+                n, digit = divmod(n, len(_NAME_SUFFIX_ALPHABET))
+                suffix += _NAME_SUFFIX_ALPHABET[digit]
+            name: str = meta["generateName"] + suffix
+            if (ns, name) not in self._store.get(info.kind, {}):
+                return name
+            n = n * 31 + 7
+
+    def _next_rv(self) -> str:
+        self._rv += 1
+        return str(self._rv)
+
+    def _store_new(self, obj: dict, *, admitted: bool = False) -> dict:
+        """Store a new object; objects made by the cluster itself (namespaces) are admitted here."""
+        if not admitted:
+            meta = obj["metadata"]
+            meta["uid"] = self._uid_factory()
+            meta["creationTimestamp"] = self.now()
+            meta["generation"] = 1
+            admit_create(obj, self)
+        obj["metadata"]["resourceVersion"] = self._next_rv()
+        self._store.setdefault(obj["kind"], {})[_key_of(obj)] = obj
+        self._enqueue("ADDED", obj["kind"], obj, None)
+        return obj
+
+    def _store_update(self, info: KindInfo, current: dict, new: dict) -> dict:
+        """Store ``new`` in place of ``current`` unless nothing changed (then no write, no event)."""
+        new["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        if new == current:
+            return current
+        new["metadata"]["resourceVersion"] = self._next_rv()
+        self._store[info.kind][_key_of(new)] = new
+        self._enqueue("MODIFIED", info.kind, new, current)
+        return new
+
+    def _store_delete(self, kind: str, key: _Key) -> dict:
+        current = self._store[kind].pop(key)
+        self._user_status_uids.discard(current["metadata"]["uid"])
+        last = dict(current)
+        last["metadata"] = {**current["metadata"], "resourceVersion": self._next_rv()}
+        self._enqueue("DELETED", kind, last, None)
+        return last
+
+    def _enqueue(self, event_type: EventType, kind: str, obj: dict, old: dict | None) -> None:
+        """Queue an event only if someone watches its kind: later watchers list instead."""
+        if not any(kind in w.kinds for w in self._watchers):
+            return
+        self._event_seq += 1
+        self._queue.append((self._event_seq, WatchEvent(event_type, kind, obj, old)))
+
+    def _after_write(self) -> None:
+        if self._synchronous:
+            self.deliver_pending()
+
+
+def _key_of(obj: dict) -> _Key:
+    meta = obj["metadata"]
+    return meta.get("namespace", ""), meta["name"]
+
+
+def _shallow_status_copy(current: dict) -> dict:
+    """A new version of a stored object that shares everything but its top level, metadata and status.
+
+    Stored objects are never changed in place, so a write that only touches status (and replaces
+    spec wholesale, as binding does) can share the rest with the version it replaces.
+    """
+    new = dict(current)
+    new["metadata"] = dict(current["metadata"])
+    new["status"] = dict(current.get("status") or {})
+    return new
+
+
+def _merge_conditions(existing: list[dict], patch: list[dict], now: str, *, replace: bool) -> list[dict]:
+    """Conditions keyed by type: patched fields win (or the whole condition when ``replace``), and
+    lastTransitionTime moves only when the status changes (podutil.UpdatePodCondition's rule)."""
+    merged = [dict(c) for c in existing]
+    by_type = {c.get("type"): i for i, c in enumerate(merged)}
+    for cond in patch:
+        i = by_type.get(cond.get("type"))
+        if i is None:
+            new = dict(cond)
+            if not new.get("lastTransitionTime"):
+                new["lastTransitionTime"] = now
+            by_type[new.get("type")] = len(merged)
+            merged.append(new)
+            continue
+        old = merged[i]
+        new = dict(cond) if replace else {**old, **cond}
+        if old.get("status") == new.get("status"):
+            new["lastTransitionTime"] = old.get("lastTransitionTime")
+        elif not cond.get("lastTransitionTime"):
+            new["lastTransitionTime"] = now
+        merged[i] = new
+    return merged

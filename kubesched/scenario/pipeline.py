@@ -1,0 +1,209 @@
+"""What a simulation is given, checked and put in the order an API server needs.
+
+``simulate()`` takes paths, object dicts, a config and options from code as well as from the command
+line; everything is checked here first, so that a wrong argument is a :class:`SimulationError`
+saying what was expected rather than a TypeError from deep inside, and dicts pass exactly the checks
+a file's documents pass.
+
+Order: objects that admission reads when other objects are created (Namespaces, whose labels
+namespace selectors match; PriorityClasses, which give pods their priority; StorageClasses, the
+default of which claims without a class get) are created before everything else, wherever they
+appear, so a scenario means the same in any document order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kubesched.config import KubeSchedulerConfiguration
+from kubesched.embedded.admission import SYSTEM_PRIORITY_CLASSES
+from kubesched.scenario.manifests import Manifest, ManifestError, load_manifests, objects_to_manifests
+from kubesched.util.yaml_limits import MAX_DEPTH
+
+#: Kinds created first, in this order, because admitting other objects reads them.
+CREATED_FIRST = ("Namespace", "PriorityClass", "StorageClass")
+TIE_BREAKS = ("random", "name")
+
+
+class SimulationError(ValueError):
+    """Bad simulation input (manifest, config or object); the message locates it."""
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def scenario_manifests(objects_or_paths: object) -> list[Manifest]:
+    """The manifests of a scenario given as paths (files or folders) and/or object dicts, in order.
+
+    A single path or a single dict may be given alone. Dicts are checked as file documents are
+    (``List`` objects expanded); paths are read in the order given, dicts after them.
+    """
+    if isinstance(objects_or_paths, str | Path | Mapping):
+        items: list[Any] = [objects_or_paths]
+    elif isinstance(objects_or_paths, bytes | bytearray) or not isinstance(objects_or_paths, Iterable):
+        raise SimulationError(
+            f"objects_or_paths: expected a path, an object dict or a list of them, got {_type_name(objects_or_paths)}")
+    else:
+        items = list(objects_or_paths)
+    paths: list[str | Path] = []
+    objects: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        if isinstance(item, str | Path):
+            paths.append(item)
+        elif isinstance(item, Mapping):
+            objects.append(_json_data(item, f"objects_or_paths[{i}]"))
+        else:
+            raise SimulationError(
+                f"objects_or_paths[{i}]: expected a manifest path or an object dict, got {_type_name(item)}")
+    manifests = load_manifests(paths) if paths else []
+    manifests += objects_to_manifests(objects, depth_checked=True)
+    if not manifests:
+        raise SimulationError("the scenario holds no Kubernetes objects")
+    return manifests
+
+
+def _json_data(value: Mapping[str, Any], path: str) -> Any:
+    """``value`` itself once a walk has found only JSON-like data in it; a copy when some part needs
+    converting (keys that are not strings, mappings that are not dicts, tuples); the located error
+    otherwise. Nothing changes what it is handed (the cluster copies what it stores), so the common
+    case costs one walk, a level at a time, and no copy."""
+    convert = type(value) is not dict
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        if depth >= MAX_DEPTH and any(len(item) for item in level):
+            return _json_copy(value, path)  # too deep: raises, naming the field
+        below: list[Any] = []
+        for item in level:
+            if isinstance(item, Mapping):
+                if not convert:
+                    key_types = set(map(type, item))
+                    convert = bool(key_types) and key_types != {str}
+                children: Any = item.values()
+            else:
+                children = item
+            for child in children:
+                kind = type(child)
+                if kind is dict or kind is list:
+                    below.append(child)
+                elif kind in _SCALARS:
+                    continue
+                elif isinstance(child, Mapping | list | tuple):
+                    convert = True
+                    below.append(child)
+                elif not isinstance(child, str | int | float):
+                    return _json_copy(value, path)  # raises, naming the field
+        level = below
+        depth += 1
+    return _json_copy(value, path) if convert else value
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _json_copy(value: Any, path: str, depth: int = 0) -> Any:
+    """A private copy of a dict given in code, refusing what no manifest could hold (sets, objects)."""
+    if depth > MAX_DEPTH:
+        raise SimulationError(f"{path}: too deeply nested (more than {MAX_DEPTH} levels)")
+    if isinstance(value, Mapping):
+        return {str(k): _json_copy(v, f"{path}.{k}", depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_copy(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise SimulationError(f"{path}: expected JSON-like data (mappings, lists, strings, numbers, booleans), "
+                          f"got {_type_name(value)}")
+
+
+def creation_order(manifests: Sequence[Manifest]) -> list[Manifest]:
+    """``manifests`` with the CREATED_FIRST kinds first, in that order; the rest keep document order."""
+    first = [m for kind in CREATED_FIRST for m in manifests if m.kind == kind]
+    return first + [m for m in manifests if m.kind not in CREATED_FIRST]
+
+
+def check_admission(manifests: Sequence[Manifest]) -> None:
+    """Refuse, before the run, what the API server would refuse when the objects are created.
+
+    Pending pods are created during the run; a pod whose name is taken, that names a PriorityClass
+    that does not exist or gives a spec.priority its class contradicts would otherwise stop the
+    simulation half-way and lose what it found so far.
+    """
+    seen: dict[tuple[str, str], Manifest] = {}
+    for m in manifests:
+        meta = m.obj.get("metadata") or {}
+        if not meta.get("name"):
+            continue  # generateName: the server picks a free name
+        key = (m.kind, m.display_name)
+        first = seen.setdefault(key, m)
+        if first is not m:
+            raise ManifestError.at(m, "metadata.name", f"Duplicate value: {m.kind} {m.display_name} is already "
+                                   f"defined in {first.source}: document {first.doc_index}")
+    lower = "PreemptLowerPriority"
+    classes: dict[str, tuple[int, str]] = {name: (value, lower) for name, value, _ in SYSTEM_PRIORITY_CLASSES}
+    defaults: list[tuple[int, str]] = []
+    for m in manifests:
+        if m.kind == "PriorityClass":
+            value = m.obj.get("value")
+            entry = (value if isinstance(value, int) else 0, m.obj.get("preemptionPolicy") or lower)
+            classes[str(m.obj["metadata"].get("name"))] = entry
+            if m.obj.get("globalDefault") is True:
+                defaults.append(entry)
+    fallback = min(defaults, key=lambda entry: entry[0]) if defaults else (0, lower)
+    for m in manifests:
+        if m.kind != "Pod":
+            continue
+        spec = m.obj.get("spec") or {}
+        name = spec.get("priorityClassName") or ""
+        if name and name not in classes:
+            raise ManifestError.at(m, "spec.priorityClassName",
+                                   f'Not found: no PriorityClass with name "{name}" in the scenario')
+        priority, policy = classes[name] if name else fallback
+        given = spec.get("priority")
+        if given is not None and given != priority:
+            raise ManifestError.at(m, "spec.priority", f"Forbidden: the integer value of priority ({given}) must "
+                                   f"not be provided in pod spec; priority admission controller computed "
+                                   f"{priority} from the given PriorityClass name")
+        given_policy = spec.get("preemptionPolicy")
+        if given_policy is not None and given_policy != policy:
+            raise ManifestError.at(m, "spec.preemptionPolicy", f"Forbidden: the string value of PreemptionPolicy "
+                                   f"({given_policy}) must not be provided in pod spec; priority admission "
+                                   f"controller computed {policy} from the given PriorityClass name")
+
+
+def bound_pod_warnings(manifests: Sequence[Manifest]) -> list[str]:
+    """A warning for each pod bound (``spec.nodeName``) to a node the scenario does not define."""
+    nodes = {str((m.obj.get("metadata") or {}).get("name")) for m in manifests if m.kind == "Node"}
+    warnings = []
+    for m in manifests:
+        node = (m.obj.get("spec") or {}).get("nodeName") if m.kind == "Pod" else None
+        if node and node not in nodes:
+            warnings.append(f'pod {m.display_name}: bound to node "{node}", which the scenario does not define; '
+                            "its requests count on no node")
+    return warnings
+
+
+def check_options(
+    config: object,
+    seed: object,
+    burst: object,
+    tie_break: object,
+    progress: object,
+) -> None:
+    """Refuse option values of the wrong type or outside their choices, naming the argument."""
+    if config is not None and not isinstance(config, str | Path | Mapping | KubeSchedulerConfiguration):
+        raise SimulationError(f"config: expected a path, a mapping or a KubeSchedulerConfiguration, "
+                              f"got {_type_name(config)}")
+    if isinstance(config, str) and not config.strip():
+        raise SimulationError("config: an empty path names no file")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise SimulationError(f"seed: expected an integer, got {_type_name(seed)}")
+    if not isinstance(burst, bool):
+        raise SimulationError(f"burst: expected a boolean, got {_type_name(burst)}")
+    if tie_break not in TIE_BREAKS:
+        raise SimulationError(f"tie_break: expected one of {', '.join(map(repr, TIE_BREAKS))}, got {tie_break!r}")
+    if progress is not None and not callable(progress):
+        raise SimulationError(f"progress: expected a callable(done, total) or None, got {_type_name(progress)}")
+

@@ -1,0 +1,213 @@
+"""Fuzzing the command line with mutated manifests: bad input ends in a result or one error line.
+
+Valid scenarios (the example cluster, cut down so that a run takes milliseconds, and a few
+conformance scenarios) are mutated field by field: a value replaced by one of the wrong type, a
+negative or huge number or an odd string; a field deleted; a key renamed (a resource name
+misspelt). Each mutated scenario goes through ``kubesched.app.cli.main`` in-process. Whatever the
+mutation, the run must finish with exit 0 (a simulation ran) or 2 (bad input, said in one line), and
+nothing may reach stderr or the log as a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import logging
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kubesched import ConfigError, ManifestError, SimulationError, simulate
+from kubesched.app.cli import main
+from tests.corpus import CORPUS
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "cluster"
+CONFORMANCE_SCENARIOS = ("preempt-basic", "pts-zone-maxskew1", "vol-wffc-binding", "fit-extended-gpu",
+                         "scheduling-gates", "ipa-zone-affinity-anti-affinity", "ports-hostport-conflicts",
+                         "fit-pod-overhead", "na-required-operators", "taint-noschedule-operators")
+#: Runs per test session; ``KUBESCHED_FUZZ_EXAMPLES=5000`` searches longer.
+EXAMPLES = int(os.environ.get("KUBESCHED_FUZZ_EXAMPLES", "100"))
+#: Wall-clock limit for one run: a mutated scenario must never make a simulation hang.
+RUN_SECONDS = 60
+
+EXTRA_KINDS: list[dict[str, Any]] = [
+    {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "web"},
+     "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "frontend"}}}},
+    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "web"},
+     "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "frontend"}},
+              "template": {"metadata": {"labels": {"app": "frontend"}},
+                           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}},
+    {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "web"},
+     "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}},
+]
+
+
+def _docs(path: Path) -> list[Any]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def _example_scenario() -> list[Any]:
+    """The example cluster cut down: every namespace, class and service, 4 nodes, a few pods each."""
+    docs: list[Any] = []
+    for file in sorted(EXAMPLE.glob("*.yaml")):
+        found = _docs(file)
+        nodes = [d for d in found if d.get("kind") == "Node"][:4]
+        pods = [d for d in found if d.get("kind") == "Pod"][:4]
+        docs += [d for d in found if d.get("kind") not in ("Node", "Pod")] + nodes + pods
+    return docs + EXTRA_KINDS
+
+
+def _seed_scenarios() -> list[list[Any]]:
+    scenarios = [_example_scenario()]
+    for name in CONFORMANCE_SCENARIOS:
+        path = CORPUS / name / "scenario.yaml"
+        if path.is_file():
+            scenarios.append(_docs(path))
+    return scenarios
+
+
+SCENARIOS = _seed_scenarios()
+
+ODD_VALUES: list[Any] = [
+    None, "", " ", "abc", "false", "true", "1", "-1", "0.5", "1e400", "-5", "9999999Ei", "1E", "100E",
+    "0x10", "1/2", "\u0000", "é", "x" * 300, "a/b/c", "-", True, False, 0, 1, -1, 7, 65536, 70000, 2**31,
+    -(2**31) - 1, 2**63, 10**30, -(10**30), 0.5, -0.5, 1e300, float("inf"), float("nan"), [], {}, [1],
+    {"a": 1}, [[[]]], {"": ""}, [{"a": None}],
+]
+ODD_KEYS = ["CPU", "memroy", "gpu", "example.com/", "a/b/c", "", " ", "1", "hugepages-3Mi", "requests.cpu",
+            "kubernetes.io/x", "nvidia.com/gpu"]
+OPERATIONS = ("replace", "replace", "replace", "delete", "rename", "negate", "scale", "wrap")
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, dict):
+        return list(node)
+    if isinstance(node, list):
+        return list(range(len(node)))
+    return []
+
+
+def _mutate(docs: list[Any], data: st.DataObject) -> None:
+    """Walk from the top to a random field and apply one mutation there."""
+    parent: Any = docs
+    key: Any = data.draw(st.integers(0, len(docs) - 1), label="document")
+    # Mostly deep: the top-level fields (kind, apiVersion) are the least interesting ones.
+    while _children(parent[key]) and data.draw(st.integers(0, 6), label="deeper") > 0:
+        parent = parent[key]
+        options = _children(parent)
+        key = options[data.draw(st.integers(0, len(options) - 1), label="child")]
+    operation = data.draw(st.sampled_from(OPERATIONS), label="operation")
+    value = parent[key]
+    if operation == "delete" and isinstance(parent, dict):
+        del parent[key]
+    elif operation == "rename" and isinstance(parent, dict):
+        parent[data.draw(st.sampled_from(ODD_KEYS), label="new key")] = parent.pop(key)
+    elif operation == "negate" and isinstance(value, int | float) and not isinstance(value, bool):
+        parent[key] = -value
+    elif operation == "negate" and isinstance(value, str):
+        parent[key] = "-" + value
+    elif operation == "scale" and isinstance(value, str) and value[:1].isdigit():
+        parent[key] = value + "00000000000000000000"
+    elif operation == "wrap":
+        parent[key] = data.draw(st.sampled_from([[value], {"value": value}]), label="wrapped")
+    else:
+        parent[key] = copy.deepcopy(data.draw(st.sampled_from(ODD_VALUES), label="value"))
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: int) -> Iterator[None]:
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"the simulation did not finish within {seconds}s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class _Tracebacks(logging.Handler):
+    """Log records that carry an exception (a handler that caught a bug and logged it)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            self.records.append(record)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fuzz")
+
+
+def test_fuzzed_scenario_corpus_is_valid(workdir: Path) -> None:
+    """Unmutated, every seed scenario runs (exit 0): the mutations are what the fuzz test varies."""
+    assert len(SCENARIOS) > 1 or not CORPUS.is_dir()
+    for i, docs in enumerate(SCENARIOS):
+        path = workdir / f"seed-{i}.yaml"
+        path.write_text(yaml.safe_dump_all(docs))
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["simulate", str(path), "--seed", "1"]) == 0, path
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(scenario=st.integers(0, len(SCENARIOS) - 1), mutations=st.integers(1, 3), burst=st.booleans(),
+       data=st.data())
+def test_mutated_manifests_end_in_exit_0_or_2_without_a_traceback(
+        workdir: Path, scenario: int, mutations: int, burst: bool, data: st.DataObject) -> None:
+    docs = yaml.safe_load(yaml.safe_dump(SCENARIOS[scenario]))  # a private deep copy
+    for _ in range(mutations):
+        _mutate(docs, data)
+    path = workdir / "mutated.yaml"
+    path.write_text(yaml.safe_dump_all(docs, allow_unicode=True))
+    out, err = io.StringIO(), io.StringIO()
+    tracebacks = _Tracebacks()
+    logging.getLogger().addHandler(tracebacks)
+    try:
+        with _time_limit(RUN_SECONDS), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["simulate", str(path), "--seed", "1", *(["--burst"] if burst else [])])
+    finally:
+        logging.getLogger().removeHandler(tracebacks)
+    stderr = err.getvalue()
+    assert code in (0, 2), stderr
+    assert "Traceback" not in stderr, stderr
+    assert not tracebacks.records, [r.getMessage() for r in tracebacks.records]
+    if code == 2:
+        lines = stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("kubesched: error: "), stderr
+    else:
+        assert out.getvalue().startswith("Scheduled ")
+
+
+@settings(max_examples=max(EXAMPLES // 2, 1), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=st.integers(0, len(SCENARIOS) - 1), data=st.data())
+def test_mutated_objects_through_the_python_api_end_in_a_result_or_a_value_error(
+        scenario: int, data: st.DataObject) -> None:
+    """``simulate()`` with object dicts: the same mutations give a result or a ValueError, never anything else."""
+    docs = yaml.safe_load(yaml.safe_dump(SCENARIOS[scenario]))
+    _mutate(docs, data)
+    try:
+        with _time_limit(RUN_SECONDS):
+            result = simulate(docs, seed=1)
+    except (ManifestError, SimulationError, ConfigError) as err:
+        assert "\n" not in str(err)
+    else:
+        given = {f"{(d.get('metadata') or {}).get('namespace') or 'default'}/"
+                 f"{(d.get('metadata') or {}).get('name')}" for d in docs if isinstance(d, dict)}
+        # Pods beyond the given ones can only be those a workload controller created.
+        assert set(result.final) - given <= set(result.workloads)

@@ -1,0 +1,437 @@
+"""EmbeddedCluster behaves like the API server: versions, conflicts, binding, watches, copies."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+
+from kubesched.cluster.protocol import (
+    AlreadyExists,
+    ApiError,
+    Cluster,
+    Conflict,
+    Invalid,
+    NotFound,
+    WatchEvent,
+)
+from kubesched.embedded.apiserver import EmbeddedCluster
+from tests.embedded.conftest import FakeClock, node, pod
+
+
+def test_resource_version_is_global_and_bumped_per_write(cluster: EmbeddedCluster) -> None:
+    _, rv0 = cluster.list("Pod")
+    a = cluster.create(node("n1"))
+    b = cluster.create(pod("p1"))  # also creates namespace "default"
+    assert int(a["metadata"]["resourceVersion"]) == int(rv0) + 1
+    assert int(b["metadata"]["resourceVersion"]) == int(rv0) + 3
+    updated = cluster.update({**a, "metadata": {**a["metadata"], "labels": {"x": "y"}}})
+    assert int(updated["metadata"]["resourceVersion"]) == int(rv0) + 4
+    _, rv = cluster.list("Node")
+    assert rv == updated["metadata"]["resourceVersion"]
+
+
+def test_noop_update_is_not_a_write(cluster: EmbeddedCluster) -> None:
+    created = cluster.create(node("n1"))
+    again = cluster.update(created)
+    assert again["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+
+def test_create_sets_metadata(cluster: EmbeddedCluster, clock: FakeClock) -> None:
+    created = cluster.create(pod("p1"))
+    meta = created["metadata"]
+    assert meta["uid"].startswith("uid-")
+    assert meta["creationTimestamp"] == "2024-01-01T00:00:00Z"
+    assert meta["generation"] == 1
+    clock.advance(5)
+    given = pod("p2")
+    given["metadata"]["creationTimestamp"] = "2023-05-05T00:00:00Z"
+    assert cluster.create(given)["metadata"]["creationTimestamp"] == "2023-05-05T00:00:00Z"
+    assert cluster.create(pod("p3"))["metadata"]["creationTimestamp"] == "2024-01-01T00:00:05Z"
+
+
+def test_uids_are_unique(cluster: EmbeddedCluster) -> None:
+    uids = {cluster.create(pod(f"p{i}"))["metadata"]["uid"] for i in range(5)}
+    assert len(uids) == 5
+
+
+def test_create_existing_is_already_exists(cluster: EmbeddedCluster) -> None:
+    cluster.create(pod("web-1"))
+    with pytest.raises(AlreadyExists) as info:
+        cluster.create(pod("web-1"))
+    assert info.value.code == 409
+    assert info.value.message == 'pods "web-1" already exists'
+
+
+def test_stale_update_is_conflict(cluster: EmbeddedCluster) -> None:
+    first = cluster.create(pod("web-1"))
+    cluster.update({**first, "metadata": {**first["metadata"], "labels": {"a": "1"}}})
+    with pytest.raises(Conflict) as info:
+        cluster.update({**first, "metadata": {**first["metadata"], "labels": {"a": "2"}}})
+    assert info.value.code == 409
+    assert info.value.reason == "Conflict"
+    assert info.value.message == (
+        'Operation cannot be fulfilled on pods "web-1": the object has been modified; '
+        "please apply your changes to the latest version and try again"
+    )
+
+
+def test_update_without_resource_version_is_unconditional(cluster: EmbeddedCluster) -> None:
+    first = cluster.create(node("n1"))
+    meta = {k: v for k, v in first["metadata"].items() if k != "resourceVersion"}
+    cluster.update({**first, "metadata": {**meta, "labels": {"a": "1"}}})
+    out = cluster.update({**first, "metadata": {**meta, "labels": {"a": "2"}}})
+    assert out["metadata"]["labels"] == {"a": "2"}
+    assert out["metadata"]["uid"] == first["metadata"]["uid"]
+
+
+def test_update_missing_is_not_found(cluster: EmbeddedCluster) -> None:
+    with pytest.raises(NotFound) as info:
+        cluster.update(node("ghost"))
+    assert info.value.code == 404
+    assert info.value.message == 'nodes "ghost" not found'
+
+
+def test_generation_moves_with_spec_only(cluster: EmbeddedCluster) -> None:
+    svc = cluster.create(
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"selector": {"a": "b"}}}
+    )
+    relabelled = cluster.update({**svc, "metadata": {**svc["metadata"], "labels": {"x": "y"}}})
+    assert relabelled["metadata"]["generation"] == 1
+    respec = cluster.update({**relabelled, "spec": {"selector": {"a": "c"}}})
+    assert respec["metadata"]["generation"] == 2
+
+
+def test_bind_once_then_conflict(cluster: EmbeddedCluster, clock: FakeClock) -> None:
+    created = cluster.create(pod("web-1"))
+    clock.advance(3)
+    cluster.bind("default", "web-1", "n1", uid=created["metadata"]["uid"])
+    bound = cluster.get("Pod", "default", "web-1")
+    assert bound["spec"]["nodeName"] == "n1"
+    assert bound["status"]["conditions"] == [
+        {
+            "type": "PodScheduled",
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": "2024-01-01T00:00:03Z",
+        }
+    ]
+    with pytest.raises(Conflict) as info:
+        cluster.bind("default", "web-1", "n2")
+    assert info.value.code == 409
+    assert 'pod web-1 is already assigned to node "n1"' in info.value.message
+    assert cluster.get("Pod", "default", "web-1")["spec"]["nodeName"] == "n1"
+
+
+@pytest.mark.parametrize(
+    ("name", "uid", "error"),
+    [("missing", None, NotFound), ("web-1", "other-uid", Conflict)],
+)
+def test_bind_errors(cluster: EmbeddedCluster, name: str, uid: str | None, error: type[Exception]) -> None:
+    cluster.create(pod("web-1"))
+    with pytest.raises(error):
+        cluster.bind("default", name, "n1", uid=uid)
+
+
+def test_bind_replaces_unschedulable_condition(cluster: EmbeddedCluster, clock: FakeClock) -> None:
+    cluster.create(pod("p"))
+    cluster.patch_pod_status(
+        "default",
+        "p",
+        conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "no"}],
+    )
+    clock.advance(1)
+    cluster.bind("default", "p", "n1")
+    (cond,) = cluster.get("Pod", "default", "p")["status"]["conditions"]
+    assert cond == {
+        "type": "PodScheduled",
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": "2024-01-01T00:00:01Z",
+    }
+
+
+def test_delete_with_uid_precondition(cluster: EmbeddedCluster) -> None:
+    created = cluster.create(pod("web-1"))
+    with pytest.raises(Conflict) as info:
+        cluster.delete("Pod", "default", "web-1", uid="wrong")
+    assert "Precondition failed: UID in precondition: wrong" in info.value.message
+    cluster.get("Pod", "default", "web-1")
+    last = cluster.delete("Pod", "default", "web-1", uid=created["metadata"]["uid"])
+    assert last["metadata"]["name"] == "web-1"
+    assert int(last["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
+    with pytest.raises(NotFound):
+        cluster.get("Pod", "default", "web-1")
+    with pytest.raises(NotFound):
+        cluster.delete("Pod", "default", "web-1")
+
+
+def test_delete_namespace_deletes_its_objects(cluster: EmbeddedCluster) -> None:
+    cluster.create(pod("a", "team"))
+    cluster.create(pod("b", "other"))
+    cluster.delete("Namespace", None, "team")
+    assert [p["metadata"]["name"] for p in cluster.list("Pod")[0]] == ["b"]
+
+
+def test_patch_pod_status_merges_conditions_by_type(cluster: EmbeddedCluster, clock: FakeClock) -> None:
+    cluster.create(pod("p"))
+    cluster.patch_pod_status(
+        "default", "p", conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
+    )
+    clock.advance(10)
+    out = cluster.patch_pod_status(
+        "default",
+        "p",
+        conditions=[
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes"},
+            {"type": "Ready", "status": "False"},
+        ],
+    )
+    scheduled, ready = out["status"]["conditions"]
+    assert scheduled["message"] == "0/3 nodes"
+    assert scheduled["lastTransitionTime"] == "2024-01-01T00:00:00Z"  # status unchanged: time kept
+    assert ready["lastTransitionTime"] == "2024-01-01T00:00:10Z"
+    clock.advance(10)
+    out = cluster.patch_pod_status("default", "p", conditions=[{"type": "PodScheduled", "status": "True"}])
+    assert out["status"]["conditions"][0]["lastTransitionTime"] == "2024-01-01T00:00:20Z"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("n1", "n1"), ("", None), (None, None), (..., "keep")],
+)
+def test_patch_pod_status_nominated_node(
+    cluster: EmbeddedCluster, value: object, expected: str | None
+) -> None:
+    cluster.create(pod("p"))
+    cluster.patch_pod_status("default", "p", nominated_node_name="keep")
+    out = cluster.patch_pod_status("default", "p", nominated_node_name=value)  # type: ignore[arg-type]
+    assert out["status"].get("nominatedNodeName") == expected
+
+
+def test_returned_objects_are_copies(cluster: EmbeddedCluster) -> None:
+    given = pod("p")
+    created = cluster.create(given)
+    given["spec"]["nodeName"] = "x"
+    created["metadata"]["labels"] = {"mutated": "yes"}
+    cluster.get("Pod", "default", "p")["spec"]["schedulerName"] = "mutated"
+    cluster.list("Pod")[0][0]["status"]["phase"] = "mutated"
+    stored = cluster.get("Pod", "default", "p")
+    assert "nodeName" not in stored["spec"]
+    assert "labels" not in stored["metadata"]
+    assert stored["spec"]["schedulerName"] == "default-scheduler"
+    assert stored["status"]["phase"] == "Pending"
+
+
+def test_watch_events_are_copies(make_cluster: Callable[..., EmbeddedCluster]) -> None:
+    cluster = make_cluster(synchronous=True)
+    cluster.watch(["Pod"], lambda e: e.obj["metadata"].__setitem__("name", "mutated"))
+    cluster.create(pod("p"))
+    assert cluster.get("Pod", "default", "p")["metadata"]["name"] == "p"
+
+
+def test_watch_add_modify_delete_in_order(cluster: EmbeddedCluster) -> None:
+    seen_a: list[WatchEvent] = []
+    seen_b: list[WatchEvent] = []
+    cluster.watch(["Pod"], seen_a.append)
+    cluster.watch(["Pod", "Node"], seen_b.append)
+    cluster.create(pod("p"))
+    cluster.bind("default", "p", "n1")
+    cluster.create(node("n1"))
+    cluster.delete("Pod", "default", "p")
+    assert seen_a == [] and cluster.pending_event_count() == 4
+    assert cluster.deliver_pending() == 4
+    assert cluster.pending_event_count() == 0
+    assert [(e.type, e.kind) for e in seen_a] == [("ADDED", "Pod"), ("MODIFIED", "Pod"), ("DELETED", "Pod")]
+    assert [(e.type, e.kind) for e in seen_b] == [
+        ("ADDED", "Pod"),
+        ("MODIFIED", "Pod"),
+        ("ADDED", "Node"),
+        ("DELETED", "Pod"),
+    ]
+    added, modified, deleted = seen_a
+    assert added.old is None
+    assert modified.old is not None and "nodeName" not in modified.old["spec"]
+    assert modified.obj["spec"]["nodeName"] == "n1"
+    assert deleted.old is None and deleted.obj["spec"]["nodeName"] == "n1"
+    versions = [int(e.obj["metadata"]["resourceVersion"]) for e in seen_b]
+    assert versions == sorted(versions)
+
+
+def test_watch_handlers_writing_are_delivered_in_same_call(cluster: EmbeddedCluster) -> None:
+    order: list[str] = []
+
+    def on_pod(event: WatchEvent) -> None:
+        order.append(f"pod {event.type}")
+        if event.type == "ADDED":
+            cluster.bind("default", event.obj["metadata"]["name"], "n1")
+
+    cluster.watch(["Pod"], on_pod)
+    cluster.create(pod("a"))
+    cluster.create(pod("b"))
+    assert cluster.deliver_pending() == 4
+    assert order == ["pod ADDED", "pod ADDED", "pod MODIFIED", "pod MODIFIED"]
+
+
+def test_later_watchers_do_not_get_old_events(cluster: EmbeddedCluster) -> None:
+    early: list[WatchEvent] = []
+    late: list[WatchEvent] = []
+    cluster.watch(["Pod"], early.append)
+    cluster.create(pod("a"))
+    cluster.watch(["Pod"], late.append)
+    cluster.create(pod("b"))
+    cluster.deliver_pending()
+    assert [e.obj["metadata"]["name"] for e in early] == ["a", "b"]
+    assert [e.obj["metadata"]["name"] for e in late] == ["b"]
+
+
+def test_stopped_watch_gets_nothing(cluster: EmbeddedCluster) -> None:
+    seen: list[WatchEvent] = []
+    watch = cluster.watch(["Pod"], seen.append)
+    cluster.create(pod("a"))
+    watch.stop()
+    cluster.create(pod("b"))
+    assert cluster.deliver_pending() == 0
+    assert cluster.pending_event_count() == 0
+    assert seen == []
+
+
+def test_unwatched_kinds_are_not_queued(cluster: EmbeddedCluster) -> None:
+    cluster.watch(["Node"], lambda e: None)
+    cluster.create(pod("a"))
+    assert cluster.pending_event_count() == 0
+
+
+def test_synchronous_delivery(make_cluster: Callable[..., EmbeddedCluster]) -> None:
+    cluster = make_cluster(synchronous=True)
+    seen: list[str] = []
+    cluster.watch(["Node"], lambda e: seen.append(e.type))
+    cluster.create(node("n"))
+    assert seen == ["ADDED"]
+    assert cluster.pending_event_count() == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda c: c.list("Gadget"), Invalid),
+        (lambda c: c.get("Gadget", None, "x"), Invalid),
+        (lambda c: c.create({"apiVersion": "v1", "kind": "Gadget", "metadata": {"name": "x"}}), Invalid),
+        (lambda c: c.watch(["Gadget"], print), Invalid),
+        (lambda c: c.create({"apiVersion": "apps/v1", "kind": "Pod", "metadata": {"name": "x"}}), Invalid),
+        (lambda c: c.create({"apiVersion": "v1", "kind": "Pod", "metadata": {}}), Invalid),
+        (lambda c: c.get("Node", "default", "x"), Invalid),
+        (lambda c: c.get("Pod", None, "x"), Invalid),
+    ],
+)
+def test_bad_requests(
+    cluster: EmbeddedCluster, call: Callable[[EmbeddedCluster], object], error: type[ApiError]
+) -> None:
+    with pytest.raises(error) as info:
+        call(cluster)
+    assert info.value.code == 422
+
+
+def test_unknown_kind_error_names_the_kind(cluster: EmbeddedCluster) -> None:
+    with pytest.raises(Invalid, match="Gadget"):
+        cluster.list("Gadget")
+
+
+def test_scope(cluster: EmbeddedCluster) -> None:
+    n = cluster.create({**node("n1"), "metadata": {"name": "n1", "namespace": "ignored"}})
+    assert "namespace" not in n["metadata"]
+    p = cluster.create(pod("p", namespace=None))
+    assert p["metadata"]["namespace"] == "default"
+    cluster.create(pod("q", "team"))
+    assert [x["metadata"]["name"] for x in cluster.list("Pod", "team")[0]] == ["q"]
+    assert [x["metadata"]["name"] for x in cluster.list("Pod")[0]] == ["p", "q"]
+
+
+def test_generate_name(cluster: EmbeddedCluster) -> None:
+    obj = pod("x")
+    obj["metadata"] = {"generateName": "web-"}
+    a = cluster.create(obj)
+    b = cluster.create(obj)
+    assert a["metadata"]["name"].startswith("web-") and len(a["metadata"]["name"]) == 9
+    assert a["metadata"]["name"] != b["metadata"]["name"]
+
+
+def test_record_event_is_listable(cluster: EmbeddedCluster) -> None:
+    cluster.record_event(
+        {
+            "involvedObject": {"kind": "Pod", "namespace": "team", "name": "p", "uid": "u"},
+            "reason": "FailedScheduling",
+            "message": "0/1 nodes are available",
+            "type": "Warning",
+            "source": {"component": "default-scheduler"},
+            "reportingController": "default-scheduler",
+        }
+    )
+    cluster.record_event({"involvedObject": {"kind": "Pod", "namespace": "team", "name": "p"}, "reason": "x"})
+    events, _ = cluster.list("Event", "team")
+    assert len(events) == 2
+    first = next(e for e in events if e["reason"] == "FailedScheduling")
+    assert first["kind"] == "Event" and first["apiVersion"] == "v1"
+    assert first["metadata"]["name"].startswith("p.")
+    assert first["count"] == 1
+    assert first["firstTimestamp"] == "2024-01-01T00:00:00Z"
+    assert first["message"] == "0/1 nodes are available"
+
+
+def _event(name: str, reason: str) -> dict:
+    return {"involvedObject": {"kind": "Pod", "namespace": "team", "name": name}, "reason": reason}
+
+
+def test_events_beyond_the_window_size_go_oldest_first(clock: FakeClock) -> None:
+    cluster = EmbeddedCluster(clock=clock, max_events=3)
+    seen: list[WatchEvent] = []
+    cluster.watch(["Event"], seen.append)
+    for i in range(5):
+        cluster.record_event(_event(f"p{i}", f"r{i}"))
+        clock.advance(1)
+    events, _ = cluster.list("Event", "team")
+    assert sorted(e["reason"] for e in events) == ["r2", "r3", "r4"]
+    cluster.deliver_pending()
+    deleted = [e.obj["reason"] for e in seen if e.type == "DELETED"]
+    assert deleted == ["r0", "r1"]
+
+
+def test_events_expire_after_the_ttl(clock: FakeClock) -> None:
+    cluster = EmbeddedCluster(clock=clock, event_ttl=timedelta(hours=1))
+    cluster.record_event(_event("p", "early"))
+    clock.advance(1800)
+    cluster.record_event(_event("p", "middle"))
+    clock.advance(1800)  # "early" is an hour old now
+    cluster.record_event(_event("p", "late"))
+    assert sorted(e["reason"] for e in cluster.list("Event", "team")[0]) == ["late", "middle"]
+
+
+def test_other_objects_are_not_expired(clock: FakeClock) -> None:
+    cluster = EmbeddedCluster(clock=clock, max_events=1)
+    cluster.create(pod("p1"))
+    cluster.record_event(_event("p1", "a"))
+    cluster.record_event(_event("p1", "b"))
+    assert [p["metadata"]["name"] for p in cluster.list("Pod")[0]] == ["p1"]
+    assert [e["reason"] for e in cluster.list("Event", "team")[0]] == ["b"]
+
+
+def test_concurrent_writers_keep_versions_unique(cluster: EmbeddedCluster) -> None:
+    def work(i: int) -> None:
+        for j in range(50):
+            cluster.create(pod(f"p-{i}-{j}"))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    pods, _ = cluster.list("Pod")
+    assert len(pods) == 200
+    assert len({p["metadata"]["resourceVersion"] for p in pods}) == 200
+
+
+def test_embedded_cluster_is_a_cluster(cluster: EmbeddedCluster) -> None:
+    as_protocol: Cluster = cluster  # mypy checks the structural match
+    assert as_protocol.list("Node") == ([], cluster.resource_version())
