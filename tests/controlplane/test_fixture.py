@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -114,6 +115,12 @@ def test_a_plane_nobody_stopped_is_stopped_at_exit(controlplane_bin_dir: Path) -
                           timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     plane = json.loads(proc.stdout)
-    assert len(plane["pids"]) == 2
-    assert [pid for pid in plane["pids"] if alive(pid)] == []
-    assert not Path(plane["work_dir"]).exists()
+    try:
+        assert len(plane["pids"]) == 2
+        assert [pid for pid in plane["pids"] if alive(pid)] == []
+        assert not Path(plane["work_dir"]).exists()
+    finally:
+        for pid in plane["pids"]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(plane["work_dir"], ignore_errors=True)
