@@ -10,6 +10,9 @@ and a developer's shell can all use it::
     plane.restart_apiserver()             # same etcd, same port, same credentials
     plane.stop()
 
+A plane nobody stopped is stopped when the interpreter exits; the pytest plugin also turns SIGTERM into
+an interruption, so a terminated test run tears its plane down too.
+
 The API server serves a certificate signed by a CA of the plane's own (``plane.ca_file``), which the
 kubeconfigs name, so clients verify it as they would in a real cluster. Authentication is by static
 bearer tokens (``--token-auth-file``), authorization is RBAC: the API
@@ -21,6 +24,7 @@ wants token controllers; TaintNodesByCondition, which would taint every new node
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -30,10 +34,13 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,14 +58,40 @@ def go_available() -> bool:
     return shutil.which("go") is not None
 
 
-def build_binaries() -> Path:
-    """Run build.sh (a no-op when every binary is cached) and return the folder holding them."""
+def _print_progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def build_binaries(progress: Callable[[str], None] = _print_progress) -> Path:
+    """Run build.sh (a no-op when every binary is cached) and return the folder holding them.
+
+    A cold build takes minutes, so build.sh's progress lines (``controlplane: ...``) are handed to
+    ``progress`` as they come. The build runs in a process group of its own, ended when this call is
+    interrupted, so no compiler is left running after a Ctrl-C or SIGTERM.
+    """
     if not go_available():
         raise ControlPlaneError("Go is not installed: the reference control plane cannot be built")
-    proc = subprocess.run(["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise ControlPlaneError(f"{BUILD_SCRIPT} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
-    return Path(proc.stdout.strip().splitlines()[-1])
+    proc = subprocess.Popen(["bash", str(BUILD_SCRIPT)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    tail: deque[str] = deque(maxlen=40)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        for line in proc.stderr:
+            tail.append(line.rstrip("\n"))
+            if line.startswith("controlplane:"):
+                progress(line.rstrip("\n"))
+        out = proc.stdout.read()
+        proc.wait()
+    except BaseException:
+        _terminate(proc)
+        raise
+    finally:
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+    if proc.returncode != 0 or not out.strip():
+        raise ControlPlaneError(f"{BUILD_SCRIPT} failed ({proc.returncode}):\n" + "\n".join(tail))
+    return Path(out.strip().splitlines()[-1])
 
 
 def free_port() -> int:
@@ -155,6 +188,18 @@ def _write_serving_certificate(ca_file: Path, cert_file: Path, key_file: Path) -
                                            serialization.NoEncryption()))
 
 
+# Planes started and not yet stopped, stopped at interpreter exit if their owner never did.
+_RUNNING: dict[int, ControlPlane] = {}
+
+
+def stop_running_planes() -> None:
+    for plane in list(_RUNNING.values()):
+        plane.stop()
+
+
+atexit.register(stop_running_planes)
+
+
 @dataclass
 class ControlPlane:
     """A running etcd + kube-apiserver pair; see the module docstring."""
@@ -182,8 +227,9 @@ class ControlPlane:
         plane = cls(bin_dir=bin_dir, work_dir=work, etcd_port=free_port(), apiserver_port=free_port(),
                     admin_token=secrets.token_hex(16), scheduler_token=secrets.token_hex(16),
                     log_dir=work / "logs", _own_work_dir=own)
-        plane.log_dir.mkdir(exist_ok=True)
+        _RUNNING[id(plane)] = plane
         try:
+            plane.log_dir.mkdir(exist_ok=True)
             plane._write_credentials()
             plane._start_etcd()
             plane._start_apiserver()
@@ -194,9 +240,25 @@ class ControlPlane:
         return plane
 
     def stop(self) -> None:
-        for proc in (self._apiserver, self._etcd):
-            _terminate(proc)
-        self._apiserver = self._etcd = None
+        """Stop both processes and remove the work folder (its tokens and keys) when the plane made it.
+
+        Every step runs even when one is interrupted (a second Ctrl-C or SIGTERM during teardown); the
+        interruption is raised again once nothing is left behind."""
+        interrupted: BaseException | None = None
+        for step in (self.stop_apiserver, self._stop_etcd, self._remove_work_dir):
+            try:
+                step()
+            except BaseException as err:
+                interrupted = interrupted or err
+        _RUNNING.pop(id(self), None)
+        if interrupted is not None:
+            raise interrupted
+
+    def _stop_etcd(self) -> None:
+        _terminate(self._etcd)
+        self._etcd = None
+
+    def _remove_work_dir(self) -> None:
         if self._own_work_dir and not os.environ.get("KUBESCHED_KEEP_CONTROLPLANE"):
             shutil.rmtree(self.work_dir, ignore_errors=True)
 
@@ -223,6 +285,11 @@ class ControlPlane:
     @property
     def url(self) -> str:
         return f"https://127.0.0.1:{self.apiserver_port}"
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of etcd and kube-apiserver while they run."""
+        return [proc.pid for proc in (self._etcd, self._apiserver) if proc is not None and proc.poll() is None]
 
     @property
     def ca_file(self) -> Path:
@@ -337,15 +404,31 @@ def _spawn(cmd: list[str], log: Path, *, append: bool = False) -> subprocess.Pop
 
 
 def _terminate(proc: subprocess.Popen | None) -> None:
+    """SIGTERM the process's group (it leads one: see :func:`_spawn`), SIGKILL it when it lingers or the
+    wait is interrupted, and reap it."""
     if proc is None or proc.poll() is not None:
         return
-    proc.send_signal(signal.SIGTERM)
+    _signal_group(proc, signal.SIGTERM)
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        pass
+    except BaseException:
+        _kill(proc)
+        raise
+    _kill(proc)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        _signal_group(proc, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
+
+
+def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
 
 
 def _tail(path: Path, lines: int = 30) -> str:
@@ -356,6 +439,7 @@ def _tail(path: Path, lines: int = 30) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover - a developer's shell: start one and wait
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stopped by `kill` as by Ctrl-C
     plane = ControlPlane.start()
     print(f"export KUBECONFIG={plane.admin_kubeconfig}  # scheduler: {plane.scheduler_kubeconfig}", flush=True)
     try:
