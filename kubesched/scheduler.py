@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
+import sys
 import threading
 import time
 from collections import deque
@@ -32,7 +33,6 @@ from kubesched.cluster.kinds import KNOWN_KINDS
 from kubesched.cluster.listers import LISTED_KINDS, Listers
 from kubesched.cluster.protocol import ApiError, Cluster, WatchEvent
 from kubesched.config.types import KubeSchedulerConfiguration, Profile
-from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.extender import HTTPExtender, build_extenders, ignored_by_scheduler
 from kubesched.framework.interfaces import ActionType, ClusterEvent, PluginFactory, QueueSortPlugin
 from kubesched.framework.runtime import Framework
@@ -55,6 +55,13 @@ WATCHED_KINDS = ("Node", "Pod", *LISTED_KINDS)
 #: kube-scheduler's flush periods: backoffQ every second, the unschedulable leftovers every 30 s.
 BACKOFF_FLUSH_PERIOD = 1.0
 LEFTOVER_FLUSH_PERIOD = 30.0
+
+
+def _is_embedded(cluster: Cluster) -> bool:
+    """Whether ``cluster`` is the embedded one, asked without importing the embedded control plane: a
+    live scheduler never loads it, and no EmbeddedCluster can exist unless its module was loaded."""
+    apiserver = sys.modules.get("kubesched.embedded.apiserver")
+    return apiserver is not None and isinstance(cluster, apiserver.EmbeddedCluster)
 
 
 class Scheduler:
@@ -110,7 +117,7 @@ class Scheduler:
         # A binding extender binds through the API server itself. The embedded cluster lives in this
         # process where no extender can reach it, so there the scheduler records the Binding on the
         # extender's behalf once the extender said yes.
-        self.bind_for_extenders = (isinstance(cluster, EmbeddedCluster) if bind_for_extenders is None
+        self.bind_for_extenders = (_is_embedded(cluster) if bind_for_extenders is None
                                    else bind_for_extenders)
         ignored = ignored_by_scheduler(config.extenders)
 

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from kubesched.app.cli import EXIT_OK
 from kubesched.scenario.generate.openb import TraceError, openb_objects
 from kubesched.scenario.generate.perf import WORKLOADS, workload_objects
 from kubesched.scenario.generate.poisson import NodeShape, PodShape, poisson_objects
@@ -16,12 +17,10 @@ class GenerateError(ValueError):
     """Generator arguments or input files that cannot make a scenario; the message says which."""
 
 
-def add_parser(commands: Any) -> None:
-    """Add ``generate`` and its three sub-commands to the CLI's sub-parsers."""
-    gen = commands.add_parser(
-        "generate", help="write a generated scenario folder",
-        description="Write a scenario (nodes.yaml, pods.yaml) that `kubesched simulate DIR` runs.")
-    kinds = gen.add_subparsers(dest="generator", metavar="GENERATOR", required=True)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The three generators, each a sub-command of ``generate``."""
+    parser.description = "Write a scenario (nodes.yaml, pods.yaml) that `kubesched simulate DIR` runs."
+    kinds = parser.add_subparsers(dest="generator", metavar="GENERATOR", required=True)
 
     perf = kinds.add_parser("perf", help="scheduler_perf workloads (SchedulingBasic, …)")
     perf.add_argument("--workload", default="SchedulingBasic", choices=sorted(WORKLOADS))
@@ -73,7 +72,7 @@ def objects_for(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     return openb_objects(args.node_list, args.pod_list, limit=args.limit)
 
 
-def run(args: argparse.Namespace, out: TextIO) -> None:
+def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Write the scenario and say what was written."""
     try:
         counts = write_scenario(args.output_dir, objects_for(args))
@@ -83,3 +82,4 @@ def run(args: argparse.Namespace, out: TextIO) -> None:
         raise GenerateError(str(err)) from None
     parts = ", ".join(f"{n} objects in {name}" for name, n in counts.items())
     print(f"Wrote {parts} under {args.output_dir}", file=out)
+    return EXIT_OK

@@ -1,7 +1,7 @@
 """``kubesched run``: schedule a live cluster, as kube-scheduler does.
 
 Start-up follows kube-scheduler's ``Run``: load the configuration (flags win over the file), connect with
-the official client's credentials (kubeconfig, master URL, or the in-cluster service account), serve
+the official client's credentials (found as :mod:`kubesched.live.client_config` says), serve
 /healthz /livez /readyz /metrics, start the informers and wait until every store has synced, then, with
 leader election on, take part in the election and schedule only while leading.
 
@@ -18,10 +18,9 @@ import dataclasses
 import logging
 import random
 import signal
-import sys
 import threading
 from datetime import timedelta
-from typing import Any
+from typing import Any, TextIO
 
 from kubesched.clock import RealClock
 from kubesched.config import load_config
@@ -34,16 +33,15 @@ EXIT_LOST_LEASE = 1
 SYNC_POLL_SECONDS = 0.2
 
 
-def add_run_parser(commands: Any) -> argparse.ArgumentParser:
-    run = commands.add_parser(
-        "run", help="schedule a live cluster through its API server",
-        description="Bind the pending pods of a live cluster, as kube-scheduler does: informers, the "
-                    "scheduling queue, one framework per profile, leader election and health/metrics serving.")
+def add_arguments(run: argparse.ArgumentParser) -> None:
+    run.description = ("Bind the pending pods of a live cluster, as kube-scheduler does: informers, the "
+                       "scheduling queue, one framework per profile, leader election and health/metrics serving.")
     run.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file")
     run.add_argument("--kubeconfig", metavar="FILE", default="",
                      help="kubeconfig with the API server and credentials (overrides clientConnection.kubeconfig); "
-                          "without it or --master: in-cluster configuration")
-    run.add_argument("--master", metavar="URL", default="", help="API server address (overrides the kubeconfig's)")
+                          "without it: $KUBECONFIG, ~/.kube/config, then the in-cluster service account")
+    run.add_argument("--master", metavar="URL", default="",
+                     help="API server address (overrides the kubeconfig's; alone: no credentials)")
     le = run.add_argument_group("leader election (flags override the configuration file)")
     le.add_argument("--leader-elect", type=_bool, nargs="?", const=True, default=None, metavar="BOOL",
                     help="take part in leader election before scheduling (default true)")
@@ -61,7 +59,6 @@ def add_run_parser(commands: Any) -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=None, metavar="N", help="seed for random tie-breaking")
     run.add_argument("-v", "--v", type=int, default=0, dest="v", metavar="LEVEL",
                      help="log verbosity: 0 warnings, 2 info, 4 and up debug")
-    return run
 
 
 def _bool(value: str) -> bool:
@@ -149,8 +146,6 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     # The secure port asks the API server who may read it (TokenReview, SubjectAccessReview), as upstream.
     server = ServingOptions.from_args(args).start(metrics.registry, ready=scheduler.has_synced, checks=checks,
                                                   review=lambda path, body: rest.request("POST", path, body))
-    if server is not None:
-        log.info("serving on %s", server.url)
     try:
         scheduler.start()
         while not scheduler.has_synced():
@@ -188,7 +183,7 @@ def _install_signal_handlers(stop: threading.Event) -> None:
     signal.signal(signal.SIGINT, handle)
 
 
-def main(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=log_level(args.v), stream=sys.stderr,
+def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    logging.basicConfig(level=log_level(args.v), stream=err,
                         format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
     return run(args)

@@ -10,7 +10,7 @@ Public API::
         ready=informers_synced,                       # /readyz check "sched-handler-sync"
         checks=[leader_election_check(elector)],      # on /healthz and /readyz ("leaderElection")
     )
-    server.port, server.url                           # where it listens
+    server.port, server.url                           # where it listens (url: as reached from this machine)
     server.begin_shutdown()                           # /readyz fails from now on ("shutdown")
     server.stop()                                     # close the socket and join the thread
 
@@ -118,17 +118,25 @@ class MetricsServer:
         self._httpd = httpd
         self._thread = thread
         self.scheme = scheme
+        #: The address and port the socket is bound to (the port chosen when 0 was asked).
+        self.bound_host: str = str(httpd.server_address[0])
         self.port: int = httpd.server_address[1]
-        host = httpd.server_address[0]
-        self.host: str = "127.0.0.1" if host in ("0.0.0.0", "") else ("localhost" if host == "::" else str(host))
+        #: Where a client on this machine reaches it (a wildcard address is reached on loopback).
+        self.host: str = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "localhost"}.get(self.bound_host,
+                                                                                       self.bound_host)
         self._shutting_down = threading.Event()
         #: The PEM certificate served (self-signed or loaded), so clients can pin it; None for plain HTTP.
         self.certificate_pem: bytes | None = None
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.scheme}://{host}:{self.port}"
+        """Where a client on this machine reaches the server."""
+        return _url(self.scheme, self.host, self.port)
+
+    @property
+    def bound_url(self) -> str:
+        """What the server listens on (``https://0.0.0.0:10259`` for every IPv4 address), for the log."""
+        return _url(self.scheme, self.bound_host, self.port)
 
     def begin_shutdown(self) -> None:
         """From now on /readyz fails its ``shutdown`` check (load balancers drain us) while serving goes on."""
@@ -144,6 +152,10 @@ class MetricsServer:
             self._httpd.shutdown()
             self._thread.join(timeout=5)
         self._httpd.server_close()
+
+
+def _url(scheme: str, host: str, port: int) -> str:
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
 def start_server(
@@ -238,7 +250,7 @@ def start_server(
     server.certificate_pem = certificate
     holder["server"] = server
     thread.start()
-    log.info("serving /healthz /livez /readyz /metrics on %s", server.url)
+    log.info("serving /healthz /livez /readyz /metrics on %s", server.bound_url)
     return server
 
 

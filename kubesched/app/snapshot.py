@@ -8,19 +8,24 @@ the phase and start time (preemption orders victims by it); a node keeps capacit
 images; volumes and claims keep their phase (binding state). Finished pods (Succeeded, Failed) hold no
 resources and are left out, and so are the PriorityClasses every API server creates itself.
 
-The reader is anything with the cluster protocol's ``list`` (the embedded cluster, or
-:class:`KubeconfigCluster` for a live one through the official Python client).
+The reader is anything with the cluster protocol's ``list``: the embedded cluster, or, for the command,
+the live cluster through the same client as ``kubesched run`` (connection settings found as kubectl finds
+them, one paged list per kind).
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 import yaml
 
+from kubesched.app.cli import EXIT_OK
+from kubesched.cluster.kinds import KNOWN_KINDS
+from kubesched.cluster.protocol import ApiError
 from kubesched.embedded.admission import SYSTEM_PRIORITY_CLASSES
 
 #: (file, kinds) in the order simulate must create them: namespaces and classes before what uses them.
@@ -35,11 +40,6 @@ SNAPSHOT_FILES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 SNAPSHOT_KINDS = tuple(kind for _, kinds in SNAPSHOT_FILES for kind in kinds)
 
-_API_VERSIONS = {
-    "Namespace": "v1", "Node": "v1", "Pod": "v1", "PersistentVolume": "v1", "PersistentVolumeClaim": "v1",
-    "PriorityClass": "scheduling.k8s.io/v1", "StorageClass": "storage.k8s.io/v1", "CSINode": "storage.k8s.io/v1",
-    "PodDisruptionBudget": "policy/v1",
-}
 _SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "selfLink", "generation", "deletionTimestamp",
                     "deletionGracePeriodSeconds")
 _SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
@@ -57,7 +57,8 @@ def clean(obj: dict[str, Any]) -> dict[str, Any] | None:
     """``obj`` without server-managed fields, as a manifest; None for objects a snapshot leaves out."""
     kind = str(obj.get("kind"))
     out = copy.deepcopy(obj)
-    out["apiVersion"] = out.get("apiVersion") or _API_VERSIONS.get(kind, "v1")
+    known = KNOWN_KINDS.get(kind)
+    out["apiVersion"] = out.get("apiVersion") or (known.preferred_api_version if known else "v1")
     meta = out.setdefault("metadata", {})
     for key in _SERVER_METADATA:
         meta.pop(key, None)
@@ -115,36 +116,32 @@ def write_snapshot(cluster: Lister, out_dir: str | Path) -> dict[str, int]:
     return {kind: len(objects) for kind, objects in snapshot.items()}
 
 
-class KubeconfigCluster:
-    """A read-only lister on a live cluster, through the official ``kubernetes`` client and a kubeconfig."""
+class SnapshotError(ValueError):
+    """The live cluster could not be read (unreachable, or the credentials may not list a kind)."""
 
-    def __init__(self, kubeconfig: str | Path, context: str | None = None) -> None:
-        from kubernetes import client, config
 
-        api_client = config.new_client_from_config(config_file=str(kubeconfig), context=context)
-        self._api = api_client
-        core = client.CoreV1Api(api_client)
-        storage = client.StorageV1Api(api_client)
-        self._lists: dict[str, Callable[..., Any]] = {
-            "Namespace": core.list_namespace,
-            "Node": core.list_node,
-            "Pod": core.list_pod_for_all_namespaces,
-            "PersistentVolume": core.list_persistent_volume,
-            "PersistentVolumeClaim": core.list_persistent_volume_claim_for_all_namespaces,
-            "PriorityClass": client.SchedulingV1Api(api_client).list_priority_class,
-            "StorageClass": storage.list_storage_class,
-            "CSINode": storage.list_csi_node,
-            "PodDisruptionBudget": client.PolicyV1Api(api_client).list_pod_disruption_budget_for_all_namespaces,
-        }
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("List nodes, pods, namespaces, PriorityClasses, PodDisruptionBudgets, PersistentVolumes, "
+                          "claims, StorageClasses and CSINodes of a live cluster and write them, without "
+                          "server-managed fields, as manifests that simulate reads.")
+    parser.add_argument("--kubeconfig", metavar="FILE", default="",
+                        help="kubeconfig of the cluster to read (default: $KUBECONFIG, ~/.kube/config, then the "
+                             "in-cluster service account, as kubectl)")
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
+    parser.add_argument("-o", "--output-dir", required=True, metavar="DIR", help="folder to write the manifests to")
 
-    def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict], str]:
-        """Objects of ``kind`` as the API serves them (JSON dicts, not the client's model classes)."""
-        response = self._lists[kind](_preload_content=False)
-        import json
 
-        body = json.loads(response.data)
-        items = body.get("items") or []
-        for item in items:
-            item.setdefault("kind", kind)
-            item.setdefault("apiVersion", _API_VERSIONS[kind])
-        return items, str((body.get("metadata") or {}).get("resourceVersion") or "")
+def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from kubesched.live.cluster import KubeCluster
+    from kubesched.live.connection import ConnectionOptions, RestClient
+
+    rest = RestClient(ConnectionOptions(kubeconfig=args.kubeconfig, context=args.context))
+    try:
+        counts = write_snapshot(KubeCluster(rest), args.output_dir)
+    except ApiError as error:  # unreachable, or not allowed to list a kind
+        raise SnapshotError(f"{rest.host}: {error.reason}: {error.message}") from None
+    finally:
+        rest.close()
+    summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    print(f"Snapshot written to {args.output_dir}: {summary}", file=out)
+    return EXIT_OK

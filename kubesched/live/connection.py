@@ -1,12 +1,11 @@
 """How kubesched reaches an API server: credentials from the official client, requests as raw JSON.
 
 Credentials and kubeconfig handling (contexts, tokens, client certificates, exec plugins, in-cluster
-service-account files) are the ``kubernetes`` client's: :func:`load_client_configuration` asks it, in
-kube-scheduler's order: ``--kubeconfig`` (or clientConnection.kubeconfig), else ``--master`` alone, else
-in-cluster. Requests then go over that configuration's own urllib3 pool (the client's TLS settings,
-certificates and proxy) but carry plain JSON both ways: the client's generated models cost several times
-more than ``json.loads`` on pod lists and watch streams (see README, "Talking to the API server"), and
-the scheduler reads objects as the API serves them anyway.
+service-account files) are the ``kubernetes`` client's, found where kubectl looks for them
+(:mod:`kubesched.live.client_config`). Requests then go over that configuration's own urllib3 pool
+(the client's TLS settings, certificates and proxy) but carry plain JSON both ways: the client's
+generated models cost several times more than ``json.loads`` on pod lists and watch streams (see
+README, "Talking to the API server"), and the scheduler reads objects as the API serves them anyway.
 
 Every request except watches waits on a token bucket with clientConnection's qps and burst, as
 client-go's rate limiter does: a scheduler must not flood its API server.
@@ -33,6 +32,7 @@ from urllib.parse import urlencode, urlsplit
 import urllib3
 
 from kubesched.cluster.protocol import AlreadyExists, ApiError, Conflict, Forbidden, Invalid, NotFound
+from kubesched.live.client_config import load_client_configuration
 from kubesched.live.transport import Transport, TransportError
 
 log = logging.getLogger(__name__)
@@ -46,10 +46,6 @@ _ERRORS: dict[int, type[ApiError]] = {403: Forbidden, 404: NotFound, 422: Invali
 #: 401; the client's hook checks the expiry itself, so asking it every few seconds loses nothing.
 CREDENTIALS_TTL = 10.0
 UNAUTHORIZED = 401
-
-
-class ClientConfigError(Exception):
-    """No usable connection settings (no kubeconfig, master or in-cluster files; a broken kubeconfig)."""
 
 
 class ConnectionError_(ApiError):
@@ -83,31 +79,6 @@ class ConnectionOptions:
                    burst=int(client_connection.get("burst", 100)), content_type=JSON)
 
 
-def load_client_configuration(options: ConnectionOptions) -> Any:
-    """A ``kubernetes.client.Configuration`` for ``options`` (kubeconfig, master, or in-cluster)."""
-    from kubernetes import client, config
-
-    cfg = client.Configuration()
-    if options.kubeconfig:
-        try:
-            config.load_kube_config(config_file=options.kubeconfig, context=options.context,
-                                    client_configuration=cfg, persist_config=False)
-        except config.ConfigException as err:
-            raise ClientConfigError(f"kubeconfig {options.kubeconfig}: {err}") from err
-        if options.master:
-            cfg.host = options.master.rstrip("/")
-    elif options.master:
-        # client-go's BuildConfigFromFlags with a master URL and no kubeconfig: no credentials.
-        cfg.host = options.master.rstrip("/")
-    else:
-        try:
-            config.load_incluster_config(client_configuration=cfg)
-        except config.ConfigException as err:
-            raise ClientConfigError(
-                f"no --kubeconfig or --master given and not running in a cluster: {err}") from err
-    return cfg
-
-
 class TokenBucket:
     """client-go's token-bucket rate limiter: ``burst`` requests at once, then ``qps`` per second."""
 
@@ -138,7 +109,8 @@ class RestClient:
         from kubernetes import client
 
         self.options = options
-        self.configuration = configuration or load_client_configuration(options)
+        self.configuration = configuration or load_client_configuration(options.kubeconfig, options.master,
+                                                                         options.context)
         self.configuration.connection_pool_maxsize = max(self.configuration.connection_pool_maxsize or 0, 32)
         self.api_client = client.ApiClient(self.configuration)
         self._pool: urllib3.PoolManager = self.api_client.rest_client.pool_manager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import importlib
 import json
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 import yaml
 
 from kubesched import __version__
-from kubesched.app.cli import main
+from kubesched.app.cli import COMMANDS, INPUT_ERRORS, build_parser, main
 from kubesched.sim import simulate
 from kubesched.sim.annotations import (
     FILTER_RESULT,
@@ -197,6 +198,62 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == f"kubesched {__version__}"
 
 
+def _modules_loaded_by(*argv: str) -> list[str]:
+    """The modules a fresh interpreter holds after ``kubesched ARGV`` (which may exit, as --help does)."""
+    driver = ("import json, sys\nfrom kubesched.app.cli import main\ntry:\n    main(sys.argv[1:])\n"
+              "except SystemExit:\n    pass\nprint(json.dumps(sorted(sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", driver, *argv], capture_output=True, text=True, cwd=REPO,
+                          check=True)
+    return list(json.loads(proc.stdout.splitlines()[-1]))
+
+
+def _under(modules: list[str], *packages: str) -> list[str]:
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)]
+
+
+@pytest.mark.parametrize("argv", [
+    pytest.param(["run", "--help"], id="help"),
+    # Up to the connection: every module the run needs is imported by then (the kubeconfig is missing).
+    pytest.param(["run", "--kubeconfig", "/nonexistent/kubeconfig", "--secure-port", "0"], id="start-up"),
+])
+def test_run_loads_no_simulator(argv: list[str]) -> None:
+    loaded = _modules_loaded_by(*argv)
+    assert "kubesched.app.run" in loaded
+    assert _under(loaded, "kubesched.sim", "kubesched.embedded", "kubesched.scenario", "plotly") == []
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["version"]])
+def test_help_and_version_load_no_command(argv: list[str]) -> None:
+    loaded = _modules_loaded_by(*argv)
+    others = [m for m in _under(loaded, "kubesched.app") if m not in ("kubesched.app", "kubesched.app.cli",
+                                                                      "kubesched.app.version")]
+    assert others == []
+    assert _under(loaded, "kubesched.sim", "kubesched.scheduler", "kubesched.live", "kubernetes", "plotly") == []
+
+
+def test_every_command_builds_its_flags() -> None:
+    parser = build_parser()
+    for command in COMMANDS:
+        args = {"simulate": ["s"], "capacity": ["s", "--pod", "p"], "plan": ["s", "--node-template", "n"],
+                "explain": ["t", "p"], "snapshot": ["-o", "d"], "generate": ["perf", "-o", "d"]}.get(command.name, [])
+        assert parser.parse_args([command.name, *args]).command == command.name
+
+
+def test_every_input_error_named_exists() -> None:
+    for module, name in INPUT_ERRORS:
+        cls = getattr(importlib.import_module(module), name)
+        assert isinstance(cls, type) and issubclass(cls, Exception), (module, name)
+
+
+def test_an_error_that_is_no_input_error_is_not_hidden(monkeypatch: pytest.MonkeyPatch, scenario: Path) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr("kubesched.app.simulate.simulate", broken)
+    with pytest.raises(KeyError, match="a bug"):
+        main(["simulate", str(scenario)])
+
+
 def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "simulate" in capsys.readouterr().err
@@ -317,7 +374,7 @@ def test_bad_output_paths_fail_before_the_run(scenario: Path, tmp_path: Path, ca
         path = path / "sub"
     given = "" if make == "empty" else str(path)
     ran: list[bool] = []
-    monkeypatch.setattr("kubesched.app.cli.simulate", lambda *a, **k: ran.append(True))
+    monkeypatch.setattr("kubesched.app.simulate.simulate", lambda *a, **k: ran.append(True))
     assert main(["simulate", str(scenario), flag, given]) == 2
     assert _error_line(capsys) == "kubesched: error: " + want.format(path=path, parent=path.parent)
     assert not ran
@@ -329,7 +386,7 @@ def test_the_summary_comes_before_a_late_output_error(scenario: Path, tmp_path: 
     def disk_full(result: object, out_dir: object, *rest: object) -> None:
         raise OSError(28, "No space left on device", str(out_dir))
 
-    monkeypatch.setattr("kubesched.app.cli.write_manifests", disk_full)
+    monkeypatch.setattr("kubesched.app.simulate.write_manifests", disk_full)
     out_dir = tmp_path / "out"
     assert main(["simulate", str(scenario), "--output-dir", str(out_dir)]) == 2
     captured = capsys.readouterr()

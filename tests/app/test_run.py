@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import socket
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -9,7 +12,7 @@ import pytest
 import yaml
 
 from kubesched.app.cli import build_parser, main
-from kubesched.app.run import effective_config
+from kubesched.app.run import effective_config, run
 
 
 def parse(*argv: str):  # type: ignore[no-untyped-def]
@@ -64,6 +67,36 @@ def test_a_bad_configuration_ends_with_one_line_naming_the_field(tmp_path: Path,
 
 def test_no_kubeconfig_outside_a_cluster_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    assert main(["run", "--secure-port", "0"]) == 2
-    assert "not running in a cluster" in capsys.readouterr().err
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(logging.root, "handlers", [])  # run's log set-up ends with the test
+    for command in (["run", "--secure-port", "0"], ["snapshot", "-o", str(tmp_path / "snap")]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("kubesched: error: no kubeconfig found: ") and err.count("\n") == 1
+        assert "not running in a cluster" in err
+
+
+def test_run_finds_the_kubeconfig_and_logs_the_address_it_listens_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """$KUBECONFIG is read when no flag names a file; the log names the address bound (not the loopback
+    address a local client would use)."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:9"}}],  # nothing answers there
+        "users": [{"name": "c", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "c"}}]}))
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    stop = threading.Event()
+    stop.set()  # stop while the informers still wait for the API server
+    with socket.socket() as probe:  # a port free a moment ago (--secure-port 0 turns serving off)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    args = parse("--leader-elect=false", "--secure-port", str(port), "--bind-address", "0.0.0.0", "--plain-http")
+    with caplog.at_level(logging.INFO):
+        assert run(args, stop=stop) == 0
+    serving = [r.getMessage() for r in caplog.records if r.getMessage().startswith("serving ")]
+    assert serving == [f"serving /healthz /livez /readyz /metrics on http://0.0.0.0:{port}"]
+    assert any(r.getMessage() == f"connection settings from {kubeconfig}" for r in caplog.records)

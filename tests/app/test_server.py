@@ -214,3 +214,36 @@ def test_a_silent_client_does_not_stall_other_requests(registry: CollectorRegist
             assert fetch(server, "/livez")[:2] == (200, "ok")
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(("bind_address", "bound", "reached"), [
+    ("0.0.0.0", "0.0.0.0", "127.0.0.1"),
+    ("127.0.0.1", "127.0.0.1", "127.0.0.1"),
+])
+def test_the_log_names_the_address_bound_and_the_port_picked(registry: CollectorRegistry,
+                                                             caplog: pytest.LogCaptureFixture, bind_address: str,
+                                                             bound: str, reached: str) -> None:
+    with caplog.at_level("INFO", logger="kubesched.app.server"):
+        server = start_server(registry, port=0, bind_address=bind_address, process_metrics=False)
+    try:
+        assert server.port != 0
+        assert server.bound_url == f"https://{bound}:{server.port}"
+        assert server.url == f"https://{reached}:{server.port}"
+        assert caplog.messages == [f"serving /healthz /livez /readyz /metrics on https://{bound}:{server.port}"]
+        assert fetch(server, "/livez")[0] == 200
+    finally:
+        server.stop()
+
+
+def test_an_ipv6_wildcard_is_logged_in_brackets(registry: CollectorRegistry) -> None:
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        server = start_server(registry, port=0, bind_address="::", secure=False, process_metrics=False)
+    except OSError:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        assert server.bound_url == f"http://[::]:{server.port}"
+        assert server.url == f"http://localhost:{server.port}"
+    finally:
+        server.stop()

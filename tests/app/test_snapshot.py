@@ -13,7 +13,8 @@ import yaml
 
 from kubesched import simulate
 from kubesched.app.cli import main
-from kubesched.app.snapshot import SNAPSHOT_FILES, KubeconfigCluster, clean, take_snapshot, write_snapshot
+from kubesched.app.snapshot import SNAPSHOT_FILES, clean, take_snapshot, write_snapshot
+from kubesched.cluster.kinds import kind_info
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -71,7 +72,8 @@ def test_take_snapshot_reads_any_lister(simulated) -> None:
 
 
 class _FakeApiServer(BaseHTTPRequestHandler):
-    """Serves list responses for the paths the official client asks for, from one simulated cluster."""
+    """Serves list responses, as the API server shapes them, for the paths of the snapshot's kinds from one
+    simulated cluster; ``failing`` answers one path with 403."""
 
     cluster = None
     paths = {
@@ -82,17 +84,22 @@ class _FakeApiServer(BaseHTTPRequestHandler):
         "/apis/policy/v1/poddisruptionbudgets": "PodDisruptionBudget",
     }
     seen: list[str] = []
+    failing = ""
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         kind = self.paths.get(path)
         self.seen.append(path)
-        if kind is None:
-            self.send_response(404)
+        if kind is None or path == self.failing:
+            self.send_response(404 if kind is None else 403)
             self.end_headers()
+            if kind is not None:
+                self.wfile.write(json.dumps({"kind": "Status", "reason": "Forbidden",
+                                             "message": f"{path} is forbidden"}).encode())
             return
         items, rv = self.cluster.list(kind)
-        body = json.dumps({"kind": f"{kind}List", "apiVersion": "v1", "metadata": {"resourceVersion": rv},
+        body = json.dumps({"kind": f"{kind}List", "apiVersion": kind_info(kind).preferred_api_version,
+                           "metadata": {"resourceVersion": rv},
                            "items": [{k: v for k, v in i.items() if k not in ("kind", "apiVersion")} for i in items]})
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -107,6 +114,7 @@ class _FakeApiServer(BaseHTTPRequestHandler):
 def kubeconfig(simulated, tmp_path: Path) -> Iterator[Path]:
     _FakeApiServer.cluster = simulated.cluster
     _FakeApiServer.seen = []
+    _FakeApiServer.failing = ""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeApiServer)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -120,18 +128,36 @@ def kubeconfig(simulated, tmp_path: Path) -> Iterator[Path]:
     server.shutdown()
 
 
-def test_kubeconfig_cluster_lists_through_the_official_client(kubeconfig: Path, simulated) -> None:
-    nodes, _ = KubeconfigCluster(kubeconfig).list("Node")
-    assert sorted(n["metadata"]["name"] for n in nodes) == sorted(n["metadata"]["name"] for n in simulated.nodes())
-    assert all(n["kind"] == "Node" and n["apiVersion"] == "v1" for n in nodes)
-
-
 def test_snapshot_command(kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_dir = tmp_path / "snap"
     assert main(["snapshot", "--kubeconfig", str(kubeconfig), "-o", str(out_dir)]) == 0
     assert capsys.readouterr().out.startswith(f"Snapshot written to {out_dir}: ")
     assert set(_FakeApiServer.seen) == set(_FakeApiServer.paths)
     assert simulate([out_dir]).final is not None
+    # What was written is what the same cluster's snapshot holds when read in process.
+    written = [d for name, _ in SNAPSHOT_FILES for d in yaml.safe_load_all((out_dir / name).read_text()) if d]
+    direct = [obj for objects in take_snapshot(_FakeApiServer.cluster).values() for obj in objects]
+    def canonical(objects: list[dict]) -> list[str]:
+        return sorted(json.dumps(obj, sort_keys=True) for obj in objects)
+
+    assert canonical(written) == canonical(direct)
+
+
+def test_snapshot_reads_the_kubeconfig_that_kubectl_would(kubeconfig: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'missing'}:{kubeconfig}")
+    assert main(["snapshot", "-o", str(tmp_path / "snap")]) == 0
+    assert capsys.readouterr().out.startswith("Snapshot written to ")
+
+
+def test_a_kind_the_credentials_may_not_list_is_one_error_line(kubeconfig: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    _FakeApiServer.failing = "/apis/policy/v1/poddisruptionbudgets"
+    assert main(["snapshot", "--kubeconfig", str(kubeconfig), "-o", str(tmp_path / "snap")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kubesched: error: http://127.0.0.1:") and err.count("\n") == 1
+    assert "Forbidden: /apis/policy/v1/poddisruptionbudgets is forbidden" in err
 
 
 def test_snapshot_command_reports_an_unreachable_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -66,7 +66,7 @@ def test_flags_win_over_client_connection() -> None:
     assert ConnectionOptions.from_client_connection(conn).kubeconfig == "/file"
 
 
-def test_in_cluster_configuration_when_neither_kubeconfig_nor_master(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_in_cluster_configuration_when_no_kubeconfig_is_found(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The service account's token and CA, and KUBERNETES_SERVICE_HOST/PORT, as a pod sees them."""
     from kubernetes.config import incluster_config
 
@@ -79,6 +79,8 @@ def test_in_cluster_configuration_when_neither_kubeconfig_nor_master(tmp_path, m
     monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(ca))
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config, no $KUBECONFIG: a pod's view
+    monkeypatch.delenv("KUBECONFIG", raising=False)
     rest = RestClient(ConnectionOptions())
     assert rest.host == "https://10.0.0.1:443"
     assert rest._headers()["authorization"].lower() == "bearer sa-token"  # the API server ignores the case
