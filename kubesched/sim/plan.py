@@ -22,15 +22,8 @@ from typing import Any
 
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.scenario.manifests import Manifest
-from kubesched.sim.capacity import load_template
-from kubesched.sim.simulate import (
-    Simulation,
-    SimulationError,
-    SimulationResult,
-    _to_manifests,
-    _validate,
-    resolve_config,
-)
+from kubesched.scenario.pipeline import load_scenario, load_template
+from kubesched.sim.simulate import Simulation, SimulationError, SimulationResult, resolve_config
 
 DEFAULT_MAX_NODES = 100
 
@@ -89,21 +82,21 @@ def plan(
     """
     if max_nodes < 0:
         raise SimulationError(f"--max-nodes: must be 0 or more, got {max_nodes}")
-    template = load_template(node_template, "Node")
-    manifests = _to_manifests(objects_or_paths)
-    _validate(manifests)
+    template = load_template(node_template, "Node").obj
+    scenario = load_scenario(objects_or_paths)
     cfg = resolve_config(config)
-    existing = {m.obj.get("metadata", {}).get("name") for m in manifests if m.kind == "Node"}
-    clash = sorted(existing & {n["metadata"]["name"] for n in node_copies(template, max_nodes)})
+    copies = node_copies(template, max_nodes)
+    existing = {m.obj.get("metadata", {}).get("name") for m in scenario.manifests if m.kind == "Node"}
+    clash = sorted(existing & {n["metadata"]["name"] for n in copies})
     if clash:
         raise SimulationError(f"node template: the added nodes' names clash with the scenario's nodes: "
                               f"{', '.join(clash)}; rename the template")
+    added = [Manifest("<node template>", i + 1, n) for i, n in enumerate(copies)]
     runs: dict[int, SimulationResult] = {}
 
     def run(count: int) -> SimulationResult:
         if count not in runs:
-            added = [Manifest("<node template>", i + 1, n) for i, n in enumerate(node_copies(template, count))]
-            sim = Simulation([*manifests, *added], cfg, seed=seed, tie_break=tie_break)
+            sim = Simulation(scenario.extended(added[:count]), cfg, seed=seed, tie_break=tie_break)
             sim.load()
             runs[count] = sim.run()
         return runs[count]
