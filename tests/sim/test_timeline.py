@@ -44,11 +44,6 @@ def test_sub_second_arrivals_keep_their_order() -> None:
     assert [a["pod"] for a in r.attempts] == ["default/a", "default/b"]
 
 
-def test_a_bad_arrival_names_the_document_and_annotation() -> None:
-    with pytest.raises(SimulationError, match=r"document 2.*kubesched.io/arrival.*not a valid duration"):
-        simulate([node_dict("n1"), timed("p", "soon")])
-
-
 def test_without_arrivals_the_run_is_untimed() -> None:
     r = simulate([node_dict("n1"), pod_dict("p")])
     assert not r.timed
@@ -76,11 +71,6 @@ def test_durations_work_in_one_at_a_time_mode_too() -> None:
     assert not r.timed
     assert r.final == {"default/a": "n1", "default/b": "n1"}
     assert r.completed == 1
-
-
-def test_a_bad_duration_names_the_annotation() -> None:
-    with pytest.raises(SimulationError, match=r"kubesched.io/duration"):
-        simulate([node_dict("n1"), timed("p", duration="-5s")])
 
 
 # -- time series -----------------------------------------------------------------------------------
