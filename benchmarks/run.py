@@ -28,7 +28,8 @@ import kubesched
 from benchmarks.storage_workloads import SIM_CASES, SimCase, objects
 from benchmarks.workloads import CASES, USER_PATHS, Case, config_dict, existing_pods, measured_pods, nodes, prepare
 from kubesched.recording import FullRecorder, Recorder, SummaryRecorder, TraceWriter
-from kubesched.sim.simulate import Simulation, _to_manifests, _validate, resolve_config
+from kubesched.scenario.pipeline import load_scenario
+from kubesched.sim.simulate import Simulation, resolve_config
 
 #: Every case by name: scheduler-loop cases and cases run through kubesched.simulate's Simulation.
 ALL_CASES: dict[str, Case | SimCase] = {**CASES, **SIM_CASES}
@@ -62,12 +63,10 @@ def get_case(name: str, measured: int | None = None) -> Case | SimCase:
 
 
 def measure_simulation(case: SimCase, *, profile: cProfile.Profile | None = None) -> dict[str, Any]:
-    """Run ``case`` as ``kubesched.simulate(objects, burst=True)`` does: manifests checked and loaded
-    into the embedded cluster (with its controllers) untimed, then the simulation run timed."""
+    """Run ``case`` as ``kubesched.simulate(objects, burst=True)`` does: the scenario read and checked by
+    the input pipeline and loaded into the embedded control plane untimed, then the simulation run timed."""
     setup_start = time.perf_counter()
-    manifests = _to_manifests(list(objects(case)))
-    _validate(manifests)
-    sim = Simulation(manifests, resolve_config(None), seed=0)
+    sim = Simulation(load_scenario(list(objects(case))), resolve_config(None), seed=0)
     sim.load()
     setup_s = time.perf_counter() - setup_start
     if profile is not None:

@@ -9,7 +9,8 @@ Everything here works in place on the cluster's private copy of the object.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from kubesched.cluster.protocol import Forbidden, Invalid
@@ -248,57 +249,76 @@ def admit_update(obj: dict, old: dict) -> None:
                 spec[key] = old_spec[key]
 
 
-def _default_priority_class_for_pods(store: AdmissionStore) -> dict | None:
-    """The globalDefault class with the lowest value (what the Priority plugin picks when several exist)."""
-    best: dict | None = None
-    for pc in store.objects("PriorityClass"):
-        if pc.get("globalDefault") is not True:
-            continue
-        if best is None or int(best.get("value", 0)) > int(pc.get("value", 0)):
+@dataclass(frozen=True, slots=True)
+class PodPriority:
+    """What the Priority admission plugin gives a pod: the class it names (the global default when it
+    named none; "" without one), the priority and the preemption policy."""
+
+    class_name: str
+    value: int
+    preemption_policy: str
+
+
+def priority_class_value(pc: Mapping) -> int:
+    """A PriorityClass's value (0 for a class whose value is no integer: its own admission refuses it)."""
+    value = pc.get("value", 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def default_priority_class(classes: Iterable[Mapping]) -> Mapping | None:
+    """The globalDefault class with the lowest value, the first of equals (what the Priority plugin picks
+    when several exist)."""
+    best: Mapping | None = None
+    for pc in classes:
+        if pc.get("globalDefault") is True and (best is None or priority_class_value(best) > priority_class_value(pc)):
             best = pc
     return best
+
+
+def pod_priority(spec: Mapping, lookup: Callable[[str], Mapping | None], default: Mapping | None) -> PodPriority | None:
+    """The priority a pod with ``spec`` is admitted with: from the class it names (``lookup`` by name),
+    else from ``default`` (see :func:`default_priority_class`), else 0. None when the class it names
+    does not exist."""
+    class_name = spec.get("priorityClassName") or ""
+    pc = lookup(class_name) if class_name else default
+    if pc is None:
+        if class_name:
+            return None
+        return PodPriority("", DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS, PREEMPT_LOWER_PRIORITY)
+    return PodPriority(str((pc.get("metadata") or {}).get("name") or ""), priority_class_value(pc),
+                       pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY)
+
+
+def priority_contradiction(spec: Mapping, admitted: PodPriority) -> tuple[str, str] | None:
+    """``(field, message)`` when the pod spec gives a priority or a preemption policy other than its class's;
+    None when it agrees (or gives none)."""
+    given = spec.get("priority")
+    if given is not None and given != admitted.value:
+        return "priority", (f"the integer value of priority ({given}) must not be provided in pod spec; priority "
+                            f"admission controller computed {admitted.value} from the given PriorityClass name")
+    given_policy = spec.get("preemptionPolicy")
+    if given_policy is not None and given_policy != admitted.preemption_policy:
+        return "preemptionPolicy", (f"the string value of PreemptionPolicy ({given_policy}) must not be provided in "
+                                    f"pod spec; priority admission controller computed "
+                                    f"{admitted.preemption_policy} from the given PriorityClass name")
+    return None
 
 
 def _admit_pod_priority(pod: dict, store: AdmissionStore) -> None:
     """The Priority admission plugin on pod create: priorityClassName → spec.priority, preemptionPolicy."""
     spec = pod["spec"]
     name = pod["metadata"]["name"]
-    class_name = spec.get("priorityClassName") or ""
-    preemption_policy: str | None
-    if not class_name:
-        default = _default_priority_class_for_pods(store)
-        if default is not None:
-            spec["priorityClassName"] = default["metadata"]["name"]
-            priority = int(default.get("value", 0))
-            preemption_policy = default.get("preemptionPolicy")
-        else:
-            priority = DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS
-            preemption_policy = PREEMPT_LOWER_PRIORITY
-    else:
-        pc = store.lookup("PriorityClass", None, class_name)
-        if pc is None:
-            raise Forbidden.of("pods", name, f"no PriorityClass with name {class_name} was found")
-        priority = int(pc.get("value", 0))
-        preemption_policy = pc.get("preemptionPolicy")
-    given = spec.get("priority")
-    if given is not None and given != priority:
-        raise Forbidden.of(
-            "pods",
-            name,
-            f"the integer value of priority ({given}) must not be provided in pod spec; priority admission "
-            f"controller computed {priority} from the given PriorityClass name",
-        )
-    spec["priority"] = priority
-    given_policy = spec.get("preemptionPolicy")
-    if preemption_policy is not None and given_policy is not None and given_policy != preemption_policy:
-        raise Forbidden.of(
-            "pods",
-            name,
-            f"the string value of PreemptionPolicy ({given_policy}) must not be provided in pod spec; "
-            f"priority admission controller computed {preemption_policy} from the given PriorityClass name",
-        )
-    if preemption_policy is not None:
-        spec["preemptionPolicy"] = preemption_policy
+    admitted = pod_priority(spec, lambda class_name: store.lookup("PriorityClass", None, class_name),
+                            default_priority_class(store.objects("PriorityClass")))
+    if admitted is None:
+        raise Forbidden.of("pods", name, f"no PriorityClass with name {spec['priorityClassName']} was found")
+    contradiction = priority_contradiction(spec, admitted)
+    if contradiction is not None:
+        raise Forbidden.of("pods", name, contradiction[1])
+    if admitted.class_name and not spec.get("priorityClassName"):
+        spec["priorityClassName"] = admitted.class_name
+    spec["priority"] = admitted.value
+    spec["preemptionPolicy"] = admitted.preemption_policy
 
 
 def _admit_priority_class(pc: dict, store: AdmissionStore) -> None:

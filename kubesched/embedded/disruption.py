@@ -1,20 +1,18 @@
-"""Controllers of a real control plane whose effects the scheduler sees, emulated for the embedded cluster.
+"""The disruption controller of the embedded cluster, and the PodDisruptionBudget status it writes.
 
-The disruption controller lives here: preemption reads PodDisruptionBudget status
-(disruptionsAllowed) to avoid victims whose eviction would violate a budget, so the simulation must
-keep that status as kube-controller-manager would. Like kube-controller-manager's, it reacts to
-watch events (pods and budgets of a namespace) rather than being called. :func:`start_controllers`
-starts it with the PV controller (:mod:`kubesched.embedded.pv_controller`).
+Preemption reads PodDisruptionBudget status (disruptionsAllowed) to avoid victims whose eviction would
+violate a budget, so the simulation must keep that status as kube-controller-manager would. Like
+kube-controller-manager's, the controller reacts to watch events (pods and budgets of a namespace)
+rather than being called; :class:`kubesched.embedded.controlplane.ControlPlane` starts it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from typing import Any
 
 from kubesched.cluster.protocol import WatchEvent
 from kubesched.embedded.apiserver import EmbeddedCluster
-from kubesched.embedded.pv_controller import PVController
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
@@ -115,13 +113,18 @@ class DisruptionController:
 
     def __init__(self, cluster: EmbeddedCluster) -> None:
         self.cluster = cluster
-        self._watch: object = None
+        self._watch: Any = None
         #: Parsed selectors by budget uid and resourceVersion.
         self._matchers: dict[str, tuple[str, Callable[[dict], bool]]] = {}
 
     def start(self) -> None:
         self._watch = self.cluster.watch(("Pod", "PodDisruptionBudget"), self.handle_event, private_copies=False)
         update_pdb_status(self.cluster)
+
+    def stop(self) -> None:
+        if self._watch is not None:
+            self._watch.stop()
+            self._watch = None
 
     def handle_event(self, event: WatchEvent) -> None:
         namespace = (event.obj.get("metadata") or {}).get("namespace") or "default"
@@ -160,26 +163,6 @@ def _counted_change(old: dict, new: dict) -> bool:
     return (((old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get("nodeName"))
             or ((old.get("status") or {}).get("phase") != (new.get("status") or {}).get("phase"))
             or ((old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels")))
-
-
-@dataclass
-class Controllers:
-    """The controllers running against one embedded cluster."""
-
-    pv: PVController
-    disruption: DisruptionController
-
-    @property
-    def warnings(self) -> list[str]:
-        return list(self.pv.warnings)
-
-
-def start_controllers(cluster: EmbeddedCluster) -> Controllers:
-    """Start the watch-driven controllers a control plane runs besides the scheduler."""
-    controllers = Controllers(PVController(cluster), DisruptionController(cluster))
-    controllers.pv.start()
-    controllers.disruption.start()
-    return controllers
 
 
 def update_pdb_status(cluster: EmbeddedCluster, namespace: str | None = None,

@@ -24,6 +24,7 @@ from kubesched.api.labels import (
     NodeSelectorTerm,
     PreferredSchedulingTerm,
 )
+from kubesched.api.node_affinity import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod
 from kubesched.api.objects import NodeAffinity as NodeAffinitySpec
 from kubesched.cache.node_info import NodeInfo
@@ -58,32 +59,6 @@ _STATUS_POD = 1
 
 
 # -- per-pod compiled state --------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class RequiredNodeAffinity:
-    """What a node must satisfy for the pod: its nodeSelector (exact labels) AND required affinity.
-
-    ``required`` is None when the pod has no required node affinity; a selector with no terms
-    matches no node.
-    """
-
-    node_selector: tuple[tuple[str, str], ...]
-    required: NodeSelector | None
-
-    @classmethod
-    def of(cls, pod: Pod) -> RequiredNodeAffinity:
-        affinity = pod.node_affinity
-        return cls(tuple(pod.node_selector.items()), affinity.required if affinity is not None else None)
-
-    def matches(self, node: Node) -> bool:
-        labels = node.labels
-        if any(labels.get(key) != value for key, value in self.node_selector):
-            return False
-        return self.required is None or self.required.matches(labels, node.name)
-
-    def clone(self) -> RequiredNodeAffinity:
-        return self
-
-
 @dataclass(frozen=True, slots=True)
 class _PreScoreState:
     """The pod's preferred terms that can count (kube-scheduler drops empty preferences)."""

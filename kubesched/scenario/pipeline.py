@@ -1,9 +1,12 @@
-"""What a simulation is given, checked and put in the order an API server needs.
+"""The input pipeline: what a simulation is given, read, checked and put in the order an API server needs.
 
-``simulate()`` takes paths, object dicts, a config and options from code as well as from the command
-line; everything is checked here first, so that a wrong argument is a :class:`SimulationError`
-saying what was expected rather than a TypeError from deep inside, and dicts pass exactly the checks
-a file's documents pass.
+:func:`load_scenario` is the one way a scenario gets in, for ``simulate``, ``capacity``, ``plan`` and the
+benchmarks alike: manifests read (files, folders, object dicts), put in creation order, pods and nodes
+parsed, arrival and duration annotations checked, and the admission pre-check run
+(:mod:`kubesched.scenario.admission`). It takes paths, object dicts and options from code as well as from
+the command line; everything is checked here first, so that a wrong argument is a
+:class:`SimulationError` saying what was expected rather than a TypeError from deep inside, and dicts pass
+exactly the checks a file's documents pass. Nothing is copied: the cluster copies what it stores.
 
 Order: objects that admission reads when other objects are created (Namespaces, whose labels
 namespace selectors match; PriorityClasses, which give pods their priority; StorageClasses, the
@@ -14,12 +17,22 @@ appear, so a scenario means the same in any document order.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kubesched.api.errors import ObjectError
+from kubesched.api.objects import Node, Pod
 from kubesched.config import KubeSchedulerConfiguration
-from kubesched.embedded.admission import SYSTEM_PRIORITY_CLASSES
-from kubesched.scenario.manifests import Manifest, ManifestError, load_manifests, objects_to_manifests
+from kubesched.scenario.admission import ScenarioPriorityClasses, check_admission
+from kubesched.scenario.manifests import (
+    Manifest,
+    ManifestError,
+    checked_manifest,
+    load_manifests,
+    objects_to_manifests,
+)
+from kubesched.scenario.timing import check_timing
 from kubesched.util.yaml_limits import MAX_DEPTH
 
 #: Kinds created first, in this order, because admitting other objects reads them.
@@ -29,6 +42,77 @@ TIE_BREAKS = ("random", "name")
 
 class SimulationError(ValueError):
     """Bad simulation input (manifest, config or object); the message locates it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A scenario read, put in creation order and checked: what a simulation loads into its cluster."""
+
+    manifests: tuple[Manifest, ...] = ()
+    #: What is odd but allowed (a pod bound to a node the scenario lacks), one line each.
+    warnings: tuple[str, ...] = ()
+
+    def extended(self, extra: Sequence[Manifest]) -> Scenario:
+        """This scenario with ``extra`` objects too (a plan's added nodes), checked as its own were."""
+        return _checked([*self.manifests, *extra], extra)
+
+    def check_pod(self, pod: Manifest) -> None:
+        """Refuse a pod to be created during the run (a capacity template) that the API server would
+        refuse, or that does not parse, naming where it came from."""
+        validate_objects([pod])
+        ScenarioPriorityClasses(self.manifests).check_pod(pod)
+
+
+def load_scenario(objects_or_paths: object) -> Scenario:
+    """Read a scenario (see :func:`scenario_manifests`) and check it for a run."""
+    manifests = scenario_manifests(objects_or_paths)
+    return _checked(manifests, manifests)
+
+
+def _checked(manifests: Sequence[Manifest], unchecked: Sequence[Manifest]) -> Scenario:
+    """``manifests`` in creation order once ``unchecked`` (some of them) parse and all pass admission."""
+    validate_objects(unchecked)
+    try:
+        check_timing(unchecked)
+    except ValueError as err:
+        raise SimulationError(str(err)) from None
+    ordered = creation_order(manifests)
+    check_admission(ordered)
+    return Scenario(tuple(ordered), tuple(bound_pod_warnings(ordered)))
+
+
+def validate_objects(manifests: Iterable[Manifest]) -> None:
+    """Parse pods and nodes once up front so that a bad field is reported with file and document."""
+    for m in manifests:
+        try:
+            if m.kind == "Pod":
+                Pod.from_dict(m.obj)
+            elif m.kind == "Node":
+                Node.from_dict(m.obj)
+        except ObjectError as err:
+            raise ManifestError.from_object_error(m, err) from None
+
+
+def load_template(template: str | Path | Mapping[str, Any], kind: str) -> Manifest:
+    """The one object of ``kind`` in a manifest file (or a private copy of the dict given), checked as a
+    scenario's objects are; SimulationError or ManifestError otherwise."""
+    if isinstance(template, Mapping):
+        manifests = [Manifest("template", 0, _json_copy(template, "template"))]
+        where = "template"
+    else:
+        manifests = load_manifests([template])
+        where = str(template)
+    if len(manifests) != 1 or manifests[0].kind != kind:
+        found = ", ".join(str(m.obj.get("kind")) for m in manifests) or "nothing"
+        raise SimulationError(f"{where}: expected exactly one {kind}, found {found}")
+    meta = manifests[0].obj.get("metadata") or {}
+    name = meta.get("name") or meta.get("generateName")
+    if not isinstance(name, str) or not name.strip("-"):
+        raise SimulationError(f"{where}: {kind} template: metadata.name: Required value")
+    if isinstance(template, Mapping):
+        checked_manifest(manifests[0])  # what reading a file checked
+    validate_objects(manifests)
+    return manifests[0]
 
 
 def _type_name(value: object) -> str:
@@ -122,55 +206,6 @@ def creation_order(manifests: Sequence[Manifest]) -> list[Manifest]:
     """``manifests`` with the CREATED_FIRST kinds first, in that order; the rest keep document order."""
     first = [m for kind in CREATED_FIRST for m in manifests if m.kind == kind]
     return first + [m for m in manifests if m.kind not in CREATED_FIRST]
-
-
-def check_admission(manifests: Sequence[Manifest]) -> None:
-    """Refuse, before the run, what the API server would refuse when the objects are created.
-
-    Pending pods are created during the run; a pod whose name is taken, that names a PriorityClass
-    that does not exist or gives a spec.priority its class contradicts would otherwise stop the
-    simulation half-way and lose what it found so far.
-    """
-    seen: dict[tuple[str, str], Manifest] = {}
-    for m in manifests:
-        meta = m.obj.get("metadata") or {}
-        if not meta.get("name"):
-            continue  # generateName: the server picks a free name
-        key = (m.kind, m.display_name)
-        first = seen.setdefault(key, m)
-        if first is not m:
-            raise ManifestError.at(m, "metadata.name", f"Duplicate value: {m.kind} {m.display_name} is already "
-                                   f"defined in {first.source}: document {first.doc_index}")
-    lower = "PreemptLowerPriority"
-    classes: dict[str, tuple[int, str]] = {name: (value, lower) for name, value, _ in SYSTEM_PRIORITY_CLASSES}
-    defaults: list[tuple[int, str]] = []
-    for m in manifests:
-        if m.kind == "PriorityClass":
-            value = m.obj.get("value")
-            entry = (value if isinstance(value, int) else 0, m.obj.get("preemptionPolicy") or lower)
-            classes[str(m.obj["metadata"].get("name"))] = entry
-            if m.obj.get("globalDefault") is True:
-                defaults.append(entry)
-    fallback = min(defaults, key=lambda entry: entry[0]) if defaults else (0, lower)
-    for m in manifests:
-        if m.kind != "Pod":
-            continue
-        spec = m.obj.get("spec") or {}
-        name = spec.get("priorityClassName") or ""
-        if name and name not in classes:
-            raise ManifestError.at(m, "spec.priorityClassName",
-                                   f'Not found: no PriorityClass with name "{name}" in the scenario')
-        priority, policy = classes[name] if name else fallback
-        given = spec.get("priority")
-        if given is not None and given != priority:
-            raise ManifestError.at(m, "spec.priority", f"Forbidden: the integer value of priority ({given}) must "
-                                   f"not be provided in pod spec; priority admission controller computed "
-                                   f"{priority} from the given PriorityClass name")
-        given_policy = spec.get("preemptionPolicy")
-        if given_policy is not None and given_policy != policy:
-            raise ManifestError.at(m, "spec.preemptionPolicy", f"Forbidden: the string value of PreemptionPolicy "
-                                   f"({given_policy}) must not be provided in pod spec; priority admission "
-                                   f"controller computed {policy} from the given PriorityClass name")
 
 
 def bound_pod_warnings(manifests: Sequence[Manifest]) -> list[str]:

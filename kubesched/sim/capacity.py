@@ -14,17 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubesched.cluster.protocol import ApiError
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.recording.trace import SCHEDULED
-from kubesched.scenario.manifests import load_manifests
-from kubesched.sim.simulate import (
-    Simulation,
-    SimulationError,
-    SimulationResult,
-    _to_manifests,
-    _validate,
-    resolve_config,
-)
+from kubesched.scenario.pipeline import load_scenario, load_template
+from kubesched.sim.simulate import Simulation, SimulationError, SimulationResult, resolve_config
 
 
 @dataclass
@@ -40,24 +34,6 @@ class CapacityResult:
         return {"replicas": self.replicas, "placements": dict(self.placements), "stopReason": self.stop_reason}
 
 
-def load_template(template: str | Path | Mapping[str, Any], kind: str) -> dict[str, Any]:
-    """The one object of ``kind`` in a manifest file (or the dict given); SimulationError otherwise."""
-    if isinstance(template, Mapping):
-        objects = [copy.deepcopy(dict(template))]
-        where = "template"
-    else:
-        objects = [m.obj for m in load_manifests([template])]
-        where = str(template)
-    if len(objects) != 1 or objects[0].get("kind") != kind:
-        found = ", ".join(str(o.get("kind")) for o in objects) or "nothing"
-        raise SimulationError(f"{where}: expected exactly one {kind}, found {found}")
-    obj = objects[0]
-    name = (obj.get("metadata") or {}).get("name") or (obj.get("metadata") or {}).get("generateName")
-    if not isinstance(name, str) or not name.strip("-"):
-        raise SimulationError(f"{where}: {kind} template: metadata.name: Required value")
-    return obj
-
-
 def capacity(
     objects_or_paths: Iterable[Any] | str | Path,
     pod: str | Path | Mapping[str, Any],
@@ -71,26 +47,30 @@ def capacity(
     if max_replicas is not None and max_replicas < 0:
         raise SimulationError(f"--max: must be 0 or more, got {max_replicas}")
     template = load_template(pod, "Pod")
-    manifests = _to_manifests(objects_or_paths)
-    _validate(manifests)
-    sim = Simulation(manifests, resolve_config(config), seed=seed, tie_break=tie_break)
+    scenario = load_scenario(objects_or_paths)
+    scenario.check_pod(template)  # its replicas are created during the run
+    sim = Simulation(scenario, resolve_config(config), seed=seed, tie_break=tie_break)
     sim.load()
     sim.run()
-    meta = template.setdefault("metadata", {})
+    replica_of = template.obj
+    meta = replica_of.setdefault("metadata", {})
     base = str(meta.pop("name", None) or meta.get("generateName") or "").rstrip("-")
     meta.pop("generateName", None)
-    (template.setdefault("spec", {})).pop("nodeName", None)
+    (replica_of.setdefault("spec", {})).pop("nodeName", None)
     namespace = meta.get("namespace") or "default"
     placements: dict[str, int] = {}
     placed = 0
     stop_reason = ""
     while max_replicas is None or placed < max_replicas:
-        replica = copy.deepcopy(template)
+        replica = copy.deepcopy(replica_of)
         name = f"{base}-{placed}"
         replica["metadata"]["name"] = name
         assert sim.summary is not None  # the default recording keeps a summary per attempt
         first = len(sim.summary.summaries)
-        sim.cluster.create(replica)
+        try:
+            sim.cluster.create(replica)
+        except ApiError as err:  # a replica's name taken by a pod of the scenario, say
+            raise SimulationError(f"{template.source}: replica {namespace}/{name}: {err.message}") from None
         sim.driver.settle()
         key = f"{namespace}/{name}"
         attempts = [r for r in sim.summary.summaries[first:] if r.pod == key]

@@ -29,14 +29,13 @@ from kubesched.cluster.protocol import ApiError, WatchEvent
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.recording.summary import AttemptOutcome, OutcomeListener
 from kubesched.recording.trace import ERROR, SCHEDULED
+from kubesched.scenario.timing import DURATION_ANNOTATION, parse_duration_seconds
 from kubesched.scheduler import Scheduler
 from kubesched.sim.timeseries import TimeSeries
 from kubesched.util.gc_tuning import long_lived_heap
 
 #: Virtual time one scheduling cycle takes: keeps queue timestamps strictly ordered.
 CYCLE_TIME = timedelta(milliseconds=1)
-#: Annotation: how long a pod runs once bound (a Go duration) before it completes and is deleted.
-DURATION_ANNOTATION = "kubesched.io/duration"
 #: The message part kube-scheduler gives a pod whose Permit wait ran out.
 TIMEOUT_REJECTION = "rejected due to timeout after waiting"
 
@@ -270,16 +269,3 @@ class Driver:
             if self.scheduler.park(pod):
                 self.looping.append(pod)
 
-
-def parse_duration_seconds(text: Any, where: str) -> float:
-    """A Go duration ("90s", "1h30m", "250ms") in seconds; ValueError naming ``where`` otherwise."""
-    from kubesched.config.decode import as_duration
-    from kubesched.config.errors import ConfigError
-
-    try:
-        seconds = as_duration(text, where).total_seconds()
-    except ConfigError as err:
-        raise ValueError(str(err)) from None
-    if seconds < 0:
-        raise ValueError(f"{where}: duration must not be negative, got {text!r}")
-    return seconds

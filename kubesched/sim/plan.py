@@ -15,22 +15,15 @@ would see it, at N simulations.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.scenario.manifests import Manifest
-from kubesched.sim.capacity import load_template
-from kubesched.sim.simulate import (
-    Simulation,
-    SimulationError,
-    SimulationResult,
-    _to_manifests,
-    _validate,
-    resolve_config,
-)
+from kubesched.scenario.pipeline import Scenario, load_scenario, load_template
+from kubesched.sim.simulate import Simulation, SimulationError, SimulationResult, resolve_config
 
 DEFAULT_MAX_NODES = 100
 
@@ -89,21 +82,15 @@ def plan(
     """
     if max_nodes < 0:
         raise SimulationError(f"--max-nodes: must be 0 or more, got {max_nodes}")
-    template = load_template(node_template, "Node")
-    manifests = _to_manifests(objects_or_paths)
-    _validate(manifests)
+    template = load_template(node_template, "Node").obj
+    scenario = load_scenario(objects_or_paths)
     cfg = resolve_config(config)
-    existing = {m.obj.get("metadata", {}).get("name") for m in manifests if m.kind == "Node"}
-    clash = sorted(existing & {n["metadata"]["name"] for n in node_copies(template, max_nodes)})
-    if clash:
-        raise SimulationError(f"node template: the added nodes' names clash with the scenario's nodes: "
-                              f"{', '.join(clash)}; rename the template")
+    added = _added_nodes(scenario, template, max_nodes)
     runs: dict[int, SimulationResult] = {}
 
     def run(count: int) -> SimulationResult:
         if count not in runs:
-            added = [Manifest("<node template>", i + 1, n) for i, n in enumerate(node_copies(template, count))]
-            sim = Simulation([*manifests, *added], cfg, seed=seed, tie_break=tie_break)
+            sim = Simulation(scenario.extended(added[:count]), cfg, seed=seed, tie_break=tie_break)
             sim.load()
             runs[count] = sim.run()
         return runs[count]
@@ -115,25 +102,7 @@ def plan(
     def fits(count: int) -> bool:
         return set(pending_after(run(count))) <= hopeless
 
-    found = 0
-    if not fits(0):
-        # Gallop up (1, 2, 4, ...) to the first count that fits, then bisect below it: answers are
-        # usually small, so this runs fewer simulations than bisecting over [0, max_nodes].
-        lo, hi = 0, 1
-        while not fits(hi) and hi < max_nodes:
-            lo, hi = hi, min(hi * 2, max_nodes)
-        while hi - lo > 1:  # fits(lo) is False, fits(hi) is True
-            mid = (lo + hi) // 2
-            if fits(mid):
-                hi = mid
-            else:
-                lo = mid
-        found = hi
-        # The check: the search's own runs agree with each other by construction, so look one
-        # step either side: N-1 must leave pods pending and N+1 must not.
-        fits(found - 1)
-        if found < max_nodes:
-            fits(found + 1)
+    found = _search(fits, max_nodes)
     monotone = _monotone({n: set(pending_after(r)) <= hopeless for n, r in runs.items()})
     if not monotone:
         found = next(n for n in range(0, max_nodes + 1) if fits(n))
@@ -147,6 +116,41 @@ def plan(
         monotone=monotone,
         simulation=final,
     )
+
+
+def _added_nodes(scenario: Scenario, template: Mapping[str, Any], max_nodes: int) -> list[Manifest]:
+    """The ``max_nodes`` copies of the template a plan may add (a count N takes the first N); their names
+    must not clash with the scenario's nodes."""
+    copies = node_copies(template, max_nodes)
+    existing = {m.obj.get("metadata", {}).get("name") for m in scenario.manifests if m.kind == "Node"}
+    clash = sorted(existing & {n["metadata"]["name"] for n in copies})
+    if clash:
+        raise SimulationError(f"node template: the added nodes' names clash with the scenario's nodes: "
+                              f"{', '.join(clash)}; rename the template")
+    return [Manifest("<node template>", i + 1, n) for i, n in enumerate(copies)]
+
+
+def _search(fits: Callable[[int], bool], max_nodes: int) -> int:
+    """The fewest added nodes that fit, found by galloping and bisecting (see the module docstring)."""
+    if fits(0):
+        return 0
+    # Gallop up (1, 2, 4, ...) to the first count that fits, then bisect below it: answers are
+    # usually small, so this runs fewer simulations than bisecting over [0, max_nodes].
+    lo, hi = 0, 1
+    while not fits(hi) and hi < max_nodes:
+        lo, hi = hi, min(hi * 2, max_nodes)
+    while hi - lo > 1:  # fits(lo) is False, fits(hi) is True
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    # The check: the search's own runs agree with each other by construction, so look one
+    # step either side: N-1 must leave pods pending and N+1 must not.
+    fits(hi - 1)
+    if hi < max_nodes:
+        fits(hi + 1)
+    return hi
 
 
 def pending_reasons(result: SimulationResult) -> dict[str, str]:

@@ -9,7 +9,7 @@ scheduling loop would see it, so the queue order alone decides which pod goes ne
 When some pending pod carries ``kubesched.io/arrival`` the run is timed instead: each pod is created at
 its arrival (pods without one at time 0, in document order) and the scheduler works on the virtual clock
 as it would live. ``kubesched.io/duration`` deletes a bound pod as completed once it has run that long, and
-timeline steps (:mod:`kubesched.sim.timeline`) run at their times; both work in either mode (after the
+timeline steps (:mod:`kubesched.scenario.timeline`) run at their times; both work in either mode (after the
 last arrival, an untimed run keeps going on the clock until neither is left).
 """
 
@@ -26,15 +26,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from kubesched.api.errors import ObjectError
-from kubesched.api.objects import Node, Pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
 from kubesched.embedded.apiserver import EmbeddedCluster, format_time
-from kubesched.embedded.disruption import start_controllers
-from kubesched.embedded.podgroups import PodGroupController
-from kubesched.embedded.workloads import start_workload_controllers
+from kubesched.embedded.controlplane import ControlPlane
 from kubesched.recording import (
     AttemptSummary,
     OutcomeStream,
@@ -45,17 +41,12 @@ from kubesched.recording import (
 )
 from kubesched.recording.trace import SCHEDULED, AttemptRecord
 from kubesched.scenario.manifests import Manifest, ManifestError
-from kubesched.scenario.pipeline import (
-    SimulationError,
-    bound_pod_warnings,
-    check_admission,
-    check_options,
-    creation_order,
-    scenario_manifests,
-)
+from kubesched.scenario.pipeline import Scenario, SimulationError, check_options, load_scenario
+from kubesched.scenario.timeline import Step, TimelineError, load_timeline
+from kubesched.scenario.timing import arrival_seconds
 from kubesched.scheduler import Scheduler
-from kubesched.sim.driver import DURATION_ANNOTATION, Driver, parse_duration_seconds
-from kubesched.sim.timeline import Step, TimelineError, arrival_seconds, load_timeline
+from kubesched.sim.driver import Driver
+from kubesched.sim.timeline import run_step
 from kubesched.sim.timeseries import TimeSeries
 from kubesched.util.gc_tuning import long_lived_heap
 
@@ -113,22 +104,6 @@ def _deterministic_uids(seed: int) -> Callable[[], str]:
     return lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-def _to_manifests(objects_or_paths: Iterable[Any] | str | Path) -> list[Manifest]:
-    return scenario_manifests(objects_or_paths)
-
-
-def _validate(manifests: Sequence[Manifest]) -> None:
-    """Parse pods and nodes once up front so that a bad field is reported with file and document."""
-    for m in manifests:
-        try:
-            if m.kind == "Pod":
-                Pod.from_dict(m.obj)
-            elif m.kind == "Node":
-                Node.from_dict(m.obj)
-        except ObjectError as err:
-            raise ManifestError.from_object_error(m, err) from None
-
-
 def _is_pending_pod(obj: Mapping[str, Any]) -> bool:
     return obj.get("kind") == "Pod" and not (obj.get("spec") or {}).get("nodeName")
 
@@ -141,24 +116,26 @@ def _key(obj: Mapping[str, Any]) -> str:
 class Simulation:
     """A scenario loaded into an embedded cluster with a scheduler attached, ready to run.
 
-    The scheduler is moved by the one :class:`Driver` loop; the simulation adds the scenario: which
-    objects exist from the start, when pending pods arrive, and the timeline's steps.
+    The scheduler is moved by the one :class:`Driver` loop; the simulation adds the scenario (from
+    :func:`~kubesched.scenario.pipeline.load_scenario`): which objects exist from the start, when pending
+    pods arrive, and the timeline's steps.
     """
 
-    def __init__(self, manifests: Sequence[Manifest], config: KubeSchedulerConfiguration, *, seed: int = 0,
+    def __init__(self, scenario: Scenario, config: KubeSchedulerConfiguration, *, seed: int = 0,
                  tie_break: str = "random", progress: Callable[[int, int], None] | None = None,
                  timeline: Sequence[Step] = (), record: str = "summary",
                  recorders: Sequence[Recorder] = (), arrivals: Iterable[Mapping[str, Any]] | None = None,
                  ) -> None:
         self.clock = VirtualClock(START_TIME)
         # The scheduler and the driver never change what their watches hand them: no copies needed.
-        self.cluster = EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed),
-                                       read_only_watchers=True)
-        # kube-controller-manager's part: PV binding and provisioning, PodDisruptionBudget status.
-        self.controllers = start_controllers(self.cluster)
+        self.control_plane = ControlPlane(
+            EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed), read_only_watchers=True),
+            rng=random.Random(f"names-{seed}"))
+        self.control_plane.start()
+        self.cluster = self.control_plane.cluster
+        self.workloads = self.control_plane.workloads
         self.scheduler = Scheduler(self.cluster, config, clock=self.clock, rng=random.Random(seed),
                                    tie_break=tie_break)
-        self.workloads = start_workload_controllers(self.cluster, random.Random(f"names-{seed}"))
         self.record = record
         #: How every attempt ended, kept whatever is recorded: the never-attempted pods come from it.
         self.outcomes = OutcomeStream()
@@ -166,13 +143,12 @@ class Simulation:
         for recorder in (self.outcomes, self.summary, self.full, *recorders):
             if recorder is not None:
                 self.scheduler.add_recorder(recorder)
-        PodGroupController(self.cluster).start()
         self.series = TimeSeries()
         self.driver = Driver(self.cluster, self.scheduler, self.clock, series=self.series)
-        self.manifests = manifests
+        self.manifests = scenario.manifests
         self.progress = progress
         self.timeline = list(timeline)
-        self.warnings: list[str] = list(self.scheduler.warnings)
+        self.warnings: list[str] = [*self.scheduler.warnings, *scenario.warnings]
         self.pending: list[Manifest] = []
         #: Arrival second of each pending pod (same order as ``pending``); all None when untimed.
         self.arrivals: list[float | None] = []
@@ -203,12 +179,8 @@ class Simulation:
             meta = dict(raw_meta or {})
             obj = {**m.obj, "metadata": meta}
             if _is_pending_pod(obj):
-                try:
+                try:  # checked by the pipeline already: read here for its value
                     arrival = arrival_seconds(obj, f"{m.source}: document {m.doc_index}")
-                    duration = ((meta.get("annotations") or {}).get(DURATION_ANNOTATION))
-                    if duration is not None:
-                        parse_duration_seconds(duration, f"{m.source}: document {m.doc_index}: "
-                                                         f"metadata.annotations[{DURATION_ANNOTATION}]")
                 except ValueError as err:
                     raise SimulationError(str(err)) from None
                 if arrival is None:
@@ -229,7 +201,7 @@ class Simulation:
     def _step_runner(self, step: Step) -> Callable[[], None]:
         def run() -> None:
             try:
-                step.apply(self.cluster)
+                run_step(step, self.cluster)
             except TimelineError as err:
                 self.warnings.append(str(err))
 
@@ -341,7 +313,7 @@ class Simulation:
                 nominated[key] = nnn
         attempted = self.outcomes.attempted
         never = sorted(k for k in final if k not in attempted and k not in self.looping)
-        warnings = list(self.warnings) + self.controllers.warnings
+        warnings = list(self.warnings) + self.control_plane.warnings
         for key in never:
             pod = pods.get(key)
             name = ((pod or {}).get("spec") or {}).get("schedulerName", "default-scheduler")
@@ -403,7 +375,7 @@ def simulate(
     """Simulate scheduling the pending pods of a scenario; see the module docstring for the timing.
 
     ``objects_or_paths`` takes manifest files or folders, or object dicts (a mix is fine).
-    ``timeline`` takes a timeline YAML file or a list of step dicts (see :mod:`kubesched.sim.timeline`).
+    ``timeline`` takes a timeline YAML file or a list of step dicts (see :mod:`kubesched.scenario.timeline`).
     ``record`` is "summary" (a compact summary per attempt, the default), "full" (every trace record,
     built when read) or "none"; ``trace`` streams every attempt's trace record to a ``.jsonl`` (or
     ``.jsonl.gz``) file as the run goes; ``recorders`` are further :class:`~kubesched.recording.Recorder`
@@ -436,9 +408,7 @@ def _simulate(
         recorders_for(record)
     except ValueError as err:
         raise SimulationError(str(err)) from None
-    manifests = creation_order(_to_manifests(objects_or_paths))
-    _validate(manifests)
-    check_admission(manifests)
+    scenario = load_scenario(objects_or_paths)
     try:
         steps = load_timeline(timeline) if timeline is not None else []
     except TimelineError as err:
@@ -446,10 +416,9 @@ def _simulate(
     cfg = resolve_config(config)
     writer = TraceWriter(trace) if trace is not None else None
     try:
-        sim = Simulation(manifests, cfg, seed=seed, tie_break=tie_break, progress=progress, timeline=steps,
+        sim = Simulation(scenario, cfg, seed=seed, tie_break=tie_break, progress=progress, timeline=steps,
                          record=record, recorders=[*recorders, *([writer] if writer is not None else [])],
                          arrivals=arrivals)
-        sim.warnings.extend(bound_pod_warnings(manifests))
         sim.load()
         return sim.run(burst=burst)
     finally:

@@ -1,67 +1,26 @@
-"""Time in scenarios: pod arrival and duration annotations, and timeline files.
-
-A timeline is a YAML list of steps, each ``{at: DURATION, action: ACTION, object: …}``:
-
-* ``create`` - ``object`` is a full manifest (a Node, a Pod, anything the cluster stores);
-* ``delete`` - ``object`` is ``Kind/name`` or ``Kind/namespace/name`` (or a manifest naming it);
-* ``cordon`` / ``uncordon`` - ``object`` is ``Node/name`` (or just the node's name): set or clear
-  ``spec.unschedulable``;
-* ``drain`` - cordon the node, then delete every pod bound to it.
-
-``at`` is a Go duration after the simulation starts (``"90s"``, ``"1h30m"``), or a number of seconds.
-"""
+"""Running timeline steps (:mod:`kubesched.scenario.timeline`) on the cluster when their time comes."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-import yaml
-
-from kubesched.cluster.kinds import kind_info
 from kubesched.cluster.protocol import ApiError
 from kubesched.embedded.apiserver import EmbeddedCluster
-from kubesched.sim.driver import parse_duration_seconds
-
-ARRIVAL_ANNOTATION = "kubesched.io/arrival"
-ACTIONS = ("create", "delete", "cordon", "uncordon", "drain")
+from kubesched.scenario.timeline import Step, TimelineError
 
 
-class TimelineError(ValueError):
-    """A timeline step that cannot be run; the message names the file, step and field."""
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One timeline step: at ``at`` seconds, do ``action`` to ``obj`` (a manifest) or ``target``."""
-
-    at: float
-    action: str
-    where: str
-    obj: dict[str, Any] | None = None
-    kind: str = ""
-    namespace: str = ""
-    name: str = ""
-
-    def apply(self, cluster: EmbeddedCluster) -> None:
-        """Do the step on the cluster; an API error is reported, naming the step."""
-        try:
-            if self.action == "create":
-                assert self.obj is not None
-                cluster.create(self.obj)
-            elif self.action == "delete":
-                cluster.delete(self.kind, self.namespace or None, self.name)
-            elif self.action in ("cordon", "uncordon", "drain"):
-                _set_unschedulable(cluster, self.name, self.action != "uncordon")
-                if self.action == "drain":
-                    for pod in cluster.list("Pod")[0]:
-                        if (pod.get("spec") or {}).get("nodeName") == self.name:
-                            meta = pod["metadata"]
-                            cluster.delete("Pod", meta.get("namespace"), meta["name"], uid=meta.get("uid"))
-        except ApiError as err:
-            raise TimelineError(f"{self.where}: {self.action} failed: {err.message}") from None
+def run_step(step: Step, cluster: EmbeddedCluster) -> None:
+    """Do ``step`` on the cluster; an API error becomes a TimelineError naming the step."""
+    try:
+        if step.action == "create":
+            assert step.obj is not None
+            cluster.create(step.obj)
+        elif step.action == "delete":
+            cluster.delete(step.kind, step.namespace or None, step.name)
+        elif step.action in ("cordon", "uncordon", "drain"):
+            _set_unschedulable(cluster, step.name, step.action != "uncordon")
+            if step.action == "drain":
+                _delete_bound_pods(cluster, step.name)
+    except ApiError as err:
+        raise TimelineError(f"{step.where}: {step.action} failed: {err.message}") from None
 
 
 def _set_unschedulable(cluster: EmbeddedCluster, name: str, value: bool) -> None:
@@ -76,97 +35,8 @@ def _set_unschedulable(cluster: EmbeddedCluster, name: str, value: bool) -> None
     cluster.update(node)
 
 
-def arrival_seconds(obj: Mapping[str, Any], where: str) -> float | None:
-    """The ``kubesched.io/arrival`` of a pod in seconds after the start, or None without one."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if not isinstance(annotations, Mapping) or ARRIVAL_ANNOTATION not in annotations:
-        return None
-    return parse_duration_seconds(annotations[ARRIVAL_ANNOTATION],
-                                  f"{where}: metadata.annotations[{ARRIVAL_ANNOTATION}]")
-
-
-def load_timeline(source: str | Path | Sequence[Any]) -> list[Step]:
-    """Steps from a YAML file, or from a list of step dicts; sorted by time (stable)."""
-    if isinstance(source, (str, Path)):
-        where = str(source)
-        with open(source) as fh:
-            try:
-                data = yaml.safe_load(fh)
-            except yaml.YAMLError as err:
-                raise TimelineError(f"{where}: not valid YAML: {err}") from None
-    else:
-        where, data = "timeline", source
-    if data is None:
-        return []
-    if not isinstance(data, list):
-        raise TimelineError(f"{where}: expected a list of steps, got {type(data).__name__}")
-    steps = [_step(raw, f"{where}: step {i + 1}") for i, raw in enumerate(data)]
-    return sorted(steps, key=lambda s: s.at)
-
-
-def _step(raw: Any, where: str) -> Step:
-    if not isinstance(raw, Mapping):
-        raise TimelineError(f"{where}: expected a mapping with at, action and object")
-    unknown = set(raw) - {"at", "action", "object"}
-    if unknown:
-        raise TimelineError(f"{where}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
-    if "at" not in raw:
-        raise TimelineError(f"{where}: at: required (a duration such as \"90s\")")
-    at_value = raw["at"]
-    if isinstance(at_value, bool):
-        raise TimelineError(f"{where}: at: expected a duration, got {at_value!r}")
-    if isinstance(at_value, (int, float)):
-        if at_value < 0:
-            raise TimelineError(f"{where}: at: must not be negative, got {at_value}")
-        at = float(at_value)
-    else:
-        try:
-            at = parse_duration_seconds(at_value, f"{where}: at")
-        except ValueError as err:
-            raise TimelineError(str(err)) from None
-    action = raw.get("action")
-    if action not in ACTIONS:
-        raise TimelineError(f"{where}: action: expected one of {', '.join(ACTIONS)}, got {action!r}")
-    target = raw.get("object")
-    if target is None:
-        raise TimelineError(f"{where}: object: required")
-    if action == "create":
-        if not isinstance(target, Mapping) or not target.get("kind"):
-            raise TimelineError(f"{where}: object: create needs a manifest with a kind")
-        _known_kind(str(target["kind"]), where)
-        return Step(at, action, where, obj=dict(target))
-    kind, namespace, name = _target(target, where)
-    if action != "delete" and kind != "Node":
-        raise TimelineError(f"{where}: object: {action} applies to nodes, got {kind}")
-    return Step(at, action, where, kind=kind, namespace=namespace, name=name)
-
-
-def _target(target: Any, where: str) -> tuple[str, str, str]:
-    if isinstance(target, Mapping):
-        meta = target.get("metadata") or {}
-        kind, namespace, name = str(target.get("kind") or ""), str(meta.get("namespace") or ""), meta.get("name")
-    elif isinstance(target, str):
-        parts = target.split("/")
-        if len(parts) == 1:
-            kind, namespace, name = "Node", "", parts[0]
-        elif len(parts) == 2:
-            kind, namespace, name = parts[0], "", parts[1]
-        elif len(parts) == 3:
-            kind, namespace, name = parts
-        else:
-            raise TimelineError(f"{where}: object: expected Kind/name or Kind/namespace/name, got {target!r}")
-    else:
-        raise TimelineError(f"{where}: object: expected Kind/name or a manifest, got {type(target).__name__}")
-    if not kind or not name:
-        raise TimelineError(f"{where}: object: a kind and a name are required")
-    info = _known_kind(kind, where)
-    if info.namespaced and not namespace:
-        namespace = "default"
-    return info.kind, namespace if info.namespaced else "", str(name)
-
-
-def _known_kind(kind: str, where: str) -> Any:
-    try:
-        return kind_info(kind)
-    except Exception:
-        raise TimelineError(f"{where}: object: unknown kind {kind!r}") from None
+def _delete_bound_pods(cluster: EmbeddedCluster, node: str) -> None:
+    for pod in cluster.list("Pod")[0]:
+        if (pod.get("spec") or {}).get("nodeName") == node:
+            meta = pod["metadata"]
+            cluster.delete("Pod", meta.get("namespace"), meta["name"], uid=meta.get("uid"))

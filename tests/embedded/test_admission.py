@@ -245,6 +245,13 @@ FORBIDDEN: list[tuple[str, list[dict], dict, str]] = [
         "priority admission controller computed 1000 from the given PriorityClass name",
     ),
     (
+        "preemption policy differs from class",
+        [priority_class("high", 1000)],
+        pod("x", priorityClassName="high", preemptionPolicy="Never"),
+        'pods "x" is forbidden: the string value of PreemptionPolicy (Never) must not be provided in pod spec; '
+        "priority admission controller computed PreemptLowerPriority from the given PriorityClass name",
+    ),
+    (
         "second global default",
         [priority_class("a", 1, globalDefault=True)],
         priority_class("b", 2, globalDefault=True),

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from kubesched.embedded.apiserver import EmbeddedCluster
+from kubesched.embedded.controlplane import ControlPlane
 from kubesched.embedded.disruption import scaled_int_or_percent, update_pdb_status
 from tests.embedded.conftest import pod
 
@@ -127,10 +128,9 @@ def test_scaled_int_or_percent_rejects(value: Any) -> None:
 
 
 def test_disruption_controller_follows_watch_events() -> None:
-    from kubesched.embedded.disruption import start_controllers
-
-    cluster = EmbeddedCluster()
-    start_controllers(cluster)
+    plane = ControlPlane()
+    plane.start()
+    cluster = plane.cluster
     cluster.create(pdb("budget", selector=WEB, minAvailable=1))
     cluster.deliver_pending()
     assert cluster.get("PodDisruptionBudget", "default", "budget")["status"]["expectedPods"] == 0
@@ -148,10 +148,9 @@ def test_disruption_controller_follows_watch_events() -> None:
 def test_disruption_controller_follows_pods_across_budgets() -> None:
     """A relabelled pod leaves the budget that selected it and joins the one that now does; binding
     and finishing count too, while updates that change none of these leave every budget alone."""
-    from kubesched.embedded.disruption import start_controllers
-
-    cluster = EmbeddedCluster()
-    start_controllers(cluster)
+    plane = ControlPlane()
+    plane.start()
+    cluster = plane.cluster
     cluster.create(pdb("web", selector=WEB, minAvailable=0))
     cluster.create(pdb("db", selector={"matchLabels": {"app": "db"}}, minAvailable=0))
     cluster.create(labelled("p", "web", node=None))

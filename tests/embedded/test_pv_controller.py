@@ -8,19 +8,20 @@ from typing import Any
 import pytest
 
 from kubesched.embedded.apiserver import EmbeddedCluster
-from kubesched.embedded.disruption import start_controllers
+from kubesched.embedded.controlplane import ControlPlane
 from tests.plugins.storage import pv_dict, pvc_dict, sc_dict
 
 
-def cluster_with(*objs: dict[str, Any]) -> tuple[EmbeddedCluster, Any]:
-    cluster = EmbeddedCluster()
-    controllers = start_controllers(cluster)
+def cluster_with(*objs: dict[str, Any]) -> tuple[EmbeddedCluster, ControlPlane]:
+    plane = ControlPlane()
+    plane.start()
+    cluster = plane.cluster
     for obj in objs:
         obj = dict(obj)
         obj["metadata"] = {k: v for k, v in obj["metadata"].items() if k not in ("resourceVersion", "uid")}
         cluster.create(obj)
     cluster.deliver_pending()
-    return cluster, controllers
+    return cluster, plane
 
 
 def claim(cluster: EmbeddedCluster, name: str) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from kubesched import simulate
 from kubesched.app.cli import main
 from kubesched.cache.snapshot import NodeInfoList
 from kubesched.config import load_config
-from kubesched.sim.simulate import Simulation, _to_manifests
+from kubesched.scenario.pipeline import load_scenario
+from kubesched.sim.simulate import Simulation
 from tests.factories import make_node, make_pod, make_snapshot, node_dict, pod_dict
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "plugins"
@@ -107,7 +108,7 @@ def test_dedicated_nodes_reject_other_teams_and_registered_events_wake_them() ->
     cfg = load_config(_config("dedicated_filter:DedicatedNodes"))
     objs = [node_dict("data-1", labels={"dedicated": "data"}), pod_dict("web", labels={"team": "web"}),
             pod_dict("filler", node_name="data-1")]
-    sim = Simulation(_to_manifests(objs), cfg)
+    sim = Simulation(load_scenario(objs), cfg)
     sim.load()
     result = sim.run()
     assert result.final == {"default/web": None}

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from kubesched.embedded.apiserver import EmbeddedCluster
-from kubesched.embedded.workloads import start_workload_controllers
+from kubesched.embedded.controlplane import ControlPlane
 from kubesched.embedded.workloads.common import NAME_ALPHABET
 from tests.live.conftest import Live
 
@@ -78,7 +78,7 @@ def _upstream(live: Live) -> dict[str, list[dict[str, Any]]]:
 
 def _embedded() -> dict[str, list[dict[str, Any]]]:
     cluster = EmbeddedCluster(synchronous=True)
-    start_workload_controllers(cluster)
+    ControlPlane(cluster).start()
     for obj in OBJECTS:
         cluster.create(obj)
     return {kind: cluster.list(kind, "default")[0] for kind in ("Pod", "ReplicaSet", "PersistentVolumeClaim")}

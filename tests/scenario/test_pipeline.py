@@ -1,4 +1,5 @@
-"""Scenario input: order-independent meaning, and simulate() checking what the command line checks."""
+"""Scenario input: order-independent meaning, simulate() checking what the command line checks, and one path
+for simulate, capacity and plan."""
 
 from __future__ import annotations
 
@@ -12,22 +13,7 @@ from kubesched.scenario.manifests import Manifest, ManifestError
 from kubesched.scenario.pipeline import SimulationError, bound_pod_warnings, creation_order, scenario_manifests
 from kubesched.sim.simulate import simulate
 from tests.factories import node_dict, pod_dict
-
-
-def namespace(name: str, **labels: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
-
-
-def priority_class(name: str, value: int, *, default: bool = False) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-            "value": value, "globalDefault": default}
-
-
-def classless_pod(name: str, **kw: Any) -> dict[str, Any]:
-    pod = pod_dict(name, **kw)
-    del pod["spec"]["priority"]  # given by priority admission
-    return pod
-
+from tests.scenario.builders import classless_pod, namespace, priority_class
 
 # ---------------------------------------------------------------------------------------------------------
 # Order does not change meaning
@@ -143,40 +129,103 @@ def test_config_dict_of_the_wrong_shape_is_a_config_error() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# What priority admission would refuse during the run is refused before it
+# One path: what simulates also runs under capacity and plan, from code and from the command line
+
+REPO = Path(__file__).resolve().parents[2]
+PODS_FIRST = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "1", memory: 4Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: running, namespace: shop}
+spec:
+  nodeName: n1
+  priorityClassName: high
+  containers: [{name: c, image: x, resources: {requests: {cpu: 500m}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop}
+spec:
+  priorityClassName: high
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+"""
+CLASSES_LAST = """\
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop, labels: {team: a}}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+"""
+PROBE = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: probe, namespace: shop}
+spec:
+  priorityClassName: high
+  containers: [{name: c, image: x, resources: {requests: {cpu: 250m}}}]
+"""
+BIG_NODE = """\
+apiVersion: v1
+kind: Node
+metadata: {name: big, labels: {kubernetes.io/hostname: big}}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}
+"""
 
 
-@pytest.mark.parametrize(("pod", "want"), [
-    pytest.param(classless_pod("p", spec={"priorityClassName": "gold"}),
-                 'spec.priorityClassName: Not found: no PriorityClass with name "gold" in the scenario',
-                 id="unknown-class"),
-    pytest.param(pod_dict("p", priority=5, spec={"priorityClassName": "high"}),
-                 "spec.priority: Forbidden: the integer value of priority (5) must not be provided in pod spec; "
-                 "priority admission controller computed 1000", id="contradicting-priority"),
-    pytest.param(pod_dict("p", priority=0, spec={"preemptionPolicy": "Never"}),
-                 "spec.preemptionPolicy: Forbidden: the string value of PreemptionPolicy (Never)",
-                 id="contradicting-policy"),
-])
-def test_pods_priority_admission_would_refuse_fail_before_the_run(pod: dict[str, Any], want: str) -> None:
-    progress: list[int] = []
-    with pytest.raises(ManifestError) as info:
-        simulate([priority_class("high", 1000), node_dict("n"), pod_dict("first"), pod],
-                 progress=lambda done, total: progress.append(done))
-    assert str(info.value).startswith("<objects>: document 4 (Pod default/p): " + want)
-    assert progress == []  # nothing was scheduled and then thrown away
+def sorted_after(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A folder whose pods (a-pods.yaml) come before the Namespace and PriorityClass they use (z-setup.yaml)."""
+    folder = tmp_path / "scenario"
+    folder.mkdir()
+    (folder / "a-pods.yaml").write_text(PODS_FIRST)
+    (folder / "z-setup.yaml").write_text(CLASSES_LAST)
+    (tmp_path / "probe.yaml").write_text(PROBE)
+    (tmp_path / "node.yaml").write_text(BIG_NODE)
+    return folder, tmp_path / "probe.yaml", tmp_path / "node.yaml"
 
 
-def test_system_classes_and_the_global_default_are_known_before_the_run() -> None:
-    critical = classless_pod("critical", spec={"priorityClassName": "system-cluster-critical"})
-    given = pod_dict("given", priority=5)  # the global default gives 5
-    result = simulate([node_dict("n"), critical, given, priority_class("base", 5, default=True)])
-    assert result.final == {"default/critical": "n", "default/given": "n"}
+def examples_cluster(tmp_path: Path) -> tuple[Path, Path, Path]:
+    capacity_dir = REPO / "examples" / "capacity"
+    return REPO / "examples" / "cluster", capacity_dir / "web-replica.yaml", capacity_dir / "gpu-node.yaml"
 
 
-def test_an_object_defined_twice_is_refused_before_the_run() -> None:
-    with pytest.raises(ManifestError, match=r"^<objects>: document 4 \(Pod default/p\): metadata\.name: Duplicate "
-                                            r"value: Pod default/p is already defined in <objects>: document 2"):
-        simulate([node_dict("n"), pod_dict("p"), pod_dict("q"), pod_dict("p", namespace="default")])
-    # The same name in another namespace, or of another kind, is another object.
-    assert simulate([node_dict("p"), pod_dict("p"), pod_dict("p", namespace="other")]).final == {
-        "default/p": "p", "other/p": "p"}
+#: Per scenario: how many pending pods simulate schedules, capacity's replicas, plan's nodes to add.
+ONE_PATH_CASES = [
+    pytest.param(sorted_after, (0, 2, 1), id="classes-sorted-after-pods"),
+    pytest.param(examples_cluster, (52, 26, 1), id="examples-cluster"),
+]
+
+
+@pytest.mark.parametrize(("make", "want"), ONE_PATH_CASES)
+def test_what_simulates_runs_under_capacity_and_plan_from_code(make: Any, want: tuple[int, int, int],
+                                                               tmp_path: Path) -> None:
+    from kubesched import capacity, plan
+
+    scenario, probe, node = make(tmp_path)
+    result = simulate(scenario, tie_break="name")
+    assert sum(1 for n in result.final.values() if n) == want[0]
+    assert capacity(scenario, probe, tie_break="name").replicas == want[1]
+    assert plan(scenario, node, max_nodes=3, tie_break="name").nodes_to_add == want[2]
+
+
+@pytest.mark.parametrize(("make", "want"), ONE_PATH_CASES)
+def test_what_simulates_runs_under_capacity_and_plan_from_the_command_line(
+        make: Any, want: tuple[int, int, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from kubesched.app.cli import main
+
+    scenario, probe, node = make(tmp_path)
+    assert main(["simulate", str(scenario), "--tie-break", "name"]) == 0
+    assert capsys.readouterr().out.startswith(f"Scheduled {want[0]}/")
+    assert main(["capacity", str(scenario), "--pod", str(probe), "-o", "json", "--tie-break", "name"]) == 0
+    assert json.loads(capsys.readouterr().out)["replicas"] == want[1]
+    assert main(["plan", str(scenario), "--node-template", str(node), "--max-nodes", "3", "-o", "json",
+                 "--tie-break", "name"]) == 0
+    assert json.loads(capsys.readouterr().out)["nodesToAdd"] == want[2]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kubesched.scenario.manifests import ManifestError
 from kubesched.sim.capacity import capacity
 from kubesched.sim.simulate import SimulationError
 from tests.sim.scenarios import node, pod
@@ -45,3 +46,23 @@ def test_the_reason_names_the_filter_that_blocks() -> None:
 def test_bad_templates_are_refused(template) -> None:
     with pytest.raises(SimulationError):
         capacity([node("n1")], template)
+
+
+def test_the_template_is_admitted_against_the_scenarios_priority_classes() -> None:
+    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 10}
+    probe = pod("probe")
+    probe["spec"]["priorityClassName"] = "high"
+    assert capacity([node("n1", cpu="1"), high], probe).replicas == 2
+    with pytest.raises(ManifestError, match=r'^template \(Pod default/probe\): spec\.priorityClassName: Not found: '
+                                            r'no PriorityClass with name "high" in the scenario$'):
+        capacity([node("n1", cpu="1")], probe)
+
+
+def test_a_template_that_does_not_parse_is_refused_before_the_run() -> None:
+    with pytest.raises(ManifestError, match=r"^template \(Pod default/probe\): spec\.containers\[0\]\.resources"):
+        capacity([node("n1")], pod("probe", cpu="-1"))
+
+
+def test_a_replica_whose_name_is_taken_is_an_error_naming_it() -> None:
+    with pytest.raises(SimulationError, match=r"^template: replica default/probe-1: .*already exists"):
+        capacity([node("n1", cpu="4"), pod("probe-1", cpu="100m", node_name="n1")], pod("probe"))

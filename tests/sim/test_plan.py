@@ -56,8 +56,9 @@ class _FakeSimulation:
 
     FITS: set[int] = set()
 
-    def __init__(self, manifests, config, **_: object) -> None:
-        self.added = sum(1 for m in manifests if m.kind == "Node" and m.obj["metadata"]["name"].startswith("extra-"))
+    def __init__(self, scenario, config, **_: object) -> None:
+        self.added = sum(1 for m in scenario.manifests
+                         if m.kind == "Node" and m.obj["metadata"]["name"].startswith("extra-"))
 
     def load(self) -> None:
         pass

@@ -137,10 +137,9 @@ def test_tie_break_by_name_ignores_the_seed() -> None:
 
 def test_simulation_class_steps() -> None:
     from kubesched.config import load_config
-    from kubesched.scenario.manifests import Manifest
+    from kubesched.scenario.pipeline import load_scenario
 
-    manifests = [Manifest("<t>", i + 1, obj) for i, obj in enumerate([node_dict("n1"), pod_dict("p")])]
-    sim = Simulation(manifests, load_config(None), seed=0)
+    sim = Simulation(load_scenario([node_dict("n1"), pod_dict("p")]), load_config(None), seed=0)
     sim.load()
     assert [m.obj["metadata"]["name"] for m in sim.pending] == ["p"]
     assert sim.clock.now() == START_TIME

@@ -1,4 +1,4 @@
-"""Time in scenarios: arrival and duration annotations, timeline steps, and what is measured over time."""
+"""Time in simulations: pods arriving and completing, timeline steps run, and what is measured over time."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 
 from kubesched.app.cli import main
 from kubesched.sim.simulate import SimulationError, simulate
-from kubesched.sim.timeline import TimelineError, load_timeline
 from tests.factories import node_dict, pod_dict
 
 
@@ -45,11 +44,6 @@ def test_sub_second_arrivals_keep_their_order() -> None:
     assert [a["pod"] for a in r.attempts] == ["default/a", "default/b"]
 
 
-def test_a_bad_arrival_names_the_document_and_annotation() -> None:
-    with pytest.raises(SimulationError, match=r"document 2.*kubesched.io/arrival.*not a valid duration"):
-        simulate([node_dict("n1"), timed("p", "soon")])
-
-
 def test_without_arrivals_the_run_is_untimed() -> None:
     r = simulate([node_dict("n1"), pod_dict("p")])
     assert not r.timed
@@ -77,11 +71,6 @@ def test_durations_work_in_one_at_a_time_mode_too() -> None:
     assert not r.timed
     assert r.final == {"default/a": "n1", "default/b": "n1"}
     assert r.completed == 1
-
-
-def test_a_bad_duration_names_the_annotation() -> None:
-    with pytest.raises(SimulationError, match=r"kubesched.io/duration"):
-        simulate([node_dict("n1"), timed("p", duration="-5s")])
 
 
 # -- time series -----------------------------------------------------------------------------------
@@ -133,23 +122,6 @@ def test_deleting_a_node_that_is_gone_is_a_warning_not_a_crash() -> None:
     assert any("step 1: delete failed" in w for w in r.warnings)
 
 
-@pytest.mark.parametrize(("step", "message"), [
-    ({"at": "1s", "action": "explode", "object": "n1"}, "action: expected one of"),
-    ({"action": "cordon", "object": "n1"}, "at: required"),
-    ({"at": "soon", "action": "cordon", "object": "n1"}, "not a valid duration"),
-    ({"at": "1s", "action": "cordon"}, "object: required"),
-    ({"at": "1s", "action": "cordon", "object": "Pod/default/p"}, "cordon applies to nodes"),
-    ({"at": "1s", "action": "delete", "object": "Gizmo/x"}, "unknown kind"),
-    ({"at": "1s", "action": "create", "object": {"metadata": {}}}, "manifest with a kind"),
-    ({"at": "1s", "action": "cordon", "object": "n1", "extra": 1}, "unknown field"),
-])
-def test_bad_timeline_steps_name_the_step_and_field(step: dict[str, Any], message: str) -> None:
-    with pytest.raises(TimelineError, match=message):
-        load_timeline([{"at": 0, "action": "cordon", "object": "n1"}, step])
-    with pytest.raises(SimulationError, match="step 2"):
-        simulate([node_dict("n1"), pod_dict("p")], timeline=[{"at": 0, "action": "cordon", "object": "n1"}, step])
-
-
 def test_cli_timeline_and_time_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import yaml
 
@@ -188,6 +160,7 @@ def test_streamed_arrivals_are_read_only_when_due() -> None:
 
 def test_a_stream_is_consumed_lazily() -> None:
     from kubesched.scenario.generate.poisson import poisson_pods
+    from kubesched.scenario.pipeline import Scenario
     from kubesched.sim.simulate import Simulation, resolve_config
 
     taken = [0]
@@ -197,7 +170,7 @@ def test_a_stream_is_consumed_lazily() -> None:
             taken[0] += 1
             yield pod
 
-    sim = Simulation([], resolve_config(None), arrivals=counted())
+    sim = Simulation(Scenario(), resolve_config(None), arrivals=counted())
     sim.load()
     assert taken[0] == 0  # nothing read before the run
     r = sim.run()

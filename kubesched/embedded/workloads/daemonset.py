@@ -19,6 +19,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.errors import ObjectError
+from kubesched.api.node_affinity import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod
 from kubesched.api.taints import find_untolerated_taint
 from kubesched.embedded.disruption import scaled_int_or_percent
@@ -31,7 +32,6 @@ from kubesched.embedded.workloads.common import (
     pod_from_template,
     spec,
 )
-from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 
 if TYPE_CHECKING:
     from kubesched.embedded.workloads.manager import ControllerManager

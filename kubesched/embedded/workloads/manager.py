@@ -57,7 +57,8 @@ class WorkloadController(Protocol):
 
 
 class ControllerManager:
-    """Runs the workload controllers on a cluster; ``created_pods`` lists the pods they made, in order."""
+    """Runs the workload controllers on a cluster once started; ``created_pods`` lists the pods they made,
+    in order."""
 
     def __init__(self, cluster: Cluster, rng: random.Random | None = None) -> None:
         self.cluster = cluster
@@ -81,9 +82,15 @@ class ControllerManager:
             self.jobs,
         ]
         self.controllers = {c.kind: c for c in controllers}
-        self._watches = [cluster.watch(WORKLOAD_KINDS, self.handle)]
+        self._watches: list[Any] = []
+        self._pods_watched = False
+
+    def start(self) -> None:
+        """Watch the workload kinds, then list and sync the workloads that exist already (pods and nodes
+        are watched too once there is a workload)."""
+        self._watches.append(self.cluster.watch(WORKLOAD_KINDS, self.handle))
         for kind in WORKLOAD_KINDS:
-            for obj in cluster.list(kind)[0]:
+            for obj in self.cluster.list(kind)[0]:
                 self._store(kind, obj)
         if any(self.objects[kind] for kind in WORKLOAD_KINDS):
             self._watch_pods_and_nodes()
@@ -97,8 +104,9 @@ class ControllerManager:
 
         Until then the manager costs a scenario of bare pods nothing: no copy of every pod event.
         """
-        if len(self._watches) > 1:
+        if self._pods_watched:
             return
+        self._pods_watched = True
         self._watches.append(self.cluster.watch(("Pod", "Node"), self.handle))
         for kind in ("Pod", "Node"):
             for obj in self.cluster.list(kind)[0]:
@@ -111,6 +119,8 @@ class ControllerManager:
     def stop(self) -> None:
         for watch in self._watches:
             watch.stop()
+        self._watches.clear()
+        self._pods_watched = False
 
     # -- the informer side ----------------------------------------------------------------------------
     def handle(self, event: WatchEvent) -> None:
@@ -370,7 +380,3 @@ class ControllerManager:
             self.errors.append(err.message)
             return None
 
-
-def start_workload_controllers(cluster: Cluster, rng: random.Random | None = None) -> ControllerManager:
-    """Start the Deployment, ReplicaSet, StatefulSet, DaemonSet and Job controllers on ``cluster``."""
-    return ControllerManager(cluster, rng)

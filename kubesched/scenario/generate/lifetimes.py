@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kubesched.sim.driver import parse_duration_seconds
+from kubesched.scenario.timing import parse_duration_seconds
 
 
 @dataclass(frozen=True)

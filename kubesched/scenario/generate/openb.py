@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.scenario.generate.poisson import HOSTNAME_LABEL, IMAGE, format_seconds
-from kubesched.sim.driver import DURATION_ANNOTATION
-from kubesched.sim.timeline import ARRIVAL_ANNOTATION
+from kubesched.scenario.timing import ARRIVAL_ANNOTATION, DURATION_ANNOTATION
 
 GPU = "nvidia.com/gpu"
 MODEL_LABEL = "kubesched.io/gpu-model"

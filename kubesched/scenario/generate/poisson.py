@@ -16,8 +16,7 @@ import numpy as np
 
 from kubesched.api.quantity import milli_value
 from kubesched.scenario.generate.lifetimes import Distribution, parse_distribution
-from kubesched.sim.driver import DURATION_ANNOTATION
-from kubesched.sim.timeline import ARRIVAL_ANNOTATION
+from kubesched.scenario.timing import ARRIVAL_ANNOTATION, DURATION_ANNOTATION
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 ZONE_LABEL = "topology.kubernetes.io/zone"

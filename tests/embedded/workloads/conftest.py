@@ -9,10 +9,18 @@ from typing import Any
 import pytest
 
 from kubesched.embedded.apiserver import EmbeddedCluster
-from kubesched.embedded.workloads import ControllerManager, start_workload_controllers
+from kubesched.embedded.controlplane import ControlPlane
+from kubesched.embedded.workloads import ControllerManager
 from tests.embedded.conftest import FakeClock
 
 CONTAINERS = [{"name": "c", "image": "registry.k8s.io/pause", "resources": {"requests": {"cpu": "100m"}}}]
+
+
+def start_controllers(cluster: EmbeddedCluster, rng: random.Random | None = None) -> ControllerManager:
+    """Start the cluster's control plane, as a simulation does; its workload controllers."""
+    plane = ControlPlane(cluster, rng=rng)
+    plane.start()
+    return plane.workloads
 
 
 @pytest.fixture
@@ -20,7 +28,7 @@ def env() -> tuple[EmbeddedCluster, ControllerManager, FakeClock]:
     clock = FakeClock()
     counter = itertools.count(1)
     cluster = EmbeddedCluster(clock=clock, uid_factory=lambda: f"uid-{next(counter)}", synchronous=True)
-    return cluster, start_workload_controllers(cluster, random.Random(7)), clock
+    return cluster, start_controllers(cluster, random.Random(7)), clock
 
 
 def node(name: str, *, labels: dict[str, str] | None = None, taints: list[dict[str, Any]] | None = None,

@@ -6,8 +6,7 @@ import itertools
 import random
 
 from kubesched.embedded.apiserver import EmbeddedCluster
-from kubesched.embedded.workloads import start_workload_controllers
-from tests.embedded.workloads.conftest import node, pods_of, workload
+from tests.embedded.workloads.conftest import node, pods_of, start_controllers, workload
 
 
 def make() -> EmbeddedCluster:
@@ -20,7 +19,7 @@ def test_workloads_created_before_the_manager_started_are_synced() -> None:
     cluster.create(node("n1"))
     cluster.create(workload("ReplicaSet", "web", replicas=2))
     cluster.create(workload("DaemonSet", "agent"))
-    manager = start_workload_controllers(cluster, random.Random(1))
+    manager = start_controllers(cluster, random.Random(1))
     assert len(pods_of(cluster, "web-")) == 2 and len(pods_of(cluster, "agent-")) == 1
     assert sorted(manager.created_pods) == sorted(f"default/{p['metadata']['name']}" for p in pods_of(cluster))
     assert sorted(set(manager.pod_workloads.values())) == ["DaemonSet default/agent", "ReplicaSet default/web"]
@@ -28,7 +27,7 @@ def test_workloads_created_before_the_manager_started_are_synced() -> None:
 
 def test_pods_and_nodes_are_watched_only_once_a_workload_exists() -> None:
     cluster = make()
-    manager = start_workload_controllers(cluster)
+    manager = start_controllers(cluster)
     cluster.create(node("n1"))
     cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare"},
                     "spec": {"containers": [{"name": "c", "image": "x"}]}})
@@ -41,7 +40,7 @@ def test_pods_and_nodes_are_watched_only_once_a_workload_exists() -> None:
 
 def test_deleting_a_deployment_collects_its_replicasets_and_pods() -> None:
     cluster = make()
-    start_workload_controllers(cluster)
+    start_controllers(cluster)
     cluster.create(workload("Deployment", "api", replicas=2))
     cluster.delete("Deployment", "default", "api")
     assert cluster.list("ReplicaSet", "default")[0] == [] and pods_of(cluster) == []
@@ -49,7 +48,7 @@ def test_deleting_a_deployment_collects_its_replicasets_and_pods() -> None:
 
 def test_refused_writes_are_kept_as_errors() -> None:
     cluster = make()
-    manager = start_workload_controllers(cluster)
+    manager = start_controllers(cluster)
     rs = workload("ReplicaSet", "web", replicas=1)
     rs["spec"]["template"]["spec"]["priorityClassName"] = "missing"
     cluster.create(rs)
@@ -59,7 +58,7 @@ def test_refused_writes_are_kept_as_errors() -> None:
 
 def test_a_stale_write_is_retried_on_fresh_state_not_reported() -> None:
     cluster = EmbeddedCluster()  # events wait for deliver_pending: the manager's copy can go stale
-    manager = start_workload_controllers(cluster)
+    manager = start_controllers(cluster)
     cluster.create(workload("ReplicaSet", "web", replicas=1))
     cluster.deliver_pending()
     rs = cluster.get("ReplicaSet", "default", "web")
@@ -82,7 +81,7 @@ def _bare(name: str, labels: dict[str, str], node_name: str | None = None) -> di
 
 def test_orphans_matching_the_selector_are_adopted() -> None:
     cluster = make()
-    manager = start_workload_controllers(cluster)
+    manager = start_controllers(cluster)
     cluster.create(node("n1"))
     cluster.create(_bare("old-web", {"app": "web"}, "n1"))
     cluster.create(_bare("other", {"app": "other"}, "n1"))
@@ -102,7 +101,7 @@ def test_orphans_matching_the_selector_are_adopted() -> None:
 
 def test_a_later_orphan_is_adopted_and_the_surplus_removed() -> None:
     cluster = make()
-    start_workload_controllers(cluster)
+    start_controllers(cluster)
     cluster.create(workload("ReplicaSet", "web", replicas=2))
     cluster.create(_bare("late", {"app": "web"}))
     web = [p for p in pods_of(cluster) if p["metadata"].get("labels", {}).get("app") == "web"]

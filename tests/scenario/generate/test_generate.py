@@ -22,7 +22,7 @@ from kubesched.scenario.generate.lifetimes import parse_distribution
 from kubesched.scenario.generate.openb import GPU, MODEL_LABEL, TraceError, openb_pods
 from kubesched.scenario.generate.poisson import poisson_pods, rate_for
 from kubesched.scenario.manifests import load_manifests
-from kubesched.sim.driver import parse_duration_seconds
+from kubesched.scenario.timing import parse_duration_seconds
 from kubesched.sim.simulate import simulate
 
 SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "openb-sample"
