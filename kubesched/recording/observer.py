@@ -127,7 +127,10 @@ class AttemptObserver(Protocol):
 
 
 class RecordingObserver:
-    """The recorders' side: the attempt a recorder began for the cycle gets every report."""
+    """The recorders' side: the attempt a recorder began for the cycle gets every report.
+
+    One per scheduler (it keeps its attempt in the cycle's one ``record`` slot): several recorders join
+    behind it as :class:`~kubesched.recording.Recorders`."""
 
     __slots__ = ("recorder",)
 
