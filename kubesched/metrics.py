@@ -10,10 +10,13 @@ Who updates what:
   ``scheduler_queue_incoming_pods_total{queue,event}``, ``scheduler_unschedulable_pods{plugin,profile}``
   (up when a failed pod is put back for the plugins that rejected it or a PreEnqueue plugin gates it,
   down when it is popped again or deleted);
-- the scheduler: ``scheduler_schedule_attempts_total`` and ``scheduler_scheduling_attempt_duration_seconds``
-  ``{result,profile}``, ``scheduler_pod_scheduling_sli_duration_seconds{attempts}`` (queue entry to bound,
-  on the scheduler's clock), ``scheduler_pod_scheduling_attempts``, ``scheduler_preemption_attempts_total``
-  and ``scheduler_preemption_victims`` (after DefaultPreemption's PostFilter);
+- the scheduling cycle, through :class:`MetricsObserver` (its side of the attempt lifecycle,
+  :class:`kubesched.recording.AttemptObserver`): ``scheduler_schedule_attempts_total`` and
+  ``scheduler_scheduling_attempt_duration_seconds{result,profile}`` as an attempt ends,
+  ``scheduler_pod_scheduling_sli_duration_seconds{attempts}`` (queue entry to bound, on the scheduler's
+  clock) and ``scheduler_pod_scheduling_attempts`` once a pod is bound, ``scheduler_preemption_attempts_total``
+  and ``scheduler_preemption_victims`` (after DefaultPreemption's PostFilter), and which cycles time
+  their plugins;
 - the framework (:class:`FrameworkMetrics`, one per profile):
   ``scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}`` around every
   extension point but Filter (timed per node upstream, so not at all), and on one cycle in ten
@@ -35,8 +38,9 @@ import random
 import threading
 import time
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
+from datetime import datetime
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
@@ -251,6 +255,78 @@ class FrameworkMetrics:
     def plugin_timer(self) -> PluginTimer | None:
         """A timer for this cycle's plugin calls, or None when the cycle is not sampled."""
         return PluginTimer(self._parent) if self._parent.sample_plugin_metrics() else None
+
+
+class _PluginTimerSlot(Protocol):
+    """Where a cycle carries its plugin timer (the CycleState)."""
+
+    plugin_timer: Any
+
+
+class TimedCycle(Protocol):
+    """What the metrics read from a scheduling cycle."""
+
+    @property
+    def profile(self) -> str: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def queued_at(self) -> datetime | None: ...
+    @property
+    def started(self) -> float: ...
+    @property
+    def state(self) -> _PluginTimerSlot: ...
+
+
+class MetricsObserver:
+    """The metrics' side of a scheduling attempt's lifecycle (see :class:`kubesched.recording.AttemptObserver`).
+
+    It keeps nothing per attempt: the cycle carries when it started, and the plugin timer of a sampled
+    cycle rides on its CycleState. The Filter and Score details are the recorders' business."""
+
+    __slots__ = ("_metrics", "_now", "_preempting")
+    detailed = False
+    raw_scores = False
+
+    def __init__(self, metrics: SchedulerMetrics, now: Callable[[], datetime], preempting: Collection[str]) -> None:
+        """``now`` is the scheduler's clock (for the queue-to-bound latency); ``preempting`` the profiles
+        whose PostFilter runs DefaultPreemption (only those count preemption attempts, as upstream)."""
+        self._metrics = metrics
+        self._now = now
+        self._preempting = frozenset(preempting)
+
+    def begin(self, cycle: TimedCycle) -> None:
+        """Time this cycle's plugin calls when it is among the sampled share."""
+        if self._metrics.sample_plugin_metrics():
+            cycle.state.plugin_timer = PluginTimer(self._metrics)
+
+    def rejected_all(self, cycle: object, names: object, status: object) -> None: ...
+    def skipped_outside(self, cycle: object, names: object, rows: object) -> None: ...
+    def rejected(self, cycle: object, names: object, rows: object, statuses: object) -> None: ...
+    def evaluated(self, cycle: object, count: int) -> None: ...
+    def feasible(self, cycle: object, names: object, rows: object) -> None: ...
+    def scored(self, cycle: object, rows: object, plugin_scores: object, total: object, raw_scores: object,
+               tie_rows: object) -> None: ...
+    def weighted(self, cycle: object, weights: object) -> None: ...
+    def extender_verdicts(self, cycle: object) -> None:
+        return None
+
+    def post_filtered(self, cycle: TimedCycle, plugin: str, message: str, victims: Sized | None, nominated: str,
+                      extender_verdicts: object) -> None:
+        """A preemption attempt, with the chosen candidate's victims, when the profile preempts."""
+        if cycle.profile in self._preempting:
+            self._metrics.observe_preemption(len(victims) if victims else None)
+
+    def failed_at(self, cycle: object, point: str, plugin: str, message: str) -> None: ...
+
+    def failed(self, cycle: TimedCycle, unschedulable: bool, message: str, nominated_node: str | None) -> None:
+        self._metrics.observe_attempt("unschedulable" if unschedulable else "error", cycle.profile,
+                                      time.perf_counter() - cycle.started)
+
+    def scheduled(self, cycle: TimedCycle, node: str) -> None:
+        entered = cycle.queued_at
+        sli = (self._now() - entered).total_seconds() if entered is not None else None
+        self._metrics.observe_scheduled(cycle.profile, time.perf_counter() - cycle.started, cycle.attempts, sli)
 
 
 #: Plugin method -> the extension point label kube-scheduler uses for it.

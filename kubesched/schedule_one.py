@@ -4,19 +4,37 @@ The scheduling cycle runs alone (one pod at a time against a snapshot): PreFilte
 rotating window of nodes, PostFilter (preemption) when nothing fits, PreScore / Score, host
 selection, then assume + Reserve + Permit. The binding cycle (WaitOnPermit, PreBind, Bind, PostBind)
 is handed to the scheduler's executor so the next scheduling cycle can start before it ends.
+
+A :class:`SchedulingCycle`, made once per popped pod, carries the pod, its framework, its CycleState and
+the node it was assumed on from one phase to the next. What the cycle uses of the scheduler is
+:class:`SchedulerParts`. Every step of the attempt is reported once, to the cycle's
+:class:`~kubesched.recording.AttemptObserver`, behind which the metrics and the recorders sit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any, Protocol
 
 import numpy as np
 
 from kubesched.api.objects import Pod
-from kubesched.cache.snapshot import NodeInfoList
-from kubesched.extender import EXTENDER_NAME, ExtenderError, extenders_binding, find_nodes_that_pass_extenders
+from kubesched.cache.cache import Cache
+from kubesched.cache.snapshot import NodeInfoList, Snapshot
+from kubesched.cluster.protocol import ApiError, Cluster
+from kubesched.extender import (
+    EXTENDER_NAME,
+    ExtenderError,
+    HTTPExtender,
+    extenders_binding,
+    find_nodes_that_pass_extenders,
+)
 from kubesched.extender import prioritize as extender_prioritize
 from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState, PodsToActivate
 from kubesched.framework.diagnosis import Diagnosis, FitError
@@ -24,12 +42,11 @@ from kubesched.framework.interfaces import PreFilterResult
 from kubesched.framework.preemption import EXTENDER_VERDICTS_KEY
 from kubesched.framework.runtime import FilterOutcome, Framework, ScoreOutcome
 from kubesched.framework.status import Code, Status
-from kubesched.recording import ATTEMPT_KEY, Attempt, NullAttempt, attempt_of
-from kubesched.recording.trace import ERROR, UNSCHEDULABLE
-
-if TYPE_CHECKING:
-    from kubesched.queue.queued_pod_info import QueuedPodInfo
-    from kubesched.scheduler import Scheduler
+from kubesched.profile.events import ClusterEventRecorder
+from kubesched.queue import events as qevents
+from kubesched.queue.queued_pod_info import QueuedPodInfo
+from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.recording import NULL_ATTEMPT, Attempt, AttemptObserver, NullAttempt
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +55,80 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 #: Key under which DefaultPreemption leaves the victims of its last preemption (for traces).
 VICTIMS_KEY = "DefaultPreemption/victims"
+
+
+class SchedulerParts(Protocol):
+    """What a scheduling cycle uses of its scheduler (:class:`kubesched.scheduler.Scheduler` is one)."""
+
+    #: For binding on a binding extender's behalf and writing the pod's status.
+    cluster: Cluster
+    cache: Cache
+    queue: SchedulingQueue
+    snapshot: Snapshot
+    #: Whether the scheduler records the Binding once a binding extender said yes (the embedded cluster).
+    bind_for_extenders: bool
+    events: ClusterEventRecorder
+    #: Where each new attempt's lifecycle is reported (the metrics, and the recorders when any).
+    observer: AttemptObserver
+    cycle_numbers: Iterator[int]
+    #: Ties between the best nodes: "random" (from ``rng``, as kube-scheduler) or "name" (the first name).
+    tie_break: str
+    rng: random.Random
+    #: Uids of the pods whose binding cycle waits in PreBind.
+    waiting_in_pre_bind: set[str]
+    #: Where the next Filter pass starts in the snapshot's node order (kube-scheduler's nextStartNodeIndex).
+    next_start_node_index: int
+
+    @property
+    def profiles(self) -> Mapping[str, Framework]: ...
+    @property
+    def extenders(self) -> Sequence[HTTPExtender]: ...
+
+    def may_act(self) -> bool:
+        """The leadership gate: whether this replica may pop, preempt, bind and write."""
+        ...
+
+    def submit(self, task: Callable[[], None]) -> None:
+        """Run ``task`` (a binding cycle) on the scheduler's executor."""
+        ...
+
+    def current_pod(self, pod: Pod) -> Pod | None:
+        """The latest version of ``pod`` the scheduler has seen (None once deleted)."""
+        ...
+
+
+@dataclass(slots=True, eq=False)
+class SchedulingCycle:
+    """One popped pod's way through the scheduler, from the scheduling cycle to the end of its binding."""
+
+    qpi: QueuedPodInfo
+    #: The pod as popped.
+    pod: Pod
+    fwk: Framework
+    state: CycleState
+    #: Where every step of this attempt is reported (kept, so an attempt ends where it began).
+    observer: AttemptObserver
+    number: int
+    #: ``time.perf_counter()`` when the cycle began (the attempt's duration runs from here).
+    started: float
+    #: The pod as assumed on ``host`` (the popped pod until then).
+    assumed: Pod
+    #: The node the pod was assumed on ("" until then).
+    host: str = ""
+    #: What the recorders keep of this attempt (kept by the recording observer).
+    record: Attempt | NullAttempt = NULL_ATTEMPT
+
+    @property
+    def profile(self) -> str:
+        return self.fwk.profile_name
+
+    @property
+    def attempts(self) -> int:
+        return self.qpi.attempts
+
+    @property
+    def queued_at(self) -> datetime | None:
+        return self.qpi.initial_attempt_timestamp
 
 
 @dataclass(slots=True)
@@ -70,69 +161,73 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 # -- the scheduling cycle -------------------------------------------------------------------------------
-def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
+def schedule_one(sched: SchedulerParts, qpi: QueuedPodInfo) -> None:
     """Run one scheduling attempt for a popped pod and, on success, start its binding cycle."""
     pod = qpi.pod
-    fwk = sched.framework_for(pod)
-    if fwk is None or sched.skip_pod_schedule(pod):
+    fwk = sched.profiles.get(pod.scheduler_name)
+    if fwk is None or skip_pod_schedule(sched, pod):
         sched.queue.done(pod.uid)
         return
     state = CycleState()
     state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
-    state.plugin_timer = sched.plugin_timer(fwk)
-    attempt = sched.begin_attempt(qpi, fwk.profile_name)
-    if attempt.enabled:
-        state.write(ATTEMPT_KEY, attempt)
+    cycle = SchedulingCycle(qpi, pod, fwk, state, sched.observer, next(sched.cycle_numbers), time.perf_counter(),
+                            assumed=pod)
+    cycle.observer.begin(cycle)
     try:
-        result, assumed = scheduling_cycle(sched, fwk, state, qpi)
+        scheduling_cycle(sched, cycle)
     except SchedulingFailure as failure:
-        handle_scheduling_failure(sched, fwk, state, qpi, failure.status, failure.nominated_node, failure.error)
+        handle_scheduling_failure(sched, cycle, failure.status, failure.nominated_node, failure.error)
         return
     _activate_pods(sched, state)
-    sched.submit(lambda: _run_binding(sched, fwk, state, result, qpi, assumed))
+    sched.submit(lambda: _run_binding(sched, cycle))
 
 
-def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState,
-                     qpi: QueuedPodInfo) -> tuple[ScheduleResult, Pod]:
-    pod = qpi.pod
-    attempt = attempt_of(state)
+def skip_pod_schedule(sched: SchedulerParts, pod: Pod) -> bool:
+    """A pod being deleted, or one already assumed, is not scheduled again."""
+    return pod.meta.deletion_timestamp is not None or sched.cache.is_assumed(pod)
+
+
+def scheduling_cycle(sched: SchedulerParts, cycle: SchedulingCycle) -> None:
+    """Find a host and hold it (assume, Reserve, Permit); a failure raises :class:`SchedulingFailure`."""
+    pod, fwk, state = cycle.pod, cycle.fwk, cycle.state
     try:
-        result = schedule_pod(sched, fwk, state, pod)
+        result = schedule_pod(sched, cycle)
     except FitError as fit:
-        # A replica whose gate closed mid-cycle (Lease lost) must not preempt: victims are deletions.
-        if not fwk.has_post_filter_plugins() or not sched.may_act():
-            raise SchedulingFailure(Status(Code.UNSCHEDULABLE), "", fit) from None
-        post_result, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_status)
-        sched.metrics_post_filter(fwk, state.get(VICTIMS_KEY))
-        fit.diagnosis.post_filter_msg = status.message
-        nominated = "" if post_result is None else post_result.nominated_node_name
-        mode_override = post_result is not None and post_result.mode == "override"
-        attempt.post_filtered(status.plugin or "", status.message or "success", state.get(VICTIMS_KEY), nominated)
-        ext_verdicts = state.get(EXTENDER_VERDICTS_KEY)
-        verdicts = attempt.extender_verdicts() if ext_verdicts else None
-        if verdicts is not None:
-            verdicts.update(ext_verdicts)
-        # An overriding result sets the nomination (or clears it when it names no node).
-        raise SchedulingFailure(Status(Code.UNSCHEDULABLE), (nominated or None) if mode_override else "",
-                                fit) from None
+        raise _post_filter(sched, cycle, fit) from None
     except _CycleError as err:
         raise SchedulingFailure(err.status, None, err.error) from None
 
     host = result.suggested_host
-    assumed = sched.assume(pod, host)
+    assumed = assume(sched, pod, host)
+    cycle.host, cycle.assumed = host, assumed
     reserve = fwk.run_reserve_plugins_reserve(state, assumed, host)
     if reserve is not None:
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         sched.cache.forget_pod(assumed)
-        attempt.failed_at("reserve", reserve.plugin, reserve.message)
+        cycle.observer.failed_at(cycle, "reserve", reserve.plugin, reserve.message)
         _raise_single_node(pod, host, reserve)
     permit = fwk.run_permit_plugins(state, assumed, host)
     if permit is not None and permit.code is not Code.WAIT:
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         sched.cache.forget_pod(assumed)
-        attempt.failed_at("permit", permit.plugin, permit.message)
+        cycle.observer.failed_at(cycle, "permit", permit.plugin, permit.message)
         _raise_single_node(pod, host, permit)
-    return result, assumed
+
+
+def _post_filter(sched: SchedulerParts, cycle: SchedulingCycle, fit: FitError) -> SchedulingFailure:
+    """Nothing fits: let the PostFilter plugins (preemption) try, and say what becomes of the nomination."""
+    fwk, state = cycle.fwk, cycle.state
+    # A replica whose gate closed mid-cycle (Lease lost) must not preempt: victims are deletions.
+    if not fwk.has_post_filter_plugins() or not sched.may_act():
+        return SchedulingFailure(Status(Code.UNSCHEDULABLE), "", fit)
+    post_result, status = fwk.run_post_filter_plugins(state, cycle.pod, fit.diagnosis.node_status)
+    fit.diagnosis.post_filter_msg = status.message
+    nominated = "" if post_result is None else post_result.nominated_node_name
+    cycle.observer.post_filtered(cycle, status.plugin or "", status.message or "success", state.get(VICTIMS_KEY),
+                                 nominated, state.get(EXTENDER_VERDICTS_KEY))
+    # An overriding result sets the nomination (or clears it when it names no node).
+    mode_override = post_result is not None and post_result.mode == "override"
+    return SchedulingFailure(Status(Code.UNSCHEDULABLE), (nominated or None) if mode_override else "", fit)
 
 
 def _raise_single_node(pod: Pod, host: str, status: Status) -> None:
@@ -150,35 +245,45 @@ class _CycleError(Exception):
         self.error = error
 
 
-def schedule_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
-    snapshot = sched.update_snapshot()
+def assume(sched: SchedulerParts, pod: Pod, host: str) -> Pod:
+    """The pod as bound to ``host``, assumed in the cache (no longer a nominee anywhere)."""
+    assumed = dataclasses.replace(pod, node_name=host)
+    sched.cache.assume_pod(assumed, host)
+    sched.queue.delete_nominated_pod_if_exists(assumed)
+    return assumed
+
+
+def schedule_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> ScheduleResult:
+    """The node for the pod: Filter, then Score when more than one node is left."""
+    pod, fwk, state, observer = cycle.pod, cycle.fwk, cycle.state, cycle.observer
+    sched.cache.update_snapshot(sched.snapshot)
+    snapshot = sched.snapshot
     if len(snapshot) == 0:
         raise _CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)),
                           RuntimeError(NO_NODES_AVAILABLE))
-    feasible, diagnosis, evaluated = find_nodes_that_fit_pod(sched, fwk, state, pod)
+    feasible, diagnosis, evaluated = find_nodes_that_fit_pod(sched, cycle)
     if len(feasible) == 0:
         raise FitError(pod, len(snapshot), diagnosis)
-    attempt = attempt_of(state)
-    attempt.feasible(snapshot.names, feasible)
-    attempt.evaluated(evaluated)
+    observer.feasible(cycle, snapshot.names, feasible)
+    observer.evaluated(cycle, evaluated)
     if len(feasible) == 1:
         return ScheduleResult(snapshot.node_infos[int(feasible[0])].name, evaluated, 1)
     nodes = NodeInfoList(snapshot, feasible)
-    verdicts = attempt.extender_verdicts() if fwk.extenders else None
-    scores = prioritize_nodes(fwk, state, pod, nodes, record_raw=attempt.raw_scores, verdicts=verdicts)
+    verdicts = observer.extender_verdicts(cycle) if fwk.extenders else None
+    raw_scores = observer.raw_scores
+    scores = prioritize_nodes(fwk, state, pod, nodes, record_raw=raw_scores, verdicts=verdicts)
     host, tie_rows = select_host(sched, nodes, scores.total)
-    attempt.scored(feasible, scores.plugin_scores, scores.total, scores.raw_scores, tie_rows)
-    if attempt.raw_scores:
+    observer.scored(cycle, feasible, scores.plugin_scores, scores.total, scores.raw_scores, tie_rows)
+    if raw_scores:
         # With the raw scores, the weights: a trace reader (explain) shows raw, normalised and weighted.
-        attempt.weighted({p: fwk.score_weights.get(p, 1) for p in scores.plugin_scores})
+        observer.weighted(cycle, {p: fwk.score_weights.get(p, 1) for p in scores.plugin_scores})
     return ScheduleResult(host, evaluated, len(feasible))
 
 
-def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
-                            pod: Pod) -> tuple[np.ndarray, Diagnosis, int]:
+def find_nodes_that_fit_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> tuple[np.ndarray, Diagnosis, int]:
     """PreFilter, then Filter over the candidate nodes (the nominated node first, if any)."""
+    pod, fwk, state, observer = cycle.pod, cycle.fwk, cycle.state, cycle.observer
     snapshot = sched.snapshot
-    attempt = attempt_of(state)
     diagnosis = Diagnosis({}, set(), set())
     pre_result, status = fwk.run_pre_filter_plugins(state, pod)
     if status is not None:
@@ -187,28 +292,17 @@ def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
         diagnosis.node_status = {info.name: status for info in snapshot.node_infos}
         diagnosis.pre_filter_msg = status.message
         diagnosis.add_plugin_status(status)
-        attempt.rejected_all(snapshot.names, status)
+        observer.rejected_all(cycle, snapshot.names, status)
         return np.zeros(0, dtype=np.int64), diagnosis, len(snapshot)
 
     if pod.nominated_node_name:
-        row = snapshot.index.get(pod.nominated_node_name)
-        if row is not None:
-            outcome = fwk.find_nodes_that_pass_filters(state, pod, snapshot, np.array([row]), 1)
-            if outcome.error is not None:
-                raise _CycleError(outcome.error, outcome.error.as_error())
-            if len(outcome.feasible):
-                _record_filter(snapshot, outcome, diagnosis)
-                feasible = _run_extender_filters(sched, pod, snapshot, outcome.feasible, diagnosis, attempt)
-                if len(feasible):
-                    return feasible, diagnosis, 1 + len(diagnosis.node_status)
-            # The nominated node no longer fits: its rejection is part of the diagnosis.
-            for name, st in outcome.node_status_map(snapshot).items():
-                diagnosis.node_status[name] = st
-            attempt.rejected(snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)
+        found = _evaluate_nominated_node(sched, cycle, diagnosis)
+        if found is not None:
+            return found, diagnosis, 1 + len(diagnosis.node_status)
 
     rows = _candidate_rows(snapshot, pre_result)
-    if attempt.enabled and pre_result is not None and not pre_result.all_nodes():
-        attempt.skipped_outside(snapshot.names, rows)
+    if observer.detailed and pre_result is not None and not pre_result.all_nodes():
+        observer.skipped_outside(cycle, snapshot.names, rows)
     n = len(rows)
     if n == 0:
         return np.zeros(0, dtype=np.int64), diagnosis, 0
@@ -221,37 +315,59 @@ def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
         feasible = ordered[:num_to_find]
         processed = len(feasible)
         sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
-        return _run_extender_filters(sched, pod, snapshot, feasible, diagnosis, attempt), diagnosis, processed
+        return _run_extender_filters(sched, cycle, feasible, diagnosis), diagnosis, processed
     outcome = fwk.find_nodes_that_pass_filters(state, pod, snapshot, ordered, num_to_find)
     processed = outcome.processed
     sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
     if outcome.error is not None:
         raise _CycleError(outcome.error, outcome.error.as_error())
     _record_filter(snapshot, outcome, diagnosis)
-    attempt.rejected(snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)
-    attempt.evaluated(processed)
-    return _run_extender_filters(sched, pod, snapshot, outcome.feasible, diagnosis, attempt), diagnosis, processed
+    observer.rejected(cycle, snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)
+    observer.evaluated(cycle, processed)
+    return _run_extender_filters(sched, cycle, outcome.feasible, diagnosis), diagnosis, processed
 
 
-def _run_extender_filters(sched: Scheduler, pod: Pod, snapshot: Any, feasible: np.ndarray, diagnosis: Diagnosis,
-                          attempt: Attempt | NullAttempt) -> np.ndarray:
+def _evaluate_nominated_node(sched: SchedulerParts, cycle: SchedulingCycle, diagnosis: Diagnosis) -> np.ndarray | None:
+    """The nominated node's row when it still passes every filter; None to search every node."""
+    snapshot = sched.snapshot
+    row = snapshot.index.get(cycle.pod.nominated_node_name or "")
+    if row is None:
+        return None
+    outcome = cycle.fwk.find_nodes_that_pass_filters(cycle.state, cycle.pod, snapshot, np.array([row]), 1)
+    if outcome.error is not None:
+        raise _CycleError(outcome.error, outcome.error.as_error())
+    if len(outcome.feasible):
+        _record_filter(snapshot, outcome, diagnosis)
+        feasible = _run_extender_filters(sched, cycle, outcome.feasible, diagnosis)
+        if len(feasible):
+            return feasible
+    # The nominated node no longer fits: its rejection is part of the diagnosis.
+    for name, st in outcome.node_status_map(snapshot).items():
+        diagnosis.node_status[name] = st
+    cycle.observer.rejected(cycle, snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)
+    return None
+
+
+def _run_extender_filters(sched: SchedulerParts, cycle: SchedulingCycle, feasible: np.ndarray,
+                          diagnosis: Diagnosis) -> np.ndarray:
     """The feasible rows the extenders keep; the nodes they drop join the diagnosis (and the attempt)."""
     if not sched.extenders or len(feasible) == 0:
         return feasible
+    snapshot, observer = sched.snapshot, cycle.observer
     infos = [snapshot.node_infos[i] for i in feasible.tolist()]
-    verdicts = attempt.extender_verdicts()
+    verdicts = observer.extender_verdicts(cycle)
     before = dict(diagnosis.node_status)
     try:
-        kept = find_nodes_that_pass_extenders(sched.extenders, pod, infos, diagnosis.node_status, verdicts)
+        kept = find_nodes_that_pass_extenders(sched.extenders, cycle.pod, infos, diagnosis.node_status, verdicts)
     except ExtenderError as err:
         raise _CycleError(Status(Code.ERROR, (str(err),), error=err), err) from None
     if len(kept) != len(infos):
         diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
-    if attempt.enabled:
+    if observer.detailed:
         dropped = [(name, status) for name, status in diagnosis.node_status.items() if before.get(name) is not status]
         if dropped:
             rows = np.asarray([snapshot.index[name] for name, _ in dropped], dtype=np.int64)
-            attempt.rejected(snapshot.names, rows, [status for _, status in dropped])
+            observer.rejected(cycle, snapshot.names, rows, [status for _, status in dropped])
     return np.asarray([snapshot.index[n.name] for n in kept], dtype=np.int64)
 
 
@@ -291,7 +407,7 @@ def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInf
     return scores
 
 
-def select_host(sched: Scheduler, nodes: NodeInfoList, totals: np.ndarray) -> tuple[str, np.ndarray]:
+def select_host(sched: SchedulerParts, nodes: NodeInfoList, totals: np.ndarray) -> tuple[str, np.ndarray]:
     """The best-scoring node and the snapshot rows of every node sharing its score; ties broken at
     random (or by name when the scheduler is told to).
 
@@ -310,9 +426,10 @@ def select_host(sched: Scheduler, nodes: NodeInfoList, totals: np.ndarray) -> tu
 
 
 # -- failure handling ---------------------------------------------------------------------------------
-def handle_scheduling_failure(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
-                              status: Status, nominated_node: str | None, error: BaseException | None) -> None:
+def handle_scheduling_failure(sched: SchedulerParts, cycle: SchedulingCycle, status: Status,
+                              nominated_node: str | None, error: BaseException | None) -> None:
     """Requeue the pod, keep or change its nomination, and tell the cluster why it is pending."""
+    qpi = cycle.qpi
     pod = qpi.pod
     rejected = status.is_rejected()
     if isinstance(error, FitError):
@@ -323,7 +440,7 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, state: CycleStat
         message = str(error)
     else:
         message = status.message
-    attempt_of(state).failed(UNSCHEDULABLE if rejected else ERROR, message, nominated_node)
+    cycle.observer.failed(cycle, rejected, message, nominated_node)
 
     current = sched.current_pod(pod)
     if current is not None and not current.node_name:
@@ -337,38 +454,62 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, state: CycleStat
         sched.queue.add_nominated_pod(qpi.pod, nominated_node)
     elif qpi.pod.nominated_node_name:
         sched.queue.add_nominated_pod(qpi.pod, "")
-    sched.record_event(pod, "Warning", "FailedScheduling", message)
-    sched.patch_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
+    sched.events.pod_event(pod, "Warning", "FailedScheduling", message)
+    update_pod_status(sched, pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
+
+
+def update_pod_status(sched: SchedulerParts, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
+    """Set PodScheduled=False (and the nomination, when it changes) on the pod's status."""
+    if not sched.may_act():
+        return
+    condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+    nnn: Any = ...
+    if nominated_node is None and pod.nominated_node_name:
+        nnn = None
+    elif nominated_node and nominated_node != pod.nominated_node_name:
+        nnn = nominated_node
+    current = sched.current_pod(pod)
+    if current is not None and nnn is ... and _has_condition(current, condition):
+        return
+    try:
+        sched.cluster.patch_pod_status(pod.namespace, pod.name, conditions=[condition], nominated_node_name=nnn)
+    except ApiError as err:
+        log.warning("updating status of pod %s failed: %s", pod.key, err)
+
+
+def _has_condition(pod: Pod, condition: Mapping[str, str]) -> bool:
+    for existing in (pod.raw.get("status") or {}).get("conditions") or []:
+        if existing.get("type") == condition["type"]:
+            return all(existing.get(k) == v for k, v in condition.items())
+    return False
 
 
 # -- the binding cycle --------------------------------------------------------------------------------
-def _run_binding(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-                 qpi: QueuedPodInfo, assumed: Pod) -> None:
+def _run_binding(sched: SchedulerParts, cycle: SchedulingCycle) -> None:
     """WaitOnPermit (asynchronously), then PreBind, Bind and PostBind."""
-    waiting = fwk.waiting_pods.get(assumed.uid)
+    waiting = cycle.fwk.waiting_pods.get(cycle.assumed.uid)
     if waiting is None:
-        _bind_after_permit(sched, fwk, state, result, qpi, assumed, None)
+        _bind_after_permit(sched, cycle, None)
         return
 
     def resume(status: Status | None) -> None:
-        fwk.waiting_pods.remove(assumed.uid)
-        sched.submit(lambda: _bind_after_permit(sched, fwk, state, result, qpi, assumed, status))
+        cycle.fwk.waiting_pods.remove(cycle.assumed.uid)
+        sched.submit(lambda: _bind_after_permit(sched, cycle, status))
 
     waiting.on_done(resume)
 
 
-def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-                       qpi: QueuedPodInfo, assumed: Pod, permit: Status | None) -> None:
-    host = result.suggested_host
+def _bind_after_permit(sched: SchedulerParts, cycle: SchedulingCycle, permit: Status | None) -> None:
+    host, assumed = cycle.host, cycle.assumed
     if permit is not None:
         if permit.is_rejected():
             diag = Diagnosis({host: permit}, {permit.plugin}, set())
-            _binding_failed(sched, fwk, state, result, qpi, assumed, Status(permit.code), FitError(assumed, 1, diag))
+            _binding_failed(sched, cycle, Status(permit.code), FitError(assumed, 1, diag))
         else:
-            _binding_failed(sched, fwk, state, result, qpi, assumed, permit, permit.as_error())
+            _binding_failed(sched, cycle, permit, permit.as_error())
         return
     if not sched.may_act():
-        _abandon_binding(sched, fwk, state, qpi, assumed, host)
+        _abandon_binding(sched, cycle)
         return
 
     inline = True
@@ -378,76 +519,82 @@ def _bind_after_permit(sched: Scheduler, fwk: Framework, state: CycleState, resu
             # PreBind waited (claims being bound) and was resolved from an event or a timer: the
             # rest of the binding cycle runs as a task of its own.
             sched.waiting_in_pre_bind.discard(assumed.uid)
-            sched.submit(lambda: _after_pre_bind(sched, fwk, state, result, qpi, assumed, status))
+            sched.submit(lambda: _after_pre_bind(sched, cycle, status))
             return
-        _after_pre_bind(sched, fwk, state, result, qpi, assumed, status)
+        _after_pre_bind(sched, cycle, status)
 
     sched.waiting_in_pre_bind.add(assumed.uid)
-    fwk.run_pre_bind_plugins(state, assumed, host, after_pre_bind)
+    cycle.fwk.run_pre_bind_plugins(cycle.state, assumed, host, after_pre_bind)
     inline = False
 
 
-def _after_pre_bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-                    qpi: QueuedPodInfo, assumed: Pod, status: Status | None) -> None:
-    sched.waiting_in_pre_bind.discard(assumed.uid)
+def _after_pre_bind(sched: SchedulerParts, cycle: SchedulingCycle, status: Status | None) -> None:
+    sched.waiting_in_pre_bind.discard(cycle.assumed.uid)
     if status is not None:
-        _bind_failed(sched, fwk, state, result, qpi, assumed, status)
+        _bind_failed(sched, cycle, status)
         return
-    _bind(sched, fwk, state, result, qpi, assumed)
+    _bind(sched, cycle)
 
 
-def _bind(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-          qpi: QueuedPodInfo, assumed: Pod) -> None:
+def _bind(sched: SchedulerParts, cycle: SchedulingCycle) -> None:
     """Bind and PostBind, after PreBind succeeded."""
-    host = result.suggested_host
+    host, assumed = cycle.host, cycle.assumed
     if not sched.may_act():
-        _abandon_binding(sched, fwk, state, qpi, assumed, host)
+        _abandon_binding(sched, cycle)
         return
-    status = _run_bind(sched, fwk, state, assumed, host)
+    status = _run_bind(sched, cycle)
     sched.cache.finish_binding(assumed)
     if status is not None and status.code is not Code.SUCCESS:
-        _bind_failed(sched, fwk, state, result, qpi, assumed, status)
+        _bind_failed(sched, cycle, status)
         return
-    sched.record_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
-    attempt_of(state).scheduled(host)
-    sched.metrics_scheduled(fwk.profile_name, qpi)
-    fwk.run_post_bind_plugins(state, assumed, host)
+    sched.events.pod_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
+    cycle.observer.scheduled(cycle, host)
+    cycle.fwk.run_post_bind_plugins(cycle.state, assumed, host)
     sched.queue.done(assumed.uid)
-    _activate_pods(sched, state)
+    _activate_pods(sched, cycle.state)
 
 
-def _activate_pods(sched: Scheduler, state: CycleState) -> None:
+def _activate_pods(sched: SchedulerParts, state: CycleState) -> None:
     """Move the pods plugins asked for (PodsToActivate) into activeQ."""
     pods = state.get(PODS_TO_ACTIVATE_KEY)
     if pods is not None and pods.map:
         sched.queue.activate(pods.take())
 
 
-def _run_bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str) -> Status | None:
+def _run_bind(sched: SchedulerParts, cycle: SchedulingCycle) -> Status | None:
     """An interested binding extender binds the pod; otherwise the Bind plugins do."""
+    host, assumed = cycle.host, cycle.assumed
     if sched.extenders:
-        verdicts = attempt_of(state).extender_verdicts()
+        verdicts = cycle.observer.extender_verdicts(cycle)
         bound, status = extenders_binding(sched.extenders, assumed, host, verdicts)
         if bound:
             if status is None and sched.bind_for_extenders:
-                status = sched.bind_on_behalf_of_extender(assumed, host)
+                status = _bind_on_behalf_of_extender(sched, assumed, host)
             return status
-    return fwk.run_bind_plugins(state, assumed, host)
+    return cycle.fwk.run_bind_plugins(cycle.state, assumed, host)
 
 
-def _bind_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-                 qpi: QueuedPodInfo, assumed: Pod, status: Status) -> None:
+def _bind_on_behalf_of_extender(sched: SchedulerParts, pod: Pod, host: str) -> Status | None:
+    """Record the Binding a binding extender agreed to (it cannot reach an embedded cluster itself)."""
+    try:
+        sched.cluster.bind(pod.namespace, pod.name, host, uid=pod.uid or None)
+    except ApiError as err:
+        return Status.from_error(err)
+    return None
+
+
+def _bind_failed(sched: SchedulerParts, cycle: SchedulingCycle, status: Status) -> None:
     """PreBind or Bind failed: the attempt notes which plugin said what, then the binding is undone."""
-    attempt_of(state).failed_at("bind", status.plugin, status.message)
-    _binding_failed(sched, fwk, state, result, qpi, assumed, status, status.as_error())
+    cycle.observer.failed_at(cycle, "bind", status.plugin, status.message)
+    _binding_failed(sched, cycle, status, status.as_error())
 
 
-def _abandon_binding(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
-                     assumed: Pod, host: str) -> None:
+def _abandon_binding(sched: SchedulerParts, cycle: SchedulingCycle) -> None:
     """The gate closed (the Lease is lost): undo the assumption and requeue the pod without a word to
     the cluster, since a replica that no longer leads must not write; the next leader schedules it."""
+    host, assumed, qpi = cycle.host, cycle.assumed, cycle.qpi
     log.warning("not binding pod %s to %s: this scheduler no longer leads", assumed.key, host)
-    fwk.run_reserve_plugins_unreserve(state, assumed, host)
+    cycle.fwk.run_reserve_plugins_unreserve(cycle.state, assumed, host)
     try:
         sched.cache.forget_pod(assumed)
     except Exception:
@@ -462,21 +609,27 @@ def _abandon_binding(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
         sched.queue.done(qpi.pod.uid)
 
 
-def _binding_failed(sched: Scheduler, fwk: Framework, state: CycleState, result: ScheduleResult,
-                    qpi: QueuedPodInfo, assumed: Pod, status: Status, error: BaseException | None) -> None:
-    host = result.suggested_host
-    fwk.run_reserve_plugins_unreserve(state, assumed, host)
+def _binding_failed(sched: SchedulerParts, cycle: SchedulingCycle, status: Status,
+                    error: BaseException | None) -> None:
+    host, assumed = cycle.host, cycle.assumed
+    cycle.fwk.run_reserve_plugins_unreserve(cycle.state, assumed, host)
     try:
         sched.cache.forget_pod(assumed)
     except Exception:
         log.exception("forgetting pod %s failed", assumed.key)
-        handle_scheduling_failure(sched, fwk, state, qpi, status, None, error)
+        handle_scheduling_failure(sched, cycle, status, None, error)
         return
     if status.is_rejected():
         # The freed room may help others, but not the rejected pod itself: move them only once
         # it is back in the queue.
-        handle_scheduling_failure(sched, fwk, state, qpi, status, None, error)
-        sched.on_assumed_pod_forgotten(assumed, exclude_self=True)
+        handle_scheduling_failure(sched, cycle, status, None, error)
+        _on_assumed_pod_forgotten(sched, assumed, exclude_self=True)
         return
-    sched.on_assumed_pod_forgotten(assumed, exclude_self=False)
-    handle_scheduling_failure(sched, fwk, state, qpi, status, None, error)
+    _on_assumed_pod_forgotten(sched, assumed, exclude_self=False)
+    handle_scheduling_failure(sched, cycle, status, None, error)
+
+
+def _on_assumed_pod_forgotten(sched: SchedulerParts, pod: Pod, *, exclude_self: bool) -> None:
+    """The room an assumed pod held is free again: pods waiting for it may fit now."""
+    precheck = (lambda other: other.uid != pod.uid) if exclude_self else None
+    sched.queue.move_all_to_active_or_backoff_queue(qevents.AssignedPodDelete, pod, None, precheck)

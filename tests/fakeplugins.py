@@ -108,6 +108,22 @@ class RecordingReserve(_Base):
         self.calls.append(("unreserve", pod.name, node_name))
 
 
+class StateKeeper(_Base):
+    """Reserve writes a mark into the CycleState; PostBind reads it back (one state through both cycles)."""
+
+    MARK = "StateKeeper/mark"
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        state.write(self.MARK, pod.name)
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        self.calls.append(("unreserve", pod.name, node_name))
+
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        self.calls.append(("post_bind", pod.name, state.get(self.MARK)))
+
+
 class LabelFilter(_Base):
     """Filter (per-node only): nodes must carry label ``key`` (args; default "fake") set to "yes".
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import random
 import ssl
+import time
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -20,12 +22,14 @@ from kubesched.app.server import start_server
 from kubesched.clock import VirtualClock
 from kubesched.config import load_config
 from kubesched.embedded.apiserver import EmbeddedCluster
+from kubesched.framework.cycle_state import CycleState
 from kubesched.live.leaderelection import LeaderElector
-from kubesched.metrics import SchedulerMetrics, exponential_buckets
+from kubesched.metrics import MetricsObserver, SchedulerMetrics, exponential_buckets
 from kubesched.scheduler import Scheduler
 from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import API
 
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
 def priority_class(name: str, value: int) -> dict[str, Any]:
     return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
@@ -256,3 +260,48 @@ def test_buckets_are_kube_schedulers() -> None:
     assert exponential_buckets(0.001, 2, 15)[-1] == pytest.approx(16.384)
     assert exponential_buckets(0.00001, 1.5, 20)[1] == pytest.approx(0.000015)
     assert len(exponential_buckets(1, 2, 7)) == 7
+
+
+class _Cycle:
+    """The parts of a scheduling cycle the metrics read."""
+
+    def __init__(self, profile: str = "default-scheduler", attempts: int = 1,
+                 queued_at: datetime | None = None) -> None:
+        self.profile, self.attempts, self.queued_at = profile, attempts, queued_at
+        self.started = time.perf_counter()
+        self.state = CycleState()
+
+
+@pytest.mark.parametrize(("percent", "timed"), [(0, False), (100, True)])
+def test_the_observer_times_plugins_on_sampled_cycles_only(percent: int, timed: bool) -> None:
+    observer = MetricsObserver(SchedulerMetrics(plugin_sample_percent=percent), lambda: T0, ())
+    cycle = _Cycle()
+    observer.begin(cycle)
+    assert (cycle.state.plugin_timer is not None) is timed
+
+
+def test_the_observer_counts_each_ending_once_under_its_result() -> None:
+    metrics = SchedulerMetrics()
+    observer = MetricsObserver(metrics, lambda: T0 + timedelta(seconds=3), ())
+    observer.failed(_Cycle(), True, "no room", None)
+    observer.failed(_Cycle(profile="calm"), False, "broken", None)
+    observer.scheduled(_Cycle(attempts=2, queued_at=T0), "n1")
+    observer.scheduled(_Cycle(attempts=20), "n1")  # never queued as far as the scheduler knows: no SLI
+    sample = metrics.registry.get_sample_value
+    assert sample("scheduler_schedule_attempts_total", {"result": "unschedulable", "profile": "default-scheduler"}) == 1
+    assert sample("scheduler_schedule_attempts_total", {"result": "error", "profile": "calm"}) == 1
+    assert sample("scheduler_schedule_attempts_total", {"result": "scheduled", "profile": "default-scheduler"}) == 2
+    assert sample("scheduler_pod_scheduling_attempts_count") == 2
+    assert sample("scheduler_pod_scheduling_sli_duration_seconds_sum", {"attempts": "2"}) == 3.0
+    assert sample("scheduler_pod_scheduling_sli_duration_seconds_count", {"attempts": "15+"}) is None
+
+
+def test_only_a_preempting_profiles_post_filter_is_a_preemption_attempt() -> None:
+    metrics = SchedulerMetrics()
+    observer = MetricsObserver(metrics, lambda: T0, ("default-scheduler",))
+    observer.post_filtered(_Cycle(), "DefaultPreemption", "ok", ["ns/a", "ns/b"], "n1", None)
+    observer.post_filtered(_Cycle(), "DefaultPreemption", "none", None, "", None)
+    observer.post_filtered(_Cycle(profile="calm"), "Other", "ok", ["ns/c"], "n1", None)
+    sample = metrics.registry.get_sample_value
+    assert sample("scheduler_preemption_attempts_total") == 2
+    assert (sample("scheduler_preemption_victims_count"), sample("scheduler_preemption_victims_sum")) == (1, 2)

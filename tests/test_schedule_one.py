@@ -12,8 +12,10 @@ import pytest
 
 from kubesched.framework.diagnosis import fit_error_message
 from kubesched.framework.status import Code, Status
+from kubesched.metrics import MetricsObserver
 from kubesched.plugins import names
-from kubesched.schedule_one import NO_NODES_AVAILABLE, num_feasible_nodes_to_find
+from kubesched.recording import Observers, RecordingObserver
+from kubesched.schedule_one import NO_NODES_AVAILABLE, SchedulingCycle, num_feasible_nodes_to_find
 from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import (
     ErrorBinder,
@@ -25,6 +27,7 @@ from tests.fakeplugins import (
     PermitPlugin,
     RecordingReserve,
     SkipBinder,
+    StateKeeper,
     config_dict,
     profile_with,
     ref,
@@ -367,3 +370,75 @@ def test_pre_bind_wait_does_not_block_scheduling_and_resumes_on_resolve() -> Non
     assert ("unreserve", "b", "n1") in h.plugin(RecordingReserve).calls
     assert not h.scheduler.waiting_in_pre_bind
     assert "binding volumes: context deadline exceeded" in h.condition("b").get("message", "")
+
+
+# -- the cycle object and the one observer ------------------------------------------------------------
+class StepLog:
+    """An observer noting every lifecycle step with the cycle it came with."""
+
+    detailed = False
+    raw_scores = False
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[str, Any]] = []
+
+    def __getattr__(self, step: str) -> Any:
+        def report(cycle: Any, *args: Any) -> None:
+            self.steps.append((step, cycle))
+
+        return report
+
+    def cycles(self) -> list[Any]:
+        return list({id(c): c for _, c in self.steps}.values())
+
+    def of(self, cycle: Any) -> list[str]:
+        return [step for step, c in self.steps if c is cycle]
+
+
+def test_one_cycle_object_carries_the_pod_from_scheduling_through_a_permit_wait_to_binding() -> None:
+    plugins = {"reserve": {"enabled": [{"name": ref(StateKeeper)}]},
+               "postBind": {"enabled": [{"name": ref(StateKeeper)}]},
+               "permit": {"enabled": [{"name": ref(PermitPlugin)}]}}
+    h = harness(plugins, {ref(PermitPlugin): {"mode": "wait"}})
+    log = StepLog()
+    h.scheduler.observer = Observers([log, h.scheduler.observer])
+    h.create(pod_dict("p", cpu="1"))
+    h.step()
+    [cycle] = log.cycles()
+    assert isinstance(cycle, SchedulingCycle)
+    assert (cycle.pod.name, cycle.pod.node_name, cycle.host, cycle.assumed.node_name) == ("p", "", "n1", "n1")
+    assert cycle.fwk is h.scheduler.profiles["default-scheduler"] and cycle.qpi.pod is cycle.pod
+    assert (cycle.profile, cycle.attempts) == ("default-scheduler", 1)
+    assert cycle.state.get(StateKeeper.MARK) == "p"
+    assert "scheduled" not in log.of(cycle)  # waiting at Permit
+    h.plugin(PermitPlugin).allow(_uid(h, "p"))
+    h.settle()
+    assert h.plugin(StateKeeper).calls == [("post_bind", "p", "p")]  # the state Reserve wrote, after the wait
+    assert log.cycles() == [cycle]
+    steps = log.of(cycle)
+    assert steps[0] == "begin" and steps[-1] == "scheduled" and steps.count("scheduled") == 1
+
+
+def test_each_lifecycle_step_reaches_the_metrics_and_the_recorder_once() -> None:
+    h = harness(nodes=[node_dict("n1", cpu="2")])
+    # The harness records: the scheduler's one observer is then the metrics, then the recording.
+    observer = h.scheduler.observer
+    assert isinstance(observer, Observers)
+    assert [type(o) for o in observer.observers] == [MetricsObserver, RecordingObserver]
+    log = StepLog()
+    h.scheduler.observer = Observers([*observer.observers, log])
+    h.create(pod_dict("fits", cpu="1"), pod_dict("huge", cpu="8"))
+    h.run()
+    by_pod = {c.pod.name: log.of(c) for c in log.cycles()}
+    assert [s for s in by_pod["fits"] if s in ENDS] == ["begin", "scheduled"]
+    assert [s for s in by_pod["huge"] if s in ENDS] == ["begin", "post_filtered", "failed"]
+    sample = h.scheduler.metrics.registry.get_sample_value
+    for result in ("scheduled", "unschedulable"):
+        assert sample("scheduler_schedule_attempts_total", {"result": result, "profile": "default-scheduler"}) == 1
+    assert sample("scheduler_preemption_attempts_total") == 1
+    assert [(r.pod, r.result) for r in h.records] == [("default/fits", "Scheduled"), ("default/huge", "Unschedulable")]
+    assert h.records[1].details["postfilter"] == {
+        "DefaultPreemption": "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."}
+
+
+ENDS = ("begin", "post_filtered", "failed", "scheduled")

@@ -1,8 +1,4 @@
-"""The scheduler's event handlers (kubesched.scheduler), as kube-scheduler's eventhandlers.go.
-
-Watch events from an embedded cluster route pods to the queue or the cache, nodes to the cache, and
-move unschedulable pods only when an event concerns a plugin that rejected them.
-"""
+"""The scheduler's wiring (kubesched.scheduler): profiles, queue and handlers joined, and who observes attempts."""
 
 from __future__ import annotations
 
@@ -10,237 +6,31 @@ from typing import Any
 
 import pytest
 
-from kubesched.plugins import names
+from kubesched.api.objects import Pod
+from kubesched.clock import VirtualClock
+from kubesched.config import load_config
+from kubesched.embedded.apiserver import EmbeddedCluster
+from kubesched.metrics import MetricsObserver
+from kubesched.recording import (
+    FullRecorder,
+    NullRecorder,
+    Observers,
+    OutcomeStream,
+    Recorders,
+    RecordingObserver,
+    SummaryRecorder,
+)
+from kubesched.scheduler import WATCHED_KINDS, Scheduler
 from tests.factories import node_dict, pod_dict
-from tests.fakeplugins import (
-    API,
-    Harness,
-    LabelFilter,
-    PermitPlugin,
-    RecordingReserve,
-    RejectAllFilter,
-    RejectAllFilterNoEvents,
-    profile_with,
-    ref,
-)
-
-NO_PREEMPTION = {"postFilter": {"disabled": [{"name": names.DEFAULT_PREEMPTION}]}}
+from tests.fakeplugins import Harness, config_dict, profile_with
 
 
-def two_profiles(nodes: list[dict[str, Any]]) -> Harness:
-    """Profile "labels" rejects through LabelFilter (Node Add/label events); "never" through a plugin
-    that registered no event at all."""
-    cfg = dict(API, profiles=[
-        dict(profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]}, **NO_PREEMPTION}),
-             schedulerName="labels"),
-        dict(profile_with({"filter": {"enabled": [{"name": ref(RejectAllFilterNoEvents)}]}, **NO_PREEMPTION}),
-             schedulerName="never"),
-        dict(profile_with({"filter": {"enabled": [{"name": ref(RejectAllFilter)}]}, **NO_PREEMPTION}),
-             schedulerName="wildcard"),
-        dict(profile_with(NO_PREEMPTION), schedulerName="default-scheduler"),
-    ])
-    return Harness(cfg, objects=nodes)
+def scheduler(config: dict[str, Any] | None = None) -> Scheduler:
+    return Scheduler(EmbeddedCluster(), load_config(config), clock=VirtualClock())
 
 
-def pod_for(name: str, scheduler: str, **kw: Any) -> dict[str, Any]:
-    return pod_dict(name, spec={"schedulerName": scheduler}, **kw)
-
-
-def requested_cpu(h: Harness, node: str) -> int:
-    snap = h.scheduler.update_snapshot()
-    return int(snap.node_infos[snap.index[node]].requested.get("cpu", 0))
-
-
-# -- pods -----------------------------------------------------------------------------------------------
-def test_pending_pods_are_queued_only_for_our_scheduler_names() -> None:
-    h = two_profiles([node_dict("n1")])
-    h.create(pod_for("mine", "default-scheduler"), pod_for("theirs", "somebody-else"))
-    assert h.where("mine") == "active"
-    assert h.where("theirs") is None
-    h.run()
-    assert h.node_of("mine") == "n1"
-    assert h.node_of("theirs") is None
-    assert {r.pod for r in h.records} == {"default/mine"}
-
-
-def test_bound_pods_go_to_the_cache() -> None:
-    h = Harness(objects=[node_dict("n1", cpu="2"), pod_dict("running", cpu="1500m", node_name="n1")])
-    assert requested_cpu(h, "n1") == 1500
-    h.create(pod_dict("p", cpu="1"))
-    h.step()
-    assert h.node_of("p") is None
-    assert "Insufficient cpu" in (h.records[-1].message or "")
-
-
-def test_pending_pod_bound_by_someone_else_leaves_the_queue_for_the_cache() -> None:
-    h = Harness(dict(API, profiles=[profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]},
-                                                  **NO_PREEMPTION})]),
-                objects=[node_dict("n1")])
-    h.create(pod_dict("p", cpu="1"))
-    h.step()
-    assert h.where("p") == "unschedulable"
-    h.cluster.bind("default", "p", "n1")
-    h.settle()
-    assert h.where("p") is None
-    assert requested_cpu(h, "n1") == 1000
-
-
-def test_pod_deleted_while_queued_is_dropped() -> None:
-    h = Harness(objects=[node_dict("n1")])
-    h.create(pod_dict("p"))
-    assert h.where("p") == "active"
-    h.cluster.delete("Pod", "default", "p")
-    h.settle()
-    assert h.scheduler.queue.pending_pod_list() == []
-    assert h.run() == 0
-    assert h.records == []
-
-
-def test_pod_deleted_while_waiting_on_permit_is_not_bound() -> None:
-    cfg = dict(API, profiles=[profile_with({"permit": {"enabled": [{"name": ref(PermitPlugin)}]},
-                                            "reserve": {"enabled": [{"name": ref(RecordingReserve)}]}})])
-    h = Harness(cfg, objects=[node_dict("n1")])
-    h.create(pod_dict("p", cpu="1"))
-    h.step()
-    assert requested_cpu(h, "n1") == 1000
-    h.cluster.delete("Pod", "default", "p")
-    h.settle()
-    assert h.scheduler.profiles["default-scheduler"].waiting_pods.all() == []
-    assert requested_cpu(h, "n1") == 0
-    assert ("unreserve", "p", "n1") in h.plugin(RecordingReserve).calls
-    assert [p for p in h.cluster.list("Pod")[0] if p["metadata"]["name"] == "p"] == []
-
-
-def test_assigned_pod_delete_moves_pods_rejected_for_resources_only() -> None:
-    h = two_profiles([node_dict("n1", cpu="2"), pod_dict("hog", cpu="2", node_name="n1")])
-    h.create(pod_for("needs-cpu", "default-scheduler", cpu="1"), pod_for("needs-label", "labels"))
-    h.run()
-    assert h.where("needs-cpu") == "unschedulable"
-    assert h.where("needs-label") == "unschedulable"
-    h.cluster.delete("Pod", "default", "hog")
-    h.settle()
-    assert h.where("needs-cpu") in ("active", "backoff")
-    assert h.where("needs-label") == "unschedulable"
-    assert requested_cpu(h, "n1") == 0
-
-
-def test_node_add_moves_only_pods_whose_rejector_registered_it() -> None:
-    h = two_profiles([node_dict("n1")])
-    h.create(pod_for("labels", "labels"), pod_for("never", "never"), pod_for("wildcard", "wildcard"))
-    h.run()
-    assert {n: h.where(n) for n in ("labels", "never", "wildcard")} == dict.fromkeys(
-        ("labels", "never", "wildcard"), "unschedulable")
-    h.create(node_dict("n2", labels={"fake": "yes"}))
-    assert h.where("labels") in ("active", "backoff")
-    assert h.where("wildcard") in ("active", "backoff")  # no events_to_register: every event
-    assert h.where("never") == "unschedulable"  # an empty registration: no event helps
-    h.clock.advance(10)
-    h.scheduler.run_periodic()
-    h.run()
-    assert h.node_of("labels") == "n2"
-
-
-@pytest.mark.parametrize(
-    ("change", "moves"),
-    [
-        ({"labels": {"fake": "yes"}}, True),  # NodeLabelChange, registered by LabelFilter
-        ({"allocatable": {"cpu": "8"}}, False),  # NodeAllocatableChange, not registered
-        ({"annotations": {"a": "b"}}, False),
-        # One update, two kinds of change: every kind is an event, so the label change still counts.
-        ({"allocatable": {"cpu": "8"}, "labels": {"fake": "yes"}}, True),
-    ],
-)
-def test_node_update_moves_pods_by_the_kind_of_change(change: dict[str, Any], moves: bool) -> None:
-    h = two_profiles([node_dict("n1")])
-    h.create(pod_for("labels", "labels"), pod_for("wildcard", "wildcard"))
-    h.run()
-    node = h.cluster.get("Node", None, "n1")
-    node["metadata"]["labels"].update(change.get("labels", {}))
-    node["metadata"].setdefault("annotations", {}).update(change.get("annotations", {}))
-    node["status"]["allocatable"].update(change.get("allocatable", {}))
-    h.cluster.update(node)
-    h.settle()
-    assert (h.where("labels") != "unschedulable") is moves
-    assert h.where("wildcard") in ("active", "backoff")
-
-
-def test_node_delete_removes_it_from_the_snapshot() -> None:
-    h = Harness(objects=[node_dict("n1"), node_dict("n2")])
-    h.cluster.delete("Node", None, "n1")
-    h.settle()
-    assert [i.name for i in h.scheduler.update_snapshot().node_infos] == ["n2"]
-    h.create(pod_dict("p"))
-    h.step()
-    assert h.node_of("p") == "n2"
-
-
-@pytest.mark.parametrize(
-    "spec",
-    [
-        {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "abc"}}}]},
-        {"tolerations": [{"key": "a", "operator": "Bogus"}]},
-    ],
-    ids=["bad-quantity", "bad-toleration-operator"],
-)
-def test_malformed_pod_gets_a_warning_and_the_scheduler_carries_on(spec: dict[str, Any]) -> None:
-    h = Harness(objects=[node_dict("n1")])
-    h.create(pod_dict("bad", spec=spec), pod_dict("good"))
-    warnings = h.events("bad")
-    assert len(warnings) == 1
-    assert warnings[0]["type"] == "Warning"
-    assert warnings[0]["reason"] == "FailedScheduling"
-    assert warnings[0]["message"].startswith("pod is malformed and cannot be scheduled: spec.")
-    assert h.where("bad") is None
-    h.run()
-    assert h.node_of("good") == "n1"
-    assert h.node_of("bad") is None
-    assert {r.pod for r in h.records} == {"default/good"}
-
-
-@pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
-def test_terminal_pods_are_ignored(phase: str) -> None:
-    done_bound = pod_dict("done-bound", cpu="2", node_name="n1")
-    done_bound["status"]["phase"] = phase
-    done_pending = pod_dict("done-pending")
-    done_pending["status"]["phase"] = phase
-    h = Harness(objects=[node_dict("n1", cpu="2"), done_bound, done_pending])
-    assert requested_cpu(h, "n1") == 0
-    assert h.where("done-pending") is None
-    h.create(pod_dict("p", cpu="2"))
-    h.step()
-    assert h.node_of("p") == "n1"
-
-
-def test_running_pod_turning_terminal_frees_its_node() -> None:
-    h = Harness(dict(API, profiles=[profile_with(NO_PREEMPTION)]),
-                objects=[node_dict("n1", cpu="2"), pod_dict("job", cpu="2", node_name="n1")])
-    h.create(pod_dict("p", cpu="2"))
-    h.step()
-    assert h.where("p") == "unschedulable"
-    job = h.pod("job")
-    job["status"]["phase"] = "Succeeded"
-    h.cluster.update(job)
-    h.settle()
-    assert requested_cpu(h, "n1") == 0
-    assert h.where("p") in ("active", "backoff")
-
-
-def test_gated_pods_wait_until_their_gates_are_removed() -> None:
-    h = Harness(objects=[node_dict("n1")])
-    h.create(pod_dict("g", spec={"schedulingGates": [{"name": "example.com/wait"}]}))
-    assert h.where("g") == "gated"
-    assert h.run() == 0
-    h.clock.advance(600)
-    h.scheduler.run_periodic()
-    assert h.run() == 0
-    assert h.records == []
-    pod = h.pod("g")
-    pod["spec"]["schedulingGates"] = []
-    h.cluster.update(pod)
-    h.settle()
-    assert h.where("g") == "active"
-    assert h.run() == 1
-    assert h.node_of("g") == "n1"
+def _pod(name: str, scheduler_name: str) -> Pod:
+    return Pod.from_dict(pod_dict(name, spec={"schedulerName": scheduler_name}))
 
 
 def test_unknown_scheduler_name_never_reaches_a_profile() -> None:
@@ -249,73 +39,41 @@ def test_unknown_scheduler_name_never_reaches_a_profile() -> None:
     assert h.scheduler.framework_for(_pod("y", "default-scheduler")) is not None
 
 
-def _pod(name: str, scheduler: str) -> Any:
-    from kubesched.api.objects import Pod
-
-    return Pod.from_dict(pod_for(name, scheduler))
-
-
 def test_tie_break_must_be_known() -> None:
     with pytest.raises(ValueError, match="tie_break"):
         Harness(tie_break="first")
 
 
-def test_a_binding_or_status_update_reuses_the_parsed_pod_and_anything_else_is_parsed_again() -> None:
-    import copy
-
-    from kubesched.api.objects import Pod
-    from kubesched.scheduler import _rebound
-
-    raw = pod_dict("p", cpu="1", labels={"app": "a"})
-    raw["metadata"]["resourceVersion"] = "1"
-    old = Pod.from_dict(raw)
-    bound = copy.deepcopy(raw)
-    bound["spec"]["nodeName"] = "n1"
-    bound["metadata"]["resourceVersion"] = "2"
-    bound["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}]
-    new = _rebound(old, bound)
-    assert new is not None and new.node_name == "n1" and new.meta.resource_version == "2" and new.raw is bound
-    assert new.requests == old.requests and new.containers is old.containers
-    relabelled = copy.deepcopy(bound)
-    relabelled["metadata"]["labels"] = {"app": "b"}
-    resized = copy.deepcopy(bound)
-    resized["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
-    nominated = copy.deepcopy(raw)
-    nominated["status"]["nominatedNodeName"] = "n2"
-    assert _rebound(old, relabelled) is None
-    assert _rebound(old, resized) is None
-    assert _rebound(old, nominated) is None
+def test_plugins_that_register_other_kinds_get_them_watched() -> None:
+    coscheduling = profile_with({"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+                                 "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}})
+    assert scheduler(config_dict(coscheduling)).watched_kinds == (*WATCHED_KINDS, "PodGroup")
+    assert scheduler().watched_kinds == WATCHED_KINDS
 
 
-def test_a_node_beyond_the_snapshot_columns_is_ignored_not_an_overflow() -> None:
-    # A real API server stores cpu: 1E; the scheduler leaves that node out instead of crashing.
-    h = Harness(objects=[node_dict("huge", cpu="1E"), node_dict("n1")])
-    h.create(pod_dict("p"))
-    h.run()
-    assert h.node_of("p") == "n1"
-    assert [i.name for i in h.scheduler.update_snapshot().node_infos] == ["n1"]
+def test_the_metrics_alone_observe_attempts_until_something_records() -> None:
+    sched = scheduler()
+    assert isinstance(sched.observer, MetricsObserver) and isinstance(sched.recorder, NullRecorder)
+    sched.add_recorder(NullRecorder())
+    assert isinstance(sched.observer, MetricsObserver)
+    summary = SummaryRecorder()
+    sched.add_recorder(summary)
+    assert sched.recorder is summary
+    assert isinstance(sched.observer, Observers)
+    metrics, recording = sched.observer.observers
+    assert isinstance(metrics, MetricsObserver) and isinstance(recording, RecordingObserver)
+    assert recording.recorder is summary and not sched.observer.raw_scores
 
 
-def test_storage_events_reach_listers_and_move_volume_rejected_pods() -> None:
-    """PvcAdd / PvAdd / StorageClassAdd as kube-scheduler names them: a pod waiting for its claim is
-    retried once the claim appears."""
-    from tests.factories import node_dict, pod_dict
-    from tests.fakeplugins import Harness
-    from tests.plugins.storage import claim_volume, pv_dict, pvc_dict
-
-    h = Harness(objects=[node_dict("n1")])
-    h.create(pod_dict("p", spec={"volumes": [claim_volume("c")]}))
-    h.step()
-    assert h.node_of("p") is None
-    assert h.records[-1].message and 'persistentvolumeclaim "c" not found' in h.records[-1].message
-    pv = pv_dict("pv", claim=("default", "c"))
-    pvc = pvc_dict("c", volume="pv", bound=True)
-    for obj in (pv, pvc):
-        obj["metadata"].pop("resourceVersion")
-        obj["metadata"].pop("uid", None)
-    h.create(pv, pvc)
-    assert h.scheduler.listers.pvc("default", "c") is not None
-    h.clock.advance_to(h.clock.now() + __import__("datetime").timedelta(seconds=2))
-    h.scheduler.queue.flush_backoff_q_completed()
-    h.run()
-    assert h.node_of("p") == "n1"
+def test_added_recorders_share_one_recording_observer() -> None:
+    sched = scheduler()
+    stream, full = OutcomeStream(), FullRecorder()
+    sched.add_recorder(stream)
+    sched.add_recorder(full)
+    sched.add_recorder(SummaryRecorder())
+    recorders = sched.recorder
+    assert isinstance(recorders, Recorders) and recorders.recorders[:2] == [stream, full]
+    assert isinstance(sched.observer, Observers) and sched.observer.raw_scores
+    assert [type(o) for o in sched.observer.observers] == [MetricsObserver, RecordingObserver]
+    sched.recorder = NullRecorder()
+    assert isinstance(sched.observer, MetricsObserver)

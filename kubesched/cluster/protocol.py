@@ -125,6 +125,10 @@ class Cluster(Protocol):
     Every returned object is the caller's own copy. Cluster-scoped kinds take ``namespace=None``.
     """
 
+    #: True for a cluster living in this process (the embedded one): nothing outside the process, an
+    #: HTTP extender say, can reach it, so the scheduler writes what such a party would write for it.
+    in_process: bool
+
     def list(self, kind: str, namespace: str | None = None) -> tuple[builtins.list[dict], str]:
         """All objects of ``kind`` (in ``namespace`` if given) and the list's resourceVersion."""
         ...

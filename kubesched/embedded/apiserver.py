@@ -109,6 +109,8 @@ class EmbeddedCluster:
     metadata.uid. Both are injected so that a simulation replays identically.
     """
 
+    in_process = True
+
     def __init__(
         self,
         clock: Callable[[], datetime] = _utc_now,

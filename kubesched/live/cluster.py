@@ -106,6 +106,8 @@ class InformerWatch:
 class KubeCluster:
     """See the module docstring. ``delete_grace_period`` None uses each object's own grace period."""
 
+    in_process = False
+
     def __init__(self, rest: RestClient, *, recorder: EventRecorder | None = None,
                  delete_grace_period: int | None = None) -> None:
         self.rest = rest

@@ -1,10 +1,12 @@
 """Recording: what the scheduling cycle reports, and the sinks that keep, stream or drop it.
 
 The scheduler has one :class:`Recorder` (``Scheduler.recorder``); the default records nothing. Every
-scheduling cycle asks it for an attempt and reports to that: the rejected rows with their statuses,
-the feasible rows, the score arrays, the PostFilter/Reserve/Permit/Bind outcome, and how it ended.
-The data stays as the cycle made it (NumPy rows, Status objects, score arrays); dicts exist only
-when someone reads a record.
+scheduling cycle reports the steps of its attempt to one :class:`AttemptObserver` (:mod:`.observer`),
+behind which the metrics and the recorders sit; when something records, the :class:`RecordingObserver`
+asks the recorder for an attempt as the cycle begins and hands it every report: the rejected rows
+with their statuses, the feasible rows, the score arrays, the PostFilter/Reserve/Permit/Bind outcome,
+and how it ended. The data stays as the cycle made it (NumPy rows, Status objects, score arrays);
+dicts exist only when someone reads a record.
 
 Sinks, combined with :class:`Recorders`:
 
@@ -21,10 +23,10 @@ Sinks, combined with :class:`Recorders`:
 ``simulate(..., record="summary" | "full" | "none")`` picks among the first three (:func:`recorders_for`).
 """
 
-from kubesched.framework.cycle_state import CycleState
-from kubesched.recording.attempt import NULL_ATTEMPT, Attempt, NullAttempt
+from kubesched.recording.attempt import NULL_ATTEMPT, Attempt, AttemptSink, NullAttempt
 from kubesched.recording.full import FullRecorder, LazyDicts, LazyRecords
 from kubesched.recording.jsonl import AttemptEncoder, TraceFile
+from kubesched.recording.observer import AttemptObserver, ObservedCycle, Observers, RecordingObserver
 from kubesched.recording.recorder import NullRecorder, Recorder, Recorders
 from kubesched.recording.summary import (
     AttemptOutcome,
@@ -39,15 +41,6 @@ from kubesched.recording.trace_writer import TraceWriter
 #: The ``record=`` choices of :func:`kubesched.simulate`.
 RECORD_MODES = ("summary", "full", "none")
 
-#: Where the scheduling cycle keeps its attempt in the CycleState (the binding cycle reads it there).
-ATTEMPT_KEY = "kubesched.io/attempt"
-
-
-def attempt_of(state: CycleState) -> Attempt | NullAttempt:
-    """The attempt a cycle reports to, from its CycleState (the do-nothing one when none was set)."""
-    found: Attempt | NullAttempt | None = state.get(ATTEMPT_KEY)
-    return NULL_ATTEMPT if found is None else found
-
 
 def recorders_for(mode: str) -> tuple[SummaryRecorder | None, FullRecorder | None]:
     """The sinks a ``record=`` mode asks for: summaries for "summary", summaries and full records for "full"."""
@@ -59,26 +52,29 @@ def recorders_for(mode: str) -> tuple[SummaryRecorder | None, FullRecorder | Non
 
 
 __all__ = [
-    "ATTEMPT_KEY",
     "NULL_ATTEMPT",
     "RECORD_MODES",
     "Attempt",
     "AttemptEncoder",
+    "AttemptObserver",
     "AttemptOutcome",
+    "AttemptSink",
     "AttemptSummary",
     "FullRecorder",
     "LazyDicts",
     "LazyRecords",
     "NullAttempt",
     "NullRecorder",
+    "ObservedCycle",
+    "Observers",
     "OutcomeListener",
     "OutcomeStream",
     "Recorder",
     "Recorders",
+    "RecordingObserver",
     "SummaryDicts",
     "SummaryRecorder",
     "TraceFile",
     "TraceWriter",
-    "attempt_of",
     "recorders_for",
 ]

@@ -13,15 +13,12 @@ Rows index the node-name array of the snapshot the cycle ran on. The snapshot re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from kubesched.framework.status import Status
 from kubesched.recording.trace import SCHEDULED, AttemptRecord
-
-if TYPE_CHECKING:
-    from kubesched.recording.recorder import Recorder
 
 #: The plugin and code the trace shows for nodes a PreFilterResult left out.
 PRE_FILTER_RESULT = "PreFilterResult"
@@ -92,19 +89,30 @@ class NullAttempt:
 NULL_ATTEMPT = NullAttempt()
 
 
+class AttemptSink(Protocol):
+    """Where an attempt goes when it ends (a recorder): the attempt knows no more of its recorder."""
+
+    @property
+    def raw_scores(self) -> bool:
+        """Whether the cycle should keep every Score plugin's raw scores."""
+        ...
+
+    def finished(self, attempt: Attempt) -> None: ...
+
+
 class Attempt:
     """One attempt as the cycle reported it; :meth:`to_record` turns it into the trace's dicts."""
 
     __slots__ = (
-        "_recorder", "attempt", "cycle", "details", "evaluated_nodes", "feasible_rows", "filter_parts", "message",
+        "_sink", "attempt", "cycle", "details", "evaluated_nodes", "feasible_rows", "filter_parts", "message",
         "names", "node", "nominated_node", "plugin_scores", "pod", "profile", "raw_score_arrays", "result",
         "scored_rows", "start_nominated_node", "tie_rows", "total_scores", "victims",
     )
     enabled = True
 
-    def __init__(self, recorder: Recorder, pod: str, attempt: int, profile: str,
+    def __init__(self, sink: AttemptSink, pod: str, attempt: int, profile: str,
                  start_nominated_node: str | None = None, cycle: int = 0) -> None:
-        self._recorder = recorder
+        self._sink = sink
         self.pod = pod
         self.attempt = attempt
         self.profile = profile
@@ -135,7 +143,7 @@ class Attempt:
     @property
     def raw_scores(self) -> bool:
         """Whether the cycle should keep the Score plugins' raw scores (only annotations read them)."""
-        return self._recorder.raw_scores
+        return self._sink.raw_scores
 
     # -- reports from the scheduling cycle -----------------------------------------------------------
     def rejected_all(self, names: np.ndarray, status: Status) -> None:
@@ -197,12 +205,12 @@ class Attempt:
         self.message = message
         if nominated_node:
             self.nominated_node = nominated_node
-        self._recorder.finished(self)
+        self._sink.finished(self)
 
     def scheduled(self, node: str) -> None:
         self.result = SCHEDULED
         self.node = node
-        self._recorder.finished(self)
+        self._sink.finished(self)
 
     # -- reading -----------------------------------------------------------------------------------------
     @property

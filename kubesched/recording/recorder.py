@@ -1,8 +1,9 @@
 """The recorder the scheduling cycle reports to, and the one that does nothing (the default).
 
-A scheduling cycle asks its scheduler's recorder for an attempt once, when it starts (:meth:`Recorder.begin`);
-every report after that goes to the attempt it got back. The do-nothing recorder hands out one shared
-attempt whose methods are empty, so an unrecorded cycle pays a handful of empty calls and builds nothing.
+A scheduling cycle's recording observer (:class:`~kubesched.recording.RecordingObserver`) asks the
+scheduler's recorder for an attempt once, when the cycle begins (:meth:`Recorder.begin`); every report
+after that goes to the attempt it got back. The do-nothing recorder is never asked: a scheduler whose
+recorder records nothing leaves the recording observer out, so an unrecorded cycle builds nothing.
 When the attempt ends (scheduled, unschedulable or an error; for a scheduled pod that is after Bind) the
 attempt calls :meth:`Recorder.finished` with itself, where a sink keeps, writes or drops it.
 
