@@ -108,6 +108,8 @@ def test_bad_manifest_is_one_line_naming_file_document_and_field(
 
 @pytest.mark.parametrize(("percentage", "plugin", "want"), [
     pytest.param(50, "NoSuchPlugin", ['plugin "NoSuchPlugin" does not exist'], id="unknown-plugin"),
+    pytest.param(50, "NodeResourceFit", ['profiles[0].plugins.filter.enabled[0].name: plugin "NodeResourceFit" does '
+                                         'not exist (did you mean "NodeResourcesFit"?)'], id="misspelt-plugin"),
     pytest.param(50, "no_such_module:Plugin", ['plugin "no_such_module:Plugin": importing no_such_module failed'],
                  id="unimportable-out-of-tree-plugin"),
     pytest.param(200, "NodeName", ["percentageOfNodesToScore"], id="bad-value-names-the-field"),
