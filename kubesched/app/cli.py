@@ -121,11 +121,17 @@ def build_parser() -> argparse.ArgumentParser:
     exp = commands.add_parser(
         "explain", help="one pod's decision from a trace file: filter verdicts, scores, winner, ties",
         description="Read a trace written by simulate --trace (.jsonl or .jsonl.gz) and print, for one attempt of "
-                    "one pod, every node's filter verdict or its raw, normalised and weighted scores.")
+                    "one pod, every node's filter verdict or its raw, normalised and weighted scores. A POD no pod "
+                    "has exactly is read as a workload (Deployment/ns/name) or a name prefix: one matching pod is "
+                    "explained, several are listed.")
     exp.add_argument("trace", metavar="TRACE", help="trace file (.jsonl or .jsonl.gz)")
-    exp.add_argument("pod", metavar="POD", help="namespace/name (a bare name means the default namespace)")
+    exp.add_argument("pod", metavar="POD",
+                     help="namespace/name (a bare name means the default namespace), a prefix of it, or "
+                          "Kind/namespace/name of a Deployment, ReplicaSet, StatefulSet, DaemonSet or Job")
     exp.add_argument("--attempt", type=int, metavar="N", help="which attempt (default: the last)")
     exp.add_argument("--node", metavar="NAME", help="only this node, plugin by plugin")
+    exp.add_argument("--width", type=int, metavar="COLUMNS",
+                     help="lay out for this many columns (default: the terminal's, or $COLUMNS; unlimited when piped)")
 
     snap = commands.add_parser(
         "snapshot", help="write a live cluster's nodes, pods and scheduling objects as manifests for simulate",
@@ -256,7 +262,7 @@ def _plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    explain(args.trace, args.pod, attempt=args.attempt, node=args.node, out=out)
+    explain(args.trace, args.pod, attempt=args.attempt, node=args.node, out=out, width=args.width)
     return EXIT_OK
 
 

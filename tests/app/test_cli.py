@@ -427,7 +427,7 @@ def test_explain_a_pod_from_the_trace(tmp_path: Path, capsys: pytest.CaptureFixt
     assert out.startswith("Pod payments/payments-api-0, attempt 1 of 2")
     assert "Victims: batch/etl-0" in out
     assert main(["explain", str(trace), "payments/nope"]) == 2
-    assert capsys.readouterr().err == "kubesched: error: pod payments/nope: no attempt in the trace\n"
+    assert capsys.readouterr().err == f"kubesched: error: no attempt for pod payments/nope in {trace}\n"
 
 
 def test_report_and_simulator_annotations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
