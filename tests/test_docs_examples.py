@@ -157,6 +157,8 @@ def scratch_root(tmp: Path) -> Path:
 
 def run_command(command: str, work: Path) -> tuple[int, str]:
     env = dict(os.environ)
+    # What is shown is what a pipe prints; the width of the terminal running the tests must not change it.
+    env.pop("COLUMNS", None)
     env["PATH"] = f"{work.parent / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     done = subprocess.run(["bash", "-c", command], cwd=work, env=env, stdout=subprocess.PIPE,

@@ -229,6 +229,7 @@ def _decode_profile(raw: object, path: str, semantic: ErrorList, *, sole: bool) 
     plugins = merge_plugins(default_plugins(), user_plugins)
 
     given: dict[str, object] = {}
+    name_paths = _plugin_name_paths(user_plugins, f.at("plugins"))
     pc_path = f.at("pluginConfig")
     for j, entry in enumerate(f.get_list("pluginConfig")):
         ep = index(pc_path, j)
@@ -238,6 +239,7 @@ def _decode_profile(raw: object, path: str, semantic: ErrorList, *, sole: bool) 
         ef.done()
         if not plugin_name:
             raise required(child(ep, "name"))
+        name_paths.append((child(ep, "name"), plugin_name))
         args = parse_plugin_args(plugin_name, raw_args, child(ep, "args"))
         if plugin_name in given:
             # A dict cannot hold both entries, so report it now.
@@ -250,7 +252,21 @@ def _decode_profile(raw: object, path: str, semantic: ErrorList, *, sole: bool) 
         percentage_of_nodes_to_score=percentage,
         plugins=plugins,
         plugin_config=default_plugin_config(plugins, given),
+        plugin_name_paths=tuple(name_paths),
     )
+
+
+def _plugin_name_paths(user_plugins: Plugins | None, path: str) -> list[tuple[str, str]]:
+    """(field path, name) of every plugin the user's plugin sets name, in file order."""
+    found: list[tuple[str, str]] = []
+    for yaml_name, attr in EXTENSION_POINTS if user_plugins is not None else ():
+        plugin_set: PluginSet = getattr(user_plugins, attr)
+        point = child(path, yaml_name)
+        found.extend((child(index(child(point, "enabled"), i), "name"), ref.name)
+                     for i, ref in enumerate(plugin_set.enabled))
+        found.extend((child(index(child(point, "disabled"), i), "name"), name)
+                     for i, name in enumerate(plugin_set.disabled))
+    return found
 
 
 def _decode_plugins(raw: object, path: str, semantic: ErrorList) -> Plugins:

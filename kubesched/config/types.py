@@ -113,6 +113,9 @@ class Profile:
     percentage_of_nodes_to_score: int | None = None
     plugins: Plugins = field(default_factory=Plugins)
     plugin_config: dict[str, object] = field(default_factory=dict)
+    #: Every plugin name the configuration file wrote, with its field path, in file order: a name
+    #: that resolves to no plugin is reported at that field. Empty for profiles built in code.
+    plugin_name_paths: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from kubesched.config.types import Plugins, PluginSet, Profile
 from kubesched.framework.extension_points import FrameworkError
 from kubesched.framework.interfaces import PluginFactory
 from kubesched.plugins import names
+from kubesched.util.suggest import did_you_mean
 
 ENTRY_POINT_GROUP = "kubesched.plugins"
 
@@ -124,20 +125,26 @@ def resolve_profile(profile: Profile, registry: dict[str, PluginFactory]) -> tup
     """The profile kubesched will actually run, and a warning per kube-scheduler plugin left out.
 
     Import-path plugins are added to ``registry``; names that are neither registered, importable
-    nor known-but-unbuilt raise :class:`PluginLoadError`.
+    nor known-but-unbuilt raise :class:`PluginLoadError`, at the field that names them and with the
+    closest known name. Names kube-scheduler lets pass unused (a disabled plugin, args for a plugin)
+    that match no plugin get a warning with the same hint: a misspelling there silently does nothing.
     """
-    warnings: list[str] = []
     dropped: set[str] = set()
-    for name in profile.plugins.enabled_names():
+    unknown: list[str] = []
+    for name in _in_file_order(profile, profile.plugins.enabled_names()):
         if name in registry:
             continue
         if name in NOT_YET_BUILT:
             dropped.add(name)
-            continue
-        if ":" in name:
+        elif ":" in name:
             registry[name] = load_import_path(name)
-            continue
-        raise PluginLoadError(f'profiles[{profile.scheduler_name}]: plugin "{name}" does not exist')
+        else:
+            unknown.append(name)
+    if unknown:
+        problems = [f'{_where(profile, name, ".enabled[")}: plugin "{name}" does not exist'
+                    f"{did_you_mean(name, _known_names(registry))}" for name in unknown]
+        raise PluginLoadError(problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]")
+    warnings = _unused_names(profile, registry)
     for name in sorted(dropped):
         warnings.append(
             f'profile "{profile.scheduler_name}": plugin {name} is not implemented in kubesched yet; '
@@ -152,3 +159,37 @@ def resolve_profile(profile: Profile, registry: dict[str, PluginFactory]) -> tup
     config = {k: v for k, v in profile.plugin_config.items() if k not in dropped}
     return dataclasses.replace(profile, plugins=plugins, plugin_config=config), warnings
 
+
+def _known_names(registry: dict[str, PluginFactory]) -> list[str]:
+    """The names a misspelt one may have meant: registered and known-but-unbuilt (not import paths)."""
+    return sorted({*(n for n in registry if ":" not in n), *NOT_YET_BUILT})
+
+
+def _in_file_order(profile: Profile, names: set[str]) -> list[str]:
+    """``names``, those the configuration file wrote first and in its order, then the rest sorted."""
+    written = [name for _, name in profile.plugin_name_paths if name in names]
+    return list(dict.fromkeys([*written, *sorted(names)]))
+
+
+def _where(profile: Profile, name: str, kind: str) -> str:
+    """The field that names ``name`` (the first of that ``kind``: ".enabled[", ".disabled[",
+    "pluginConfig["), or the profile for profiles built in code."""
+    path = next((p for p, n in profile.plugin_name_paths if n == name and kind in p), None)
+    return path or f"profiles[{profile.scheduler_name}]"
+
+
+def _unused_names(profile: Profile, registry: dict[str, PluginFactory]) -> list[str]:
+    """Warnings for disabled plugins and plugin args whose name is no plugin at all."""
+    enabled = profile.plugins.enabled_names()
+    warnings = []
+    for path, name in profile.plugin_name_paths:
+        if name == "*" or name in registry or name in NOT_YET_BUILT or name in enabled:
+            continue
+        if ".disabled[" in path:
+            effect = "disabling it changes nothing"
+        elif "pluginConfig[" in path:
+            effect = "its args are not used"
+        else:
+            continue
+        warnings.append(f'{path}: plugin "{name}" does not exist; {effect}{did_you_mean(name, _known_names(registry))}')
+    return warnings

@@ -6,17 +6,46 @@ entered the total; nodes sorted best first, then the rejected ones. The winner a
 Raw scores and weights come from the trace's ``rawScores`` and ``weights`` keys; traces written
 without them show the weighted scores only.
 
-In a terminal the tables are drawn with rich; otherwise (a pipe, a file) as plain aligned text.
+The pod is named ``namespace/name``. A name no pod of the trace has exactly is read as a workload
+or a prefix (:mod:`kubesched.sim.explain_names`): one matching pod is explained, several are listed
+with their outcomes, none gives an error suggesting the closest names.
+
+The layout follows the width (:mod:`kubesched.sim.explain_layout`): a table where it fits, one
+block per node where it does not. In a terminal rich draws it; otherwise (a pipe, a file) it is
+plain text, as wide as it needs unless ``$COLUMNS`` or ``--width`` says otherwise.
 """
 
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
+import os
+import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
+
+from kubesched.sim.explain_layout import (
+    LAYOUTS,
+    Line,
+    NodeVerdict,
+    Piece,
+    PluginScore,
+    Printer,
+    format_table,
+    node_layouts,
+    node_verdicts,
+    wrap,
+)
+from kubesched.sim.explain_names import matching_pods, parse_workload, pod_key, suggestions
+
+__all__ = ["ExplainError", "NodeVerdict", "PluginScore", "PodOutcome", "explain", "format_table", "node_verdicts",
+           "read_trace"]
+
+#: Below this, not even a node name and its verdict fit on a line.
+MIN_WIDTH = 20
 
 
 class ExplainError(ValueError):
@@ -43,183 +72,148 @@ def read_trace(path: str | Path) -> Iterator[dict[str, Any]]:
         raise ExplainError(f"{path}: {getattr(err, 'strerror', None) or err}") from None
 
 
-def find_attempt(records: Iterator[dict[str, Any]], pod: str, attempt: int | None) -> tuple[dict[str, Any], int]:
-    """The pod's attempt (the last when ``attempt`` is None) and how many attempts the pod had.
+@dataclass(frozen=True, slots=True)
+class PodOutcome:
+    """Where a pod of the trace ended up: its last attempt's result, node and message."""
 
-    ``pod`` is ``namespace/name``; a bare name means the default namespace.
+    pod: str
+    attempts: int
+    result: str
+    node: str
+    message: str
+
+    def describe(self) -> str:
+        """``Scheduled on node-1``, or ``Unschedulable after 3 attempts: 0/3 nodes are available: …``."""
+        if self.result == "Scheduled" and self.node:
+            return f"Scheduled on {self.node}"
+        tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
+        return f"{self.result}{tries}" + (f": {self.message}" if self.message else "")
+
+
+def scan(trace: str | Path, key: str) -> tuple[list[dict[str, Any]], dict[str, PodOutcome]]:
+    """One pass over the trace: every attempt of pod ``key``, and every pod's outcome (in trace order).
+
+    Only the one pod's records are kept whole, so a large trace costs one small entry per pod.
     """
-    key = pod if "/" in pod else f"default/{pod}"
-    mine = [r for r in records if r.get("pod") == key]
-    if not mine:
-        raise ExplainError(f"pod {key}: no attempt in the trace")
+    mine: list[dict[str, Any]] = []
+    outcomes: dict[str, PodOutcome] = {}
+    for record in read_trace(trace):
+        pod = str(record.get("pod"))
+        if pod == key:
+            mine.append(record)
+        earlier = outcomes.pop(pod, None)  # re-inserted: the order is the pods' first attempts
+        outcomes[pod] = PodOutcome(pod, (earlier.attempts if earlier else 0) + 1, str(record.get("result") or ""),
+                                   str(record.get("node") or ""), " ".join(str(record.get("message") or "").split()))
+    return mine, outcomes
+
+
+def pick_attempt(records: Sequence[dict[str, Any]], key: str, attempt: int | None) -> dict[str, Any]:
+    """The pod's attempt number ``attempt``, or its last when None."""
     if attempt is None:
-        return mine[-1], len(mine)
-    for record in mine:
+        return records[-1]
+    for record in records:
         if record.get("attempt") == attempt:
-            return record, len(mine)
-    numbers = ", ".join(str(r.get("attempt")) for r in mine)
+            return record
+    numbers = ", ".join(str(r.get("attempt")) for r in records)
     raise ExplainError(f"pod {key}: no attempt {attempt} (attempts: {numbers})")
 
 
-@dataclass(frozen=True, slots=True)
-class PluginScore:
-    plugin: str
-    raw: int | None
-    normalised: int | None
-    weight: int | None
-    weighted: int
-
-
-@dataclass(frozen=True, slots=True)
-class NodeVerdict:
-    """One node's outcome: rejected (``plugin`` and ``reason``) or feasible with ``scores`` and ``total``."""
-
-    node: str
-    feasible: bool
-    plugin: str = ""
-    reason: str = ""
-    scores: tuple[PluginScore, ...] = ()
-    total: int | None = None
-
-
-def _raw_by_node(record: Mapping[str, Any]) -> Mapping[str, Mapping[str, int]]:
-    """``rawScores`` as {node: {plugin: raw}}: traces hold one column per plugin over ``feasible``
-    (earlier ones held the node-keyed map itself)."""
-    raw = record.get("rawScores") or {}
-    if not all(isinstance(column, list) for column in raw.values()):
-        return raw
-    by_node: dict[str, dict[str, int]] = {}
-    for plugin, column in raw.items():
-        for node, value in zip(record.get("feasible") or [], column, strict=False):
-            if value is not None:
-                by_node.setdefault(node, {})[plugin] = value
-    return by_node
-
-
-def node_verdicts(record: Mapping[str, Any]) -> list[NodeVerdict]:
-    """Feasible nodes best total first (then by name), then rejected nodes by name."""
-    raw = _raw_by_node(record)
-    weights: Mapping[str, int] = record.get("weights") or {}
-    weighted: Mapping[str, Mapping[str, int]] = record.get("scores") or {}
-    totals: Mapping[str, int] = record.get("total") or {}
-    feasible = []
-    for node in record.get("feasible") or []:
-        scores = []
-        for plugin, value in sorted((weighted.get(node) or {}).items()):
-            weight = weights.get(plugin)
-            scores.append(PluginScore(plugin, (raw.get(node) or {}).get(plugin),
-                                      value // weight if weight else None, weight, int(value)))
-        feasible.append(NodeVerdict(node, True, scores=tuple(scores), total=totals.get(node)))
-    feasible.sort(key=lambda v: (-(v.total or 0), v.node))
-    rejected = []
-    for node, entry in sorted((record.get("filter") or {}).items()):
-        reasons = entry.get("reasons") or []
-        reason = ", ".join(str(r) for r in reasons) or str(entry.get("code") or "")
-        rejected.append(NodeVerdict(node, False, plugin=str(entry.get("plugin") or ""), reason=reason))
-    return feasible + rejected
-
-
-def _score_cell(score: PluginScore) -> str:
-    if score.raw is None and score.normalised is None:
-        return str(score.weighted)
-    raw = "-" if score.raw is None else str(score.raw)
-    norm = "-" if score.normalised is None else str(score.normalised)
-    return f"{raw}/{norm}/{score.weighted}"
-
-
-def _rows(verdicts: Sequence[NodeVerdict], winner: str | None,
-          ties: Sequence[str]) -> tuple[list[str], list[list[str]]]:
-    """One row per node: total, one cell per Score plugin, and the verdict last (it may be long)."""
-    plugins = sorted({s.plugin for v in verdicts for s in v.scores})
-    header = ["NODE", "TOTAL", *plugins, "VERDICT"]
-    rows = []
-    for v in verdicts:
-        if v.feasible:
-            mark = "selected" if v.node == winner else ("tie" if v.node in ties else "feasible")
-            by_plugin = {s.plugin: _score_cell(s) for s in v.scores}
-            rows.append([v.node, "" if v.total is None else str(v.total),
-                         *(by_plugin.get(p, "") for p in plugins), mark])
-        else:
-            rows.append([v.node, "", *("" for _ in plugins), f"rejected by {v.plugin}: {v.reason}"])
-    return header, rows
-
-
-def _summary_lines(record: Mapping[str, Any], count: int) -> list[str]:
-    lines = [f"Pod {record.get('pod')}, attempt {record.get('attempt')} of {count} "
-             f"(profile {record.get('profile')}): {record.get('result')}"
-             + (f" on {record['node']}" if record.get("node") else "")]
-    if record.get("message"):
-        lines.append(f"  {record['message']}")
-    ties = record.get("ties") or []
-    if len(record.get("feasible") or []) == 1:
-        lines.append("  Only one node passed the filters, so no Score plugin ran (as in kube-scheduler)")
-    if len(ties) > 1:
-        lines.append(f"  Tied for the best total: {', '.join(ties)} (one chosen at random, as kube-scheduler does)")
-    if record.get("nominatedNode"):
-        lines.append(f"  Nominated node: {record['nominatedNode']}")
-    if record.get("victims"):
-        lines.append(f"  Victims: {', '.join(record['victims'])}")
-    return lines
-
-
-def _node_detail(v: NodeVerdict) -> tuple[list[str], list[list[str]]]:
-    if not v.feasible:
-        return ["NODE", "FILTER PLUGIN", "REASON"], [[v.node, v.plugin, v.reason]]
-    header = ["PLUGIN", "RAW", "NORMALISED", "WEIGHT", "WEIGHTED"]
-    rows = [[s.plugin, _opt(s.raw), _opt(s.normalised), _opt(s.weight), str(s.weighted)] for s in v.scores]
-    rows.append(["total", "", "", "", "" if v.total is None else str(v.total)])
-    return header, rows
-
-
-def _opt(value: int | None) -> str:
-    return "-" if value is None else str(value)
-
-
 def explain(trace: str | Path, pod: str, *, attempt: int | None = None, node: str | None = None,
-            out: TextIO, rich_output: bool | None = None) -> None:
-    """Print the decision (see the module docstring); ``rich_output`` None means "if ``out`` is a TTY"."""
-    record, count = find_attempt(read_trace(trace), pod, attempt)
+            out: TextIO, rich_output: bool | None = None, width: int | None = None) -> None:
+    """Print the decision (see the module docstring), or the pods ``pod`` names when it names several.
+
+    ``rich_output`` None means "if ``out`` is a TTY"; ``width`` None means the terminal's width
+    (``$COLUMNS`` when set), or no limit when ``out`` is no terminal and ``$COLUMNS`` is unset.
+    """
+    if width is not None and width < MIN_WIDTH:
+        raise ExplainError(f"width {width}: too narrow (at least {MIN_WIDTH} columns)")
+    key = pod_key(pod)
+    records, outcomes = scan(trace, key)
+    use_rich = _rich_available() and (out.isatty() if rich_output is None else rich_output)
+    printer = Printer(out, width if width is not None else _terminal_width(out, use_rich), use_rich)
+    if not records:
+        read_as, matches = matching_pods(pod, outcomes)
+        if not matches:
+            raise ExplainError(_no_attempt(pod, trace, outcomes))
+        if len(matches) > 1:
+            printer.draw(_listing(read_as, [outcomes[m] for m in matches], trace, printer.width))
+            return
+        key = matches[0]
+        records = [r for r in read_trace(trace) if r.get("pod") == key]
+    record = pick_attempt(records, key, attempt)
+    printer.draw(_decision(record, len(records), node, printer))
+
+
+def _decision(record: Mapping[str, Any], count: int, node: str | None, printer: Printer) -> list[Piece]:
+    """The summary, then the widest layout of the nodes that fits the printer's width."""
+    summary = _summary(record, count, printer.width)
     verdicts = node_verdicts(record)
     winner, ties = record.get("node"), list(record.get("ties") or [])
     if node is not None:
-        verdicts = [v for v in verdicts if v.node == node]
-        if not verdicts:
+        mine = [v for v in verdicts if v.node == node]
+        if not mine:
             raise ExplainError(f"node {node}: not evaluated in attempt {record.get('attempt')} of {record.get('pod')}")
-        header, rows = _node_detail(verdicts[0])
-        title = f"{node}: " + ("selected" if node == winner else "feasible" if verdicts[0].feasible else "rejected")
+        layouts = node_layouts(mine[0], winner, printer.width)
     else:
-        header, rows = _rows(verdicts, winner, ties)
-        title = "Scores are raw/normalised/weighted; TOTAL sums the weighted scores"
-    summary = _summary_lines(record, count)
-    use_rich = out.isatty() if rich_output is None else rich_output
+        layouts = [layout(verdicts, winner, ties, printer.width) for layout in LAYOUTS]
+    body = next((pieces for pieces in layouts if printer.fits(pieces)), layouts[-1])
+    return [*summary, *body]
+
+
+def _summary(record: Mapping[str, Any], count: int, width: int | None) -> list[Line]:
+    head = (f"Pod {record.get('pod')}, attempt {record.get('attempt')} of {count} "
+            f"(profile {record.get('profile')}): {record.get('result')}"
+            + (f" on {record['node']}" if record.get("node") else ""))
+    notes = []
+    if record.get("message"):
+        notes.append(str(record["message"]))
+    ties = record.get("ties") or []
+    if len(record.get("feasible") or []) == 1:
+        notes.append("Only one node passed the filters, so no Score plugin ran (as in kube-scheduler)")
+    if len(ties) > 1:
+        notes.append(f"Tied for the best total: {', '.join(ties)} (one chosen at random, as kube-scheduler does)")
+    if record.get("nominatedNode"):
+        notes.append(f"Nominated node: {record['nominatedNode']}")
+    if record.get("victims"):
+        notes.append(f"Victims: {', '.join(record['victims'])}")
+    return [*wrap(head, width), *(line for note in notes for line in wrap(note, width, "  "))]
+
+
+def _listing(read_as: str, outcomes: Sequence[PodOutcome], trace: str | Path, width: int | None) -> list[Line]:
+    """Several pods match: one line each (the name whole, the outcome cut to the width), and how to pick."""
+    lines = [*wrap(f"{read_as} matches {len(outcomes)} pods in {trace}:", width)]
+    name_width = max(len(o.pod) for o in outcomes)
+    for outcome in outcomes:
+        line = f"  {outcome.pod.ljust(name_width)}  {outcome.describe()}"
+        if width is not None and len(line) > width:
+            line = line[:max(width - 1, len(outcome.pod) + 2)].rstrip() + "…"
+        lines.append(Line(line))
+    lines.extend(wrap(f"Name one to see its decision: kubesched explain {trace} {outcomes[0].pod}", width))
+    return lines
+
+
+def _no_attempt(pod: str, trace: str | Path, outcomes: Mapping[str, PodOutcome]) -> str:
+    workload = parse_workload(pod)
+    if workload is not None:
+        message = f"no pod of {workload} in {trace} (its pods are named {workload.pod_shape()})"
+    else:
+        message = f"no attempt for pod {pod_key(pod)} in {trace}"
+    close = suggestions(pod, outcomes)
+    return message + (f"; did you mean {', '.join(close)}?" if close else "")
+
+
+def _terminal_width(out: TextIO, use_rich: bool) -> int | None:
+    """The width to lay out for: the terminal's (rich reads ``$COLUMNS`` first), else ``$COLUMNS``, else none."""
     if use_rich:
-        _print_rich(summary, title, header, rows, out)
-    else:
-        print("\n".join(summary), file=out)
-        print(f"\n{title}\n{format_table(header, rows)}", file=out)
+        from rich.console import Console
+
+        return max(int(Console(file=out).width), MIN_WIDTH)
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return max(int(columns), MIN_WIDTH)
+    return shutil.get_terminal_size().columns if out.isatty() else None
 
 
-def format_table(header: list[str], rows: list[list[str]]) -> str:
-    """Plain aligned columns (the last column is not padded)."""
-    table = [header, *rows]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table)
-
-
-def _print_rich(summary: list[str], title: str, header: list[str], rows: list[list[str]], out: TextIO) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(file=out)
-    for line in summary:
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
-    table = Table(title=title, title_justify="left")
-    for i, name in enumerate(header):
-        numeric = (0 < i < len(header) - 1 and header[-1] == "VERDICT") or name in (
-            "RAW", "NORMALISED", "WEIGHT", "WEIGHTED")
-        table.add_column(name, justify="right" if numeric else "left")
-    for row in rows:
-        verdict = row[-1] if header[-1] == "VERDICT" else ""
-        style = "bold green" if verdict == "selected" else ("dim" if verdict.startswith("rejected") else None)
-        table.add_row(*row, style=style)
-    console.print(table)
+def _rich_available() -> bool:
+    """rich comes with the ``sim`` extra; without it, terminals get the plain layouts."""
+    return importlib.util.find_spec("rich") is not None

@@ -109,6 +109,8 @@ def test_bad_manifest_is_one_line_naming_file_document_and_field(
 
 @pytest.mark.parametrize(("percentage", "plugin", "want"), [
     pytest.param(50, "NoSuchPlugin", ['plugin "NoSuchPlugin" does not exist'], id="unknown-plugin"),
+    pytest.param(50, "NodeResourceFit", ['profiles[0].plugins.filter.enabled[0].name: plugin "NodeResourceFit" does '
+                                         'not exist (did you mean "NodeResourcesFit"?)'], id="misspelt-plugin"),
     pytest.param(50, "no_such_module:Plugin", ['plugin "no_such_module:Plugin": importing no_such_module failed'],
                  id="unimportable-out-of-tree-plugin"),
     pytest.param(200, "NodeName", ["percentageOfNodesToScore"], id="bad-value-names-the-field"),
@@ -482,7 +484,7 @@ def test_explain_a_pod_from_the_trace(tmp_path: Path, capsys: pytest.CaptureFixt
     assert out.startswith("Pod payments/payments-api-0, attempt 1 of 2")
     assert "Victims: batch/etl-0" in out
     assert main(["explain", str(trace), "payments/nope"]) == 2
-    assert capsys.readouterr().err == "kubesched: error: pod payments/nope: no attempt in the trace\n"
+    assert capsys.readouterr().err == f"kubesched: error: no attempt for pod payments/nope in {trace}\n"
 
 
 def test_report_and_simulator_annotations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
