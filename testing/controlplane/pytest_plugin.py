@@ -14,6 +14,7 @@ kube-apiserver and removes their folder (tokens and keys) instead of leaving the
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import signal
 import sys
@@ -53,6 +54,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "controlplane: needs a real etcd + kube-apiserver (built with Go)")
+    if importlib.util.find_spec("urllib3") is not None:
+        # Proxied connections in the robustness tests skip verification on purpose.
+        config.addinivalue_line("filterwarnings", "ignore::urllib3.exceptions.InsecureRequestWarning")
     if skip_requested(config) and controlplane_required():
         raise pytest.UsageError(f"{SKIP_OPTION} / {SKIP_ENV} cannot skip the control-plane tests: this run "
                                 f"requires them ({REQUIRE_ENV} or CI=true is set)")
