@@ -20,6 +20,7 @@ from typing import Any, NoReturn, TextIO
 
 from kubesched import __version__
 from kubesched.api.errors import ObjectError
+from kubesched.api.labels import validate_label_key
 from kubesched.app import generate as generate_command
 from kubesched.config import ConfigError
 from kubesched.framework.extension_points import FrameworkError
@@ -91,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
                           f"{SIMULATOR_PREFIX} writes kube-scheduler-simulator's keys and shapes")
     sim.add_argument("--report", metavar="FILE.html",
                      help="write a self-contained HTML report (plots, reasons, every pod's decision)")
+    sim.add_argument("--report-group-by", metavar="LABEL",
+                     help="node label whose values make the report's node pools (default: the first node-pool "
+                          "label the nodes carry, else the instance type, else the zone)")
     sim.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is no terminal")
     sim.add_argument("-v", "--verbose", action="store_true", help="also list where each pod went, and log warnings")
 
@@ -190,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_output_paths(args.trace, args.output_dir)
-    _check_report_path(args.report)
+    _check_report_path(args.report, args.report_group_by)
     if not args.annotation_prefix.endswith("/"):
         raise SimulationError(f"--annotation-prefix: must end with '/', got {args.annotation_prefix!r}")
     progress, close = _progress_bar(err, forced=args.progress)
@@ -217,13 +221,18 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from kubesched.sim.html_report import write_report
 
         with _naming_flag("--report"):
-            write_report(result, args.report)
+            write_report(result, args.report, group_by=args.report_group_by)
         print(f"Report written to {args.report}", file=out)
     return EXIT_OK
 
 
-def _check_report_path(report: str | None) -> None:
-    """``--report`` must name a file in an existing folder (checked before the run, as the others are)."""
+def _check_report_path(report: str | None, group_by: str | None = None) -> None:
+    """``--report`` must name a file in an existing folder, ``--report-group-by`` a label key (checked
+    before the run, as the others are)."""
+    if group_by is not None:
+        if report is None:
+            raise OutputPathError("--report-group-by: applies to the HTML report; give --report FILE.html too")
+        validate_label_key(group_by, "--report-group-by")
     if report is None:
         return
     path = Path(report)
