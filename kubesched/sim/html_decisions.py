@@ -30,7 +30,7 @@ from kubesched.recording.attempt import Attempt
 from kubesched.sim.node_pools import natural_key, natural_sorted
 
 #: Scored nodes kept per attempt, best first (all nodes stay listed by name in the runs).
-KEEP_SCORED = 25
+KEEP_SCORED = 10
 
 
 class Texts:
