@@ -9,12 +9,14 @@ and written with numbers in place of repeated texts:
   of texts;
 - a set of nodes (the feasible ones, the ties, the nodes one filter verdict rejected) is a list of
   runs ``[gap, length, gap, length, ...]`` over those positions (:func:`ranges`), complete but small;
-- scores are kept for the ``keep`` best nodes only: raw and weighted per Score plugin, and the total.
+- scores are kept for the ``keep`` best nodes only (and the chosen node, when it is a tied one further
+  down): raw and weighted per Score plugin, and the total.
 
 One attempt, as :func:`encode` writes it: ``a`` attempt number, ``p`` profile (text), ``r`` result,
 ``n`` chosen node, ``m`` message, ``nn`` nominated node name, ``v`` victims, ``e`` nodes evaluated,
 ``f`` feasible nodes and ``t`` ties (runs), ``sp`` the Score plugins (texts) with ``w`` their weights
-and ``s`` rows ``[node, total, [raw...], [weighted...]]`` best first, ``x`` the rejected nodes by verdict
+and ``s`` rows ``[node, total, [raw...], [weighted...]]`` best first (``k``: how many of them are the best,
+when the chosen node's row follows them), ``x`` the rejected nodes by verdict
 ``[plugin (text), reason (text), runs]``, most nodes first.
 """
 
@@ -121,20 +123,27 @@ def encode(attempt: Attempt, nodes: NodeIndex, texts: Texts, keep: int = KEEP_SC
     if attempt.succeeded:
         out["f"] = ranges(positions[attempt.feasible_rows])
         out["t"] = ranges(positions[attempt.tie_rows])
-        out.update(_scored(attempt, positions[attempt.scored_rows], texts, keep))
+        out.update(_scored(attempt, positions[attempt.scored_rows], nodes.get(attempt.node), texts, keep))
     rejected = _rejected(attempt, positions, texts)
     if rejected:
         out["x"] = rejected
     return out
 
 
-def _scored(attempt: Attempt, positions: np.ndarray, texts: Texts, keep: int) -> dict[str, Any]:
-    """The ``keep`` best scored nodes, best total first, then natural order."""
+def _scored(attempt: Attempt, positions: np.ndarray, chosen: int | None, texts: Texts,
+            keep: int) -> dict[str, Any]:
+    """The ``keep`` best scored nodes, best total first, then natural order; and the chosen node, when
+    it is a tied one further down."""
     totals = np.asarray(attempt.total_scores, dtype=np.int64)
     if not len(totals) or keep <= 0:
         return {}
     key = (int(totals.max()) - totals) * (int(positions.max()) + 1) + positions
     best = np.argpartition(key, keep - 1)[:keep] if len(key) > keep else np.arange(len(key))
+    out: dict[str, Any] = {}
+    winner = np.flatnonzero(positions == chosen)
+    if len(winner) and winner[0] not in best:
+        out["k"] = len(best)  # the best rows; the chosen node's row comes after them
+        best = np.append(best, winner[:1])
     best = best[np.argsort(key[best])]
     plugins = sorted(attempt.plugin_scores)
     weights: Mapping[str, int] = attempt.details.get("weights") or {}
@@ -145,7 +154,8 @@ def _scored(attempt: Attempt, positions: np.ndarray, texts: Texts, keep: int) ->
                 else [[] for _ in best])
     rows = [[node, total, [r[i] for r in raw], weighted[i]]
             for i, (node, total) in enumerate(zip(positions[best].tolist(), totals[best].tolist(), strict=True))]
-    return {"sp": [texts.id(p) for p in plugins], "w": [weights.get(p) for p in plugins], "s": rows}
+    out.update(sp=[texts.id(p) for p in plugins], w=[weights.get(p) for p in plugins], s=rows)
+    return out
 
 
 def _verdict(status: Status | Mapping[str, Any]) -> tuple[str, str]:

@@ -167,8 +167,9 @@ SCRIPT = r"""
     var feasible = d.f ? count(d.f) : 0;
     if (d.s && d.s.length) {
       var plugins = d.sp.map(function (i) { return T[i]; });
+      var best = d.k || d.s.length;
       out.appendChild(el("h3", feasible + " feasible of " + d.e + " nodes evaluated; " +
-        (d.s.length < feasible ? "the best " + d.s.length + " by total" : "by total") +
+        (best < feasible ? "the best " + best + " by total" : "by total") + (d.k ? " and the chosen node" : "") +
         " (scores: raw / normalised / weighted)"));
       var tieSet = {};
       ties.forEach(function (i) { tieSet[i] = true; });

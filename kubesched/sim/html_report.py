@@ -406,8 +406,7 @@ def _render(result: SimulationResult, group_by: str | None) -> str:
                     '<label>attempt <select id=attempt-picker></select></label></p><div id=decision></div>')
     decisions = page_decisions(attempts, nodes, texts)
     data = {"figures": figures, "nodes": nodes.names, "texts": texts.items, "usage": usage_data(usage, nodes),
-            "units": {r: unit(r)[0] for r in usage.resources}, "decisions": decisions,
-            "first": pending[0].pod if pending else ""}
+            "decisions": decisions, "first": pending[0].pod if pending else ""}
     payload = json.dumps(data, separators=(",", ":"), allow_nan=False)
     return PAGE.format(title="kubesched simulation report", style=STYLE, body="\n".join(sections),
                        plotly=_pack(get_plotlyjs()), data=_pack(payload), script=SCRIPT)

@@ -56,10 +56,13 @@ def test_an_attempt_names_nodes_by_natural_position_and_keeps_the_best_scores() 
     assert (got["r"], nodes.names[got["n"]], got["e"]) == ("Scheduled", "node-10", 0)
     assert named(got["f"]) == ["node-1", "node-2", "node-3", "node-10"]
     assert named(got["t"]) == ["node-2", "node-3", "node-10"]
-    # The best two of three tied at 25: natural order breaks the tie (node-2, node-3, not node-10).
+    # The best two of three tied at 25 in natural order (node-2, node-3), then the chosen node-10.
     assert [texts.items[i] for i in got["sp"]] == ["X", "Y"] and got["w"] == [2, 1]
     assert [[nodes.names[row[0]], *row[1:]] for row in got["s"]] == [
-        ["node-2", 25, [10, 5], [20, 5]], ["node-3", 25, [10, 5], [20, 5]]]
+        ["node-2", 25, [10, 5], [20, 5]], ["node-3", 25, [10, 5], [20, 5]], ["node-10", 25, [10, 5], [20, 5]]]
+    assert got["k"] == 2
+    assert [nodes.names[row[0]] for row in encode(scheduled_attempt(), nodes, texts, keep=3)["s"]] == [
+        "node-2", "node-3", "node-10"]
     [(plugin, reason, runs)] = got["x"]
     assert (texts.items[plugin], texts.items[reason], named(runs)) == (
         "NodeResourcesFit", "Insufficient cpu", ["node-4", "node-11"])
@@ -75,8 +78,9 @@ def test_rejections_are_grouped_by_verdict_the_last_report_on_a_node_winning() -
     nodes, texts = NodeIndex(NAMES.tolist()), Texts()
     got = encode(attempt, nodes, texts)
     groups = [(texts.items[p], texts.items[r], [nodes.names[i] for i in expand(runs)]) for p, r, runs in got["x"]]
+    skipped = "node not in the PreFilterResult node set (not evaluated)"
     assert groups == [
-        (PRE_FILTER_RESULT, "node not in the PreFilterResult node set (not evaluated)", ["node-3", "node-4", "node-11"]),
+        (PRE_FILTER_RESULT, skipped, ["node-3", "node-4", "node-11"]),
         ("NodeResourcesFit", "Insufficient cpu", ["node-2", "node-10"]),
         ("TaintToleration", "untolerated taint", ["node-1"]),
     ]

@@ -102,7 +102,7 @@ def test_decisions_name_nodes_by_position_in_natural_order(result) -> None:
     [(plugin, reason, runs)] = first["x"]
     assert (texts[plugin], [nodes[i] for i in expand(runs)]) == ("TaintToleration", ["n2"])
     assert "untolerated taint" in texts[reason]
-    assert data["first"] == "default/big" and list(by_pod)[0] == "default/big"
+    assert data["first"] == "default/big" and next(iter(by_pod)) == "default/big"
 
 
 def test_page_is_self_contained(result) -> None:
@@ -206,7 +206,7 @@ def thousand_nodes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]
 
 
 def test_a_thousand_node_report_stays_small_and_readable(thousand_nodes) -> None:
-    run, page = thousand_nodes
+    _, page = thousand_nodes
     assert page.stat().st_size < BUDGET
     text = page.read_text()
     data = page_data(text)
