@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import gzip
 import html
+import itertools
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -58,6 +59,7 @@ COLORS = ("#2f6fb0", "#b05a2f", "#3c8d40", "#8e44ad", "#c0392b", "#16a085", "#7f
 
 
 def _attempts(result: SimulationResult) -> Sequence[Attempt]:
+    """The columnar attempts behind ``result.records`` (read without building a record per attempt)."""
     return getattr(result.records, "attempts", ())
 
 
@@ -160,22 +162,18 @@ def timeline_figure(series: Mapping[str, Any]) -> dict[str, Any]:
         pending["customdata"] = series["pod"]
         pending["hovertemplate"] = "attempt %{x} (%{customdata}): %{y} pending<extra></extra>"
     data = [pending]
-    for (name, values), color in zip(series["percent"].items(), _cycle(COLORS), strict=False):
+    for (name, values), color in zip(series["percent"].items(), itertools.cycle(COLORS), strict=False):
         data.append({"type": "scatter", "x": x, "y": values, "name": f"{name} requested %", "mode": "lines",
                      "yaxis": "y2", "line": {"shape": "hv", "color": color, "dash": "dot"}})
     title = "virtual seconds" if timed else "scheduling attempt"
+    top = max([100.0, *(max(values, default=0) for values in series["percent"].values())])
     layout = {"height": 340, "margin": {"t": 40, "b": 50, "l": 50, "r": 50},
               "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
               "xaxis": {"title": {"text": title}},
               "yaxis": {"title": {"text": "pending pods"}, "rangemode": "tozero"},
               "yaxis2": {"title": {"text": "% of allocatable"}, "overlaying": "y", "side": "right",
-                         "range": [0, 100], "dtick": 25, "showgrid": False}}
+                         "range": [0, top], "dtick": 25, "showgrid": False}}
     return {"data": data, "layout": layout}
-
-
-def _cycle(values: Sequence[str]) -> Any:
-    while True:
-        yield from values
 
 
 # -- pools ---------------------------------------------------------------------------------------------
@@ -206,10 +204,14 @@ def pool_figure(usage: ClusterUsage, column: int) -> dict[str, Any]:
              "hovertemplate": "%{text} (%{y:.0f}%)<extra></extra>",
              "marker": {"symbol": "diamond", "size": 10, "color": "#b05a2f"}}
     top = max([100.0, *(s.maximum for s in stats)])
-    layout = {"title": {"text": resource, "x": 0, "font": {"size": 14}}, "height": 300, "showlegend": True,
-              "margin": {"t": 40, "b": 60, "l": 50, "r": 10}, "legend": {"orientation": "h", "y": 1.12, "x": 0.4},
-              "xaxis": {"type": "category", "automargin": True},
-              "yaxis": {"title": {"text": "% of allocatable"}, "range": [0, top * 1.05]}}
+    layout: dict[str, Any] = {
+        "title": {"text": resource, "x": 0, "font": {"size": 14}}, "height": 300, "showlegend": True,
+        "margin": {"t": 40, "b": 60, "l": 50, "r": 10}, "legend": {"orientation": "h", "y": 1.12, "x": 0.4},
+        "xaxis": {"type": "category", "automargin": True},
+        "yaxis": {"title": {"text": "% of allocatable"}, "range": [0, top * 1.05]}}
+    if not stats:
+        layout["annotations"] = [{"text": f"pods request {resource}, but no node offers it", "showarrow": False,
+                                  "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5}]
     return {"data": [spread, total], "layout": layout}
 
 
@@ -274,18 +276,21 @@ def rejection_counts(result: SimulationResult, pending: Sequence[PendingPod] | N
 
 
 def reasons_figure(counts: Mapping[str, Counter[str]]) -> dict[str, Any]:
-    """Nodes rejected per plugin: one bar per set of pods rejected alike (``pod and N more``)."""
+    """Nodes rejected per plugin: one bar per set of pods rejected alike (``pod and N more``), the
+    largest sets first, at most :data:`MAX_REASON_BARS` bars."""
     groups: dict[tuple[tuple[str, int], ...], list[str]] = {}
     for pod in natural_sorted(counts):
         groups.setdefault(tuple(sorted(counts[pod].items())), []).append(pod)
-    ordered = sorted(groups.items(), key=lambda g: -len(g[1]))[:MAX_REASON_BARS]
+    ordered = sorted(groups.items(), key=lambda g: -len(g[1]))
+    left_out = sum(len(pods) for _, pods in ordered[MAX_REASON_BARS:])
+    ordered = ordered[:MAX_REASON_BARS]
     labels = [pods[0] + (f" and {len(pods) - 1} more" if len(pods) > 1 else "") for _, pods in ordered]
     plugins = sorted({p for c in counts.values() for p in c})
     data = [{"type": "bar", "orientation": "h", "name": plugin, "y": labels,
              "x": [dict(key).get(plugin, 0) for key, _ in ordered],
              "hovertemplate": f"{plugin}: %{{x}} nodes<extra>%{{y}}</extra>"} for plugin in plugins]
-    layout = {"barmode": "stack", "height": max(240, 70 + 28 * len(labels)),
-              "xaxis": {"title": {"text": "nodes rejected"}},
+    title = "nodes rejected" + (f" ({left_out} more pods, rejected in other ways: see the table)" if left_out else "")
+    layout = {"barmode": "stack", "height": max(240, 70 + 28 * len(labels)), "xaxis": {"title": {"text": title}},
               "margin": {"t": 40, "b": 50, "l": 10, "r": 10}, "yaxis": {"automargin": True, "autorange": "reversed"},
               "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0}}
     return {"data": data, "layout": layout}
@@ -305,8 +310,8 @@ def pending_section(result: SimulationResult, pending: Sequence[PendingPod],
     for p in pending:
         by_reason.setdefault(p.reason, []).append(p.pod)
     rows = sorted(by_reason.items(), key=lambda r: (-len(r[1]), r[0]))
-    out.append(_table(["PODS", "REASON"], [[_names(natural_sorted(pods)), html.escape(reason)]
-                                                for reason, pods in rows]))
+    out.append(_table(["PODS", "REASON"],
+                      [[_names(natural_sorted(pods)), html.escape(reason)] for reason, pods in rows]))
     return out
 
 

@@ -90,6 +90,21 @@ def test_reasons_by_plugin(result) -> None:
     assert rejection_counts(result) == {"default/big": {"NodeResourcesFit": 1, "TaintToleration": 1}}
 
 
+def test_pods_rejected_alike_share_a_bar_and_the_bars_are_bounded() -> None:
+    from collections import Counter
+
+    from kubesched.sim.html_report import MAX_REASON_BARS, reasons_figure
+
+    counts = {f"ns/web-{i}": Counter({"NodeResourcesFit": 990, "TaintToleration": 10}) for i in range(12)}
+    counts |= {f"ns/odd-{i}": Counter({"NodeAffinity": i + 1}) for i in range(MAX_REASON_BARS + 5)}
+    fig = reasons_figure(counts)
+    labels = fig["data"][0]["y"]
+    assert len(labels) == MAX_REASON_BARS and labels[0] == "ns/web-0 and 11 more"
+    assert "6 more pods" in fig["layout"]["xaxis"]["title"]["text"]
+    fit = next(trace for trace in fig["data"] if trace["name"] == "NodeResourcesFit")
+    assert fit["x"][0] == 990
+
+
 def test_decisions_name_nodes_by_position_in_natural_order(result) -> None:
     data = page_data(render(result))
     nodes, texts = data["nodes"], data["texts"]
