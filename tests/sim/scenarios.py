@@ -1,4 +1,4 @@
-"""Small scenarios shared by the capacity, plan, explain and report tests."""
+"""Scenarios shared by the capacity, plan, explain and report tests (small ones, and one of a thousand nodes)."""
 
 from __future__ import annotations
 
