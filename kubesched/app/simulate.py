@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from kubesched.api.labels import validate_label_key
 from kubesched.app.cli import EXIT_OK, one_line
 from kubesched.app.options import add_simulation_flags
 from kubesched.sim.annotations import PREFIX, SIMULATOR_PREFIX, AnnotationRecorder
@@ -48,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{SIMULATOR_PREFIX} writes kube-scheduler-simulator's keys and shapes")
     parser.add_argument("--report", metavar="FILE.html",
                         help="write a self-contained HTML report (plots, reasons, every pod's decision)")
+    parser.add_argument("--report-group-by", metavar="LABEL",
+                        help="node label whose values make the report's node pools (default: the first node-pool "
+                             "label the nodes carry, else the instance type, else the zone)")
     parser.add_argument("--progress", action="store_true",
                         help="show a progress bar even when stderr is no terminal")
     parser.add_argument("-v", "--verbose", action="store_true",
@@ -56,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_output_paths(args.trace, args.output_dir)
-    check_report_path(args.report)
+    check_report_path(args.report, args.report_group_by)
     if not args.annotation_prefix.endswith("/"):
         raise SimulationError(f"--annotation-prefix: must end with '/', got {args.annotation_prefix!r}")
     progress, close = progress_bar(err, forced=args.progress)
@@ -82,7 +86,7 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from kubesched.sim.html_report import write_report
 
         with naming_flag("--report"):
-            write_report(result, args.report)
+            write_report(result, args.report, group_by=args.report_group_by)
         print(f"Report written to {args.report}", file=out)
     return EXIT_OK
 
@@ -109,8 +113,13 @@ def check_output_paths(trace: str | None, output_dir: str | None) -> None:
             raise OutputPathError(f"--output-dir: {ancestor} is a file, not a folder")
 
 
-def check_report_path(report: str | None) -> None:
-    """``--report`` must name a file in an existing folder (checked before the run, as the others are)."""
+def check_report_path(report: str | None, group_by: str | None = None) -> None:
+    """``--report`` must name a file in an existing folder, ``--report-group-by`` a label key (checked
+    before the run, as the others are)."""
+    if group_by is not None:
+        if report is None:
+            raise OutputPathError("--report-group-by: applies to the HTML report; give --report FILE.html too")
+        validate_label_key(group_by, "--report-group-by")
     if report is None:
         return
     path = Path(report)

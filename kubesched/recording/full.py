@@ -89,6 +89,12 @@ class LazyRecords(_Lazy[AttemptRecord]):
     def __init__(self, attempts: Sequence[Attempt]) -> None:
         super().__init__(attempts, Attempt.to_record)
 
+    @property
+    def attempts(self) -> Sequence[Attempt]:
+        """The columnar attempts behind the records, for readers that need a part of each without
+        building every record (the HTML report)."""
+        return self._source
+
 
 class LazyDicts(_Lazy[dict[str, Any]]):
     """Records read as their conformance-shaped dicts (:meth:`AttemptRecord.to_dict`)."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from kubesched.api.objects import Node, Pod
 from kubesched.api.resources import CPU, MEMORY, PODS, is_extended_resource_name
+from kubesched.sim.node_pools import natural_key
 
 if TYPE_CHECKING:
     from kubesched.sim.simulate import SimulationResult
@@ -44,7 +45,7 @@ class PendingPod:
 
 
 def node_usage(result: SimulationResult) -> list[NodeUsage]:
-    """Per node usage after the run, in node name order; terminal pods do not count."""
+    """Per node usage after the run, in natural name order (node-2 before node-10); terminal pods do not count."""
     requested: dict[str, dict[str, int]] = {}
     counts: dict[str, int] = {}
     for raw in result.pods():
@@ -72,7 +73,7 @@ def node_usage(result: SimulationResult) -> list[NodeUsage]:
             unschedulable=node.unschedulable,
             extended=extended,
         ))
-    return sorted(usage, key=lambda u: u.name)
+    return sorted(usage, key=lambda u: natural_key(u.name))
 
 
 def pending_pods(result: SimulationResult) -> list[PendingPod]:
@@ -213,7 +214,7 @@ def format_summary(result: SimulationResult, *, verbose: bool = False) -> str:
                 shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
                 line += f"; {len(w.pending)} pending: {shown}"
             lines.append(line)
-    if result.timed or result.completed:
+    if shows_over_time(result):
         lines.append("")
         lines.extend(format_over_time(result))
     pending = pending_pods(result)
@@ -237,6 +238,12 @@ def format_summary(result: SimulationResult, *, verbose: bool = False) -> str:
         lines.append("")
         lines.append(format_usage_table(usage))
     return "\n".join(lines)
+
+
+def shows_over_time(result: SimulationResult) -> bool:
+    """Whether the run is told over virtual time (a timed run, or one whose pods completed): the summary's
+    "Over …" lines and the HTML report's chart then read the same samples, ``result.series``."""
+    return result.series is not None and bool(result.series.times) and bool(result.timed or result.completed)
 
 
 def format_over_time(result: SimulationResult) -> list[str]:

@@ -39,6 +39,7 @@ from kubesched.recording import (
     TraceWriter,
     recorders_for,
 )
+from kubesched.recording.attempt import Attempt
 from kubesched.recording.trace import SCHEDULED, AttemptRecord
 from kubesched.scenario.manifests import Manifest, ManifestError
 from kubesched.scenario.pipeline import Scenario, SimulationError, check_options, load_scenario
@@ -296,7 +297,8 @@ class Simulation:
         # job pod), was preempted (a victim), or was removed before it was ever placed (left out).
         full = self.full.in_cycle_order() if self.full is not None else None
         summaries = self.summary.in_cycle_order() if self.summary is not None else []
-        seen: Sequence[AttemptRecord | AttemptSummary] = full.records if full is not None else summaries
+        # The columnar attempts, not the records: reading a record builds its per-node dicts.
+        seen: Sequence[Attempt | AttemptSummary] = full.attempts if full is not None else summaries
         ran = {r.pod: r.node for r in seen if r.result == SCHEDULED}
         ran.update(completed)
         victims = {v for r in seen for v in r.victims or ()}

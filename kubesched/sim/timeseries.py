@@ -2,15 +2,21 @@
 
 Running totals (pending pods, requested and allocatable per resource) change only on pod and node
 events, so each event costs a few additions; the totals are copied into a row at most once per sampling
-interval of virtual time. When rows pile up past ``max_points`` the interval doubles and every other row
-goes, so a day of cluster time and a minute of it both end up a few thousand rows long.
+interval of virtual time. When rows pile up past ``max_points`` the interval doubles and pairs of rows
+merge into one, so a day of cluster time and a minute of it both end up a few thousand rows long.
 Creation-to-bound latency is one float per bound pod.
+
+A row holds requested and allocatable as they were at its time, and the most pods pending at any moment
+until the next row: a burst that comes and goes between two samples still shows, so the summary's
+"most pods pending" and the report's chart, which read the same rows, both see it. Merging two rows
+keeps the first one's time and totals and the larger pending count; the last row is never merged, so
+it always holds the state at the end.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -93,6 +99,8 @@ class TimeSeries:
             if uid not in self._created:
                 self._created[uid] = now
                 self._pending += 1
+                if self.pending and self._pending > self.pending[-1]:
+                    self.pending[-1] = self._pending  # the row's peak
             return
         created = self._created.pop(uid, None)
         if created is not None:
@@ -121,12 +129,13 @@ class TimeSeries:
             self._thin()
 
     def _thin(self) -> None:
+        """Double the interval: merge rows pairwise (see the module docstring), the last one left as it is."""
         self.interval *= 2
-        self.times = self.times[::2]
-        self.pending = self.pending[::2]
+        self.times = _merge(self.times, None)
+        self.pending = _merge(self.pending, max)
         for columns in (self.requested, self.allocatable):
             for name in columns:
-                columns[name] = columns[name][::2]
+                columns[name] = _merge(columns[name], None)
 
     # -- reading -------------------------------------------------------------------------------------------
     def latency_percentiles(self) -> dict[str, float]:
@@ -161,6 +170,15 @@ class TimeSeries:
             "latency": self.latency_percentiles(),
             "bound": len(self.latencies),
         }
+
+
+def _merge(column: list[Any], pick: Callable[[Any, Any], Any] | None) -> list[Any]:
+    """Rows merged in pairs, all but the last: ``pick`` of each pair (None: the first), then the last row."""
+    body, last = column[:-1], column[-1:]
+    if pick is None:
+        return body[::2] + last
+    pairs = [pick(a, b) for a, b in zip(body[::2], body[1::2], strict=False)]
+    return pairs + body[len(pairs) * 2:] + last
 
 
 def _add(totals: dict[str, int], amounts: Mapping[str, int], sign: int) -> None:

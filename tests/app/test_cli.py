@@ -492,7 +492,7 @@ def test_report_and_simulator_annotations(tmp_path: Path, capsys: pytest.Capture
     assert main(["simulate", EXAMPLE, "--report", str(report), "--output-dir", str(out_dir),
                  "--annotation-prefix", "kube-scheduler-simulator.sigs.k8s.io/"]) == 0
     assert f"Report written to {report}" in capsys.readouterr().out
-    assert report.stat().st_size > 1_000_000 and "plot-usage" in report.read_text()
+    assert report.stat().st_size > 1_000_000 and 'data-resource="nvidia.com/gpu"' in report.read_text()
     pods = list(yaml.safe_load_all((out_dir / "pods.yaml").read_text()))
     annotated = [p for p in pods if "kube-scheduler-simulator.sigs.k8s.io/result-history" in
                  (p["metadata"].get("annotations") or {})]
@@ -507,3 +507,15 @@ def test_a_bad_report_path_fails_before_the_run(scenario: Path, tmp_path: Path,
     assert _error_line(capsys) == f"kubesched: error: --report: folder {missing.parent} does not exist"
     assert main(["simulate", str(scenario), "--report", str(tmp_path)]) == 2
     assert _error_line(capsys).startswith(f"kubesched: error: --report: {tmp_path} is a folder")
+    assert main(["simulate", str(scenario), "--report-group-by", "team"]) == 2
+    assert _error_line(capsys) == ("kubesched: error: --report-group-by: applies to the HTML report; "
+                                   "give --report FILE.html too")
+    assert main(["simulate", str(scenario), "--report", str(tmp_path / "r.html"), "--report-group-by", "a/b/c"]) == 2
+    assert _error_line(capsys).startswith("kubesched: error: --report-group-by: invalid label key 'a/b/c'")
+
+
+def test_report_pools_follow_the_label_asked_for(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "report.html"
+    assert main(["simulate", EXAMPLE, "--report", str(report), "--report-group-by", "topology.kubernetes.io/zone"]) == 0
+    capsys.readouterr()
+    assert "Nodes grouped by label <code>topology.kubernetes.io/zone</code> into 3 pools" in report.read_text()

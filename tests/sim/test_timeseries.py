@@ -1,0 +1,54 @@
+"""TimeSeries rows: the most pods pending between samples, and merging that keeps peaks and the end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.cluster.protocol import WatchEvent
+from kubesched.sim.timeseries import TimeSeries
+from tests.sim.scenarios import node, pod
+
+
+def _pod(name: str, node_name: str | None = None) -> dict[str, Any]:
+    obj = pod(name, cpu="1", node_name=node_name)
+    obj["metadata"]["uid"] = f"uid-{name}"
+    return obj
+
+
+def _created(series: TimeSeries, name: str, now: float) -> None:
+    series.pod_event(WatchEvent("ADDED", "Pod", _pod(name)), now)
+
+
+def _bound(series: TimeSeries, name: str, now: float) -> None:
+    series.pod_event(WatchEvent("MODIFIED", "Pod", _pod(name, "n1"), _pod(name)), now)
+
+
+def test_a_row_keeps_the_most_pods_pending_until_the_next_one() -> None:
+    series = TimeSeries(interval=1.0)
+    series.node_event(WatchEvent("ADDED", "Node", node("n1", cpu="8")))
+    series.sample(0.0)
+    for i in range(3):
+        _created(series, f"p{i}", 0.2)
+    for i in range(3):
+        _bound(series, f"p{i}", 0.5)
+    series.maybe_sample(1.0)
+    assert series.pending == [3, 0]  # the burst between the samples shows
+    assert series.requested["cpu"] == [0, 3000]  # totals are as they were at each row's time
+    assert series.allocatable["cpu"] == [8000, 8000]
+
+
+def test_merging_rows_keeps_the_peak_and_the_last_row() -> None:
+    series = TimeSeries(interval=1.0, max_points=4)
+    series.node_event(WatchEvent("ADDED", "Node", node("n1", cpu="8")))
+    series.sample(0.0)
+    _created(series, "p0", 0.5)  # row 0: one pending
+    series.sample(1.0)
+    _bound(series, "p0", 1.5)  # row 1: the pod still pending at the row's time
+    series.sample(2.0)
+    series.sample(3.0)
+    _created(series, "p1", 3.5)
+    series.sample(4.0)  # a fifth row: rows merge in pairs, the last one kept as it was
+    assert series.interval == 2.0
+    assert series.times == [0.0, 2.0, 4.0]
+    assert series.pending == [1, 1, 1]
+    assert series.requested["cpu"] == [0, 1000, 1000]
