@@ -76,6 +76,7 @@ INPUT_ERRORS: tuple[tuple[str, str], ...] = (
     ("kubesched.app.generate", "GenerateError"),
     ("kubesched.app.simulate", "OutputPathError"),
     ("kubesched.app.snapshot", "SnapshotError"),
+    ("kubesched.util.extras", "MissingExtraError"),
 )
 
 

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 from kubesched.clock import RealClock
 from kubesched.config import load_config
 from kubesched.config.types import KubeSchedulerConfiguration, LeaderElectionConfig
+from kubesched.util.extras import require_extra
 
 log = logging.getLogger("kubesched.app.run")
 
@@ -184,6 +185,7 @@ def _install_signal_handlers(stop: threading.Event) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    require_extra("live", "kubesched run")
     logging.basicConfig(level=log_level(args.v), stream=err,
                         format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
     return run(args)

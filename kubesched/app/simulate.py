@@ -23,6 +23,7 @@ from kubesched.sim.annotations import PREFIX, SIMULATOR_PREFIX, AnnotationRecord
 from kubesched.sim.output import write_manifests
 from kubesched.sim.report import format_summary
 from kubesched.sim.simulate import SimulationError, simulate
+from kubesched.util.extras import missing, require_extra
 
 
 class OutputPathError(ValueError):
@@ -116,6 +117,8 @@ def check_output_paths(trace: str | None, output_dir: str | None) -> None:
 def check_report_path(report: str | None, group_by: str | None = None) -> None:
     """``--report`` must name a file in an existing folder, ``--report-group-by`` a label key (checked
     before the run, as the others are)."""
+    if report is not None:
+        require_extra("sim", "--report", ("plotly",))
     if group_by is not None:
         if report is None:
             raise OutputPathError("--report-group-by: applies to the HTML report; give --report FILE.html too")
@@ -144,6 +147,10 @@ def progress_bar(stream: TextIO, *, forced: bool) -> tuple[Callable[[int, int], 
     """A ``simulate(progress=…)`` callback drawing a tqdm bar on ``stream`` (a TTY, or when forced)."""
     if not (forced or stream.isatty()):
         return None, lambda: None
+    if missing("sim", ("tqdm",)):
+        if forced:
+            require_extra("sim", "--progress", ("tqdm",))
+        return None, lambda: None  # a terminal without tqdm: no bar, as when piped
     from tqdm import tqdm
 
     bar: dict[str, Any] = {}

@@ -27,6 +27,7 @@ from kubesched.app.cli import EXIT_OK
 from kubesched.cluster.kinds import KNOWN_KINDS
 from kubesched.cluster.protocol import ApiError
 from kubesched.embedded.admission import SYSTEM_PRIORITY_CLASSES
+from kubesched.util.extras import require_extra
 
 #: (file, kinds) in the order simulate must create them: namespaces and classes before what uses them.
 SNAPSHOT_FILES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -132,6 +133,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    require_extra("live", "kubesched snapshot", ("kubernetes", "urllib3"))
     from kubesched.live.cluster import KubeCluster
     from kubesched.live.connection import ConnectionOptions, RestClient
 

@@ -41,6 +41,7 @@ from kubesched.sim.report import (
     shows_over_time,
     workload_pods,
 )
+from kubesched.util.extras import require_extra
 from kubesched.util.gc_tuning import long_lived_heap
 
 if TYPE_CHECKING:
@@ -382,6 +383,7 @@ def render(result: SimulationResult, *, group_by: str | None = None) -> str:
 
 
 def _render(result: SimulationResult, group_by: str | None) -> str:
+    require_extra("sim", "the HTML report", ("plotly",))
     from plotly.offline import get_plotlyjs
 
     attempts = _attempts(result)
