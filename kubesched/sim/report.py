@@ -150,9 +150,11 @@ def format_summary(result: SimulationResult, *, verbose: bool = False, nodes: No
     (:func:`~kubesched.sim.usage.format_nodes`)."""
     total = len(result.final)
     scheduled = {k: n for k, n in result.final.items() if n is not None}
+    # Pods deleted before they ran their course are neither scheduled nor pending: say so, so that it adds up.
+    removed = f"; {len(result.removed)} deleted" if result.removed else ""
     sections = [[
         f"Scheduled {len(scheduled)}/{total} pending pods in {result.attempt_count} attempts "
-        f"({result.virtual_seconds:.1f}s of virtual time)."
+        f"({result.virtual_seconds:.1f}s of virtual time){removed}."
     ]]
     if verbose and scheduled:
         width = max(len(k) for k in scheduled)

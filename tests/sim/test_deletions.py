@@ -43,6 +43,8 @@ def test_timeline_deletions_are_not_victims_even_when_the_pod_carries_a_disrupti
         ("default/waiting", "timeline", None, "timeline: step 2: delete Pod/default/waiting")]
     assert result.deleted == []
     text = format_summary(result)
+    headline = text.splitlines()[0]
+    assert headline.startswith("Scheduled 0/1 pending pods") and headline.endswith("; 1 deleted.")
     assert "Preempted" not in text
     assert "Deleted by the timeline: 2\n  default/marked from n1 at 10.0s by timeline: step 1" in text
     assert "  default/waiting before it was placed at 20.0s" in text
