@@ -10,13 +10,20 @@ Bad input (a manifest, a config, an unknown plugin, a missing file) ends with ex
 one line, ``kubesched: error: <message>``, whose message names the file, document and field; a
 traceback would only hide that. A simulation that ran exits 0 whatever became of the pods: pods
 left pending are a result, not an error.
+
+Output piped into a reader that stops early (``kubesched simulate … | head``) ends quietly with
+status 0, as Unix tools do: the reader asked for no more. Only a closed standard output is taken so;
+any other broken pipe is an error like the rest.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
+import os
+import select
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -115,12 +122,41 @@ def main(argv: Sequence[str] | None = None) -> int:
                             format=f"{PROG}: %(levelname)s: %(message)s", stream=sys.stderr, force=True)
     try:
         status: int = importlib.import_module(command.module).main(args, sys.stdout, sys.stderr)
+        sys.stdout.flush()  # a reader gone shows here when the output was buffered
     except Exception as err:
+        if isinstance(err, OSError) and err.errno == errno.EPIPE and stdout_closed():
+            silence_stdout()
+            return EXIT_OK
         if not is_input_error(err):
             raise
         print(f"{PROG}: error: {one_line(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return status
+
+
+def stdout_closed() -> bool:
+    """Whether standard output is a pipe or socket whose reader has gone (poll reports an error or hang-up
+    on it); where that cannot be asked, a broken pipe is taken to be standard output's."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False  # not a file (a test's capture): the broken pipe was something else's
+    if not hasattr(select, "poll"):
+        return True
+    poller = select.poll()
+    poller.register(fd, 0)  # errors and hang-ups are always reported
+    return any(events for _, events in poller.poll(0))
+
+
+def silence_stdout() -> None:
+    """Point standard output at the null device, so that the interpreter's last flush finds nothing to
+    write into the closed pipe (and prints no "Exception ignored" note)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def is_input_error(err: BaseException) -> bool:

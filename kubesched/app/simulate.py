@@ -5,24 +5,27 @@ This module is imported only for this command, so it imports the simulator at on
 
 Output paths (``--trace``, ``--output-dir``, ``--report``) are checked before the run, and the summary
 is printed before any file is written: a file that cannot be written after a long run must not cost
-the result.
+the result. With ``-o json`` standard output holds the JSON document alone (the lines naming written
+files go to standard error); ``-q`` prints nothing but errors.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from kubesched.api.labels import validate_label_key
 from kubesched.app.cli import EXIT_OK, one_line
-from kubesched.app.options import add_simulation_flags
+from kubesched.app.options import add_output_flag, add_simulation_flags
 from kubesched.sim.annotations import PREFIX, SIMULATOR_PREFIX, AnnotationRecorder
 from kubesched.sim.output import write_manifests
 from kubesched.sim.report import format_summary
-from kubesched.sim.simulate import SimulationError, simulate
+from kubesched.sim.simulate import SimulationError, SimulationResult, simulate
+from kubesched.sim.usage import DEFAULT_SHOWN, LIST_ALL_UP_TO, NodesShown
 from kubesched.util.extras import missing, require_extra
 
 
@@ -50,21 +53,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{SIMULATOR_PREFIX} writes kube-scheduler-simulator's keys and shapes")
     parser.add_argument("--report", metavar="FILE.html",
                         help="write a self-contained HTML report (plots, reasons, every pod's decision)")
-    parser.add_argument("--report-group-by", metavar="LABEL",
-                        help="node label whose values make the report's node pools (default: the first node-pool "
-                             "label the nodes carry, else the instance type, else the zone)")
     parser.add_argument("--progress", action="store_true",
-                        help="show a progress bar even when stderr is no terminal")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="also list where each pod went, and log warnings")
+                        help="show a progress bar even when stderr is no terminal (or with -q)")
+    parser.add_argument("--nodes", type=nodes_shown, metavar="all|N",
+                        help=f"nodes the summary lists: all, or the N most and N least used (default: all up to "
+                             f"{LIST_ALL_UP_TO} nodes, else {DEFAULT_SHOWN} of each, with the pools' totals)")
+    parser.add_argument("--group-by", metavar="LABEL",
+                        help="node label whose values are the pools the summary and the HTML report group nodes "
+                             "into (default: the first node-pool label the nodes carry, else the instance type, "
+                             "else the zone)")
+    add_output_flag(parser)
+    loudness = parser.add_mutually_exclusive_group()
+    loudness.add_argument("-v", "--verbose", action="store_true",
+                          help="also list where each pod went and every deletion, and log warnings")
+    loudness.add_argument("-q", "--quiet", action="store_true",
+                          help="print nothing but errors (the exit status tells the rest)")
+
+
+def nodes_shown(text: str) -> int | str:
+    """``--nodes``: "all" or a count of nodes (0 or more)."""
+    if text == "all":
+        return text
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected all or a number of nodes, got {text!r}") from None
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {count}")
+    return count
 
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_output_paths(args.trace, args.output_dir)
-    check_report_path(args.report, args.report_group_by)
+    check_report_path(args.report)
+    if args.group_by is not None:
+        validate_label_key(args.group_by, "--group-by")
     if not args.annotation_prefix.endswith("/"):
         raise SimulationError(f"--annotation-prefix: must end with '/', got {args.annotation_prefix!r}")
-    progress, close = progress_bar(err, forced=args.progress)
+    progress, close = progress_bar(err, forced=args.progress, quiet=args.quiet)
     # The trace is streamed while the run goes; annotations keep per attempt only what they show.
     annotations = AnnotationRecorder() if args.output_dir else None
     try:
@@ -75,21 +101,49 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                           record="full" if args.report else "summary")
     finally:
         close()
-    print(format_summary(result, verbose=args.verbose), file=out)
-    out.flush()
-    if args.trace:
-        print(f"\nTrace: {result.attempt_count} attempts written to {args.trace}", file=out)
+    try:
+        print_summary(result, args, out)
+    except BrokenPipeError as closed:
+        # The reader has gone (``| head``): the files are written all the same, then the command ends.
+        write_files(result, args, annotations, None)
+        raise closed from None
+    # What was written is said after the summary; JSON keeps standard output to itself.
+    write_files(result, args, annotations, None if args.quiet else err if args.output == "json" else out)
+    return EXIT_OK
+
+
+def write_files(result: SimulationResult, args: argparse.Namespace, annotations: AnnotationRecorder | None,
+                said: TextIO | None) -> None:
+    """Write ``--output-dir`` and ``--report``, and say what was written (the trace too) on ``said``."""
+    if args.trace and said is not None:
+        print(f"\nTrace: {result.attempt_count} attempts written to {args.trace}", file=said)
     if args.output_dir:
         with naming_flag("--output-dir"):
             write_manifests(result, args.output_dir, annotations, args.annotation_prefix)
-        print(f"Manifests written to {args.output_dir}", file=out)
+        if said is not None:
+            print(f"Manifests written to {args.output_dir}", file=said)
     if args.report:
         from kubesched.sim.html_report import write_report
 
         with naming_flag("--report"):
-            write_report(result, args.report, group_by=args.report_group_by)
-        print(f"Report written to {args.report}", file=out)
-    return EXIT_OK
+            write_report(result, args.report, group_by=args.group_by)
+        if said is not None:
+            print(f"Report written to {args.report}", file=said)
+
+
+def print_summary(result: SimulationResult, args: argparse.Namespace, out: TextIO) -> None:
+    """The summary as text or JSON (nothing with ``--quiet``), flushed before any file is written."""
+    if args.quiet:
+        return
+    if args.output == "json":
+        from kubesched.sim.summary_json import summary_document
+
+        json.dump(summary_document(result, group_by=args.group_by), out, indent=2)
+        out.write("\n")
+    else:
+        shown: NodesShown = args.nodes
+        print(format_summary(result, verbose=args.verbose, nodes=shown, group_by=args.group_by), file=out)
+    out.flush()
 
 
 def check_output_paths(trace: str | None, output_dir: str | None) -> None:
@@ -114,15 +168,11 @@ def check_output_paths(trace: str | None, output_dir: str | None) -> None:
             raise OutputPathError(f"--output-dir: {ancestor} is a file, not a folder")
 
 
-def check_report_path(report: str | None, group_by: str | None = None) -> None:
-    """``--report`` must name a file in an existing folder, ``--report-group-by`` a label key (checked
-    before the run, as the others are)."""
+def check_report_path(report: str | None) -> None:
+    """``--report`` must name a file in an existing folder (checked before the run, as the others are),
+    and the HTML report's extra must be there."""
     if report is not None:
         require_extra("sim", "--report", ("plotly",))
-    if group_by is not None:
-        if report is None:
-            raise OutputPathError("--report-group-by: applies to the HTML report; give --report FILE.html too")
-        validate_label_key(group_by, "--report-group-by")
     if report is None:
         return
     path = Path(report)
@@ -143,9 +193,11 @@ def naming_flag(flag: str) -> Iterator[None]:
         raise OutputPathError(f"{flag}: {one_line(error)}") from error
 
 
-def progress_bar(stream: TextIO, *, forced: bool) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
-    """A ``simulate(progress=…)`` callback drawing a tqdm bar on ``stream`` (a TTY, or when forced)."""
-    if not (forced or stream.isatty()):
+def progress_bar(stream: TextIO, *, forced: bool,
+                 quiet: bool = False) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A ``simulate(progress=…)`` callback drawing a tqdm bar on ``stream`` (a TTY unless ``quiet``, or
+    when forced). The total grows as workload controllers create pods; the bar follows it."""
+    if not (forced or (stream.isatty() and not quiet)):
         return None, lambda: None
     if missing("sim", ("tqdm",)):
         if forced:
@@ -158,7 +210,10 @@ def progress_bar(stream: TextIO, *, forced: bool) -> tuple[Callable[[int, int], 
     def update(done: int, total: int) -> None:
         if "bar" not in bar:
             bar["bar"] = tqdm(total=total, desc="scheduling", unit="pod", file=stream, leave=False)
-        bar["bar"].update(done - bar["bar"].n)
+        if bar["bar"].total != total:
+            bar["bar"].total = total  # drawn with the next update (tqdm limits how often it draws)
+        if done != bar["bar"].n:
+            bar["bar"].update(done - bar["bar"].n)
 
     def close() -> None:
         if "bar" in bar:

@@ -16,21 +16,27 @@ of running share the loop:
 * :meth:`Driver.run` - discrete-event time: scheduling cycles take :data:`CYCLE_TIME` each and, when
   the scheduler has nothing to do, the clock jumps to the next timer; the run ends when no scenario
   action is left and the scheduler has nothing it will retry by itself (backoffs, Permit waits).
+
+From the same watch the driver keeps the run's progress (every pod that appears unbound is one more to
+place; it is done once bound or deleted, and whatever is left is given up by :meth:`Driver.finish`) and
+its deletions, each with why (:mod:`kubesched.sim.deletions`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
 from kubesched.clock import VirtualClock
 from kubesched.cluster.protocol import ApiError, WatchEvent
 from kubesched.embedded.apiserver import EmbeddedCluster
-from kubesched.recording.summary import AttemptOutcome, OutcomeListener
+from kubesched.recording.attempt import Attempt
+from kubesched.recording.recorder import Recorder
 from kubesched.recording.trace import ERROR, SCHEDULED
 from kubesched.scenario.timing import DURATION_ANNOTATION, parse_duration_seconds
 from kubesched.scheduler import Scheduler
+from kubesched.sim.deletions import COMPLETED, DeletionLog
 from kubesched.sim.timeseries import TimeSeries
 from kubesched.util.gc_tuning import long_lived_heap
 
@@ -40,13 +46,30 @@ CYCLE_TIME = timedelta(milliseconds=1)
 TIMEOUT_REJECTION = "rejected due to timeout after waiting"
 
 Action = Callable[[], None]
+#: ``progress(done, total)``: pods placed or given up, out of the pods seen (or expected) to place so far.
+Progress = Callable[[int, int], None]
+
+
+class _AttemptListener(Recorder):
+    """Hands every finished attempt to the driver: outcomes for loop detection, victims for deletions."""
+
+    enabled = True
+
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
+
+    def finished(self, attempt: Attempt) -> None:
+        self.driver.outcome(attempt.pod, attempt.result, attempt.message)
+        if attempt.victims:
+            self.driver.deletions.preempting(attempt.pod, attempt.victims)
 
 
 class Driver:
     """Drives one :class:`Scheduler` on one :class:`EmbeddedCluster` and :class:`VirtualClock`."""
 
     def __init__(self, cluster: EmbeddedCluster, scheduler: Scheduler, clock: VirtualClock, *,
-                 series: TimeSeries | None = None, detect_loops: bool = True) -> None:
+                 series: TimeSeries | None = None, detect_loops: bool = True,
+                 progress: Progress | None = None) -> None:
         self.cluster = cluster
         self.scheduler = scheduler
         self.clock = clock
@@ -65,7 +88,15 @@ class Driver:
         self._outcomes: list[tuple[str, str, str | None, int]] = []
         self._actions = 0  # scenario actions still ahead on the clock
         self._watch: Any = None
+        #: Also what tells the driver which pods preemption chose (a victim's preemptor in ``deletions``).
         self._detect_loops = detect_loops
+        #: Every pod deleted since :meth:`start`, with why.
+        self.deletions = DeletionLog(cluster)
+        self.progress = progress
+        self._total = 0
+        self._done = 0
+        self._unplaced: set[str] = set()  # uids of pods seen unbound, neither bound nor deleted yet
+        self._expected: set[str] = set()  # keys already counted in the total, before they appear
 
     # -- wiring ----------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -77,10 +108,29 @@ class Driver:
         self._changes = 0
         self.scheduler.start()
         if self._detect_loops:
-            self.scheduler.add_recorder(OutcomeListener(self._on_outcome))
+            self.scheduler.add_recorder(_AttemptListener(self))
         self.cluster.deliver_pending()
         if self.series is not None:
             self.series.sample(self.seconds())
+
+    def expect(self, keys: Iterable[str]) -> None:
+        """Count pods (``namespace/name``) the scenario will create in the progress total from now on."""
+        for key in keys:
+            if key not in self._expected:
+                self._expected.add(key)
+                self._total += 1
+        self._report()
+
+    def finish(self) -> None:
+        """The run is over: pods still unbound are given up as pending, so progress is complete."""
+        self._done = self._total
+        self._unplaced.clear()
+        self._expected.clear()
+        self._report()
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress(self._done, self._total)
 
     def seconds(self) -> float:
         """Virtual seconds since the driver was made."""
@@ -211,6 +261,10 @@ class Driver:
             self._changes += 1
         if self.series is not None:
             self.series.pod_event(event, self.seconds())
+        if event.type == "DELETED":
+            self.deletions.observe(obj, _key(obj), self.seconds())
+        if self.progress is not None:
+            self._count(event, bound)
         if bound and (event.type == "ADDED" or (
                 event.type == "MODIFIED" and not ((event.old or {}).get("spec") or {}).get("nodeName"))):
             annotations = (obj.get("metadata") or {}).get("annotations") or {}
@@ -225,17 +279,32 @@ class Driver:
 
         def complete() -> None:
             try:
-                self.cluster.delete("Pod", ns, name, uid=uid)
+                deleted = self.cluster.delete("Pod", ns, name, uid=uid)
             except ApiError:
                 return  # deleted or replaced meanwhile
+            self.deletions.note(deleted, COMPLETED)
             self.completed[f"{ns}/{name}"] = node
 
         self.at(self.seconds() + seconds, complete)
 
-    # -- loop detection ------------------------------------------------------------------------------
-    def _on_outcome(self, outcome: AttemptOutcome) -> None:
-        self.outcome(outcome.pod, outcome.result, outcome.message)
+    def _count(self, event: WatchEvent, bound: bool) -> None:
+        """Progress: an unbound pod appearing is one more to place; bound or deleted, it is placed."""
+        uid = str((event.obj.get("metadata") or {}).get("uid"))
+        if event.type == "ADDED" and not bound:
+            key = _key(event.obj)
+            if key in self._expected:
+                self._expected.discard(key)
+            else:
+                self._total += 1
+            self._unplaced.add(uid)
+        elif (bound or event.type == "DELETED") and uid in self._unplaced:
+            self._unplaced.discard(uid)
+            self._done += 1
+        else:
+            return
+        self._report()
 
+    # -- loop detection ------------------------------------------------------------------------------
     def outcome(self, pod: str, result: str, message: str | None = None) -> None:
         """One attempt's outcome, noted with how many cluster changes had been seen by then; it is
         judged once the attempt's pod is back in the queue."""
@@ -269,3 +338,7 @@ class Driver:
             if self.scheduler.park(pod):
                 self.looping.append(pod)
 
+
+def _key(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"

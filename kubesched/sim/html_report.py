@@ -225,7 +225,7 @@ def pools_section(usage: ClusterUsage) -> list[str]:
     grouping = (f"Nodes grouped by label <code>{html.escape(usage.label)}</code> into {len(usage.pools)} pools"
                 if usage.label else "One pool: no node carries a node-pool or zone label")
     out = ["<h2>Requested and allocatable per pool</h2>",
-           f"<p>{grouping} (<code>--report-group-by LABEL</code> chooses another). Each chart shows, per pool, "
+           f"<p>{grouping} (<code>--group-by LABEL</code> chooses another). Each chart shows, per pool, "
            "how full its nodes are (box: min, quartiles, max of requested as % of allocatable, over the "
            "nodes that offer the resource) and the pool's total (diamond).</p>"]
     header = ["POOL", "NODES", *(f"{r} ({unit(r)[0]})" if unit(r)[0] else r for r in usage.resources)]

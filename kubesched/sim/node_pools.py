@@ -1,6 +1,6 @@
 """Nodes grouped into pools for the HTML report, and how full each node is for every resource pods request.
 
-A pool is the set of nodes sharing one label's value. Without ``--report-group-by`` the label is the
+A pool is the set of nodes sharing one label's value. Without ``--group-by`` the label is the
 first of the managed node-pool labels that some node carries (GKE, EKS, Karpenter, AKS), else the
 instance type, else the zone; with none of them every node is in one pool. Nodes without the chosen
 label form a pool of their own. Pools and nodes come in natural order (``node-2`` before ``node-10``).
@@ -11,7 +11,6 @@ the pods bound to a node (terminal pods do not count) against the node's allocat
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -19,27 +18,10 @@ import numpy as np
 
 from kubesched.api.objects import Node, Pod
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.sim.pools import natural_key
+from kubesched.sim.pools import pool_label as find_pool_label
 
-#: Labels that name a node's pool, most specific first (the managed node groups, then the machine type).
-POOL_LABELS = (
-    "cloud.google.com/gke-nodepool",
-    "eks.amazonaws.com/nodegroup",
-    "karpenter.sh/nodepool",
-    "kubernetes.azure.com/agentpool",
-    "agentpool",
-    "node.kubernetes.io/instance-type",
-    "beta.kubernetes.io/instance-type",
-)
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
-#: The one pool of a cluster whose nodes carry none of the labels above.
 ALL_NODES = "all nodes"
-
-_DIGITS = re.compile(r"(\d+)")
-
-
-def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key that orders the digit runs of a name as numbers: ``node-2`` before ``node-10``."""
-    return tuple((1, int(part)) if part.isdigit() else (0, part) for part in _DIGITS.split(name) if part)
 
 
 def natural_sorted(names: Iterable[str]) -> list[str]:
@@ -47,12 +29,9 @@ def natural_sorted(names: Iterable[str]) -> list[str]:
 
 
 def pool_label(labels: Iterable[Mapping[str, str]], group_by: str | None = None) -> str | None:
-    """The label that names the pools: ``group_by`` if given, else the first known pool or zone label
-    some node carries, else None (one pool)."""
-    if group_by:
-        return group_by
-    seen = set().union(*(set(lab) for lab in labels))
-    return next((label for label in (*POOL_LABELS, *ZONE_LABELS) if label in seen), None)
+    """The label that names the pools: ``group_by`` if given, else the one :mod:`kubesched.sim.pools`
+    finds on the nodes, else None (one pool)."""
+    return group_by or find_pool_label(labels)
 
 
 def resource_order(names: Iterable[str]) -> list[str]:

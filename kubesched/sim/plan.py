@@ -45,9 +45,10 @@ class PlanResult:
 
 
 def pending_after(result: SimulationResult) -> list[str]:
-    """Pods of the scenario left without a node (preemption victims are gone, not pending)."""
-    deleted = set(result.deleted)
-    return [key for key, node in result.final.items() if node is None and key not in deleted]
+    """Pods of the scenario left without a node (pods deleted during the run, victims or others, are gone,
+    not pending)."""
+    removed = set(result.removed)
+    return [key for key, node in result.final.items() if node is None and key not in removed]
 
 
 def node_copies(template: Mapping[str, Any], count: int) -> list[dict[str, Any]]:

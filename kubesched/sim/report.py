@@ -2,39 +2,36 @@
 
 A pending pod's reason is its last attempt's message, the FailedScheduling text kube-scheduler
 would have put in an event (``0/12 nodes are available: …``), so the summary explains rather than
-merely counts. Utilisation is read from the cluster after the run: requests of the pods bound to a
-node against the node's allocatable, exactly what NodeResourcesFit compares.
+merely counts. Pods deleted during the run are told apart by why (:mod:`kubesched.sim.deletions`):
+preemption victims with their preemptor, timeline deletions with their step, completions and
+scale-downs counted. The node section (:mod:`kubesched.sim.usage`) fits any cluster size.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kubesched.api.objects import Node, Pod
-from kubesched.api.resources import CPU, MEMORY, PODS, is_extended_resource_name
-from kubesched.sim.node_pools import natural_key
+from kubesched.api.objects import Pod
+from kubesched.embedded.workloads.manager import GARBAGE_COLLECTED, SCALE_DOWN
+from kubesched.sim.deletions import COMPLETED, OTHER, PREEMPTED, TIMELINE, Deletion
+from kubesched.sim.usage import (  # noqa: F401  (re-exported: the summary's node figures)
+    NodesShown,
+    NodeUsage,
+    format_bytes,
+    format_cpu,
+    format_nodes,
+    format_usage_table,
+    node_usage,
+)
 
 if TYPE_CHECKING:
     from kubesched.sim.simulate import SimulationResult
 
-
-@dataclass(frozen=True, slots=True)
-class NodeUsage:
-    """Requested vs allocatable on one node (cpu in millicores, memory in bytes)."""
-
-    name: str
-    cpu_requested: int
-    cpu_allocatable: int
-    memory_requested: int
-    memory_allocatable: int
-    pods: int
-    pods_allocatable: int
-    unschedulable: bool = False
-    #: Extended resources (e.g. ``nvidia.com/gpu``): name -> (requested, allocatable).
-    extended: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+#: How many deletions of one kind the summary lists (all of them with ``verbose``).
+LISTED_DELETIONS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,38 +39,6 @@ class PendingPod:
     pod: str
     reason: str
     nominated_node: str | None = None
-
-
-def node_usage(result: SimulationResult) -> list[NodeUsage]:
-    """Per node usage after the run, in natural name order (node-2 before node-10); terminal pods do not count."""
-    requested: dict[str, dict[str, int]] = {}
-    counts: dict[str, int] = {}
-    for raw in result.pods():
-        pod = Pod.from_dict(raw)
-        if not pod.node_name or pod.is_terminal:
-            continue
-        into = requested.setdefault(pod.node_name, {})
-        for name, value in pod.requests.items():
-            into[name] = into.get(name, 0) + value
-        counts[pod.node_name] = counts.get(pod.node_name, 0) + 1
-    usage = []
-    for raw in result.nodes():
-        node = Node.from_dict(raw)
-        req = requested.get(node.name, {})
-        extended = {name: (req.get(name, 0), alloc) for name, alloc in sorted(node.allocatable.items())
-                    if is_extended_resource_name(name)}
-        usage.append(NodeUsage(
-            name=node.name,
-            cpu_requested=req.get(CPU, 0),
-            cpu_allocatable=node.allocatable.get(CPU, 0),
-            memory_requested=req.get(MEMORY, 0),
-            memory_allocatable=node.allocatable.get(MEMORY, 0),
-            pods=counts.get(node.name, 0),
-            pods_allocatable=node.allocatable.get(PODS, 0),
-            unschedulable=node.unschedulable,
-            extended=extended,
-        ))
-    return sorted(usage, key=lambda u: natural_key(u.name))
 
 
 def pending_pods(result: SimulationResult) -> list[PendingPod]:
@@ -88,9 +53,9 @@ def pending_pods(result: SimulationResult) -> list[PendingPod]:
     looping = set(result.looping)
     gated = _gated_pods(result)
     out = []
-    deleted = set(result.deleted)
+    removed = set(result.removed)
     for key, node in result.final.items():
-        if node is not None or key in deleted:
+        if node is not None or key in removed:
             continue
         if key in last_message:
             reason = last_message[key]
@@ -117,12 +82,13 @@ class WorkloadPods:
 
 
 def workload_pods(result: SimulationResult) -> list[WorkloadPods]:
-    """The simulated pods grouped by owning workload, in order of first appearance."""
-    deleted = set(result.deleted)
+    """The simulated pods grouped by owning workload, in order of first appearance; pods removed before
+    they ran their course (preempted, scaled down, deleted) no longer count."""
+    removed = set(result.removed)
     groups: dict[str, list[tuple[str, str | None]]] = {}
     for key, node in result.final.items():
         workload = result.workloads.get(key)
-        if workload is None or key in deleted:
+        if workload is None or key in removed:
             continue
         groups.setdefault(workload, []).append((key, node))
     return [WorkloadPods(w, len(members), sum(1 for _, n in members if n),
@@ -130,12 +96,8 @@ def workload_pods(result: SimulationResult) -> list[WorkloadPods]:
 
 
 def preemptions(result: SimulationResult) -> dict[str, tuple[str, str]]:
-    """Victim -> (preemptor, node it was nominated to), from the attempts that preempted."""
-    out = {}
-    for summary in result.summaries:
-        for victim in summary.victims:
-            out[victim] = (summary.pod, summary.nominated_node or "?")
-    return out
+    """Victim -> (preemptor, the node it was deleted from), for every pod deleted as a victim."""
+    return {d.pod: (d.by or "?", d.node or "?") for d in result.deletions if d.reason == PREEMPTED}
 
 
 def _condition_messages(result: SimulationResult) -> dict[str, str]:
@@ -182,62 +144,93 @@ def _gated_pods(result: SimulationResult) -> dict[str, list[str]]:
     return gated
 
 
-def format_summary(result: SimulationResult, *, verbose: bool = False) -> str:
-    """The text ``kubesched simulate`` prints."""
-    lines: list[str] = []
+def format_summary(result: SimulationResult, *, verbose: bool = False, nodes: NodesShown = None,
+                   group_by: str | None = None) -> str:
+    """The text ``kubesched simulate`` prints; ``nodes`` and ``group_by`` shape the node section
+    (:func:`~kubesched.sim.usage.format_nodes`)."""
     total = len(result.final)
     scheduled = {k: n for k, n in result.final.items() if n is not None}
-    lines.append(
+    # Pods deleted before they ran their course are neither scheduled nor pending: say so, so that it adds up.
+    removed = f"; {len(result.removed)} deleted" if result.removed else ""
+    sections = [[
         f"Scheduled {len(scheduled)}/{total} pending pods in {result.attempt_count} attempts "
-        f"({result.virtual_seconds:.1f}s of virtual time)."
-    )
+        f"({result.virtual_seconds:.1f}s of virtual time){removed}."
+    ]]
     if verbose and scheduled:
-        lines.append("")
-        lines.append("Scheduled:")
         width = max(len(k) for k in scheduled)
-        lines.extend(f"  {key:<{width}}  -> {node}" for key, node in scheduled.items())
-    if result.deleted:
-        preemptors = preemptions(result)
-        lines.append("")
-        lines.append(f"Preempted {len(result.deleted)} (deleted as victims):")
-        for key in result.deleted:
-            by = preemptors.get(key)
-            lines.append(f"  {key}: preempted by {by[0]} on {by[1]}" if by else f"  {key}")
-    workloads = workload_pods(result)
-    if workloads:
-        lines.append("")
-        lines.append("Workloads:")
-        for w in workloads:
-            line = f"  {w.workload}: {w.scheduled}/{w.total} scheduled"
-            if w.pending:
-                names = [k.split("/", 1)[1] for k in w.pending]
-                shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-                line += f"; {len(w.pending)} pending: {shown}"
-            lines.append(line)
+        sections.append(["Scheduled:", *(f"  {key:<{width}}  -> {node}" for key, node in scheduled.items())])
+    sections += [format_preempted(result), format_deletions(result, verbose=verbose), format_workloads(result)]
     if shows_over_time(result):
-        lines.append("")
-        lines.extend(format_over_time(result))
+        sections.append(format_over_time(result))
     pending = pending_pods(result)
     if pending:
-        lines.append("")
-        lines.append(f"Pending {len(pending)}:")
-        for p in pending:
-            nominated = f" [nominated: {p.nominated_node}]" if p.nominated_node else ""
-            lines.append(f"  {p.pod}{nominated}: {p.reason}")
+        sections.append([f"Pending {len(pending)}:", *(
+            f"  {p.pod}{f' [nominated: {p.nominated_node}]' if p.nominated_node else ''}: {p.reason}"
+            for p in pending)])
     groups = pod_groups(result)
     if groups:
-        lines.append("")
-        lines.append(f"Pod groups {len(groups)}:")
-        lines.extend(f"  {g}" for g in groups)
+        sections.append([f"Pod groups {len(groups)}:", *(f"  {g}" for g in groups)])
     if result.warnings:
-        lines.append("")
-        lines.append("Warnings:")
-        lines.extend(f"  {w}" for w in group_warnings(result.warnings))
+        sections.append(["Warnings:", *(f"  {w}" for w in group_warnings(result.warnings))])
     usage = node_usage(result)
     if usage:
-        lines.append("")
-        lines.append(format_usage_table(usage))
-    return "\n".join(lines)
+        sections.append([format_nodes(usage, shown=nodes, group_by=group_by)])
+    return "\n\n".join("\n".join(lines) for lines in sections if lines)
+
+
+def format_preempted(result: SimulationResult) -> list[str]:
+    """The preemption victims, each with its preemptor and node."""
+    victims = [d for d in result.deletions if d.reason == PREEMPTED]
+    if not victims:
+        return []
+    return [f"Preempted {len(victims)} (deleted as victims):",
+            *(f"  {d.pod}: preempted by {d.by or '?'} on {d.node or '?'}" for d in victims)]
+
+
+#: The summary's heading for each reason but preemption, in the order shown; which reasons list pods.
+_DELETION_HEADINGS = ((TIMELINE, "Deleted by the timeline", True), (SCALE_DOWN, "Scaled down", False),
+                      (GARBAGE_COLLECTED, "Garbage-collected with their owner", False),
+                      (COMPLETED, "Completed", False), (OTHER, "Deleted", True))
+
+
+def format_deletions(result: SimulationResult, *, verbose: bool = False) -> list[str]:
+    """Pods deleted for any reason but preemption: a count per reason, the timeline's pods listed
+    (every pod of every reason with ``verbose``)."""
+    counts = Counter(d.reason for d in result.deletions)
+    lines: list[str] = []
+    for reason, heading, listed in _DELETION_HEADINGS:
+        if not counts[reason]:
+            continue
+        lines.append(f"{heading}: {counts[reason]}")
+        if listed or verbose:
+            of_reason = [d for d in result.deletions if d.reason == reason]
+            shown = of_reason if verbose else of_reason[:LISTED_DELETIONS]
+            lines.extend(f"  {_deletion_line(d)}" for d in shown)
+            if len(shown) < len(of_reason):
+                lines.append(f"  and {len(of_reason) - len(shown)} more (-v lists them)")
+    return lines
+
+
+def _deletion_line(d: Deletion) -> str:
+    where = f" from {d.node}" if d.node else " before it was placed"
+    by = f" by {d.by}" if d.by else ""
+    return f"{d.pod}{where} at {d.at:.1f}s{by}"
+
+
+def format_workloads(result: SimulationResult) -> list[str]:
+    """Each workload with how many of its pods were scheduled, naming a few pending ones."""
+    workloads = workload_pods(result)
+    if not workloads:
+        return []
+    lines = ["Workloads:"]
+    for w in workloads:
+        line = f"  {w.workload}: {w.scheduled}/{w.total} scheduled"
+        if w.pending:
+            names = [k.split("/", 1)[1] for k in w.pending]
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            line += f"; {len(w.pending)} pending: {shown}"
+        lines.append(line)
+    return lines
 
 
 def shows_over_time(result: SimulationResult) -> bool:
@@ -295,48 +288,3 @@ def pod_groups(result: SimulationResult) -> list[str]:
             line += f"; pending: {why}"
         out.append(line)
     return out
-
-
-def format_usage_table(usage: list[NodeUsage]) -> str:
-    """A fixed-width table: cpu, memory and pods requested vs allocatable per node."""
-    extended_names = sorted({name for u in usage for name in u.extended})
-    header = ["NODE", "CPU", "CPU%", "MEMORY", "MEM%", "PODS", *extended_names]
-    rows = [header]
-    for u in usage:
-        name = u.name + (" (cordoned)" if u.unschedulable else "")
-        rows.append([
-            name,
-            f"{format_cpu(u.cpu_requested)}/{format_cpu(u.cpu_allocatable)}",
-            _percent(u.cpu_requested, u.cpu_allocatable),
-            f"{format_bytes(u.memory_requested)}/{format_bytes(u.memory_allocatable)}",
-            _percent(u.memory_requested, u.memory_allocatable),
-            f"{u.pods}/{u.pods_allocatable}",
-            *(f"{u.extended[n][0]}/{u.extended[n][1]}" if n in u.extended else "-" for n in extended_names),
-        ])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    right = {2, 4}
-    return "\n".join(
-        "  ".join(cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths,
-                                                                                                     strict=True)))
-        .rstrip()
-        for row in rows
-    )
-
-
-def format_cpu(milli: int) -> str:
-    """Cores, trailing zeros trimmed: ``7910`` -> ``7.91``, ``250`` -> ``0.25``, ``4000`` -> ``4``."""
-    whole, frac = divmod(milli, 1000)
-    return f"{whole}.{frac:03d}".rstrip("0") if frac else str(whole)
-
-
-def format_bytes(value: int) -> str:
-    """Binary units with one decimal at most: ``1.5Gi``, ``512Mi``, ``0``."""
-    for suffix, scale in (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
-        if value >= scale:
-            amount = value / scale
-            return f"{amount:.0f}{suffix}" if amount == int(amount) or amount >= 100 else f"{amount:.1f}{suffix}"
-    return str(value)
-
-
-def _percent(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.0f}%" if whole else "-"

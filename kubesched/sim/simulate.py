@@ -39,15 +39,15 @@ from kubesched.recording import (
     TraceWriter,
     recorders_for,
 )
-from kubesched.recording.attempt import Attempt
-from kubesched.recording.trace import SCHEDULED, AttemptRecord
+from kubesched.recording.trace import AttemptRecord
 from kubesched.scenario.manifests import Manifest, ManifestError
 from kubesched.scenario.pipeline import Scenario, SimulationError, check_options, load_scenario
 from kubesched.scenario.timeline import Step, TimelineError, load_timeline
 from kubesched.scenario.timing import arrival_seconds
 from kubesched.scheduler import Scheduler
+from kubesched.sim.deletions import PREEMPTED, TIMELINE, Deletion
 from kubesched.sim.driver import Driver
-from kubesched.sim.timeline import run_step
+from kubesched.sim.timeline import describe_step, run_step
 from kubesched.sim.timeseries import TimeSeries
 from kubesched.util.gc_tuning import long_lived_heap
 
@@ -71,7 +71,13 @@ class SimulationResult:
     #: How many scheduling attempts ended, whatever was recorded.
     attempt_count: int = 0
     nominated: dict[str, str] = field(default_factory=dict)
+    #: Preemption victims (``namespace/name``), in the order they were deleted.
     deleted: list[str] = field(default_factory=list)
+    #: Every pod deleted during the run, in order, with why (:mod:`kubesched.sim.deletions`).
+    deletions: list[Deletion] = field(default_factory=list)
+    #: Pods of ``final`` that are gone at the end for any reason but completion (preempted, deleted by
+    #: the timeline, scaled down): neither scheduled nor pending.
+    removed: list[str] = field(default_factory=list)
     never_attempted: list[str] = field(default_factory=list)
     looping: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -145,9 +151,9 @@ class Simulation:
             if recorder is not None:
                 self.scheduler.add_recorder(recorder)
         self.series = TimeSeries()
-        self.driver = Driver(self.cluster, self.scheduler, self.clock, series=self.series)
+        self.driver = Driver(self.cluster, self.scheduler, self.clock, series=self.series, progress=progress)
+        self.workloads.pod_deletion_listener = self.driver.deletions.note_workload_deletion
         self.manifests = scenario.manifests
-        self.progress = progress
         self.timeline = list(timeline)
         self.warnings: list[str] = [*self.scheduler.warnings, *scenario.warnings]
         self.pending: list[Manifest] = []
@@ -195,6 +201,7 @@ class Simulation:
             self._create(m, obj)
         # Controllers settle what was loaded (claims bound, budgets counted) before scheduling starts.
         self.cluster.deliver_pending()
+        self.driver.expect(_key(m.obj) for m in self.pending)
         self.driver.start()
         for step in self.timeline:
             self.driver.at(step.at, self._step_runner(step))
@@ -202,7 +209,8 @@ class Simulation:
     def _step_runner(self, step: Step) -> Callable[[], None]:
         def run() -> None:
             try:
-                run_step(step, self.cluster)
+                with self.driver.deletions.span(TIMELINE, describe_step(step)):
+                    run_step(step, self.cluster)
             except TimelineError as err:
                 self.warnings.append(str(err))
 
@@ -222,37 +230,28 @@ class Simulation:
     def run(self, *, burst: bool = False) -> SimulationResult:
         """Play the pending pods (see the module docstring), then whatever the clock still holds:
         pod completions and timeline steps."""
-        total = len(self.pending)
         if self.workloads.has_workloads():
             self.driver.settle()  # the controllers create their pods as the workloads' watch events arrive
         if self.timed:
-            self._run_timed(total)
+            self._run_timed()
         elif burst:
             for m in self.pending:
                 self._create(m, m.obj)
             self.driver.settle()
         else:
-            for i, m in enumerate(self.pending):
+            for m in self.pending:
                 self._create(m, m.obj)
                 self.driver.settle()
-                if self.progress is not None:
-                    self.progress(i + 1, total)
         self.driver.run()
+        self.driver.finish()
         self.series.sample(self.driver.seconds())
         return self.result()
 
-    def _run_timed(self, total: int) -> None:
+    def _run_timed(self) -> None:
         """Pods arrive at their ``kubesched.io/arrival`` (time 0 without one, in document order)."""
-        order = sorted(range(total), key=lambda i: self.arrivals[i] or 0.0)
-        done = [0]
-
-        def arrive(m: Manifest) -> None:
-            self._create(m, m.obj)
-            done[0] += 1
-            if self.progress is not None:
-                self.progress(done[0], total)
-
-        scenario = ((self.arrivals[i] or 0.0, functools.partial(arrive, self.pending[i])) for i in order)
+        order = sorted(range(len(self.pending)), key=lambda i: self.arrivals[i] or 0.0)
+        scenario = ((self.arrivals[i] or 0.0, functools.partial(self._create, self.pending[i], self.pending[i].obj))
+                    for i in order)
         if self.stream is None:
             self.driver.feed(scenario)
         else:
@@ -290,29 +289,8 @@ class Simulation:
     # -- results -------------------------------------------------------------------------------------
     def result(self) -> SimulationResult:
         pods = {(_key(p)): p for p in self.cluster.objects("Pod")}  # read only: no copies
-        completed = self.driver.completed
-        final: dict[str, str | None] = {}
-        nominated: dict[str, str] = {}
-        # Pods the workload controllers made count too; one that is gone ran (it was bound: a completed
-        # job pod), was preempted (a victim), or was removed before it was ever placed (left out).
-        full = self.full.in_cycle_order() if self.full is not None else None
-        summaries = self.summary.in_cycle_order() if self.summary is not None else []
-        # The columnar attempts, not the records: reading a record builds its per-node dicts.
-        seen: Sequence[Attempt | AttemptSummary] = full.attempts if full is not None else summaries
-        ran = {r.pod: r.node for r in seen if r.result == SCHEDULED}
-        ran.update(completed)
-        victims = {v for r in seen for v in r.victims or ()}
-        gone = [k for k in self.workloads.created_pods if k not in pods]
-        made = [k for k in self.workloads.created_pods if k in pods or k in ran or k in victims]
-        made_set = set(made)
-        for key in itertools.chain((_key(m.obj) for m in self.pending), self._streamed, made):
-            pod = pods.get(key)
-            final[key] = ((pod.get("spec") or {}).get("nodeName") or None) if pod else completed.get(key)
-            if pod is None and final[key] is None and key in made_set and key in ran and key not in victims:
-                final[key] = ran[key]
-            nnn = ((pod or {}).get("status") or {}).get("nominatedNodeName")
-            if pod and nnn and not final[key]:
-                nominated[key] = nnn
+        deletions = list(self.driver.deletions.deletions)
+        final, nominated = self._final(pods, deletions)
         attempted = self.outcomes.attempted
         never = sorted(k for k in final if k not in attempted and k not in self.looping)
         warnings = list(self.warnings) + self.control_plane.warnings
@@ -321,9 +299,9 @@ class Simulation:
             name = ((pod or {}).get("spec") or {}).get("schedulerName", "default-scheduler")
             if pod is not None and name not in self.scheduler.profiles:
                 warnings.append(f'pod {key}: schedulerName "{name}" matches no profile; never scheduled')
-        deleted = sorted(k for k in self._created if k not in pods and k not in completed)
-        deleted += sorted(k for k in gone if k in victims)
         warnings += [f"workload controllers: {e}" for e in self.workloads.errors]
+        full = self.full.in_cycle_order() if self.full is not None else None
+        summaries = self.summary.in_cycle_order() if self.summary is not None else []
         # Attempts are in scheduling-cycle order (a binding that waited reports late).
         return SimulationResult(
             attempts=full.dicts if full is not None else SummaryDicts(summaries),
@@ -333,7 +311,9 @@ class Simulation:
             record=self.record,
             attempt_count=self.outcomes.count,
             nominated=nominated,
-            deleted=deleted,
+            deleted=list(dict.fromkeys(d.pod for d in deletions if d.reason == PREEMPTED)),
+            deletions=deletions,
+            removed=[k for k in final if k not in pods and k not in self.driver.completed],
             never_attempted=never,
             looping=sorted(set(self.looping)),
             warnings=warnings,
@@ -341,10 +321,32 @@ class Simulation:
             scheduler=self.scheduler,
             virtual_seconds=(self.clock.now() - START_TIME).total_seconds(),
             workloads={k: w for k, w in self.workloads.pod_workloads.items() if k in final},
-            completed=len(completed),
+            completed=len(self.driver.completed),
             timed=self.timed,
             series=self.series,
         )
+
+    def _final(self, pods: Mapping[str, Mapping[str, Any]],
+               deletions: Sequence[Deletion]) -> tuple[dict[str, str | None], dict[str, str]]:
+        """Where each pod to schedule ended up (its node, the node it completed on, or None), and the
+        nominations of those left without one.
+
+        The pods the workload controllers made count when they are there at the end or were placed
+        before they went (completed, preempted, scaled down); one removed before it was ever placed
+        is left out.
+        """
+        completed = self.driver.completed
+        placed = {d.pod for d in deletions if d.node}
+        made = (k for k in self.workloads.created_pods if k in pods or k in placed)
+        final: dict[str, str | None] = {}
+        nominated: dict[str, str] = {}
+        for key in itertools.chain((_key(m.obj) for m in self.pending), self._streamed, made):
+            pod = pods.get(key)
+            final[key] = ((pod.get("spec") or {}).get("nodeName") or None) if pod else completed.get(key)
+            nnn = ((pod or {}).get("status") or {}).get("nominatedNodeName")
+            if pod and nnn and not final[key]:
+                nominated[key] = nnn
+        return final, nominated
 
 
 def resolve_config(config: str | Path | Mapping[str, Any] | KubeSchedulerConfiguration | None,

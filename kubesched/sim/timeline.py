@@ -23,6 +23,16 @@ def run_step(step: Step, cluster: EmbeddedCluster) -> None:
         raise TimelineError(f"{step.where}: {step.action} failed: {err.message}") from None
 
 
+def describe_step(step: Step) -> str:
+    """The step as a person names it: ``t.yaml: step 2: drain Node/n1``."""
+    if step.obj is not None:
+        meta = step.obj.get("metadata") or {}
+        target = "/".join(str(p) for p in (step.obj.get("kind"), meta.get("namespace"), meta.get("name")) if p)
+    else:
+        target = "/".join(p for p in (step.kind, step.namespace, step.name) if p)
+    return f"{step.where}: {step.action} {target}"
+
+
 def _set_unschedulable(cluster: EmbeddedCluster, name: str, value: bool) -> None:
     node = cluster.get("Node", None, name)
     spec = node.setdefault("spec", {})

@@ -507,15 +507,83 @@ def test_a_bad_report_path_fails_before_the_run(scenario: Path, tmp_path: Path,
     assert _error_line(capsys) == f"kubesched: error: --report: folder {missing.parent} does not exist"
     assert main(["simulate", str(scenario), "--report", str(tmp_path)]) == 2
     assert _error_line(capsys).startswith(f"kubesched: error: --report: {tmp_path} is a folder")
-    assert main(["simulate", str(scenario), "--report-group-by", "team"]) == 2
-    assert _error_line(capsys) == ("kubesched: error: --report-group-by: applies to the HTML report; "
-                                   "give --report FILE.html too")
-    assert main(["simulate", str(scenario), "--report", str(tmp_path / "r.html"), "--report-group-by", "a/b/c"]) == 2
-    assert _error_line(capsys).startswith("kubesched: error: --report-group-by: invalid label key 'a/b/c'")
+    assert main(["simulate", str(scenario), "--report", str(tmp_path / "r.html"), "--group-by", "a/b/c"]) == 2
+    assert _error_line(capsys).startswith("kubesched: error: --group-by: invalid label key 'a/b/c'")
 
 
 def test_report_pools_follow_the_label_asked_for(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     report = tmp_path / "report.html"
-    assert main(["simulate", EXAMPLE, "--report", str(report), "--report-group-by", "topology.kubernetes.io/zone"]) == 0
+    assert main(["simulate", EXAMPLE, "--report", str(report), "--group-by", "topology.kubernetes.io/zone"]) == 0
     capsys.readouterr()
     assert "Nodes grouped by label <code>topology.kubernetes.io/zone</code> into 3 pools" in report.read_text()
+
+
+# -- what simulate prints: -o json, -q, --nodes, --group-by, a reader that stops early ------------------------
+
+def test_simulate_json_is_one_document_and_the_files_are_named_on_stderr(scenario: Path, tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "t.jsonl"
+    assert main(["simulate", str(scenario), "-o", "json", "--trace", str(trace)]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert (doc["schemaVersion"], doc["total"], doc["scheduled"], doc["pending"]) == (1, 2, 1, 1)
+    assert {p["pod"]: p["outcome"] for p in doc["pods"]} == {"shop/web": "Scheduled", "shop/huge": "Pending"}
+    assert [n["name"] for n in doc["nodes"]] == ["big", "small"]
+    assert f"attempts written to {trace}" in captured.err
+
+
+def test_quiet_prints_nothing_but_errors(scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_dir = tmp_path / "out"
+    assert main(["simulate", str(scenario), "-q", "--output-dir", str(out_dir)]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert (out_dir / "pods.yaml").exists()
+    assert main(["simulate", str(scenario / "nope.yaml"), "-q"]) == 2
+    assert _error_line(capsys).startswith("kubesched: error: ")
+
+
+def test_nodes_and_group_by_shape_the_node_section(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(scenario), "--nodes", "0", "--group-by", "kubernetes.io/hostname"]) == 0
+    out = capsys.readouterr().out
+    assert "2 nodes in 2 pools by kubernetes.io/hostname:" in out
+    assert "2 nodes not shown: --nodes all lists every node" in out
+    assert main(["simulate", str(scenario), "--nodes", "all"]) == 0
+    assert "pools" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("args", "want"), [
+    (["--nodes", "some"], "argument --nodes: expected all or a number of nodes, got 'some'"),
+    (["--nodes", "-1"], "argument --nodes: must be 0 or more, got -1"),
+    (["-o", "yaml"], "argument -o/--output: invalid choice: 'yaml'"),
+    (["-q", "-v"], "argument -v/--verbose: not allowed with argument -q/--quiet"),
+])
+def test_bad_output_flags_are_usage_errors(scenario: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+                                           want: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", str(scenario), *args])
+    assert exc.value.code == 2
+    assert want in _error_line(capsys)
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_reader_that_stops_early_ends_the_command_quietly(scenario: Path, tmp_path: Path, output: str) -> None:
+    """``kubesched simulate … | head``, made certain: the read end closes before the summary is written."""
+    report_dir = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "kubesched", "simulate", str(scenario), "-o", output,
+                             "--output-dir", str(report_dir)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader has gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 0, err
+    assert err == ""  # no "Broken pipe" error, no "Exception ignored" note
+    assert (report_dir / "pods.yaml").exists()  # the files are written all the same
+
+
+def test_a_broken_pipe_that_is_not_standard_outputs_is_still_an_error(
+        monkeypatch: pytest.MonkeyPatch, scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("kubesched.app.simulate.simulate", broken)
+    assert main(["simulate", str(scenario)]) == 2
+    assert _error_line(capsys) == "kubesched: error: Broken pipe"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -172,3 +173,65 @@ def test_a_permit_that_never_allows_times_out_and_the_run_ends() -> None:
     assert r.attempts[0]["message"].endswith(timeout_reason)
     assert r.virtual_seconds >= 30
     assert r.final == {"default/p": None}
+
+
+# -- progress --------------------------------------------------------------------------------------
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster"
+
+
+def _watch_progress(calls: list[tuple[int, int]]) -> Any:
+    def progress(done: int, total: int) -> None:
+        assert 0 <= done <= total
+        if calls:
+            assert done >= calls[-1][0] and total >= calls[-1][1]  # neither ever goes back
+        calls.append((done, total))
+
+    return progress
+
+
+def test_progress_counts_the_example_pending_pods_and_its_workload_pods() -> None:
+    calls: list[tuple[int, int]] = []
+    result = simulate([EXAMPLE], progress=_watch_progress(calls))
+    assert calls[0] == (0, 34)  # the bare pending pods are known before the run
+    assert calls[-1] == (len(result.final), len(result.final)) == (57, 57)  # and the workloads' 23
+    # Before the end, done counts pods bound (the victim was bound before it went) or deleted unbound.
+    assert calls[-2][0] == 53
+
+
+def test_progress_grows_as_a_deployment_creates_its_pods() -> None:
+    calls: list[tuple[int, int]] = []
+    nodes = [node_dict(f"n{i}", cpu="4") for i in range(4)]
+    result = simulate([*nodes, deployment_of(30)], progress=_watch_progress(calls))
+    assert sum(1 for n in result.final.values() if n) == 30
+    assert [t for _, t in calls][:4] == [0, 1, 2, 3]  # each pod adds one as the controller creates it
+    assert calls[-1] == (30, 30)
+    assert {d for d, _ in calls} == set(range(31))  # one step per pod bound
+
+
+@pytest.mark.parametrize("mode", ["burst", "timed"])
+def test_progress_counts_bound_pods_in_burst_and_timed_runs(mode: str) -> None:
+    calls: list[tuple[int, int]] = []
+    pods = [pod_dict(f"p{i}", cpu="1") for i in range(3)] + [pod_dict("huge", cpu="64")]
+    if mode == "timed":
+        for i, p in enumerate(pods):
+            p["metadata"]["annotations"] = {"kubesched.io/arrival": f"{i}s"}
+    simulate([node_dict("n1", cpu="4"), *pods], burst=mode == "burst", progress=_watch_progress(calls))
+    assert calls[0] == (0, 4)
+    assert (3, 4) in calls  # three bound, the fourth given up only at the end
+    assert calls[-1] == (4, 4)
+
+
+def test_progress_total_grows_with_streamed_arrivals() -> None:
+    calls: list[tuple[int, int]] = []
+    stream = (pod_dict(f"s{i}", cpu="100m") | {"metadata": {"name": f"s{i}", "namespace": "default",
+                                                            "annotations": {"kubesched.io/arrival": f"{i}s"}}}
+              for i in range(5))
+    simulate([node_dict("n1")], arrivals=stream, progress=_watch_progress(calls))
+    assert max(t for _, t in calls) == 5 and calls[-1] == (5, 5)
+
+
+def deployment_of(replicas: int) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": pod_dict("web", cpu="500m")["spec"]}}}

@@ -113,7 +113,10 @@ def test_create_and_drain_steps(tmp_path: Path) -> None:
         "- {at: 2m, action: drain, object: Node/n1}\n")
     r = simulate([node_dict("n1", cpu="1"), timed("a", "0s", cpu="1"), timed("b", "30s", cpu="1")], timeline=path)
     assert r.final == {"default/a": None, "default/b": "n2"}
-    assert r.deleted == ["default/a"]
+    assert r.deleted == []  # no victim: the timeline deleted it
+    assert r.removed == ["default/a"]
+    assert [(d.pod, d.reason, d.node, d.by) for d in r.deletions] == [
+        ("default/a", "timeline", "n1", f"{path}: step 2: drain Node/n1")]
     assert r.cluster is not None and r.cluster.get("Node", None, "n1")["spec"]["unschedulable"] is True
 
 

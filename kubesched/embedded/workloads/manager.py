@@ -46,6 +46,13 @@ WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
 WATCHED_KINDS = (*WORKLOAD_KINDS, "Pod", "Node")
 #: Controllers that adopt orphan pods matching their selector (a Job's selector is its own uid).
 ADOPTING_KINDS = ("ReplicaSet", "StatefulSet", "DaemonSet")
+#: Why the manager deleted a pod: its controller removed it (fewer replicas, a daemon pod whose node no
+#: longer fits, a pod of an older revision replaced), or the garbage collector did, with its owner.
+SCALE_DOWN = "scale-down"
+GARBAGE_COLLECTED = "garbage-collected"
+
+#: Told of each pod the manager deletes: the deleted object as the API returned it, and why.
+PodDeletionListener = Callable[[dict[str, Any], str], None]
 
 
 class WorkloadController(Protocol):
@@ -84,6 +91,8 @@ class ControllerManager:
         self.controllers = {c.kind: c for c in controllers}
         self._watches: list[Any] = []
         self._pods_watched = False
+        #: Told of every pod the manager deletes (a simulation reports why each pod went).
+        self.pod_deletion_listener: PodDeletionListener | None = None
 
     def start(self) -> None:
         """Watch the workload kinds, then list and sync the workloads that exist already (pods and nodes
@@ -281,7 +290,12 @@ class ControllerManager:
             self._delete_now(kind, namespace, name)
 
     def _delete_now(self, kind: str, namespace: str, name: str) -> None:
-        self._try(lambda: self.cluster.delete(kind, namespace or None, name))
+        deleted = self._try(lambda: self.cluster.delete(kind, namespace or None, name))
+        self._deleted(deleted, GARBAGE_COLLECTED)
+
+    def _deleted(self, obj: dict[str, Any] | None, reason: str) -> None:
+        if obj is not None and obj.get("kind") == "Pod" and self.pod_deletion_listener is not None:
+            self.pod_deletion_listener(obj, reason)
 
     # -- adoption (ClaimPods) ------------------------------------------------------------------------
     def _selector(self, owner: Mapping[str, Any]) -> LabelSelector | None:
@@ -368,8 +382,10 @@ class ControllerManager:
     def delete(self, obj: Mapping[str, Any]) -> None:
         kind = str(obj.get("kind"))
         namespace, name = key_of(obj)
-        if self._try(lambda: self.cluster.delete(kind, namespace or None, name)) is not None:
+        deleted = self._try(lambda: self.cluster.delete(kind, namespace or None, name))
+        if deleted is not None:
             self._forget(kind, obj)
+            self._deleted(deleted, SCALE_DOWN)
 
     def _try(self, write: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
         try:
