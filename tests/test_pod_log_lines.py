@@ -51,6 +51,7 @@ def test_at_v3_events_and_attempts() -> None:
                  '"Added node to NodeTree" node="n1" zone=""',
                  '"Add event for unscheduled pod" pod="default/p"',
                  '"Attempting to schedule pod" pod="default/p"',
+                 '"Attempting to bind pod to node" logger="Bind.DefaultBinder" pod="default/p" node="n1"',
                  '"Delete event for unscheduled pod" pod="default/p"',  # the pod leaves the pending pods
                  '"Add event for scheduled pod" pod="default/p"']:
         assert want in lines, (want, lines)
@@ -104,8 +105,10 @@ def test_preemption_names_preemptor_and_victim() -> None:
     with captured(2) as out:
         run(h, preemptor)
     lines = bodies(out.getvalue())
-    assert '"Preemptor Pod preempted victim Pod" preemptor="default/high" victim="default/low" node="n1"' in lines
-    assert '"the target node for the preemption is determined" node="n1" pod="default/high"' in lines
+    assert ('"Preemptor Pod preempted victim Pod" logger="PostFilter.DefaultPreemption" preemptor="default/high" '
+            'victim="default/low" node="n1"') in lines
+    assert ('"the target node for the preemption is determined" logger="PostFilter.DefaultPreemption" node="n1" '
+            'pod="default/high"') in lines
 
 
 def test_json_lines_parse() -> None:

@@ -269,6 +269,11 @@ class Evaluator:
     #: The candidate chosen by the last successful :meth:`preempt` (None otherwise).
     chosen: Candidate | None = field(default=None, init=False)
 
+    @property
+    def logger_name(self) -> str:
+        """The name kube-scheduler's framework gives the plugin's logger (its lines' ``logger=`` key)."""
+        return f"PostFilter.{self.plugin_name}"
+
     # 0-5: the whole procedure
     def preempt(self, pod: Pod,
                 statuses: Mapping[str, Status]) -> tuple[PostFilterResult | None, Status | None]:
@@ -277,13 +282,15 @@ class Evaluator:
         try:
             pod = self._latest(pod)
         except Exception as err:
-            logger.error(err, "Could not get the updated preemptor pod object", "pod", kref(pod.namespace, pod.name))
+            logger.error(err, "Could not get the updated preemptor pod object", "logger", self.logger_name,
+                         "pod", kref(pod.namespace, pod.name))
             return None, Status.from_error(err)
 
         ok, message = self.policy.pod_eligible_to_preempt_others(pod, statuses.get(pod.nominated_node_name))
         if not ok:
             if v := logger.v(5):
-                v.info("Pod is not eligible for preemption", "pod", kobj(pod), "reason", message)
+                v.info("Pod is not eligible for preemption", "logger", self.logger_name, "pod", kobj(pod),
+                       "reason", message)
             return None, Status(Code.UNSCHEDULABLE, (message,))
 
         try:
@@ -294,7 +301,8 @@ class Evaluator:
             return None, Status(Code.ERROR, (_aggregate_message(errors),))
         if not candidates:
             if v := logger.v(2):
-                v.info("No preemption candidate is found; preemption is not helpful for scheduling", "pod", kobj(pod))
+                v.info("No preemption candidate is found; preemption is not helpful for scheduling", "logger",
+                       self.logger_name, "pod", kobj(pod))
             return (PostFilterResult(""),
                     Status(Code.UNSCHEDULABLE, (fit_error_message(len(node_statuses), node_statuses),)))
 
@@ -305,7 +313,8 @@ class Evaluator:
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, (NO_CANDIDATE_MSG,))
         if v := logger.v(2):
-            v.info("the target node for the preemption is determined", "node", best.name, "pod", kobj(pod))
+            v.info("the target node for the preemption is determined", "logger", self.logger_name, "node", best.name,
+                   "pod", kobj(pod))
 
         status = self.prepare_candidate(best, pod)
         if not is_success(status):
@@ -354,7 +363,8 @@ class Evaluator:
         potential, not_helped = nodes_where_preemption_might_help(all_nodes, statuses)
         if not potential:
             if v := logger.v(3):
-                v.info("Preemption will not help schedule pod on any node", "pod", kobj(pod))
+                v.info("Preemption will not help schedule pod on any node", "logger", self.logger_name,
+                       "pod", kobj(pod))
             self._clear_nominations([pod])
             return [], not_helped, []
         pdbs = self.list_pdbs()
@@ -428,8 +438,8 @@ class Evaluator:
                 if waiting is not None:
                     waiting.reject(self.plugin_name, "preempted")
                     if v := logger.v(2):
-                        v.info("Preemptor pod rejected a waiting pod", "preemptor", kobj(pod), "waitingPod",
-                               kobj(victim), "node", candidate.name)
+                        v.info("Preemptor pod rejected a waiting pod", "logger", self.logger_name,
+                               "preemptor", kobj(pod), "waitingPod", kobj(victim), "node", candidate.name)
                 else:
                     condition = {
                         "type": DISRUPTION_TARGET,
@@ -443,10 +453,10 @@ class Evaluator:
                         failure = "Tried to preempted pod"
                     cluster.delete("Pod", victim.namespace, victim.name)
                     if v := logger.v(2):
-                        v.info("Preemptor Pod preempted victim Pod", "preemptor", kobj(pod), "victim", kobj(victim),
-                               "node", candidate.name)
+                        v.info("Preemptor Pod preempted victim Pod", "logger", self.logger_name, "preemptor", kobj(pod),
+                               "victim", kobj(victim), "node", candidate.name)
             except Exception as err:
-                logger.error(err, failure, "pod", kobj(victim), "preemptor", kobj(pod))
+                logger.error(err, failure, "logger", self.logger_name, "pod", kobj(victim), "preemptor", kobj(pod))
                 return Status.from_error(err)
             self._record_preempted(victim, pod, candidate.name)
 

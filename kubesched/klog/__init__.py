@@ -12,7 +12,9 @@ messages with the same keys at the same levels, through Python's :mod:`logging`:
 
 ``logger.v(n)`` answers None unless lines at verbosity ``n`` are shown, so a guarded line costs one
 check and nothing else when they are not: the simulator runs the same code with logging off. Key/value
-pairs alternate as in Go (keys may hold spaces, as upstream's ``"unschedulable plugins"`` does).
+pairs alternate as in Go (keys may hold spaces, as upstream's ``"unschedulable plugins"`` does). A
+plugin's lines name its logger as kube-scheduler's framework names it, with the first pair
+``"logger", "PostFilter.DefaultPreemption"``.
 
 Verbosity maps onto Python's levels: V0 is ``logging.INFO`` and V(n) is ``INFO - n``, so ``--v N``
 (see :func:`kubesched.klog.options.configure`) is the level ``INFO - N`` and shows every line of V N or

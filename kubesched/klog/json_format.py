@@ -4,10 +4,11 @@
 "v":2,"pod":{"name":"web-1","namespace":"default"},"node":"node-3","evaluatedNodes":5,"feasibleNodes":3}
 
 The fields are those of component-base's JSON logger: ``ts`` (the time in milliseconds since the epoch,
-a float), ``caller`` (the logging file's folder and name, and the line), ``msg``, ``v`` (the verbosity of
-an info line; error lines have none), the key/value pairs in the order given, then ``err`` on an error
-line. Objects referred to with :func:`kubesched.klog.kobj` are ``{"name":…,"namespace":…}``. A Python
-traceback, when there is one, is the ``stacktrace`` field.
+a float), ``logger`` (the name of a plugin's logger, given as a line's first pair ``"logger", name``),
+``caller`` (the logging file's folder and name, and the line), ``msg``, ``v`` (the verbosity of an info
+line; error lines have none), the key/value pairs in the order given, then ``err`` on an error line.
+Objects referred to with :func:`kubesched.klog.kobj` are ``{"name":…,"namespace":…}``. A Python traceback,
+when there is one, is the ``stacktrace`` field.
 """
 
 from __future__ import annotations
@@ -72,10 +73,13 @@ class JSONFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         kv = getattr(record, KV_ATTR, None)
         message = record.getMessage() if kv is None else str(record.msg)
-        fields = [f'"ts":{plain_float(record.created * 1000)}', f'"caller":{json_value(caller(record))}',
-                  f'"msg":{json_value(message)}']
-        is_error = record.levelno >= logging.ERROR
-        if not is_error:
+        fields = [f'"ts":{plain_float(record.created * 1000)}']
+        if kv and kv[0] == "logger" and len(kv) > 1:
+            # A plugin's named logger: the JSON logger writes its name before the caller.
+            fields.append(f'"logger":{json_value(kv[1])}')
+            kv = kv[2:]
+        fields += [f'"caller":{json_value(caller(record))}', f'"msg":{json_value(message)}']
+        if record.levelno < logging.ERROR:
             fields.append(f'"v":{verbosity(record.levelno)}')
         for i in range(0, len(kv or ()), 2):
             assert kv is not None

@@ -43,6 +43,16 @@ def test_an_error_line_has_err_last_and_no_v() -> None:
     assert list(second) == ["ts", "caller", "msg"]
 
 
+def test_a_plugins_logger_is_named_before_the_caller() -> None:
+    with captured(3, "json") as out:
+        if v := logger.v(3):
+            v.info("Attempting to bind pod to node", "logger", "Bind.DefaultBinder", "pod", klog.kref("ns", "p"))
+        logger.error(ValueError("gone"), "Tried to preempted pod", "logger", "PostFilter.DefaultPreemption")
+    info, error = (json.loads(line) for line in out.getvalue().splitlines())
+    assert list(info) == ["ts", "logger", "caller", "msg", "v", "pod"] and info["logger"] == "Bind.DefaultBinder"
+    assert list(error) == ["ts", "logger", "caller", "msg", "err"]
+
+
 def test_lines_logged_the_ordinary_way() -> None:
     std = logging.getLogger("kubesched.tests.json")
     with captured(0, "json") as out:

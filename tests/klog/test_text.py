@@ -70,6 +70,12 @@ def test_values(value: object, want: str) -> None:
     assert text_value(value) == want
 
 
+def test_a_plugins_logger_is_its_first_pair_after_err() -> None:
+    """klog writes a named logger as the first of the logger's values, after ``err``."""
+    assert key_values(("logger", "PostFilter.DefaultPreemption", "pod", ObjectRef("p", "ns")), ValueError("x")) == (
+        ' err="x" logger="PostFilter.DefaultPreemption" pod="ns/p"')
+
+
 def test_key_values_put_err_first_and_mark_a_missing_value() -> None:
     assert key_values(("pod", ObjectRef("p", "ns"), "odd"), ValueError("no")) == ' err="no" pod="ns/p" odd="(MISSING)"'
     assert key_values(("unschedulable plugins", {"A"})) == ' unschedulable plugins={"A":{}}'
