@@ -28,6 +28,7 @@ from kubesched.cluster.listers import LISTED_KINDS, Listers
 from kubesched.cluster.protocol import WatchEvent
 from kubesched.framework.interfaces import ActionType, ClusterEvent
 from kubesched.framework.runtime import Framework
+from kubesched.klog import Logger, kobj
 from kubesched.plugins import nodename, nodeports
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.noderesources import fit as noderesources_fit
@@ -36,6 +37,8 @@ from kubesched.queue import events as qevents
 from kubesched.queue.scheduling_queue import SchedulingQueue
 
 log = logging.getLogger(__name__)
+#: kube-scheduler's "Add event for ..." lines, at their verbosity.
+logger = Logger(__name__)
 
 _ACTIONS = {"ADDED": ActionType.ADD, "MODIFIED": ActionType.UPDATE, "DELETED": ActionType.DELETE}
 
@@ -153,13 +156,19 @@ class EventHandlers:
         if node is None:
             return
         if event.type == "DELETED":
+            if v := logger.v(3):
+                v.info("Delete event for node", "node", kobj(node))
             self.cache.remove_node(node)
             return
         if event.type == "ADDED" or event.old is None:
+            if v := logger.v(3):
+                v.info("Add event for node", "node", kobj(node))
             info = self.cache.add_node(node)
             self.queue.move_all_to_active_or_backoff_queue(qevents.NodeAdd, None, node, pre_check_for_node(info))
             return
         old = self._parse_node(event.old)
+        if v := logger.v(4):
+            v.info("Update event for node", "node", kobj(node))
         info = self.cache.update_node(old, node)
         changes = node_scheduling_properties_changes(old, node) if old is not None else [qevents.NodeAdd]
         for change in changes:
@@ -214,18 +223,26 @@ class EventHandlers:
 
     def _on_assigned_pod(self, old: Pod | None, new: Pod) -> None:
         if old is not None and old.node_name:
+            if v := logger.v(4):
+                v.info("Update event for scheduled pod", "pod", kobj(old))
             self.cache.update_pod(old, new)
             self.queue.assigned_pod_updated(old, new)
             return
         if old is not None and self._responsible_for(old):
             self._delete_from_queue(old)  # bound (by us or someone else): no longer pending
+        if v := logger.v(3):
+            v.info("Add event for scheduled pod", "pod", kobj(new))
         self.cache.add_pod(new)
         self.queue.assigned_pod_added(new)
 
     def _on_pending_pod(self, old: Pod | None, new: Pod) -> None:
         if old is None:
+            if v := logger.v(3):
+                v.info("Add event for unscheduled pod", "pod", kobj(new))
             self.queue.add(new)
         elif old.meta.resource_version != new.meta.resource_version and not self.cache.is_assumed(new):
+            if v := logger.v(4):
+                v.info("Update event for unscheduled pod", "pod", kobj(new))
             self.queue.update(old, new)
 
     def _parse_pod(self, obj: Mapping[str, Any], *, report: bool) -> Pod | None:
@@ -246,12 +263,16 @@ class EventHandlers:
 
     def _pod_gone(self, pod: Pod) -> None:
         if pod.node_name:
+            if v := logger.v(3):
+                v.info("Delete event for scheduled pod", "pod", kobj(pod))
             self.cache.remove_pod(pod)
             self.queue.move_all_to_active_or_backoff_queue(qevents.AssignedPodDelete, pod, None, None)
         elif self._responsible_for(pod):
             self._delete_from_queue(pod)
 
     def _delete_from_queue(self, pod: Pod) -> None:
+        if v := logger.v(3):
+            v.info("Delete event for unscheduled pod", "pod", kobj(pod))
         self.queue.delete(pod)
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is not None and fwk.reject_waiting_pod(pod.uid):

@@ -42,6 +42,7 @@ from kubesched.framework.interfaces import PreFilterResult
 from kubesched.framework.preemption import EXTENDER_VERDICTS_KEY
 from kubesched.framework.runtime import FilterOutcome, Framework, ScoreOutcome
 from kubesched.framework.status import Code, Status
+from kubesched.klog import Logger, kobj
 from kubesched.profile.events import ClusterEventRecorder
 from kubesched.queue import events as qevents
 from kubesched.queue.queued_pod_info import QueuedPodInfo
@@ -49,6 +50,8 @@ from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.recording import NULL_ATTEMPT, Attempt, AttemptObserver, NullAttempt
 
 log = logging.getLogger(__name__)
+#: kube-scheduler's lines about each pod, at their verbosity (see docs/live.md, "Logs").
+logger = Logger(__name__)
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -117,6 +120,9 @@ class SchedulingCycle:
     host: str = ""
     #: What the recorders keep of this attempt (kept by the recording observer).
     record: Attempt | NullAttempt = NULL_ATTEMPT
+    #: Nodes Filter looked at, and those that passed (for the "Successfully bound" line).
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
 
     @property
     def profile(self) -> str:
@@ -164,10 +170,17 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 def schedule_one(sched: SchedulerParts, qpi: QueuedPodInfo) -> None:
     """Run one scheduling attempt for a popped pod and, on success, start its binding cycle."""
     pod = qpi.pod
+    if v := logger.v(4):
+        v.info("About to try and schedule pod", "pod", kobj(pod))
     fwk = sched.profiles.get(pod.scheduler_name)
+    if fwk is None:
+        logger.error(LookupError(f'profile not found for scheduler name "{pod.scheduler_name}"'), "Error occurred",
+                     "pod", kobj(pod))
     if fwk is None or skip_pod_schedule(sched, pod):
         sched.queue.done(pod.uid)
         return
+    if v := logger.v(3):
+        v.info("Attempting to schedule pod", "pod", kobj(pod))
     state = CycleState()
     state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
     cycle = SchedulingCycle(qpi, pod, fwk, state, sched.observer, next(sched.cycle_numbers), time.perf_counter(),
@@ -184,7 +197,11 @@ def schedule_one(sched: SchedulerParts, qpi: QueuedPodInfo) -> None:
 
 def skip_pod_schedule(sched: SchedulerParts, pod: Pod) -> bool:
     """A pod being deleted, or one already assumed, is not scheduled again."""
-    return pod.meta.deletion_timestamp is not None or sched.cache.is_assumed(pod)
+    if pod.meta.deletion_timestamp is not None:
+        if v := logger.v(3):
+            v.info("Skip schedule deleting pod", "pod", kobj(pod))
+        return True
+    return sched.cache.is_assumed(pod)
 
 
 def scheduling_cycle(sched: SchedulerParts, cycle: SchedulingCycle) -> None:
@@ -195,11 +212,14 @@ def scheduling_cycle(sched: SchedulerParts, cycle: SchedulingCycle) -> None:
     except FitError as fit:
         raise _post_filter(sched, cycle, fit) from None
     except _CycleError as err:
+        if not isinstance(err.error, NoNodesAvailable):  # said when the failure is handled
+            logger.error(err.error, "Error selecting node for pod", "pod", kobj(pod))
         raise SchedulingFailure(err.status, None, err.error) from None
 
     host = result.suggested_host
     assumed = assume(sched, pod, host)
     cycle.host, cycle.assumed = host, assumed
+    cycle.evaluated_nodes, cycle.feasible_nodes = result.evaluated_nodes, result.feasible_nodes
     reserve = fwk.run_reserve_plugins_reserve(state, assumed, host)
     if reserve is not None:
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
@@ -217,11 +237,20 @@ def scheduling_cycle(sched: SchedulerParts, cycle: SchedulingCycle) -> None:
 def _post_filter(sched: SchedulerParts, cycle: SchedulingCycle, fit: FitError) -> SchedulingFailure:
     """Nothing fits: let the PostFilter plugins (preemption) try, and say what becomes of the nomination."""
     fwk, state = cycle.fwk, cycle.state
+    if not fwk.has_post_filter_plugins():
+        if v := logger.v(3):
+            v.info("No PostFilter plugins are registered, so no preemption will be performed", "pod", kobj(cycle.pod))
+        return SchedulingFailure(Status(Code.UNSCHEDULABLE), "", fit)
     # A replica whose gate closed mid-cycle (Lease lost) must not preempt: victims are deletions.
-    if not fwk.has_post_filter_plugins() or not sched.may_act():
+    if not sched.may_act():
         return SchedulingFailure(Status(Code.UNSCHEDULABLE), "", fit)
     post_result, status = fwk.run_post_filter_plugins(state, cycle.pod, fit.diagnosis.node_status)
     fit.diagnosis.post_filter_msg = status.message
+    if status.code is Code.ERROR:
+        logger.error(None, "Status after running PostFilter plugins for pod", "pod", kobj(cycle.pod),
+                     "status", status.message)
+    elif v := logger.v(5):
+        v.info("Status after running PostFilter plugins for pod", "pod", kobj(cycle.pod), "status", status.message)
     nominated = "" if post_result is None else post_result.nominated_node_name
     cycle.observer.post_filtered(cycle, status.plugin or "", status.message or "success", state.get(VICTIMS_KEY),
                                  nominated, state.get(EXTENDER_VERDICTS_KEY))
@@ -236,6 +265,10 @@ def _raise_single_node(pod: Pod, host: str, status: Status) -> None:
         diag.add_plugin_status(status)
         raise SchedulingFailure(Status(status.code), None, FitError(pod, 1, diag))
     raise SchedulingFailure(status, None, status.as_error())
+
+
+class NoNodesAvailable(RuntimeError):
+    """The cluster has no node at all (kube-scheduler's ErrNoNodesAvailable)."""
 
 
 class _CycleError(Exception):
@@ -260,7 +293,7 @@ def schedule_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> ScheduleResul
     snapshot = sched.snapshot
     if len(snapshot) == 0:
         raise _CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)),
-                          RuntimeError(NO_NODES_AVAILABLE))
+                          NoNodesAvailable(NO_NODES_AVAILABLE))
     feasible, diagnosis, evaluated = find_nodes_that_fit_pod(sched, cycle)
     if len(feasible) == 0:
         raise FitError(pod, len(snapshot), diagnosis)
@@ -441,12 +474,18 @@ def handle_scheduling_failure(sched: SchedulerParts, cycle: SchedulingCycle, sta
     else:
         message = status.message
     cycle.observer.failed(cycle, rejected, message, nominated_node)
+    _log_failure(pod, error if error is not None else status.as_error(), message)
 
     current = sched.current_pod(pod)
     if current is not None and not current.node_name:
         qpi.pod = current
         sched.queue.add_unschedulable_if_not_present(qpi, sched.queue.scheduling_cycle)
     else:
+        if current is None:
+            logger.info("Pod doesn't exist in informer cache", "pod", kobj(pod), "err", f'pod "{pod.name}" not found')
+        else:
+            logger.info("Pod has been assigned to node. Abort adding it back to queue.", "pod", kobj(pod),
+                        "node", current.node_name)
         sched.queue.done(pod.uid)
     if nominated_node is None:
         sched.queue.delete_nominated_pod_if_exists(pod)
@@ -458,11 +497,28 @@ def handle_scheduling_failure(sched: SchedulerParts, cycle: SchedulingCycle, sta
     update_pod_status(sched, pod, "Unschedulable" if rejected else "SchedulerError", message, nominated_node)
 
 
+def _log_failure(pod: Pod, error: BaseException, message: str) -> None:
+    """kube-scheduler's line for a failed attempt: waiting for room, or an error to retry after."""
+    if isinstance(error, NoNodesAvailable):
+        if v := logger.v(2):
+            v.info("Unable to schedule pod; no nodes are registered to the cluster; waiting", "pod", kobj(pod))
+    elif isinstance(error, FitError):
+        if v := logger.v(2):
+            v.info("Unable to schedule pod; no fit; waiting", "pod", kobj(pod), "err", message)
+    else:
+        logger.error(error, "Error scheduling pod; retrying", "pod", kobj(pod))
+
+
 def update_pod_status(sched: SchedulerParts, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
     """Set PodScheduled=False (and the nomination, when it changes) on the pod's status."""
     if not sched.may_act():
         return
     condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+    if v := logger.v(3):
+        # A nomination to set or clear is kube-scheduler's ModeOverride (1).
+        nominating = () if nominated_node == "" else ("nominatedNodeName", nominated_node or "", "nominatingMode", 1)
+        v.info("Updating pod condition and nominated node name", "pod", kobj(pod), "conditionType", "PodScheduled",
+               "conditionStatus", "False", "conditionReason", reason, *nominating)
     nnn: Any = ...
     if nominated_node is None and pod.nominated_node_name:
         nnn = None
@@ -474,7 +530,7 @@ def update_pod_status(sched: SchedulerParts, pod: Pod, reason: str, message: str
     try:
         sched.cluster.patch_pod_status(pod.namespace, pod.name, conditions=[condition], nominated_node_name=nnn)
     except ApiError as err:
-        log.warning("updating status of pod %s failed: %s", pod.key, err)
+        logger.error(err, "Error updating pod", "pod", kobj(pod))
 
 
 def _has_condition(pod: Pod, condition: Mapping[str, str]) -> bool:
@@ -545,9 +601,14 @@ def _bind(sched: SchedulerParts, cycle: SchedulingCycle) -> None:
     status = _run_bind(sched, cycle)
     sched.cache.finish_binding(assumed)
     if status is not None and status.code is not Code.SUCCESS:
+        if v := logger.v(1):
+            v.info("Failed to bind pod", "pod", kobj(assumed))
         _bind_failed(sched, cycle, status)
         return
     sched.events.pod_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
+    if v := logger.v(2):
+        v.info("Successfully bound pod to node", "pod", kobj(assumed), "node", host,
+               "evaluatedNodes", cycle.evaluated_nodes, "feasibleNodes", cycle.feasible_nodes)
     cycle.observer.scheduled(cycle, host)
     cycle.fwk.run_post_bind_plugins(cycle.state, assumed, host)
     sched.queue.done(assumed.uid)

@@ -48,3 +48,10 @@ def test_the_input_pipeline_imports_nothing_of_the_simulator_or_the_commands() -
 def test_the_check_sees_imports_inside_functions() -> None:
     # A module known to import lazily inside a function: the walk must see it.
     assert "kubesched.api.podgroup" in imported_modules("embedded")["kubesched/embedded/admission.py"]
+
+
+def test_the_logging_package_imports_nothing_of_kubesched() -> None:
+    """Every floor logs through kubesched.klog, so it stands below them all."""
+    outside = {module: sorted(n for n in names if not n.startswith("kubesched.klog"))
+               for module, names in imported_modules("klog").items()}
+    assert outside and {module: names for module, names in outside.items() if names} == {}

@@ -38,8 +38,8 @@ EXIT_BAD_INPUT = 2
 class Command:
     """One subcommand: its name, its line in ``kubesched --help``, and the module that holds it.
 
-    ``quiet_log``: the log shows errors only (warnings with ``--verbose``), because the command's own
-    output already lists the warnings that matter.
+    ``quiet_log``: the log shows errors only (warnings with ``--verbose``), and none of kube-scheduler's
+    per-pod lines, because the command's own output already lists the warnings and pods that matter.
     """
 
     name: str
@@ -120,6 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command.quiet_log:
         logging.basicConfig(level=logging.WARNING if getattr(args, "verbose", False) else logging.ERROR,
                             format=f"{PROG}: %(levelname)s: %(message)s", stream=sys.stderr, force=True)
+        from kubesched.klog.options import unstructured_only
+
+        logging.root.handlers[0].addFilter(unstructured_only)  # the command's output reports each pod
     try:
         status: int = importlib.import_module(command.module).main(args, sys.stdout, sys.stderr)
         sys.stdout.flush()  # a reader gone shows here when the output was buffered

@@ -8,7 +8,9 @@ leader election on, take part in the election and schedule only while leading.
 Shutdown on SIGTERM or SIGINT: /readyz fails at once, no pod is popped any more, bindings in flight are
 let finish (a binding that fails is logged, undone and requeued by the binding cycle as always), the
 Lease is released so that a standby takes over without waiting for it to expire, and the process exits 0.
-A leader that loses its Lease stops at once and exits 1, as kube-scheduler does ("leaderelection lost").
+A leader that loses its Lease stops at once and exits 1, as kube-scheduler does ("Leaderelection lost").
+
+Logs go to stderr as kube-scheduler writes them (``--v``, ``--logging-format``; see :mod:`kubesched.klog`).
 """
 
 from __future__ import annotations
@@ -19,15 +21,24 @@ import logging
 import random
 import signal
 import threading
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from kubesched import __version__
 from kubesched.clock import RealClock
 from kubesched.config import load_config
 from kubesched.config.types import KubeSchedulerConfiguration, LeaderElectionConfig
+from kubesched.klog import Logger
+from kubesched.klog.options import FORMATS, configure
 from kubesched.util.extras import require_extra
 
+if TYPE_CHECKING:
+    from kubesched.live.cluster import KubeCluster
+    from kubesched.live.connection import RestClient
+
 log = logging.getLogger("kubesched.app.run")
+logger = Logger("kubesched.app.run")
 
 EXIT_OK = 0
 EXIT_LOST_LEASE = 1
@@ -59,7 +70,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                      help="among nodes with the best score: random (as kube-scheduler) or smallest name")
     run.add_argument("--seed", type=int, default=None, metavar="N", help="seed for random tie-breaking")
     run.add_argument("-v", "--v", type=int, default=0, dest="v", metavar="LEVEL",
-                     help="log verbosity: 0 warnings, 2 info, 4 and up debug")
+                     help="log verbosity, as kube-scheduler's: 2 each binding and failure, 3 each event and "
+                          "attempt, 4-5 queue moves; other libraries' lines from 6 on")
+    run.add_argument("--logging-format", choices=FORMATS, default="text",
+                     help="text (klog's lines) or json (one object per line)")
 
 
 def _bool(value: str) -> bool:
@@ -99,31 +113,18 @@ def effective_config(args: argparse.Namespace) -> KubeSchedulerConfiguration:
     return config
 
 
-def log_level(v: int) -> int:
-    return logging.DEBUG if v >= 4 else logging.INFO if v >= 2 else logging.WARNING
-
-
 def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
     """Run until SIGTERM/SIGINT (or ``stop`` is set); the process exit status."""
     from kubesched.app.server import ServingOptions, leader_election_check
-    from kubesched.live.cluster import KubeCluster
-    from kubesched.live.connection import ConnectionOptions, RestClient
-    from kubesched.live.events import EventRecorder
     from kubesched.live.leaderelection import LeaderElector, default_identity
     from kubesched.metrics import SchedulerMetrics
     from kubesched.scheduler import Scheduler
     from kubesched.util.gc_tuning import long_lived_heap
 
     config = effective_config(args)
-    options = ConnectionOptions.from_client_connection(config.client_connection, kubeconfig=args.kubeconfig,
-                                                       master=args.master)
-    rest = RestClient(options)
     identity = default_identity()
-    # A client of its own for events (kube-scheduler's eventClient): a storm of events does not eat the
-    # scheduler's request budget.
-    recorder = EventRecorder(RestClient(options, rest.configuration), controller=config.profiles[0].scheduler_name,
-                             instance=identity)
-    cluster = KubeCluster(rest, recorder=recorder)
+    rest, cluster = _connect(args, config, identity)
+    logger.info("Starting Kubernetes Scheduler", "version", __version__)
     clock = RealClock()
     metrics = SchedulerMetrics()
     stop = stop or threading.Event()
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     if config.leader_election.leader_elect:
         def on_stopped_leading() -> None:
             if not stop.is_set():
-                log.error("leaderelection lost")
+                logger.error(None, "Leaderelection lost")
                 lost.set()
                 stop.set()
 
@@ -149,10 +150,7 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
                                                   review=lambda path, body: rest.request("POST", path, body))
     try:
         scheduler.start()
-        while not scheduler.has_synced():
-            if stop.wait(SYNC_POLL_SECONDS):
-                break
-        if not stop.is_set():
+        if _wait_for_sync(scheduler.has_synced, stop):
             log.info("informer stores synced; %s", "joining leader election" if elector else "scheduling")
             if elector is not None:
                 elector.start()
@@ -171,6 +169,33 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     return EXIT_LOST_LEASE if lost.is_set() else EXIT_OK
 
 
+def _connect(args: argparse.Namespace, config: KubeSchedulerConfiguration,
+             identity: str) -> tuple[RestClient, KubeCluster]:
+    """The API server's client and the cluster on top of it (with an event recorder of its own)."""
+    from kubesched.live.cluster import KubeCluster
+    from kubesched.live.connection import ConnectionOptions, RestClient
+    from kubesched.live.events import EventRecorder
+
+    options = ConnectionOptions.from_client_connection(config.client_connection, kubeconfig=args.kubeconfig,
+                                                       master=args.master)
+    rest = RestClient(options)
+    # A client of its own for events (kube-scheduler's eventClient): a storm of events does not eat the
+    # scheduler's request budget.
+    recorder = EventRecorder(RestClient(options, rest.configuration), controller=config.profiles[0].scheduler_name,
+                             instance=identity)
+    return rest, KubeCluster(rest, recorder=recorder)
+
+
+def _wait_for_sync(has_synced: Callable[[], bool], stop: threading.Event) -> bool:
+    """Wait until every informer store has synced; False when told to stop first."""
+    while not has_synced():
+        if stop.wait(SYNC_POLL_SECONDS):
+            return False
+    if v := logger.v(3):
+        v.info("Handlers synced")
+    return not stop.is_set()
+
+
 def _install_signal_handlers(stop: threading.Event) -> None:
     """SIGTERM and SIGINT end the run gracefully (only possible from the main thread)."""
     if threading.current_thread() is not threading.main_thread():
@@ -186,6 +211,5 @@ def _install_signal_handlers(stop: threading.Event) -> None:
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     require_extra("live", "kubesched run")
-    logging.basicConfig(level=log_level(args.v), stream=err,
-                        format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
+    configure(args.v, args.logging_format, err)
     return run(args)

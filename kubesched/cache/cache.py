@@ -19,11 +19,14 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.cache.node_info import ImageStateSummary, NodeInfo, next_generation
 from kubesched.cache.snapshot import Snapshot
+from kubesched.klog import Logger, kobj, kref
 
 LABEL_ZONE = "topology.kubernetes.io/zone"
 LABEL_REGION = "topology.kubernetes.io/region"
 LABEL_ZONE_BETA = "failure-domain.beta.kubernetes.io/zone"
 LABEL_REGION_BETA = "failure-domain.beta.kubernetes.io/region"
+
+logger = Logger(__name__)
 
 
 class CacheError(RuntimeError):
@@ -51,9 +54,14 @@ class NodeTree:
         self._zones: dict[str, list[str]] = {}
 
     def add(self, node: Node) -> None:
-        names = self._zones.setdefault(zone_key(node), [])
-        if node.name not in names:
-            names.append(node.name)
+        zone = zone_key(node)
+        names = self._zones.setdefault(zone, [])
+        if node.name in names:
+            logger.info("Did not add to the NodeTree because it already exists", "node", kobj(node))
+            return
+        names.append(node.name)
+        if v := logger.v(2):
+            v.info("Added node to NodeTree", "node", kobj(node), "zone", zone)
 
     def remove(self, node: Node) -> None:
         key = zone_key(node)
@@ -62,6 +70,10 @@ class NodeTree:
             names.remove(node.name)
             if not names:
                 del self._zones[key]
+            if v := logger.v(2):
+                v.info("Removed node from NodeTree", "node", kobj(node), "zone", key)
+            return
+        logger.error(None, "Did not remove Node in NodeTree because it was not found", "node", kobj(node), "zone", key)
 
     def update(self, old: Node, new: Node) -> None:
         if zone_key(old) != zone_key(new):
@@ -187,6 +199,8 @@ class Cache:
         """The bind call returned: the assumed pod may now expire if no confirmation arrives."""
         with self._lock:
             state = self._pod_states.get(pod.uid)
+            if v := logger.v(5):
+                v.info("Finished binding for pod, can be expired", "podKey", pod.uid, "pod", kobj(pod))
             if state is not None and pod.uid in self._assumed:
                 state.binding_finished = True
                 state.deadline = self._clock() + self._ttl if self._ttl else None
@@ -211,7 +225,11 @@ class Cache:
             state = self._pod_states.get(pod.uid)
             if state is not None and pod.uid in self._assumed:
                 if state.pod.node_name != pod.node_name:
-                    # Bound somewhere else than assumed: move it.
+                    # Bound somewhere else than assumed: move it. (The line names the nodes as
+                    # kube-scheduler's does: "assumedNode" is where the pod is bound.)
+                    logger.info("Pod was added to a different node than it was assumed", "podKey", pod.uid,
+                                "pod", kobj(pod), "assumedNode", kref("", pod.node_name),
+                                "currentNode", kref("", state.pod.node_name))
                     self._remove_from_node(state.pod)
                     self._node_for(pod.node_name).add_pod(pod)
                 else:
@@ -281,7 +299,13 @@ class Cache:
         with self._lock:
             for uid in list(self._assumed):
                 state = self._pod_states[uid]
-                if state.binding_finished and state.deadline is not None and now > state.deadline:
+                if not state.binding_finished:
+                    if v := logger.v(5):
+                        v.info("Could not expire cache for pod as binding is still in progress", "podKey", uid,
+                               "pod", kobj(state.pod))
+                    continue
+                if state.deadline is not None and now > state.deadline:
+                    logger.info("Pod expired", "podKey", uid, "pod", kobj(state.pod))
                     expired.append(state.pod)
                     self._remove_from_node(state.pod)
                     del self._pod_states[uid]

@@ -31,6 +31,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import fit_error_message
 from kubesched.framework.interfaces import PostFilterResult
 from kubesched.framework.status import Code, Status, code_of, is_success
+from kubesched.klog import Logger, kobj, kref
 
 if TYPE_CHECKING:
     from kubesched.framework.handle import Handle
@@ -44,6 +45,8 @@ NOT_HELPFUL_MSG = "Preemption is not helpful for scheduling"
 NO_CANDIDATE_MSG = "no candidate node for preemption"
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+logger = Logger(__name__)
 
 
 # -- values -----------------------------------------------------------------------------------------
@@ -266,6 +269,11 @@ class Evaluator:
     #: The candidate chosen by the last successful :meth:`preempt` (None otherwise).
     chosen: Candidate | None = field(default=None, init=False)
 
+    @property
+    def logger_name(self) -> str:
+        """The name kube-scheduler's framework gives the plugin's logger (its lines' ``logger=`` key)."""
+        return f"PostFilter.{self.plugin_name}"
+
     # 0-5: the whole procedure
     def preempt(self, pod: Pod,
                 statuses: Mapping[str, Status]) -> tuple[PostFilterResult | None, Status | None]:
@@ -274,10 +282,15 @@ class Evaluator:
         try:
             pod = self._latest(pod)
         except Exception as err:
+            logger.error(err, "Could not get the updated preemptor pod object", "logger", self.logger_name,
+                         "pod", kref(pod.namespace, pod.name))
             return None, Status.from_error(err)
 
         ok, message = self.policy.pod_eligible_to_preempt_others(pod, statuses.get(pod.nominated_node_name))
         if not ok:
+            if v := logger.v(5):
+                v.info("Pod is not eligible for preemption", "logger", self.logger_name, "pod", kobj(pod),
+                       "reason", message)
             return None, Status(Code.UNSCHEDULABLE, (message,))
 
         try:
@@ -287,6 +300,9 @@ class Evaluator:
         if errors and not candidates:
             return None, Status(Code.ERROR, (_aggregate_message(errors),))
         if not candidates:
+            if v := logger.v(2):
+                v.info("No preemption candidate is found; preemption is not helpful for scheduling", "logger",
+                       self.logger_name, "pod", kobj(pod))
             return (PostFilterResult(""),
                     Status(Code.UNSCHEDULABLE, (fit_error_message(len(node_statuses), node_statuses),)))
 
@@ -296,6 +312,9 @@ class Evaluator:
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, (NO_CANDIDATE_MSG,))
+        if v := logger.v(2):
+            v.info("the target node for the preemption is determined", "logger", self.logger_name, "node", best.name,
+                   "pod", kobj(pod))
 
         status = self.prepare_candidate(best, pod)
         if not is_success(status):
@@ -343,6 +362,9 @@ class Evaluator:
             raise RuntimeError("no nodes available")
         potential, not_helped = nodes_where_preemption_might_help(all_nodes, statuses)
         if not potential:
+            if v := logger.v(3):
+                v.info("Preemption will not help schedule pod on any node", "logger", self.logger_name,
+                       "pod", kobj(pod))
             self._clear_nominations([pod])
             return [], not_helped, []
         pdbs = self.list_pdbs()
@@ -411,9 +433,13 @@ class Evaluator:
         get_waiting_pod = getattr(self.handle, "get_waiting_pod", None)
         for victim in candidate.victims.pods:
             waiting = get_waiting_pod(victim.uid) if get_waiting_pod is not None else None
+            failure = "Tried to preempted pod"
             try:
                 if waiting is not None:
                     waiting.reject(self.plugin_name, "preempted")
+                    if v := logger.v(2):
+                        v.info("Preemptor pod rejected a waiting pod", "logger", self.logger_name,
+                               "preemptor", kobj(pod), "waitingPod", kobj(victim), "node", candidate.name)
                 else:
                     condition = {
                         "type": DISRUPTION_TARGET,
@@ -422,9 +448,15 @@ class Evaluator:
                         "message": f"{pod.scheduler_name}: preempting to accommodate a higher priority pod",
                     }
                     if _condition_changes(victim, condition):
+                        failure = "Could not add DisruptionTarget condition due to preemption"
                         cluster.patch_pod_status(victim.namespace, victim.name, conditions=[condition])
+                        failure = "Tried to preempted pod"
                     cluster.delete("Pod", victim.namespace, victim.name)
+                    if v := logger.v(2):
+                        v.info("Preemptor Pod preempted victim Pod", "logger", self.logger_name, "preemptor", kobj(pod),
+                               "victim", kobj(victim), "node", candidate.name)
             except Exception as err:
+                logger.error(err, failure, "logger", self.logger_name, "pod", kobj(victim), "preemptor", kobj(pod))
                 return Status.from_error(err)
             self._record_preempted(victim, pod, candidate.name)
 

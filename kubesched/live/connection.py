@@ -32,6 +32,7 @@ from urllib.parse import urlencode, urlsplit
 import urllib3
 
 from kubesched.cluster.protocol import AlreadyExists, ApiError, Conflict, Forbidden, Invalid, NotFound
+from kubesched.klog import level_for
 from kubesched.live.client_config import load_client_configuration
 from kubesched.live.transport import Transport, TransportError
 
@@ -73,7 +74,7 @@ class ConnectionOptions:
         content_type = str(client_connection.get("contentType") or JSON)
         if content_type != JSON:
             # Protobuf would need the generated Go types; JSON is what every API server also serves.
-            log.info("clientConnection.contentType %s: kubesched speaks %s", content_type, JSON)
+            log.log(level_for(2), "clientConnection.contentType %s: kubesched speaks %s", content_type, JSON)
         return cls(kubeconfig=kubeconfig or str(client_connection.get("kubeconfig") or ""), master=master,
                    qps=float(client_connection.get("qps", 50.0)),
                    burst=int(client_connection.get("burst", 100)), content_type=JSON)

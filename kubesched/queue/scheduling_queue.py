@@ -32,7 +32,8 @@ from typing import Any, Protocol
 
 from kubesched.api.objects import Pod
 from kubesched.framework.interfaces import ClusterEvent, PreEnqueuePlugin
-from kubesched.framework.status import Status
+from kubesched.framework.status import Code, Status
+from kubesched.klog import Logger, kobj
 from kubesched.plugins.names import SCHEDULING_GATES
 from kubesched.queue import events as ev
 from kubesched.queue.heap import IndexedHeap
@@ -48,6 +49,10 @@ ACTIVE = "active"
 BACKOFF = "backoff"
 UNSCHEDULABLE = "unschedulable"
 GATED = "gated"
+#: The sub-queues as kube-scheduler's log lines name them.
+LOGGED_QUEUE_NAMES = {ACTIVE: "Active", BACKOFF: "Backoff", UNSCHEDULABLE: "Unschedulable", GATED: "Unschedulable"}
+
+logger = Logger(__name__)
 
 
 class QueueError(Exception):
@@ -159,7 +164,7 @@ class SchedulingQueue:
             if self._add_to_active(qpi):
                 self._unschedulable_remove(pod.uid)
                 self._backoff.delete(pod.uid)
-                self._incoming(ACTIVE, ev.POD_ADD)
+                self._incoming(ACTIVE, ev.POD_ADD, pod)
                 self._nominator._add(pod, "", MODE_NOOP)
                 self._cond.notify_all()
             self._publish_counts()
@@ -194,10 +199,10 @@ class SchedulingQueue:
                 qpi.timestamp = self._clock()
                 if self._move_request_cycle >= scheduling_cycle or not qpi.rejector_plugins:
                     self._backoff.add(qpi)
-                    self._incoming(BACKOFF, ev.SCHEDULE_ATTEMPT_FAILURE)
+                    self._incoming(BACKOFF, ev.SCHEDULE_ATTEMPT_FAILURE, pod)
                 else:
                     self._unschedulable_put(qpi)
-                    self._incoming(UNSCHEDULABLE, ev.SCHEDULE_ATTEMPT_FAILURE)
+                    self._incoming(UNSCHEDULABLE, ev.SCHEDULE_ATTEMPT_FAILURE, pod)
                 self._count_reasons(qpi, 1)
                 self._nominator._add(pod, "", MODE_NOOP)
             finally:
@@ -284,17 +289,17 @@ class SchedulingQueue:
             if self._is_backing_off(qpi):
                 self._backoff.add(qpi)
                 self._unschedulable_remove(new_pod.uid)
-                self._incoming(BACKOFF, ev.POD_UPDATE)
+                self._incoming(BACKOFF, ev.POD_UPDATE, new_pod)
             elif self._add_to_active(qpi):
                 self._unschedulable_remove(new_pod.uid)
-                self._incoming(ACTIVE, ev.POD_UPDATE)
+                self._incoming(ACTIVE, ev.POD_UPDATE, new_pod)
                 self._cond.notify_all()
             return
 
         qpi = QueuedPodInfo(pod=new_pod, timestamp=self._clock())
         if self._add_to_active(qpi):
             self._nominator._add(new_pod, "", MODE_NOOP)
-            self._incoming(ACTIVE, ev.POD_UPDATE)
+            self._incoming(ACTIVE, ev.POD_UPDATE, new_pod)
             self._cond.notify_all()
 
     def delete(self, pod: Pod) -> None:
@@ -346,7 +351,7 @@ class SchedulingQueue:
                     break
                 self._backoff.pop()
                 if self._add_to_active(qpi):
-                    self._incoming(ACTIVE, ev.BACKOFF_COMPLETE)
+                    self._incoming(ACTIVE, ev.BACKOFF_COMPLETE, qpi.pod)
                     activated = True
             if activated:
                 self._cond.notify_all()
@@ -466,6 +471,7 @@ class SchedulingQueue:
                 status = Status.from_error(err)
             if status is None or (type(status) is Status and status.is_success()):
                 continue  # anything but a Status or None gates the pod, as an error would
+            _log_pre_enqueue(pod, plugin.name, status)
             if plugin.name not in qpi.unschedulable_plugins:
                 qpi.unschedulable_plugins.add(plugin.name)
                 if self._unschedulable_reason is not None:
@@ -499,7 +505,7 @@ class SchedulingQueue:
             return False
         self._unschedulable_remove(uid)
         self._backoff.delete(uid)
-        self._incoming(ACTIVE, ev.FORCE_ACTIVATE)
+        self._incoming(ACTIVE, ev.FORCE_ACTIVATE, qpi.pod)
         self._nominator._add(qpi.pod, "", MODE_NOOP)
         return True
 
@@ -545,10 +551,10 @@ class SchedulingQueue:
     def _requeue(self, qpi: QueuedPodInfo, strategy: _Strategy, event_label: str) -> str:
         if strategy is _Strategy.AFTER_BACKOFF and self._is_backing_off(qpi):
             self._backoff.add(qpi)
-            self._incoming(BACKOFF, event_label)
+            self._incoming(BACKOFF, event_label, qpi.pod)
             return BACKOFF
         if self._add_to_active(qpi):
-            self._incoming(ACTIVE, event_label)
+            self._incoming(ACTIVE, event_label, qpi.pod)
             return ACTIVE
         # Gated again: _add_to_active put it back into the unschedulable pool.
         return UNSCHEDULABLE
@@ -564,10 +570,16 @@ class SchedulingQueue:
                 continue
             strategy = self._worth_requeuing(qpi, event)
             if strategy is _Strategy.SKIP:
+                if v := logger.v(5):
+                    v.info("Event is not making pod schedulable", "pod", kobj(qpi.pod), "event", event.label)
                 continue
             self._unschedulable_remove(qpi.pod.uid)
-            if self._requeue(qpi, strategy, event.label) == ACTIVE:
+            queue = self._requeue(qpi, strategy, event.label)
+            if queue == ACTIVE:
                 activated = True
+            if v := logger.v(4):
+                v.info("Pod moved to an internal scheduling queue", "pod", kobj(qpi.pod), "event", event.label,
+                       "queue", LOGGED_QUEUE_NAMES[queue], "hint", strategy.value)
         self._move_request_cycle = self._scheduling_cycle
         if activated:
             self._cond.notify_all()
@@ -628,13 +640,27 @@ class SchedulingQueue:
             self._last_counts = counts
             self._metrics.pending_pods_changed(dict(counts))
 
-    def _incoming(self, queue: str, event: str) -> None:
+    def _incoming(self, queue: str, event: str, pod: Pod) -> None:
+        """``pod`` entered ``queue`` because of ``event``: counted, and logged at V5."""
+        if v := logger.v(5):
+            v.info("Pod moved to an internal scheduling queue", "pod", kobj(pod), "event", event,
+                   "queue", LOGGED_QUEUE_NAMES[queue])
         if self._metrics is not None:
             self._metrics.incoming_pod(queue, event)
 
     def _count_reasons(self, qpi: QueuedPodInfo, delta: int) -> None:
         if self._unschedulable_reason is not None and (qpi.unschedulable_plugins or qpi.pending_plugins):
             self._unschedulable_reason(qpi.pod.scheduler_name, qpi.rejector_plugins, delta)
+
+
+def _log_pre_enqueue(pod: Pod, plugin: str, status: Any) -> None:
+    """A PreEnqueue plugin keeps ``pod`` out of activeQ: an error, or (at V4) the plugin's status."""
+    if isinstance(status, Status) and status.code is Code.ERROR:
+        logger.error(status.as_error(), "Unexpected error running PreEnqueue plugin", "pod", kobj(pod),
+                     "plugin", plugin)
+    elif v := logger.v(4):
+        v.info("Status after running PreEnqueue plugin", "pod", kobj(pod), "plugin", plugin,
+               "status", status.message if isinstance(status, Status) else str(status))
 
 
 PriorityQueue = SchedulingQueue

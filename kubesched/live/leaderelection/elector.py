@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from kubesched.clock import Clock, TimerHandle
 from kubesched.cluster.protocol import Cluster, NotFound
+from kubesched.klog import level_for
 from kubesched.live.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock
 
 if TYPE_CHECKING:
@@ -305,7 +306,7 @@ class LeaderElector:
             self._set_observed(old)
             self._observed_raw = raw
         if old.holder_identity and self._lease_valid(now) and not self._observed_is_us():
-            log.debug("lock is held by %s and has not yet expired", old.holder_identity)
+            log.log(level_for(4), "lock is held by %s and has not yet expired", old.holder_identity)
             return False
 
         if self._observed_is_us():
