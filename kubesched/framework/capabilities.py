@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 @runtime_checkable
 class NodeOnlyFilterPlugin(FilterPlugin, Protocol):
     """A Filter whose verdict on a node reads the node object (and cluster objects such as volumes),
-    never the pods placed on it. Declared with ``filter_reads_node_only = True``."""
+    never the pods placed on it. Declared with ``filter_reads_node_only = True``. When such a node is
+    re-checked with pods added or removed, the plugin is skipped, its PreFilter extensions included."""
 
     filter_reads_node_only: ClassVar[bool]
 
@@ -44,10 +45,11 @@ class FitChecks(Protocol):
     """A Filter's verdict for the cycle's pod as arithmetic on a node's pod count and requested
     resources (NodeResourcesFit's: pod slots, then each resource the pod asks for)."""
 
-    def shortages(self, allocatable: Mapping[str, int], requested: Mapping[str, int],
-                  num_pods: int) -> tuple[str, ...]:
+    def shortages(self, allocatable: Mapping[str, int], requested: Mapping[str, int], num_pods: int,
+                  adding: Mapping[str, int] | None = None) -> tuple[str, ...]:
         """The reasons Filter rejects a node offering ``allocatable`` that hosts ``num_pods`` pods
-        requesting ``requested`` in all; empty when the pod fits."""
+        requesting ``requested`` in all, and one more pod requesting ``adding`` when that is given;
+        empty when the pod fits."""
         ...
 
     def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,

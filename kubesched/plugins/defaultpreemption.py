@@ -178,8 +178,7 @@ def _procedure_select(handle: Handle, state: CycleState, pod: Pod, node_info: No
                       pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
     """SelectVictimsOnNode as kube-scheduler runs it: remove every lower-priority pod, check the pod
     fits, then add the pods back most important first, keeping each that still lets it fit."""
-    # The general procedure changes the node and the state: work on copies (see
-    # ``copies_what_it_changes``).
+    # The procedure changes the node and the state: work on copies (``copies_what_it_changes``).
     node_info = node_info.snapshot()
     state = state.clone()
 
@@ -242,28 +241,39 @@ def _arithmetic_select(handle: Handle, state: CycleState, pod: Pod, node_info: N
                        ) -> tuple[list[Pod], int, Status | None] | None:
     """SelectVictimsOnNode as arithmetic on the node's pod count and requests, when that is exact.
 
-    It is when every Filter plugin still active for the pod is either node-only (its verdict ignores
-    the node's pods) or declares FitChecks, and no PreFilter extension would run (``plan``, from
-    :meth:`Handle.arithmetic_filters`). Then each check the procedure makes (the node without any
-    lower-priority pod, then with each reprieved pod back, and always with the pods nominated there
-    at equal or higher priority, fitting with which implies fitting without) is decided by the
-    node-only plugins once and by the FitChecks, asked in profile order so that a failure is reported
-    as the framework would report it. Nothing is copied or run per reprieved pod. None when a
-    node-only plugin fails with an error (the general procedure words it).
+    It is when every Filter plugin still active for the pod reads only the node or declares
+    FitChecks, and no PreFilter extension would run (``plan``: :meth:`Handle.arithmetic_filters`).
+    Then each check the procedure makes (the node without any lower-priority pod, then with each
+    reprieved pod back, always with the pods nominated there at equal or higher priority, fitting
+    with which implies fitting without) is decided by the node-only plugins once and by the
+    FitChecks, asked in profile order so that a failure is reported as the framework would report
+    it. Nothing is copied or run per reprieved pod. None when a node-only plugin fails with an error
+    (the general procedure words it).
     """
     potential = [p for p in node_info.pods if p.priority < pod.priority]
     if not potential:
         return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
-    node = _NodeLedger(node_info)
+    # The node's pod count and requested amounts as pods come and go (node_info is left as it is).
+    allocatable, requested, count = node_info.allocatable, dict(node_info.requested), len(node_info.pods)
+
+    def shift(p: Pod, sign: int) -> None:
+        nonlocal count
+        count += sign
+        for name, value in p.requests.items():
+            requested[name] = requested.get(name, 0) + sign * value
+
     for p in potential:
-        node.shift(p, -1)
+        shift(p, -1)
     for other in handle.nominator.nominated_pods_for_node(node_info.name):
         if other.priority >= pod.priority and other.uid != pod.uid:
-            node.shift(other, +1)
+            shift(other, +1)
 
-    fit_checks = [checks for _, checks in plan if checks is not None]
     for plugin, checks in plan:
-        status = plugin.filter(state, pod, node_info) if checks is None else node.status(checks)
+        if checks is None:
+            status = plugin.filter(state, pod, node_info)
+        else:
+            reasons = checks.shortages(allocatable, requested, count)
+            status = Status(Code.UNSCHEDULABLE, reasons) if reasons else None
         if status is not None and status.code is not Code.SUCCESS:
             if not status.is_rejected():
                 return None  # the framework words errors
@@ -273,40 +283,19 @@ def _arithmetic_select(handle: Handle, state: CycleState, pod: Pod, node_info: N
     now = clock_reading(handle.clock(), potential)
     go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
     violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    shortages = [checks.shortages for _, checks in plan if checks is not None]
     victims: list[Pod] = []
     num_violating = 0
     for group, counts_as_violation in ((violating, True), (non_violating, False)):
         for p in group:
-            node.shift(p, +1)
-            if any(node.shortages(checks) for checks in fit_checks):
-                node.shift(p, -1)
-                victims.append(p)
-                num_violating += counts_as_violation
+            for missing in shortages:
+                if missing(allocatable, requested, count, p.requests):
+                    victims.append(p)
+                    num_violating += counts_as_violation
+                    break
+            else:  # it fits back: reprieved
+                shift(p, +1)
     return victims, num_violating, None
-
-
-class _NodeLedger:
-    """A node's pod count and requested amounts, moved as pods come and go (the NodeInfo is untouched)."""
-
-    __slots__ = ("allocatable", "count", "requested")
-
-    def __init__(self, node_info: NodeInfo) -> None:
-        self.allocatable = node_info.allocatable
-        self.requested = dict(node_info.requested)
-        self.count = len(node_info.pods)
-
-    def shift(self, pod: Pod, sign: int) -> None:
-        self.count += sign
-        requested = self.requested
-        for name, value in pod.requests.items():
-            requested[name] = requested.get(name, 0) + sign * value
-
-    def shortages(self, checks: FitChecks) -> tuple[str, ...]:
-        return checks.shortages(self.allocatable, self.requested, self.count)
-
-    def status(self, checks: FitChecks) -> Status | None:
-        reasons = self.shortages(checks)
-        return Status(Code.UNSCHEDULABLE, reasons) if reasons else None
 
 
 def _as_error(status: Status | None) -> Status:

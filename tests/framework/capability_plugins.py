@@ -45,10 +45,10 @@ class SlotChecks:
         self.shortage_calls = 0
         self.batch_calls = 0
 
-    def shortages(self, allocatable: Mapping[str, int], requested: Mapping[str, int],
-                  num_pods: int) -> tuple[str, ...]:
+    def shortages(self, allocatable: Mapping[str, int], requested: Mapping[str, int], num_pods: int,
+                  adding: Mapping[str, int] | None = None) -> tuple[str, ...]:
         self.shortage_calls += 1
-        return (NO_SLOT,) if num_pods + 1 > self.slots else ()
+        return (NO_SLOT,) if num_pods + (adding is not None) + 1 > self.slots else ()
 
     def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,
                          extras: Sequence[Sequence[Pod]]) -> list[Status | None]:

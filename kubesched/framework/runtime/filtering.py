@@ -146,15 +146,16 @@ class _NominatedRows:
 
     def __init__(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> None:
         self._fwk, self._state, self._pod, self._snapshot = fwk, state, pod, snapshot
-        self._rows: dict[int, list[Pod]] = {}
+        rows: dict[int, list[Pod]] = {}
         index, priority, uid = snapshot.index, pod.priority, pod.uid
         for name, pods in fwk.nominator.nominations().items():
             row = index.get(name)
             if row is not None and (nominated := [p for p in pods if p.priority >= priority and p.uid != uid]):
-                self._rows[row] = nominated
-        self._array = np.fromiter(self._rows, dtype=np.int64, count=len(self._rows))
+                rows[row] = nominated
+        self._rows = rows
+        self._array = np.fromiter(rows, dtype=np.int64, count=len(rows))
         self._fit_checks: list[tuple[str, FitChecks]] | None = None
-        if self._rows and (plan := fwk.arithmetic_filters(state)) is not None:
+        if rows and (plan := fwk.arithmetic_filters(state)) is not None:
             self._fit_checks = [(plugin.name, checks) for plugin, checks in plan if checks is not None]
 
     def recheck(self, batch: np.ndarray, verdict: np.ndarray, statuses: list[Status]) -> Status | None:
@@ -215,6 +216,8 @@ def filter_batch(plugins: Sequence[FilterPlugin], batch_forms: Mapping[str, Batc
             return result
         failed = np.flatnonzero(result.status_index >= 0)
         if len(failed):
+            if batch_form is not None and (error := _checked_rejections(plugin.name, result.statuses)):
+                return error
             verdict[alive[failed]] = result.status_index[failed] + len(statuses)
             statuses.extend(result.statuses)
             alive = alive[result.status_index < 0]
@@ -223,7 +226,7 @@ def filter_batch(plugins: Sequence[FilterPlugin], batch_forms: Mapping[str, Batc
 
 def _batch_verdicts(plugin: BatchFilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot,
                     rows: np.ndarray) -> BatchFilterResult | Status:
-    """One plugin's batch form over ``rows``: its rejections (named after it), or an Error status."""
+    """One plugin's batch form over ``rows``, checked; an Error status when it fails."""
     started = time.perf_counter()
     try:
         result = plugin.filter_nodes(state, pod, snapshot, rows)
@@ -236,13 +239,17 @@ def _batch_verdicts(plugin: BatchFilterPlugin, state: CycleState, pod: Pod, snap
     if state.plugin_timer is not None:
         state.plugin_timer.observe(plugin.filter_nodes,
                                    status_label(result.statuses[0] if result.statuses else None), started)
-    if np.any(result.status_index >= 0):
-        for status in result.statuses:
-            if status.code is Code.ERROR or not status.is_rejected():
-                return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',),
-                              plugin=plugin.name, error=status.error)
-            status.plugin = plugin.name
     return result
+
+
+def _checked_rejections(name: str, statuses: list[Status]) -> Status | None:
+    """A batch form's statuses named after the plugin; an Error status if one of them is no rejection."""
+    for status in statuses:
+        if status.code is Code.ERROR or not status.is_rejected():
+            return Status(Code.ERROR, (f'running "{name}" filter plugin: {status.message}',), plugin=name,
+                          error=status.error)
+        status.plugin = name
+    return None
 
 
 def _node_verdicts(plugin: FilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot,

@@ -107,30 +107,52 @@ def request_checks(
     return tuple((name, amount) for name, amount in checks if amount > 0)
 
 
-def insufficient_resources(checks: Sequence[tuple[str, int]], allocatable: Mapping[str, int],
-                           requested: Mapping[str, int], num_pods: int) -> list[InsufficientResource]:
-    """What a node offering ``allocatable``, with ``num_pods`` pods requesting ``requested`` in all,
-    lacks to host one more pod that asks for ``checks`` (empty: it fits)."""
-    out: list[InsufficientResource] = []
-    allowed_pods = allocatable.get(PODS, 0)
-    if num_pods + 1 > allowed_pods:
-        out.append(InsufficientResource(PODS, TOO_MANY_PODS, 1, num_pods, allowed_pods))
+def short_resources(checks: Sequence[tuple[str, int]], allocatable: Mapping[str, int],
+                    requested: Mapping[str, int], num_pods: int,
+                    adding: Mapping[str, int] | None = None) -> list[str]:
+    """What a node lacks to host one more pod asking for ``checks``: ``pods`` when it is out of pod
+    slots, then each checked resource it is short of, in report order (empty: the pod fits).
+
+    The node offers ``allocatable`` and hosts ``num_pods`` pods requesting ``requested`` in all, and
+    one more pod requesting ``adding`` when that is given.
+    """
+    short: list[str] = []
+    if adding is not None:
+        num_pods += 1
+    if num_pods + 1 > allocatable.get(PODS, 0):
+        short.append(PODS)
     for name, amount in checks:
-        capacity = allocatable.get(name, 0)
         used = requested.get(name, 0)
-        if amount > capacity - used:
-            out.append(InsufficientResource(name, insufficient_reason(name), amount, used, capacity))
-    return out
+        if adding is not None:
+            used += adding.get(name, 0)
+        if amount > allocatable.get(name, 0) - used:
+            short.append(name)
+    return short
+
+
+def shortage_reason(resource: str) -> str:
+    """Filter's reason for a resource :func:`short_resources` reports."""
+    return TOO_MANY_PODS if resource == PODS else insufficient_reason(resource)
 
 
 def _insufficient(checks: Sequence[tuple[str, int]], node_info: NodeInfo) -> list[InsufficientResource]:
-    return insufficient_resources(checks, node_info.allocatable, node_info.requested, len(node_info.pods))
+    """:func:`short_resources` on ``node_info``, with the amounts kube-scheduler reports."""
+    allocatable, requested, num_pods = node_info.allocatable, node_info.requested, len(node_info.pods)
+    wanted = dict(checks)
+    out: list[InsufficientResource] = []
+    for name in short_resources(checks, allocatable, requested, num_pods):
+        if name == PODS:
+            out.append(InsufficientResource(PODS, TOO_MANY_PODS, 1, num_pods, allocatable.get(PODS, 0)))
+        else:
+            out.append(InsufficientResource(name, insufficient_reason(name), wanted[name], requested.get(name, 0),
+                                            allocatable.get(name, 0)))
+    return out
 
 
 def _fail_matrix(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray,
                  extras: Sequence[Sequence[Pod]] | None = None) -> tuple[list[str], np.ndarray]:
     """The reasons Filter can give and, per snapshot row of ``rows`` (with its ``extras`` pods placed
-    too, when given), which of them apply: the vectorised :func:`insufficient_resources`."""
+    too, when given), which of them apply: the vectorised :func:`short_resources`."""
     n = len(rows)
     reasons = [TOO_MANY_PODS, *(insufficient_reason(name) for name, _ in checks)]
     fails = np.zeros((n, len(reasons)), dtype=bool)
@@ -207,15 +229,24 @@ class PreFilterState:
     def clone(self) -> PreFilterState:
         return self
 
-    def shortages(self, allocatable: Mapping[str, int], requested: Mapping[str, int],
-                  num_pods: int) -> tuple[str, ...]:
-        return tuple(r.reason for r in insufficient_resources(self.checks, allocatable, requested, num_pods))
+    def shortages(self, allocatable: Mapping[str, int], requested: Mapping[str, int], num_pods: int,
+                  adding: Mapping[str, int] | None = None) -> tuple[str, ...]:
+        short = short_resources(self.checks, allocatable, requested, num_pods, adding)
+        return tuple([shortage_reason(name) for name in short]) if short else ()
 
     def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,
                          extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
-        result = _batch_result(*_fail_matrix(self.checks, snapshot, rows, extras))
-        statuses = result.statuses
-        return [None if i < 0 else statuses[i] for i in result.status_index.tolist()]
+        reasons, fails = _fail_matrix(self.checks, snapshot, rows, extras)
+        out: list[Status | None] = [None] * len(rows)
+        made: dict[bytes, Status] = {}  # rows failing alike share one Status
+        for i in np.flatnonzero(fails.any(axis=1)).tolist():
+            key = fails[i].tobytes()
+            status = made.get(key)
+            if status is None:
+                failed = tuple(r for r, bad in zip(reasons, fails[i].tolist(), strict=True) if bad)
+                status = made[key] = Status(Code.UNSCHEDULABLE, failed)
+            out[i] = status
+        return out
 
 
 def _missing_state(key: str) -> Status:
@@ -270,10 +301,10 @@ class NodeResourcesFit(ResourceScoring):
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
             return _missing_state(PRE_FILTER_STATE_KEY)
-        missing = _insufficient(s.checks, node_info)
-        if not missing:
+        short = short_resources(s.checks, node_info.allocatable, node_info.requested, len(node_info.pods))
+        if not short:
             return None
-        return Status(Code.UNSCHEDULABLE, tuple(r.reason for r in missing))
+        return Status(Code.UNSCHEDULABLE, tuple(shortage_reason(name) for name in short))
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
                      indices: np.ndarray) -> BatchFilterResult:

@@ -149,6 +149,13 @@ def test_fit_checks_agree_with_filter_on_nodes_with_extra_pods(seed: int) -> Non
         assert got[k] == want, (seed, row)
         shortages = checks.shortages(with_extras.allocatable, with_extras.requested, len(with_extras.pods))
         assert shortages == (want.reasons if want is not None else ()), (seed, row)
+        if extras[k]:  # the last extra pod asked about as one more pod, without placing it
+            without_last = snapshot.node_infos[row].snapshot()
+            for extra in extras[k][:-1]:
+                without_last.add_pod(extra)
+            adding = checks.shortages(without_last.allocatable, without_last.requested, len(without_last.pods),
+                                      extras[k][-1].requests)
+            assert adding == shortages, (seed, row)
 
 
 def test_fit_checks_need_pre_filter() -> None:
