@@ -47,8 +47,6 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from kubesched.framework.status import Status
-
 #: kube-scheduler's pluginMetricsSamplePercent: the share of scheduling cycles whose plugins are timed.
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
 
@@ -56,17 +54,6 @@ PLUGIN_METRICS_SAMPLE_PERCENT = 10
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
     """prometheus.ExponentialBuckets: ``count`` upper bounds from ``start``, each ``factor`` times the last."""
     return tuple(start * factor**i for i in range(count))
-
-
-def status_label(status: Any) -> str:
-    """The status label of an extension point's outcome: Status, (value, Status), or None for success."""
-    if status is None:
-        return "Success"
-    if isinstance(status, tuple):
-        status = status[-1] if status else None
-    if isinstance(status, Status):
-        return status.code.label
-    return "Success"
 
 
 class SchedulerMetrics:
@@ -359,12 +346,12 @@ class PluginTimer:
     def __init__(self, metrics: SchedulerMetrics) -> None:
         self._metrics = metrics
 
-    def observe(self, fn: Callable[..., Any], status: Any, started: float) -> None:
-        """Record the call of the bound plugin method ``fn`` that began at ``started`` (perf_counter)."""
+    def observe(self, fn: Callable[..., Any], label: str, started: float) -> None:
+        """Record the call of the bound plugin method ``fn`` that began at ``started`` (perf_counter)
+        and ended with the status code ``label`` ("Success", "Unschedulable", ...)."""
         seconds = time.perf_counter() - started
         owner = getattr(fn, "__self__", None)
         method = getattr(fn, "__name__", "?")
-        label = status_label(status)
         children = self._metrics._plugin_calls
         key = (id(owner), method, label)
         child = children.get(key)
@@ -373,29 +360,6 @@ class PluginTimer:
             child = children[key] = self._metrics.plugin_execution_duration.labels(
                 plugin=str(plugin), extension_point=EXTENSION_POINT_OF_METHOD.get(method, method), status=label)
         child.observe(seconds)
-
-
-def timed_extension_point(point: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorate a Framework ``run_*`` method so that, when the framework has ``metrics``, the whole
-    extension point is timed into framework_extension_point_duration_seconds with its outcome's code."""
-
-    def wrap(run: Callable[..., Any]) -> Callable[..., Any]:
-        def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
-            metrics: FrameworkMetrics | None = self.metrics
-            if metrics is None:
-                return run(self, *args, **kwargs)
-            started = time.perf_counter()
-            result = run(self, *args, **kwargs)
-            metrics.observe_extension_point(point, status_label(result), time.perf_counter() - started)
-            return result
-
-        timed.__name__ = run.__name__
-        timed.__qualname__ = run.__qualname__
-        timed.__doc__ = run.__doc__
-        timed.__wrapped__ = run  # type: ignore[attr-defined]
-        return timed
-
-    return wrap
 
 
 class _CacheSizeCollector(Collector):

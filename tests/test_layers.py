@@ -1,7 +1,10 @@
-"""The floors hold: the control planes never import the scheduler side, the input pipeline never the simulator.
+"""The floors of the house: an import never runs back up.
 
-Every import is counted, also those inside functions and under TYPE_CHECKING: an import that runs back up
-the floors is a cycle waiting to happen.
+From the ground: util, klog, clock and api; config, cache and cluster (the contract); queue, framework,
+metrics and recording; plugins and extender; profile and eventhandlers; schedule_one and scheduler. The
+control planes (embedded, live) implement the cluster contract and never import the scheduler side; the
+input pipeline (scenario) sits below the simulator (sim) and the commands (app). Every import counts
+here, also one made inside a function or for type checking only.
 """
 
 from __future__ import annotations
@@ -11,47 +14,99 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "kubesched"
-SCHEDULER_SIDE = ("scheduler", "schedule_one", "framework", "plugins", "queue", "profile")
+import kubesched
+
+ROOT = Path(kubesched.__file__).parent
 
 
-def imported_modules(folder: str) -> dict[str, set[str]]:
-    """``kubesched`` module -> the ``kubesched`` modules it imports, for every module under ``folder``."""
-    found: dict[str, set[str]] = {}
-    for path in sorted((PACKAGE / folder).rglob("*.py")):
-        names: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names.add(node.module)
-        found[str(path.relative_to(PACKAGE.parent))] = {n for n in names if n.startswith("kubesched.")}
-    return found
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def reaching(folder: str, floors: tuple[str, ...]) -> dict[str, list[str]]:
-    """The modules under ``folder`` that import one of ``floors`` (top-level names under kubesched)."""
-    return {module: sorted(n for n in names if n.split(".")[1] in floors)
-            for module, names in imported_modules(folder).items()
-            if any(n.split(".")[1] in floors for n in names)}
+def _imports(path: Path) -> set[str]:
+    """Every kubesched module ``path`` imports (``from a import b`` counts as a.b too)."""
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the package, one level up per extra dot
+                parts = package.split(".")
+                base = ".".join([*parts[:len(parts) - node.level + 1], *([base] if base else [])])
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {name for name in found if name == "kubesched" or name.startswith("kubesched.")}
 
 
-@pytest.mark.parametrize("folder", ["embedded", "live", "cluster", "api"])
+MODULES = {_module_name(path): _imports(path) for path in sorted(ROOT.rglob("*.py"))}
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _offending(importers: tuple[str, ...], imported: str) -> list[str]:
+    return sorted(f"{module} imports {name}" for module, names in MODULES.items()
+                  if any(_within(module, p) for p in importers)
+                  for name in names if _within(name, imported))
+
+
+
+SCHEDULER_SIDE = ("kubesched.scheduler", "kubesched.schedule_one", "kubesched.eventhandlers", "kubesched.framework",
+                  "kubesched.plugins", "kubesched.queue", "kubesched.profile", "kubesched.extender")
+
+
+@pytest.mark.parametrize("folder", ["kubesched.embedded", "kubesched.live", "kubesched.cluster", "kubesched.api"])
 def test_the_cluster_side_imports_nothing_of_the_scheduler(folder: str) -> None:
-    assert reaching(folder, SCHEDULER_SIDE) == {}
+    assert [o for side in SCHEDULER_SIDE for o in _offending((folder,), side)] == []
 
 
 def test_the_input_pipeline_imports_nothing_of_the_simulator_or_the_commands() -> None:
-    assert reaching("scenario", ("sim", "app", *SCHEDULER_SIDE)) == {}
+    above = ("kubesched.sim", "kubesched.app", *SCHEDULER_SIDE)
+    assert [o for side in above for o in _offending(("kubesched.scenario",), side)] == []
 
 
-def test_the_check_sees_imports_inside_functions() -> None:
-    # A module known to import lazily inside a function: the walk must see it.
-    assert "kubesched.api.podgroup" in imported_modules("embedded")["kubesched/embedded/admission.py"]
-
-
-def test_the_logging_package_imports_nothing_of_kubesched() -> None:
+def test_the_logging_package_imports_nothing_else_of_kubesched() -> None:
     """Every floor logs through kubesched.klog, so it stands below them all."""
-    outside = {module: sorted(n for n in names if not n.startswith("kubesched.klog"))
-               for module, names in imported_modules("klog").items()}
-    assert outside and {module: names for module, names in outside.items() if names} == {}
+    outside = sorted(f"{module} imports {name}" for module, names in MODULES.items()
+                     if _within(module, "kubesched.klog")
+                     for name in names if not _within(name, "kubesched.klog"))
+    assert outside == []
+
+
+def test_the_scan_sees_lazy_imports_of_the_control_plane() -> None:
+    assert "kubesched.api.podgroup" in MODULES["kubesched.embedded.admission"]
+
+
+@pytest.mark.parametrize("floor", ["kubesched.api", "kubesched.config", "kubesched.cache", "kubesched.queue",
+                                   "kubesched.framework"])
+def test_core_floors_never_import_plugins(floor: str) -> None:
+    assert _offending((floor,), "kubesched.plugins") == []
+
+
+def test_the_framework_sees_extenders_through_its_own_protocol() -> None:
+    assert _offending(("kubesched.framework",), "kubesched.extender") == []
+    assert "kubesched.framework.extender" in MODULES["kubesched.extender.http_extender"]
+
+
+def test_metrics_know_nothing_of_the_framework() -> None:
+    assert _offending(("kubesched.metrics",), "kubesched.framework") == []
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper"),
+    [("kubesched.api.pod_affinity", "kubesched.api.objects"),
+     ("kubesched.config.defaults", "kubesched.config.types"),
+     ("kubesched.config.profiles", "kubesched.config.defaults")],
+)
+def test_no_circle_between(lower: str, upper: str) -> None:
+    assert any(_within(name, lower) for name in MODULES[upper]), f"{upper} builds on {lower}"
+    assert _offending((lower,), upper) == []
+
+
+def test_the_scan_sees_imports_inside_functions_and_type_checking_blocks() -> None:
+    # preemption's lazy and type-checking-only imports are found (a scan that missed them could not fail).
+    assert "kubesched.framework.handle.Handle" in MODULES["kubesched.framework.preemption"]

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.labels import LabelSelector, selector_matches
 
-if TYPE_CHECKING:
-    from kubesched.api.objects import Pod
+
+class SelectablePod(Protocol):
+    """What a term reads of a pod: its namespace and labels (a :class:`~kubesched.api.objects.Pod`)."""
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def labels(self) -> Mapping[str, str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +39,7 @@ class PodAffinityTerm:
     namespace_selector: LabelSelector | None
     topology_key: str
 
-    def matches(self, pod: Pod, namespace_labels: Mapping[str, str] | None) -> bool:
+    def matches(self, pod: SelectablePod, namespace_labels: Mapping[str, str] | None) -> bool:
         """Whether ``pod`` (whose namespace carries ``namespace_labels``) is selected by this term."""
         if pod.namespace in self.namespaces or selector_matches(self.namespace_selector, namespace_labels or {}):
             return selector_matches(self.selector, pod.labels)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubesched.config.pluginargs import PLUGIN_ARGS, default_args
-from kubesched.config.types import (
+from kubesched.config.profiles import (
     DEFAULT_SCHEDULER_NAME,
     EXTENSION_POINTS,
     PluginRef,

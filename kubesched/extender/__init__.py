@@ -2,10 +2,11 @@
 
 Configured under ``extenders:`` in KubeSchedulerConfiguration; ``urlPrefix`` is an http(s) URL, or
 ``python:package.module:function`` for an extender called in process (see :mod:`.transport`).
+:class:`HTTPExtender` implements the framework's :class:`~kubesched.framework.extender.Extender`.
 """
 
 from kubesched.extender.config import ExtenderConfig, ManagedResource, TLSConfig
-from kubesched.extender.http_extender import MAX_EXTENDER_PRIORITY, ExtenderVictims, FilterAnswer, HTTPExtender
+from kubesched.extender.http_extender import MAX_EXTENDER_PRIORITY, ExtenderVictims, HTTPExtender
 from kubesched.extender.scheduling import (
     EXTENDER_NAME,
     build_extenders,
@@ -13,13 +14,13 @@ from kubesched.extender.scheduling import (
     find_nodes_that_pass_extenders,
     ignored_by_scheduler,
     prioritize,
-    process_preemption,
 )
-from kubesched.extender.transport import ExtenderError
+from kubesched.framework.extender import Extender, ExtenderError, FilterAnswer
 
 __all__ = [
     "EXTENDER_NAME",
     "MAX_EXTENDER_PRIORITY",
+    "Extender",
     "ExtenderConfig",
     "ExtenderError",
     "ExtenderVictims",
@@ -32,5 +33,4 @@ __all__ = [
     "find_nodes_that_pass_extenders",
     "ignored_by_scheduler",
     "prioritize",
-    "process_preemption",
 ]

@@ -9,35 +9,25 @@ is sent whole Node and Pod objects.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.extender.config import ExtenderConfig
-from kubesched.extender.transport import ExtenderError, Transport, make_transport
+from kubesched.extender.transport import Transport, make_transport
+from kubesched.framework.extender import ExtenderError, FilterAnswer, Victims
 
 #: extender/v1 MaxExtenderPriority: extender scores run 0..10 and are scaled to MaxNodeScore.
 MAX_EXTENDER_PRIORITY = 10
 
 
-@dataclass(slots=True)
-class FilterAnswer:
-    """What an extender's filter verb said: the nodes it kept, and why it dropped the others."""
-
-    nodes: list[str]
-    failed: dict[str, str]
-    failed_and_unresolvable: dict[str, str]
-
-
-@dataclass(slots=True)
-class ExtenderVictims:
-    pods: list[Pod]
-    num_pdb_violations: int = 0
+#: The victims on one node, as the preempt verb exchanges them (the framework's type).
+ExtenderVictims = Victims
 
 
 class HTTPExtender:
-    """kube-scheduler's HTTPExtender: filter, prioritize, preempt and bind over a transport."""
+    """kube-scheduler's HTTPExtender: filter, prioritize, preempt and bind over a transport
+    (an implementation of :class:`kubesched.framework.extender.Extender`)."""
 
     def __init__(self, config: ExtenderConfig, transport: Transport | None = None) -> None:
         self.config = config
@@ -119,8 +109,8 @@ class HTTPExtender:
             scores[str(_get(entry, "Host") or "")] = score
         return scores, self.config.weight
 
-    def process_preemption(self, pod: Pod, victims: Mapping[str, ExtenderVictims],
-                           node_infos: Mapping[str, NodeInfo]) -> dict[str, ExtenderVictims]:
+    def process_preemption(self, pod: Pod, victims: Mapping[str, Victims],
+                           node_infos: Mapping[str, NodeInfo]) -> dict[str, Victims]:
         """Ask the preempt verb which candidate nodes and victims it accepts."""
         if not self.config.preempt_verb:
             raise ExtenderError(f"preempt verb is not defined for extender {self.name} but run with interest")
@@ -133,13 +123,13 @@ class HTTPExtender:
                 node: {"Pods": [p.raw for p in v.pods], "NumPDBViolations": v.num_pdb_violations}
                 for node, v in victims.items()}}
         answer = _mapping(self.transport.send(self.config.preempt_verb, args), "preempt", self.name)
-        out: dict[str, ExtenderVictims] = {}
+        out: dict[str, Victims] = {}
         for node, meta in (_mapping(_get(answer, "NodeNameToMetaVictims") or {}, "preempt", self.name)).items():
             info = node_infos.get(node)
             if info is None:
                 raise ExtenderError(f'extender "{self.name}": node "{node}" not found')
             if meta is None:
-                out[node] = ExtenderVictims([])
+                out[node] = Victims([])
                 continue
             meta = _mapping(meta, "preempt", self.name)
             by_uid = {p.uid: p for p in info.pods}
@@ -150,7 +140,7 @@ class HTTPExtender:
                     raise ExtenderError(f"extender: {self.name} claims to preempt pod (UID: {uid}) on node: "
                                         f"{node}, but the pod is not found on that node")
                 pods.append(by_uid[uid])
-            out[node] = ExtenderVictims(pods, int(_get(meta, "NumPDBViolations") or 0))
+            out[node] = Victims(pods, int(_get(meta, "NumPDBViolations") or 0))
         return out
 
     def bind(self, pod: Pod, node: str) -> None:

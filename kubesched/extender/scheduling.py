@@ -5,7 +5,8 @@
   error fails the attempt unless the extender is ignorable.
 - Prioritize: each interested extender's scores, scaled by weight x MaxNodeScore /
   MaxExtenderPriority, are added to the plugins' totals; its errors are ignored.
-- Preempt: the candidates of a preemption go through every interested extender's preempt verb.
+- Preempt: preemption (:mod:`kubesched.framework.preemption`) calls the preempt verbs through the
+  framework's Extender protocol.
 - Bind: the first interested extender with a bind verb binds instead of the Bind plugins.
 
 Verdicts are written into an optional ``verdicts`` dict (``{"filter": {extender: …}, …}``) for
@@ -22,15 +23,15 @@ from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.config.errors import ConfigError
 from kubesched.extender.config import ExtenderConfig
-from kubesched.extender.http_extender import MAX_EXTENDER_PRIORITY, ExtenderVictims, HTTPExtender
-from kubesched.extender.transport import ExtenderError
+from kubesched.extender.http_extender import MAX_EXTENDER_PRIORITY, HTTPExtender
+from kubesched.framework.extender import Extender, ExtenderError
+from kubesched.framework.interfaces import MAX_NODE_SCORE
 from kubesched.framework.status import Code, Status
 
 log = logging.getLogger(__name__)
 
 #: The name kube-scheduler's diagnosis gives every extender among the unschedulable plugins.
 EXTENDER_NAME = "Extender"
-MAX_NODE_SCORE = 100
 
 
 def build_extenders(configs: Iterable[Mapping[str, Any]]) -> list[HTTPExtender]:
@@ -50,7 +51,7 @@ def ignored_by_scheduler(configs: Iterable[Mapping[str, Any]]) -> tuple[str, ...
                  if r.get("ignoredByScheduler"))
 
 
-def find_nodes_that_pass_extenders(extenders: Sequence[HTTPExtender], pod: Pod, nodes: list[NodeInfo],
+def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod: Pod, nodes: list[NodeInfo],
                                    statuses: dict[str, Status],
                                    verdicts: dict[str, Any] | None = None) -> list[NodeInfo]:
     """The feasible nodes every interested extender keeps; rejections go into ``statuses``.
@@ -95,7 +96,7 @@ def find_nodes_that_pass_extenders(extenders: Sequence[HTTPExtender], pod: Pod, 
     return nodes
 
 
-def prioritize(extenders: Sequence[HTTPExtender], pod: Pod, nodes: Sequence[NodeInfo],
+def prioritize(extenders: Sequence[Extender], pod: Pod, nodes: Sequence[NodeInfo],
                verdicts: dict[str, Any] | None = None) -> dict[str, list[int]]:
     """Extender name -> final score per node of ``nodes`` (score x weight x 100 / 10)."""
     out: dict[str, list[int]] = {}
@@ -117,7 +118,7 @@ def prioritize(extenders: Sequence[HTTPExtender], pod: Pod, nodes: Sequence[Node
     return out
 
 
-def extenders_binding(extenders: Sequence[HTTPExtender], pod: Pod, node: str,
+def extenders_binding(extenders: Sequence[Extender], pod: Pod, node: str,
                       verdicts: dict[str, Any] | None = None) -> tuple[bool, Status | None]:
     """(True, status) when an extender took the binding; (False, None) for the Bind plugins to do it."""
     for ext in extenders:
@@ -137,35 +138,3 @@ def extenders_binding(extenders: Sequence[HTTPExtender], pod: Pod, node: str,
             verdicts.setdefault("bind", {})[ext.name] = "success"
         return True, None
     return False, None
-
-
-def process_preemption(extenders: Sequence[HTTPExtender], pod: Pod, victims: dict[str, ExtenderVictims],
-                       node_infos: Mapping[str, NodeInfo],
-                       verdicts: dict[str, Any] | None = None) -> dict[str, ExtenderVictims]:
-    """Candidate node -> victims, as every interested preempting extender agrees (preemption's
-    ``callExtenders``). Raises ExtenderError when a non-ignorable one fails."""
-    for ext in extenders:
-        if not ext.supports_preemption() or not ext.is_interested(pod):
-            continue
-        try:
-            answer = ext.process_preemption(pod, victims, node_infos)
-        except ExtenderError as err:
-            if verdicts is not None:
-                verdicts.setdefault("preempt", {})[ext.name] = {"error": str(err), "ignored": ext.is_ignorable()}
-            if ext.is_ignorable():
-                log.info("skipped extender %s as it returned error and has ignorable flag set: %s", ext.name, err)
-                continue
-            raise
-        for node in list(answer):
-            if not answer[node].pods:
-                if ext.is_ignorable():
-                    del answer[node]
-                    continue
-                raise ExtenderError(f'expected at least one victim pod on node "{node}"')
-        if verdicts is not None:
-            verdicts.setdefault("preempt", {})[ext.name] = {
-                node: sorted(p.key for p in v.pods) for node, v in answer.items()}
-        victims = answer
-        if not victims:
-            break
-    return victims

@@ -22,10 +22,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from kubesched.extender.config import PYTHON_SCHEME, ExtenderConfig, TLSConfig
-
-
-class ExtenderError(RuntimeError):
-    """An extender that could not be reached, answered with an error, or answered nonsense."""
+from kubesched.framework.extender import ExtenderError
 
 
 class Transport(Protocol):

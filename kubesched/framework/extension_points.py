@@ -34,7 +34,7 @@ from kubesched.framework.interfaces import (
 )
 
 if TYPE_CHECKING:
-    from kubesched.config.types import Plugins
+    from kubesched.config.profiles import Plugins
 
 #: Extension point name (as in the config) -> protocol a plugin must implement to sit there.
 EXTENSION_POINTS: tuple[tuple[str, type], ...] = (

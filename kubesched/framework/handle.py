@@ -1,29 +1,32 @@
 """Handle: what the framework gives a plugin to reach the rest of the scheduler.
 
-Plugins receive it in their factory (``Class(args, handle)``). It is a protocol, so tests can hand
-plugins a small fake; :class:`kubesched.framework.runtime.Framework` is the real one. It mirrors
-kube-scheduler's ``framework.Handle``: the cycle's snapshot, waiting pods (Permit), the cluster
-client, an event recorder, the nominator, a parallelizer, the extenders, and the listers of watched
-objects. Pods to move to activeQ go into the cycle's :class:`~kubesched.framework.cycle_state.PodsToActivate`
-(``state.read(PODS_TO_ACTIVATE_KEY)``), which the scheduler hands to the queue.
+Plugins receive it in their factory (a ``PluginFactory``: ``new(args, handle)`` or ``Class(args, handle)``).
+It is a protocol, so tests can hand plugins a small fake; :class:`kubesched.framework.runtime.Framework`
+is the real one. It mirrors kube-scheduler's ``framework.Handle``: the cycle's snapshot, waiting pods
+(Permit), the cluster client, an event recorder, the nominator, a parallelizer, the extenders, and the
+listers of watched objects. Pods to move to activeQ go into the cycle's
+:class:`~kubesched.framework.cycle_state.PodsToActivate` (``state.read(PODS_TO_ACTIVATE_KEY)``), which
+the scheduler hands to the queue.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
+from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extender import Extender
+from kubesched.framework.interfaces import FilterPlugin
 from kubesched.framework.status import Status
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import Snapshot
     from kubesched.cluster.listers import Listers
     from kubesched.cluster.protocol import Cluster
-    from kubesched.extender import HTTPExtender
     from kubesched.framework.waiting_pods import WaitingPod
 
 
@@ -94,13 +97,25 @@ class Handle(Protocol):
     def parallelizer(self) -> Parallelizer: ...
 
     @property
-    def extenders(self) -> list[HTTPExtender]: ...
+    def extenders(self) -> Sequence[Extender]:
+        """The configured extenders (ignorable ones last), shared by every profile."""
+        ...
 
     @property
     def clock(self) -> Callable[[], datetime]: ...
 
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Any:
+        """Run ``callback`` after ``delay`` seconds of the scheduler's clock; returns a cancellable timer."""
+        ...
+
     @property
     def parallelism(self) -> int: ...
+
+    @property
+    def extra(self) -> Mapping[str, Any]:
+        """What the scheduler adds for in-tree plugins: ``rng`` (random.Random), ``tie_break``
+        ("name" for reproducible runs), ``pod_lister`` (a pod as the scheduler's informer has it)."""
+        ...
 
     # -- waiting pods (Permit) ----------------------------------------------------------------------
     def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None: ...
@@ -123,6 +138,19 @@ class Handle(Protocol):
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
                                                node_info: NodeInfo) -> Status | None:
         """All Filter plugins on one node, counting higher-or-equal-priority nominated pods there."""
+        ...
+
+    @property
+    def node_only_filters(self) -> frozenset[str]:
+        """This profile's Filter plugins that declare their verdict ignores the pods on the node
+        (:class:`~kubesched.framework.capabilities.NodeOnlyFilterPlugin`)."""
+        ...
+
+    def arithmetic_filters(self, state: CycleState) -> list[tuple[FilterPlugin, FitChecks | None]] | None:
+        """The Filter plugins still active in ``state``, in order, when a node's verdict with pods added
+        or removed is arithmetic: each one reads only the node (paired with None) or declares
+        :class:`~kubesched.framework.capabilities.FitChecks` (paired with this cycle's), and no PreFilter
+        extension would run. None when that is not so."""
         ...
 
 

@@ -8,7 +8,8 @@ returns ``*Status``.
 In-tree plugins on hot paths also offer a *batch* form (``filter_nodes`` / ``score_nodes`` /
 ``normalize_scores``) working on NumPy arrays over many snapshot nodes at once. The framework prefers
 it when present; both forms must agree (tests check it), and out-of-tree plugins only write the
-per-node form.
+per-node form. Facts a plugin may declare so that the framework can take a shortcut (a Filter that
+reads only the node, a resource-fit Filter as arithmetic, ...) are in :mod:`kubesched.framework.capabilities`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import NodeInfoList, Snapshot
+    from kubesched.framework.handle import Handle
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -241,5 +243,6 @@ class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
 
 
-PluginFactory = Callable[[Any, Any], Plugin]
-"""``factory(args, handle) -> plugin``: args are the typed plugin args (or a raw dict out of tree)."""
+PluginFactory = Callable[[Any, "Handle"], Plugin]
+"""``factory(args, handle) -> plugin``: args are the typed plugin args (or a raw dict out of tree), the
+handle is the framework's :class:`~kubesched.framework.handle.Handle`."""

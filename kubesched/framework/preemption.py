@@ -18,6 +18,7 @@ and keeps simulations reproducible.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -29,12 +30,15 @@ from kubesched.cache.node_info import NodeInfo
 from kubesched.cluster.protocol import NotFound
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import fit_error_message
+from kubesched.framework.extender import Extender, ExtenderError, Victims
 from kubesched.framework.interfaces import PostFilterResult
 from kubesched.framework.status import Code, Status, code_of, is_success
 from kubesched.klog import Logger, kobj, kref
 
 if TYPE_CHECKING:
     from kubesched.framework.handle import Handle
+
+log = logging.getLogger(__name__)
 
 MAX_INT32 = 2**31 - 1
 MIN_INT64 = -(2**63)
@@ -50,14 +54,6 @@ logger = Logger(__name__)
 
 
 # -- values -----------------------------------------------------------------------------------------
-@dataclass(slots=True)
-class Victims:
-    """Pods to evict on one node, most important first, and how many of them break a PDB."""
-
-    pods: list[Pod]
-    num_pdb_violations: int = 0
-
-
 @dataclass(slots=True)
 class Candidate:
     """A node the preemptor could run on once ``victims`` are gone."""
@@ -257,6 +253,29 @@ class _CandidateList:
         return len(self.items)
 
 
+def _extender_victims(ext: Extender, pod: Pod, victims: dict[str, Victims], infos: Mapping[str, NodeInfo],
+                      verdicts: dict[str, Any]) -> dict[str, Victims]:
+    """One extender's preempt verb: the nodes (and victims) it keeps; what it said goes into
+    ``verdicts``. An ignorable extender that fails keeps ``victims`` as they are."""
+    try:
+        answer = ext.process_preemption(pod, victims, infos)
+    except ExtenderError as err:
+        verdicts.setdefault("preempt", {})[ext.name] = {"error": str(err), "ignored": ext.is_ignorable()}
+        if not ext.is_ignorable():
+            raise
+        log.info("skipped extender %s as it returned error and has ignorable flag set: %s", ext.name, err)
+        return victims
+    for node in list(answer):
+        if answer[node].pods:
+            continue
+        if not ext.is_ignorable():
+            raise ExtenderError(f'expected at least one victim pod on node "{node}"')
+        del answer[node]
+    verdicts.setdefault("preempt", {})[ext.name] = {
+        node: sorted(p.key for p in v.pods) for node, v in answer.items()}
+    return answer
+
+
 # -- the evaluator ----------------------------------------------------------------------------------
 @dataclass
 class Evaluator:
@@ -324,20 +343,25 @@ class Evaluator:
 
     # 3) extenders with a preempt verb may drop candidates or change their victims
     def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
-        extenders = getattr(self.handle, "extenders", None)
+        """The candidates every interested preempting extender accepts, in turn (an ignorable
+        extender that fails is skipped); an Error status when another one fails."""
+        extenders = self.handle.extenders
         if not extenders or not candidates:
             return candidates, None
-        from kubesched.extender import ExtenderError, ExtenderVictims, process_preemption
-
-        victims = {c.name: ExtenderVictims(list(c.victims.pods), c.victims.num_pdb_violations) for c in candidates}
+        victims = {c.name: Victims(list(c.victims.pods), c.victims.num_pdb_violations) for c in candidates}
         infos = {name: info for name in victims if (info := self.handle.snapshot.get(name)) is not None}
         verdicts: dict[str, Any] = {}
         self.state.write(EXTENDER_VERDICTS_KEY, verdicts)
-        try:
-            chosen = process_preemption(extenders, pod, victims, infos, verdicts)
-        except ExtenderError as err:
-            return [], Status.from_error(err)
-        return [Candidate(name, Victims(v.pods, v.num_pdb_violations)) for name, v in chosen.items()], None
+        for ext in extenders:
+            if not ext.supports_preemption() or not ext.is_interested(pod):
+                continue
+            try:
+                victims = _extender_victims(ext, pod, victims, infos, verdicts)
+            except ExtenderError as err:
+                return [], Status.from_error(err)
+            if not victims:
+                break  # no node left: no extender can bring one back
+        return [Candidate(name, Victims(v.pods, v.num_pdb_violations)) for name, v in victims.items()], None
 
     def _latest(self, pod: Pod) -> Pod:
         """The preemptor as the cluster has it now (its nomination may have changed since queueing): from

@@ -97,6 +97,14 @@ def code_of(status: Status | None) -> Code:
     return Code.SUCCESS if status is None else status.code
 
 
+def status_label(outcome: object) -> str:
+    """The ``status`` label metrics give an extension point's outcome: a Status, a ``(value, Status)``
+    pair, or None for success."""
+    if isinstance(outcome, tuple):
+        outcome = outcome[-1] if outcome else None
+    return outcome.code.label if isinstance(outcome, Status) else "Success"
+
+
 def unschedulable(*reasons: str) -> Status:
     return Status(Code.UNSCHEDULABLE, reasons)
 

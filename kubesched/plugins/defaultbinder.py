@@ -6,6 +6,7 @@ from typing import Any
 
 from kubesched.api.objects import Pod
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.status import Status
 from kubesched.klog import Logger, kobj, kref
 from kubesched.plugins import names
@@ -27,7 +28,7 @@ def _api_error() -> type[Exception]:
 class DefaultBinder:
     name = NAME
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Handle) -> None:
         self.handle = handle
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -41,5 +42,5 @@ class DefaultBinder:
         return None
 
 
-def new(args: Any, handle: Any) -> DefaultBinder:
+def new(args: Any, handle: Handle) -> DefaultBinder:
     return DefaultBinder(handle)

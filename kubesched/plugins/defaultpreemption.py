@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import PREEMPT_NEVER, Pod
-from kubesched.api.resources import PODS
 from kubesched.cache.node_info import NodeInfo
+from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import PostFilterResult
+from kubesched.framework.interfaces import FilterPlugin, PostFilterResult
 from kubesched.framework.preemption import (
     DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
@@ -37,7 +37,6 @@ from kubesched.framework.preemption import (
 )
 from kubesched.framework.status import Code, Status, code_of, is_success
 from kubesched.plugins import names
-from kubesched.plugins.noderesources import fit as noderesources_fit
 from kubesched.util.gosort import go_sort_slice
 
 if TYPE_CHECKING:
@@ -58,7 +57,8 @@ CANDIDATE_KEY = "DefaultPreemption/candidate"
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
-NODE_ONLY_FILTERS = names.NODE_ONLY_FILTERS
+#: What :meth:`Handle.arithmetic_filters` answers: the active Filter plugins, each with its FitChecks.
+ArithmeticPlan = list[tuple[FilterPlugin, FitChecks | None]]
 
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
@@ -86,7 +86,7 @@ class DefaultPreemption:
         self.rng = rng if rng is not None else random.Random()
         self._plan_for: CycleState | None = None
         self._plan_skip: set[str] = set()
-        self._plan: tuple[list[Any], Any] | None = None
+        self._plan: ArithmeticPlan | None = None
         #: Where the dry run starts among ``n`` potential nodes; kube-scheduler draws it at random.
         #: Replace it (e.g. with :func:`first_offset`) for reproducible simulations.
         self.offset_fn: Callable[[int], int] = offset_fn if offset_fn is not None else self._random_offset
@@ -145,71 +145,12 @@ class DefaultPreemption:
         # node it tries, so it is worked out once per state.
         if self._plan_for is not state or self._plan_skip != state.skip_filter_plugins:
             self._plan_for, self._plan_skip = state, set(state.skip_filter_plugins)
-            self._plan = _arithmetic_plan(handle, state)
+            self._plan = handle.arithmetic_filters(state)
         quick = (_arithmetic_select(handle, state, pod, node_info, pdbs, self._plan)
                  if self._plan is not None else None)
         if quick is not None:
             return quick
-        # The general procedure changes the node and the state: work on copies (see
-        # ``copies_what_it_changes``).
-        node_info = node_info.snapshot()
-        state = state.clone()
-
-        def remove(victim: Pod) -> Status | None:
-            if not node_info.remove_pod(victim):
-                return Status(Code.ERROR,
-                              (f"no corresponding pod {victim.name} in pods of node {node_info.name}",))
-            status = handle.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
-            return None if is_success(status) else _as_error(status)
-
-        def add(victim: Pod) -> Status | None:
-            node_info.add_pod(victim)
-            status = handle.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
-            return None if is_success(status) else _as_error(status)
-
-        potential = [p for p in node_info.pods if p.priority < pod.priority]
-        for p in potential:
-            if (err := remove(p)) is not None:
-                return [], 0, err
-        if not potential:
-            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
-
-        # Even an empty node (of lower-priority pods) does not fit the pod: no preemption here.
-        status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-        if not is_success(status):
-            return [], 0, status
-        # Filters that read only the node object (not its pods) have just passed and cannot change
-        # their verdict while victims are reprieved: the reprieve checks leave them out (``state``
-        # is this node's own clone). None of them has PreFilter extensions.
-        state.skip_filter_plugins |= NODE_ONLY_FILTERS
-
-        now = clock_reading(handle.clock(), potential)
-        go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
-        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-        victims: list[Pod] = []
-
-        def reprieve(p: Pod) -> tuple[bool, Status | None]:
-            if (err := add(p)) is not None:
-                return False, err
-            fits = is_success(handle.run_filter_plugins_with_nominated_pods(state, pod, node_info))
-            if not fits:
-                if (err := remove(p)) is not None:
-                    return False, err
-                victims.append(p)
-            return fits, None
-
-        num_violating = 0
-        for p in violating:
-            fits, err = reprieve(p)
-            if err is not None:
-                return [], 0, err
-            if not fits:
-                num_violating += 1
-        for p in non_violating:
-            _, err = reprieve(p)
-            if err is not None:
-                return [], 0, err
-        return victims, num_violating, None
+        return _procedure_select(handle, state, pod, node_info, pdbs)
 
     def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc] | None:
         return None
@@ -233,47 +174,87 @@ def new(args: Any, handle: Handle, *, rng: random.Random | None = None,
 
 
 # -- helpers ----------------------------------------------------------------------------------------
-def _arithmetic_plan(handle: Any, state: CycleState) -> tuple[list[Any], Any] | None:
-    """The active Filter plugins and NodeResourcesFit's PreFilter state when the arithmetic applies."""
-    plan: tuple[list[Any], Any] | None = None
-    points = getattr(handle, "points", None)
-    active_exts = getattr(handle, "active_pre_filter_extensions", None)
-    if isinstance(points, dict) and active_exts is not None:
-        active = [p for p in points["filter"] if p.name not in state.skip_filter_plugins]
-        fit_state = state.get(noderesources_fit.PRE_FILTER_STATE_KEY)
-        if (all(p.name in NODE_ONLY_FILTERS or p.name == noderesources_fit.NAME for p in active)
-                and not active_exts(state) and isinstance(fit_state, noderesources_fit.PreFilterState)):
-            plan = (active, fit_state)
-    return plan
+def _procedure_select(handle: Handle, state: CycleState, pod: Pod, node_info: NodeInfo,
+                      pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
+    """SelectVictimsOnNode as kube-scheduler runs it: remove every lower-priority pod, check the pod
+    fits, then add the pods back most important first, keeping each that still lets it fit."""
+    # The procedure changes the node and the state: work on copies (``copies_what_it_changes``).
+    node_info = node_info.snapshot()
+    state = state.clone()
+
+    def remove(victim: Pod) -> Status | None:
+        if not node_info.remove_pod(victim):
+            return Status(Code.ERROR,
+                          (f"no corresponding pod {victim.name} in pods of node {node_info.name}",))
+        status = handle.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
+        return None if is_success(status) else _as_error(status)
+
+    def add(victim: Pod) -> Status | None:
+        node_info.add_pod(victim)
+        status = handle.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
+        return None if is_success(status) else _as_error(status)
+
+    potential = [p for p in node_info.pods if p.priority < pod.priority]
+    for p in potential:
+        if (err := remove(p)) is not None:
+            return [], 0, err
+    if not potential:
+        return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
+
+    # Even an empty node (of lower-priority pods) does not fit the pod: no preemption here.
+    status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+    if not is_success(status):
+        return [], 0, status
+    # Filters that read only the node object (not its pods) have just passed and cannot change
+    # their verdict while victims are reprieved: the reprieve checks leave them out (``state``
+    # is this node's own clone).
+    state.skip_filter_plugins |= handle.node_only_filters
+
+    now = clock_reading(handle.clock(), potential)
+    go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
+    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    victims: list[Pod] = []
+
+    def reprieve(p: Pod) -> tuple[bool, Status | None]:
+        if (err := add(p)) is not None:
+            return False, err
+        fits = is_success(handle.run_filter_plugins_with_nominated_pods(state, pod, node_info))
+        if not fits:
+            if (err := remove(p)) is not None:
+                return False, err
+            victims.append(p)
+        return fits, None
+
+    num_violating = 0
+    for group, counts_as_violation in ((violating, True), (non_violating, False)):
+        for p in group:
+            fits, err = reprieve(p)
+            if err is not None:
+                return [], 0, err
+            if counts_as_violation and not fits:
+                num_violating += 1
+    return victims, num_violating, None
 
 
-def _arithmetic_select(handle: Any, state: CycleState, pod: Pod, node_info: NodeInfo,
-                       pdbs: Sequence[PodDisruptionBudget], plan: tuple[list[Any], Any] | None = None,
+def _arithmetic_select(handle: Handle, state: CycleState, pod: Pod, node_info: NodeInfo,
+                       pdbs: Sequence[PodDisruptionBudget], plan: ArithmeticPlan,
                        ) -> tuple[list[Pod], int, Status | None] | None:
     """SelectVictimsOnNode as arithmetic on the node's pod count and requests, when that is exact.
 
-    It is when every Filter plugin still active for the pod is either node-only (its verdict ignores
-    the node's pods) or NodeResourcesFit, and no PreFilter extension would run. Then each check the
-    procedure makes (the node without any lower-priority pod, then with each reprieved pod back, and
-    always with the pods nominated there at equal or higher priority, fitting with which implies
-    fitting without) is decided by the node-only plugins once and by NodeResourcesFit's resource
-    checks, asked in profile order so that a failure is reported as the framework would report it.
-    Nothing is copied or run per reprieved pod. None when the shortcut does not apply.
+    It is when every Filter plugin still active for the pod reads only the node or declares
+    FitChecks, and no PreFilter extension would run (``plan``: :meth:`Handle.arithmetic_filters`).
+    Then each check the procedure makes (the node without any lower-priority pod, then with each
+    reprieved pod back, always with the pods nominated there at equal or higher priority, fitting
+    with which implies fitting without) is decided by the node-only plugins once and by the
+    FitChecks, asked in profile order so that a failure is reported as the framework would report
+    it. Nothing is copied or run per reprieved pod. None when a node-only plugin fails with an error
+    (the general procedure words it).
     """
-    if plan is None:
-        plan = _arithmetic_plan(handle, state)
-    if plan is None:
-        return None
-    active, fit_state = plan
-
     potential = [p for p in node_info.pods if p.priority < pod.priority]
     if not potential:
         return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
-    checks = fit_state.checks
-    allocatable = node_info.allocatable
-    allowed_pods = allocatable.get(PODS, 0)
-    requested = dict(node_info.requested)
-    count = len(node_info.pods)
+    # The node's pod count and requested amounts as pods come and go (node_info is left as it is).
+    allocatable, requested, count = node_info.allocatable, dict(node_info.requested), len(node_info.pods)
 
     def shift(p: Pod, sign: int) -> None:
         nonlocal count
@@ -287,23 +268,12 @@ def _arithmetic_select(handle: Any, state: CycleState, pod: Pod, node_info: Node
         if other.priority >= pod.priority and other.uid != pod.uid:
             shift(other, +1)
 
-    def missing(extra: Mapping[str, int] | None = None, extra_pods: int = 0) -> list[str]:
-        reasons = []
-        if count + extra_pods + 1 > allowed_pods:
-            reasons.append(noderesources_fit.TOO_MANY_PODS)
-        for name, amount in checks:
-            used = requested.get(name, 0) + (extra.get(name, 0) if extra else 0)
-            if amount > allocatable.get(name, 0) - used:
-                reasons.append(noderesources_fit.insufficient_reason(name))
-        return reasons
-
-    for plugin in active:
-        if plugin.name == noderesources_fit.NAME:
-            reasons = missing()
-            if reasons:
-                return [], 0, Status(Code.UNSCHEDULABLE, tuple(reasons), plugin=plugin.name)
-            continue
-        status = plugin.filter(state, pod, node_info)
+    for plugin, checks in plan:
+        if checks is None:
+            status = plugin.filter(state, pod, node_info)
+        else:
+            reasons = checks.shortages(allocatable, requested, count)
+            status = Status(Code.UNSCHEDULABLE, reasons) if reasons else None
         if status is not None and status.code is not Code.SUCCESS:
             if not status.is_rejected():
                 return None  # the framework words errors
@@ -313,14 +283,17 @@ def _arithmetic_select(handle: Any, state: CycleState, pod: Pod, node_info: Node
     now = clock_reading(handle.clock(), potential)
     go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
     violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    shortages = [checks.shortages for _, checks in plan if checks is not None]
     victims: list[Pod] = []
     num_violating = 0
     for group, counts_as_violation in ((violating, True), (non_violating, False)):
         for p in group:
-            if missing(p.requests, 1):
-                victims.append(p)
-                num_violating += counts_as_violation
-            else:
+            for missing in shortages:
+                if missing(allocatable, requested, count, p.requests):
+                    victims.append(p)
+                    num_violating += counts_as_violation
+                    break
+            else:  # it fits back: reprieved
                 shift(p, +1)
     return victims, num_violating, None
 

@@ -14,6 +14,7 @@ import numpy as np
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import ImageStateSummary, NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScoreExtensions
 from kubesched.framework.status import Status
 from kubesched.plugins import names
@@ -157,5 +158,5 @@ class ImageLocality:
         return None
 
 
-def new(args: Any, handle: Any) -> ImageLocality:
+def new(args: Any, handle: Handle) -> ImageLocality:
     return ImageLocality(handle)

@@ -31,6 +31,7 @@ from kubesched.cache.pod_index import (
     REQUIRED_ANTI_AFFINITY,
 )
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
     ActionType,
@@ -547,7 +548,7 @@ class InterPodAffinity:
         )
 
 
-def new(args: Any, handle: Any) -> InterPodAffinity:
+def new(args: Any, handle: Handle) -> InterPodAffinity:
     """Build the plugin from ``InterPodAffinityArgs`` (its raw dict form, or None for the defaults)."""
     from kubesched.config.pluginargs import InterPodAffinityArgs
 

@@ -21,8 +21,3 @@ INTER_POD_AFFINITY = "InterPodAffinity"
 DEFAULT_PREEMPTION = "DefaultPreemption"
 IMAGE_LOCALITY = "ImageLocality"
 DEFAULT_BINDER = "DefaultBinder"
-
-#: In-tree Filter plugins whose verdict on a node depends on the node object (and cluster objects such
-#: as volumes) only, never on the pods placed on it: adding or removing pods cannot change it.
-NODE_ONLY_FILTERS = frozenset({NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, NODE_AFFINITY, VOLUME_ZONE,
-                               VOLUME_BINDING})

@@ -29,6 +29,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.api.objects import NodeAffinity as NodeAffinitySpec
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
     ActionType,
@@ -196,6 +197,8 @@ class SelectorEvaluator:
 # -- the plugin -------------------------------------------------------------------------------------------
 class NodeAffinity:
     name = NAME
+    #: Filter reads the node's labels and name, never its pods.
+    filter_reads_node_only = True
 
     def __init__(self, added: NodeAffinitySpec | None = None, handle: Any = None) -> None:
         self.handle = handle
@@ -314,7 +317,7 @@ class NodeAffinity:
         return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
 
 
-def new(args: Any, handle: Any) -> NodeAffinity:
+def new(args: Any, handle: Handle) -> NodeAffinity:
     """Build the plugin; ``args`` is a ``NodeAffinityArgs`` (or its raw dict form, or None)."""
     if isinstance(args, Mapping):
         from kubesched.config.pluginargs import NodeAffinityArgs

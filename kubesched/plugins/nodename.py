@@ -10,6 +10,7 @@ import numpy as np
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import ActionType, BatchFilterResult, ClusterEvent
 from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
@@ -28,6 +29,8 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
 
 class NodeName:
     name = NAME
+    #: Reads the node's name only.
+    filter_reads_node_only = True
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return None if fits(pod, node_info) else unresolvable(ERR_REASON)
@@ -44,5 +47,5 @@ class NodeName:
         return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
 
 
-def new(args: Any, handle: Any) -> NodeName:
+def new(args: Any, handle: Handle) -> NodeName:
     return NodeName()

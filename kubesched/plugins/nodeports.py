@@ -10,6 +10,7 @@ import numpy as np
 from kubesched.api.objects import ContainerPort, Pod
 from kubesched.cache.node_info import HostPortInfo, NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
@@ -110,5 +111,5 @@ class NodePorts:
         )
 
 
-def new(args: Any, handle: Any) -> NodePorts:
+def new(args: Any, handle: Handle) -> NodePorts:
     return NodePorts()

@@ -11,6 +11,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.api.taints import NO_SCHEDULE, Taint
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import ActionType, BatchFilterResult, ClusterEvent
 from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
@@ -33,6 +34,8 @@ def tolerates_unschedulable(pod: Pod) -> bool:
 
 class NodeUnschedulable:
     name = NAME
+    #: Reads the node's spec.unschedulable and taints, never its pods.
+    filter_reads_node_only = True
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
@@ -61,5 +64,5 @@ def _unschedulable(node: Node) -> bool:
     return node.unschedulable
 
 
-def new(args: Any, handle: Any) -> NodeUnschedulable:
+def new(args: Any, handle: Handle) -> NodeUnschedulable:
     return NodeUnschedulable()

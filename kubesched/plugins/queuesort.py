@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kubesched.api.objects import Pod
+from kubesched.framework.handle import Handle
 from kubesched.plugins import names
 
 NAME = names.PRIORITY_SORT
@@ -35,5 +36,5 @@ class PrioritySort:
         return (-info.pod.priority, info.timestamp)
 
 
-def new(args: Any, handle: Any) -> PrioritySort:
+def new(args: Any, handle: Handle) -> PrioritySort:
     return PrioritySort()

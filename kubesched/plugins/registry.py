@@ -1,7 +1,9 @@
 """Which plugin names the scheduler can build, and how out-of-tree plugins are found.
 
 In-tree plugins are modules under :mod:`kubesched.plugins` with a ``new(args, handle)`` factory (or
-another factory named after a colon, where one module builds several plugins).
+another factory named after a colon, where one module builds several plugins); every factory is a
+:data:`~kubesched.framework.handle.PluginFactory`, taking the typed
+:class:`~kubesched.framework.handle.Handle`.
 Out-of-tree plugins are plain Python classes, found either through the ``kubesched.plugins`` entry
 point group (name -> class or factory) or named directly in the configuration as
 ``package.module:ClassName``. A class is built as ``Class(args, handle)``, or through its ``new``
@@ -15,8 +17,9 @@ import importlib
 from importlib import metadata
 from typing import Any
 
-from kubesched.config.types import Plugins, PluginSet, Profile
+from kubesched.config.profiles import Plugins, PluginSet, Profile
 from kubesched.framework.extension_points import FrameworkError
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import PluginFactory
 from kubesched.plugins import names
 from kubesched.util.suggest import did_you_mean
@@ -81,7 +84,7 @@ def _as_factory(obj: Any, name: str) -> PluginFactory:
     if not callable(make):
         raise PluginLoadError(f'plugin "{name}" is neither a class nor a factory')
 
-    def factory(args: Any, handle: Any) -> Any:
+    def factory(args: Any, handle: Handle) -> Any:
         try:
             plugin = make(args, handle)
         except PluginLoadError:

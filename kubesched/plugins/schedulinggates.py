@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubesched.api.objects import Pod
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import ClusterEvent
 from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
@@ -15,6 +16,8 @@ NAME = names.SCHEDULING_GATES
 
 class SchedulingGates:
     name = NAME
+    #: The verdict reads the pod's own spec.schedulingGates: only an update of the pod lifts it.
+    pre_enqueue_reads_pod_only = True
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
         if not pod.scheduling_gates:
@@ -31,5 +34,5 @@ class SchedulingGates:
         return ()
 
 
-def new(args: Any, handle: Any) -> SchedulingGates:
+def new(args: Any, handle: Handle) -> SchedulingGates:
     return SchedulingGates()

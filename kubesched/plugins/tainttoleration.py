@@ -18,6 +18,7 @@ from kubesched.api.taints import (
 )
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     MAX_NODE_SCORE,
     ActionType,
@@ -72,8 +73,10 @@ class _PreScoreState:
 
 class TaintToleration:
     name = NAME
+    #: Filter reads the node's taints, never its pods.
+    filter_reads_node_only = True
 
-    def __init__(self, handle: Any = None) -> None:
+    def __init__(self, handle: Handle | None = None) -> None:
         self.handle = handle
 
     # -- Filter -----------------------------------------------------------------------------------
@@ -150,5 +153,5 @@ class TaintToleration:
         return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
 
 
-def new(args: Any, handle: Any) -> TaintToleration:
+def new(args: Any, handle: Handle) -> TaintToleration:
     return TaintToleration(handle)

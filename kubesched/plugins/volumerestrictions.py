@@ -17,6 +17,7 @@ from kubesched.api.objects import Pod
 from kubesched.api.storage import READ_WRITE_ONCE_POD
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
@@ -100,7 +101,7 @@ def satisfies_volume_conflicts(pod: Pod, node_info: NodeInfo) -> bool:
 class VolumeRestrictions:
     name = NAME
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Handle) -> None:
         self.handle = handle
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
@@ -175,5 +176,5 @@ class VolumeRestrictions:
         )
 
 
-def new(args: Any, handle: Any) -> VolumeRestrictions:
+def new(args: Any, handle: Handle) -> VolumeRestrictions:
     return VolumeRestrictions(handle)

@@ -17,6 +17,7 @@ import numpy as np
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
@@ -72,8 +73,10 @@ class _State:
 
 class VolumeZone:
     name = NAME
+    #: Filter reads the node's labels and the pod's volumes, never the pods on the node.
+    filter_reads_node_only = True
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Handle) -> None:
         self.handle = handle
 
     def _pv_topologies(self, pod: Pod) -> tuple[list[PVTopology], Status | None]:
@@ -180,5 +183,5 @@ class VolumeZone:
         )
 
 
-def new(args: Any, handle: Any) -> VolumeZone:
+def new(args: Any, handle: Handle) -> VolumeZone:
     return VolumeZone(handle)

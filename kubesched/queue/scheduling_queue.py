@@ -31,10 +31,10 @@ from enum import Enum
 from typing import Any, Protocol
 
 from kubesched.api.objects import Pod
+from kubesched.framework.capabilities import reads_pod_only
 from kubesched.framework.interfaces import ClusterEvent, PreEnqueuePlugin
 from kubesched.framework.status import Code, Status
 from kubesched.klog import Logger, kobj
-from kubesched.plugins.names import SCHEDULING_GATES
 from kubesched.queue import events as ev
 from kubesched.queue.heap import IndexedHeap
 from kubesched.queue.nominator import MODE_NOOP, Nominator, PodLister
@@ -123,6 +123,9 @@ class SchedulingQueue:
         self._max_backoff = pod_max_backoff
         self._max_in_unschedulable = pod_max_in_unschedulable_duration
         self._pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] = pre_enqueue or {}
+        # PreEnqueue plugins whose verdict reads the pod alone: no cluster event lifts their gates.
+        self._pod_only_gates = frozenset(plugin.name for plugins in self._pre_enqueue.values()
+                                         for plugin in plugins if reads_pod_only(plugin))
         # Registered event -> plugin names, per profile; _ANY_PROFILE applies to every profile.
         if cluster_event_map_per_profile is not None:
             self._event_map = {profile: {e: frozenset(names) for e, names in m.items()}
@@ -565,8 +568,9 @@ class SchedulingQueue:
             return
         activated = False
         for qpi in pods:
-            # Only an update of the pod itself can lift scheduling gates; skip those cheaply.
-            if qpi.gated and SCHEDULING_GATES in qpi.unschedulable_plugins:
+            # Only an update of the pod itself can lift a gate that reads the pod alone (scheduling
+            # gates); skip those cheaply.
+            if qpi.gated and not self._pod_only_gates.isdisjoint(qpi.unschedulable_plugins):
                 continue
             strategy = self._worth_requeuing(qpi, event)
             if strategy is _Strategy.SKIP:

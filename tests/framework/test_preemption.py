@@ -146,6 +146,10 @@ class FakeHandle:
         self.parallelism = 16
         self.waiting: dict[str, FakeWaitingPod] = {}
         self.prefilter_calls: list[tuple[str, str, str]] = []
+        self.extenders: list[Any] = []
+        self.extra: dict[str, Any] = {}
+        #: No filter here declares a capability: victims are chosen by the general procedure.
+        self.node_only_filters: frozenset[str] = frozenset()
 
     @property
     def clock(self) -> Any:
@@ -164,6 +168,9 @@ class FakeHandle:
 
     def get_waiting_pod(self, uid: str) -> FakeWaitingPod | None:
         return self.waiting.get(uid)
+
+    def arithmetic_filters(self, state: CycleState) -> None:
+        return None
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod,
                                          node_info: NodeInfo) -> Status | None:

@@ -359,14 +359,14 @@ def _random_preemption_scenario(seed: int) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("seed", range(16))
 def test_arithmetic_reprieve_matches_the_framework_path(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The arithmetic shortcuts (reprieve loop, the check after removing every lower-priority pod,
-    nominated-node rechecks) must give exactly what the generic framework path gives."""
+    nominated-node rechecks) must give exactly what the generic framework path gives. Both are taken
+    only through Framework.arithmetic_filters, so answering None there turns them all off."""
     from kubesched.framework.runtime import Framework
     from kubesched.sim.simulate import simulate
 
     objs = _random_preemption_scenario(seed)
     fast = simulate(objs, seed=0, tie_break="name", burst=True)
-    monkeypatch.setattr(defaultpreemption, "_arithmetic_select", lambda *a, **k: None)
-    monkeypatch.setattr(Framework, "_fit_only_with_nominated", lambda *a, **k: None)
+    monkeypatch.setattr(Framework, "arithmetic_filters", lambda *a, **k: None)
     slow = simulate(objs, seed=0, tie_break="name", burst=True)
     assert fast.attempts == slow.attempts
     assert fast.final == slow.final and fast.deleted == slow.deleted

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
+import typing
 from typing import Any
 
 import pytest
 
 from kubesched.config import load_config
+from kubesched.framework.handle import Handle
 from kubesched.plugins import registry as registry_mod
 from kubesched.plugins.registry import (
     ENTRY_POINT_GROUP,
@@ -37,6 +40,17 @@ def test_in_tree_registry_builds_every_registered_name_and_none_of_the_unbuilt()
     reg = in_tree_registry()
     assert {"PrioritySort", "DefaultBinder", "NodeResourcesFit", "DefaultPreemption"} <= set(reg)
     assert not (NOT_YET_BUILT & set(reg))
+
+
+@pytest.mark.parametrize("name", sorted({**registry_mod._IN_TREE_MODULES, **registry_mod._BUNDLED_OUT_OF_TREE}))
+def test_every_in_tree_factory_takes_the_typed_handle(name: str) -> None:
+    """``factory(args, handle)`` with ``handle: Handle`` (the protocol), never Any."""
+    factory = in_tree_registry()[name]
+    params = list(inspect.signature(factory).parameters.values())
+    assert [p.name for p in params[:2]] == ["args", "handle"], name
+    # Handle may be imported for type checking only: resolve it by name.
+    hints = typing.get_type_hints(factory, localns={"Handle": Handle})
+    assert hints["handle"] is Handle, (name, hints["handle"])
 
 
 def test_import_path_plugin_is_built_with_its_args_and_named_after_the_path() -> None:

@@ -163,6 +163,26 @@ def test_other_pre_enqueue_plugins_rerun_on_events(clock: FakeClock) -> None:
     assert pop(q).gated is False
 
 
+class PodOnlyGate(Gate):
+    """A Gate that declares its verdict reads the pod alone (as SchedulingGates does)."""
+
+    pre_enqueue_reads_pod_only = True
+
+
+@pytest.mark.parametrize(("gate", "moved"), [(Gate(), True), (PodOnlyGate(), False)], ids=["plain", "pod-only"])
+def test_events_reach_gated_pods_unless_their_gate_reads_the_pod_alone(clock: FakeClock, gate: Gate,
+                                                                       moved: bool) -> None:
+    gate.closed = True
+    q = make_queue(clock, pre_enqueue={"default-scheduler": [gate]})
+    pod = mkpod("p")
+    q.add(pod)
+    gate.closed = False
+    q.move_all_to_active_or_backoff_queue(ev.WildCardEvent)
+    assert q.queue_of(pod.uid) == (ACTIVE if moved else GATED)
+    q.update(pod, modified(pod, metadata__labels={"a": "b"}))  # an update of the pod re-runs PreEnqueue
+    assert q.queue_of(pod.uid) == ACTIVE
+
+
 def test_pre_enqueue_per_profile_and_errors(clock: FakeClock) -> None:
     class Boom:
         name = "Boom"

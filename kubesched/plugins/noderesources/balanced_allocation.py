@@ -113,7 +113,7 @@ class NodeResourcesBalancedAllocation(ResourceScoring):
     # kube-scheduler v1.30 registers no events for this plugin (it has no Filter to be rejected by).
 
 
-def new(args: Any, handle: Handle | None) -> NodeResourcesBalancedAllocation:
+def new(args: Any, handle: Handle) -> NodeResourcesBalancedAllocation:
     """Factory: typed args (None → cpu and memory, a mapping is decoded), validated."""
     if args is None:
         args = NodeResourcesBalancedAllocationArgs()

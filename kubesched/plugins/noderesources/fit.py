@@ -8,6 +8,10 @@ MostAllocated or RequestedToCapacityRatio) to the configured resources.
 
 Missing cycle state: Filter reports an Error, as kube-scheduler does; Score computes the pod's
 requests on the fly, as kube-scheduler does.
+
+The plugin declares the FitFilterPlugin capability: its PreFilter state is the
+:class:`~kubesched.framework.capabilities.FitChecks` with which the framework re-checks nodes with
+nominated pods, and preemption picks victims, by arithmetic instead of copies and Filter calls.
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 TOO_MANY_PODS = "Too many pods"
 
 
-# -- the shared fit check (also used outside the plugin, e.g. by preemption) -----------------------
+# -- the fit check: one scalar form, one vectorised form --------------------------------------------
 @dataclass(frozen=True, slots=True)
 class InsufficientResource:
     """One resource a node is short of: how much the pod wants, what is used, what the node has."""
@@ -103,65 +107,97 @@ def request_checks(
     return tuple((name, amount) for name, amount in checks if amount > 0)
 
 
-def _insufficient(checks: Sequence[tuple[str, int]], node_info: NodeInfo) -> list[InsufficientResource]:
-    out: list[InsufficientResource] = []
-    allocatable = node_info.allocatable
-    allowed_pods = allocatable.get(PODS, 0)
-    if len(node_info.pods) + 1 > allowed_pods:
-        out.append(InsufficientResource(PODS, TOO_MANY_PODS, 1, len(node_info.pods), allowed_pods))
-    requested = node_info.requested
+def short_resources(checks: Sequence[tuple[str, int]], allocatable: Mapping[str, int],
+                    requested: Mapping[str, int], num_pods: int,
+                    adding: Mapping[str, int] | None = None) -> list[str]:
+    """What a node lacks to host one more pod asking for ``checks``: ``pods`` when it is out of pod
+    slots, then each checked resource it is short of, in report order (empty: the pod fits).
+
+    The node offers ``allocatable`` and hosts ``num_pods`` pods requesting ``requested`` in all, and
+    one more pod requesting ``adding`` when that is given.
+    """
+    short: list[str] = []
+    if adding is not None:
+        num_pods += 1
+    if num_pods + 1 > allocatable.get(PODS, 0):
+        short.append(PODS)
     for name, amount in checks:
-        capacity = allocatable.get(name, 0)
         used = requested.get(name, 0)
-        if amount > capacity - used:
-            out.append(InsufficientResource(name, insufficient_reason(name), amount, used, capacity))
-    return out
+        if adding is not None:
+            used += adding.get(name, 0)
+        if amount > allocatable.get(name, 0) - used:
+            short.append(name)
+    return short
 
 
-def insufficient_with_pods(checks: Sequence[tuple[str, int]], node_info: NodeInfo,
-                           extra: Sequence[Pod]) -> list[InsufficientResource]:
-    """``_insufficient`` on ``node_info`` as if the ``extra`` pods were placed there too (no copy)."""
+def shortage_reason(resource: str) -> str:
+    """Filter's reason for a resource :func:`short_resources` reports."""
+    return TOO_MANY_PODS if resource == PODS else insufficient_reason(resource)
+
+
+def _insufficient(checks: Sequence[tuple[str, int]], node_info: NodeInfo) -> list[InsufficientResource]:
+    """:func:`short_resources` on ``node_info``, with the amounts kube-scheduler reports."""
+    allocatable, requested, num_pods = node_info.allocatable, node_info.requested, len(node_info.pods)
+    wanted = dict(checks)
     out: list[InsufficientResource] = []
-    allocatable = node_info.allocatable
-    allowed_pods = allocatable.get(PODS, 0)
-    num_pods = len(node_info.pods) + len(extra)
-    if num_pods + 1 > allowed_pods:
-        out.append(InsufficientResource(PODS, TOO_MANY_PODS, 1, num_pods, allowed_pods))
-    requested = node_info.requested
-    for name, amount in checks:
-        capacity = allocatable.get(name, 0)
-        used = requested.get(name, 0) + sum(p.requests.get(name, 0) for p in extra)
-        if amount > capacity - used:
-            out.append(InsufficientResource(name, insufficient_reason(name), amount, used, capacity))
+    for name in short_resources(checks, allocatable, requested, num_pods):
+        if name == PODS:
+            out.append(InsufficientResource(PODS, TOO_MANY_PODS, 1, num_pods, allocatable.get(PODS, 0)))
+        else:
+            out.append(InsufficientResource(name, insufficient_reason(name), wanted[name], requested.get(name, 0),
+                                            allocatable.get(name, 0)))
     return out
 
 
-def filter_with_pods(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray,
-                     extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
-    """:func:`insufficient_with_pods` over snapshot ``rows`` at once, each row as if its ``extras``
-    (nominated pods) were placed there too: a Status per failing row (shared by rows failing alike)."""
+def _fail_matrix(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray,
+                 extras: Sequence[Sequence[Pod]] | None = None) -> tuple[list[str], np.ndarray]:
+    """The reasons Filter can give and, per snapshot row of ``rows`` (with its ``extras`` pods placed
+    too, when given), which of them apply: the vectorised :func:`short_resources`."""
     n = len(rows)
     reasons = [TOO_MANY_PODS, *(insufficient_reason(name) for name, _ in checks)]
     fails = np.zeros((n, len(reasons)), dtype=bool)
-    extra_pods = np.fromiter((len(e) for e in extras), dtype=np.int64, count=n)
-    fails[:, 0] = snapshot.pod_count[rows] + extra_pods + 1 > snapshot.allowed_pods[rows]
+    pod_count = snapshot.pod_count[rows]
+    if extras is not None:
+        pod_count = pod_count + np.fromiter((len(e) for e in extras), dtype=np.int64, count=n)
+    fails[:, 0] = pod_count + 1 > snapshot.allowed_pods[rows]
     for j, (name, amount) in enumerate(checks, start=1):
         col = snapshot.resource_column(name)
         if col is None:  # no node offers it
             fails[:, j] = True
             continue
-        extra = np.fromiter((sum(p.requests.get(name, 0) for p in e) for e in extras), dtype=np.int64, count=n)
-        fails[:, j] = amount > snapshot.allocatable[rows, col] - snapshot.requested[rows, col] - extra
-    out: list[Status | None] = [None] * n
-    made: dict[bytes, Status] = {}
-    for i in np.flatnonzero(fails.any(axis=1)).tolist():
-        key = fails[i].tobytes()
-        status = made.get(key)
-        if status is None:
-            failed = tuple(r for r, bad in zip(reasons, fails[i].tolist(), strict=True) if bad)
-            status = made[key] = Status(Code.UNSCHEDULABLE, failed, plugin=names.NODE_RESOURCES_FIT)
-        out[i] = status
-    return out
+        free = snapshot.allocatable[rows, col] - snapshot.requested[rows, col]
+        if extras is not None:
+            free = free - np.fromiter((sum(p.requests.get(name, 0) for p in e) for e in extras),
+                                      dtype=np.int64, count=n)
+        fails[:, j] = amount > free
+    return reasons, fails
+
+
+def _batch_result(reasons: Sequence[str], fails: np.ndarray) -> BatchFilterResult:
+    """One Unschedulable Status per distinct combination of failed checks, shared by its rows."""
+    if not fails.any():
+        return BatchFilterResult.all_pass(len(fails))
+    combos, inverse = _distinct_rows(fails)
+    statuses: list[Status] = []
+    table = np.full(len(combos), -1, dtype=np.int32)
+    for u, row in enumerate(combos):
+        if row.any():
+            table[u] = len(statuses)
+            failed = tuple(r for r, bad in zip(reasons, row.tolist(), strict=True) if bad)
+            statuses.append(Status(Code.UNSCHEDULABLE, failed))
+    return BatchFilterResult(table[inverse], statuses)
+
+
+def _distinct_rows(fails: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct boolean rows and, per input row, the index of its distinct row."""
+    m = fails.shape[1]
+    if m <= 62:
+        codes = fails.astype(np.int64) @ (np.int64(1) << np.arange(m, dtype=np.int64))
+        uniq, inverse = np.unique(codes, return_inverse=True)
+        combos = ((uniq[:, None] >> np.arange(m, dtype=np.int64)) & 1).astype(bool)
+        return combos, inverse.reshape(-1)
+    combos, inverse = np.unique(fails, axis=0, return_inverse=True)
+    return combos, inverse.reshape(-1)
 
 
 def fits_request(
@@ -184,13 +220,33 @@ def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
 # -- cycle state ----------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class PreFilterState:
-    """The pod's requests and, from them, the checks Filter runs on every node."""
+    """The pod's requests and, from them, the checks Filter runs on every node: this cycle's
+    :class:`~kubesched.framework.capabilities.FitChecks`."""
 
     requests: Mapping[str, int]
     checks: tuple[tuple[str, int], ...]
 
     def clone(self) -> PreFilterState:
         return self
+
+    def shortages(self, allocatable: Mapping[str, int], requested: Mapping[str, int], num_pods: int,
+                  adding: Mapping[str, int] | None = None) -> tuple[str, ...]:
+        short = short_resources(self.checks, allocatable, requested, num_pods, adding)
+        return tuple([shortage_reason(name) for name in short]) if short else ()
+
+    def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,
+                         extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
+        reasons, fails = _fail_matrix(self.checks, snapshot, rows, extras)
+        out: list[Status | None] = [None] * len(rows)
+        made: dict[bytes, Status] = {}  # rows failing alike share one Status
+        for i in np.flatnonzero(fails.any(axis=1)).tolist():
+            key = fails[i].tobytes()
+            status = made.get(key)
+            if status is None:
+                failed = tuple(r for r, bad in zip(reasons, fails[i].tolist(), strict=True) if bad)
+                status = made[key] = Status(Code.UNSCHEDULABLE, failed)
+            out[i] = status
+        return out
 
 
 def _missing_state(key: str) -> Status:
@@ -211,18 +267,6 @@ def build_score_function(strategy: ScoringStrategy) -> ScoreFunction:
         shape = scaled_shape(strategy.requested_to_capacity_ratio.shape)
         return RequestedToCapacityRatioScorer(weights, shape)
     raise ValueError(f"scoring strategy {strategy.type} is not supported")
-
-
-def _distinct_rows(fails: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct boolean rows and, per input row, the index of its distinct row."""
-    m = fails.shape[1]
-    if m <= 62:
-        codes = fails.astype(np.int64) @ (np.int64(1) << np.arange(m, dtype=np.int64))
-        uniq, inverse = np.unique(codes, return_inverse=True)
-        combos = ((uniq[:, None] >> np.arange(m, dtype=np.int64)) & 1).astype(bool)
-        return combos, inverse.reshape(-1)
-    combos, inverse = np.unique(fails, axis=0, return_inverse=True)
-    return combos, inverse.reshape(-1)
 
 
 class NodeResourcesFit(ResourceScoring):
@@ -257,40 +301,23 @@ class NodeResourcesFit(ResourceScoring):
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
             return _missing_state(PRE_FILTER_STATE_KEY)
-        missing = _insufficient(s.checks, node_info)
-        if not missing:
+        short = short_resources(s.checks, node_info.allocatable, node_info.requested, len(node_info.pods))
+        if not short:
             return None
-        return Status(Code.UNSCHEDULABLE, tuple(r.reason for r in missing))
+        return Status(Code.UNSCHEDULABLE, tuple(shortage_reason(name) for name in short))
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
                      indices: np.ndarray) -> BatchFilterResult:
         """Filter over snapshot rows: one failure bit per check, one Status per distinct combination."""
-        n = len(indices)
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
-            return BatchFilterResult.all_fail(n, _missing_state(PRE_FILTER_STATE_KEY))
-        reasons = [TOO_MANY_PODS, *(insufficient_reason(name) for name, _ in s.checks)]
-        fails = np.zeros((n, len(reasons)), dtype=bool)
-        fails[:, 0] = snapshot.pod_count[indices] + 1 > snapshot.allowed_pods[indices]
-        for j, (name, amount) in enumerate(s.checks, start=1):
-            col = snapshot.resource_column(name)
-            if col is None:  # no node offers it
-                fails[:, j] = True
-            else:
-                free = snapshot.allocatable[indices, col] - snapshot.requested[indices, col]
-                fails[:, j] = amount > free
-        if not fails.any():
-            return BatchFilterResult.all_pass(n)
-        combos, inverse = _distinct_rows(fails)
-        statuses: list[Status] = []
-        table = np.full(len(combos), -1, dtype=np.int32)
-        for u, row in enumerate(combos):
-            if row.any():
-                table[u] = len(statuses)
-                failed = tuple(r for r, bad in zip(reasons, row.tolist(), strict=True) if bad)
-                statuses.append(Status(Code.UNSCHEDULABLE, failed))
-        return BatchFilterResult(table[inverse], statuses)
+            return BatchFilterResult.all_fail(len(indices), _missing_state(PRE_FILTER_STATE_KEY))
+        return _batch_result(*_fail_matrix(s.checks, snapshot, indices))
 
+    def fit_checks(self, state: CycleState) -> PreFilterState | None:
+        """The checks PreFilter prepared for the cycle's pod (the FitFilterPlugin capability)."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        return s if isinstance(s, PreFilterState) else None
 
     # -- events -------------------------------------------------------------------------------------
     def events_to_register(self) -> Sequence[ClusterEvent]:
@@ -300,7 +327,7 @@ class NodeResourcesFit(ResourceScoring):
         )
 
 
-def new(args: Any, handle: Handle | None) -> NodeResourcesFit:
+def new(args: Any, handle: Handle) -> NodeResourcesFit:
     """Factory: typed args (None → kube-scheduler's defaults, a mapping is decoded), validated."""
     if args is None:
         args = NodeResourcesFitArgs()

@@ -21,6 +21,7 @@ from kubesched.api.objects import Pod
 from kubesched.api.storage import CSINode
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
@@ -48,7 +49,7 @@ class _Missing(Exception):
 class CSILimits:
     name = NAME
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Handle) -> None:
         self.handle = handle
         self.random_volume_id_prefix = secrets.token_hex(16)
         # Per snapshot row: (node generation, {unique volume: limit key}); rebuilt when rows move or
@@ -328,5 +329,5 @@ def volume_limits(node_info: NodeInfo, csi_node: CSINode | None) -> dict[str, in
     return limits
 
 
-def new(args: Any, handle: Any) -> CSILimits:
+def new(args: Any, handle: Handle) -> CSILimits:
     return CSILimits(handle)

@@ -22,6 +22,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.api.storage import PersistentVolume, StorageClass
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
@@ -100,7 +101,7 @@ class _Missing(Exception):
 
 
 class NonCSILimits:
-    def __init__(self, volume_filter: VolumeFilter, handle: Any) -> None:
+    def __init__(self, volume_filter: VolumeFilter, handle: Handle) -> None:
         self.name = volume_filter.plugin_name
         self.vf = volume_filter
         self.handle = handle
@@ -261,13 +262,13 @@ class NonCSILimits:
         )
 
 
-def new_ebs(args: Any, handle: Any) -> NonCSILimits:
+def new_ebs(args: Any, handle: Handle) -> NonCSILimits:
     return NonCSILimits(FILTERS[names.EBS_LIMITS], handle)
 
 
-def new_gce_pd(args: Any, handle: Any) -> NonCSILimits:
+def new_gce_pd(args: Any, handle: Handle) -> NonCSILimits:
     return NonCSILimits(FILTERS[names.GCE_PD_LIMITS], handle)
 
 
-def new_azure_disk(args: Any, handle: Any) -> NonCSILimits:
+def new_azure_disk(args: Any, handle: Handle) -> NonCSILimits:
     return NonCSILimits(FILTERS[names.AZURE_DISK_LIMITS], handle)

@@ -21,6 +21,7 @@ from typing import Any
 from kubesched.api.errors import ObjectError
 from kubesched.api.topology_spread import parse_constraints
 from kubesched.config.errors import ConfigError
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import ActionType, ClusterEvent
 from kubesched.plugins import names
 from kubesched.plugins.podtopologyspread.common import (
@@ -86,7 +87,7 @@ class PodTopologySpread(FilteringMixin, ScoringMixin):
         )
 
 
-def new(args: Any, handle: Any) -> PodTopologySpread:
+def new(args: Any, handle: Handle) -> PodTopologySpread:
     """Build the plugin from ``PodTopologySpreadArgs`` (or its raw dict form; None: kube-scheduler's defaults).
 
     Bad default constraints are reported here, naming the offending field.

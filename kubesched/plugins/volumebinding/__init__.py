@@ -20,6 +20,7 @@ import numpy as np
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
@@ -67,8 +68,10 @@ class _State:
 
 class VolumeBinding:
     name = NAME
+    #: Filter reads the node, the claims and the volumes, never the pods on the node.
+    filter_reads_node_only = True
 
-    def __init__(self, args: Any, handle: Any) -> None:
+    def __init__(self, args: Any, handle: Handle) -> None:
         self.handle = handle
         timeout = getattr(args, "bind_timeout_seconds", None)
         if timeout is None and isinstance(args, dict):
@@ -203,5 +206,5 @@ class VolumeBinding:
         )
 
 
-def new(args: Any, handle: Any) -> VolumeBinding:
+def new(args: Any, handle: Handle) -> VolumeBinding:
     return VolumeBinding(args, handle)

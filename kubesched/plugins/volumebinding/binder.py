@@ -24,6 +24,7 @@ from kubesched.api.storage import (
     PersistentVolumeClaim,
     find_matching_volume,
 )
+from kubesched.framework.handle import Handle
 from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.volumebinding.assume_cache import AssumeCache
@@ -79,7 +80,7 @@ def volume_is_for_pod(pod: Pod, pvc: PersistentVolumeClaim) -> str | None:
 
 
 class VolumeBinder:
-    def __init__(self, handle: Any, bind_timeout_seconds: float) -> None:
+    def __init__(self, handle: Handle, bind_timeout_seconds: float) -> None:
         self.handle = handle
         self.listers = handle.listers
         self.pv_cache: AssumeCache[PersistentVolume] = AssumeCache(self.listers, "PersistentVolume")

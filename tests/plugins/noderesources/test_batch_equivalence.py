@@ -128,18 +128,36 @@ def test_batch_matches_per_node(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_with_nominated_pods_batch_matches_per_node(seed: int) -> None:
-    """filter_with_pods (nodes as if their nominated pods ran there) agrees with insufficient_with_pods."""
+def test_fit_checks_agree_with_filter_on_nodes_with_extra_pods(seed: int) -> None:
+    """The FitChecks capability (nodes as if more pods ran there, vectorised and as arithmetic on a
+    node's totals) gives the per-node Filter's verdict on a copy of the node holding those pods."""
     rng, snapshot, incoming, fit_plugin = _random_case(seed)
     state = CycleState()
     fit_plugin.pre_filter(state, incoming)
-    checks = state.get(fit.PRE_FILTER_STATE_KEY).checks
+    checks = fit_plugin.fit_checks(state)
+    assert checks is not None
     n = len(snapshot.node_infos)
     rows = np.array(rng.sample(range(n), rng.randrange(1, n + 1)), dtype=np.int64)
     extras = [[pod(f"x{r}-{i}", _requests(rng)) for i in range(rng.randrange(0, 3))] for r in rows.tolist()]
-    got = fit.filter_with_pods(checks, snapshot, rows, extras)
+    got = checks.filter_with_pods(snapshot, rows, extras)
+    assert len(got) == len(rows)
     for k, row in enumerate(rows.tolist()):
-        missing = fit.insufficient_with_pods(checks, snapshot.node_infos[row], extras[k])
-        want = tuple(r.reason for r in missing)
-        assert (got[k].reasons if got[k] is not None else ()) == want, (seed, row)
-        assert got[k] is None or got[k].plugin == "NodeResourcesFit"
+        with_extras = snapshot.node_infos[row].snapshot()
+        for extra in extras[k]:
+            with_extras.add_pod(extra)
+        want = fit_plugin.filter(state, incoming, with_extras)
+        assert got[k] == want, (seed, row)
+        shortages = checks.shortages(with_extras.allocatable, with_extras.requested, len(with_extras.pods))
+        assert shortages == (want.reasons if want is not None else ()), (seed, row)
+        if extras[k]:  # the last extra pod asked about as one more pod, without placing it
+            without_last = snapshot.node_infos[row].snapshot()
+            for extra in extras[k][:-1]:
+                without_last.add_pod(extra)
+            adding = checks.shortages(without_last.allocatable, without_last.requested, len(without_last.pods),
+                                      extras[k][-1].requests)
+            assert adding == shortages, (seed, row)
+
+
+def test_fit_checks_need_pre_filter() -> None:
+    plugin = fit.new(None, None)
+    assert plugin.fit_checks(CycleState()) is None

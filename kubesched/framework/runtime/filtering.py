@@ -1,0 +1,271 @@
+"""The Filter extension point: one node at a time, and batches of snapshot rows.
+
+A plugin with a batch form (``filter_nodes``) decides a whole batch in a few array operations; the
+others are called node by node. A node that equal-or-higher-priority pods are nominated to is checked
+twice, as kube-scheduler does: with those pods and without. The second check only matters for the
+plugins whose verdict can change with the pods on the node: those that declare they read only the node
+are not run again, and when the rest declare :class:`~kubesched.framework.capabilities.FitChecks`, the
+re-check of every such node in a batch is one vectorised call per plugin.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kubesched.api.objects import Pod
+from kubesched.cache.node_info import NodeInfo
+from kubesched.cache.snapshot import Snapshot
+from kubesched.framework.capabilities import FitChecks
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import BatchFilterPlugin, BatchFilterResult, FilterPlugin
+from kubesched.framework.runtime.calls import PluginReturnError, call_status, shown
+from kubesched.framework.status import Code, Status, status_label
+
+if TYPE_CHECKING:
+    from kubesched.framework.runtime.framework import Framework
+
+log = logging.getLogger(__name__)
+
+#: Per node of a batch: -1 when every plugin passed it, else the index of its rejection's Status.
+Verdicts = tuple[np.ndarray, list[Status]]
+
+
+@dataclass(slots=True)
+class FilterOutcome:
+    """What the Filter pass found: feasible nodes (snapshot rows, in visiting order) and rejections."""
+
+    feasible: np.ndarray
+    rejected_rows: np.ndarray
+    rejected_statuses: list[Status]
+    processed: int
+    error: Status | None = None
+
+    def node_status_map(self, snapshot: Snapshot) -> dict[str, Status]:
+        return dict(zip(snapshot.names[self.rejected_rows].tolist(), self.rejected_statuses, strict=True))
+
+    @classmethod
+    def failed(cls, processed: int, error: Status) -> FilterOutcome:
+        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), [], processed, error=error)
+
+
+# -- one node -------------------------------------------------------------------------------------
+def run_filter_plugins(plugins: Sequence[FilterPlugin], state: CycleState, pod: Pod,
+                       node_info: NodeInfo) -> Status | None:
+    """The ``plugins`` not skipped in ``state`` on one node, stopping at the first that rejects it."""
+    for plugin in plugins:
+        if plugin.name in state.skip_filter_plugins:
+            continue
+        status = call_status(plugin.filter, state, pod, node_info)
+        if status is not None and status.code is not Code.SUCCESS:
+            if not status.is_rejected():
+                status = Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',),
+                                error=status.error)
+            status.plugin = plugin.name
+            return status
+    return None
+
+
+def filter_with_nominated(fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo,
+                          nominated: Sequence[Pod], *, passed_without: bool = False) -> Status | None:
+    """The node as if the ``nominated`` pods were on it (the first half of kube-scheduler's check).
+
+    ``passed_without``: every filter already passed the node without them, so the plugins whose
+    verdict ignores the node's pods need not run again.
+    """
+    info_with = node_info.snapshot()
+    state_with = state.clone()
+    if passed_without:
+        state_with.skip_filter_plugins |= fwk.node_only_filters
+    for other in nominated:
+        info_with.add_pod(other)
+        status = fwk.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
+        if status is not None:
+            return status
+    return run_filter_plugins(fwk.lists.filter, state_with, pod, info_with)
+
+
+def nominated_for(fwk: Framework, pod: Pod, node_name: str) -> list[Pod]:
+    """Pods nominated to ``node_name`` that ``pod`` must leave room for (equal or higher priority)."""
+    nominated = fwk.nominator.nominations().get(node_name)
+    if not nominated:
+        return []
+    return [p for p in nominated if p.priority >= pod.priority and p.uid != pod.uid]
+
+
+# -- a walk over snapshot rows --------------------------------------------------------------------
+def find_nodes_that_pass_filters(fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
+                                 rows: np.ndarray, num_to_find: int) -> FilterOutcome:
+    """Visit ``rows`` in order until ``num_to_find`` feasible nodes are found (or all are visited).
+
+    The result is what a sequential walk would give, which is one of the outcomes kube-scheduler's
+    parallel walk can give.
+    """
+    plugins = [p for p in fwk.lists.filter if p.name not in state.skip_filter_plugins]
+    nominated = _NominatedRows(fwk, state, pod, snapshot)
+    feasible_parts: list[np.ndarray] = []
+    rejected_rows: list[np.ndarray] = []
+    rejected_statuses: list[Status] = []
+    found = pos = 0
+    chunk = max(num_to_find, 64)
+    while pos < len(rows) and found < num_to_find:
+        batch = rows[pos:pos + chunk]
+        verdicts = filter_batch(plugins, fwk.batch_filters, state, pod, snapshot, batch)
+        if isinstance(verdicts, Status):
+            return FilterOutcome.failed(pos, verdicts)
+        verdict, statuses = verdicts
+        error = nominated.recheck(batch, verdict, statuses)
+        if error is not None:
+            return FilterOutcome.failed(pos, error)
+        passed = np.flatnonzero(verdict < 0)
+        need = num_to_find - found
+        if len(passed) > need:
+            cut = int(passed[need - 1]) + 1  # visit stops right after the last node needed
+            batch, verdict, passed = batch[:cut], verdict[:cut], passed[:need]
+        feasible_parts.append(batch[passed])
+        failed = np.flatnonzero(verdict >= 0)
+        rejected_rows.append(batch[failed])
+        rejected_statuses.extend(statuses[i] for i in verdict[failed].tolist())
+        found += len(passed)
+        pos += len(batch)
+        chunk = max(chunk * 2, 256)
+    feasible = np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, dtype=np.int64)
+    rejected = np.concatenate(rejected_rows) if rejected_rows else np.zeros(0, dtype=np.int64)
+    return FilterOutcome(feasible, rejected, rejected_statuses, len(feasible) + len(rejected))
+
+
+class _NominatedRows:
+    """The rows of a walk that pods are nominated to, and how to re-check them with those pods."""
+
+    __slots__ = ("_array", "_fit_checks", "_fwk", "_pod", "_rows", "_snapshot", "_state")
+
+    def __init__(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> None:
+        self._fwk, self._state, self._pod, self._snapshot = fwk, state, pod, snapshot
+        rows: dict[int, list[Pod]] = {}
+        index, priority, uid = snapshot.index, pod.priority, pod.uid
+        for name, pods in fwk.nominator.nominations().items():
+            row = index.get(name)
+            if row is not None and (nominated := [p for p in pods if p.priority >= priority and p.uid != uid]):
+                rows[row] = nominated
+        self._rows = rows
+        self._array = np.fromiter(rows, dtype=np.int64, count=len(rows))
+        self._fit_checks: list[tuple[str, FitChecks]] | None = None
+        if rows and (plan := fwk.arithmetic_filters(state)) is not None:
+            self._fit_checks = [(plugin.name, checks) for plugin, checks in plan if checks is not None]
+
+    def recheck(self, batch: np.ndarray, verdict: np.ndarray, statuses: list[Status]) -> Status | None:
+        """Nodes of ``batch`` that passed without their nominated pods (the second half of
+        run_filter_plugins_with_nominated_pods) are checked with them (the first half); rejections
+        are added to ``verdict`` and ``statuses``. An Error status stops the walk."""
+        if not self._rows:
+            return None
+        ks = np.flatnonzero(np.isin(batch, self._array) & (verdict < 0)).tolist()
+        extras = [self._rows[int(batch[k])] for k in ks]
+        found_with: Iterable[Status | None]
+        if self._fit_checks is not None:
+            found_with = _fit_with_pods(self._fit_checks, self._snapshot, batch[ks], extras)
+        else:  # one node at a time, stopping at an error
+            infos = self._snapshot.node_infos
+            found_with = (filter_with_nominated(self._fwk, self._state, self._pod, infos[int(batch[k])], extra,
+                                                passed_without=True) for k, extra in zip(ks, extras, strict=True))
+        for k, status in zip(ks, found_with, strict=True):
+            if status is not None:
+                if status.code is Code.ERROR:
+                    return status
+                statuses.append(status)
+                verdict[k] = len(statuses) - 1
+        return None
+
+
+def _fit_with_pods(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray,
+                   extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
+    """Per row, the first FitChecks rejection (in profile order) with the row's extra pods placed."""
+    out: list[Status | None] = [None] * len(rows)
+    for name, checks in fit_checks:
+        for k, status in enumerate(checks.filter_with_pods(snapshot, rows, extras)):
+            if status is not None and out[k] is None:
+                status.plugin = name
+                out[k] = status
+    return out
+
+
+# -- one batch ------------------------------------------------------------------------------------
+def filter_batch(plugins: Sequence[FilterPlugin], batch_forms: Mapping[str, BatchFilterPlugin],
+                 state: CycleState, pod: Pod, snapshot: Snapshot, batch: np.ndarray) -> Verdicts | Status:
+    """Per node of ``batch``: -1 when every plugin passed, else the index of the first rejection.
+
+    ``batch_forms`` holds the plugins whose batch form is used. A plugin error is returned as is.
+    """
+    verdict = np.full(len(batch), -1, dtype=np.int64)
+    statuses: list[Status] = []
+    alive = np.arange(len(batch))
+    for plugin in plugins:
+        if len(alive) == 0:
+            break
+        batch_form = batch_forms.get(plugin.name)
+        if batch_form is not None:
+            result = _batch_verdicts(batch_form, state, pod, snapshot, batch[alive])
+        else:
+            result = _node_verdicts(plugin, state, pod, snapshot, batch[alive])
+        if isinstance(result, Status):
+            return result
+        failed = np.flatnonzero(result.status_index >= 0)
+        if len(failed):
+            if batch_form is not None and (error := _checked_rejections(plugin.name, result.statuses)):
+                return error
+            verdict[alive[failed]] = result.status_index[failed] + len(statuses)
+            statuses.extend(result.statuses)
+            alive = alive[result.status_index < 0]
+    return verdict, statuses
+
+
+def _batch_verdicts(plugin: BatchFilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot,
+                    rows: np.ndarray) -> BatchFilterResult | Status:
+    """One plugin's batch form over ``rows``, checked; an Error status when it fails."""
+    started = time.perf_counter()
+    try:
+        result = plugin.filter_nodes(state, pod, snapshot, rows)
+        if type(result) is not BatchFilterResult or len(result.status_index) != len(rows):
+            raise PluginReturnError(f"filter_nodes returned {shown(result)}, expected a "
+                                    f"BatchFilterResult for {len(rows)} nodes")
+    except Exception as exc:  # a plugin bug must not take the scheduler down
+        log.warning("filter plugin %s failed", plugin.name, exc_info=True)
+        return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc)
+    if state.plugin_timer is not None:
+        state.plugin_timer.observe(plugin.filter_nodes,
+                                   status_label(result.statuses[0] if result.statuses else None), started)
+    return result
+
+
+def _checked_rejections(name: str, statuses: list[Status]) -> Status | None:
+    """A batch form's statuses named after the plugin; an Error status if one of them is no rejection."""
+    for status in statuses:
+        if status.code is Code.ERROR or not status.is_rejected():
+            return Status(Code.ERROR, (f'running "{name}" filter plugin: {status.message}',), plugin=name,
+                          error=status.error)
+        status.plugin = name
+    return None
+
+
+def _node_verdicts(plugin: FilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot,
+                   rows: np.ndarray) -> BatchFilterResult | Status:
+    """One plugin's per-node form over ``rows``, in order, stopping at an error."""
+    infos = snapshot.node_infos
+    index = np.full(len(rows), -1, dtype=np.int32)
+    statuses: list[Status] = []
+    for k, row in enumerate(rows.tolist()):
+        status = call_status(plugin.filter, state, pod, infos[row])
+        if status is None or status.code is Code.SUCCESS:
+            continue
+        if not status.is_rejected():
+            return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',),
+                          plugin=plugin.name, error=status.error)
+        status.plugin = plugin.name
+        statuses.append(status)
+        index[k] = len(statuses) - 1
+    return BatchFilterResult(index, statuses)
