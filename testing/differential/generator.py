@@ -51,8 +51,8 @@ POD_IMAGES = (*list(IMAGE_SIZES)[:-1], "registry.example/batch", "registry.examp
 PRIORITY_CLASSES: tuple[dict[str, Any], ...] = tuple(
     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value,
      **({"preemptionPolicy": "Never"} if name.endswith("never") else {})}
-    for name, value in (("diff-low", 10), ("diff-mid", 100), ("diff-high", 1000), ("diff-high-never", 1000),
-                        ("diff-critical", 100_000))
+    for name, value in (("diff-negative", -10), ("diff-low", 10), ("diff-mid", 100), ("diff-high", 1000),
+                        ("diff-high-never", 1000), ("diff-critical", 100_000))
 )
 LOCAL_CLASS = "diff-local"
 IMMEDIATE_CLASS = "diff-immediate"
@@ -101,6 +101,7 @@ class _Node:
     """What the generator keeps of a node while placing pods on it."""
 
     obj: dict[str, Any]
+    allocatable_cpu: int  # millicores
     cpu: int  # millicores free
     memory: int  # MiB free
     pods: int  # pod slots free
@@ -174,7 +175,7 @@ def _node(rng: random.Random, name: str, zone: str) -> _Node:
     obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": spec,
            "status": {"capacity": capacity, "allocatable": allocatable, "images": images,
                       "conditions": [{"type": "Ready", "status": "True"}]}}
-    return _Node(obj, cpu_m, memory, pods, gpu)
+    return _Node(obj, cpu_m, cpu_m, memory, pods, gpu)
 
 
 def _taints(rng: random.Random) -> list[dict[str, Any]]:
@@ -311,7 +312,7 @@ def _existing_pods(ctx: _Context) -> list[dict[str, Any]]:
         spec["nodeName"] = node.name
         if node.taints:
             spec["tolerations"] = [{"key": t["key"], "operator": "Exists"} for t in node.taints]
-        if (cls := rng.choice((None, None, "diff-low", "diff-mid", "diff-high"))) is not None:
+        if (cls := rng.choice((None, None, "diff-negative", "diff-low", "diff-mid", "diff-high"))) is not None:
             spec["priorityClassName"] = cls
         if node.gpu and rng.random() < 0.3:
             node.gpu -= 1
@@ -521,6 +522,13 @@ def _f_second_container(ctx: _Context, pod: dict[str, Any]) -> None:
                                       "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}})
 
 
+def _f_big_and_important(ctx: _Context, pod: dict[str, Any]) -> None:
+    """Most of some node's cpu at the top priority: preemption, with candidates to choose from."""
+    cpu = ctx.rng.choice(ctx.nodes).allocatable_cpu * ctx.rng.choice((5, 7, 9)) // 10
+    pod["spec"]["containers"][0].setdefault("resources", {}).setdefault("requests", {})["cpu"] = f"{cpu}m"
+    pod["spec"]["priorityClassName"] = "diff-critical"
+
+
 def _f_runtime_class(ctx: _Context, pod: dict[str, Any]) -> None:
     pod["spec"]["runtimeClassName"] = RUNTIME_CLASS
 
@@ -552,6 +560,7 @@ PENDING_FEATURES: tuple[tuple[float, Feature], ...] = (
     (0.15, _f_volume),
     (0.1, _f_second_container),
     (0.08, _f_init_container),
+    (0.1, _f_big_and_important),
     (0.06, _f_runtime_class),
     (0.04, _f_host_network),
 )
