@@ -41,7 +41,8 @@ def _progress(result: harness.SeedResult) -> None:
           file=sys.stderr, flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, plane: ControlPlane | None = None) -> int:
+    """``plane``: run on this control plane instead of starting one (the oracle clears it first)."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.differential", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=20, metavar="N", help="how many seeds (default 20)")
@@ -54,12 +55,15 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="kubesched-differential-"))
-    plane = ControlPlane.start(work_dir=work / "plane", bin_dir=build_binaries())
+    own = plane is None
+    if plane is None:
+        plane = ControlPlane.start(work_dir=work / "plane", bin_dir=build_binaries())
     try:
         with Oracle(plane, work / "oracle") as oracle:
             results = harness.run_seeds(oracle, range(args.start, args.start + args.seeds), _progress)
     finally:
-        plane.stop()
+        if own:
+            plane.stop()
     wall = time.monotonic() - started
     report = harness.report(results, wall_seconds=wall)
     args.report.parent.mkdir(parents=True, exist_ok=True)

@@ -106,6 +106,8 @@ class _Node:
     memory: int  # MiB free
     pods: int  # pod slots free
     gpu: int
+    #: Host ports held by the pods placed here: (host IP, protocol, port).
+    ports: list[tuple[str, str, int]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -128,7 +130,7 @@ class _Context:
     nodes: list[_Node]
     #: Claims a pending pod may use: name -> access mode.
     claims: dict[str, str] = field(default_factory=dict)
-    #: Claims nothing can satisfy: bound to a missing volume's class, unbound, or absent altogether.
+    #: Claims nothing can satisfy: unbound with no volume to take (nothing provisions), or missing.
     broken_claims: list[str] = field(default_factory=list)
 
 
@@ -319,6 +321,7 @@ def _existing_pods(ctx: _Context) -> list[dict[str, Any]]:
             _set_gpu(pod, 1)
         if rng.random() < 0.12:
             _host_port(rng, pod)
+            _keep_ports_apart(node, pod)
         if rng.random() < 0.12:
             _existing_pod_affinity(rng, pod)
         if rng.random() < 0.05:
@@ -362,6 +365,18 @@ def _host_port(rng: random.Random, pod: dict[str, Any]) -> None:
     if rng.random() < 0.2:
         port["hostIP"] = "127.0.0.1"
     pod["spec"]["containers"][0]["ports"] = [port]
+
+
+def _keep_ports_apart(node: _Node, pod: dict[str, Any]) -> None:
+    """Drop the pod's host port if another pod on the node holds it: no kubelet runs two such pods, and
+    kube-scheduler's NodeInfo keeps ports as a set, so the state would not mean what it says."""
+    (port,) = pod["spec"]["containers"][0]["ports"]
+    ip, key = port.get("hostIP", "0.0.0.0"), (port["protocol"], port["hostPort"])
+    if any(key == (protocol, number) and (ip == other or "0.0.0.0" in (ip, other))
+           for other, protocol, number in node.ports):
+        del pod["spec"]["containers"][0]["ports"]
+    else:
+        node.ports.append((ip, *key))
 
 
 def _budgets(ctx: _Context) -> list[dict[str, Any]]:

@@ -251,6 +251,8 @@ class Oracle:
             assert created is not None, f"pod {ns}/{name} already exists"
             follow = _Follower(name)
             self._follow(watch, follow, ns)
+            if follow.first is not None and follow.first.kind == PREEMPTED:
+                self._settle_preemption(watch, follow, ns, created["metadata"]["uid"])
         seconds = time.monotonic() - started
         step = Step(scenario.seed, index, name, state, _clean(created), follow.verdict(), seconds=seconds,
                     notes=follow.notes)
@@ -287,6 +289,27 @@ class Oracle:
                                 "deleted")
             self.client.delete("Pod", follow.name, ns)
             self._wait_gone(watch, follow)
+
+    def _settle_preemption(self, watch: Watch, follow: _Follower, ns: str, uid: str) -> None:
+        """Until every victim the scheduler reports (a ``Preempted`` event naming the preemptor) is gone.
+
+        The preemptor can be bound before the last victim is deleted (v1.34 deletes it after lifting the
+        gate on the preemptor, which may then fit elsewhere), so its binding does not mean quiet."""
+        deadline = time.monotonic() + self.timeout
+        selector = "reason=Preempted"
+        reported: set[str] = set()
+        steady_since = time.monotonic()
+        while time.monotonic() < deadline:
+            while (event := watch.next(0.05)) is not None:
+                follow.observe(*event)
+            events = self.client.list("Event", ns, fieldSelector=selector)[0]
+            now = {e["involvedObject"]["name"] for e in events if uid in (e.get("message") or "")}
+            if now != reported or set(follow.victims) != now:
+                reported, steady_since = now, time.monotonic()
+            elif reported and time.monotonic() - steady_since >= 0.5:
+                return
+        follow.notes.append(f"victims not settled after {self.timeout:.0f}s: reported {sorted(reported)}, "
+                            f"deleted {sorted(follow.victims)}")
 
     def _wait_gone(self, watch: Watch, follow: _Follower) -> None:
         deadline = time.monotonic() + self.timeout

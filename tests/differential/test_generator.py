@@ -113,3 +113,16 @@ def test_kubesched_loads_and_schedules_a_scenario(seed: int) -> None:
     objects = [o for o in sc.objects() if o["kind"] not in NOT_FOR_THE_SIMULATOR]
     result = simulate([*objects, *sc.pending], config=SCHEDULER_CONFIG)
     assert sorted(result.final) == sorted(f"{sc.namespace}/{p['metadata']['name']}" for p in sc.pending)
+
+
+def test_no_two_bound_pods_share_a_host_port_on_a_node(scenarios: list[Scenario]) -> None:
+    """A state no kubelet allows, where kube-scheduler's set of used ports would mislead it."""
+    for sc in scenarios:
+        for node in sc.nodes:
+            held = [(p.get("hostIP", "0.0.0.0"), p["protocol"], p["hostPort"])
+                    for pod in sc.existing if pod["spec"]["nodeName"] == node["metadata"]["name"]
+                    for c in pod["spec"]["containers"] for p in c.get("ports") or []]
+            for i, (ip, protocol, port) in enumerate(held):
+                for other, other_protocol, other_port in held[i + 1:]:
+                    same = (protocol, port) == (other_protocol, other_port)
+                    assert not (same and (ip == other or "0.0.0.0" in (ip, other))), (sc.seed, held)
