@@ -9,13 +9,16 @@ mismatches, and every disagreement with both verdicts; writes a JSON report hold
 disagreement, the state and pod that reproduce it (``kubesched.simulate(state + [pod], ...)``).
 
 One control plane, one kube-scheduler and one kube-controller-manager serve every seed; a seed takes a
-second or two, almost all of it on the upstream side.
+second or two, almost all of it on the upstream side. ``KUBESCHED_KEEP_CONTROLPLANE=1`` keeps the run's
+folder with kube-scheduler's log.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -28,6 +31,8 @@ from testing.differential.compare import DISAGREE
 from testing.differential.upstream import Oracle
 
 DEFAULT_REPORT = Path("out/differential/report.json")
+#: Set to keep the run's folder (the control plane's data and the upstream processes' logs).
+KEEP_ENV = "KUBESCHED_KEEP_CONTROLPLANE"
 
 
 def _progress(result: harness.SeedResult) -> None:
@@ -64,6 +69,10 @@ def main(argv: list[str] | None = None, *, plane: ControlPlane | None = None) ->
     finally:
         if own:
             plane.stop()
+        if os.environ.get(KEEP_ENV):
+            print(f"kept {work} (etcd data, kube-scheduler and kube-controller-manager logs)", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     wall = time.monotonic() - started
     report = harness.report(results, wall_seconds=wall)
     args.report.parent.mkdir(parents=True, exist_ok=True)
