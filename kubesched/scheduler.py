@@ -30,7 +30,7 @@ from kubesched.cluster.protocol import Cluster, WatchEvent
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.eventhandlers import EventHandlers, PodStore
 from kubesched.extender import HTTPExtender, build_extenders
-from kubesched.framework.interfaces import PluginFactory
+from kubesched.framework.handle import PluginFactory
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import MetricsObserver, SchedulerMetrics
 from kubesched.profile import ClusterEventRecorder, FrameworkOptions, ProfileMap, new_map

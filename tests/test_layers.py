@@ -36,9 +36,16 @@ def _imports(path: Path) -> set[str]:
             if node.level:  # relative: from the package, one level up per extra dot
                 parts = package.split(".")
                 base = ".".join([*parts[:len(parts) - node.level + 1], *([base] if base else [])])
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+            names = [f"{base}.{alias.name}" for alias in node.names]
+            found.update(names)
+            if not all(_is_module(name) for name in names):  # ``from pkg import sub`` imports sub, not pkg
+                found.add(base)
     return {name for name in found if name == "kubesched" or name.startswith("kubesched.")}
+
+
+def _is_module(name: str) -> bool:
+    path = ROOT.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 MODULES = {_module_name(path): _imports(path) for path in sorted(ROOT.rglob("*.py"))}
@@ -110,3 +117,67 @@ def test_no_circle_between(lower: str, upper: str) -> None:
 def test_the_scan_sees_imports_inside_functions_and_type_checking_blocks() -> None:
     # preemption's lazy and type-checking-only imports are found (a scan that missed them could not fail).
     assert "kubesched.framework.handle.Handle" in MODULES["kubesched.framework.preemption"]
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the kubesched modules it imports (a name imported from a module counts as that module)."""
+    def as_module(name: str) -> str | None:
+        while name and name not in MODULES:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    return {module: {m for name in names if (m := as_module(name)) and m != module and m != "kubesched"}
+            for module, names in MODULES.items()}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_the_only_import_circle_is_the_workload_controllers_mediator() -> None:
+    """The controller manager and the controllers it starts know each other; nothing else may."""
+    circles = _circles(_module_graph())
+    assert [c for c in circles if not all(_within(m, "kubesched.embedded.workloads") for m in c)] == []
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []

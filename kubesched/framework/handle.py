@@ -20,7 +20,7 @@ from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extender import Extender
-from kubesched.framework.interfaces import FilterPlugin
+from kubesched.framework.interfaces import FilterPlugin, Plugin
 from kubesched.framework.status import Status
 
 if TYPE_CHECKING:
@@ -164,3 +164,8 @@ class NoEvents:
 def no_pods(namespace: str | None = None, labels: Mapping[str, str] | None = None) -> Iterable[Pod]:
     """The pod lister of a framework built without a scheduler."""
     return ()
+
+
+PluginFactory = Callable[[Any, Handle], Plugin]
+"""``factory(args, handle) -> plugin``: args are the typed plugin args (or a raw dict out of tree), the
+handle is the framework's :class:`~kubesched.framework.handle.Handle`."""

@@ -14,7 +14,7 @@ reads only the node, a resource-fit Filter as arithmetic, ...) are in :mod:`kube
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntFlag
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -29,7 +29,6 @@ from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import NodeInfoList, Snapshot
-    from kubesched.framework.handle import Handle
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -242,7 +241,3 @@ class BindPlugin(Plugin, Protocol):
 class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
 
-
-PluginFactory = Callable[[Any, "Handle"], Plugin]
-"""``factory(args, handle) -> plugin``: args are the typed plugin args (or a raw dict out of tree), the
-handle is the framework's :class:`~kubesched.framework.handle.Handle`."""

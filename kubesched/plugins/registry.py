@@ -19,8 +19,7 @@ from typing import Any
 
 from kubesched.config.profiles import Plugins, PluginSet, Profile
 from kubesched.framework.extension_points import FrameworkError
-from kubesched.framework.handle import Handle
-from kubesched.framework.interfaces import PluginFactory
+from kubesched.framework.handle import Handle, PluginFactory
 from kubesched.plugins import names
 from kubesched.util.suggest import did_you_mean
 

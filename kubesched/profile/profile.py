@@ -27,8 +27,8 @@ from kubesched.cluster.listers import Listers
 from kubesched.cluster.protocol import Cluster
 from kubesched.config.types import KubeSchedulerConfiguration, Profile
 from kubesched.extender import HTTPExtender, ignored_by_scheduler
-from kubesched.framework.handle import EventRecorder, PodNominator
-from kubesched.framework.interfaces import ClusterEvent, PluginFactory, PreEnqueuePlugin, QueueSortPlugin
+from kubesched.framework.handle import EventRecorder, PluginFactory, PodNominator
+from kubesched.framework.interfaces import ClusterEvent, PreEnqueuePlugin, QueueSortPlugin
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.names import DEFAULT_PREEMPTION, NODE_RESOURCES_FIT

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -23,14 +23,33 @@ from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import Snapshot
 from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import PodNominator
 from kubesched.framework.interfaces import BatchFilterPlugin, BatchFilterResult, FilterPlugin
 from kubesched.framework.runtime.calls import PluginReturnError, call_status, shown
 from kubesched.framework.status import Code, Status, status_label
 
-if TYPE_CHECKING:
-    from kubesched.framework.runtime.framework import Framework
-
 log = logging.getLogger(__name__)
+
+
+class FilteringFramework(Protocol):
+    """What the Filter walk needs of a profile's framework (the runtime's Framework is one)."""
+
+    @property
+    def filter_plugins(self) -> Sequence[FilterPlugin]: ...
+
+    @property
+    def batch_filters(self) -> Mapping[str, BatchFilterPlugin]: ...
+
+    @property
+    def node_only_filters(self) -> frozenset[str]: ...
+
+    @property
+    def nominator(self) -> PodNominator: ...
+
+    def arithmetic_filters(self, state: CycleState) -> list[tuple[FilterPlugin, FitChecks | None]] | None: ...
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod,
+                                         node_info: NodeInfo) -> Status | None: ...
 
 #: Per node of a batch: -1 when every plugin passed it, else the index of its rejection's Status.
 Verdicts = tuple[np.ndarray, list[Status]]
@@ -71,7 +90,7 @@ def run_filter_plugins(plugins: Sequence[FilterPlugin], state: CycleState, pod: 
     return None
 
 
-def filter_with_nominated(fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo,
+def filter_with_nominated(fwk: FilteringFramework, state: CycleState, pod: Pod, node_info: NodeInfo,
                           nominated: Sequence[Pod], *, passed_without: bool = False) -> Status | None:
     """The node as if the ``nominated`` pods were on it (the first half of kube-scheduler's check).
 
@@ -87,10 +106,10 @@ def filter_with_nominated(fwk: Framework, state: CycleState, pod: Pod, node_info
         status = fwk.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
         if status is not None:
             return status
-    return run_filter_plugins(fwk.lists.filter, state_with, pod, info_with)
+    return run_filter_plugins(fwk.filter_plugins, state_with, pod, info_with)
 
 
-def nominated_for(fwk: Framework, pod: Pod, node_name: str) -> list[Pod]:
+def nominated_for(fwk: FilteringFramework, pod: Pod, node_name: str) -> list[Pod]:
     """Pods nominated to ``node_name`` that ``pod`` must leave room for (equal or higher priority)."""
     nominated = fwk.nominator.nominations().get(node_name)
     if not nominated:
@@ -99,14 +118,14 @@ def nominated_for(fwk: Framework, pod: Pod, node_name: str) -> list[Pod]:
 
 
 # -- a walk over snapshot rows --------------------------------------------------------------------
-def find_nodes_that_pass_filters(fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
+def find_nodes_that_pass_filters(fwk: FilteringFramework, state: CycleState, pod: Pod, snapshot: Snapshot,
                                  rows: np.ndarray, num_to_find: int) -> FilterOutcome:
     """Visit ``rows`` in order until ``num_to_find`` feasible nodes are found (or all are visited).
 
     The result is what a sequential walk would give, which is one of the outcomes kube-scheduler's
     parallel walk can give.
     """
-    plugins = [p for p in fwk.lists.filter if p.name not in state.skip_filter_plugins]
+    plugins = [p for p in fwk.filter_plugins if p.name not in state.skip_filter_plugins]
     nominated = _NominatedRows(fwk, state, pod, snapshot)
     feasible_parts: list[np.ndarray] = []
     rejected_rows: list[np.ndarray] = []
@@ -144,7 +163,7 @@ class _NominatedRows:
 
     __slots__ = ("_array", "_fit_checks", "_fwk", "_pod", "_rows", "_snapshot", "_state")
 
-    def __init__(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> None:
+    def __init__(self, fwk: FilteringFramework, state: CycleState, pod: Pod, snapshot: Snapshot) -> None:
         self._fwk, self._state, self._pod, self._snapshot = fwk, state, pod, snapshot
         rows: dict[int, list[Pod]] = {}
         index, priority, uid = snapshot.index, pod.priority, pod.uid

@@ -28,7 +28,7 @@ from kubesched.framework.capabilities import FitChecks, FitFilterPlugin, reads_n
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extender import Extender
 from kubesched.framework.extension_points import FrameworkError, PluginLists, plugins_needed
-from kubesched.framework.handle import EventRecorder, NoEvents, Parallelizer, no_pods
+from kubesched.framework.handle import EventRecorder, NoEvents, Parallelizer, PluginFactory, no_pods
 from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterPlugin,
@@ -37,7 +37,6 @@ from kubesched.framework.interfaces import (
     EnqueueExtensions,
     FilterPlugin,
     Plugin,
-    PluginFactory,
     PostFilterResult,
     PreEnqueuePlugin,
     PreFilterResult,
@@ -351,6 +350,11 @@ class Framework:
                                      rows: np.ndarray, num_to_find: int) -> FilterOutcome:
         """Visit ``rows`` in order until ``num_to_find`` feasible nodes are found (or all are visited)."""
         return filtering.find_nodes_that_pass_filters(self, state, pod, snapshot, rows, num_to_find)
+
+    @property
+    def filter_plugins(self) -> list[FilterPlugin]:
+        """The Filter plugins, in profile order."""
+        return self.lists.filter
 
     @property
     def node_only_filters(self) -> frozenset[str]:
