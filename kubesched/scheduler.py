@@ -67,6 +67,8 @@ class Scheduler:
             raise ValueError(f"tie_break must be 'random' or 'name', not {tie_break!r}")
         self.cluster = cluster
         self.config = config
+        #: The emulated kube-scheduler version and gates (the configuration was defaulted for them).
+        self.features = config.features
         self.clock = clock
         #: Whether this replica may act (e.g. ``LeaderElector.is_leader``): consulted before every pop and
         #: again before PreBind and Bind, so a replica that lost its Lease stops popping at once and never

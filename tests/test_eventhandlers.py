@@ -15,7 +15,6 @@ import pytest
 from kubesched.api.objects import Node, Pod
 from kubesched.cluster.protocol import WatchEvent
 from kubesched.eventhandlers import PodStore, admission_check, node_scheduling_properties_changes, rebound
-from kubesched.plugins import names
 from kubesched.queue import events as qevents
 from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import (
@@ -30,7 +29,8 @@ from tests.fakeplugins import (
     ref,
 )
 
-NO_PREEMPTION = {"postFilter": {"disabled": [{"name": names.DEFAULT_PREEMPTION}]}}
+#: No PostFilter at all (DefaultPreemption, and in v1.34 DynamicResources, which adds its own text).
+NO_PREEMPTION = {"postFilter": {"disabled": [{"name": "*"}]}}
 
 
 def two_profiles(nodes: list[dict[str, Any]]) -> Harness:

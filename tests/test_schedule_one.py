@@ -33,7 +33,8 @@ from tests.fakeplugins import (
     ref,
 )
 
-NO_PREEMPTION = {"postFilter": {"disabled": [{"name": names.DEFAULT_PREEMPTION}]}}
+#: No PostFilter at all (DefaultPreemption, and in v1.34 DynamicResources, which adds its own text).
+NO_PREEMPTION = {"postFilter": {"disabled": [{"name": "*"}]}}
 
 
 def harness(plugins: dict[str, Any] | None = None, args: dict[str, Any] | None = None,
@@ -164,8 +165,10 @@ def test_postfilter_message_is_appended_to_the_fit_error() -> None:
     h = harness(nodes=[node_dict("n1", cpu="1")])
     h.create(pod_dict("p", cpu="2"))
     h.step()
-    assert h.records[-1].message == ("0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
-                                     "available: 1 No preemption victims found for incoming pod.")
+    # In v1.34 DynamicResources' PostFilter runs first and its text leads (a pod without claims).
+    assert h.records[-1].message == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+                                     "preemption: 0/1 nodes are available: 1 No preemption victims found for "
+                                     "incoming pod.")
     assert h.condition("p")["message"] == h.records[-1].message
 
 
@@ -437,8 +440,10 @@ def test_each_lifecycle_step_reaches_the_metrics_and_the_recorder_once() -> None
         assert sample("scheduler_schedule_attempts_total", {"result": result, "profile": "default-scheduler"}) == 1
     assert sample("scheduler_preemption_attempts_total") == 1
     assert [(r.pod, r.result) for r in h.records] == [("default/fits", "Scheduled"), ("default/huge", "Unschedulable")]
+    # The first PostFilter plugin that rejected is named with every rejection's text (v1.34: DynamicResources).
     assert h.records[1].details["postfilter"] == {
-        "DefaultPreemption": "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."}
+        "DynamicResources": "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption "
+                            "victims found for incoming pod."}
 
 
 ENDS = ("begin", "post_filtered", "failed", "scheduled")

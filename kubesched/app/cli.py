@@ -84,6 +84,7 @@ INPUT_ERRORS: tuple[tuple[str, str], ...] = (
     ("kubesched.app.simulate", "OutputPathError"),
     ("kubesched.app.snapshot", "SnapshotError"),
     ("kubesched.util.extras", "MissingExtraError"),
+    ("kubesched.config.features", "FeatureGateError"),
 )
 
 

@@ -26,6 +26,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kubesched import __version__
+from kubesched.app.options import add_version_flags, gates_of
 from kubesched.clock import RealClock
 from kubesched.config import load_config
 from kubesched.config.types import KubeSchedulerConfiguration, LeaderElectionConfig
@@ -48,6 +49,7 @@ SYNC_POLL_SECONDS = 0.2
 def add_arguments(run: argparse.ArgumentParser) -> None:
     run.description = ("Bind the pending pods of a live cluster, as kube-scheduler does: informers, the "
                        "scheduling queue, one framework per profile, leader election and health/metrics serving.")
+    add_version_flags(run)
     run.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file")
     run.add_argument("--kubeconfig", metavar="FILE", default="",
                      help="kubeconfig with the API server and credentials (overrides clientConnection.kubeconfig); "
@@ -96,7 +98,7 @@ def _duration(value: str) -> timedelta:
 
 def effective_config(args: argparse.Namespace) -> KubeSchedulerConfiguration:
     """The configuration file (or v1 defaults) with the leader-election flags applied on top."""
-    config = load_config(args.config)
+    config = load_config(args.config, features=gates_of(args))
     le: LeaderElectionConfig = config.leader_election
     overrides: dict[str, Any] = {}
     for flag, field in (("leader_elect", "leader_elect"), ("leader_elect_lease_duration", "lease_duration"),

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from kubesched.api.labels import validate_label_key
 from kubesched.app.cli import EXIT_OK, one_line
-from kubesched.app.options import add_output_flag, add_simulation_flags
+from kubesched.app.options import add_output_flag, add_simulation_flags, gates_of
 from kubesched.sim.annotations import PREFIX, SIMULATOR_PREFIX, AnnotationRecorder
 from kubesched.sim.output import write_manifests
 from kubesched.sim.report import format_summary
@@ -84,6 +84,7 @@ def nodes_shown(text: str) -> int | str:
 
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    gates = gates_of(args)  # before anything runs, like the output paths
     check_output_paths(args.trace, args.output_dir)
     check_report_path(args.report)
     if args.group_by is not None:
@@ -95,6 +96,7 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     annotations = AnnotationRecorder() if args.output_dir else None
     try:
         result = simulate(args.scenario, config=args.config, seed=args.seed, burst=args.burst,
+                          emulated_version=gates.version, feature_gates=dict(gates.overrides),
                           tie_break=args.tie_break, progress=progress, timeline=args.timeline,
                           trace=args.trace, recorders=[annotations] if annotations is not None else [],
                           # The HTML report shows every attempt's full decision.

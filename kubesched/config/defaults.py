@@ -1,14 +1,17 @@
-"""kube-scheduler's v1 defaults for profiles: plugin sets and plugin args.
+"""kube-scheduler's v1 defaults for profiles: plugin sets and plugin args, per emulated version.
 
 The default plugins are listed once, under multiPoint; a user's plugin sets
 are merged into them point by point (``merge_plugin_set``), and every enabled
-in-tree plugin that takes args gets defaulted args.
+in-tree plugin that takes args gets defaulted args. v1.34 dropped the in-tree
+cloud volume limits (EBS, GCE PD, Azure Disk) and, with DynamicResourceAllocation
+on (its default there), runs DynamicResources just before DefaultPreemption.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubesched.config.features import V1_34, FeatureGates, feature_gates
 from kubesched.config.pluginargs import PLUGIN_ARGS, default_args
 from kubesched.config.profiles import (
     DEFAULT_SCHEDULER_NAME,
@@ -21,7 +24,7 @@ from kubesched.config.profiles import (
 
 # v1.30's default multiPoint set, in order.  Weights only matter for plugins
 # that score.  Feature-gated plugins (DynamicResources, which would sit just
-# before DefaultPreemption) are off by default and therefore absent.
+# before DefaultPreemption) are off by default there and therefore absent.
 DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("SchedulingGates"),
     PluginRef("PrioritySort"),
@@ -47,9 +50,26 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
 )
 
 
-def default_plugins() -> Plugins:
+#: The in-tree cloud volume-limit plugins v1.34 removed (naming one in a v1.34 configuration is an error).
+REMOVED_IN_V1_34: frozenset[str] = frozenset({"EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits"})
+DYNAMIC_RESOURCES = "DynamicResources"
+
+
+def default_multi_point(features: FeatureGates | None = None) -> tuple[PluginRef, ...]:
+    """The default multiPoint set of the emulated version, in order."""
+    features = features or feature_gates()
+    plugins = list(DEFAULT_MULTI_POINT)
+    if features.at_least(V1_34):
+        plugins = [p for p in plugins if p.name not in REMOVED_IN_V1_34]
+    if features.enabled("DynamicResourceAllocation"):
+        at = next(i for i, p in enumerate(plugins) if p.name == "DefaultPreemption")
+        plugins.insert(at, PluginRef(DYNAMIC_RESOURCES))
+    return tuple(plugins)
+
+
+def default_plugins(features: FeatureGates | None = None) -> Plugins:
     """Plugins of a profile that configures none."""
-    return Plugins(multi_point=PluginSet(enabled=DEFAULT_MULTI_POINT))
+    return Plugins(multi_point=PluginSet(enabled=default_multi_point(features)))
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
@@ -100,9 +120,10 @@ def default_plugin_config(plugins: Plugins, given: Mapping[str, object]) -> dict
     return config
 
 
-def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
+def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+                    features: FeatureGates | None = None) -> Profile:
     """A profile as kube-scheduler builds it when the config names nothing."""
-    plugins = default_plugins()
+    plugins = default_plugins(features)
     return Profile(
         scheduler_name=scheduler_name,
         percentage_of_nodes_to_score=None,

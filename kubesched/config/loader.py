@@ -14,8 +14,9 @@ from typing import Any
 import yaml
 
 from kubesched.config.decode import Fields, as_duration
-from kubesched.config.defaults import default_plugin_config, default_plugins, merge_plugins
+from kubesched.config.defaults import default_plugin_config, default_plugins, default_profile, merge_plugins
 from kubesched.config.errors import ConfigError, ErrorList, child, duplicate, index, invalid, required
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.config.pluginargs import parse_plugin_args
 from kubesched.config.types import (
     API_VERSION,
@@ -34,25 +35,29 @@ from kubesched.config.validation import duplicate_plugin_errors, validate_config
 from kubesched.util.yaml_limits import YamlStructureError, check_yaml_structure
 
 
-def default_config() -> KubeSchedulerConfiguration:
+def default_config(features: FeatureGates | None = None) -> KubeSchedulerConfiguration:
     """What kube-scheduler runs with when given no configuration file."""
-    return KubeSchedulerConfiguration()
+    features = features or feature_gates()
+    return KubeSchedulerConfiguration(profiles=(default_profile(features=features),), features=features)
 
 
-def load_config(source: str | Path | Mapping[str, Any] | None) -> KubeSchedulerConfiguration:
+def load_config(source: str | Path | Mapping[str, Any] | None, *,
+                features: FeatureGates | None = None) -> KubeSchedulerConfiguration:
     """Load, default and validate a configuration.
 
     ``source`` is a path to a YAML or JSON file, an already parsed mapping,
-    or None for pure defaults.  Raises ConfigError (naming the offending
+    or None for pure defaults; ``features`` the emulated version and gates to default it for (the
+    newest version's defaults when None).  Raises ConfigError (naming the offending
     field) for invalid content; I/O errors propagate unchanged.
     """
+    features = features or feature_gates()
     if source is None:
-        return default_config()
+        return default_config(features)
     data: object = source if isinstance(source, Mapping) else _read_file(Path(source))
     if data is None:
         data = {}
     semantic = ErrorList()
-    cfg = _decode_configuration(data, semantic)
+    cfg = _decode_configuration(data, semantic, features)
     semantic.raise_if_any()
     validate_config(cfg, check_duplicate_plugins=False)
     return cfg
@@ -95,7 +100,7 @@ def _read_file(path: Path) -> object:
 # Decoding.
 
 
-def _decode_configuration(data: object, semantic: ErrorList) -> KubeSchedulerConfiguration:
+def _decode_configuration(data: object, semantic: ErrorList, features: FeatureGates) -> KubeSchedulerConfiguration:
     f = Fields(data, "")
     api_version = f.get_str("apiVersion")
     if api_version != API_VERSION:
@@ -126,7 +131,7 @@ def _decode_configuration(data: object, semantic: ErrorList) -> KubeSchedulerCon
     if not raw_profiles:
         raw_profiles = [{}]
     profiles = tuple(
-        _decode_profile(raw, index(profiles_path, i), semantic, sole=len(raw_profiles) == 1)
+        _decode_profile(raw, index(profiles_path, i), semantic, features, sole=len(raw_profiles) == 1)
         for i, raw in enumerate(raw_profiles)
     )
     extenders = tuple(
@@ -145,6 +150,7 @@ def _decode_configuration(data: object, semantic: ErrorList) -> KubeSchedulerCon
         delay_cache_until_active=delay_cache,
         enable_profiling=enable_profiling,
         enable_contention_profiling=enable_contention,
+        features=features,
     )
 
 
@@ -217,7 +223,8 @@ def _decode_extender(raw: object, path: str) -> dict[str, Any]:
     return dict(f.data)
 
 
-def _decode_profile(raw: object, path: str, semantic: ErrorList, *, sole: bool) -> Profile:
+def _decode_profile(raw: object, path: str, semantic: ErrorList, features: FeatureGates, *,
+                    sole: bool) -> Profile:
     f = Fields(raw, path)
     name = f.opt_str("schedulerName")
     if name is None:
@@ -226,7 +233,7 @@ def _decode_profile(raw: object, path: str, semantic: ErrorList, *, sole: bool) 
     percentage = f.opt_int("percentageOfNodesToScore")
     raw_plugins = f.raw("plugins")
     user_plugins = None if raw_plugins is None else _decode_plugins(raw_plugins, f.at("plugins"), semantic)
-    plugins = merge_plugins(default_plugins(), user_plugins)
+    plugins = merge_plugins(default_plugins(features), user_plugins)
 
     given: dict[str, object] = {}
     name_paths = _plugin_name_paths(user_plugins, f.at("plugins"))

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from kubesched.config.defaults import default_profile
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.config.profiles import (
     DEFAULT_SCHEDULER_NAME,
     EXTENSION_POINTS,
@@ -90,6 +91,10 @@ class KubeSchedulerConfiguration:
     delay_cache_until_active: bool = False
     enable_profiling: bool = True
     enable_contention_profiling: bool = True
+    #: The emulated kube-scheduler version and feature gates the defaults above were taken for, and that
+    #: the scheduler runs with (as kube-scheduler's --emulated-version and --feature-gates, which live
+    #: beside its configuration file rather than in it).
+    features: FeatureGates = field(default_factory=feature_gates)
 
     def profile(self, scheduler_name: str) -> Profile | None:
         """The profile serving ``scheduler_name``, if any."""

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from kubesched.config.defaults import REMOVED_IN_V1_34
 from kubesched.config.errors import (
     ConfigError,
     ErrorList,
@@ -20,8 +21,9 @@ from kubesched.config.errors import (
     invalid,
     required,
 )
+from kubesched.config.features import V1_34
 from kubesched.config.pluginargs import qualified_name_problems, validate_plugin_args
-from kubesched.config.types import EXTENSION_POINTS, KubeSchedulerConfiguration, Profile
+from kubesched.config.types import API_VERSION, EXTENSION_POINTS, KubeSchedulerConfiguration, Profile
 
 
 def validate_config(cfg: KubeSchedulerConfiguration, *, check_duplicate_plugins: bool = True) -> None:
@@ -66,7 +68,19 @@ def validate_config(cfg: KubeSchedulerConfiguration, *, check_duplicate_plugins:
             )
         )
     _validate_extenders(cfg.extenders, errs)
+    if cfg.features.at_least(V1_34):
+        _validate_removed_plugins(cfg.profiles, errs)
     errs.raise_if_any()
+
+
+def _validate_removed_plugins(profiles: Sequence[Profile], errs: ErrorList) -> None:
+    """Plugins v1.34 removed are an error wherever a profile enables or configures one (as upstream's
+    invalid plugins by version)."""
+    detail = f'was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration is version "{API_VERSION}")'
+    for prof in profiles:
+        for path, name in prof.plugin_name_paths:
+            if name in REMOVED_IN_V1_34 and (".enabled[" in path or ".pluginConfig[" in path):
+                errs.add(invalid(path.removesuffix(".name"), name, detail))
 
 
 def _validate_leader_election(cfg: KubeSchedulerConfiguration, errs: ErrorList) -> None:

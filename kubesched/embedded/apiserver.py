@@ -29,6 +29,7 @@ from kubesched.cluster.protocol import (
     NotFound,
     WatchEvent,
 )
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.embedded.admission import admit_create, admit_update, system_priority_classes
 
 _Key = tuple[str, str]  # (namespace or "", name)
@@ -120,7 +121,11 @@ class EmbeddedCluster:
         read_only_watchers: bool = False,
         event_ttl: timedelta = EVENT_TTL,
         max_events: int = MAX_EVENTS,
+        features: FeatureGates | None = None,
     ) -> None:
+        #: The emulated version and gates: what this API server does to an object on create follows
+        #: them, as kube-apiserver's own feature gates decide (matchLabelKeys merges, pod-level resources).
+        self.features = features or feature_gates()
         self._clock = clock
         self._uid_factory: Callable[[], str] = uid_factory or (lambda: str(uuid.uuid4()))
         self._synchronous = synchronous

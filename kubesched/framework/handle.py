@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
+from kubesched.config.features import FeatureGates
 from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extender import Extender
@@ -65,6 +66,11 @@ class Parallelizer:
 
 
 class Handle(Protocol):
+    @property
+    def features(self) -> FeatureGates:
+        """The emulated version and feature gates the scheduler runs with (read once, at start-up)."""
+        ...
+
     @property
     def snapshot(self) -> Snapshot:
         """The snapshot of the cycle in progress (kube-scheduler's SnapshotSharedLister)."""

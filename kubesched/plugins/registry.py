@@ -44,6 +44,7 @@ _IN_TREE_MODULES: dict[str, str] = {
     names.VOLUME_ZONE: "kubesched.plugins.volumezone",
     names.VOLUME_BINDING: "kubesched.plugins.volumebinding",
     names.NODE_VOLUME_LIMITS: "kubesched.plugins.nodevolumelimits.csi",
+    names.DYNAMIC_RESOURCES: "kubesched.plugins.dynamicresources",
     names.EBS_LIMITS: "kubesched.plugins.nodevolumelimits.non_csi:new_ebs",
     names.GCE_PD_LIMITS: "kubesched.plugins.nodevolumelimits.non_csi:new_gce_pd",
     names.AZURE_DISK_LIMITS: "kubesched.plugins.nodevolumelimits.non_csi:new_azure_disk",
@@ -56,9 +57,7 @@ _BUNDLED_OUT_OF_TREE: dict[str, str] = {
 
 #: kube-scheduler plugins kubesched does not build yet: a profile that enables one gets a warning
 #: naming it and runs without it (never a silent pass-through).
-NOT_YET_BUILT: frozenset[str] = frozenset({
-    "DynamicResources",
-})
+NOT_YET_BUILT: frozenset[str] = frozenset()
 
 
 class PluginLoadError(FrameworkError):

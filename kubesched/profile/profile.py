@@ -159,6 +159,7 @@ def new_map(config: KubeSchedulerConfiguration, options: FrameworkOptions,
             extenders=options.extenders,
             event_recorder=options.event_recorder,
             pod_lister=options.pod_lister,
+            features=config.features,
         )
     for warning in warnings:
         log.warning(warning)

@@ -42,6 +42,8 @@ def capacity(
     max_replicas: int | None = None,
     seed: int = 0,
     tie_break: str = "random",
+    emulated_version: str | None = None,
+    feature_gates: Mapping[str, bool] | str | None = None,
 ) -> CapacityResult:
     """Schedule copies of ``pod`` after the scenario until one does not fit (or ``max_replicas`` did)."""
     if max_replicas is not None and max_replicas < 0:
@@ -49,7 +51,8 @@ def capacity(
     template = load_template(pod, "Pod")
     scenario = load_scenario(objects_or_paths)
     scenario.check_pod(template)  # its replicas are created during the run
-    sim = Simulation(scenario, resolve_config(config), seed=seed, tie_break=tie_break)
+    cfg = resolve_config(config, emulated_version=emulated_version, feature_gates=feature_gates)
+    sim = Simulation(scenario, cfg, seed=seed, tie_break=tie_break)
     sim.load()
     sim.run()
     replica_of = template.obj

@@ -75,6 +75,8 @@ def plan(
     max_nodes: int = DEFAULT_MAX_NODES,
     seed: int = 0,
     tie_break: str = "random",
+    emulated_version: str | None = None,
+    feature_gates: Mapping[str, bool] | str | None = None,
 ) -> PlanResult:
     """The fewest copies of ``node_template`` to add so that no pod of the scenario stays pending.
 
@@ -85,7 +87,7 @@ def plan(
         raise SimulationError(f"--max-nodes: must be 0 or more, got {max_nodes}")
     template = load_template(node_template, "Node").obj
     scenario = load_scenario(objects_or_paths)
-    cfg = resolve_config(config)
+    cfg = resolve_config(config, emulated_version=emulated_version, feature_gates=feature_gates)
     added = _added_nodes(scenario, template, max_nodes)
     runs: dict[int, SimulationResult] = {}
 

@@ -152,9 +152,10 @@ def format_summary(result: SimulationResult, *, verbose: bool = False, nodes: No
     scheduled = {k: n for k, n in result.final.items() if n is not None}
     # Pods deleted before they ran their course are neither scheduled nor pending: say so, so that it adds up.
     removed = f"; {len(result.removed)} deleted" if result.removed else ""
+    decided_by = f"; kube-scheduler v{result.emulated}" if result.emulated else ""
     sections = [[
         f"Scheduled {len(scheduled)}/{total} pending pods in {result.attempt_count} attempts "
-        f"({result.virtual_seconds:.1f}s of virtual time){removed}."
+        f"({result.virtual_seconds:.1f}s of virtual time{decided_by}){removed}."
     ]]
     if verbose and scheduled:
         width = max(len(k) for k in scheduled)

@@ -29,6 +29,8 @@ from typing import Any
 from kubesched.clock import VirtualClock
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
+from kubesched.config.features import FeatureGateError
+from kubesched.config.features import feature_gates as make_feature_gates
 from kubesched.embedded.apiserver import EmbeddedCluster, format_time
 from kubesched.embedded.controlplane import ControlPlane
 from kubesched.recording import (
@@ -92,6 +94,9 @@ class SimulationResult:
     timed: bool = False
     #: Pending pods, requested / allocatable per resource and bind latency over virtual time.
     series: TimeSeries | None = field(default=None, repr=False)
+    #: The kube-scheduler that decided: its version, and any gate set beside it (``1.34``,
+    #: ``1.34 (SchedulerAsyncPreemption=false)``).
+    emulated: str = ""
 
     def latency(self) -> dict[str, float]:
         """Creation-to-bound latency percentiles in virtual seconds (p50, p95, p99)."""
@@ -136,7 +141,8 @@ class Simulation:
         self.clock = VirtualClock(START_TIME)
         # The scheduler and the driver never change what their watches hand them: no copies needed.
         self.control_plane = ControlPlane(
-            EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed), read_only_watchers=True),
+            EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed), read_only_watchers=True,
+                            features=config.features),
             rng=random.Random(f"names-{seed}"))
         self.control_plane.start()
         self.cluster = self.control_plane.cluster
@@ -324,6 +330,7 @@ class Simulation:
             completed=len(self.driver.completed),
             timed=self.timed,
             series=self.series,
+            emulated=self.scheduler.features.describe(),
         )
 
     def _final(self, pods: Mapping[str, Mapping[str, Any]],
@@ -350,12 +357,23 @@ class Simulation:
 
 
 def resolve_config(config: str | Path | Mapping[str, Any] | KubeSchedulerConfiguration | None,
-                   *, default_percentage: int | None = None) -> KubeSchedulerConfiguration:
-    """Load a config from a path or dict (or take a built one)."""
+                   *, emulated_version: str | None = None,
+                   feature_gates: Mapping[str, bool] | str | None = None) -> KubeSchedulerConfiguration:
+    """Load a config from a path or dict for the emulated version and gates asked for (the newest
+    version's defaults when neither is given), or take a built one (which was loaded for its own)."""
+    try:
+        features = None if emulated_version is None and feature_gates is None else make_feature_gates(
+            emulated_version, feature_gates)
+    except FeatureGateError as err:
+        raise SimulationError(str(err)) from None
     if isinstance(config, KubeSchedulerConfiguration):
+        if features is not None and features != config.features:
+            raise SimulationError(
+                f"the configuration was loaded for kube-scheduler {config.features.describe()}, not "
+                f"{features.describe()}: load it with load_config(..., features=...) for that version")
         return config
     try:
-        return load_config(config)
+        return load_config(config, features=features)
     except ConfigError:
         raise
     except (OSError, ValueError) as err:
@@ -375,6 +393,8 @@ def simulate(
     trace: str | Path | None = None,
     recorders: Sequence[Recorder] = (),
     arrivals: Iterable[Mapping[str, Any]] | None = None,
+    emulated_version: str | None = None,
+    feature_gates: Mapping[str, bool] | str | None = None,
 ) -> SimulationResult:
     """Simulate scheduling the pending pods of a scenario; see the module docstring for the timing.
 
@@ -386,11 +406,14 @@ def simulate(
     sinks to report attempts to. ``arrivals`` is a lazy, time-ordered iterable of pending pod dicts
     carrying ``kubesched.io/arrival`` (e.g. :func:`kubesched.scenario.generate.poisson.poisson_pods`): each is read
     only when the previous one is due, so a million arrivals never sit in memory together; giving it
-    makes the run timed.
+    makes the run timed. ``emulated_version`` ("1.30" or "1.34", the default) and ``feature_gates``
+    (``{"Name": bool}`` or ``"Name=true,..."``) choose which kube-scheduler decides, as its
+    ``--emulated-version`` and ``--feature-gates`` do; a config given already loaded carries its own.
     """
     with long_lived_heap():  # the scenario's objects live for the whole call (see kubesched.util.gc_tuning)
         return _simulate(objects_or_paths, config, seed, burst, tie_break, progress=progress, timeline=timeline,
-                         record=record, trace=trace, recorders=recorders, arrivals=arrivals)
+                         record=record, trace=trace, recorders=recorders, arrivals=arrivals,
+                         emulated_version=emulated_version, feature_gates=feature_gates)
 
 
 def _simulate(
@@ -406,6 +429,8 @@ def _simulate(
     trace: str | Path | None,
     recorders: Sequence[Recorder],
     arrivals: Iterable[Mapping[str, Any]] | None,
+    emulated_version: str | None,
+    feature_gates: Mapping[str, bool] | str | None,
 ) -> SimulationResult:
     check_options(config, seed, burst, tie_break, progress)
     try:
@@ -417,7 +442,7 @@ def _simulate(
         steps = load_timeline(timeline) if timeline is not None else []
     except TimelineError as err:
         raise SimulationError(str(err)) from None
-    cfg = resolve_config(config)
+    cfg = resolve_config(config, emulated_version=emulated_version, feature_gates=feature_gates)
     writer = TraceWriter(trace) if trace is not None else None
     try:
         sim = Simulation(scenario, cfg, seed=seed, tie_break=tie_break, progress=progress, timeline=steps,

@@ -35,6 +35,7 @@ def summary_document(result: SimulationResult, *, group_by: str | None = None) -
     label = group_by or pool_label(u.labels for u in usage)
     return {
         "schemaVersion": SCHEMA_VERSION,
+        "emulatedVersion": result.emulated,
         "kind": KIND,
         "total": len(pods),
         "scheduled": sum(1 for p in pods if p["outcome"] in (SCHEDULED, COMPLETED_OUTCOME)),

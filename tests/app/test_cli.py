@@ -197,7 +197,38 @@ def test_progress_bar_only_when_asked_or_on_a_terminal(scenario: Path, capsys: p
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["version"]) == 0
-    assert capsys.readouterr().out.strip() == f"kubesched {__version__}"
+    assert capsys.readouterr().out.splitlines() == [
+        f"kubesched {__version__}", "emulates kube-scheduler v1.30, v1.34 (--emulated-version; default v1.34)"]
+
+
+@pytest.mark.parametrize(("flags", "want"), [
+    (["--emulated-version", "1.29"], 'invalid argument "1.29" for "--emulated-version" flag: emulated version 1.29 '
+                                     "is not supported: kubesched emulates 1.30 and 1.34"),
+    (["--feature-gates", "Nope=true"], 'invalid argument "Nope=true" for "--feature-gates" flag: unrecognized '
+                                       "feature gate: Nope"),
+    (["--feature-gates", "SchedulerQueueingHints=false"],
+     'invalid argument "SchedulerQueueingHints=false" for "--feature-gates" flag: cannot set feature gate '
+     "SchedulerQueueingHints to false, feature is locked to true"),
+    (["--emulated-version", "1.30", "--feature-gates", "SchedulerAsyncPreemption=true"],
+     'invalid argument "SchedulerAsyncPreemption=true" for "--feature-gates" flag: cannot set feature gate '
+     "SchedulerAsyncPreemption to true, feature is PreAlpha at emulated version 1.30"),
+])
+@pytest.mark.parametrize("command", ["simulate", "capacity", "plan", "run"])
+def test_a_bad_version_or_gate_is_one_line_before_anything_runs(
+        capsys: pytest.CaptureFixture[str], flags: list[str], want: str, command: str) -> None:
+    extra = {"capacity": ["--pod", str(REPO / "examples" / "capacity" / "web-replica.yaml")],
+             "plan": ["--node-template", str(REPO / "examples" / "capacity" / "gpu-node.yaml")]}.get(command, [])
+    scenario = [] if command == "run" else [EXAMPLE]
+    assert main([command, *scenario, *extra, *flags]) == 2
+    assert _error_line(capsys) == f"kubesched: error: {want}"
+
+
+@pytest.mark.parametrize(("flags", "version"), [([], "v1.34"), (["--emulated-version", "1.30"], "v1.30"),
+                                                (["--emulated-version", "v1.34.4"], "v1.34")])
+def test_the_summary_names_the_emulated_version(capsys: pytest.CaptureFixture[str], flags: list[str],
+                                                version: str) -> None:
+    assert main(["simulate", EXAMPLE, *flags]) == 0
+    assert f"; kube-scheduler {version})" in capsys.readouterr().out.splitlines()[0]
 
 
 def _modules_loaded_by(*argv: str) -> list[str]:

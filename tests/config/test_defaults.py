@@ -1,4 +1,4 @@
-"""Defaults: what kube-scheduler v1.30 runs with when the config says nothing."""
+"""Defaults: what kube-scheduler v1.30 and v1.34 run with when the config says nothing."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from kubesched.config import (
     default_config,
     load_config,
 )
+from kubesched.config.features import feature_gates
 
 EXPECTED_MULTI_POINT = [
     ("SchedulingGates", 0),
@@ -48,6 +49,14 @@ EXPECTED_MULTI_POINT = [
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
 ]
+
+#: v1.34 without the in-tree cloud volume limits, and with DynamicResources (its gate is on) just before
+#: DefaultPreemption.
+EXPECTED_MULTI_POINT_V1_34 = [
+    (name, weight) for name, weight in EXPECTED_MULTI_POINT
+    if name not in ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
+]
+EXPECTED_MULTI_POINT_V1_34.insert(EXPECTED_MULTI_POINT_V1_34.index(("DefaultPreemption", 0)), ("DynamicResources", 0))
 
 MINIMAL = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
@@ -82,12 +91,14 @@ def test_default_configuration_values(source: object) -> None:
     assert cfg.client_connection["contentType"] == "application/vnd.kubernetes.protobuf"
 
 
-def test_default_profile_plugins() -> None:
-    (profile,) = default_config().profiles
+@pytest.mark.parametrize(("version", "expected"),
+                         [("1.30", EXPECTED_MULTI_POINT), ("1.34", EXPECTED_MULTI_POINT_V1_34)])
+def test_default_profile_plugins(version: str, expected: list[tuple[str, int]]) -> None:
+    (profile,) = default_config(feature_gates(version)).profiles
     assert profile.scheduler_name == "default-scheduler"
     assert profile.percentage_of_nodes_to_score is None
     mp = profile.plugins.multi_point
-    assert [(p.name, p.weight) for p in mp.enabled] == EXPECTED_MULTI_POINT
+    assert [(p.name, p.weight) for p in mp.enabled] == expected
     assert mp.disabled == ()
     # Nothing outside multiPoint: expansion is the framework's job.
     for yaml_name, attr in EXTENSION_POINTS:

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from kubesched.config import (
-    DEFAULT_MULTI_POINT,
     PluginRef,
     Plugins,
     PluginSet,
@@ -15,6 +14,7 @@ from kubesched.config import (
     merge_plugin_set,
     merge_plugins,
 )
+from kubesched.config.defaults import default_multi_point
 
 A, B, C = PluginRef("A", 1), PluginRef("B", 2), PluginRef("C", 3)
 DEFAULT = PluginSet(enabled=(A, B, C))
@@ -114,14 +114,14 @@ def _profile_plugins(plugins: dict[str, Any]) -> Plugins:
 def test_loaded_profile_reweights_default_in_place() -> None:
     plugins = _profile_plugins({"multiPoint": {"enabled": [{"name": "NodeResourcesFit", "weight": 3}]}})
     names = [p.name for p in plugins.multi_point.enabled]
-    assert names == [p.name for p in DEFAULT_MULTI_POINT]
+    assert names == [p.name for p in default_multi_point()]
     assert plugins.multi_point.enabled[names.index("NodeResourcesFit")] == PluginRef("NodeResourcesFit", 3)
 
 
 def test_loaded_profile_custom_multi_point_plugin_appended() -> None:
     plugins = _profile_plugins({"multiPoint": {"enabled": [{"name": "MyPlugin", "weight": 4}]}})
     assert plugins.multi_point.enabled[-1] == PluginRef("MyPlugin", 4)
-    assert len(plugins.multi_point.enabled) == len(DEFAULT_MULTI_POINT) + 1
+    assert len(plugins.multi_point.enabled) == len(default_multi_point()) + 1
 
 
 def test_loaded_profile_point_sets_stay_separate_from_multi_point() -> None:
@@ -134,4 +134,4 @@ def test_loaded_profile_point_sets_stay_separate_from_multi_point() -> None:
         }
     )
     assert plugins.score == PluginSet(enabled=(PluginRef("NodeResourcesFit", 5),), disabled=("*",))
-    assert plugins.multi_point.enabled == DEFAULT_MULTI_POINT
+    assert plugins.multi_point.enabled == default_multi_point()

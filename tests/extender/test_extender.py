@@ -127,7 +127,8 @@ def test_unresolvable_failure_keeps_preemption_off_the_node(server: ExtenderServ
     assert result.final == {"default/high": None}
     record = result.attempts[0]
     assert record["filter"]["node-a"]["code"] == "UnschedulableAndUnresolvable"
-    assert record["message"] == ("0/1 nodes are available: 1 never here. preemption: 0/1 nodes are available: "
+    assert record["message"] == ("0/1 nodes are available: 1 never here. no new claims to deallocate, "
+                                 "preemption: 0/1 nodes are available: "
                                  "1 Preemption is not helpful for scheduling.")
     assert result.deleted == []
 

@@ -37,7 +37,8 @@ from tests.fakeplugins import (
     ref,
 )
 
-NO_PREEMPTION = {"postFilter": {"disabled": [{"name": names.DEFAULT_PREEMPTION}]}}
+#: No PostFilter at all (DefaultPreemption, and in v1.34 DynamicResources, which adds its own text).
+NO_PREEMPTION = {"postFilter": {"disabled": [{"name": "*"}]}}
 
 
 def enabled(*classes: type, **weights: int) -> list[dict[str, Any]]:

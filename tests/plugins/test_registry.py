@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kubesched.config import load_config
+from kubesched.config.features import feature_gates
 from kubesched.framework.handle import Handle
 from kubesched.plugins import registry as registry_mod
 from kubesched.plugins.registry import (
@@ -99,22 +100,25 @@ def test_out_of_tree_plugin_from_config_runs_at_its_extension_points() -> None:
     assert {c[2] for c in plugin.calls} == {"n1", "n2"}
 
 
-def test_resolve_profile_drops_unbuilt_plugins() -> None:
-    cfg = load_config(config_dict(profile_with({"filter": {"enabled": [{"name": "DynamicResources"}]}})))
+def test_resolve_profile_drops_unbuilt_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry_mod, "NOT_YET_BUILT", frozenset({"Unbuilt"}))
+    cfg = load_config(config_dict(profile_with({"filter": {"enabled": [{"name": "Unbuilt"}]}})))
     reg = in_tree_registry()
     profile, warnings = resolve_profile(cfg.profiles[0], reg)
-    assert "DynamicResources" not in profile.plugins.enabled_names()
-    assert warnings == ['profile "default-scheduler": plugin DynamicResources is not implemented in kubesched '
+    assert "Unbuilt" not in profile.plugins.enabled_names()
+    assert warnings == ['profile "default-scheduler": plugin Unbuilt is not implemented in kubesched '
                         'yet; it is left out of the effective plugin set']
 
 
-def test_default_profile_runs_every_volume_plugin_without_warnings() -> None:
-    cfg = load_config(config_dict(profile_with({})))
+@pytest.mark.parametrize(("version", "in_tree_limits"), [("1.30", True), ("1.34", False)])
+def test_default_profile_runs_every_volume_plugin_without_warnings(version: str, in_tree_limits: bool) -> None:
+    cfg = load_config(config_dict(profile_with({})), features=feature_gates(version))
     profile, warnings = resolve_profile(cfg.profiles[0], in_tree_registry())
     assert warnings == []
-    for name in ("VolumeBinding", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits", "EBSLimits",
-                 "GCEPDLimits", "AzureDiskLimits"):
-        assert name in profile.plugins.enabled_names()
+    enabled = profile.plugins.enabled_names()
+    assert {"VolumeBinding", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits"} <= enabled
+    assert all((name in enabled) is in_tree_limits for name in ("EBSLimits", "GCEPDLimits", "AzureDiskLimits"))
+    assert ("DynamicResources" in enabled) is (version == "1.34")
 
 
 def test_resolve_profile_adds_import_paths_to_the_registry() -> None:

@@ -1,9 +1,15 @@
-"""Replays the conformance corpus (decisions recorded from kube-scheduler v1.30.6) and compares.
+"""Replays recorded kube-scheduler decisions and compares, each at the version that made them.
 
-Each scenario folder under the corpus holds manifests, an optional KubeSchedulerConfiguration and
-the recorded attempts; every scenario is replayed. Comparison follows the corpus README: attempt by attempt
-(pod, attempt, profile, result, node, message, feasible, filter, scores, total, ties, nominatedNode,
-victims), then the final placement and the pods never attempted.
+- The conformance corpus (``../shared/conformance``): decisions of kube-scheduler v1.30.6, replayed with
+  ``--emulated-version 1.30``.
+- The v1.34 goldens (``testing/goldens/v1.34``, recorded from kube-scheduler v1.34.4 by
+  ``testing/goldens/record.sh``): the corpus's scenarios and those of ``testing/goldens/scenarios``,
+  replayed with ``--emulated-version 1.34``.
+
+Each scenario holds manifests, an optional KubeSchedulerConfiguration and the recorded attempts.
+Comparison follows the corpus README: attempt by attempt (pod, attempt, profile, result, node, message,
+feasible, filter, scores, total, ties, nominatedNode, victims), then the final placement and the pods
+never attempted.
 """
 
 from __future__ import annotations
@@ -16,8 +22,14 @@ import pytest
 import yaml
 
 from kubesched.config import load_config
+from kubesched.config.features import feature_gates
 from kubesched.sim.simulate import simulate
 from tests.corpus import CORPUS
+
+#: The version each recording was made by, and replayed as.
+CORPUS_VERSION = "1.30"
+GOLDENS_VERSION = "1.34"
+GOLDENS = Path(__file__).resolve().parents[2] / "testing" / "goldens"
 
 COMPARED = ("pod", "attempt", "profile", "result", "node", "message", "feasible", "filter", "scores",
             "total", "ties", "nominatedNode", "victims")
@@ -29,14 +41,15 @@ def _scenarios() -> list[Path]:
     return sorted(p for p in CORPUS.iterdir() if (p / "golden.json").is_file())
 
 
-def _config(folder: Path) -> Any:
-    """The scenario's config, with percentageOfNodesToScore 100 unless the file sets it (corpus rule)."""
+def _config(folder: Path, version: str) -> Any:
+    """The scenario's config, with percentageOfNodesToScore 100 unless the file sets it (corpus rule),
+    defaulted for the emulated ``version``."""
     path = folder / "config.yaml"
     raw: dict[str, Any] = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
     if path.is_file():
         raw = yaml.safe_load(path.read_text())
     raw.setdefault("percentageOfNodesToScore", 100)
-    return load_config(raw)
+    return load_config(raw, features=feature_gates(version))
 
 
 def _first_mismatch(want: dict[str, Any], got: dict[str, Any]) -> str | None:
@@ -51,9 +64,32 @@ def _first_mismatch(want: dict[str, Any], got: dict[str, Any]) -> str | None:
 
 @pytest.mark.parametrize("folder", _scenarios(), ids=lambda p: p.name)
 def test_scenario_matches_reference(folder: Path) -> None:
-    golden = json.loads((folder / "golden.json").read_text())
-    result = simulate([folder / "scenario.yaml"], config=_config(folder), seed=0, tie_break="name", record="full")
+    """kube-scheduler v1.30.6's decisions, replayed as v1.30."""
+    _replay(folder, json.loads((folder / "golden.json").read_text()), CORPUS_VERSION)
 
+
+def _goldens() -> list[Path]:
+    return sorted((GOLDENS / "v1.34").glob("*.json"))
+
+
+def _scenario_folder(golden: Path) -> Path:
+    own = GOLDENS / "scenarios" / golden.stem
+    return own if own.is_dir() else CORPUS / golden.stem
+
+
+@pytest.mark.parametrize("golden", _goldens(), ids=lambda p: p.stem)
+def test_scenario_matches_v1_34(golden: Path) -> None:
+    """kube-scheduler v1.34.4's decisions, replayed as v1.34."""
+    folder = _scenario_folder(golden)
+    if not folder.is_dir():
+        pytest.skip(f"scenario {golden.stem} not found at {folder} (the corpus is absent)")
+    _replay(folder, json.loads(golden.read_text()), GOLDENS_VERSION)
+
+
+def _replay(folder: Path, golden: dict[str, Any], version: str) -> None:
+    result = simulate([folder / "scenario.yaml"], config=_config(folder, version), seed=0, tie_break="name",
+                      record="full")
+    assert result.emulated == version
     looping = {a["pod"] for a in golden["attempts"] if a.get("looping")}
     want_attempts = [a for a in golden["attempts"] if not (a["pod"] in looping and a["attempt"] > 2)]
     got_attempts = [a for a in result.attempts if not (a["pod"] in looping and a["attempt"] > 2)]
@@ -72,3 +108,4 @@ def test_corpus_is_present_or_skipped_loudly() -> None:
     if not CORPUS.is_dir():
         pytest.skip(f"conformance corpus not found at {CORPUS}")
     assert _scenarios(), f"no scenarios under {CORPUS}"
+    assert _goldens(), f"no v1.34 goldens under {GOLDENS}"

@@ -24,6 +24,7 @@ from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import NodeInfoList, Snapshot
 from kubesched.cluster.listers import Listers
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.framework.capabilities import FitChecks, FitFilterPlugin, reads_node_only
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extender import Extender
@@ -97,8 +98,10 @@ class Framework:
         extenders: Sequence[Extender] = (),
         event_recorder: EventRecorder | None = None,
         pod_lister: Callable[[str | None, Mapping[str, str] | None], Iterable[Pod]] = no_pods,
+        features: FeatureGates | None = None,
     ) -> None:
         self.profile_name = profile.scheduler_name
+        self._features = features or feature_gates()
         self.percentage_of_nodes_to_score = (
             profile.percentage_of_nodes_to_score
             if profile.percentage_of_nodes_to_score is not None
@@ -350,6 +353,10 @@ class Framework:
                                      rows: np.ndarray, num_to_find: int) -> FilterOutcome:
         """Visit ``rows`` in order until ``num_to_find`` feasible nodes are found (or all are visited)."""
         return filtering.find_nodes_that_pass_filters(self, state, pod, snapshot, rows, num_to_find)
+
+    @property
+    def features(self) -> FeatureGates:
+        return self._features
 
     @property
     def filter_plugins(self) -> list[FilterPlugin]:
