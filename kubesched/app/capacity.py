@@ -7,7 +7,7 @@ import json
 from typing import TextIO
 
 from kubesched.app.cli import EXIT_OK
-from kubesched.app.options import add_output_flag, add_simulation_flags
+from kubesched.app.options import add_output_flag, add_simulation_flags, field_validation
 from kubesched.sim.capacity import capacity, format_capacity
 
 
@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     result = capacity(args.scenario, args.pod, args.config, max_replicas=args.max, seed=args.seed,
-                      tie_break=args.tie_break)
+                      tie_break=args.tie_break, validate=field_validation(args))
     if args.output == "json":
         print(json.dumps(result.to_dict(), indent=2), file=out)
     else:

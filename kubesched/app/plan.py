@@ -7,7 +7,7 @@ import json
 from typing import TextIO
 
 from kubesched.app.cli import EXIT_OK
-from kubesched.app.options import add_output_flag, add_simulation_flags
+from kubesched.app.options import add_output_flag, add_simulation_flags, field_validation
 from kubesched.sim.plan import DEFAULT_MAX_NODES, format_plan, plan
 
 
@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     result = plan(args.scenario, args.node_template, args.config, max_nodes=args.max_nodes, seed=args.seed,
-                  tie_break=args.tie_break)
+                  tie_break=args.tie_break, validate=field_validation(args))
     if args.output == "json":
         print(json.dumps(result.to_dict(), indent=2), file=out)
     else:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kubesched.app.cli import EXIT_OK, one_line
-from kubesched.app.options import add_simulation_flags
+from kubesched.app.options import add_simulation_flags, field_validation
 from kubesched.sim.annotations import PREFIX, SIMULATOR_PREFIX, AnnotationRecorder
 from kubesched.sim.output import write_manifests
 from kubesched.sim.report import format_summary
@@ -66,6 +66,7 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         result = simulate(args.scenario, config=args.config, seed=args.seed, burst=args.burst,
                           tie_break=args.tie_break, progress=progress, timeline=args.timeline,
                           trace=args.trace, recorders=[annotations] if annotations is not None else [],
+                          validate=field_validation(args),
                           # The HTML report shows every attempt's full decision.
                           record="full" if args.report else "summary")
     finally:
