@@ -5,8 +5,9 @@ structure is checked (nesting depth, alias expansion; see :mod:`kubesched.util.y
 anything is built from it.
 
 A key given twice in one mapping is returned beside its document as a :class:`DuplicateField` (the
-data keeps the last value, as a decoder that is not strict does): kube-apiserver's strict decoding,
-and so kubectl's default, refuses it; :mod:`kubesched.scenario.field_validation` decides. Noticing
+data keeps the last value, as a decoder that is not strict does): kube-apiserver's strict decoding
+refuses it in a body it is sent (kubectl itself keeps the last value when it reads a file, before
+sending anything); :mod:`kubesched.scenario.field_validation` decides. Noticing
 costs the common case little: the YAML loader compares each mapping's distinct keys with its keys,
 and the JSON fast path bounds the number of keys in a file by counting quotes (:func:`_key_bound`);
 only a document found repeating a key is walked again to say where, with both lines.

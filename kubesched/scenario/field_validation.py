@@ -1,11 +1,13 @@
 """Unknown and duplicate fields: refused, reported or dropped, as kubectl's ``--validate`` chooses.
 
 kubectl asks kube-apiserver to decode what it sends strictly by default, so a misspelt field
-(``resources: {request: …}``, ``nodeSelectr``) or a key given twice is an error rather than a setting
-that silently does nothing. ``validate`` has kubectl's three values: ``strict`` (the default) refuses
-the object, naming the field; ``warn`` drops each such field and reports it once, however many
-objects repeat it, in the warnings of the run and the log; ``ignore`` drops them silently. Only these
-checks are relaxed: what validation refuses (:mod:`kubesched.api.validation`) stays refused.
+(``resources: {request: …}``, ``nodeSelectr``) is an error rather than a setting that silently does
+nothing; the same strict decoding refuses a key given twice in a body (kubectl's own file reading
+keeps the last value; kubesched refuses it, since the first value is lost without a word).
+``validate`` has kubectl's three values: ``strict`` (the default) refuses the object, naming the
+field; ``warn`` drops each such field and reports it once, however many objects repeat it, in the
+warnings of the run and the log; ``ignore`` drops them silently. Only these checks are relaxed: what
+validation refuses (:mod:`kubesched.api.validation`) stays refused.
 
 The fields are found by :mod:`kubesched.api.unknown_fields` and
 :class:`~kubesched.scenario.documents.DuplicateField`; the caller says how a problem reads in its own
