@@ -87,14 +87,21 @@ class _ManifestLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: i
         return super().construct_document(node)
 
     def flatten_mapping(self, node: yaml.MappingNode) -> None:
-        # Every mapping comes here before it is built, and before merge keys are flattened into it
-        # (a key overriding a merged one is no repeat); a merged node may come again, flattened.
-        if id(node) not in self._looked_at:
-            self._looked_at.add(id(node))
-            if len(node.value) > 1:
-                keys = [key.value for key, _ in node.value if isinstance(key, yaml.ScalarNode)]
-                if len(set(keys)) != len(keys):
+        # Every mapping comes here before it is built, and before merge keys are flattened into it (a
+        # key overriding a merged one is no repeat). A merge source comes once more, flattened, when
+        # it is built itself: remembered, so that its merged keys are not taken for repeats then.
+        value = node.value
+        if len(value) > 1:
+            if id(node) not in self._looked_at:
+                self._looked_at.add(id(node))
+                try:
+                    repeats = len({key.value for key, _ in value}) != len(value)
+                except TypeError:  # a key that is itself a mapping or a list
+                    repeats = True
+                if repeats:
                     self.repeats[id(node)] = repeated_keys(node)
+        elif value and value[0][0].tag == _MERGE_TAG:
+            self._looked_at.add(id(node))
         super().flatten_mapping(node)
 
 

@@ -61,14 +61,13 @@ class FieldValidation:
         """``validate`` itself when it is one (to share its warnings), else a new one in that mode."""
         return validate if isinstance(validate, FieldValidation) else cls(validate)
 
-    def checked(self, obj: dict[str, Any], refuse: Refusal, kind: str = "",
-                of: ObjectType | None = None) -> dict[str, Any]:
+    def checked(self, obj: dict[str, Any], refuse: Refusal, of: ObjectType | None = None) -> dict[str, Any]:
         """``obj`` when it has no unknown field (by its kind's type, or ``of``); else refused, or a copy
         without them (the API server drops them, so the cluster never sees them)."""
         found = unknown_fields(obj, of)
         if not found:
             return obj
-        self._apply([(u.path, u.reason) for u in found], refuse, kind, "unknown")
+        self._apply([(u.path, u.reason) for u in found], refuse, str(obj.get("kind") or ""), "unknown")
         return without_fields(obj, [u.location for u in found])
 
     def repeated(self, duplicates: Sequence[DuplicateField], refuse: Refusal, kind: str = "") -> None:

@@ -174,7 +174,7 @@ def _expand(doc: Any, source: str, index: int, explicit: bool, fields: FieldVali
             return []
         if not isinstance(items, list):
             raise ManifestError(source, index, kind, None, "items", "expected a list")
-        fields.checked(doc, lambda path, reason: ManifestError(source, index, kind, None, path, reason), kind,
+        fields.checked(doc, lambda path, reason: ManifestError(source, index, kind, None, path, reason),
                        field_schema().list_type)
         return [_check_object(item, source, index, f"items[{i}].") for i, item in enumerate(items)]
     return [_check_object(doc, source, index, "")]
@@ -271,7 +271,7 @@ def checked_manifest(manifest: Manifest, check: Callable[[dict], None] = validat
     """``manifest`` once its fields are known (see ``fields``; unknown ones dropped when it allows) and
     ``check`` has passed on its object; every error located in the file."""
     obj = (fields or FieldValidation()).checked(
-        manifest.obj, lambda path, reason: ManifestError.at(manifest, path, reason), manifest.kind)
+        manifest.obj, lambda path, reason: ManifestError.at(manifest, path, reason))
     if obj is not manifest.obj:
         manifest = Manifest(manifest.source, manifest.doc_index, obj)
     try:

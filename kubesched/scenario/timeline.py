@@ -126,7 +126,7 @@ def _step(raw: Any, where: str, fields: FieldValidation) -> Step:
         if not isinstance(target, Mapping) or not target.get("kind"):
             raise TimelineError(f"{where}: object: create needs a manifest with a kind")
         _known_kind(str(target["kind"]), where)
-        obj = fields.checked(dict(target), _refusal(f"{where}: object"), str(target["kind"]))
+        obj = fields.checked(dict(target), _refusal(f"{where}: object"))
         return Step(at, action, where, obj=obj)
     kind, namespace, name = _target(target, where)
     if action != "delete" and kind != "Node":

@@ -57,6 +57,15 @@ def test_merge_keys_and_overrides_are_no_repeats(tmp_path: Path) -> None:
     assert doc["merged"] == {"x": 3, "y": 2}
 
 
+def test_a_merge_source_built_after_the_mapping_that_merges_it_shows_no_repeat(tmp_path: Path) -> None:
+    # ``user`` is built before ``c`` (shallower), so ``c`` is flattened for ``user`` first: its merged
+    # keys (x twice, from two sources) are no repeats when ``c`` is built itself.
+    text = "defs:\n  inner:\n    c: &c {<<: [{x: 1}, {x: 2}]}\nuser:\n  <<: *c\n  y: 3\n"
+    ((_, doc, repeats),) = read(tmp_path, "m.yaml", text)
+    assert repeats == []
+    assert doc["user"] == {"x": 1, "y": 3} and doc["defs"]["inner"]["c"] == {"x": 1}
+
+
 def test_a_repeat_inside_an_anchor_is_reported_once(tmp_path: Path) -> None:
     text = "a: &x {k: 1, k: 2}\nb: *x\n"
     ((_, _, repeats),) = read(tmp_path, "a.yaml", text)

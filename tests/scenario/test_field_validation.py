@@ -46,7 +46,7 @@ def test_strict_refuses_naming_the_first_field_and_listing_more() -> None:
     for extra in ("a", "b", "c", "d"):
         pod["spec"][extra] = 1
     with pytest.raises(Refused) as info:
-        FieldValidation().checked(pod, refuse("p.yaml"), "Pod")
+        FieldValidation().checked(pod, refuse("p.yaml"))
     assert str(info.value) == ('p.yaml: spec.nodeSelectr: unknown field "nodeSelectr" (did you mean "nodeSelector"?); '
                                "more unknown fields: spec.a, spec.b, spec.c, …")
 
@@ -54,8 +54,8 @@ def test_strict_refuses_naming_the_first_field_and_listing_more() -> None:
 def test_warn_reports_each_field_once_with_how_many_objects_had_it(caplog: pytest.LogCaptureFixture) -> None:
     fields = FieldValidation("warn")
     with caplog.at_level(logging.WARNING, logger="kubesched.scenario.field_validation"):
-        pruned = [fields.checked(misspelt_pod(f"p{i}"), refuse(f"document {i}"), "Pod") for i in range(3)]
-        fields.repeated([DuplicateField(("spec", "nodeName"), 4, 5)], refuse("document 3"), "Pod")
+        pruned = [fields.checked(misspelt_pod(f"p{i}"), refuse(f"document {i}")) for i in range(3)]
+        fields.repeated([DuplicateField(("spec", "nodeName"), 4, 5)], refuse("document 3"))
     assert all("nodeSelectr" not in p["spec"] for p in pruned)
     assert fields.warnings() == [
         'document 0: spec.nodeSelectr: unknown field "nodeSelectr" (did you mean "nodeSelector"?) '
@@ -73,7 +73,7 @@ def test_ignore_drops_silently(caplog: pytest.LogCaptureFixture) -> None:
     fields = FieldValidation("ignore")
     pod = misspelt_pod("p")
     with caplog.at_level(logging.DEBUG):
-        pruned = fields.checked(pod, refuse("p.yaml"), "Pod")
+        pruned = fields.checked(pod, refuse("p.yaml"))
         fields.repeated([DuplicateField(("kind",))], refuse("p.yaml"))
     assert "nodeSelectr" not in pruned["spec"] and "nodeSelectr" in pod["spec"]
     assert fields.warnings() == [] and caplog.records == []
@@ -81,7 +81,7 @@ def test_ignore_drops_silently(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_an_object_without_unknown_fields_is_returned_itself() -> None:
     pod = pod_dict("p")
-    assert FieldValidation("warn").checked(pod, refuse("p.yaml"), "Pod") is pod
+    assert FieldValidation("warn").checked(pod, refuse("p.yaml")) is pod
 
 
 def test_of_shares_a_field_validation_or_makes_one() -> None:
