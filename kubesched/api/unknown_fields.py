@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api.field_schema import LIST_OF, ObjectType, field_schema
+from kubesched.api.field_schema import LIST_OF, MAP_OF, OBJECT, ObjectType, field_schema
 from kubesched.util.suggest import did_you_mean
 
 Location = tuple[str | int, ...]
@@ -83,13 +83,13 @@ def _clean(value: Mapping[str, Any], of: ObjectType) -> bool:
             return False
     for key, steps, target in plan:
         child = value[key]
-        if not steps:
-            if type(child) is dict and not _clean(child, target):
+        if steps == OBJECT:
+            if isinstance(child, dict) and not _clean(child, target):
                 return False
         elif steps == LIST_OF:
-            if type(child) is list:
+            if isinstance(child, list):
                 for item in child:
-                    if type(item) is dict and not _clean(item, target):
+                    if isinstance(item, dict) and not _clean(item, target):
                         return False
         elif not _clean_within(child, steps, target):
             return False
@@ -97,23 +97,16 @@ def _clean(value: Mapping[str, Any], of: ObjectType) -> bool:
 
 
 def _clean_within(value: Any, steps: str, target: ObjectType) -> bool:
-    """``_clean`` for the objects held in lists and maps (``steps``, see ObjectType.nested)."""
-    if steps[0] == "[":
-        if type(value) is not list:
-            return True  # a wrong type is semantic validation's to report
-        items: Iterable[Any] = value
+    """``_clean`` for the objects held in lists and maps (``steps``, see ObjectType.nested); a value of
+    the wrong type holds no field to check (validation reports the type)."""
+    if steps == OBJECT:
+        return not isinstance(value, dict) or _clean(value, target)
+    if steps.startswith(LIST_OF):
+        items: Iterable[Any] = value if isinstance(value, list) else ()
     else:
-        if type(value) is not dict:
-            return True
-        items = value.values()
-    rest = steps[2:]
-    for item in items:
-        if rest:
-            if not _clean_within(item, rest, target):
-                return False
-        elif type(item) is dict and not _clean(item, target):
-            return False
-    return True
+        items = value.values() if isinstance(value, dict) else ()
+    rest = steps[len(LIST_OF):]
+    return all(_clean_within(item, rest, target) for item in items)
 
 
 def _locate(value: Mapping[str, Any], of: ObjectType, at: Location, found: list[UnknownField]) -> None:
@@ -128,15 +121,16 @@ def _locate(value: Mapping[str, Any], of: ObjectType, at: Location, found: list[
 
 
 def _locate_within(value: Any, steps: str, target: ObjectType, at: Location, found: list[UnknownField]) -> None:
-    if not steps:
+    rest = steps[len(LIST_OF):]
+    if steps == OBJECT:
         if isinstance(value, dict):
             _locate(value, target, at, found)
-    elif steps[0] == "[" and isinstance(value, list):
+    elif steps.startswith(LIST_OF) and isinstance(value, list):
         for i, item in enumerate(value):
-            _locate_within(item, steps[2:], target, (*at, i), found)
-    elif steps[0] == "{" and isinstance(value, dict):
+            _locate_within(item, rest, target, (*at, i), found)
+    elif steps.startswith(MAP_OF) and isinstance(value, dict):
         for key, item in value.items():
-            _locate_within(item, steps[2:], target, (*at, key), found)
+            _locate_within(item, rest, target, (*at, key), found)
 
 
 def without_fields(obj: dict[str, Any], locations: Iterable[Location]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.field_schema import field_schema
+from kubesched.api.field_schema import field_schema, parse_schema
 from kubesched.api.unknown_fields import field_path, object_type, unknown_fields, without_fields
 from kubesched.cluster.kinds import KNOWN_KINDS
 from tests.factories import node_dict, pod_dict
@@ -241,3 +241,18 @@ def test_the_api_server_finds_no_unknown_field_in_the_valid_objects(control_plan
     for kind, obj in VALID.items():
         if kind != "PodGroup":
             assert "unknown field" not in _server_dry_run(control_plane, obj), kind
+
+
+def test_objects_in_maps_and_lists_of_lists_are_walked() -> None:
+    schema = parse_schema({"kinds": {"v1": {"Thing": "Thing"}}, "types": {
+        "Thing": {"kind": 0, "byName": "{}Part", "grid": "[][]Part", "main": "Part"},
+        "Part": {"name": 0},
+    }})
+    thing = schema.types["Thing"]
+    clean = {"kind": "Thing", "byName": {"a": {"name": "x"}}, "grid": [[{"name": "y"}], []], "main": {"name": "z"}}
+    assert unknown_fields(clean, thing) == []
+    bad = {**clean, "byName": {"a": {"nam": "x"}}, "grid": [[{"name": "y"}, {"size": 1}]],
+           "main": {"name": "z", "x": 1}}
+    assert [u.path for u in unknown_fields(bad, thing)] == ["byName.a.nam", "grid[0][1].size", "main.x"]
+    wrong_types = {"kind": "Thing", "byName": [], "grid": {"a": 1}, "main": "z"}
+    assert unknown_fields(wrong_types, thing) == []
