@@ -383,6 +383,7 @@ def _job(obj: Mapping[str, Any]) -> None:
     for name in ("parallelism", "completions", "backoffLimit"):
         f.integer(spec.get(name), f"spec.{name}", minimum=0, maximum=f.INT32_MAX)
     f.boolean(spec.get("suspend"), "spec.suspend")
+    f.boolean(spec.get("manualSelector"), "spec.manualSelector")
     _selector(spec.get("selector"), "spec.selector")
     _pod_template(spec.get("template"), "spec.template")
 

@@ -7,7 +7,7 @@ import json
 from typing import TextIO
 
 from kubesched.app.cli import EXIT_OK
-from kubesched.app.options import add_output_flag, add_simulation_flags, gates_of
+from kubesched.app.options import add_output_flag, add_simulation_flags, field_validation, gates_of
 from kubesched.sim.capacity import capacity, format_capacity
 
 
@@ -26,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     gates = gates_of(args)
     result = capacity(args.scenario, args.pod, args.config, max_replicas=args.max, seed=args.seed,
-                      tie_break=args.tie_break, emulated_version=gates.version, feature_gates=dict(gates.overrides))
+                      tie_break=args.tie_break, validate=field_validation(args), emulated_version=gates.version,
+                      feature_gates=dict(gates.overrides))
     if args.output == "json":
         print(json.dumps(result.to_dict(), indent=2), file=out)
     else:

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from kubesched.api.labels import validate_label_key
 from kubesched.app.cli import EXIT_OK, one_line
-from kubesched.app.options import add_output_flag, add_simulation_flags, gates_of
+from kubesched.app.options import add_output_flag, add_simulation_flags, field_validation, gates_of
 from kubesched.sim.annotations import PREFIX, SIMULATOR_PREFIX, AnnotationRecorder
 from kubesched.sim.output import write_manifests
 from kubesched.sim.report import format_summary
@@ -99,6 +99,7 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                           emulated_version=gates.version, feature_gates=dict(gates.overrides),
                           tie_break=args.tie_break, progress=progress, timeline=args.timeline,
                           trace=args.trace, recorders=[annotations] if annotations is not None else [],
+                          validate=field_validation(args),
                           # The HTML report shows every attempt's full decision.
                           record="full" if args.report else "summary")
     finally:

@@ -2,20 +2,24 @@
 
 A bad manifest must be reported so a person can fix it at once: every error names the file, the
 document within it and the field (``scenario.yaml: document 3 (Pod default/web-1): spec...: reason``).
+Unknown and repeated fields are refused as kubectl's strict validation refuses them, or dropped, as
+the given :class:`~kubesched.scenario.field_validation.FieldValidation` says.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kubesched.api.errors import ObjectError
+from kubesched.api.field_schema import field_schema
 from kubesched.api.validation import validate_object
 from kubesched.cluster.kinds import KNOWN_KINDS
-from kubesched.scenario.documents import DocumentError, read_documents
+from kubesched.scenario.documents import DocumentError, DuplicateField, read_documents
+from kubesched.scenario.field_validation import FieldValidation
 from kubesched.util.yaml_limits import MAX_DEPTH, nesting_exceeds
 
 #: File name endings read from a folder, in any letter case (``.YAML`` and ``.Yml`` too).
@@ -150,8 +154,9 @@ def _check_object(obj: Any, source: str, index: int, prefix: str) -> dict:
     return obj
 
 
-def _expand(doc: Any, source: str, index: int, explicit: bool) -> list[dict]:
-    """The objects of one document: none, itself, or the items of a List."""
+def _expand(doc: Any, source: str, index: int, explicit: bool, fields: FieldValidation) -> list[dict]:
+    """The objects of one document: none, itself, or the items of a List (whose own fields are
+    checked here; each item is checked as a manifest of its own)."""
     if doc is None:
         return []
     has_kind = isinstance(doc, dict) and "kind" in doc
@@ -169,6 +174,8 @@ def _expand(doc: Any, source: str, index: int, explicit: bool) -> list[dict]:
             return []
         if not isinstance(items, list):
             raise ManifestError(source, index, kind, None, "items", "expected a list")
+        fields.checked(doc, lambda path, reason: ManifestError(source, index, kind, None, path, reason),
+                       field_schema().list_type)
         return [_check_object(item, source, index, f"items[{i}].") for i, item in enumerate(items)]
     return [_check_object(doc, source, index, "")]
 
@@ -204,15 +211,17 @@ def load_manifests(
     paths: Iterable[str | Path],
     *,
     validate: Callable[[dict], None] | None = None,
+    fields: FieldValidation | None = None,
 ) -> list[Manifest]:
     """Every object in ``paths`` (files or folders), in order.
 
     ``validate`` (default :func:`~kubesched.api.validation.validate_object`, what the API server
     would refuse) may raise ObjectError for a bad field; it is reported with the file and document.
-    Pass ``lambda obj: None`` to skip it. A path that yields no object is an error: it is almost
-    always the wrong path.
+    Pass ``lambda obj: None`` to skip it. ``fields`` treats unknown and repeated fields (default:
+    refused). A path that yields no object is an error: it is almost always the wrong path.
     """
     check = validate_object if validate is None else validate
+    fields = fields or FieldValidation()
     manifests: list[Manifest] = []
     for given in paths:
         if not isinstance(given, str | os.PathLike):
@@ -235,9 +244,11 @@ def load_manifests(
         before = len(manifests)
         for file, source, explicit in files:
             try:
-                for index, doc in read_documents(file):
-                    for obj in _expand(doc, source, index, explicit):
-                        manifests.append(checked_manifest(Manifest(source, index, obj), check))
+                for index, doc, repeated in read_documents(file):
+                    if repeated:
+                        _check_repeats(doc, source, index, repeated, fields)
+                    for obj in _expand(doc, source, index, explicit, fields):
+                        manifests.append(checked_manifest(Manifest(source, index, obj), check, fields))
             except DocumentError as err:
                 raise ManifestError(source, err.doc_index, None, None, "", err.reason) from err
         if len(manifests) == before:
@@ -246,8 +257,23 @@ def load_manifests(
     return manifests
 
 
-def checked_manifest(manifest: Manifest, check: Callable[[dict], None] = validate_object) -> Manifest:
-    """``manifest`` once ``check`` has passed on its object; its ObjectError located in the file."""
+def _check_repeats(doc: Any, source: str, index: int, repeated: Sequence[DuplicateField],
+                   fields: FieldValidation) -> None:
+    """Refuse or report the keys a document repeats, named with the document's kind and name."""
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    kind = kind if isinstance(kind, str) and kind else None
+    name = (_display_name(doc) if isinstance(doc, dict) else "") or None
+    fields.repeated(repeated, lambda path, reason: ManifestError(source, index, kind, name, path, reason), kind or "")
+
+
+def checked_manifest(manifest: Manifest, check: Callable[[dict], None] = validate_object,
+                     fields: FieldValidation | None = None) -> Manifest:
+    """``manifest`` once its fields are known (see ``fields``; unknown ones dropped when it allows) and
+    ``check`` has passed on its object; every error located in the file."""
+    obj = (fields or FieldValidation()).checked(
+        manifest.obj, lambda path, reason: ManifestError.at(manifest, path, reason))
+    if obj is not manifest.obj:
+        manifest = Manifest(manifest.source, manifest.doc_index, obj)
     try:
         check(manifest.obj)
     except ObjectError as err:
@@ -256,16 +282,18 @@ def checked_manifest(manifest: Manifest, check: Callable[[dict], None] = validat
 
 
 def objects_to_manifests(objects: Iterable[Any], source: str = "<objects>", *,
-                         depth_checked: bool = False) -> list[Manifest]:
+                         depth_checked: bool = False, fields: FieldValidation | None = None) -> list[Manifest]:
     """Object dicts given in code, checked as a file's documents are (``List`` objects expanded).
 
     Each dict counts as one document of ``source``, numbered from 1. ``depth_checked``: the caller
-    has already refused anything nested deeper than a file may be.
+    has already refused anything nested deeper than a file may be. An object with unknown fields is
+    replaced by a copy without them when ``fields`` allows it: the dicts given are never changed.
     """
+    fields = fields or FieldValidation()
     manifests: list[Manifest] = []
     for index, obj in enumerate(objects, start=1):
         if not depth_checked and isinstance(obj, dict) and nesting_exceeds(obj, MAX_DEPTH):
             raise ManifestError(source, index, None, None, "", f"too deeply nested (more than {MAX_DEPTH} levels)")
-        for item in _expand(obj, source, index, True):
-            manifests.append(checked_manifest(Manifest(source, index, item)))
+        for item in _expand(obj, source, index, True, fields):
+            manifests.append(checked_manifest(Manifest(source, index, item), fields=fields))
     return manifests

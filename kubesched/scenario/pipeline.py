@@ -6,7 +6,8 @@ parsed, arrival and duration annotations checked, and the admission pre-check ru
 (:mod:`kubesched.scenario.admission`). It takes paths, object dicts and options from code as well as from
 the command line; everything is checked here first, so that a wrong argument is a
 :class:`SimulationError` saying what was expected rather than a TypeError from deep inside, and dicts pass
-exactly the checks a file's documents pass. Nothing is copied: the cluster copies what it stores.
+exactly the checks a file's documents pass. Nothing is copied: the cluster copies what it stores
+(an object whose unknown fields are dropped, with ``validate="warn"`` or ``"ignore"``, is a copy).
 
 Order: objects that admission reads when other objects are created (Namespaces, whose labels
 namespace selectors match; PriorityClasses, which give pods their priority; StorageClasses, the
@@ -23,8 +24,10 @@ from typing import Any
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.objects import Node, Pod
+from kubesched.api.workload_selectors import WORKLOAD_KINDS, check_workload_selector
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.scenario.admission import ScenarioPriorityClasses, check_admission
+from kubesched.scenario.field_validation import FieldValidation, validate_mode
 from kubesched.scenario.manifests import (
     Manifest,
     ManifestError,
@@ -49,12 +52,14 @@ class Scenario:
     """A scenario read, put in creation order and checked: what a simulation loads into its cluster."""
 
     manifests: tuple[Manifest, ...] = ()
-    #: What is odd but allowed (a pod bound to a node the scenario lacks), one line each.
+    #: What is odd but allowed (a field dropped, a pod bound to a node the scenario lacks), one line each.
     warnings: tuple[str, ...] = ()
+    #: The unknown and duplicate fields dropped (``validate="warn"``), also first in ``warnings``.
+    field_warnings: tuple[str, ...] = ()
 
     def extended(self, extra: Sequence[Manifest]) -> Scenario:
         """This scenario with ``extra`` objects too (a plan's added nodes), checked as its own were."""
-        return _checked([*self.manifests, *extra], extra)
+        return _checked([*self.manifests, *extra], extra, self.field_warnings)
 
     def check_pod(self, pod: Manifest) -> None:
         """Refuse a pod to be created during the run (a capacity template) that the API server would
@@ -63,13 +68,29 @@ class Scenario:
         ScenarioPriorityClasses(self.manifests).check_pod(pod)
 
 
-def load_scenario(objects_or_paths: object) -> Scenario:
-    """Read a scenario (see :func:`scenario_manifests`) and check it for a run."""
-    manifests = scenario_manifests(objects_or_paths)
-    return _checked(manifests, manifests)
+def load_scenario(objects_or_paths: object, validate: str | bool | FieldValidation = "strict") -> Scenario:
+    """Read a scenario (see :func:`scenario_manifests`) and check it for a run.
+
+    ``validate`` treats unknown and duplicate fields as kubectl's ``--validate`` does (see
+    :mod:`kubesched.scenario.field_validation`); given a FieldValidation, the scenario's warnings
+    are every one it gave, the ones of what it read before (a template, a timeline) too."""
+    fields = field_validation(validate)
+    manifests = scenario_manifests(objects_or_paths, fields)
+    return _checked(manifests, manifests, tuple(fields.warnings()))
 
 
-def _checked(manifests: Sequence[Manifest], unchecked: Sequence[Manifest]) -> Scenario:
+def field_validation(validate: object) -> FieldValidation:
+    """The FieldValidation ``validate`` names; a SimulationError for a value that names none."""
+    if isinstance(validate, FieldValidation):
+        return validate
+    try:
+        return FieldValidation(validate_mode(validate))
+    except ValueError as err:
+        raise SimulationError(str(err)) from None
+
+
+def _checked(manifests: Sequence[Manifest], unchecked: Sequence[Manifest],
+             field_warnings: tuple[str, ...] = ()) -> Scenario:
     """``manifests`` in creation order once ``unchecked`` (some of them) parse and all pass admission."""
     validate_objects(unchecked)
     try:
@@ -78,29 +99,36 @@ def _checked(manifests: Sequence[Manifest], unchecked: Sequence[Manifest]) -> Sc
         raise SimulationError(str(err)) from None
     ordered = creation_order(manifests)
     check_admission(ordered)
-    return Scenario(tuple(ordered), tuple(bound_pod_warnings(ordered)))
+    return Scenario(tuple(ordered), (*field_warnings, *bound_pod_warnings(ordered)), field_warnings)
 
 
 def validate_objects(manifests: Iterable[Manifest]) -> None:
-    """Parse pods and nodes once up front so that a bad field is reported with file and document."""
+    """Parse pods and nodes once up front so that a bad field is reported with file and document, and
+    refuse a workload whose selector does not select its template's pods, as creating it would."""
     for m in manifests:
         try:
-            if m.kind == "Pod":
+            kind = m.kind
+            if kind == "Pod":
                 Pod.from_dict(m.obj)
-            elif m.kind == "Node":
+            elif kind == "Node":
                 Node.from_dict(m.obj)
+            elif kind in WORKLOAD_KINDS:
+                check_workload_selector(m.obj)
         except ObjectError as err:
             raise ManifestError.from_object_error(m, err) from None
 
 
-def load_template(template: str | Path | Mapping[str, Any], kind: str) -> Manifest:
+def load_template(template: str | Path | Mapping[str, Any], kind: str,
+                  validate: str | bool | FieldValidation = "strict") -> Manifest:
     """The one object of ``kind`` in a manifest file (or a private copy of the dict given), checked as a
-    scenario's objects are; SimulationError or ManifestError otherwise."""
+    scenario's objects are (``validate`` as for :func:`load_scenario`); SimulationError or
+    ManifestError otherwise."""
+    fields = field_validation(validate)
     if isinstance(template, Mapping):
         manifests = [Manifest("template", 0, _json_copy(template, "template"))]
         where = "template"
     else:
-        manifests = load_manifests([template])
+        manifests = load_manifests([template], fields=fields)
         where = str(template)
     if len(manifests) != 1 or manifests[0].kind != kind:
         found = ", ".join(str(m.obj.get("kind")) for m in manifests) or "nothing"
@@ -110,7 +138,7 @@ def load_template(template: str | Path | Mapping[str, Any], kind: str) -> Manife
     if not isinstance(name, str) or not name.strip("-"):
         raise SimulationError(f"{where}: {kind} template: metadata.name: Required value")
     if isinstance(template, Mapping):
-        checked_manifest(manifests[0])  # what reading a file checked
+        manifests = [checked_manifest(manifests[0], fields=fields)]  # what reading a file checked
     validate_objects(manifests)
     return manifests[0]
 
@@ -119,11 +147,12 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-def scenario_manifests(objects_or_paths: object) -> list[Manifest]:
+def scenario_manifests(objects_or_paths: object, fields: FieldValidation | None = None) -> list[Manifest]:
     """The manifests of a scenario given as paths (files or folders) and/or object dicts, in order.
 
     A single path or a single dict may be given alone. Dicts are checked as file documents are
-    (``List`` objects expanded); paths are read in the order given, dicts after them.
+    (``List`` objects expanded); paths are read in the order given, dicts after them. ``fields``
+    treats unknown and duplicate fields (default: refused).
     """
     if isinstance(objects_or_paths, str | Path | Mapping):
         items: list[Any] = [objects_or_paths]
@@ -142,8 +171,8 @@ def scenario_manifests(objects_or_paths: object) -> list[Manifest]:
         else:
             raise SimulationError(
                 f"objects_or_paths[{i}]: expected a manifest path or an object dict, got {_type_name(item)}")
-    manifests = load_manifests(paths) if paths else []
-    manifests += objects_to_manifests(objects, depth_checked=True)
+    manifests = load_manifests(paths, fields=fields) if paths else []
+    manifests += objects_to_manifests(objects, depth_checked=True, fields=fields)
     if not manifests:
         raise SimulationError("the scenario holds no Kubernetes objects")
     return manifests

@@ -9,23 +9,26 @@ A timeline is a YAML list of steps, each ``{at: DURATION, action: ACTION, object
 * ``drain`` - cordon the node, then delete every pod bound to it.
 
 ``at`` is a Go duration after the simulation starts (``"90s"``, ``"1h30m"``), or a number of seconds.
-Steps are read and checked here, as part of the input; :mod:`kubesched.sim.timeline` runs them on the
-cluster when the virtual clock reaches them.
+Steps are read and checked here, as part of the input (a file as manifests are read, the objects to
+create with their unknown and repeated fields treated as ``validate`` says); :mod:`kubesched.sim.timeline`
+runs them on the cluster when the virtual clock reaches them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kubesched.cluster.kinds import KindInfo, kind_info
+from kubesched.scenario.documents import DocumentError, DuplicateField, read_documents
+from kubesched.scenario.field_validation import FieldValidation
 from kubesched.scenario.timing import parse_duration_seconds
+from kubesched.util.suggest import did_you_mean
 
 ACTIONS = ("create", "delete", "cordon", "uncordon", "drain")
+STEP_FIELDS = ("at", "action", "object")
 
 
 class TimelineError(ValueError):
@@ -47,31 +50,58 @@ class Step:
     name: str = ""
 
 
-def load_timeline(source: str | Path | Sequence[Any]) -> list[Step]:
+def load_timeline(source: str | Path | Sequence[Any], validate: str | bool | FieldValidation = "strict") -> list[Step]:
     """Steps from a YAML file, or from a list of step dicts; sorted by time (stable)."""
+    try:
+        fields = FieldValidation.of(validate)
+    except ValueError as err:
+        raise TimelineError(str(err)) from None
     if isinstance(source, (str, Path)):
         where = str(source)
-        with open(source) as fh:
-            try:
-                data = yaml.safe_load(fh)
-            except yaml.YAMLError as err:
-                raise TimelineError(f"{where}: not valid YAML: {err}") from None
+        data, repeated = _read(Path(source))
+        _check_repeats(repeated, where, fields)
     else:
         where, data = "timeline", source
     if data is None:
         return []
     if not isinstance(data, list):
         raise TimelineError(f"{where}: expected a list of steps, got {type(data).__name__}")
-    steps = [_step(raw, f"{where}: step {i + 1}") for i, raw in enumerate(data)]
+    steps = [_step(raw, f"{where}: step {i + 1}", fields) for i, raw in enumerate(data)]
     return sorted(steps, key=lambda s: s.at)
 
 
-def _step(raw: Any, where: str) -> Step:
+def _read(path: Path) -> tuple[Any, tuple[DuplicateField, ...]]:
+    """The one document of a timeline file (None when empty), and the keys it repeats."""
+    try:
+        documents = list(read_documents(path))
+    except DocumentError as err:
+        raise TimelineError(f"{path}: {err.reason}") from None
+    if len(documents) > 1:
+        raise TimelineError(f"{path}: expected one document (a list of steps), found {len(documents)}")
+    return (documents[0][1], documents[0][2]) if documents else (None, ())
+
+
+def _check_repeats(repeated: Sequence[DuplicateField], where: str, fields: FieldValidation) -> None:
+    """Refuse or report the keys the file repeats, each named with its step (and ``object:``)."""
+    for repeat in repeated:
+        step, rest = where, repeat.location
+        if isinstance(rest[0], int):
+            step, rest = f"{where}: step {rest[0] + 1}", rest[1:]
+        if len(rest) > 1 and rest[0] == "object":
+            step, rest = f"{step}: object", rest[1:]
+        fields.repeated([DuplicateField(rest, repeat.first_line, repeat.line)], _refusal(step))
+
+
+def _refusal(where: str) -> Callable[[str, str], TimelineError]:
+    return lambda path, reason: TimelineError(f"{where}: {path}: {reason}")
+
+
+def _step(raw: Any, where: str, fields: FieldValidation) -> Step:
     if not isinstance(raw, Mapping):
         raise TimelineError(f"{where}: expected a mapping with at, action and object")
-    unknown = set(raw) - {"at", "action", "object"}
+    unknown = sorted(map(str, set(raw) - set(STEP_FIELDS)))
     if unknown:
-        raise TimelineError(f"{where}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
+        raise TimelineError(f"{where}: unknown field(s) {', '.join(unknown)}{did_you_mean(unknown[0], STEP_FIELDS)}")
     if "at" not in raw:
         raise TimelineError(f"{where}: at: required (a duration such as \"90s\")")
     at_value = raw["at"]
@@ -96,7 +126,8 @@ def _step(raw: Any, where: str) -> Step:
         if not isinstance(target, Mapping) or not target.get("kind"):
             raise TimelineError(f"{where}: object: create needs a manifest with a kind")
         _known_kind(str(target["kind"]), where)
-        return Step(at, action, where, obj=dict(target))
+        obj = fields.checked(dict(target), _refusal(f"{where}: object"))
+        return Step(at, action, where, obj=obj)
     kind, namespace, name = _target(target, where)
     if action != "delete" and kind != "Node":
         raise TimelineError(f"{where}: object: {action} applies to nodes, got {kind}")

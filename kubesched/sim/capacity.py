@@ -17,7 +17,7 @@ from typing import Any
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.recording.trace import SCHEDULED
-from kubesched.scenario.pipeline import load_scenario, load_template
+from kubesched.scenario.pipeline import field_validation, load_scenario, load_template
 from kubesched.sim.simulate import Simulation, SimulationError, SimulationResult, resolve_config
 
 
@@ -44,12 +44,16 @@ def capacity(
     tie_break: str = "random",
     emulated_version: str | None = None,
     feature_gates: Mapping[str, bool] | str | None = None,
+    validate: str | bool = "strict",
 ) -> CapacityResult:
-    """Schedule copies of ``pod`` after the scenario until one does not fit (or ``max_replicas`` did)."""
+    """Schedule copies of ``pod`` after the scenario until one does not fit (or ``max_replicas`` did).
+
+    ``validate``: unknown and duplicate fields of the scenario and the template, as for ``simulate``."""
     if max_replicas is not None and max_replicas < 0:
         raise SimulationError(f"--max: must be 0 or more, got {max_replicas}")
-    template = load_template(pod, "Pod")
-    scenario = load_scenario(objects_or_paths)
+    fields = field_validation(validate)
+    template = load_template(pod, "Pod", fields)
+    scenario = load_scenario(objects_or_paths, fields)
     scenario.check_pod(template)  # its replicas are created during the run
     cfg = resolve_config(config, emulated_version=emulated_version, feature_gates=feature_gates)
     sim = Simulation(scenario, cfg, seed=seed, tie_break=tie_break)

@@ -22,7 +22,7 @@ from typing import Any
 
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.scenario.manifests import Manifest
-from kubesched.scenario.pipeline import Scenario, load_scenario, load_template
+from kubesched.scenario.pipeline import Scenario, field_validation, load_scenario, load_template
 from kubesched.sim.simulate import Simulation, SimulationError, SimulationResult, resolve_config
 
 DEFAULT_MAX_NODES = 100
@@ -77,16 +77,19 @@ def plan(
     tie_break: str = "random",
     emulated_version: str | None = None,
     feature_gates: Mapping[str, bool] | str | None = None,
+    validate: str | bool = "strict",
 ) -> PlanResult:
     """The fewest copies of ``node_template`` to add so that no pod of the scenario stays pending.
 
     Pods that stay pending even with ``max_nodes`` copies (the node shape cannot take them) are
-    left out of the goal and reported in ``pending``.
+    left out of the goal and reported in ``pending``. ``validate``: unknown and duplicate fields of
+    the scenario and the template, as for ``simulate``.
     """
     if max_nodes < 0:
         raise SimulationError(f"--max-nodes: must be 0 or more, got {max_nodes}")
-    template = load_template(node_template, "Node").obj
-    scenario = load_scenario(objects_or_paths)
+    fields = field_validation(validate)
+    template = load_template(node_template, "Node", fields).obj
+    scenario = load_scenario(objects_or_paths, fields)
     cfg = resolve_config(config, emulated_version=emulated_version, feature_gates=feature_gates)
     added = _added_nodes(scenario, template, max_nodes)
     runs: dict[int, SimulationResult] = {}

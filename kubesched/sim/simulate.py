@@ -43,7 +43,7 @@ from kubesched.recording import (
 )
 from kubesched.recording.trace import AttemptRecord
 from kubesched.scenario.manifests import Manifest, ManifestError
-from kubesched.scenario.pipeline import Scenario, SimulationError, check_options, load_scenario
+from kubesched.scenario.pipeline import Scenario, SimulationError, check_options, field_validation, load_scenario
 from kubesched.scenario.timeline import Step, TimelineError, load_timeline
 from kubesched.scenario.timing import arrival_seconds
 from kubesched.scheduler import Scheduler
@@ -395,6 +395,7 @@ def simulate(
     arrivals: Iterable[Mapping[str, Any]] | None = None,
     emulated_version: str | None = None,
     feature_gates: Mapping[str, bool] | str | None = None,
+    validate: str | bool = "strict",
 ) -> SimulationResult:
     """Simulate scheduling the pending pods of a scenario; see the module docstring for the timing.
 
@@ -406,13 +407,16 @@ def simulate(
     sinks to report attempts to. ``arrivals`` is a lazy, time-ordered iterable of pending pod dicts
     carrying ``kubesched.io/arrival`` (e.g. :func:`kubesched.scenario.generate.poisson.poisson_pods`): each is read
     only when the previous one is due, so a million arrivals never sit in memory together; giving it
-    makes the run timed. ``emulated_version`` ("1.30" or "1.34", the default) and ``feature_gates``
-    (``{"Name": bool}`` or ``"Name=true,..."``) choose which kube-scheduler decides, as its
-    ``--emulated-version`` and ``--feature-gates`` do; a config given already loaded carries its own.
+    makes the run timed. ``validate`` treats unknown and duplicate fields of the scenario and the
+    timeline as kubectl's ``--validate`` does: "strict" refuses them, "warn" drops each and reports it
+    once in the warnings, "ignore" drops them (see :mod:`kubesched.scenario.field_validation`).
+    ``emulated_version`` ("1.30" or "1.34", the default) and ``feature_gates`` (``{"Name": bool}`` or
+    ``"Name=true,..."``) choose which kube-scheduler decides, as its ``--emulated-version`` and
+    ``--feature-gates`` do; a config given already loaded carries its own.
     """
     with long_lived_heap():  # the scenario's objects live for the whole call (see kubesched.util.gc_tuning)
         return _simulate(objects_or_paths, config, seed, burst, tie_break, progress=progress, timeline=timeline,
-                         record=record, trace=trace, recorders=recorders, arrivals=arrivals,
+                         record=record, trace=trace, recorders=recorders, arrivals=arrivals, validate=validate,
                          emulated_version=emulated_version, feature_gates=feature_gates)
 
 
@@ -431,17 +435,19 @@ def _simulate(
     arrivals: Iterable[Mapping[str, Any]] | None,
     emulated_version: str | None,
     feature_gates: Mapping[str, bool] | str | None,
+    validate: str | bool,
 ) -> SimulationResult:
     check_options(config, seed, burst, tie_break, progress)
     try:
         recorders_for(record)
     except ValueError as err:
         raise SimulationError(str(err)) from None
-    scenario = load_scenario(objects_or_paths)
-    try:
-        steps = load_timeline(timeline) if timeline is not None else []
+    fields = field_validation(validate)
+    try:  # read first, so that the scenario's warnings include the timeline's
+        steps = load_timeline(timeline, fields) if timeline is not None else []
     except TimelineError as err:
         raise SimulationError(str(err)) from None
+    scenario = load_scenario(objects_or_paths, fields)
     cfg = resolve_config(config, emulated_version=emulated_version, feature_gates=feature_gates)
     writer = TraceWriter(trace) if trace is not None else None
     try:

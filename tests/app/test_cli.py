@@ -296,6 +296,7 @@ def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) ->
     (["--tie-break", "coin"], "argument --tie-break: invalid choice: 'coin'"),
     (["--seed", "abc"], "argument --seed: invalid int value: 'abc'"),
     (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--validate", "lenient"], "argument --validate: expected strict, warn or ignore (or true, false), got 'lenient'"),
 ])
 def test_bad_option_value_is_a_one_line_usage_error(scenario: Path, capsys: pytest.CaptureFixture[str],
                                                     args: list[str], want: str) -> None:
@@ -618,3 +619,69 @@ def test_a_broken_pipe_that_is_not_standard_outputs_is_still_an_error(
     monkeypatch.setattr("kubesched.app.simulate.simulate", broken)
     assert main(["simulate", str(scenario)]) == 2
     assert _error_line(capsys) == "kubesched: error: Broken pipe"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# --validate: unknown and duplicate fields, as kubectl's --validate treats them
+
+MISSPELT = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big}
+spec:
+  containers: [{name: c, image: x, resources: {request: {cpu: "64"}}}]
+  nodeSelector: {disk: ssd}
+  nodeSelector: {}
+"""
+REQUEST = ('document 2 (Pod default/big): spec.containers[0].resources.request: unknown field "request" '
+           '(did you mean "requests"?)')
+REPEAT = 'document 2 (Pod default/big): spec.nodeSelector: duplicate field "nodeSelector" (lines 11 and 12)'
+
+
+@pytest.mark.parametrize("flag", [[], ["--validate", "strict"], ["--validate=true"], ["--validate", "Strict"]])
+def test_unknown_and_duplicate_fields_are_refused_by_default(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             flag: list[str]) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(MISSPELT)
+    assert main(["simulate", str(path), *flag]) == 2
+    assert _error_line(capsys) == f"kubesched: error: {path}: {REPEAT}"
+
+
+def test_warn_prints_each_field_once_and_lists_it_in_the_summary(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(MISSPELT)
+    assert main(["simulate", str(path), "--validate", "warn"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [f"kubesched: WARNING: {path}: {REPEAT}",
+                                         f"kubesched: WARNING: {path}: {REQUEST}"]
+    assert f"  {path}: {REQUEST}" in captured.out.splitlines()
+    assert "Scheduled 1/1 pending pods" in captured.out  # the request was dropped: the pod asks for nothing
+
+
+@pytest.mark.parametrize("flag", ["--validate=ignore", "--validate=false"])
+def test_ignore_drops_silently(tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(MISSPELT)
+    assert main(["simulate", str(path), flag]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and "unknown field" not in captured.out
+
+
+@pytest.mark.parametrize("command", ["capacity", "plan"])
+def test_capacity_and_plan_take_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(MISSPELT)
+    template = REPO / "examples" / "capacity" / ("web-replica.yaml" if command == "capacity" else "gpu-node.yaml")
+    flag = "--pod" if command == "capacity" else "--node-template"
+    assert main([command, str(path), flag, str(template), "-o", "json"]) == 2
+    assert _error_line(capsys) == f"kubesched: error: {path}: {REPEAT}"
+    assert main([command, str(path), flag, str(template), "-o", "json", "--validate", "warn"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)
+    assert f"kubesched: WARNING: {path}: {REQUEST}" in captured.err.splitlines()

@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from kubesched.api.errors import ObjectError
+from kubesched.scenario.field_validation import FieldValidation
 from kubesched.scenario.manifests import Manifest, ManifestError, load_manifests, objects_to_manifests
 from tests.corpus import CORPUS
+
+REPO = Path(__file__).resolve().parents[2]
 
 NODE = "apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n"
 POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers: []\n"
@@ -278,3 +281,82 @@ def test_objects_given_in_code_are_checked_and_lists_expanded() -> None:
     with pytest.raises(ManifestError, match=r"^<objects>: document 2 \(Node a\): spec.unschedulable: expected a "
                                             "boolean"):
         objects_to_manifests([node, bad])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Unknown and repeated fields: refused as kubectl's strict validation refuses them
+
+
+USER_POD = (NODE.format(name="n") + "---\n"
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\nspec:\n  containers:\n  - name: c\n    image: x\n"
+            "    resources:\n      request:\n        cpu: \"64\"\n")
+
+FIELD_ERRORS: list[tuple[str, str, str, str]] = [
+    ("misspelt requests", "s.yaml", USER_POD,
+     ': document 2 (Pod default/big): spec.containers[0].resources.request: unknown field "request" '
+     '(did you mean "requests"?)'),
+    ("misspelt nodeSelector", "s.yaml", POD.format(name="p") + "  nodeSelectr:\n    disk: ssd\n",
+     ': document 1 (Pod default/p): spec.nodeSelectr: unknown field "nodeSelectr" (did you mean "nodeSelector"?)'),
+    ("several unknown fields", "s.yaml", USER_POD + "  nodeSelectr: {}\n  tolerashuns: []\n",
+     ': document 2 (Pod default/big): spec.containers[0].resources.request: unknown field "request" '
+     '(did you mean "requests"?); more unknown fields: spec.nodeSelectr, spec.tolerashuns'),
+    ("deployment template", "d.yaml",
+     "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: w}}\n"
+     "  template:\n    metadata: {labels: {app: w}}\n    spec:\n      containers: [{name: c, image: x}]\n"
+     "      tolerations: [{key: k, operater: Exists}]\n",
+     ': document 1 (Deployment default/web): spec.template.spec.tolerations[0].operater: unknown field "operater" '
+     '(did you mean "operator"?)'),
+    ("pod group", "g.yaml",
+     "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\nspec: {minMembers: 3}\n",
+     ': document 1 (PodGroup default/g): spec.minMembers: unknown field "minMembers" (did you mean "minMember"?)'),
+    ("list item", "l.yaml",
+     "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n  spc: {}\n",
+     ': document 1 (Node a): spc: unknown field "spc" (did you mean "spec"?)'),
+    ("list wrapper", "l.yaml", "apiVersion: v1\nkind: List\nmetadata: {resourceVersion: ''}\nitem: []\nitems: []\n",
+     ': document 1 (List): item: unknown field "item" (did you mean "items"?)'),
+    ("repeated yaml key", "s.yaml", POD.format(name="p") + "  nodeName: a\n  nodeName: b\n",
+     ': document 1 (Pod default/p): spec.nodeName: duplicate field "nodeName" (lines 7 and 8)'),
+    ("repeated key in a list item", "l.yaml",
+     "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  kind: Node\n  metadata: {name: a}\n",
+     ': document 1 (List): items[0].kind: duplicate field "kind" (lines 5 and 6)'),
+    ("repeated json key", "n.json", '{"apiVersion": "v1", "kind": "Node",\n "metadata": {"name": "a"},\n'
+                                    ' "metadata": {"name": "b"}}',
+     ': document 1 (Node b): metadata: duplicate field "metadata" (lines 2 and 3)'),
+]
+
+
+@pytest.mark.parametrize(("name", "file", "text", "want"), FIELD_ERRORS, ids=[r[0] for r in FIELD_ERRORS])
+def test_unknown_and_repeated_fields_are_errors_naming_file_document_and_field(
+        tmp_path: Path, name: str, file: str, text: str, want: str) -> None:
+    assert error_for(tmp_path, text, name=file) == want
+
+
+def test_warn_and_ignore_drop_unknown_fields_and_keep_the_last_of_repeated_keys(tmp_path: Path) -> None:
+    path = write(tmp_path, "s.yaml", USER_POD + "  nodeName: a\n  nodeName: n\n")
+    for mode in ("warn", "ignore"):
+        fields = FieldValidation(mode)
+        (_, pod) = load_manifests([path], fields=fields)
+        container = pod.obj["spec"]["containers"][0]
+        assert container["resources"] == {} and pod.obj["spec"]["nodeName"] == "n"
+        assert fields.warnings() == ([
+            f'{path}: document 2 (Pod default/big): spec.nodeName: duplicate field "nodeName" (lines 17 and 18)',
+            f'{path}: document 2 (Pod default/big): spec.containers[0].resources.request: unknown field "request" '
+            '(did you mean "requests"?)',
+        ] if mode == "warn" else [])
+
+
+def test_objects_given_in_code_are_checked_for_unknown_fields_and_left_unchanged() -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}, "spec": {"unschedulabel": True}}
+    with pytest.raises(ManifestError, match=r'^<objects>: document 1 \(Node a\): spec.unschedulabel: unknown field '
+                                            r'"unschedulabel" \(did you mean "unschedulable"\?\)$'):
+        objects_to_manifests([node])
+    (loaded,) = objects_to_manifests([node], fields=FieldValidation("ignore"))
+    assert loaded.obj["spec"] == {} and node["spec"] == {"unschedulabel": True}
+
+
+def test_every_example_and_conformance_scenario_loads_under_strict_validation() -> None:
+    scenarios = [REPO / "examples" / name for name in ("cluster", "capacity", "coscheduling")]
+    scenarios += [REPO / "examples" / "plugins" / "scenario.yaml"]
+    scenarios += sorted(CORPUS.glob("*/scenario.yaml"))
+    for scenario in scenarios:
+        assert load_manifests([scenario], fields=FieldValidation("strict")), scenario

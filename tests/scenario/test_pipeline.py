@@ -3,6 +3,7 @@ for simulate, capacity and plan."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ import pytest
 from kubesched.config import ConfigError
 from kubesched.scenario.manifests import Manifest, ManifestError
 from kubesched.scenario.pipeline import SimulationError, bound_pod_warnings, creation_order, scenario_manifests
+from kubesched.sim.capacity import capacity
+from kubesched.sim.plan import plan
 from kubesched.sim.simulate import simulate
 from tests.factories import node_dict, pod_dict
 from tests.scenario.builders import classless_pod, namespace, priority_class
@@ -229,3 +232,94 @@ def test_what_simulates_runs_under_capacity_and_plan_from_the_command_line(
     assert main(["plan", str(scenario), "--node-template", str(node), "--max-nodes", "3", "-o", "json",
                  "--tie-break", "name"]) == 0
     assert json.loads(capsys.readouterr().out)["nodesToAdd"] == want[2]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Strict field validation, as kubectl's --validate: the first day's three surprises
+
+
+def four_cpu_node() -> dict[str, Any]:
+    return node_dict("n", cpu="4")
+
+
+def asks_64_cpus_with_request() -> dict[str, Any]:
+    pod = pod_dict("big")
+    pod["spec"]["containers"][0]["resources"] = {"request": {"cpu": "64"}}
+    return pod
+
+
+def misspelt_node_selector() -> dict[str, Any]:
+    pod = pod_dict("picky")
+    pod["spec"]["nodeSelectr"] = {"disk": "ssd"}
+    return pod
+
+
+def mismatched_deployment() -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "frontend"}},
+                                  "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+
+
+@pytest.mark.parametrize(("obj", "message"), [
+    pytest.param(asks_64_cpus_with_request, r'^<objects>: document 2 \(Pod default/big\): '
+                 r'spec.containers\[0\].resources.request: unknown field "request" \(did you mean "requests"\?\)$',
+                 id="requests-misspelt"),
+    pytest.param(misspelt_node_selector, r'^<objects>: document 2 \(Pod default/picky\): spec.nodeSelectr: '
+                 r'unknown field "nodeSelectr" \(did you mean "nodeSelector"\?\)$', id="node-selector-misspelt"),
+    pytest.param(mismatched_deployment, r'^<objects>: document 2 \(Deployment default/web\): '
+                 r'spec.template.metadata.labels: Invalid value: \{"app":"frontend"\}: '
+                 r'`selector` does not match template `labels`$', id="selector-misses-the-template"),
+])
+def test_the_first_days_three_surprises_are_refused(obj: Any, message: str) -> None:
+    # Before, the first pod was bound to the 4-CPU node, the second ran anywhere and the
+    # Deployment's controller created pods its selector never saw.
+    with pytest.raises(ManifestError, match=message):
+        simulate([four_cpu_node(), obj()])
+
+
+def test_warn_drops_the_fields_reports_each_once_and_leaves_the_dicts_given_alone() -> None:
+    pods = [asks_64_cpus_with_request(), misspelt_node_selector()]
+    pods.append({**asks_64_cpus_with_request(), "metadata": {"name": "big-2", "namespace": "default"}})
+    given = [four_cpu_node(), *pods]
+    before = copy.deepcopy(given)
+    result = simulate(given, validate="warn")
+    assert result.final == {"default/big": "n", "default/picky": "n", "default/big-2": "n"}
+    assert result.warnings[:2] == [
+        '<objects>: document 2 (Pod default/big): spec.containers[0].resources.request: unknown field "request" '
+        '(did you mean "requests"?) (also in 1 more object)',
+        '<objects>: document 3 (Pod default/picky): spec.nodeSelectr: unknown field "nodeSelectr" '
+        '(did you mean "nodeSelector"?)',
+    ]
+    assert given == before
+    assert result.cluster is not None
+    assert "nodeSelectr" not in result.cluster.get("Pod", "default", "picky")["spec"]
+
+
+def test_ignore_drops_the_fields_silently_but_validation_still_refuses() -> None:
+    result = simulate([four_cpu_node(), asks_64_cpus_with_request()], validate="ignore")
+    assert result.final == {"default/big": "n"} and result.warnings == []
+    with pytest.raises(ManifestError, match="`selector` does not match template `labels`"):
+        simulate([four_cpu_node(), mismatched_deployment()], validate="ignore")
+
+
+def test_a_bad_validate_value_is_a_simulation_error() -> None:
+    with pytest.raises(SimulationError, match=r"^validate: expected one of 'strict', 'warn', 'ignore'"):
+        simulate([four_cpu_node()], validate="lenient")
+
+
+def test_templates_of_capacity_and_plan_are_checked_and_their_warnings_kept() -> None:
+    template = asks_64_cpus_with_request()
+    with pytest.raises(ManifestError, match=r'^template \(Pod default/big\): spec.containers\[0\].resources.request: '
+                                            'unknown field "request"'):
+        capacity([four_cpu_node()], template, max_replicas=2)
+    result = capacity([four_cpu_node()], template, max_replicas=2, validate="warn")
+    assert result.replicas == 2
+    assert result.simulation is not None
+    assert result.simulation.warnings[0].startswith('template (Pod default/big): spec.containers[0].resources.request')
+    node = {**node_dict("extra"), "spec": {"unschedulabel": True}}
+    with pytest.raises(ManifestError, match=r"^template \(Node extra\): spec.unschedulabel: unknown field"):
+        plan([four_cpu_node(), pod_dict("p")], node)
+    planned = plan([four_cpu_node(), pod_dict("p")], node, validate="warn", max_nodes=2)
+    assert planned.simulation is not None
+    assert planned.simulation.warnings[0].startswith("template (Node extra): spec.unschedulabel: unknown field")

@@ -51,3 +51,40 @@ def test_bad_timeline_steps_name_the_step_and_field(step: dict[str, Any], messag
         simulate([node_dict("n1"), pod_dict("p")], timeline=[{"at": 0, "action": "cordon", "object": "n1"}, step])
 
 
+
+
+NEW_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}, "spec": {"unschedulabel": True}}
+
+
+def test_objects_to_create_are_checked_for_unknown_fields() -> None:
+    steps = [{"at": "1s", "action": "create", "object": NEW_NODE}]
+    with pytest.raises(TimelineError, match=r'^timeline: step 1: object: spec.unschedulabel: unknown field '
+                                            r'"unschedulabel" \(did you mean "unschedulable"\?\)$'):
+        load_timeline(steps)
+    (step,) = load_timeline(steps, "ignore")
+    assert step.obj is not None and step.obj["spec"] == {}
+    assert NEW_NODE["spec"] == {"unschedulabel": True}  # the step given is left alone
+
+
+def test_warn_reports_a_timeline_object_with_the_scenario() -> None:
+    result = simulate([node_dict("n1"), pod_dict("p")], timeline=[{"at": "1s", "action": "create",
+                                                                   "object": NEW_NODE}], validate="warn")
+    assert result.warnings[0].startswith('timeline: step 1: object: spec.unschedulabel: unknown field')
+    assert result.cluster is not None and result.cluster.get("Node", None, "n2")["spec"] == {}
+
+
+def test_repeated_keys_in_a_timeline_file_name_the_step_and_lines(tmp_path: Path) -> None:
+    path = tmp_path / "timeline.yaml"
+    path.write_text("- {at: 1s, action: cordon, object: n1}\n"
+                    "- at: 2s\n  action: create\n  object:\n    apiVersion: v1\n    kind: Node\n"
+                    "    metadata: {name: n2, name: n3}\n")
+    with pytest.raises(TimelineError, match=rf'^{path}: step 2: object: metadata.name: duplicate field "name" '
+                                            r"\(line 7\)$"):
+        load_timeline(path)
+    steps = load_timeline(path, "warn")
+    assert steps[1].obj is not None and steps[1].obj["metadata"] == {"name": "n3"}
+
+
+def test_an_unknown_step_field_gets_a_hint() -> None:
+    with pytest.raises(TimelineError, match=r'unknown field\(s\) actoin \(did you mean "action"\?\)'):
+        load_timeline([{"at": "1s", "actoin": "cordon", "object": "n1"}])
