@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from benchmarks.run import ALL_CASES, BenchmarkError, get_case, profile_case, run_in_subprocess
 from benchmarks.storage_workloads import SimCase
-from benchmarks.workloads import Case
+from benchmarks.workloads import EMULATED_VERSION_ENV, Case, emulated_features
+from kubesched.config.features import check_version
 
 COLUMNS = ("workload", "nodes", "existing", "measured", "config", "path", "pods/s", "wall s", "pods/cpu-s",
            "peak MiB")
@@ -112,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run the selected cases N times, round after round, and keep each case's fastest run "
                              "(steadier figures on a shared machine)")
+    parser.add_argument("--emulated-version", metavar="VERSION",
+                        help="the kube-scheduler version every case runs as (default: kubesched's, 1.34)")
     parser.add_argument("--live", action="store_true",
                         help="kubesched run and upstream kube-scheduler side by side on a real API server "
                              "(benchmarks/live.py; with --quick, reduced sizes)")
@@ -126,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         print(profile_case(get_case(args.profile, args.measured), sort=args.sort))
         return 0
 
+    if args.emulated_version:
+        os.environ[EMULATED_VERSION_ENV] = check_version(args.emulated_version)  # each case's subprocess reads it
     cases = select(ALL_CASES.values(), only=args.only, quick=args.quick)
     if not cases:
         print(f"no case matches {args.only!r}; known: {', '.join(ALL_CASES)}", file=sys.stderr)
@@ -146,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                        "config": case.config, "path": getattr(case, "path", "core"), "error": str(err)}
             best[case.name] = better(best.get(case.name), row)
     rows = [best[case.name] for case in cases]
+    print(f"kube-scheduler v{emulated_features().version} emulated\n")
     print(format_table(rows))
     compared = compare_user_paths(rows)
     if compared:

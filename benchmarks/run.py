@@ -26,7 +26,17 @@ from typing import Any
 
 import kubesched
 from benchmarks.storage_workloads import SIM_CASES, SimCase, objects
-from benchmarks.workloads import CASES, USER_PATHS, Case, config_dict, existing_pods, measured_pods, nodes, prepare
+from benchmarks.workloads import (
+    CASES,
+    USER_PATHS,
+    Case,
+    config_dict,
+    emulated_version,
+    existing_pods,
+    measured_pods,
+    nodes,
+    prepare,
+)
 from kubesched.recording import FullRecorder, Recorder, SummaryRecorder, TraceWriter
 from kubesched.scenario.pipeline import load_scenario
 from kubesched.sim.simulate import Simulation, resolve_config
@@ -66,7 +76,8 @@ def measure_simulation(case: SimCase, *, profile: cProfile.Profile | None = None
     """Run ``case`` as ``kubesched.simulate(objects, burst=True)`` does: the scenario read and checked by
     the input pipeline and loaded into the embedded control plane untimed, then the simulation run timed."""
     setup_start = time.perf_counter()
-    sim = Simulation(load_scenario(list(objects(case))), resolve_config(None), seed=0)
+    sim = Simulation(load_scenario(list(objects(case))), resolve_config(None, emulated_version=emulated_version()),
+                     seed=0)
     sim.load()
     setup_s = time.perf_counter() - setup_start
     if profile is not None:
@@ -178,7 +189,8 @@ def measure_user_path(case: Case, *, profile: cProfile.Profile | None = None) ->
         if profile is not None:
             profile.enable()
         start, cpu_start = time.perf_counter(), cpu_seconds()
-        result = kubesched.simulate(objects, config=config_dict(case.percentage), burst=True, **options)
+        result = kubesched.simulate(objects, config=config_dict(case.percentage), burst=True,
+                                    emulated_version=emulated_version(), **options)
         wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
         if profile is not None:
             profile.disable()

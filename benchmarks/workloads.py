@@ -13,6 +13,7 @@ result) on the same objects, with the recording the path names (:data:`USER_PATH
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import uuid
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from typing import Any
 
 from kubesched.clock import VirtualClock
 from kubesched.config import load_config
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.scenario.generate.perf import (
     HOSTNAME_LABEL,
@@ -68,6 +70,19 @@ class Case:
         return Case(self.name, self.workload, self.nodes, self.existing, measured, self.config,
                     self.percentage, self.quick, self.path)
 
+
+
+#: The environment variable ``python -m benchmarks --emulated-version V`` hands every case's subprocess.
+EMULATED_VERSION_ENV = "KUBESCHED_BENCH_EMULATED_VERSION"
+
+
+def emulated_version() -> str | None:
+    """The kube-scheduler version the benchmarks run as (None: kubesched's default)."""
+    return os.environ.get(EMULATED_VERSION_ENV) or None
+
+
+def emulated_features() -> FeatureGates:
+    return feature_gates(emulated_version())
 
 #: User paths: the ``kubesched.simulate()`` options each one adds to the defaults (burst arrival aside,
 #: which every case uses). "trace" streams the full trace to a file in a temporary folder.
@@ -222,10 +237,11 @@ class Prepared:
 def prepare(case: Case, *, seed: int = 0) -> Prepared:
     """Build the cluster and scheduler for ``case`` and create the pending burst (not timed)."""
     clock = VirtualClock(START_TIME)
-    cluster = EmbeddedCluster(clock=clock.now, uid_factory=_counting_uids())
+    features = emulated_features()
+    cluster = EmbeddedCluster(clock=clock.now, uid_factory=_counting_uids(), features=features)
     for obj in itertools.chain(nodes(case), existing_pods(case)):
         cluster.create(obj)
-    config = load_config(config_dict(case.percentage))
+    config = load_config(config_dict(case.percentage), features=features)
     scheduler = Scheduler(cluster, config, clock=clock, rng=random.Random(seed))
     driver = Driver(cluster, scheduler, clock, detect_loops=False)
     driver.start()
