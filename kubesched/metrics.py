@@ -17,6 +17,9 @@ Who updates what:
   clock) and ``scheduler_pod_scheduling_attempts`` once a pod is bound, ``scheduler_preemption_attempts_total``
   and ``scheduler_preemption_victims`` (after DefaultPreemption's PostFilter), and which cycles time
   their plugins;
+- asynchronous preemption (registered only with ``SchedulerAsyncPreemption``, as upstream), as each job
+  ends: ``scheduler_preemption_goroutines_duration_seconds{result}`` and
+  ``scheduler_preemption_goroutines_execution_total{result}``;
 - the framework (:class:`FrameworkMetrics`, one per profile):
   ``scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}`` around every
   extension point but Filter (timed per node upstream, so not at all), and on one cycle in ten
@@ -58,6 +61,10 @@ def exponential_buckets(start: float, factor: float, count: int) -> tuple[float,
 
 class SchedulerMetrics:
     """Every metric of one scheduler, registered in ``registry`` (a fresh one by default)."""
+
+    #: Asynchronous preemption's metrics, once :meth:`register_async_preemption` made them.
+    preemption_goroutines_duration: Histogram | None = None
+    preemption_goroutines_execution: Counter | None = None
 
     def __init__(self, registry: CollectorRegistry | None = None, *,
                  plugin_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT,
@@ -189,6 +196,25 @@ class SchedulerMetrics:
         self.preemption_attempts.inc()
         if victims is not None:
             self.preemption_victims.observe(victims)
+
+    def register_async_preemption(self) -> None:
+        """Register the asynchronous preemption metrics (once; kube-scheduler does with the gate on)."""
+        if self.preemption_goroutines_duration is not None:
+            return
+        self.preemption_goroutines_duration = Histogram(
+            "scheduler_preemption_goroutines_duration_seconds",
+            "Duration in seconds for running goroutines for the preemption.",
+            ["result"], buckets=exponential_buckets(0.01, 2, 20), registry=self.registry)
+        self.preemption_goroutines_execution = Counter(
+            "scheduler_preemption_goroutines_execution", "Number of preemption goroutines executed.",
+            ["result"], registry=self.registry)
+
+    def observe_preemption_goroutine(self, result: str, seconds: float) -> None:
+        """An asynchronous preemption ended: ``result`` is "success" or "error" (nothing when unregistered)."""
+        if self.preemption_goroutines_duration is None or self.preemption_goroutines_execution is None:
+            return
+        self.preemption_goroutines_duration.labels(result=result).observe(seconds)
+        self.preemption_goroutines_execution.labels(result=result).inc()
 
     def set_cache_source(self, source: Callable[[], Mapping[str, int]]) -> None:
         """Where ``scheduler_cache_size`` reads its counts when scraped ({"nodes": n, "pods": n, ...})."""

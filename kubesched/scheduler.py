@@ -46,6 +46,27 @@ BACKOFF_FLUSH_PERIOD = 1.0
 LEFTOVER_FLUSH_PERIOD = 30.0
 
 
+class _JobStep:
+    """A job of :meth:`Scheduler.run_async` queued as a task: each call runs its next step."""
+
+    __slots__ = ("job",)
+
+    def __init__(self, job: Iterator[None]) -> None:
+        self.job = job
+
+    def step(self) -> bool:
+        """Run to the job's next ``yield``; whether there is more to run."""
+        return next(self.job, _DONE) is not _DONE
+
+
+_DONE = object()
+
+
+def _run_to_end(job: Iterator[None]) -> None:
+    for _ in job:
+        pass
+
+
 class Scheduler:
     """kube-scheduler's Scheduler: cache, queue, profiles and the loop that joins them."""
 
@@ -77,6 +98,8 @@ class Scheduler:
         self.rng = rng or random.Random()
         self.tie_break = tie_break
         self.metrics = metrics or SchedulerMetrics()
+        if self.features.enabled("SchedulerAsyncPreemption"):
+            self.metrics.register_async_preemption()
         self.snapshot = Snapshot()
         self.cache = Cache(clock.now, ttl=timedelta(0))
         self.pod_store = PodStore()
@@ -86,7 +109,7 @@ class Scheduler:
         self.cycle_numbers: Iterator[int] = itertools.count(1)
         #: Pods whose binding cycle waits in PreBind (for the cluster to bind their claims).
         self.waiting_in_pre_bind: set[str] = set()
-        self._tasks: deque[Callable[[], None]] = deque()
+        self._tasks: deque[Callable[[], None] | _JobStep] = deque()
         self._tasks_lock = threading.Lock()
         self._executor = executor
         self._watch: Any = None
@@ -106,8 +129,11 @@ class Scheduler:
             cluster=self.cluster, clock=self.clock, snapshot=lambda: self.snapshot, listers=self.listers,
             extenders=self.extenders, event_recorder=self.events, pod_lister=self.pod_store.list,
             # pod_lister: the scheduler's informer view of a pod (what kube-scheduler's podLister answers),
-            # so no plugin needs a live GET in the scheduling or binding cycle.
-            extra_handle={"rng": self.rng, "tie_break": self.tie_break, "pod_lister": self.pod_store.current},
+            # so no plugin needs a live GET in the scheduling or binding cycle. run_async, activate and
+            # metrics serve preemption off the scheduling loop.
+            extra_handle={"rng": self.rng, "tie_break": self.tie_break, "pod_lister": self.pod_store.current,
+                          "run_async": self.run_async, "activate": lambda pods: self.queue.activate(pods),
+                          "metrics": self.metrics},
         ), registry)
 
     def _wire(self, profiles: ProfileMap) -> None:
@@ -262,16 +288,31 @@ class Scheduler:
         with self._tasks_lock:
             self._tasks.append(task)
 
+    def run_async(self, job: Iterator[None]) -> None:
+        """Run a job off the scheduling loop (asynchronous preemption): live, all of it as one task of the
+        pool; in simulation one step (up to the job's next ``yield``) per queued task."""
+        if self._executor is not None:
+            self._executor(lambda: _run_to_end(job))
+            return
+        with self._tasks_lock:
+            self._tasks.append(_JobStep(job))
+
     def run_pending_tasks(self) -> int:
-        """Run queued tasks (binding cycles) until none is left; returns how many ran."""
+        """Run queued tasks (binding cycles, job steps) until none is left, or until a job step ran: what
+        it wrote to the cluster is to be seen before the job goes on. Returns how many ran."""
         ran = 0
         while True:
             with self._tasks_lock:
                 if not self._tasks:
                     return ran
                 task = self._tasks.popleft()
-            task()
             ran += 1
+            if isinstance(task, _JobStep):
+                if task.step():
+                    with self._tasks_lock:
+                        self._tasks.append(task)
+                return ran
+            task()
 
     def has_pending_tasks(self) -> bool:
         with self._tasks_lock:

@@ -21,6 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from kubesched.app.server import start_server
 from kubesched.clock import VirtualClock
 from kubesched.config import load_config
+from kubesched.config.features import feature_gates
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.framework.cycle_state import CycleState
 from kubesched.live.leaderelection import LeaderElector
@@ -305,3 +306,18 @@ def test_only_a_preempting_profiles_post_filter_is_a_preemption_attempt() -> Non
     sample = metrics.registry.get_sample_value
     assert sample("scheduler_preemption_attempts_total") == 2
     assert (sample("scheduler_preemption_victims_count"), sample("scheduler_preemption_victims_sum")) == (1, 2)
+
+
+@pytest.mark.parametrize(("gates", "registered"), [(None, True), ("SchedulerAsyncPreemption=false", False)])
+def test_async_preemption_metrics_exist_only_with_the_gate(gates: str | None, registered: bool) -> None:
+    metrics = SchedulerMetrics()
+    config = load_config(dict(API), features=feature_gates(None, gates))
+    Scheduler(EmbeddedCluster(), config, clock=VirtualClock(), metrics=metrics)
+    names = {family.name for family in metrics.registry.collect()}
+    assert ("scheduler_preemption_goroutines_duration_seconds" in names) is registered
+    assert ("scheduler_preemption_goroutines_execution" in names) is registered
+    metrics.observe_preemption_goroutine("error", 0.25)
+    sample = metrics.registry.get_sample_value
+    assert sample("scheduler_preemption_goroutines_execution_total", {"result": "error"}) == (1 if registered else None)
+    assert sample("scheduler_preemption_goroutines_duration_seconds_sum", {"result": "error"}) == (
+        0.25 if registered else None)

@@ -77,3 +77,35 @@ def test_added_recorders_share_one_recording_observer() -> None:
     assert [type(o) for o in sched.observer.observers] == [MetricsObserver, RecordingObserver]
     sched.recorder = NullRecorder()
     assert isinstance(sched.observer, MetricsObserver)
+
+
+# -- jobs off the scheduling loop (asynchronous preemption) -------------------------------------------
+def _job(log: list[str], name: str, steps: int) -> Any:
+    for i in range(steps):
+        log.append(f"{name}{i}")
+        yield
+    log.append(f"{name}-end")
+
+
+def test_a_job_runs_one_step_per_call_so_its_writes_are_seen_in_between() -> None:
+    sched = scheduler()
+    log: list[str] = []
+    sched.run_async(_job(log, "j", 2))
+    sched.submit(lambda: log.append("bind"))
+    assert sched.run_pending_tasks() == 1 and log == ["j0"]
+    # The job went back to the end of the queue: the binding task runs first, then the job's next step.
+    assert sched.run_pending_tasks() == 2 and log == ["j0", "bind", "j1"]
+    assert sched.has_pending_tasks() and not sched.idle()
+    assert sched.run_pending_tasks() == 1 and log[-1] == "j-end"
+    assert not sched.has_pending_tasks() and sched.run_pending_tasks() == 0
+
+
+def test_with_an_executor_a_job_runs_whole_in_one_task() -> None:
+    tasks: list[Any] = []
+    sched = Scheduler(EmbeddedCluster(), load_config(None), clock=VirtualClock(), executor=tasks.append)
+    log: list[str] = []
+    sched.run_async(_job(log, "j", 3))
+    assert len(tasks) == 1 and log == []
+    tasks[0]()
+    assert log == ["j0", "j1", "j2", "j-end"]
+    assert not sched.has_pending_tasks()

@@ -120,7 +120,9 @@ class Handle(Protocol):
     @property
     def extra(self) -> Mapping[str, Any]:
         """What the scheduler adds for in-tree plugins: ``rng`` (random.Random), ``tie_break``
-        ("name" for reproducible runs), ``pod_lister`` (a pod as the scheduler's informer has it)."""
+        ("name" for reproducible runs), ``pod_lister`` (a pod as the scheduler's informer has it), and
+        for asynchronous preemption ``run_async`` (run a job off the scheduling loop), ``activate``
+        (move pods to activeQ, kube-scheduler's Handle.Activate) and ``metrics`` (the scheduler's)."""
         ...
 
     # -- waiting pods (Permit) ----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The generic preemption evaluator shared by preemption PostFilter plugins (kube-scheduler v1.30).
+"""The generic preemption evaluator shared by preemption PostFilter plugins (kube-scheduler's Evaluator).
 
 A plugin supplies the policy (:class:`PreemptionPolicy`: who may preempt, which victims a node would
 give up, how many nodes to try); the :class:`Evaluator` runs the procedure around it:
@@ -7,17 +7,22 @@ give up, how many nodes to try); the :class:`Evaluator` runs the procedure aroun
 2. find candidate nodes by dry-running victim selection on clones of the nodes where removing pods
    could help, starting at an offset and stopping once enough candidates are known;
 3. pick the best candidate (fewest PDB violations, lowest top victim priority, ...);
-4. evict its victims (DisruptionTarget condition, delete, ``Preempted`` event) and withdraw
-   lower-priority nominations to that node.
+4. preempt its victims and withdraw lower-priority nominations to that node
+   (:mod:`kubesched.framework.preemption_victims`): in the cycle, or, with v1.34's asynchronous
+   preemption, off the scheduling loop while the cycle returns the nomination at once.
 
 Everything here is sequential: kube-scheduler dry-runs nodes in parallel, which makes its candidate
 order timing-dependent; walking the nodes in order from the offset is one of the orders it can produce
 and keeps simulations reproducible.
+
+The emulated version decides a few details: v1.34 reads the status of a nominated node that got no
+verdict (deleted, or outside a PreFilterResult) as UnschedulableAndUnresolvable, no longer clears the
+preemptor's own nomination when no node could help (the failure's status patch does), and counts every
+node in the "no candidate" message.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +37,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import fit_error_message
 from kubesched.framework.extender import Extender, ExtenderError, Victims
 from kubesched.framework.interfaces import PostFilterResult
+from kubesched.framework.preemption_victims import PreemptingPods, VictimPreemption
 from kubesched.framework.status import Code, Status, code_of, is_success
 from kubesched.klog import Logger, kobj, kref
 
@@ -47,8 +53,6 @@ MIN_INT64 = -(2**63)
 EXTENDER_VERDICTS_KEY = "Extender/preempt"
 NOT_HELPFUL_MSG = "Preemption is not helpful for scheduling"
 NO_CANDIDATE_MSG = "no candidate node for preemption"
-DISRUPTION_TARGET = "DisruptionTarget"
-REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
 logger = Logger(__name__)
 
@@ -215,25 +219,35 @@ def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], score_
     return remaining[0]
 
 
-def nodes_where_preemption_might_help(nodes: Sequence[NodeInfo], statuses: Mapping[str, Status]
-                                      ) -> tuple[list[NodeInfo], dict[str, Status]]:
+def nodes_where_preemption_might_help(nodes: Sequence[NodeInfo], statuses: Mapping[str, Status],
+                                      absent: Status | None = None) -> tuple[list[NodeInfo], dict[str, Status]]:
     """Nodes whose filters said plain Unschedulable; the rest are reported as not helped.
 
-    A node absent from ``statuses`` is treated like an UnschedulableAndUnresolvable one (v1.30: such
-    nodes were excluded by a PreFilterResult), and nodes with any other code are left out of both.
+    A node absent from ``statuses`` has the ``absent`` status (v1.34's absent-nodes status), else it is
+    treated like an UnschedulableAndUnresolvable one (v1.30: such nodes were excluded by a
+    PreFilterResult); nodes with any other code are left out of both.
     """
     potential: list[NodeInfo] = []
     not_helped: dict[str, Status] = {}
     unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL_MSG,))
+    absent_code = code_of(absent) if absent is not None else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     for info in nodes:
         name = info.name
-        present = name in statuses
-        code = code_of(statuses.get(name))
+        status = statuses.get(name)
+        code = code_of(status) if status is not None or name in statuses else absent_code
         if code is Code.UNSCHEDULABLE:
             potential.append(info)
-        elif not present or code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+        elif code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             not_helped[name] = unresolvable
     return potential, not_helped
+
+
+def _absent_status(statuses: Mapping[str, Status]) -> Status:
+    """The status of nodes without a verdict of their own (v1.34's NodeToStatus absent-nodes status)."""
+    absent = getattr(statuses, "absent_nodes_status", None)
+    if isinstance(absent, Status):
+        return absent
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
 
 class _CandidateList:
@@ -285,8 +299,20 @@ class Evaluator:
     handle: Handle
     state: CycleState
     policy: PreemptionPolicy
+    #: The preemptors whose victims are being preempted off the loop: given, the victims of a chosen
+    #: candidate are preempted asynchronously (v1.34's SchedulerAsyncPreemption); None, in the cycle.
+    preempting: PreemptingPods | None = None
+    #: What preempts the victims (made from the handle when not given).
+    victim_preemption: VictimPreemption | None = None
     #: The candidate chosen by the last successful :meth:`preempt` (None otherwise).
     chosen: Candidate | None = field(default=None, init=False)
+    #: Whether the v1.34 rules apply (the emulated version, as the victim preemption read it).
+    v134: bool = field(default=True, init=False)
+
+    def __post_init__(self) -> None:
+        if self.victim_preemption is None:
+            self.victim_preemption = VictimPreemption(self.plugin_name, self.handle)
+        self.v134 = self.victim_preemption.v134
 
     @property
     def logger_name(self) -> str:
@@ -304,13 +330,8 @@ class Evaluator:
             logger.error(err, "Could not get the updated preemptor pod object", "logger", self.logger_name,
                          "pod", kref(pod.namespace, pod.name))
             return None, Status.from_error(err)
-
-        ok, message = self.policy.pod_eligible_to_preempt_others(pod, statuses.get(pod.nominated_node_name))
-        if not ok:
-            if v := logger.v(5):
-                v.info("Pod is not eligible for preemption", "logger", self.logger_name, "pod", kobj(pod),
-                       "reason", message)
-            return None, Status(Code.UNSCHEDULABLE, (message,))
+        if (refusal := self._not_eligible(pod, statuses)) is not None:
+            return None, refusal
 
         try:
             candidates, node_statuses, errors = self.find_candidates(pod, statuses)
@@ -334,12 +355,41 @@ class Evaluator:
         if v := logger.v(2):
             v.info("the target node for the preemption is determined", "logger", self.logger_name, "node", best.name,
                    "pod", kobj(pod))
-
         status = self.prepare_candidate(best, pod)
         if not is_success(status):
             return None, status
         self.chosen = best
         return PostFilterResult(best.name), None
+
+    # 1) eligibility
+    def _not_eligible(self, pod: Pod, statuses: Mapping[str, Status]) -> Status | None:
+        """Why the preemptor may not preempt (an Unschedulable status), or None when it may."""
+        ok, message = self.policy.pod_eligible_to_preempt_others(
+            pod, self.nominated_node_status(statuses, pod.nominated_node_name))
+        if ok:
+            return None
+        if v := logger.v(5):
+            v.info("Pod is not eligible for preemption", "logger", self.logger_name, "pod", kobj(pod),
+                   "reason", message)
+        return Status(Code.UNSCHEDULABLE, (message,))
+
+    def nominated_node_status(self, statuses: Mapping[str, Status], node: str) -> Status | None:
+        """The filters' verdict on the nominated node. A node without one (deleted, or left out by a
+        PreFilterResult) counted as passing in v1.30 and counts as UnschedulableAndUnresolvable in
+        v1.34 (unless the statuses say otherwise for such nodes: ``absent_nodes_status``)."""
+        if node in statuses or not self.v134:
+            return statuses.get(node)
+        return _absent_status(statuses)
+
+    # 5) the victims
+    def prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status | None:
+        """Preempt the candidate's victims: in the cycle, or (asynchronous preemption) start doing so
+        off the loop and succeed at once."""
+        assert self.victim_preemption is not None
+        if self.preempting is not None:
+            self.victim_preemption.prepare_candidate_async(candidate, pod, self.preempting)
+            return None
+        return self.victim_preemption.prepare_candidate(candidate, pod)
 
     # 3) extenders with a preempt verb may drop candidates or change their victims
     def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
@@ -384,19 +434,33 @@ class Evaluator:
         all_nodes = list(self.handle.snapshot.node_infos)
         if not all_nodes:
             raise RuntimeError("no nodes available")
-        potential, not_helped = nodes_where_preemption_might_help(all_nodes, statuses)
+        absent = _absent_status(statuses) if self.v134 else None
+        potential, not_helped = nodes_where_preemption_might_help(all_nodes, statuses, absent)
         if not potential:
             if v := logger.v(3):
                 v.info("Preemption will not help schedule pod on any node", "logger", self.logger_name,
                        "pod", kobj(pod))
-            self._clear_nominations([pod])
-            return [], not_helped, []
+            if not self.v134:
+                assert self.victim_preemption is not None
+                self.victim_preemption.clear_nominated_node_name([pod])
+            return [], self._not_helped(all_nodes, {}, not_helped), []
         pdbs = self.list_pdbs()
         offset, num_candidates = self.policy.get_offset_and_num_candidates(len(potential))
         candidates, node_statuses, errors = self.dry_run_preemption(
             pod, potential, pdbs, offset, num_candidates)
-        node_statuses.update(not_helped)
-        return candidates, node_statuses, errors
+        return candidates, self._not_helped(all_nodes, node_statuses, not_helped), errors
+
+    def _not_helped(self, all_nodes: Sequence[NodeInfo], dry_run: dict[str, Status],
+                    not_helped: dict[str, Status]) -> dict[str, Status]:
+        """The dry run's statuses and the nodes preemption cannot help: v1.30 names those whose filters
+        said UnschedulableAndUnresolvable (or nothing), v1.34 every node the dry run did not try."""
+        if not self.v134:
+            dry_run.update(not_helped)
+            return dry_run
+        unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL_MSG,))
+        for info in all_nodes:
+            dry_run.setdefault(info.name, unresolvable)
+        return dry_run
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
         """From the scheduler's lister (never a live LIST in the scheduling cycle)."""
@@ -449,86 +513,3 @@ class Evaluator:
         if node in victims_map:
             return Candidate(node, victims_map[node])
         return candidates[0]
-
-    # 5) eviction
-    def prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status | None:
-        """Evict the victims, then withdraw lower-priority nominations to the node."""
-        cluster = self.handle.cluster
-        get_waiting_pod = getattr(self.handle, "get_waiting_pod", None)
-        for victim in candidate.victims.pods:
-            waiting = get_waiting_pod(victim.uid) if get_waiting_pod is not None else None
-            failure = "Tried to preempted pod"
-            try:
-                if waiting is not None:
-                    waiting.reject(self.plugin_name, "preempted")
-                    if v := logger.v(2):
-                        v.info("Preemptor pod rejected a waiting pod", "logger", self.logger_name,
-                               "preemptor", kobj(pod), "waitingPod", kobj(victim), "node", candidate.name)
-                else:
-                    condition = {
-                        "type": DISRUPTION_TARGET,
-                        "status": "True",
-                        "reason": REASON_PREEMPTION_BY_SCHEDULER,
-                        "message": f"{pod.scheduler_name}: preempting to accommodate a higher priority pod",
-                    }
-                    if _condition_changes(victim, condition):
-                        failure = "Could not add DisruptionTarget condition due to preemption"
-                        cluster.patch_pod_status(victim.namespace, victim.name, conditions=[condition])
-                        failure = "Tried to preempted pod"
-                    cluster.delete("Pod", victim.namespace, victim.name)
-                    if v := logger.v(2):
-                        v.info("Preemptor Pod preempted victim Pod", "logger", self.logger_name, "preemptor", kobj(pod),
-                               "victim", kobj(victim), "node", candidate.name)
-            except Exception as err:
-                logger.error(err, failure, "logger", self.logger_name, "pod", kobj(victim), "preemptor", kobj(pod))
-                return Status.from_error(err)
-            self._record_preempted(victim, pod, candidate.name)
-
-        lower = [p for p in self.handle.nominator.nominated_pods_for_node(candidate.name)
-                 if p.priority < pod.priority]
-        self._clear_nominations(lower)
-        return None
-
-    def _record_preempted(self, victim: Pod, pod: Pod, node: str) -> None:
-        event = {
-            "apiVersion": "events.k8s.io/v1",
-            "kind": "Event",
-            "metadata": {"namespace": victim.namespace},
-            "regarding": _object_ref(victim),
-            "related": _object_ref(pod),
-            "type": "Normal",
-            "reason": "Preempted",
-            "action": "Preempting",
-            "note": f"Preempted by pod {pod.uid} on node {node}",
-            "reportingController": pod.scheduler_name,
-            "reportingInstance": pod.scheduler_name,
-        }
-        # Events are best effort, as with an event recorder.
-        with contextlib.suppress(Exception):
-            self.handle.cluster.record_event(event)
-
-    def _clear_nominations(self, pods: Sequence[Pod]) -> None:
-        """Clear status.nominatedNodeName where set; failures are not fatal (kube-scheduler logs them)."""
-        for p in pods:
-            if not p.nominated_node_name:
-                continue
-            with contextlib.suppress(Exception):
-                self.handle.cluster.patch_pod_status(p.namespace, p.name, nominated_node_name="")
-
-
-def _object_ref(pod: Pod) -> dict[str, str]:
-    return {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name, "uid": pod.uid,
-            "resourceVersion": pod.meta.resource_version}
-
-
-def pod_conditions(pod: Pod) -> list[Mapping[str, Any]]:
-    status = pod.raw.get("status") or {}
-    return list(status.get("conditions") or [])
-
-
-def _condition_changes(pod: Pod, condition: Mapping[str, str]) -> bool:
-    """Whether setting ``condition`` changes the pod (apipod.UpdatePodCondition's "updated")."""
-    for existing in pod_conditions(pod):
-        if existing.get("type") == condition["type"]:
-            return any(existing.get(k, "") != condition[k] for k in ("status", "reason", "message"))
-    return True

@@ -1,21 +1,26 @@
-"""DefaultPreemption: the PostFilter plugin that evicts lower-priority pods to make room (v1.30).
+"""DefaultPreemption: the PostFilter plugin that evicts lower-priority pods to make room.
 
 The plugin is the *policy* half of preemption (who may preempt, which pods a node would give up, how
 many nodes to dry-run); :class:`kubesched.framework.preemption.Evaluator` runs the procedure.
 
 After a successful ``post_filter`` the chosen victims are left in the CycleState for the trace:
-``state.read(VICTIMS_KEY)`` is the list of victim keys (``namespace/name``, eviction order) and
+``state.read(VICTIMS_KEY)`` is the list of victim keys (``namespace/name``, preemption order) and
 ``state.read(CANDIDATE_KEY)`` the :class:`~kubesched.framework.preemption.Candidate` (node + pods).
 Neither key is written when preemption fails.
 
-PostFilter plugins register no cluster events (kube-scheduler's DefaultPreemption implements no
-EnqueueExtensions), so there is no ``events_to_register`` here.
+v1.30's plugin is a PostFilter plugin only and registers no cluster events. v1.34's
+(:class:`AsyncDefaultPreemption`) is also a PreEnqueue plugin: with ``SchedulerAsyncPreemption`` (on by
+default) the victims are preempted off the scheduling loop, and while that runs the preemptor is kept
+out of activeQ ("waiting for the preemption for this pod to be finished"); it registers pod deletions,
+whose hint is always Skip, so that the pod's other rejectors decide when it is retried. v1.34 also
+re-sorts a node's victims by importance when some of them violate a PodDisruptionBudget and some do not.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.disruption_budget import PodDisruptionBudget
@@ -23,16 +28,20 @@ from kubesched.api.objects import PREEMPT_NEVER, Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import FilterPlugin, PostFilterResult
+from kubesched.framework.interfaces import ActionType, ClusterEvent, FilterPlugin, PostFilterResult
 from kubesched.framework.preemption import (
-    DISRUPTION_TARGET,
-    REASON_PREEMPTION_BY_SCHEDULER,
     Candidate,
     Evaluator,
     ScoreFunc,
     Victims,
     clock_reading,
     more_important_pod,
+)
+from kubesched.framework.preemption_victims import (
+    DISRUPTION_TARGET,
+    REASON_PREEMPTION_BY_SCHEDULER,
+    PreemptingPods,
+    VictimPreemption,
     pod_conditions,
 )
 from kubesched.framework.status import Code, Status, code_of, is_success
@@ -63,6 +72,7 @@ ArithmeticPlan = list[tuple[FilterPlugin, FitChecks | None]]
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NO_VICTIMS_MSG = "No preemption victims found for incoming pod"
+WAITING_FOR_PREEMPTION_MSG = "waiting for the preemption for this pod to be finished"
 
 
 def first_offset(num_nodes: int) -> int:
@@ -71,14 +81,24 @@ def first_offset(num_nodes: int) -> int:
 
 
 class DefaultPreemption:
+    """v1.30's DefaultPreemption (a PostFilter plugin only); :class:`AsyncDefaultPreemption` is v1.34's."""
+
     name = NAME
     #: select_victims_on_node copies the node and the cycle state before changing them, so the
     #: evaluator hands over the originals (most nodes are decided without copying anything).
     copies_what_it_changes = True
+    #: Preemptors whose victims are being preempted off the loop (None: preemption happens in the cycle).
+    preempting: PreemptingPods | None = None
 
     def __init__(self, args: Any, handle: Handle, *, rng: random.Random | None = None,
                  offset_fn: Callable[[int], int] | None = None) -> None:
         self.handle = handle
+        features = getattr(handle, "features", None)
+        self.v134 = features is None or features.at_least("1.34")
+        #: v1.30 recognises a pod terminating because of preemption by its DisruptionTarget condition
+        #: only when PodDisruptionConditions is on (v1.34 always).
+        self.disruption_conditions = self.v134 or features is None or features.enabled("PodDisruptionConditions")
+        self.victim_preemption = VictimPreemption(NAME, handle)
         self.min_candidate_nodes_percentage = int(getattr(
             args, "min_candidate_nodes_percentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE))
         self.min_candidate_nodes_absolute = int(getattr(
@@ -97,7 +117,8 @@ class DefaultPreemption:
     # -- PostFilter ---------------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod, filtered_node_status: dict[str, Status]
                     ) -> tuple[PostFilterResult | None, Status | None]:
-        evaluator = Evaluator(plugin_name=NAME, handle=self.handle, state=state, policy=self)
+        evaluator = Evaluator(plugin_name=NAME, handle=self.handle, state=state, policy=self,
+                              preempting=self.preempting, victim_preemption=self.victim_preemption)
         result, status = evaluator.preempt(pod, filtered_node_status)
         if evaluator.chosen is not None:
             state.write(VICTIMS_KEY, evaluator.chosen.victim_keys)
@@ -132,7 +153,7 @@ class DefaultPreemption:
             info = self.handle.snapshot.get(nominated)
             if info is not None:
                 for p in info.pods:
-                    if p.priority < pod.priority and pod_terminating_by_preemption(p):
+                    if p.priority < pod.priority and pod_terminating_by_preemption(p, self.disruption_conditions):
                         # Earlier victims are still going away: wait for them rather than evict more.
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
@@ -146,19 +167,49 @@ class DefaultPreemption:
         if self._plan_for is not state or self._plan_skip != state.skip_filter_plugins:
             self._plan_for, self._plan_skip = state, set(state.skip_filter_plugins)
             self._plan = handle.arithmetic_filters(state)
-        quick = (_arithmetic_select(handle, state, pod, node_info, pdbs, self._plan)
+        quick = (_arithmetic_select(handle, state, pod, node_info, pdbs, self._plan, self.v134)
                  if self._plan is not None else None)
         if quick is not None:
             return quick
-        return _procedure_select(handle, state, pod, node_info, pdbs)
+        return _procedure_select(handle, state, pod, node_info, pdbs, self.v134)
 
     def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc] | None:
         return None
 
 
+#: The queueing hint DefaultPreemption gives every pod deletion it registered (kube-scheduler's QueueSkip).
+QUEUE_SKIP = "QueueSkip"
+
+
+class AsyncDefaultPreemption(DefaultPreemption):
+    """v1.34's DefaultPreemption: with SchedulerAsyncPreemption the victims are preempted off the loop,
+    and the plugin's PreEnqueue keeps the preemptor out of activeQ until the last victim's deletion."""
+
+    def __init__(self, args: Any, handle: Handle, *, rng: random.Random | None = None,
+                 offset_fn: Callable[[int], int] | None = None) -> None:
+        super().__init__(args, handle, rng=rng, offset_fn=offset_fn)
+        features = getattr(handle, "features", None)
+        if features is None or features.enabled("SchedulerAsyncPreemption"):
+            self.preempting = PreemptingPods()
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        if self.preempting is not None and pod.uid in self.preempting:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (WAITING_FOR_PREEMPTION_MSG,))
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        # A gated preemptor waits for the last victim's deletion.
+        return (ClusterEvent("Pod", ActionType.DELETE),) if self.preempting is not None else ()
+
+    def is_pod_schedulable_after_pod_deletion(self, pod: Pod, old_obj: Any, new_obj: Any) -> str:
+        """Never this plugin's call: the pod's other rejectors decide whether a deletion helps it."""
+        return QUEUE_SKIP
+
+
 def new(args: Any, handle: Handle, *, rng: random.Random | None = None,
         offset_fn: Callable[[int], int] | None = None) -> DefaultPreemption:
-    """Factory; ``args`` is a DefaultPreemptionArgs or None (defaults 10% / 100 nodes).
+    """Factory; ``args`` is a DefaultPreemptionArgs or None (defaults 10% / 100 nodes). The plugin is
+    the emulated version's: :class:`AsyncDefaultPreemption` from v1.34 on.
 
     A scheduler that breaks ties by name (deterministic runs) also starts the candidate search at
     the first node; otherwise the handle's RNG picks the start, as kube-scheduler does at random.
@@ -170,12 +221,14 @@ def new(args: Any, handle: Handle, *, rng: random.Random | None = None,
         rng = extra.get("rng")
     if offset_fn is None and extra.get("tie_break") == "name":
         offset_fn = first_offset
-    return DefaultPreemption(args, handle, rng=rng, offset_fn=offset_fn)
+    features = getattr(handle, "features", None)
+    plugin = AsyncDefaultPreemption if features is None or features.at_least("1.34") else DefaultPreemption
+    return plugin(args, handle, rng=rng, offset_fn=offset_fn)
 
 
 # -- helpers ----------------------------------------------------------------------------------------
 def _procedure_select(handle: Handle, state: CycleState, pod: Pod, node_info: NodeInfo,
-                      pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
+                      pdbs: Sequence[PodDisruptionBudget], resort: bool) -> tuple[list[Pod], int, Status | None]:
     """SelectVictimsOnNode as kube-scheduler runs it: remove every lower-priority pod, check the pod
     fits, then add the pods back most important first, keeping each that still lets it fit."""
     # The procedure changes the node and the state: work on copies (``copies_what_it_changes``).
@@ -233,11 +286,11 @@ def _procedure_select(handle: Handle, state: CycleState, pod: Pod, node_info: No
                 return [], 0, err
             if counts_as_violation and not fits:
                 num_violating += 1
-    return victims, num_violating, None
+    return _ordered(victims, violating, non_violating, now, resort), num_violating, None
 
 
 def _arithmetic_select(handle: Handle, state: CycleState, pod: Pod, node_info: NodeInfo,
-                       pdbs: Sequence[PodDisruptionBudget], plan: ArithmeticPlan,
+                       pdbs: Sequence[PodDisruptionBudget], plan: ArithmeticPlan, resort: bool,
                        ) -> tuple[list[Pod], int, Status | None] | None:
     """SelectVictimsOnNode as arithmetic on the node's pod count and requests, when that is exact.
 
@@ -295,7 +348,16 @@ def _arithmetic_select(handle: Handle, state: CycleState, pod: Pod, node_info: N
                     break
             else:  # it fits back: reprieved
                 shift(p, +1)
-    return victims, num_violating, None
+    return _ordered(victims, violating, non_violating, now, resort), num_violating, None
+
+
+def _ordered(victims: list[Pod], violating: Sequence[Pod], non_violating: Sequence[Pod], now: datetime,
+             resort: bool) -> list[Pod]:
+    """The victims in the order they are preempted (and the candidate's top victim first): the budget
+    violators, then the others; with ``resort`` (v1.34) by importance when there were both kinds."""
+    if resort and violating and non_violating:
+        go_sort_slice(victims, lambda a, b: more_important_pod(a, b, now))
+    return victims
 
 
 def _as_error(status: Status | None) -> Status:
@@ -304,10 +366,13 @@ def _as_error(status: Status | None) -> Status:
     return Status(Code.ERROR, (status.message,), status.plugin, status.error)
 
 
-def pod_terminating_by_preemption(pod: Pod) -> bool:
-    """Being deleted because the scheduler preempted it (PodDisruptionConditions is on in v1.30)."""
+def pod_terminating_by_preemption(pod: Pod, disruption_conditions: bool = True) -> bool:
+    """Being deleted because the scheduler preempted it: its DisruptionTarget condition says so (without
+    PodDisruptionConditions, a v1.30 gate, any deletion counts)."""
     if pod.meta.deletion_timestamp is None:
         return False
+    if not disruption_conditions:
+        return True
     for condition in pod_conditions(pod):
         if condition.get("type") == DISRUPTION_TARGET:
             return (condition.get("status") == "True"

@@ -19,7 +19,8 @@ from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import Node, Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.snapshot import Snapshot
-from kubesched.cluster.protocol import NotFound
+from kubesched.cluster.protocol import ApiError, NotFound
+from kubesched.config.features import feature_gates
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import fit_error_message
 from kubesched.framework.interfaces import PostFilterResult
@@ -45,7 +46,7 @@ T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
 # -- fakes --------------------------------------------------------------------------------------------
 class FakeCluster:
-    """Pods and PDBs as dicts; records every write."""
+    """Pods and PDBs as dicts; records every write (``writes``: in order, ``("patch"|"delete", name)``)."""
 
     def __init__(self, pods: Sequence[Pod] = (), pdbs: Sequence[dict] = ()) -> None:
         self.pods: dict[tuple[str, str], dict] = {
@@ -54,7 +55,11 @@ class FakeCluster:
         self.patches: list[tuple[str, str, Any, Any]] = []
         self.deleted: list[str] = []
         self.events: list[dict] = []
-        self.fail_delete = False
+        self.writes: list[tuple[str, str]] = []
+        #: Pod name -> what deleting it raises.
+        self.delete_errors: dict[str, Exception] = {}
+        #: Called with the pod's name before each delete (to look at the world at that moment).
+        self.on_delete: Any = None
 
     def add(self, pod: Pod) -> None:
         self.pods[(pod.namespace, pod.name)] = copy.deepcopy(dict(pod.raw))
@@ -71,14 +76,18 @@ class FakeCluster:
         return copy.deepcopy(self.pdbs), "1"
 
     def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict:
-        if self.fail_delete:
-            raise NotFound.of("pods", name)
+        if self.on_delete is not None:
+            self.on_delete(name)
+        self.writes.append(("delete", name))
+        if name in self.delete_errors:
+            raise self.delete_errors[name]
         obj = self.pods.pop((namespace or "", name))
         self.deleted.append(f"{namespace}/{name}")
         return obj
 
     def patch_pod_status(self, namespace: str, name: str, *, conditions: builtins.list[dict] | None = None,
                          nominated_node_name: Any = ...) -> dict:
+        self.writes.append(("patch", name))
         self.patches.append((namespace, name, conditions, nominated_node_name))
         obj = self.pods[(namespace, name)]
         status = obj.setdefault("status", {})
@@ -138,7 +147,10 @@ def fits(pod: Pod, info: NodeInfo) -> Status | None:
 
 class FakeHandle:
     def __init__(self, snapshot: Snapshot, cluster: FakeCluster | None = None,
-                 nominator: FakeNominator | None = None, now: datetime = NOW) -> None:
+                 nominator: FakeNominator | None = None, now: datetime = NOW, *,
+                 version: str | None = None, gates: str | None = None) -> None:
+        """``version`` and ``gates`` are the emulated version (the newest by default) and its gate settings."""
+        self.features = feature_gates(version, gates)
         self.snapshot = snapshot
         self.cluster = cluster or FakeCluster()
         self.nominator = nominator or FakeNominator()
@@ -441,15 +453,58 @@ def test_preempt_pod_gone_is_an_error() -> None:
     assert result is None and status is not None and status.code is Code.ERROR
 
 
-def test_no_potential_nodes_clears_own_nomination() -> None:
+@pytest.mark.parametrize(("version", "patches"), [
+    pytest.param("1.30", [("default", "p", None, "")], id="1.30 clears the preemptor's nomination at once"),
+    pytest.param("1.34", [], id="1.34 leaves it to the failure's status patch"),
+])
+def test_no_potential_nodes(version: str, patches: list[tuple[str, str, Any, Any]]) -> None:
     pod = mk_pod("p", priority=5, nominated="a")
     cluster = FakeCluster([pod])
-    ev = _evaluator("a", FixedPolicy({}), FakeHandle(make_snapshot([make_node("a")]), cluster))
+    ev = _evaluator("a", FixedPolicy({}), FakeHandle(make_snapshot([make_node("a")]), cluster, version=version))
     result, status = ev.preempt(pod, {"a": unresolvable("nope")})
     assert result == PostFilterResult("")
     assert status is not None
     assert status.message == "0/1 nodes are available: 1 Preemption is not helpful for scheduling."
-    assert cluster.patches == [("default", "p", None, "")]
+    assert cluster.patches == patches
+
+
+@pytest.mark.parametrize(("version", "want"), [
+    # 1.30 counts only the nodes it names: a node whose filters said something else is left out.
+    pytest.param("1.30", "0/1 nodes are available: 1 Insufficient cpu.", id="1.30"),
+    pytest.param("1.34", "0/2 nodes are available: 1 Insufficient cpu, 1 Preemption is not helpful for "
+                 "scheduling.", id="1.34: every node counted"),
+])
+def test_no_candidate_message_counts(version: str, want: str) -> None:
+    pod = mk_pod("p", priority=5)
+    handle = FakeHandle(make_snapshot([make_node("a"), make_node("b")]), FakeCluster([pod]), version=version)
+    ev = _evaluator("ab", FixedPolicy({"a": ([], 0, unschedulable("Insufficient cpu"))}), handle)
+    _, status = ev.preempt(pod, {"a": unschedulable("x"), "b": Status(Code.PENDING, ("waiting",))})
+    assert status is not None and status.message == want
+
+
+class AbsentStatuses(dict):
+    """Statuses whose nodes without a verdict have one given status (v1.34's absent-nodes status)."""
+
+    absent_nodes_status = unschedulable("from PreFilter")
+
+
+@pytest.mark.parametrize(("version", "statuses", "want"), [
+    pytest.param("1.30", {}, None, id="1.30: a node without a verdict passed"),
+    pytest.param("1.34", {}, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, id="1.34: unresolvable"),
+    pytest.param("1.34", {"n": unschedulable("x")}, Code.UNSCHEDULABLE, id="1.34: its own verdict"),
+    pytest.param("1.34", AbsentStatuses(), Code.UNSCHEDULABLE, id="1.34: the statuses' absent-nodes status"),
+])
+def test_nominated_node_status(version: str, statuses: dict[str, Status], want: Code | None) -> None:
+    ev = _evaluator("n", FixedPolicy({}), FakeHandle(make_snapshot([make_node("n")]), version=version))
+    status = ev.nominated_node_status(statuses, "n")
+    assert (status.code if status is not None else None) == want
+
+
+def test_absent_nodes_status_decides_the_potential_nodes() -> None:
+    snap = make_snapshot([make_node(n) for n in "ab"])
+    potential, not_helped = nodes_where_preemption_might_help(
+        snap.node_infos, {"a": unresolvable("x")}, unschedulable("from PreFilter"))
+    assert [n.name for n in potential] == ["b"] and list(not_helped) == ["a"]
 
 
 # -- prepareCandidate ---------------------------------------------------------------------------------
@@ -484,15 +539,20 @@ def test_prepare_candidate_evicts_and_clears_lower_nominations() -> None:
     assert ev0["regarding"]["name"] == "v1" and ev0["related"]["name"] == "p"
 
 
-def test_prepare_candidate_delete_failure() -> None:
+@pytest.mark.parametrize(("version", "error", "fails", "events"), [
+    pytest.param("1.30", NotFound.of("pods", "v1"), True, 0, id="1.30: a victim already gone is an error"),
+    pytest.param("1.34", NotFound.of("pods", "v1"), False, 0, id="1.34: already gone is preempted, no event"),
+    pytest.param("1.34", ApiError("boom"), True, 0, id="1.34: another error fails"),
+])
+def test_prepare_candidate_delete_failure(version: str, error: Exception, fails: bool, events: int) -> None:
     pod = mk_pod("p", priority=10)
     v1 = mk_pod("v1", priority=1, node="n")
     cluster = FakeCluster([pod, v1])
-    cluster.fail_delete = True
-    ev = _evaluator("n", FixedPolicy({}), FakeHandle(make_snapshot([make_node("n")]), cluster))
+    cluster.delete_errors["v1"] = error
+    ev = _evaluator("n", FixedPolicy({}), FakeHandle(make_snapshot([make_node("n")]), cluster, version=version))
     status = ev.prepare_candidate(Candidate("n", Victims([v1])), pod)
-    assert status is not None and status.code is Code.ERROR
-    assert cluster.events == []
+    assert (status is not None and status.code is Code.ERROR) == fails
+    assert len(cluster.events) == events
 
 
 def test_select_candidate() -> None:

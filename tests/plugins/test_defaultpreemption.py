@@ -1,4 +1,5 @@
-"""DefaultPreemption (v1.30): policy functions, victim selection and whole PostFilter runs.
+"""DefaultPreemption: policy functions, victim selection and whole PostFilter runs, in v1.30 and v1.34
+(asynchronous preemption: the PreEnqueue gate, the job off the loop, on a simulated cluster too).
 
 The conformance replays at the bottom re-run the preempt-* scenarios of the conformance corpus with
 the fake filters of tests.framework.test_preemption (cpu/memory fit, nodeSelector) and compare the
@@ -20,7 +21,13 @@ from kubesched.api.disruption_budget import PodDisruptionBudget
 from kubesched.api.objects import Node, Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import fit_error_message
-from kubesched.framework.interfaces import PostFilterPlugin, PostFilterResult
+from kubesched.framework.interfaces import (
+    ActionType,
+    ClusterEvent,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreEnqueuePlugin,
+)
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import defaultpreemption
 from kubesched.plugins.defaultpreemption import (
@@ -28,7 +35,10 @@ from kubesched.plugins.defaultpreemption import (
     NO_VICTIMS_MSG,
     NOT_ELIGIBLE_NEVER,
     NOT_ELIGIBLE_TERMINATING,
+    QUEUE_SKIP,
     VICTIMS_KEY,
+    WAITING_FOR_PREEMPTION_MSG,
+    AsyncDefaultPreemption,
     DefaultPreemption,
     filter_pods_with_pdb_violation,
     first_offset,
@@ -45,12 +55,26 @@ def plugin(handle: FakeHandle, args: Any = None, **kw: Any) -> DefaultPreemption
     return defaultpreemption.new(args, handle, **kw)  # type: ignore[arg-type]
 
 
-def test_plugin_shape() -> None:
-    pl = plugin(FakeHandle(make_snapshot([])))
+def test_plugin_shape_1_30() -> None:
+    pl = plugin(FakeHandle(make_snapshot([]), version="1.30"))
     assert pl.name == "DefaultPreemption"
     assert isinstance(pl, PostFilterPlugin)
+    assert not isinstance(pl, PreEnqueuePlugin)
     assert not hasattr(pl, "events_to_register")
     assert (pl.min_candidate_nodes_percentage, pl.min_candidate_nodes_absolute) == (10, 100)
+
+
+@pytest.mark.parametrize(("gates", "events"), [
+    pytest.param(None, (ClusterEvent("Pod", ActionType.DELETE),), id="async preemption on (default)"),
+    pytest.param("SchedulerAsyncPreemption=false", (), id="async preemption off"),
+])
+def test_plugin_shape_1_34(gates: str | None, events: tuple[ClusterEvent, ...]) -> None:
+    pl = plugin(FakeHandle(make_snapshot([]), gates=gates))
+    assert isinstance(pl, AsyncDefaultPreemption)
+    assert isinstance(pl, PostFilterPlugin) and isinstance(pl, PreEnqueuePlugin)
+    assert tuple(pl.events_to_register()) == events
+    assert (pl.preempting is not None) == bool(events)
+    assert pl.is_pod_schedulable_after_pod_deletion(mk_pod("p"), mk_pod("gone"), None) == QUEUE_SKIP
 
 
 # -- GetOffsetAndNumCandidates ------------------------------------------------------------------------
@@ -153,10 +177,10 @@ def test_pod_without_labels_never_violates() -> None:
 
 
 # -- SelectVictimsOnNode ------------------------------------------------------------------------------
-def _select(node_pods: Sequence[Pod], pod: Pod, pdbs: Sequence[PodDisruptionBudget] = (), cpu: str = "4"
-            ) -> tuple[list[str], int, Status | None, FakeHandle]:
+def _select(node_pods: Sequence[Pod], pod: Pod, pdbs: Sequence[PodDisruptionBudget] = (), cpu: str = "4",
+            version: str | None = None) -> tuple[list[str], int, Status | None, FakeHandle]:
     snap = make_snapshot([make_node("n", cpu=cpu)], node_pods)
-    handle = FakeHandle(snap)
+    handle = FakeHandle(snap, version=version)
     pl = plugin(handle)
     info = snap.node_infos[0]
     before = [p.name for p in info.pods]
@@ -193,22 +217,35 @@ def test_select_victims_reprieves_most_important_first() -> None:
         ("remove", "low-old", "n"), ("remove", "low-new", "n"), ("remove", "mid", "n")]
 
 
-def test_select_victims_pdb_violators_reprieved_first_and_counted() -> None:
-    pods = [
-        mk_pod("guarded-a", priority=1, cpu="1", node="n", start=T0 + timedelta(5), labels={"app": "web"}),
-        mk_pod("guarded-b", priority=1, cpu="1", node="n", start=T0 + timedelta(6), labels={"app": "web"}),
-        mk_pod("free", priority=3, cpu="1", node="n", start=T0),
-        mk_pod("free2", priority=3, cpu="1", node="n", start=T0 + timedelta(1)),
-    ]
+GUARDED_AND_FREE = [
+    mk_pod("guarded-a", priority=1, cpu="1", node="n", start=T0 + timedelta(5), labels={"app": "web"}),
+    mk_pod("guarded-b", priority=1, cpu="1", node="n", start=T0 + timedelta(6), labels={"app": "web"}),
+    mk_pod("free", priority=3, cpu="1", node="n", start=T0),
+    mk_pod("free2", priority=3, cpu="1", node="n", start=T0 + timedelta(1)),
+]
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
+def test_select_victims_pdb_violators_reprieved_first_and_counted(version: str) -> None:
     # No budget: both guarded pods violate; they get first chance to stay.
-    victims, n, status, _ = _select(pods, mk_pod("p", priority=10, cpu="2"), _pdbs(pdb_dict("x", WEB, 0)))
+    victims, n, status, _ = _select(GUARDED_AND_FREE, mk_pod("p", priority=10, cpu="2"),
+                                    _pdbs(pdb_dict("x", WEB, 0)), version=version)
     assert status is None
     assert victims == ["free", "free2"] and n == 0
-    victims, n, status, _ = _select(pods, mk_pod("p", priority=10, cpu="3"), _pdbs(pdb_dict("x", WEB, 0)))
-    assert victims == ["guarded-b", "free", "free2"] and n == 1
-    # One disruption allowed: guarded-a (first in victim order) uses it up, guarded-b violates.
-    victims, n, status, _ = _select(pods, mk_pod("p", priority=10, cpu="4"), _pdbs(pdb_dict("x", WEB, 1)))
-    assert victims == ["guarded-b", "free", "free2", "guarded-a"] and n == 1
+
+
+@pytest.mark.parametrize(("version", "cpu", "allowed", "want"), [
+    # 1.30: the violating victims first, then the others, each group by importance.
+    pytest.param("1.30", "3", 0, ["guarded-b", "free", "free2"], id="1.30 no budget"),
+    pytest.param("1.30", "4", 1, ["guarded-b", "free", "free2", "guarded-a"], id="1.30 one disruption"),
+    # 1.34: with victims of both kinds, all of them by importance (priority, then start time).
+    pytest.param("1.34", "3", 0, ["free", "free2", "guarded-b"], id="1.34 no budget"),
+    pytest.param("1.34", "4", 1, ["free", "free2", "guarded-a", "guarded-b"], id="1.34 one disruption"),
+])
+def test_victim_order_with_budget_violations(version: str, cpu: str, allowed: int, want: list[str]) -> None:
+    victims, n, status, _ = _select(GUARDED_AND_FREE, mk_pod("p", priority=10, cpu=cpu),
+                                    _pdbs(pdb_dict("x", WEB, allowed)), version=version)
+    assert status is None and victims == want and n == 1
 
 
 # -- PostFilter end to end ----------------------------------------------------------------------------
@@ -259,6 +296,174 @@ def test_post_filter_uses_latest_pod_from_cluster() -> None:
     assert status == Status(Code.UNSCHEDULABLE, (f"preemption: {NOT_ELIGIBLE_TERMINATING}",))
 
 
+@pytest.mark.parametrize(("version", "gates", "want"), [
+    pytest.param("1.30", None, (True, ""), id="1.30: only by its condition"),
+    pytest.param("1.30", "PodDisruptionConditions=false", (False, NOT_ELIGIBLE_TERMINATING),
+                 id="1.30 without PodDisruptionConditions: any deletion"),
+    pytest.param("1.34", None, (True, ""), id="1.34: only by its condition"),
+])
+def test_terminating_victim_without_condition(version: str, gates: str | None, want: tuple[bool, str]) -> None:
+    dying = mk_pod("t", priority=1, node="n", deleting=True)
+    pod = mk_pod("p", priority=10, nominated="n")
+    pl = plugin(FakeHandle(make_snapshot([make_node("n")], [dying]), version=version, gates=gates))
+    assert pl.pod_eligible_to_preempt_others(pod, None) == want
+
+
+# -- asynchronous preemption (v1.34) ------------------------------------------------------------------
+class Jobs:
+    """A handle's ``run_async``: keeps the jobs, for the test to step through."""
+
+    def __init__(self) -> None:
+        self.jobs: list[Any] = []
+
+    def __call__(self, job: Any) -> None:
+        self.jobs.append(job)
+
+
+def _async_setup(victims: int = 2) -> tuple[AsyncDefaultPreemption, FakeHandle, Pod, Jobs]:
+    pods = [mk_pod(f"v{i}", priority=1, cpu="1", node="n", start=T0 + timedelta(i)) for i in range(victims)]
+    preemptor = mk_pod("p", priority=10, cpu=str(victims))
+    handle = FakeHandle(make_snapshot([make_node("n", cpu=str(victims))], pods), FakeCluster([*pods, preemptor]))
+    jobs = Jobs()
+    handle.extra["run_async"] = jobs
+    pl = plugin(handle)
+    assert isinstance(pl, AsyncDefaultPreemption)
+    return pl, handle, preemptor, jobs
+
+
+def test_pre_enqueue_waits_for_the_preemption() -> None:
+    pl, handle, preemptor, jobs = _async_setup()
+    assert pl.pre_enqueue(preemptor) is None
+    state = CycleState()
+    result, status = pl.post_filter(state, preemptor, handle.filter_all(preemptor))
+    # The cycle succeeds at once: nominated, victims chosen, nothing deleted yet.
+    assert status is None and result == PostFilterResult("n")
+    assert state.read(VICTIMS_KEY) == ["default/v0", "default/v1"]
+    assert handle.cluster.writes == [] and len(jobs.jobs) == 1
+    assert pl.pre_enqueue(preemptor) == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (WAITING_FOR_PREEMPTION_MSG,))
+    assert pl.pre_enqueue(mk_pod("other")) is None
+    for _ in jobs.jobs[0]:
+        pass
+    assert pl.pre_enqueue(preemptor) is None
+    assert handle.cluster.deleted == ["default/v0", "default/v1"]
+
+
+def test_the_last_victim_is_deleted_once_the_preemptor_is_no_longer_gated() -> None:
+    pl, handle, preemptor, jobs = _async_setup(victims=3)
+    gated_at_delete: dict[str, bool] = {}
+    handle.cluster.on_delete = lambda name: gated_at_delete.setdefault(name, pl.pre_enqueue(preemptor) is not None)
+    pl.post_filter(CycleState(), preemptor, handle.filter_all(preemptor))
+    steps = 0
+    for _ in jobs.jobs[0]:
+        steps += 1
+    assert gated_at_delete == {"v0": True, "v1": True, "v2": False}
+    # The job pauses after each write but the last: the nominations, then each victim but the last.
+    assert steps == 3
+    assert [w for w in handle.cluster.writes if w[0] == "delete"] == [("delete", f"v{i}") for i in range(3)]
+
+
+def test_async_preemption_off_preempts_in_the_cycle() -> None:
+    pods = [mk_pod("v", priority=1, cpu="1", node="n")]
+    preemptor = mk_pod("p", priority=10, cpu="1")
+    handle = FakeHandle(make_snapshot([make_node("n", cpu="1")], pods), FakeCluster([*pods, preemptor]),
+                        gates="SchedulerAsyncPreemption=false")
+    jobs = Jobs()
+    handle.extra["run_async"] = jobs
+    pl = plugin(handle)
+    _, status = pl.post_filter(CycleState(), preemptor, handle.filter_all(preemptor))
+    assert status is None and handle.cluster.deleted == ["default/v"] and jobs.jobs == []
+    assert pl.pre_enqueue(preemptor) is None
+
+
+# -- asynchronous preemption on a simulated cluster ----------------------------------------------------
+class SimulatedCluster:
+    """A scheduler on an embedded cluster, stepped by hand: node ``full`` with two low-priority victims,
+    node ``spare`` with room for a small pod, and a high-priority preemptor that needs all of ``full``."""
+
+    def __init__(self, version: str) -> None:
+        from kubesched.clock import VirtualClock
+        from kubesched.config import load_config
+        from kubesched.config.features import feature_gates
+        from kubesched.embedded.apiserver import EmbeddedCluster
+        from kubesched.scheduler import Scheduler
+        from kubesched.sim.driver import Driver
+        from tests.factories import node_dict, pod_dict
+
+        features = feature_gates(version)
+        self.clock = VirtualClock()
+        self.cluster = EmbeddedCluster(clock=self.clock.now, features=features)
+        for name, value in (("low", 1), ("high", 1000)):
+            self.cluster.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                 "metadata": {"name": name}, "value": value})
+        self.cluster.create(node_dict("full", cpu="2"))
+        self.cluster.create(node_dict("spare", cpu="1"))
+        for name in ("v0", "v1"):
+            self.cluster.create(pod_dict(name, cpu="1", node_name="full", priority=1,
+                                         spec={"priorityClassName": "low"}))
+        self.scheduler = Scheduler(self.cluster, load_config({"apiVersion": "kubescheduler.config.k8s.io/v1",
+                                                              "kind": "KubeSchedulerConfiguration"},
+                                                             features=features),
+                                   clock=self.clock, tie_break="name")
+        self.driver = Driver(self.cluster, self.scheduler, self.clock, detect_loops=False)
+        self.driver.start()
+        self.cluster.create(pod_dict("preemptor", cpu="2", priority=1000, spec={"priorityClassName": "high"}))
+        self.cluster.create(pod_dict("small", cpu="500m", priority=1, spec={"priorityClassName": "low"}))
+        self.cluster.deliver_pending()
+        self.uid = self.pod("preemptor")["metadata"]["uid"]
+
+    def pod(self, name: str) -> dict[str, Any]:
+        return self.cluster.get("Pod", "default", name)
+
+    def exists(self, name: str) -> bool:
+        return any(p["metadata"]["name"] == name for p in self.cluster.list("Pod")[0])
+
+    def goroutines(self, result: str) -> float | None:
+        """scheduler_preemption_goroutines_execution_total{result} (None when absent)."""
+        return self.scheduler.metrics.registry.get_sample_value(
+            "scheduler_preemption_goroutines_execution_total", {"result": result})
+
+    def run_tasks(self) -> int:
+        """Run queued tasks up to the next step of a job, and deliver what they wrote."""
+        ran = self.scheduler.run_pending_tasks()
+        self.cluster.deliver_pending()
+        return ran
+
+
+def test_1_34_the_loop_goes_on_while_the_victims_are_preempted() -> None:
+    sim = SimulatedCluster("1.34")
+    assert sim.scheduler.schedule_next()  # the preemptor: nominated, victims chosen
+    assert sim.pod("preemptor")["status"]["nominatedNodeName"] == "full"
+    assert sim.exists("v0") and sim.exists("v1")
+    assert sim.scheduler.schedule_next()  # another pod is scheduled before any victim is gone
+    assert sim.exists("v0") and sim.exists("v1")
+    assert sim.run_tasks() == 1  # the job's first step: the nominations to the node (none)
+    assert sim.scheduler.queue.queue_of(sim.uid) == "unschedulable"
+    assert sim.run_tasks() == 2  # the small pod's binding, the job's next step: the first victim
+    assert sim.pod("small")["spec"]["nodeName"] == "spare"
+    assert not sim.exists("v0") and sim.exists("v1")
+    # That deletion requeues the preemptor, but its PreEnqueue holds it back, even once any backoff is over.
+    sim.clock.advance_to(sim.clock.now() + timedelta(seconds=11))
+    assert sim.scheduler.queue.queue_of(sim.uid) == "gated"
+    qpi = sim.scheduler.queue.get_pod(sim.uid)
+    assert qpi is not None and qpi.gating_plugin == "DefaultPreemption"
+    # The last deletion comes after the preemptor is unmarked: it is let through.
+    assert sim.run_tasks() == 1 and not sim.exists("v1")
+    assert sim.scheduler.queue.queue_of(sim.uid) in ("active", "backoff")
+    assert not sim.scheduler.has_pending_tasks()
+    sim.driver.settle()
+    assert sim.pod("preemptor")["spec"]["nodeName"] == "full"
+    assert sim.goroutines("success") == 1 and sim.goroutines("error") is None
+
+
+def test_1_30_preempts_in_the_cycle() -> None:
+    sim = SimulatedCluster("1.30")
+    assert sim.scheduler.schedule_next()
+    assert not sim.exists("v0") and not sim.exists("v1")
+    assert sim.goroutines("success") is None
+    sim.driver.settle()
+    assert sim.pod("preemptor")["spec"]["nodeName"] == "full"
+
+
 # -- conformance replays ------------------------------------------------------------------------------
 def _load(scenario: str) -> tuple[list[Node], list[Pod], dict[str, Pod], dict[str, Any]]:
     """Nodes, bound pods and pending pods as the reference cluster had them (uids, timestamps)."""
@@ -301,7 +506,7 @@ def test_conformance_replay(scenario: str) -> None:
     for attempt in golden["attempts"]:
         pod = Pod.from_dict(cluster.get("Pod", *attempt["pod"].split("/")))
         alive = [Pod.from_dict(raw) for raw in cluster.pods.values() if raw["spec"].get("nodeName")]
-        handle = FakeHandle(make_snapshot(nodes, alive), cluster, nominator)
+        handle = FakeHandle(make_snapshot(nodes, alive), cluster, nominator, version="1.30")
         statuses = handle.filter_all(pod)
         feasible = sorted(n.name for n in nodes if n.name not in statuses)
         assert feasible == attempt["feasible"], attempt
