@@ -48,8 +48,10 @@ def test_unschedulable_pod_reports_then_binds_when_a_node_is_added(live: Live) -
                        "FailedScheduling")
     assert events[0]["type"] == "Warning"
     assert events[0]["action"] == "Scheduling"
-    assert events[0]["note"] == ("0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
-                                 "1 No preemption victims found for incoming pod.")
+    # kube-scheduler v1.34's words: DynamicResources' PostFilter text first, and a node smaller than the
+    # request is no preemption candidate at all.
+    assert events[0]["note"] == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+                                 "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
     conditions = {c["type"]: c for c in live.pods()["big"]["status"]["conditions"]}
     assert (conditions["PodScheduled"]["status"], conditions["PodScheduled"]["reason"]) == ("False", "Unschedulable")
     live.apply(node("large", cpu="4"))

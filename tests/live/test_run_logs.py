@@ -16,7 +16,8 @@ pytestmark = pytest.mark.controlplane
 
 HEADER = re.compile(r"^[IWE]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} [ \d]{7} [\w.]+:\d+\] ")
 WAITING = ('"Unable to schedule pod; no fit; waiting" pod="default/big" err="0/1 nodes are available: 1 Insufficient '
-           'cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."')
+           'cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for '
+           'scheduling."')
 
 
 def log_lines(proc: subprocess.Popen) -> list[str]:
