@@ -1,6 +1,6 @@
 """Typed, read-only views of the storage objects the volume plugins read.
 
-PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode and CSIDriver, parsed once from the
+PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver and VolumeAttachment, parsed once from the
 plain dicts the cluster stores. Each keeps ``raw`` (the dict it came from) because the binder writes
 objects back through the cluster (a PV's claimRef, a claim's selected-node annotation), and those
 writes start from the stored object.
@@ -100,6 +100,8 @@ class PersistentVolume:
     #: The volume source key (``csi``, ``local``, ``gcePersistentDisk``, ...) and its body.
     source: str
     source_spec: Mapping[str, Any]
+    #: ``spec.volumeAttributesClassName`` ("" when unset).
+    volume_attributes_class: str = ""
 
     @property
     def name(self) -> str:
@@ -170,6 +172,7 @@ class PersistentVolume:
             phase=str(_map(raw.get("status"), "status").get("phase") or ""),
             source=source,
             source_spec=body,
+            volume_attributes_class=str(spec.get("volumeAttributesClassName") or ""),
         )
 
 
@@ -185,6 +188,8 @@ class PersistentVolumeClaim:
     volume_name: str
     selector: LabelSelector | None
     phase: str
+    #: ``spec.volumeAttributesClassName`` ("" when unset).
+    volume_attributes_class: str = ""
 
     @property
     def name(self) -> str:
@@ -231,6 +236,7 @@ class PersistentVolumeClaim:
             volume_name=str(spec.get("volumeName") or ""),
             selector=_parse(LabelSelector.from_dict, spec.get("selector"), "spec.selector"),
             phase=str(_map(raw.get("status"), "status").get("phase") or ""),
+            volume_attributes_class=str(spec.get("volumeAttributesClassName") or ""),
         )
 
 
@@ -338,12 +344,22 @@ def volume_mode_mismatch(claim: PersistentVolumeClaim, volume: PersistentVolume)
     return claim.volume_mode != volume.volume_mode
 
 
+def volume_attributes_class_mismatch(claim: PersistentVolumeClaim, volume: PersistentVolume) -> bool:
+    """With VolumeAttributesClass on, a claim only takes a volume of the same class ("" for none)."""
+    return claim.volume_attributes_class != volume.volume_attributes_class
+
+
 def find_matching_volume(claim: PersistentVolumeClaim, volumes: list[PersistentVolume],
                          node_labels: Mapping[str, str] | None, excluded: set[str] | frozenset[str],
-                         ) -> PersistentVolume | None:
+                         *, match_attributes_class: bool = False) -> PersistentVolume | None:
     """FindMatchingVolume (delayed binding): the volume pre-bound to the claim if it fits the node,
     else the smallest Available volume of the claim's class whose size, volume mode, selector, node
-    affinity and access modes fit."""
+    affinity and access modes fit.
+
+    ``match_attributes_class`` is the VolumeAttributesClass gate (on from v1.34): volumes must then
+    have the claim's volumeAttributesClassName too. With the gate off the API server drops those
+    fields, so they are not looked at.
+    """
     smallest: PersistentVolume | None = None
     requested_class = claim.storage_class
     for volume in volumes:
