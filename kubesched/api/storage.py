@@ -333,6 +333,27 @@ class CSIDriver:
                    storage_capacity=spec.get("storageCapacity") is True)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class VolumeAttachment:
+    """A volume a CSI driver attached (or is attaching) to a node: v1.34's volume limits count it."""
+
+    raw: Mapping[str, Any]
+    name: str
+    attacher: str
+    node_name: str
+    #: ``spec.source.persistentVolumeName`` (None for an inline volume spec).
+    persistent_volume_name: str | None
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> VolumeAttachment:
+        meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=False)
+        spec = _map(raw.get("spec"), "spec")
+        pv_name = _map(spec.get("source"), "spec.source").get("persistentVolumeName")
+        return cls(raw=raw, name=meta.name, attacher=str(spec.get("attacher") or ""),
+                   node_name=str(spec.get("nodeName") or ""),
+                   persistent_volume_name=None if pv_name is None else str(pv_name))
+
+
 # -- helpers (component-helpers/storage/volume) ---------------------------------------------------------
 def access_modes_satisfied(claim: PersistentVolumeClaim, volume: PersistentVolume) -> bool:
     """CheckAccessModes: every mode the claim asks for is offered by the volume."""
@@ -369,6 +390,8 @@ def find_matching_volume(claim: PersistentVolumeClaim, volumes: list[PersistentV
         if volume.claim_ref is not None and not bound_here:
             continue
         if volume.capacity < claim.request or volume_mode_mismatch(claim, volume):
+            continue
+        if match_attributes_class and volume_attributes_class_mismatch(claim, volume):
             continue
         if volume.meta.deletion_timestamp is not None:
             continue
