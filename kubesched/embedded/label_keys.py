@@ -14,6 +14,11 @@ mismatchLabelKeys), and then validates the result:
 
 Errors carry upstream's field paths and words, including its quirk of indexing the "exists in both
 matchLabelKeys and labelSelector" error under the term's own path.
+
+One liberty: a pod read back from an API server (a ``kubesched snapshot``, a state replayed from a
+live cluster) already carries the requirements the merge adds. They are recognised as the merge's
+own and not added again, nor counted as the key being in the selector already, where kube-apiserver
+would refuse to create such a pod a second time. The selector that results is the same.
 """
 
 from __future__ import annotations
@@ -65,14 +70,15 @@ def prepare_label_keys(pod: dict, features: FeatureGates) -> None:
         for _, c in constraints:
             merge_label_keys(c, labels, ((MATCH, "In"),))
     try:
-        errors = _validate(terms, constraints, spread_merge)
+        errors = _validate(terms, constraints, spread_merge, labels)
     except _NotStrings as err:
         errors = [str(err)]
     if errors:
         raise invalid(pod, errors)
 
 
-def _validate(terms: list[tuple[str, dict]], constraints: list[tuple[str, dict]], spread_merge: bool) -> list[str]:
+def _validate(terms: list[tuple[str, dict]], constraints: list[tuple[str, dict]], spread_merge: bool,
+              labels: Mapping[str, Any]) -> list[str]:
     errors: list[str] = []
     for path, term in terms:
         errors += label_keys_errors(path, _keys(term, MATCH, path), _keys(term, MISMATCH, path),
@@ -82,7 +88,7 @@ def _validate(terms: list[tuple[str, dict]], constraints: list[tuple[str, dict]]
         if spread_merge:
             errors += label_keys_errors(path, keys, (), c.get("labelSelector"))
         else:
-            errors += legacy_spread_errors(f"{path}.{MATCH}", keys, c.get("labelSelector"))
+            errors += legacy_spread_errors(f"{path}.{MATCH}", keys, c.get("labelSelector"), labels)
     return errors
 
 
@@ -113,12 +119,17 @@ def merge_label_keys(holder: dict, labels: Mapping[str, Any], fields: tuple[tupl
     selector = holder.get("labelSelector")
     if not isinstance(selector, dict) or not any(holder.get(name) for name, _ in fields):
         return
-    added = [{"key": key, "operator": operator, "values": [labels[key]]}
-             for name, operator in fields for key in _list(holder.get(name))
-             if isinstance(key, str) and key in labels]
+    existing = _list(selector.get("matchExpressions"))
+    added = [requirement for name, operator in fields for key in _list(holder.get(name))
+             if isinstance(key, str) and key in labels
+             and (requirement := merged_requirement(key, operator, labels[key])) not in existing]
     if added:
-        existing = selector.get("matchExpressions")
-        selector["matchExpressions"] = [*(existing if isinstance(existing, list) else []), *added]
+        selector["matchExpressions"] = [*existing, *added]
+
+
+def merged_requirement(key: str, operator: str, value: Any) -> dict[str, Any]:
+    """The requirement the merge adds for ``key``: ``key In (value)`` or ``key NotIn (value)``."""
+    return {"key": key, "operator": operator, "values": [value]}
 
 
 def label_keys_errors(path: str, match: tuple[str, ...], mismatch: tuple[str, ...], selector: Any) -> list[str]:
@@ -149,15 +160,18 @@ def label_keys_errors(path: str, match: tuple[str, ...], mismatch: tuple[str, ..
     return errors
 
 
-def legacy_spread_errors(path: str, keys: tuple[str, ...], selector: Any) -> list[str]:
-    """ValidateMatchLabelKeysInTopologySpread: the keys before any merge (v1.30's rule)."""
+def legacy_spread_errors(path: str, keys: tuple[str, ...], selector: Any, labels: Mapping[str, Any]) -> list[str]:
+    """ValidateMatchLabelKeysInTopologySpread: the keys before any merge (v1.30's rule). A requirement
+    a v1.34 API server merged in already is not counted as the key being in the selector."""
     if not keys:
         return []
     errors: list[str] = []
     taken: set[str] = set()
     if isinstance(selector, dict):
+        merged = [merged_requirement(k, "In", labels[k]) for k in keys if k in labels]
         taken = {str(k) for k in (selector.get("matchLabels") or {})}
-        taken |= {str(e.get("key")) for e in _list(selector.get("matchExpressions")) if isinstance(e, dict)}
+        taken |= {str(e.get("key")) for e in _list(selector.get("matchExpressions"))
+                  if isinstance(e, dict) and e not in merged}
     else:
         errors.append(f"{path}: {NO_SELECTOR}")
     for i, key in enumerate(keys):

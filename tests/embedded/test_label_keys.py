@@ -186,3 +186,20 @@ def test_updates_merge_nothing() -> None:
     created["metadata"]["labels"]["version"] = "v3"
     updated = cluster.update(created)
     assert _required(updated)["labelSelector"]["matchExpressions"] == [IN_V2]
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
+def test_a_pod_read_back_from_an_api_server_is_created_again(version: str) -> None:
+    # What a v1.34 API server returns already holds the merged requirements: they are not added twice
+    # (and not taken for a key written into the selector by hand).
+    first = _create(_pod(affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        _term(matchLabelKeys=["version"], mismatchLabelKeys=["app"])]}}, spread=_spread(
+            labelSelector={"matchLabels": {"app": "web"}}, matchLabelKeys=["version"])), "1.34")
+    again = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": dict(LABELS)},
+             "spec": first["spec"]}
+    created = _create(again, version)
+    spread = created["spec"]["topologySpreadConstraints"][0]["labelSelector"]["matchExpressions"]
+    assert spread == [IN_V2]
+    term = _required(created, "podAntiAffinity")
+    assert term["labelSelector"]["matchExpressions"] == [IN_V2, {"key": "app", "operator": "NotIn",
+                                                                 "values": ["web"]}]
