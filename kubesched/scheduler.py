@@ -25,8 +25,9 @@ from kubesched.api.objects import Pod
 from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import Clock
-from kubesched.cluster.listers import LISTED_KINDS, Listers
+from kubesched.cluster.listers import LISTED_KINDS, Listers, listed_kinds
 from kubesched.cluster.protocol import Cluster, WatchEvent
+from kubesched.config.features import FeatureGates
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.eventhandlers import EventHandlers, PodStore
 from kubesched.extender import HTTPExtender, build_extenders
@@ -40,7 +41,14 @@ from kubesched.schedule_one import schedule_one
 
 log = logging.getLogger(__name__)
 
+#: Every kind the scheduler may watch; :func:`watched_kinds` picks those of an emulated version.
 WATCHED_KINDS = ("Node", "Pod", *LISTED_KINDS)
+
+
+def watched_kinds(features: FeatureGates) -> tuple[str, ...]:
+    """The kinds kube-scheduler of ``features.version`` watches (VolumeAttachments from v1.34 on)."""
+    return ("Node", "Pod", *listed_kinds(features))
+
 #: kube-scheduler's flush periods: backoffQ every second, the unschedulable leftovers every 30 s.
 BACKOFF_FLUSH_PERIOD = 1.0
 LEFTOVER_FLUSH_PERIOD = 30.0
@@ -142,8 +150,9 @@ class Scheduler:
         self.profiles: dict[str, Framework] = profiles.frameworks
         self.warnings: list[str] = list(profiles.warnings)
         # Kinds beyond the built-in ones that plugins register events for (Coscheduling's PodGroup).
-        self.extra_kinds = profiles.extra_kinds(WATCHED_KINDS)
-        self.watched_kinds = (*WATCHED_KINDS, *self.extra_kinds)
+        base = watched_kinds(self.features)
+        self.extra_kinds = profiles.extra_kinds(base)
+        self.watched_kinds = (*base, *self.extra_kinds)
         less, sort_key = profiles.queue_sort()
         self.queue = SchedulingQueue(
             less=less, sort_key=sort_key, clock=self.clock.now,

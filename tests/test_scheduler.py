@@ -9,6 +9,7 @@ import pytest
 from kubesched.api.objects import Pod
 from kubesched.clock import VirtualClock
 from kubesched.config import load_config
+from kubesched.config.features import feature_gates
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.metrics import MetricsObserver
 from kubesched.recording import (
@@ -20,7 +21,7 @@ from kubesched.recording import (
     RecordingObserver,
     SummaryRecorder,
 )
-from kubesched.scheduler import WATCHED_KINDS, Scheduler
+from kubesched.scheduler import WATCHED_KINDS, Scheduler, watched_kinds
 from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import Harness, config_dict, profile_with
 
@@ -49,6 +50,11 @@ def test_plugins_that_register_other_kinds_get_them_watched() -> None:
                                  "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}})
     assert scheduler(config_dict(coscheduling)).watched_kinds == (*WATCHED_KINDS, "PodGroup")
     assert scheduler().watched_kinds == WATCHED_KINDS
+
+
+def test_volume_attachments_are_watched_from_v1_34() -> None:
+    assert "VolumeAttachment" in watched_kinds(feature_gates("1.34"))
+    assert watched_kinds(feature_gates("1.30")) == tuple(k for k in WATCHED_KINDS if k != "VolumeAttachment")
 
 
 def test_the_metrics_alone_observe_attempts_until_something_records() -> None:

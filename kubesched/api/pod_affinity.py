@@ -3,6 +3,10 @@
 A term selects pods by labels within a set of namespaces (or a namespace selector) and names the
 node label (``topologyKey``) whose value defines "the same place". Both InterPodAffinity and the
 queue (which moves pods waiting on affinity when a matching pod gets bound) read these.
+
+``matchLabelKeys`` / ``mismatchLabelKeys`` are kept as written: the API server folds them into the
+label selector when the pod is created (MatchLabelKeysInPodAffinity, on from v1.34), so the
+scheduler itself never applies them.
 """
 
 from __future__ import annotations
@@ -38,6 +42,10 @@ class PodAffinityTerm:
     selector: LabelSelector | None
     namespace_selector: LabelSelector | None
     topology_key: str
+    #: Label keys whose values (the owning pod's) the API server ANDed into ``selector`` as
+    #: ``In`` / ``NotIn`` requirements at creation.
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
 
     def matches(self, pod: SelectablePod, namespace_labels: Mapping[str, str] | None) -> bool:
         """Whether ``pod`` (whose namespace carries ``namespace_labels``) is selected by this term."""
@@ -49,10 +57,7 @@ class PodAffinityTerm:
     def from_dict(cls, raw: object, owner_namespace: str) -> PodAffinityTerm:
         if not isinstance(raw, Mapping):
             raise ObjectError("", f"expected an object, got {type(raw).__name__}")
-        namespaces_raw = raw.get("namespaces") or ()
-        if not isinstance(namespaces_raw, Sequence) or isinstance(namespaces_raw, str) \
-                or not all(isinstance(n, str) for n in namespaces_raw):
-            raise ObjectError("namespaces", "expected a list of strings")
+        namespaces_raw = _strings(raw.get("namespaces"), "namespaces")
         namespace_selector = _selector(raw.get("namespaceSelector"), "namespaceSelector")
         namespaces = frozenset(namespaces_raw)
         if not namespaces and raw.get("namespaceSelector") is None:
@@ -65,6 +70,8 @@ class PodAffinityTerm:
             selector=_selector(raw.get("labelSelector"), "labelSelector"),
             namespace_selector=namespace_selector,
             topology_key=key,
+            match_label_keys=_strings(raw.get("matchLabelKeys"), "matchLabelKeys"),
+            mismatch_label_keys=_strings(raw.get("mismatchLabelKeys"), "mismatchLabelKeys"),
         )
 
 
@@ -125,6 +132,15 @@ class PodAffinity:
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _NONE = PodAffinity()
+
+
+def _strings(raw: object, path: str) -> tuple[str, ...]:
+    """A list of strings (absent or null: empty)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, Sequence) or isinstance(raw, str) or not all(isinstance(v, str) for v in raw):
+        raise ObjectError(path, "expected a list of strings")
+    return tuple(raw)
 
 
 def _selector(raw: object, path: str) -> LabelSelector | None:

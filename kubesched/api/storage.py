@@ -1,6 +1,6 @@
 """Typed, read-only views of the storage objects the volume plugins read.
 
-PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode and CSIDriver, parsed once from the
+PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver and VolumeAttachment, parsed once from the
 plain dicts the cluster stores. Each keeps ``raw`` (the dict it came from) because the binder writes
 objects back through the cluster (a PV's claimRef, a claim's selected-node annotation), and those
 writes start from the stored object.
@@ -100,6 +100,8 @@ class PersistentVolume:
     #: The volume source key (``csi``, ``local``, ``gcePersistentDisk``, ...) and its body.
     source: str
     source_spec: Mapping[str, Any]
+    #: ``spec.volumeAttributesClassName`` ("" when unset).
+    volume_attributes_class: str = ""
 
     @property
     def name(self) -> str:
@@ -170,6 +172,7 @@ class PersistentVolume:
             phase=str(_map(raw.get("status"), "status").get("phase") or ""),
             source=source,
             source_spec=body,
+            volume_attributes_class=str(spec.get("volumeAttributesClassName") or ""),
         )
 
 
@@ -185,6 +188,8 @@ class PersistentVolumeClaim:
     volume_name: str
     selector: LabelSelector | None
     phase: str
+    #: ``spec.volumeAttributesClassName`` ("" when unset).
+    volume_attributes_class: str = ""
 
     @property
     def name(self) -> str:
@@ -231,6 +236,7 @@ class PersistentVolumeClaim:
             volume_name=str(spec.get("volumeName") or ""),
             selector=_parse(LabelSelector.from_dict, spec.get("selector"), "spec.selector"),
             phase=str(_map(raw.get("status"), "status").get("phase") or ""),
+            volume_attributes_class=str(spec.get("volumeAttributesClassName") or ""),
         )
 
 
@@ -327,6 +333,27 @@ class CSIDriver:
                    storage_capacity=spec.get("storageCapacity") is True)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class VolumeAttachment:
+    """A volume a CSI driver attached (or is attaching) to a node: v1.34's volume limits count it."""
+
+    raw: Mapping[str, Any]
+    name: str
+    attacher: str
+    node_name: str
+    #: ``spec.source.persistentVolumeName`` (None for an inline volume spec).
+    persistent_volume_name: str | None
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> VolumeAttachment:
+        meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=False)
+        spec = _map(raw.get("spec"), "spec")
+        pv_name = _map(spec.get("source"), "spec.source").get("persistentVolumeName")
+        return cls(raw=raw, name=meta.name, attacher=str(spec.get("attacher") or ""),
+                   node_name=str(spec.get("nodeName") or ""),
+                   persistent_volume_name=None if pv_name is None else str(pv_name))
+
+
 # -- helpers (component-helpers/storage/volume) ---------------------------------------------------------
 def access_modes_satisfied(claim: PersistentVolumeClaim, volume: PersistentVolume) -> bool:
     """CheckAccessModes: every mode the claim asks for is offered by the volume."""
@@ -338,12 +365,22 @@ def volume_mode_mismatch(claim: PersistentVolumeClaim, volume: PersistentVolume)
     return claim.volume_mode != volume.volume_mode
 
 
+def volume_attributes_class_mismatch(claim: PersistentVolumeClaim, volume: PersistentVolume) -> bool:
+    """With VolumeAttributesClass on, a claim only takes a volume of the same class ("" for none)."""
+    return claim.volume_attributes_class != volume.volume_attributes_class
+
+
 def find_matching_volume(claim: PersistentVolumeClaim, volumes: list[PersistentVolume],
                          node_labels: Mapping[str, str] | None, excluded: set[str] | frozenset[str],
-                         ) -> PersistentVolume | None:
+                         *, match_attributes_class: bool = False) -> PersistentVolume | None:
     """FindMatchingVolume (delayed binding): the volume pre-bound to the claim if it fits the node,
     else the smallest Available volume of the claim's class whose size, volume mode, selector, node
-    affinity and access modes fit."""
+    affinity and access modes fit.
+
+    ``match_attributes_class`` is the VolumeAttributesClass gate (on from v1.34): volumes must then
+    have the claim's volumeAttributesClassName too. With the gate off the API server drops those
+    fields, so they are not looked at.
+    """
     smallest: PersistentVolume | None = None
     requested_class = claim.storage_class
     for volume in volumes:
@@ -353,6 +390,8 @@ def find_matching_volume(claim: PersistentVolumeClaim, volumes: list[PersistentV
         if volume.claim_ref is not None and not bound_here:
             continue
         if volume.capacity < claim.request or volume_mode_mismatch(claim, volume):
+            continue
+        if match_attributes_class and volume_attributes_class_mismatch(claim, volume):
             continue
         if volume.meta.deletion_timestamp is not None:
             continue

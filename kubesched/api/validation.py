@@ -241,8 +241,8 @@ def _check_pod_spec(raw: object, path: str) -> None:
         f.integer(t.get("tolerationSeconds"), f"{path}.tolerations[{i}].tolerationSeconds")
     for i, g in enumerate(f.sequence(spec.get("schedulingGates"), f"{path}.schedulingGates")):
         f.string(f.mapping(g, f"{path}.schedulingGates[{i}]").get("name"), f"{path}.schedulingGates[{i}].name")
-    for i, c in enumerate(f.sequence(spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints")):
-        f.mapping(c, f"{path}.topologySpreadConstraints[{i}]")
+    _spread_constraints(f.sequence(spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints"),
+                        f"{path}.topologySpreadConstraints")
     for i, v in enumerate(f.sequence(spec.get("volumes"), f"{path}.volumes")):
         where = f"{path}.volumes[{i}]"
         v = f.mapping(v, where)
@@ -252,6 +252,18 @@ def _check_pod_spec(raw: object, path: str) -> None:
         claim = f.mapping(v.get("persistentVolumeClaim"), f"{where}.persistentVolumeClaim")
         f.string(claim.get("claimName"), f"{where}.persistentVolumeClaim.claimName")
         f.boolean(claim.get("readOnly"), f"{where}.persistentVolumeClaim.readOnly")
+
+
+def _spread_constraints(constraints: list[Any], path: str) -> None:
+    """Mappings, and no two with the same topologyKey and whenUnsatisfiable (the first one is named)."""
+    pairs = []
+    for i, c in enumerate(constraints):
+        c = f.mapping(c, f"{path}[{i}]")
+        pairs.append((c.get("topologyKey"), c.get("whenUnsatisfiable")))
+    for i, (key, action) in enumerate(pairs):
+        if isinstance(key, str) and isinstance(action, str) and (key, action) in pairs[i + 1:]:
+            raise ObjectError(f"{path}[{i}].{{topologyKey, whenUnsatisfiable}}",
+                              f'Duplicate value: "{{{key}, {action}}}"')
 
 
 def _pod(obj: Mapping[str, Any]) -> None:
@@ -419,7 +431,7 @@ def _persistent_volume(obj: Mapping[str, Any]) -> None:
     spec = f.mapping(obj.get("spec"), "spec")
     resource_list(spec.get("capacity"), "spec.capacity")
     _access_modes(spec.get("accessModes"), "spec.accessModes")
-    for name in ("storageClassName", "persistentVolumeReclaimPolicy"):
+    for name in ("storageClassName", "persistentVolumeReclaimPolicy", "volumeAttributesClassName"):
         f.string(spec.get(name), f"spec.{name}")
     f.one_of(spec.get("volumeMode"), "spec.volumeMode", VOLUME_MODES)
     claim = f.mapping(spec.get("claimRef"), "spec.claimRef")
@@ -438,7 +450,7 @@ def _persistent_volume_claim(obj: Mapping[str, Any]) -> None:
     resources = f.mapping(spec.get("resources"), "spec.resources")
     resource_list(resources.get("requests"), "spec.resources.requests")
     resource_list(resources.get("limits"), "spec.resources.limits")
-    for name in ("storageClassName", "volumeName"):
+    for name in ("storageClassName", "volumeName", "volumeAttributesClassName"):
         f.string(spec.get(name), f"spec.{name}")
     f.one_of(spec.get("volumeMode"), "spec.volumeMode", VOLUME_MODES)
     _selector(spec.get("selector"), "spec.selector")
@@ -474,6 +486,24 @@ def _csi_node(obj: Mapping[str, Any]) -> None:
         f.integer(allocatable.get("count"), f"{where}.allocatable.count", minimum=0, maximum=f.INT32_MAX)
 
 
+def _volume_attachment(obj: Mapping[str, Any]) -> None:
+    spec = f.mapping(obj.get("spec"), "spec")
+    for name in ("attacher", "nodeName"):
+        if not f.string(spec.get(name), f"spec.{name}"):
+            raise ObjectError(f"spec.{name}", "Required value")
+    source = f.mapping(spec.get("source"), "spec.source")
+    pv_name = source.get("persistentVolumeName")
+    inline = source.get("inlineVolumeSpec")
+    f.mapping(inline, "spec.source.inlineVolumeSpec")
+    if (pv_name is None) == (inline is None):
+        verdict = "Required value" if pv_name is None else "Forbidden"
+        raise ObjectError("spec.source", f"{verdict}: must specify exactly one of inlineVolumeSpec and "
+                                         "persistentVolumeName")
+    if pv_name is not None and not f.string(pv_name, "spec.source.persistentVolumeName"):
+        raise ObjectError("spec.source.persistentVolumeName", "Required value: must specify non empty "
+                                                              "persistentVolumeName")
+
+
 def _config_data(obj: Mapping[str, Any]) -> None:
     f.string_map(obj.get("data"), "data")
 
@@ -495,6 +525,7 @@ _BY_KIND: dict[str, Callable[[Mapping[str, Any]], None]] = {
     "PersistentVolumeClaim": _persistent_volume_claim,
     "StorageClass": _storage_class,
     "CSINode": _csi_node,
+    "VolumeAttachment": _volume_attachment,
     "ConfigMap": _config_data,
     "Secret": _config_data,
 }

@@ -3,8 +3,9 @@
 kube-scheduler hands plugins informer listers (namespaces for pod affinity's namespace selectors;
 services, replication controllers, replica sets and stateful sets for PodTopologySpread's default
 constraints; PodDisruptionBudgets for preemption; persistent volumes, claims, storage classes, CSI
-nodes and drivers for the volume plugins). :class:`Listers` is that store here: the scheduler feeds
-it watch events, plugins read it through ``handle.listers``. Reads never reach the API server.
+nodes and drivers, and (from v1.34) volume attachments for the volume plugins). :class:`Listers`
+is that store here: the scheduler feeds it watch events, plugins read it through ``handle.listers``.
+Reads never reach the API server.
 
 Storage objects are kept parsed (typed views from :mod:`kubesched.api.storage`), since the volume
 plugins read them in every cycle of a pod with volumes; ``storage_version`` moves with every storage
@@ -20,8 +21,16 @@ from typing import Any
 
 from kubesched.api.labels import LabelSelector
 from kubesched.api.objects import Namespace
-from kubesched.api.storage import CSIDriver, CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from kubesched.api.storage import (
+    CSIDriver,
+    CSINode,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 from kubesched.api.validation import validate_object
+from kubesched.config.features import FeatureGates
 
 #: Storage kinds and their parsed views.
 STORAGE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
@@ -30,12 +39,20 @@ STORAGE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "StorageClass": StorageClass.from_dict,
     "CSINode": CSINode.from_dict,
     "CSIDriver": CSIDriver.from_dict,
+    "VolumeAttachment": VolumeAttachment.from_dict,
 }
 STORAGE_KINDS = tuple(STORAGE_VIEWS)
 
 #: Kinds plugins read through listers (besides nodes and pods, which live in the cache).
 LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
                 "PodDisruptionBudget", *STORAGE_KINDS, "CSIStorageCapacity")
+#: Listed kinds a version's kube-scheduler does not watch yet (and whose read its RBAC role may lack).
+LISTED_SINCE: Mapping[str, str] = {"VolumeAttachment": "1.34"}
+
+
+def listed_kinds(features: FeatureGates) -> tuple[str, ...]:
+    """The listed kinds the scheduler watches when emulating ``features.version``."""
+    return tuple(k for k in LISTED_KINDS if features.at_least(LISTED_SINCE.get(k, features.version)))
 
 
 class Listers:
@@ -124,3 +141,7 @@ class Listers:
 
     def csi_driver(self, name: str) -> CSIDriver | None:
         return self._views["CSIDriver"].get(("", name))
+
+    def volume_attachments(self) -> builtins.list[VolumeAttachment]:
+        with self._lock:
+            return list(self._views["VolumeAttachment"].values())

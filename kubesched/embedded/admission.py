@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kubesched.cluster.protocol import Forbidden, Invalid
+from kubesched.config.features import FeatureGates
+from kubesched.embedded.label_keys import prepare_label_keys
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -50,6 +52,11 @@ class AdmissionStore(Protocol):
 
     def objects(self, kind: str) -> Iterable[dict]:
         """Every stored object of ``kind``; the caller must not mutate them."""
+        ...
+
+    @property
+    def features(self) -> FeatureGates:
+        """The emulated version's gates: what is done on create follows them, as kube-apiserver's do."""
         ...
 
 
@@ -214,6 +221,7 @@ def admit_create(obj: dict, store: AdmissionStore) -> None:
     if kind == "Pod":
         _admit_pod_priority(obj, store)
         _admit_bound_pod_status(obj)
+        prepare_label_keys(obj, store.features)
     elif kind == "PriorityClass":
         _admit_priority_class(obj, store)
     elif kind == "PersistentVolumeClaim":

@@ -14,7 +14,8 @@ scheduler reads, reacting to watch events (never called by a driver):
   hostname (``kubernetes.io/no-provisioner`` classes never provision);
 - a volume without claimRef is ``Available``.
 
-Provisioned volumes are named ``pvc-<claim uid>`` as external-provisioner names them.
+Provisioned volumes are named ``pvc-<claim uid>`` as external-provisioner names them. With the
+VolumeAttributesClass gate (on from v1.34) a claim only binds a volume of its volumeAttributesClassName.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from kubesched.api.storage import (
     VOLUME_RELEASED,
     PersistentVolume,
     PersistentVolumeClaim,
+    volume_attributes_class_mismatch,
 )
 from kubesched.cluster.protocol import ApiError, WatchEvent
 
@@ -55,6 +57,8 @@ class PVController:
         self.warnings: list[str] = []
         self._warned: set[str] = set()
         self._watch: Any = None
+        features = getattr(cluster, "features", None)
+        self.match_attributes_class = features is not None and features.enabled("VolumeAttributesClass")
 
     def start(self) -> None:
         """Watch storage objects, then bring every existing one up to date."""
@@ -105,6 +109,8 @@ class PVController:
                 self._bind(pv, claim)
             return
         volumes = [PersistentVolume.from_dict(v) for v in self.cluster.list("PersistentVolume")[0]]
+        if self.match_attributes_class:
+            volumes = [v for v in volumes if not volume_attributes_class_mismatch(claim, v)]
         # Volumes pre-bound to this claim (a user's claimRef, or VolumeBinding's PreBind) come first.
         pre_bound = next((v for v in volumes if v.is_bound_to(claim) and v.capacity >= claim.request
                           and v.volume_mode == claim.volume_mode), None)

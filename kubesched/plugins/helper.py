@@ -1,13 +1,22 @@
-"""Scoring helpers shared by several in-tree plugins."""
+"""Helpers shared by several in-tree plugins: score normalisation, the feature gates a plugin reads."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from kubesched.config.features import FeatureGates, feature_gates
+
 if TYPE_CHECKING:
     from kubesched.framework.interfaces import NodeScore
+
+
+def features_of(handle: Any) -> FeatureGates:
+    """The gates a plugin is built under: its handle's, or the default version's for a plugin built
+    without a framework (a handle of None, or a small test double that carries no gates)."""
+    features = getattr(handle, "features", None)
+    return features if isinstance(features, FeatureGates) else feature_gates()
 
 
 def _go_div(numerator: int, denominator: int) -> int:

@@ -10,6 +10,11 @@ PreFilter keeps the per-domain counts both as per-key NumPy arrays (one count pe
 read by the batch filter) and, built on demand, as the ``(key, value) -> count`` maps kube-scheduler
 uses: those are what AddPod / RemovePod adjust for nominated pods and preemption dry runs, and what
 the per-node filter reads.
+
+The incoming pod's namespace selectors are folded into namespace sets, and its terms are then
+matched without namespace labels. v1.30 also dropped the selector; v1.34 keeps it, so a selector
+that an unlabelled namespace satisfies (only NotIn / DoesNotExist requirements) selects pods of
+every namespace.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
+from kubesched.plugins.helper import features_of
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import LabelColumn, NodeInfoList, Snapshot
@@ -81,10 +87,14 @@ class IncomingTerm:
         return selector_matches(self.selector, pod.labels)
 
 
-def resolve_term(term: PodAffinityTerm, listers: Any) -> IncomingTerm:
-    """Fold ``term``'s namespace selector into its namespace set, using the watched namespaces."""
+def resolve_term(term: PodAffinityTerm, listers: Any, keep_selector: bool = False) -> IncomingTerm:
+    """Fold ``term``'s namespace selector into its namespace set, using the watched namespaces.
+
+    ``keep_selector`` (v1.34): the selector stays beside the set and is matched against no labels,
+    so one that accepts an empty label set selects every namespace.
+    """
     ns_selector = term.namespace_selector
-    if ns_selector is not None and ns_selector.empty:
+    if ns_selector is not None and (ns_selector.empty or (keep_selector and ns_selector.matches({}))):
         return IncomingTerm(None, term.selector, term.topology_key)
     namespaces = term.namespaces
     if ns_selector is not None and listers is not None:
@@ -332,6 +342,8 @@ class InterPodAffinity:
         self.hard_pod_affinity_weight = hard_pod_affinity_weight
         self.ignore_preferred_terms_of_existing_pods = ignore_preferred_terms_of_existing_pods
         self.handle = handle
+        #: v1.34 keeps the incoming pod's namespace selectors (see :func:`resolve_term`).
+        self.keep_namespace_selector = features_of(handle).at_least("1.34")
 
     # -- helpers --
     def _snapshot(self) -> Snapshot:
@@ -352,8 +364,8 @@ class InterPodAffinity:
         aff = pod.pod_affinity
         s = _PreFilterState(
             pod,
-            tuple(resolve_term(t, listers) for t in aff.required_affinity),
-            tuple(resolve_term(t, listers) for t in aff.required_anti_affinity),
+            tuple(resolve_term(t, listers, self.keep_namespace_selector) for t in aff.required_affinity),
+            tuple(resolve_term(t, listers, self.keep_namespace_selector) for t in aff.required_anti_affinity),
             self._namespace_labels(pod.namespace),
         )
         existing_anti = _DomainTotals()
@@ -478,7 +490,7 @@ class InterPodAffinity:
         totals = _DomainTotals()
         for weighted_terms, sign in ((aff.preferred_affinity, 1), (aff.preferred_anti_affinity, -1)):
             for wt in weighted_terms:
-                t = resolve_term(wt.term, listers)
+                t = resolve_term(wt.term, listers, self.keep_namespace_selector)
                 rows = snapshot.pods.rows_matching(t.namespaces, t.selector)
                 totals.add(snapshot, t.topology_key, rows, None, sign * wt.weight)
         ns_labels = self._namespace_labels(pod.namespace)

@@ -1,4 +1,8 @@
-"""TaintToleration: hard taints (NoSchedule, NoExecute) filter, PreferNoSchedule taints score."""
+"""TaintToleration: hard taints (NoSchedule, NoExecute) filter, PreferNoSchedule taints score.
+
+The filter's reason names the first untolerated taint in v1.30 (``{key: value}``); v1.34 says
+``node(s) had untolerated taint(s)`` whatever the taint, so every such node shares one reason.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
-from kubesched.plugins.helper import default_normalize_score
+from kubesched.plugins.helper import default_normalize_score, features_of
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import NodeInfoList, Snapshot
@@ -38,12 +42,15 @@ NAME = names.TAINT_TOLERATION
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
+#: The filter's reason from v1.34 on.
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 
 #: Taint effects that keep a pod off a node (the filter's concern).
 DO_NOT_SCHEDULE_EFFECTS = frozenset((NO_SCHEDULE, NO_EXECUTE))
 
 
 def untolerated_reason(taint: Taint) -> str:
+    """The v1.30 reason, naming the taint."""
     return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
 
 
@@ -78,6 +85,10 @@ class TaintToleration:
 
     def __init__(self, handle: Handle | None = None) -> None:
         self.handle = handle
+        self._names_taint = not features_of(handle).at_least("1.34")
+
+    def _reason(self, taint: Taint) -> str:
+        return untolerated_reason(taint) if self._names_taint else ERR_REASON_UNTOLERATED
 
     # -- Filter -----------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -85,7 +96,7 @@ class TaintToleration:
         if node is None:
             return None
         taint = find_untolerated_taint(node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
-        return None if taint is None else unresolvable(untolerated_reason(taint))
+        return None if taint is None else unresolvable(self._reason(taint))
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
                      indices: np.ndarray) -> BatchFilterResult:
@@ -98,7 +109,7 @@ class TaintToleration:
             taint = find_untolerated_taint(taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
             if taint is None:
                 continue
-            reason = untolerated_reason(taint)
+            reason = self._reason(taint)
             slot = by_reason.get(reason)
             if slot is None:
                 slot = by_reason[reason] = len(statuses)

@@ -3,7 +3,7 @@
 Two rules. In-tree disks (GCE PD, AWS EBS, RBD, iSCSI) already mounted on a node conflict with the
 pod's own mount of the same disk unless both are read-only (EBS never shares). A claim with the
 ReadWriteOncePod access mode may be used by one pod in the whole cluster: if any scheduled pod uses
-it, no node fits.
+it, no node fits (the reason's wording changed in v1.34).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
+from kubesched.plugins.helper import features_of
 from kubesched.queue import events as qevents
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_RWOP_CONFLICT = ("node has pod using PersistentVolumeClaim with the same name and "
                             "ReadWriteOncePod access mode")
+#: The ReadWriteOncePod reason from v1.34 on.
+ERR_REASON_RWOP_IN_USE = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+                          "already in-use by another pod")
 
 _RESTRICTED_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
@@ -103,6 +107,8 @@ class VolumeRestrictions:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        self.rwop_reason = (ERR_REASON_RWOP_IN_USE if features_of(handle).at_least("1.34")
+                            else ERR_REASON_RWOP_CONFLICT)
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         needs_check = any(needs_restrictions_check(v) for v in pod.volumes)
@@ -143,7 +149,7 @@ class VolumeRestrictions:
         if s is None:
             return Status(Code.ERROR, (f'cannot read "{PRE_FILTER_STATE_KEY}" from cycleState',))
         if s.conflicting_refs > 0:
-            return unschedulable(ERR_REASON_RWOP_CONFLICT)
+            return unschedulable(self.rwop_reason)
         return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
@@ -165,7 +171,7 @@ class VolumeRestrictions:
         statuses = [unschedulable(ERR_REASON_DISK_CONFLICT)]
         if s.conflicting_refs > 0:
             index[passed] = 1
-            statuses.append(unschedulable(ERR_REASON_RWOP_CONFLICT))
+            statuses.append(unschedulable(self.rwop_reason))
         return BatchFilterResult(index, statuses)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:

@@ -10,9 +10,10 @@ from kubesched.api.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
     StorageClass,
+    VolumeAttachment,
     find_matching_volume,
 )
-from tests.plugins.storage import csinode_dict, pv_dict, pvc_dict, sc_dict
+from tests.plugins.storage import csinode_dict, pv_dict, pvc_dict, sc_dict, va_dict
 
 
 def test_claim_class_prefers_the_beta_annotation() -> None:
@@ -55,6 +56,35 @@ def test_find_matching_volume_excludes_chosen_and_prefers_pre_bound() -> None:
     mine = PersistentVolume.from_dict(pv_dict("mine", sc="x", size="50Gi", claim=("default", "c")))
     assert find_matching_volume(claim, [small, mine], {}, frozenset()) is mine
     assert find_matching_volume(claim, [small], {}, frozenset({"small"})) is None
+
+
+def _vac(obj: dict, vac: str) -> dict:
+    obj["spec"]["volumeAttributesClassName"] = vac
+    return obj
+
+
+@pytest.mark.parametrize(("claim_vac", "gate", "want"), [
+    ("gold", True, "gold-pv"),
+    ("", True, "plain-pv"),
+    ("silver", True, None),
+    # Gate off: the class is not looked at, the smallest fitting volume wins.
+    ("gold", False, "plain-pv"),
+])
+def test_find_matching_volume_attributes_class(claim_vac: str, gate: bool, want: str | None) -> None:
+    volumes = [PersistentVolume.from_dict(pv_dict("plain-pv", sc="x", size="10Gi")),
+               PersistentVolume.from_dict(_vac(pv_dict("gold-pv", sc="x", size="20Gi"), "gold"))]
+    claim = PersistentVolumeClaim.from_dict(_vac(pvc_dict("c", sc="x", size="5Gi"), claim_vac))
+    found = find_matching_volume(claim, volumes, {}, frozenset(), match_attributes_class=gate)
+    assert (found.name if found else None) == want
+    # A volume pre-bound to the claim is skipped too when its class differs.
+    mine = PersistentVolume.from_dict(_vac(pv_dict("mine", sc="x", claim=("default", "c")), "other"))
+    assert (find_matching_volume(claim, [mine], {}, frozenset(), match_attributes_class=gate) is mine) is not gate
+
+
+def test_volume_attachment_view() -> None:
+    va = VolumeAttachment.from_dict(va_dict("va", attacher="d", node="n1", pv="pv"))
+    assert (va.name, va.attacher, va.node_name, va.persistent_volume_name) == ("va", "d", "n1", "pv")
+    assert VolumeAttachment.from_dict(va_dict("inline")).persistent_volume_name is None
 
 
 def test_storage_class_topology() -> None:

@@ -46,6 +46,9 @@ VALID: dict[str, dict[str, Any]] = {
                                        "resources": {"requests": {"storage": "1Gi"}}}},
     "StorageClass": {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc"},
                      "provisioner": "x", "volumeBindingMode": "WaitForFirstConsumer"},
+    "VolumeAttachment": {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment", "metadata": {"name": "va"},
+                         "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "n",
+                                  "source": {"persistentVolumeName": "pv"}}},
 }
 
 
@@ -76,6 +79,25 @@ ROWS: list[tuple[str, dict[str, Any], str, str]] = [
                    "ReplicaSet", "Node", "Pod")
       for part, value in (("spec", [1]), ("status", "Running"))],
     ("Pod without spec", _with("Pod", "spec", ...), "spec", "Required value"),
+    # VolumeAttachments: who attaches what where
+    ("attachment without attacher", _with("VolumeAttachment", "spec.attacher", ""), "spec.attacher",
+     "Required value"),
+    ("attachment without node", _with("VolumeAttachment", "spec.nodeName", ...), "spec.nodeName", "Required value"),
+    ("attachment of nothing", _with("VolumeAttachment", "spec.source", {}), "spec.source",
+     "Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName"),
+    ("attachment of two things", _with("VolumeAttachment", "spec.source.inlineVolumeSpec", {}), "spec.source",
+     "Forbidden: must specify exactly one"),
+    ("attachment of an empty PV name", _with("VolumeAttachment", "spec.source.persistentVolumeName", ""),
+     "spec.source.persistentVolumeName", "Required value: must specify non empty persistentVolumeName"),
+    ("attachment PV name a number", _with("VolumeAttachment", "spec.source.persistentVolumeName", 3),
+     "spec.source.persistentVolumeName", "expected a string"),
+    ("spread constraints repeating a key and action", _pod(containers=[{"name": "c"}], topologySpreadConstraints=[
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+        {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"},
+        {"maxSkew": 3, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]),
+     "spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}", 'Duplicate value: "{zone, DoNotSchedule}"'),
+    ("PV attributes class a number", _with("PersistentVolume", "spec.volumeAttributesClassName", 1),
+     "spec.volumeAttributesClassName", "expected a string"),
     # strings where booleans are due, and the reverse
     ("unschedulable quoted", _with("Node", "spec.unschedulable", "false"), "spec.unschedulable",
      'expected a boolean (true or false), got string "false"'),

@@ -329,7 +329,7 @@ def test_example_cluster_tells_the_story_its_comments_tell(capsys: pytest.Captur
     pending = out.split("Pending ", 1)[1].split("\n\n", 1)[0]
     assert sorted(line.split(":")[0].strip() for line in pending.splitlines()[1:]) == [
         "batch/warehouse-load", "ml/llm-train", "ml/notebook"]
-    assert "untolerated taint {nvidia.com/gpu: present}" in pending
+    assert "3 node(s) had untolerated taint(s)" in pending
 
 
 def test_example_checkout_pods_spread_and_the_cache_follows_them() -> None:

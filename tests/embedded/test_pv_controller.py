@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
+from kubesched.config.features import feature_gates
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.embedded.controlplane import ControlPlane
 from tests.plugins.storage import pv_dict, pvc_dict, sc_dict
 
 
-def cluster_with(*objs: dict[str, Any]) -> tuple[EmbeddedCluster, ControlPlane]:
-    plane = ControlPlane()
+def cluster_with(*objs: dict[str, Any], version: str = "1.34") -> tuple[EmbeddedCluster, ControlPlane]:
+    plane = ControlPlane(EmbeddedCluster(features=feature_gates(version)))
     plane.start()
     cluster = plane.cluster
     for obj in objs:
@@ -55,6 +56,17 @@ def test_immediate_claim_binds_the_smallest_match(sizes: list[str], want: str | 
     if want is None:
         assert controllers.warnings == [
             "pvc default/c: Immediate claim with no matching PV and no provisioner; it stays unbound"]
+
+
+@pytest.mark.parametrize(("version", "want"), [("1.34", "pv-gold"), ("1.30", "pv-plain")])
+def test_immediate_claim_matches_its_volume_attributes_class_from_v1_34(version: str, want: str) -> None:
+    gold = pv_dict("pv-gold", size="20Gi", sc="manual")
+    gold["spec"]["volumeAttributesClassName"] = "gold"
+    wanted = pvc_dict("c", size="10Gi", sc="manual")
+    wanted["spec"]["volumeAttributesClassName"] = "gold"
+    cluster, _ = cluster_with(sc_dict("manual", provisioner="kubernetes.io/no-provisioner", mode="Immediate"),
+                              pv_dict("pv-plain", size="15Gi", sc="manual"), gold, wanted, version=version)
+    assert claim(cluster, "c")["spec"].get("volumeName") == want
 
 
 def test_immediate_claim_is_provisioned_by_its_class() -> None:

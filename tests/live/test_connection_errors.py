@@ -45,6 +45,7 @@ def test_paths_follow_group_version_and_scope() -> None:
     assert object_path("Lease", "kube-system", "kube-scheduler") == \
         "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
     assert object_path("CSINode", None, "n1") == "/apis/storage.k8s.io/v1/csinodes/n1"
+    assert collection_path("VolumeAttachment") == "/apis/storage.k8s.io/v1/volumeattachments"
     assert collection_path("PersistentVolumeClaim", "ns") == "/api/v1/namespaces/ns/persistentvolumeclaims"
 
 

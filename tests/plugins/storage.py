@@ -10,6 +10,7 @@ import numpy as np
 
 from kubesched.cache.snapshot import Snapshot
 from kubesched.cluster.listers import Listers
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.framework.interfaces import BatchFilterResult
 from kubesched.framework.status import Status
 
@@ -74,6 +75,12 @@ def csinode_dict(name: str, *, drivers: Mapping[str, int | None] | None = None,
     return out
 
 
+def va_dict(name: str, *, attacher: str = "ebs.csi.aws.com", node: str = "n", pv: str | None = None) -> dict[str, Any]:
+    source: dict[str, Any] = {"persistentVolumeName": pv} if pv is not None else {"inlineVolumeSpec": {}}
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment", "metadata": {"name": name},
+            "spec": {"attacher": attacher, "nodeName": node, "source": source}}
+
+
 def claim_volume(claim: str, name: str = "vol") -> dict[str, Any]:
     return {"name": name, "persistentVolumeClaim": {"claimName": claim}}
 
@@ -86,6 +93,7 @@ class Handle:
     snapshot: Snapshot = field(default_factory=Snapshot)
     cluster: Any = None
     timers: list[tuple[float, Any]] = field(default_factory=list)
+    features: FeatureGates = field(default_factory=feature_gates)
 
     def call_later(self, delay: float, callback: Any) -> None:
         self.timers.append((delay, callback))

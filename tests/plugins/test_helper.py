@@ -10,6 +10,7 @@ import json
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,8 @@ from tests.corpus import CORPUS
 from tests.factories import make_snapshot
 
 CONFORMANCE = CORPUS
+#: kube-scheduler v1.34.4's recordings (``testing/goldens``): of the corpus's scenarios and of its own.
+GOLDENS = Path(__file__).resolve().parents[2] / "testing" / "goldens"
 
 
 # -- conformance replay (shared) -------------------------------------------------------------------
@@ -47,18 +50,28 @@ def _with_uid(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def scenario_available(name: str) -> bool:
-    return (CONFORMANCE / name / "golden.json").is_file()
+def _recording(name: str, version: str) -> tuple[Path, Path]:
+    """(scenario folder, golden file) of scenario ``name`` as kube-scheduler ``version`` decided it:
+    the corpus for 1.30, ``testing/goldens`` for 1.34."""
+    if version == "1.30":
+        return CONFORMANCE / name, CONFORMANCE / name / "golden.json"
+    own = GOLDENS / "scenarios" / name
+    return (own if own.is_dir() else CONFORMANCE / name), GOLDENS / f"v{version}" / f"{name}.json"
 
 
-def replay(name: str) -> Iterator[Attempt]:
+def scenario_available(name: str, version: str = "1.30") -> bool:
+    folder, golden = _recording(name, version)
+    return golden.is_file() and (folder / "scenario.yaml").is_file()
+
+
+def replay(name: str, version: str = "1.30") -> Iterator[Attempt]:
     """Walk a scenario's recorded attempts, binding pods where the reference bound them.
 
     Only for scenarios without preemption victims: node-local plugins need no more.
     """
-    folder = CONFORMANCE / name
+    folder, golden_path = _recording(name, version)
     docs = [d for d in yaml.safe_load_all((folder / "scenario.yaml").read_text()) if d]
-    golden = json.loads((folder / "golden.json").read_text())
+    golden = json.loads(golden_path.read_text())
     nodes = [Node.from_dict(d) for d in docs if d.get("kind") == "Node"]
     bound: list[Pod] = []
     pending: dict[str, dict[str, Any]] = {}
@@ -80,6 +93,15 @@ def replay(name: str) -> Iterator[Attempt]:
             placed["spec"]["nodeName"] = record["node"]
             placed["metadata"]["uid"] = f"conf-{next(_uid)}"
             bound.append(Pod.from_dict(placed))
+
+
+def handle_for(version: str, **fields: Any) -> Any:
+    """A bare plugin handle carrying the gates of ``version`` (and any other ``fields``)."""
+    from types import SimpleNamespace
+
+    from kubesched.config.features import feature_gates
+
+    return SimpleNamespace(features=feature_gates(version), **fields)
 
 
 def rows_of(snapshot: Snapshot, names: list[str]) -> np.ndarray:
@@ -134,8 +156,9 @@ def test_batch_matches_list_form_random() -> None:
 
 
 # -- conformance checks (shared) -----------------------------------------------------------------------
-def check_filter_conformance(scenario: str, make_plugin: Any, plugin_name: str) -> int:
-    """Replay ``scenario`` and compare the plugin's PreFilter / Filter verdicts with the reference.
+def check_filter_conformance(scenario: str, make_plugin: Any, plugin_name: str, version: str = "1.30") -> int:
+    """Replay ``scenario`` as kube-scheduler ``version`` decided it and compare the plugin's PreFilter /
+    Filter verdicts with the reference (``make_plugin`` builds the plugin for that version).
 
     Feasible nodes must pass; nodes the reference says this plugin rejected must get the same code
     and reasons; the batch form must agree with the per-node form everywhere. Returns how many
@@ -145,7 +168,7 @@ def check_filter_conformance(scenario: str, make_plugin: Any, plugin_name: str) 
     from kubesched.framework.status import Code
 
     checked = 0
-    for att in replay(scenario):
+    for att in replay(scenario, version):
         plugin = make_plugin(att.snapshot)
         state = CycleState()
         pod, snap, record = att.pod, att.snapshot, att.record
@@ -188,8 +211,10 @@ def check_filter_conformance(scenario: str, make_plugin: Any, plugin_name: str) 
     return checked
 
 
-def check_score_conformance(scenario: str, make_plugin: Any, plugin_name: str, weight: int) -> int:
-    """Replay ``scenario`` and compare NormalizeScore x weight with the reference over feasible nodes.
+def check_score_conformance(scenario: str, make_plugin: Any, plugin_name: str, weight: int,
+                            version: str = "1.30") -> int:
+    """Replay ``scenario`` (as ``version`` decided it) and compare NormalizeScore x weight with the
+    reference over feasible nodes.
 
     Both the per-node and the batch forms are checked. Returns how many scores were compared.
     """
@@ -198,7 +223,7 @@ def check_score_conformance(scenario: str, make_plugin: Any, plugin_name: str, w
     from kubesched.framework.status import Code
 
     checked = 0
-    for att in replay(scenario):
+    for att in replay(scenario, version):
         record = att.record
         if not record["scores"]:
             continue

@@ -3,16 +3,28 @@ non_csi_test.go. Every case checks the per-node Filter and the batch form agree.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
+from kubesched.config.features import feature_gates
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.nodevolumelimits import csi, non_csi
 from kubesched.plugins.nodevolumelimits.translation import csi_attach_limit_key
 from tests.factories import make_node, make_pod, make_snapshot
-from tests.plugins.storage import Handle, batch_status, claim_volume, csinode_dict, pv_dict, pvc_dict, rows, sc_dict
+from tests.plugins.storage import (
+    Handle,
+    batch_status,
+    claim_volume,
+    csinode_dict,
+    pv_dict,
+    pvc_dict,
+    rows,
+    sc_dict,
+    va_dict,
+)
 
 EXCEEDED = Status(Code.UNSCHEDULABLE, ("node(s) exceed max volume count",))
 DRIVER = "ebs.csi.aws.com"
@@ -41,13 +53,15 @@ CSI_CASES = [
 ]
 
 
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
 @pytest.mark.parametrize(("name", "existing", "new", "limits", "want"), CSI_CASES, ids=[c[0] for c in CSI_CASES])
 def test_csi_limits(name: str, existing: list[str], new: list[str], limits: dict[str, int | None],
-                    want: Status | None) -> None:
+                    want: Status | None, version: str) -> None:
     node = make_node("n")
     existing_pods = [pod_with(f"e{i}", c, node="n") for i, c in enumerate(existing)]
     snap = make_snapshot([node], existing_pods)
-    handle = Handle(snapshot=snap).add(*csi_claims(*{*existing, *new}), csinode_dict("n", drivers=limits))
+    handle = Handle(snapshot=snap, features=feature_gates(version)).add(
+        *csi_claims(*{*existing, *new}), csinode_dict("n", drivers=limits))
     plugin = csi.new(None, handle)
     pod = pod_with("p", *new)
     state = CycleState()
@@ -56,13 +70,102 @@ def test_csi_limits(name: str, existing: list[str], new: list[str], limits: dict
     assert batch_status(plugin.filter_nodes(state, pod, snap, rows(1)), 0) == want
 
 
-def test_csi_limit_from_node_allocatable() -> None:
+@pytest.mark.parametrize(("version", "want"), [("1.30", EXCEEDED), ("1.34", None)])
+def test_csi_limit_from_node_allocatable_in_v1_30_only(version: str, want: Status | None) -> None:
     node = make_node("n", extra={csi_attach_limit_key(DRIVER): "1"})
     snap = make_snapshot([node], [pod_with("e", "a", node="n")])
-    plugin = csi.new(None, Handle(snapshot=snap).add(*csi_claims("a", "b")))
+    plugin = csi.new(None, Handle(snapshot=snap, features=feature_gates(version)).add(*csi_claims("a", "b")))
     pod = pod_with("p", "b")
-    assert plugin.filter(CycleState(), pod, snap.node_infos[0]) == EXCEEDED
-    assert batch_status(plugin.filter_nodes(CycleState(), pod, snap, rows(1)), 0) == EXCEEDED
+    assert plugin.filter(CycleState(), pod, snap.node_infos[0]) == want
+    assert batch_status(plugin.filter_nodes(CycleState(), pod, snap, rows(1)), 0) == want
+
+
+VA_CASES = [
+    # (name, attachments, pods' claims on the node, the new pod's claims, limit, v1.34 verdict)
+    ("an attached volume no pod uses counts", [va_dict("va", pv="pv-x")], [], ["b"], 1, EXCEEDED),
+    ("room for both", [va_dict("va", pv="pv-x")], [], ["b"], 2, None),
+    ("a volume both attached and used counts once", [va_dict("va", pv="pv-a")], ["a"], ["b"], 2, None),
+    ("the new pod's own volume is not matched against attachments", [va_dict("va", pv="pv-b")], [], ["b"], 1,
+     EXCEEDED),
+    ("another node's attachment", [va_dict("va", pv="pv-x", node="other")], [], ["b"], 1, None),
+    ("an inline volume spec", [va_dict("va")], [], ["b"], 1, None),
+    ("a PV that is gone", [va_dict("va", pv="pv-gone")], [], ["b"], 1, None),
+    ("a PV that is not CSI", [va_dict("va", pv="nfs")], [], ["b"], 1, None),
+    ("another driver's attachment", [va_dict("va", pv="pv-o", attacher="other.csi")], [], ["b"], 1, None),
+]
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
+@pytest.mark.parametrize(("name", "attachments", "existing", "new", "limit", "want"), VA_CASES,
+                         ids=[c[0] for c in VA_CASES])
+def test_volume_attachments_count_from_v1_34(name: str, attachments: list[dict[str, Any]], existing: list[str],
+                                             new: list[str], limit: int, want: Status | None, version: str) -> None:
+    snap = make_snapshot([make_node("n"), make_node("other")],
+                         [pod_with(f"e{i}", c, node="n") for i, c in enumerate(existing)])
+    handle = Handle(snapshot=snap, features=feature_gates(version)).add(
+        *csi_claims("a", "b", "x"), *csi_claims("o", driver="other.csi"),
+        pv_dict("nfs", source={"nfs": {"server": "s", "path": "/"}}),
+        csinode_dict("n", drivers={DRIVER: limit, "other.csi": 1}))
+    for va in attachments:
+        # An attachment applied after the first filter must be seen too (the plugin's caches follow).
+        plugin = csi.new(None, handle)
+        plugin.filter_nodes(CycleState(), pod_with("p", *new), snap, rows(2))
+        handle.add(va)
+    plugin = plugin if attachments else csi.new(None, handle)
+    pod = pod_with("p", *new)
+    expected = want if version == "1.34" else None
+    assert plugin.filter(CycleState(), pod, snap.node_infos[0]) == expected
+    assert batch_status(plugin.filter_nodes(CycleState(), pod, snap, rows(2)), 0) == expected
+
+
+def px(vol: str) -> dict[str, Any]:
+    return {"name": f"px-{vol}", "portworxVolume": {"volumeID": vol}}
+
+
+@pytest.mark.parametrize(("version", "annotated", "want"), [
+    # CSIMigrationPortworx is on in v1.34: portworx volumes count against pxd.portworx.com on nodes
+    # whose CSINode lists the plugin as migrated.
+    ("1.34", True, EXCEEDED),
+    ("1.34", False, None),
+    ("1.30", True, None),
+])
+def test_portworx_volumes_count_where_migrated(version: str, annotated: bool, want: Status | None) -> None:
+    existing = make_pod("e", node_name="n", spec={"volumes": [px("old")]})
+    snap = make_snapshot([make_node("n")], [existing])
+    handle = Handle(snapshot=snap, features=feature_gates(version)).add(
+        csinode_dict("n", drivers={"pxd.portworx.com": 1},
+                     migrated="kubernetes.io/portworx-volume" if annotated else ""))
+    plugin = csi.new(None, handle)
+    pod = make_pod("p", spec={"volumes": [px("new")]})
+    assert plugin.pre_filter(CycleState(), pod) == (None, None)
+    assert plugin.filter(CycleState(), pod, snap.node_infos[0]) == want
+    assert batch_status(plugin.filter_nodes(CycleState(), pod, snap, rows(1)), 0) == want
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
+def test_batch_equals_per_node_on_random_clusters(version: str) -> None:
+    rng = random.Random(5)
+    claims = [f"c{i}" for i in range(8)]
+    for trial in range(30):
+        nodes = [make_node(f"n{i}", extra={csi_attach_limit_key(DRIVER): str(rng.randint(0, 3))}
+                           if rng.random() < 0.3 else None) for i in range(rng.randint(1, 8))]
+        pods = [pod_with(f"e{trial}-{k}", *rng.sample(claims, rng.randint(0, 3)), node=rng.choice(nodes).name,
+                         extra=[ebs(f"v{rng.randint(0, 4)}")] if rng.random() < 0.2 else None)
+                for k in range(rng.randint(0, 12))]
+        snap = make_snapshot(nodes, pods)
+        handle = Handle(snapshot=snap, features=feature_gates(version)).add(*csi_claims(*claims))
+        for node in nodes:
+            if rng.random() < 0.7:
+                handle.add(csinode_dict(node.name, drivers={DRIVER: rng.choice([None, 1, 2, 3, 4])}))
+        for k in range(rng.randint(0, 6)):
+            handle.add(va_dict(f"va{k}", pv=f"pv-{rng.choice(claims)}", node=rng.choice(nodes).name))
+        plugin = csi.new(None, handle)
+        pod = pod_with(f"p{trial}", *rng.sample(claims, rng.randint(1, 3)),
+                       extra=[ebs("v9")] if rng.random() < 0.3 else None)
+        state = CycleState()
+        batch = plugin.filter_nodes(state, pod, snap, rows(len(nodes)))
+        for k, info in enumerate(snap.node_infos):
+            assert batch_status(batch, k) == plugin.filter(state, pod, info), (trial, info.name)
 
 
 def test_unbound_claim_counts_against_its_provisioner() -> None:

@@ -22,6 +22,7 @@ from tests.factories import make_node, make_pod, make_snapshot
 from tests.plugins.test_helper import (
     check_filter_conformance,
     check_score_conformance,
+    handle_for,
     random_nodes,
     scenario_available,
 )
@@ -59,9 +60,13 @@ def tol(key: str = "", op: str = "Equal", value: str = "", effect: str = "") -> 
          "node(s) had untolerated taint {dedicated: ml}"),
     ],
 )
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
 def test_filter(name: str, tolerations: list[dict[str, str]], taints: list[dict[str, str]],
-                want: str | None) -> None:
-    plugin = tainttoleration.new(None, None)
+                want: str | None, version: str) -> None:
+    # v1.30 names the first untolerated taint; v1.34 says the same words for every taint.
+    if want is not None and version == "1.34":
+        want = tainttoleration.ERR_REASON_UNTOLERATED
+    plugin = tainttoleration.new(None, handle_for(version))
     pod = make_pod("p", spec={"tolerations": tolerations})
     node = make_node("n", taints=taints)
     status = plugin.filter(CycleState(), pod, NodeInfo(node))
@@ -74,6 +79,16 @@ def test_filter(name: str, tolerations: list[dict[str, str]], taints: list[dict[
     batch = plugin.filter_nodes(CycleState(), pod, make_snapshot([node]), np.array([0]))
     got = None if batch.status_index[0] < 0 else batch.statuses[batch.status_index[0]]
     assert got == status
+
+
+def test_v1_34_nodes_with_different_taints_share_one_status() -> None:
+    plugin = tainttoleration.new(None, handle_for("1.34"))
+    nodes = [make_node("a", taints=[taint("x", "1")]), make_node("b", taints=[taint("y", "2")]), make_node("c")]
+    batch = plugin.filter_nodes(CycleState(), make_pod("p"), make_snapshot(nodes), np.arange(3))
+    assert batch.status_index.tolist() == [0, 0, -1]
+    assert [s.reasons for s in batch.statuses] == [(tainttoleration.ERR_REASON_UNTOLERATED,)]
+    assert tainttoleration.new(None, None).filter(CycleState(), make_pod("p"), NodeInfo(nodes[0])) == \
+        batch.statuses[0]  # no handle: the default version, 1.34
 
 
 @pytest.mark.parametrize(
@@ -135,7 +150,7 @@ def test_batch_equals_per_node_on_random_clusters() -> None:
     for trial in range(40):
         snap = make_snapshot(random_nodes(rng, rng.randint(1, 30)))
         pod = make_pod(f"p{trial}", spec={"tolerations": rng.sample(tol_choices, rng.randint(0, 3))})
-        plugin = tainttoleration.TaintToleration()
+        plugin = tainttoleration.TaintToleration(handle_for(rng.choice(["1.30", "1.34"])))
         rows = np.array(sorted(rng.sample(range(len(snap)), rng.randint(1, len(snap)))))
         state = CycleState()
         batch = plugin.filter_nodes(state, pod, snap, rows)
@@ -152,21 +167,21 @@ def test_batch_equals_per_node_on_random_clusters() -> None:
         assert plugin.normalize_scores(state, pod, raw).tolist() == [s.score for s in per_node]
 
 
-def _plugin(snapshot: Any) -> tainttoleration.TaintToleration:
-    return tainttoleration.new(None, None)
-
-
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
 @pytest.mark.parametrize("scenario", ["taint-noschedule-operators", "taint-prefer-noschedule-score", "smoke",
-                                      "node-unschedulable"])
-def test_conformance_filter(scenario: str) -> None:
-    if not scenario_available(scenario):
-        pytest.skip("conformance corpus not available")
-    assert check_filter_conformance(scenario, _plugin, NAME) > 0
+                                      "node-unschedulable", "msg-taint-untolerated"])
+def test_conformance_filter(scenario: str, version: str) -> None:
+    if not scenario_available(scenario, version):
+        pytest.skip(f"no recording of {scenario} by v{version}")
+    handle = handle_for(version)
+    assert check_filter_conformance(scenario, lambda _: tainttoleration.new(None, handle), NAME, version) > 0
 
 
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
 @pytest.mark.parametrize("scenario", ["taint-prefer-noschedule-score", "smoke", "taint-noschedule-operators"])
-def test_conformance_score(scenario: str) -> None:
-    if not scenario_available(scenario):
-        pytest.skip("conformance corpus not available")
+def test_conformance_score(scenario: str, version: str) -> None:
+    if not scenario_available(scenario, version):
+        pytest.skip(f"no recording of {scenario} by v{version}")
+    handle = handle_for(version)
     # Default weight 3: e.g. the untainted node's normalised 100 shows as 300.
-    assert check_score_conformance(scenario, _plugin, NAME, 3) > 0
+    assert check_score_conformance(scenario, lambda _: tainttoleration.new(None, handle), NAME, 3, version) > 0

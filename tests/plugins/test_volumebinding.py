@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kubesched.config.features import feature_gates
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import PreFilterResult
@@ -20,16 +21,27 @@ UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 NODES = ("n1", "n2", "n3")
 
 
-def setup(*objs: dict[str, Any], zones: dict[str, str] | None = None) -> tuple[Any, Any, Handle]:
+def setup(*objs: dict[str, Any], zones: dict[str, str] | None = None, version: str = "1.34",
+          gates: dict[str, bool] | None = None) -> tuple[Any, Any, Handle]:
     nodes = [make_node(n, labels={"topology.kubernetes.io/zone": (zones or {}).get(n, "z")}) for n in NODES]
     snap = make_snapshot(nodes)
-    handle = Handle(snapshot=snap).add(*objs)
+    handle = Handle(snapshot=snap, features=feature_gates(version, gates)).add(*objs)
     return vb.new(None, handle), snap, handle
 
 
 def pod(*claims: str) -> Any:
     return make_pod("p", spec={"volumes": [claim_volume(c, f"v{i}") for i, c in enumerate(claims)]})
 
+
+LOCAL_PV_CASES = [
+    ("bound claim on a local pv pins its node", ["c"],
+     [pvc_dict("c", volume="pv", bound=True), pv_dict("pv", hosts=["n2"], claim=("default", "c"))],
+     (PreFilterResult(frozenset({"n2"})), None)),
+    ("two local pvs on different nodes: empty set", ["a", "b"],
+     [pvc_dict("a", volume="pa", bound=True), pv_dict("pa", hosts=["n1"]),
+      pvc_dict("b", volume="pb", bound=True), pv_dict("pb", hosts=["n2"])],
+     (PreFilterResult(frozenset()), None)),
+]
 
 PRE_FILTER_CASES = [
     ("no claims: skip", [], [], (None, Status(Code.SKIP))),
@@ -38,23 +50,34 @@ PRE_FILTER_CASES = [
      (None, Status(UNRESOLVABLE, (vb.ERR_UNBOUND_IMMEDIATE,)))),
     ("unbound claim without class is immediate", ["c"], [pvc_dict("c", sc="")],
      (None, Status(UNRESOLVABLE, (vb.ERR_UNBOUND_IMMEDIATE,)))),
-    ("bound claim on a local pv pins its node", ["c"],
-     [pvc_dict("c", volume="pv", bound=True), pv_dict("pv", hosts=["n2"], claim=("default", "c"))],
-     (PreFilterResult(frozenset({"n2"})), None)),
-    ("two local pvs on different nodes: empty set", ["a", "b"],
-     [pvc_dict("a", volume="pa", bound=True), pv_dict("pa", hosts=["n1"]),
-      pvc_dict("b", volume="pb", bound=True), pv_dict("pb", hosts=["n2"])],
-     (PreFilterResult(frozenset()), None)),
     ("bound claim on a network pv: all nodes", ["c"], [pvc_dict("c", volume="pv", bound=True), pv_dict("pv")],
      (None, None)),
     ("wait-for-first-consumer claim", ["c"], [pvc_dict("c", sc="wffc"), sc_dict("wffc")], (None, None)),
 ]
 
 
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
 @pytest.mark.parametrize(("name", "claims", "objs", "want"), PRE_FILTER_CASES, ids=[c[0] for c in PRE_FILTER_CASES])
-def test_pre_filter(name: str, claims: list[str], objs: list[dict[str, Any]], want: tuple[Any, Any]) -> None:
-    plugin, _, _ = setup(*objs)
+def test_pre_filter(name: str, claims: list[str], objs: list[dict[str, Any]], want: tuple[Any, Any],
+                    version: str) -> None:
+    plugin, _, _ = setup(*objs, version=version)
     assert plugin.pre_filter(CycleState(), pod(*claims)) == want
+
+
+@pytest.mark.parametrize(("name", "claims", "objs", "want"), LOCAL_PV_CASES, ids=[c[0] for c in LOCAL_PV_CASES])
+def test_pre_filter_local_pvs_narrow_the_nodes_in_v1_30_only(name: str, claims: list[str],
+                                                             objs: list[dict[str, Any]], want: tuple[Any, Any]) -> None:
+    plugin, _, _ = setup(*objs, version="1.30")
+    assert plugin.pre_filter(CycleState(), pod(*claims)) == want
+    # v1.34 returns no PreFilterResult: every node goes through Filter, which names the PV's affinity.
+    plugin, snap, _ = setup(*objs, version="1.34")
+    state = CycleState()
+    assert plugin.pre_filter(state, pod(*claims)) == (None, None)
+    assert want[0] is not None
+    for info in snap.node_infos:
+        status = plugin.filter(state, pod(*claims), info)
+        assert status == (None if info.name in want[0].node_names
+                          else Status(UNRESOLVABLE, (binder.ERR_REASON_NODE_AFFINITY_MISMATCH,)))
 
 
 def test_lost_and_deleting_claims() -> None:
@@ -71,7 +94,7 @@ def test_lost_and_deleting_claims() -> None:
 
 
 BIND = binder.ERR_REASON_BIND_CONFLICT
-NODE = binder.ERR_REASON_NODE_CONFLICT
+NODE = {"1.30": binder.ERR_REASON_NODE_CONFLICT, "1.34": binder.ERR_REASON_NODE_AFFINITY_MISMATCH}
 ZONE_A = [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": ["a"]}]}]
 
 FILTER_CASES = [
@@ -110,10 +133,11 @@ def test_filter(name: str, claims: list[str], objs: list[dict[str, Any]],
         assert batch_status(batch, row) == expected, node
 
 
-def test_bound_pv_affinity_conflict_in_batch() -> None:
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
+def test_bound_pv_affinity_conflict_in_batch(version: str) -> None:
     plugin, snap, _ = setup(pvc_dict("c", volume="pv", bound=True),
                             pv_dict("pv", claim=("default", "c"), source={"csi": {"driver": "d", "volumeHandle": "h"}},
-                                    labels={}))
+                                    labels={}), version=version)
     # A zone affinity (not hostname) leaves every node to Filter.
     raw = plugin.handle.listers.get("PersistentVolume", "", "pv")
     zoned = {**raw, "spec": {**raw["spec"], "nodeAffinity": {"required": {"nodeSelectorTerms": [
@@ -123,8 +147,9 @@ def test_bound_pv_affinity_conflict_in_batch() -> None:
     p = pod("c")
     plugin.pre_filter(state, p)
     other = make_snapshot([make_node("far", labels={"topology.kubernetes.io/zone": "y"})])
-    assert batch_status(plugin.filter_nodes(state, p, other, rows(1)), 0) == Status(UNRESOLVABLE, (NODE,))
-    assert plugin.filter(state, p, other.node_infos[0]) == Status(UNRESOLVABLE, (NODE,))
+    conflict = Status(UNRESOLVABLE, (NODE[version],))
+    assert batch_status(plugin.filter_nodes(state, p, other, rows(1)), 0) == conflict
+    assert plugin.filter(state, p, other.node_infos[0]) == conflict
     assert batch_status(plugin.filter_nodes(state, p, snap, rows(3)), 0) is None
 
 
@@ -197,3 +222,36 @@ def test_pre_bind_with_everything_bound_is_immediate() -> None:
 def test_score_is_skipped_without_volume_capacity_priority() -> None:
     plugin, snap, _ = setup()
     assert plugin.pre_score(CycleState(), pod(), snap.all_nodes()) == Status(Code.SKIP)
+
+
+def _with_vac(obj: dict[str, Any], vac: str) -> dict[str, Any]:
+    obj["spec"]["volumeAttributesClassName"] = vac
+    return obj
+
+
+VAC_OBJS = [sc_dict("local", provisioner="kubernetes.io/no-provisioner"),
+            _with_vac(pv_dict("fast", sc="local", size="50Gi", hosts=["n1"]), "gold"),
+            pv_dict("plain", sc="local", size="100Gi", hosts=["n2"])]
+
+
+@pytest.mark.parametrize(("name", "claim_vac", "version", "gates", "want"), [
+    # VolumeAttributesClass (GA in v1.34): the claim's class must equal the volume's ("" for none).
+    ("gold claim takes the gold volume only", "gold", "1.34", None, {"n1": None, "n2": (BIND,)}),
+    ("plain claim takes the plain volume only", "", "1.34", None, {"n1": (BIND,), "n2": None}),
+    # Gate off (v1.30's default, or turned off in v1.34): the class is not looked at.
+    ("v1.30 ignores the class", "gold", "1.30", None, {"n1": None, "n2": None}),
+    ("gate off ignores the class", "", "1.34", {"VolumeAttributesClass": False}, {"n1": None, "n2": None}),
+])
+def test_filter_volume_attributes_class(name: str, claim_vac: str, version: str, gates: dict[str, bool] | None,
+                                        want: dict[str, tuple[str, ...] | None]) -> None:
+    claim = _with_vac(pvc_dict("c", sc="local", size="10Gi"), claim_vac) if claim_vac else pvc_dict("c", sc="local")
+    plugin, snap, _ = setup(claim, *VAC_OBJS, version=version, gates=gates)
+    state = CycleState()
+    p = pod("c")
+    assert plugin.pre_filter(state, p)[1] is None
+    batch = plugin.filter_nodes(state, p, snap, rows(len(NODES)))
+    for node, reasons in want.items():
+        expected = None if reasons is None else Status(UNRESOLVABLE, reasons)
+        row = snap.index[node]
+        assert plugin.filter(state, p, snap.node_infos[row]) == expected, node
+        assert batch_status(batch, row) == expected, node

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kubesched.config.features import feature_gates
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import volumerestrictions as vr
@@ -13,7 +14,10 @@ from tests.factories import make_node, make_pod, make_snapshot
 from tests.plugins.storage import Handle, batch_status, claim_volume, pvc_dict, rows
 
 DISK = Status(Code.UNSCHEDULABLE, (vr.ERR_REASON_DISK_CONFLICT,))
-RWOP = Status(Code.UNSCHEDULABLE, (vr.ERR_REASON_RWOP_CONFLICT,))
+RWOP = "rwop"
+#: The ReadWriteOncePod conflict by version: v1.34 reworded it.
+RWOP_BY_VERSION = {"1.30": Status(Code.UNSCHEDULABLE, (vr.ERR_REASON_RWOP_CONFLICT,)),
+                   "1.34": Status(Code.UNSCHEDULABLE, (vr.ERR_REASON_RWOP_IN_USE,))}
 
 
 def gce(pd: str, ro: bool = False) -> dict[str, Any]:
@@ -69,12 +73,15 @@ RWOP_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "modes", "used", "want"), RWOP_CASES, ids=[c[0] for c in RWOP_CASES])
-def test_read_write_once_pod(name: str, modes: list[str], used: bool, want: Status | None) -> None:
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
+@pytest.mark.parametrize(("name", "modes", "used", "expect"), RWOP_CASES, ids=[c[0] for c in RWOP_CASES])
+def test_read_write_once_pod(name: str, modes: list[str], used: bool, expect: str | None, version: str) -> None:
+    want = None if expect is None else RWOP_BY_VERSION[version]
     nodes = [make_node("n1"), make_node("n2")]
     pods = [make_pod("user", node_name="n1", spec={"volumes": [claim_volume("c")]})] if used else []
     snap = make_snapshot(nodes, pods)
-    handle = Handle(snapshot=snap).add(pvc_dict("c", modes=modes, volume="pv", bound=True))
+    handle = Handle(snapshot=snap, features=feature_gates(version)).add(
+        pvc_dict("c", modes=modes, volume="pv", bound=True))
     plugin = vr.new(None, handle)
     pod = make_pod("p", spec={"volumes": [claim_volume("c")]})
     state = CycleState()
@@ -87,6 +94,8 @@ def test_read_write_once_pod(name: str, modes: list[str], used: bool, want: Stat
     # Every node is rejected, the one running the other user included.
     for info in snap.node_infos:
         assert plugin.filter(state, pod, info) == want
+    batch = plugin.filter_nodes(state, pod, snap, rows(len(nodes)))
+    assert [batch_status(batch, k) for k in range(len(nodes))] == [want] * len(nodes)
     # Preemption removing the user frees the claim (PreFilter extensions).
     victim = pods[0]
     assert plugin.remove_pod(state, pod, victim, snap.node_infos[0]) is None

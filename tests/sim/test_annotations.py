@@ -227,7 +227,7 @@ def test_annotations_above_the_node_limit_carry_counts_and_the_best_nodes() -> N
     assert list(json.loads(web[FINAL_SCORE_RESULT])) == sorted(n for n, _ in best)
     assert set(json.loads(web[SCORE_RESULT])) == {n for n, _ in best}
     counts = json.loads(web[FILTER_RESULT])
-    assert counts["TaintToleration"] == {"passed": 8, "node(s) had untolerated taint {k: v}": 1}
+    assert counts["TaintToleration"] == {"passed": 8, "node(s) had untolerated taint(s)": 1}
     assert counts["NodeResourcesFit"] == {"passed": 8}
     assert "9 nodes" in web[RESULT_DETAIL] and "3 best-scoring" in web[RESULT_DETAIL]
     huge = json.loads(recorder.pod_annotations("default/huge", plugins)[FILTER_RESULT])

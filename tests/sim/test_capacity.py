@@ -32,11 +32,13 @@ def test_max_limits_the_replicas() -> None:
     assert result.stop_reason == "reached the limit of 3 replicas"
 
 
-def test_the_reason_names_the_filter_that_blocks() -> None:
+@pytest.mark.parametrize(("version", "reason"), [("1.34", "1 node(s) had untolerated taint(s)"),
+                                                  ("1.30", "1 node(s) had untolerated taint {gpu: yes}")])
+def test_the_reason_names_the_filter_that_blocks(version: str, reason: str) -> None:
     tainted = node("n1", taints=[{"key": "gpu", "value": "yes", "effect": "NoSchedule"}])
-    result = capacity([tainted], pod("probe"))
+    result = capacity([tainted], pod("probe"), emulated_version=version)
     assert result.replicas == 0
-    assert "node(s) had untolerated taint {gpu: yes}" in result.stop_reason
+    assert reason in result.stop_reason
 
 
 @pytest.mark.parametrize("template", [

@@ -1,9 +1,14 @@
-"""NodeVolumeLimits: a node's CSI drivers attach at most ``allocatable.count`` volumes each (v1.30).
+"""NodeVolumeLimits: a node's CSI drivers attach at most ``allocatable.count`` volumes each.
 
 The pod's volumes (claims resolved to their PV's driver and handle, or to the class's provisioner for
 unbound claims; inline in-tree disks where migrated) are added to those already attached by the
-node's pods, counted once per unique volume; a driver over its CSINode count (or the node's
-``attachable-volumes-csi-*`` allocatable) rejects the node.
+node's pods, counted once per unique volume; a driver over its limit rejects the node.
+
+v1.30 reads a driver's limit from its CSINode count or else from the node's
+``attachable-volumes-csi-<driver>`` allocatable. v1.34 reads CSINode counts only, and also counts
+the node's VolumeAttachments of CSI volumes that no pod on the node uses (a new pod's volume is not
+matched against them, as upstream does not). Portworx volumes count as CSI ones under
+CSIMigrationPortworx (see :mod:`.translation`).
 
 Attached volumes are kept per node and refreshed only for nodes whose pods changed, so the batch
 filter over thousands of nodes is a few array operations per driver.
@@ -12,7 +17,7 @@ filter over thousands of nodes is a few array operations per driver.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,6 +36,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
+from kubesched.plugins.helper import features_of
 from kubesched.plugins.nodevolumelimits import translation
 from kubesched.queue import events as qevents
 
@@ -52,15 +58,27 @@ class CSILimits:
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
         self.random_volume_id_prefix = secrets.token_hex(16)
-        # Per snapshot row: (node generation, {unique volume: limit key}); rebuilt when rows move or
-        # storage objects change.
+        features = features_of(handle)
+        #: v1.34: limits from CSINode alone, keyed by driver name, and VolumeAttachments count.
+        self.v1_34 = features.at_least("1.34")
+        self.portworx = features.enabled("CSIMigrationPortworx")
+        # Per snapshot row: (node generation, ({unique volume: limit key} counted, of which pods'));
+        # rebuilt when rows move or storage objects change.
         self._rows_key: tuple[Any, tuple[int, int]] | None = None
         self._row_gen = np.zeros(0, dtype=np.int64)
-        self._row_volumes: list[dict[str, str]] = []
+        self._row_volumes: list[tuple[dict[str, str], dict[str, str]]] = []
         self._counts: dict[str, np.ndarray] = {}
         self._where: dict[str, dict[int, int]] = {}
         self._limits: dict[str, np.ndarray] | None = None
-        self._migrated: tuple[Any, int, np.ndarray] | None = None
+        self._migrated_mask: tuple[Any, int, np.ndarray] | None = None
+        self._attached_index: tuple[int, dict[str, dict[str, str]]] | None = None
+
+    def limit_key(self, driver: str) -> str:
+        """What volumes and limits are counted under: the driver (v1.34) or its allocatable name (v1.30)."""
+        return driver if self.v1_34 else translation.csi_attach_limit_key(driver)
+
+    def _migration_on(self, csi_node: CSINode | None, plugin: str) -> bool:
+        return translation.migration_on(csi_node, plugin, self.portworx)
 
     # -- which volumes a pod attaches ---------------------------------------------------------------
     def attachable_volumes(self, pod: Pod, csi_node: CSINode | None, *, new_pod: bool) -> dict[str, str]:
@@ -74,10 +92,10 @@ class CSILimits:
                 claim_name = f"{pod.name}-{vol.get('name')}"
             else:
                 plugin = translation.in_tree_plugin_of(vol)
-                if plugin is None or not translation.migration_on(csi_node, plugin):
+                if plugin is None or not self._migration_on(csi_node, plugin):
                     continue
                 driver, handle = translation.translate(vol, plugin)
-                out[f"{driver}/{handle}"] = translation.csi_attach_limit_key(driver)
+                out[f"{driver}/{handle}"] = self.limit_key(driver)
                 continue
             if not claim_name:
                 raise ValueError("PersistentVolumeClaim had no name")
@@ -89,7 +107,7 @@ class CSILimits:
                 continue
             driver, handle = self._driver_info(claim, csi_node)
             if driver and handle:
-                out[f"{driver}/{handle}"] = translation.csi_attach_limit_key(driver)
+                out[f"{driver}/{handle}"] = self.limit_key(driver)
         return out
 
     def _driver_info(self, claim: Any, csi_node: CSINode | None) -> tuple[str, str]:
@@ -102,16 +120,45 @@ class CSILimits:
                 return "", ""
             handle = f"{self.random_volume_id_prefix}-{claim.namespace}/{claim.name}"
             if sc.provisioner in translation.MIGRATABLE:
-                if not translation.migration_on(csi_node, sc.provisioner):
+                if not self._migration_on(csi_node, sc.provisioner):
                     return "", ""
                 return translation.MIGRATABLE[sc.provisioner][2], handle
             return sc.provisioner, handle
         if pv.source == "csi":
             return pv.csi_driver, str(pv.source_spec.get("volumeHandle") or "")
         plugin = translation.in_tree_plugin_of({pv.source: pv.source_spec})
-        if plugin is None or not translation.migration_on(csi_node, plugin):
+        if plugin is None or not self._migration_on(csi_node, plugin):
             return "", ""
         return translation.translate({pv.source: pv.source_spec}, plugin)
+
+    def attached_by_attachments(self, node_name: str) -> Mapping[str, str]:
+        """{driver/handle: limit key} of the VolumeAttachments of CSI volumes to ``node_name`` (v1.34;
+        empty in v1.30). Indexed by node once per storage change."""
+        if not self.v1_34:
+            return {}
+        listers = self.handle.listers
+        version = listers.storage_version
+        cached = self._attached_index
+        if cached is None or cached[0] != version:
+            index: dict[str, dict[str, str]] = {}
+            for va in listers.volume_attachments():
+                if not va.attacher or va.persistent_volume_name is None:
+                    continue
+                pv = listers.pv(va.persistent_volume_name)
+                if pv is None or pv.source != "csi":
+                    continue
+                unique = f"{va.attacher}/{pv.source_spec.get('volumeHandle') or ''}"
+                index.setdefault(va.node_name, {})[unique] = self.limit_key(va.attacher)
+            cached = self._attached_index = (version, index)
+        return cached[1].get(node_name, {})
+
+    def volume_limits(self, node_info: NodeInfo, csi_node: CSINode | None) -> dict[str, int]:
+        """getVolumeLimits of the emulated version, by limit key."""
+        if not self.v1_34:
+            return volume_limits(node_info, csi_node)
+        if csi_node is None:
+            return {}
+        return {d.name: d.allocatable_count for d in csi_node.drivers if d.allocatable_count is not None}
 
     # -- PreFilter / Filter ---------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
@@ -141,7 +188,7 @@ class CSILimits:
         new, status = self._new_volumes(pod, csi_node)
         if status is not None or not new:
             return status
-        limits = volume_limits(node_info, csi_node)
+        limits = self.volume_limits(node_info, csi_node)
         if not limits:
             return None
         attached: dict[str, str] = {}
@@ -151,6 +198,9 @@ class CSILimits:
         for unique, key in attached.items():
             new.pop(unique, None)
             attached_count[key] = attached_count.get(key, 0) + 1
+        for unique, key in self.attached_by_attachments(node_info.name).items():
+            if unique not in attached:
+                attached_count[key] = attached_count.get(key, 0) + 1
         new_count: dict[str, int] = {}
         for key in new.values():
             new_count[key] = new_count.get(key, 0) + 1
@@ -206,7 +256,9 @@ class CSILimits:
             counts = self._counts.get(key)
             current = counts[rows] if counts is not None else 0
             lim = limit[rows]
-            passed &= (lim < 0) | (current + need <= lim)
+            # A node already holding every new volume of this key adds none (upstream only compares
+            # keys the pod brings new volumes for), whatever its count.
+            passed &= (lim < 0) | (need == 0) | (current + need <= lim)
         failed = plain & ~passed
         if failed.any():
             statuses.append(unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED))
@@ -216,13 +268,13 @@ class CSILimits:
     def _migrated_rows(self, snapshot: Snapshot) -> np.ndarray:
         """Rows with a CSINode object (where in-tree kinds count as migrated)."""
         key = (snapshot.names, self.handle.listers.storage_version)
-        cached = self._migrated
+        cached = self._migrated_mask
         if cached is not None and cached[0] is key[0] and cached[1] == key[1]:
             return cached[2]
         listers = self.handle.listers
         mask = np.fromiter((listers.csi_node(info.name) is not None for info in snapshot.node_infos),
                            dtype=bool, count=len(snapshot.node_infos))
-        self._migrated = (key[0], key[1], mask)
+        self._migrated_mask = (key[0], key[1], mask)
         return mask
 
     def _node_dependent(self, pod: Pod) -> bool:
@@ -256,7 +308,7 @@ class CSILimits:
         if self._rows_key is None or self._rows_key[0] is not key[0] or self._rows_key[1] != key[1]:
             self._rows_key = key
             self._row_gen = np.full(len(infos), -1, dtype=np.int64)
-            self._row_volumes = [{} for _ in infos]
+            self._row_volumes = [({}, {}) for _ in infos]
             self._counts = {}
             self._where = {}
             self._limits = None
@@ -266,35 +318,40 @@ class CSILimits:
             self._set_row(row, infos[row])
 
     def _set_row(self, row: int, info: NodeInfo) -> None:
+        """Recount one row: every volume counts once; only pods' volumes are matched against the new
+        pod's (``_where``)."""
         csi_node = self.handle.listers.csi_node(info.name)
         volumes: dict[str, str] = {}
         for other in info.pods:
             if other.volumes:
                 volumes.update(self.attachable_volumes(other, csi_node, new_pod=False))
-        old = self._row_volumes[row]
-        if old == volumes:
+        counted = {**self.attached_by_attachments(info.name), **volumes}
+        old_counted, old_volumes = self._row_volumes[row]
+        if old_counted == counted and old_volumes == volumes:
             return
         n = len(self._row_gen)
-        for unique, key in old.items():
+        for key in old_counted.values():
             self._counts[key][row] -= 1
+        for unique in old_volumes:
             self._where[unique].pop(row, None)
-        for unique, key in volumes.items():
+        for key in counted.values():
             counts = self._counts.get(key)
             if counts is None:
                 counts = self._counts[key] = np.zeros(n, dtype=np.int64)
             counts[row] += 1
+        for unique in volumes:
             self._where.setdefault(unique, {})[row] = 1
-        self._row_volumes[row] = volumes
+        self._row_volumes[row] = (counted, volumes)
 
     def _limit_columns(self, snapshot: Snapshot) -> dict[str, np.ndarray]:
-        """Per limit key, each row's limit (-1: none), from node allocatable and CSINode counts."""
+        """Per limit key, each row's limit (-1: none)."""
         if self._limits is not None:
             return self._limits
         listers = self.handle.listers
         infos = snapshot.node_infos
         columns: dict[str, np.ndarray] = {}
         for row, info in enumerate(infos):
-            for key, value in volume_limits(info, listers.csi_node(info.name)).items():
+            for key, value in self.volume_limits(info, listers.csi_node(info.name)).items():
                 col = columns.get(key)
                 if col is None:
                     col = columns[key] = np.full(len(infos), -1, dtype=np.int64)
@@ -311,7 +368,8 @@ class CSILimits:
 
 
 def volume_limits(node_info: NodeInfo, csi_node: CSINode | None) -> dict[str, int]:
-    """getVolumeLimits: ``attachable-volumes-*`` allocatable of the node, overridden by CSINode counts."""
+    """getVolumeLimits of v1.30: ``attachable-volumes-*`` allocatable of the node, overridden by CSINode
+    counts."""
     limits: dict[str, int] = {}
     node = node_info.node
     if node is not None:

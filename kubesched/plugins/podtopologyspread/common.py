@@ -26,6 +26,7 @@ from kubesched.api.taints import find_untolerated_taint
 from kubesched.api.topology_spread import HONOR, IGNORE, SCHEDULE_ANYWAY, TopologySpreadConstraint
 from kubesched.framework.cycle_state import CycleState
 from kubesched.plugins import names
+from kubesched.plugins.helper import features_of
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity, SelectorEvaluator
 from kubesched.plugins.tainttoleration import DO_NOT_SCHEDULE_EFFECTS
 
@@ -188,6 +189,9 @@ class PodTopologySpreadBase:
         self.handle = handle
         self.default_constraints = tuple(default_constraints)
         self.system_defaulted = system_defaulted
+        #: v1.34 counts each constraint on its own; v1.30 keyed counts by topology key, so that
+        #: constraints sharing a key shared (and mixed) them.
+        self.per_constraint_state = features_of(handle).at_least("1.34")
         self._eval = SelectorEvaluator()
 
     def _snapshot(self) -> Snapshot:

@@ -9,6 +9,12 @@ minimum included.
 Counting never walks the cluster's pods: per constraint the snapshot's pod index gives matching
 pods per node row, the eligible nodes are a NumPy mask (node affinity, taints, topology keys
 present) and per-domain sums are one ``bincount`` over the topology key's label codes.
+
+v1.34 keeps counts, critical paths and domains per constraint. v1.30 kept them per topology key,
+so constraints sharing a key share them: on a node the last such constraint's count wins, domains
+and the minimum are the key's, and AddPod / RemovePod add their delta once per matching constraint.
+Both are one structure here: a list with each constraint's counts, the same object for constraints
+that share a key in v1.30.
 """
 
 from __future__ import annotations
@@ -78,7 +84,8 @@ class CriticalPaths:
 
 # -- PreFilter state ------------------------------------------------------------------------------------
 class _KeyCounts:
-    """Matching pods per domain of one topology key (kube-scheduler's TpPairToMatchNum for that key).
+    """Matching pods per domain of one topology key: v1.34's TpValueToMatchNum of a constraint, or
+    v1.30's TpPairToMatchNum restricted to the key.
 
     ``sums[code]`` is the count of the domain whose value is ``column.values[code]``; domains that
     are not pairs count 0 either way. Values absent from the snapshot (only reachable through
@@ -104,12 +111,17 @@ class _PreFilterState:
     constraints: list[Constraint]
     #: Whether the incoming pod matches each constraint's selector (its own +1 in the skew).
     self_match: list[int]
-    keys: dict[str, _KeyCounts]
+    #: Per constraint, its domain counts (shared by constraints on one key in v1.30).
+    counts: list[_KeyCounts]
     required: RequiredNodeAffinity
     tolerations: tuple[Any, ...]
 
     def clone(self) -> _PreFilterState:
-        return _PreFilterState(self.constraints, self.self_match, {k: v.clone() for k, v in self.keys.items()},
+        clones: dict[int, _KeyCounts] = {}
+        for kc in self.counts:
+            if id(kc) not in clones:
+                clones[id(kc)] = kc.clone()
+        return _PreFilterState(self.constraints, self.self_match, [clones[id(kc)] for kc in self.counts],
                                self.required, self.tolerations)
 
 
@@ -133,27 +145,36 @@ class FilteringMixin(PodTopologySpreadBase):
         for col in columns.values():
             has = col.codes >= 0
             all_keys = has if all_keys is None else all_keys & has
-        keys: dict[str, _KeyCounts] = {}
-        for key, column in columns.items():
-            # Within a node a later constraint on the same key overwrites the earlier one's count.
+        counts: list[_KeyCounts | None] = [None] * len(constraints)
+        for group in self._count_groups(constraints):
+            # Within a node a later constraint of the group overwrites the earlier one's count (v1.30).
             contrib: np.ndarray | None = None
             counted: np.ndarray | None = None
-            for c in constraints:
-                if c.topology_key != key:
-                    continue
-                elig = self._eligible(c, all_keys, affinity, taints, n)
-                cnt = self._count(snapshot, pod, c)
+            for i in group:
+                elig = self._eligible(constraints[i], all_keys, affinity, taints, n)
+                cnt = self._count(snapshot, pod, constraints[i])
                 if contrib is None or counted is None:
                     contrib, counted = np.where(elig, cnt, 0), elig
                 else:
                     contrib = np.where(elig, cnt, contrib)
                     counted = counted | elig
             assert contrib is not None and counted is not None
-            keys[key] = self._key_counts(column, contrib, counted)
-        s = _PreFilterState(constraints, [int(c.matches(pod.labels)) for c in constraints], keys, required,
-                            pod.tolerations)
+            kc = self._key_counts(columns[constraints[group[0]].topology_key], contrib, counted)
+            for i in group:
+                counts[i] = kc
+        s = _PreFilterState(constraints, [int(c.matches(pod.labels)) for c in constraints],
+                            [kc for kc in counts if kc is not None], required, pod.tolerations)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
+
+    def _count_groups(self, constraints: list[Constraint]) -> list[list[int]]:
+        """Indexes of the constraints that share one count: each alone (v1.34), or by topology key (v1.30)."""
+        if self.per_constraint_state:
+            return [[i] for i in range(len(constraints))]
+        by_key: dict[str, list[int]] = {}
+        for i, c in enumerate(constraints):
+            by_key.setdefault(c.topology_key, []).append(i)
+        return list(by_key.values())
 
     @staticmethod
     def _key_counts(column: LabelColumn, contrib: np.ndarray, counted: np.ndarray) -> _KeyCounts:
@@ -205,15 +226,13 @@ class FilteringMixin(PodTopologySpreadBase):
         labels = node.labels
         if any(c.topology_key not in labels for c in s.constraints):
             return
-        for c in s.constraints:
+        for c, kc in zip(s.constraints, s.counts, strict=True):
             # Unlike the counting in PreFilter, any selector match counts here (terminating or not).
             if not c.matches(updated.labels):
                 continue
             if not self._node_included(c, s, node):
                 continue
-            key = c.topology_key
-            value = labels[key]
-            kc = s.keys[key]
+            value = labels[c.topology_key]
             code = kc.column.code_of(value)
             if code is None:
                 num = kc.extra.get(value, 0) + delta
@@ -239,12 +258,10 @@ class FilteringMixin(PodTopologySpreadBase):
         if node is None:
             return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
         labels = node.labels
-        for c, self_match in zip(s.constraints, s.self_match, strict=True):
-            key = c.topology_key
-            value = labels.get(key)
+        for c, self_match, kc in zip(s.constraints, s.self_match, s.counts, strict=True):
+            value = labels.get(c.topology_key)
             if value is None:
                 return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
-            kc = s.keys[key]
             if not kc.domains:
                 continue  # kube-scheduler cannot find a domain count for the key and skips it
             min_match = 0 if kc.domains < c.min_domains else kc.paths.min
@@ -261,8 +278,7 @@ class FilteringMixin(PodTopologySpreadBase):
             return BatchFilterResult.all_fail(len(indices), s)
         rows = np.asarray(indices)
         verdict = np.full(len(rows), -1, dtype=np.int32)
-        for c, self_match in zip(s.constraints, s.self_match, strict=True):
-            kc = s.keys[c.topology_key]
+        for c, self_match, kc in zip(s.constraints, s.self_match, s.counts, strict=True):
             codes = kc.column.codes[rows]
             missing = codes < 0
             verdict[missing & (verdict < 0)] = _STATUS_MISSING_LABEL

@@ -5,6 +5,10 @@ it reads its own constraints and keeps a different, read-only state: per constra
 (Go's ``log(domains + 2)``) and the matching pods per domain, plus the filtered nodes it leaves
 out (a topology key missing). Sums are rounded as Go's ``math.Round`` does, so scores match
 kube-scheduler's to the last unit; the batch forms score every node row at once with NumPy.
+
+v1.34 counts and sizes each constraint's domains on its own. v1.30 kept one counter per
+(key, value): constraints sharing a non-hostname key all read the sum of their matches, and only the
+first of them is weighted by the key's domain count (the others by ``log(2)``).
 """
 
 from __future__ import annotations
@@ -107,7 +111,15 @@ class ScoringMixin(PodTopologySpreadBase):
             kept = rows[all_keys[rows]]
         required = RequiredNodeAffinity.of(pod)
         affinity, taints = self._inclusion_masks(snapshot, pod, constraints, required)
+        weights, counts = self._domain_counts(snapshot, pod, constraints, columns, kept, all_keys, (affinity, taints))
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(constraints, weights, columns, counts, ignored, snapshot))
+        return None
 
+    def _domain_counts(self, snapshot: Snapshot, pod: Pod, constraints: list[Constraint], columns: list[LabelColumn],
+                       kept: np.ndarray, all_keys: np.ndarray | None,
+                       inclusion: tuple[np.ndarray | None, np.ndarray | None]) -> tuple[list[float], list[np.ndarray]]:
+        """Per constraint, its weight and its counts (per row for hostname, else per domain code)."""
+        n = len(snapshot)
         mapped: dict[str, np.ndarray] = {}
         per_key: dict[str, np.ndarray] = {}
         weights: list[float] = []
@@ -117,30 +129,27 @@ class ScoringMixin(PodTopologySpreadBase):
             key = c.topology_key
             if key == HOSTNAME_LABEL:
                 weights.append(topology_normalizing_weight(len(kept)))
-                cnt = self._count(snapshot, pod, c)
-                counts.append(cnt)
+                counts.append(self._count(snapshot, pod, c))
                 continue
             codes = mapped.get(key)
             if codes is None:
                 codes = mapped[key] = _mapped_codes(col) if all_keys is None else col.codes
             nvals = len(col.values) + 1
-            if key in sized:
-                size = 0  # the domains were already credited to the first constraint on this key
-            else:
+            size = 0  # v1.30: the domains were already credited to the first constraint on this key
+            if self.per_constraint_state or key not in sized:
                 sized.add(key)
                 size = int(np.count_nonzero(np.bincount(codes[kept], minlength=nvals)))
             weights.append(topology_normalizing_weight(size))
-            # Every constraint on the key adds its matches into the key's shared domain counts.
-            elig = self._eligible(c, all_keys, affinity, taints, n)
+            elig = self._eligible(c, all_keys, *inclusion, n)
             cnt = self._count(snapshot, pod, c)
             add = np.bincount(codes[elig], weights=cnt[elig], minlength=nvals).astype(np.int64)
+            counts.append(add)
+            # v1.30: every constraint on the key adds its matches into the key's shared domain counts.
             per_key[key] = add if key not in per_key else per_key[key] + add
-            counts.append(per_key[key])
-        # Constraints sharing a key must all read the key's final counts.
-        counts = [per_key[c.topology_key] if c.topology_key != HOSTNAME_LABEL else cnt
-                  for c, cnt in zip(constraints, counts, strict=True)]
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(constraints, weights, columns, counts, ignored, snapshot))
-        return None
+        if not self.per_constraint_state:
+            counts = [per_key[c.topology_key] if c.topology_key != HOSTNAME_LABEL else cnt
+                      for c, cnt in zip(constraints, counts, strict=True)]
+        return weights, counts
 
     @staticmethod
     def _pre_score_state(state: CycleState) -> _PreScoreState | Status:

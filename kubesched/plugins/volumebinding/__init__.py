@@ -1,12 +1,14 @@
-"""VolumeBinding: a pod's PersistentVolumeClaims must be bindable on the node (v1.30).
+"""VolumeBinding: a pod's PersistentVolumeClaims must be bindable on the node.
 
-PreFilter sorts the pod's claims (bound, delayed, immediate) and, for bound claims on local PVs,
-restricts the candidate nodes to the PVs' hosts. Filter asks the binder whether each node can
-satisfy the claims. Reserve assumes the chosen bindings, Unreserve forgets them, PreBind writes them
-through the cluster and waits for the PV controller without blocking (see :mod:`.binder`).
+PreFilter sorts the pod's claims (bound, delayed, immediate); in v1.30 it also restricts the
+candidate nodes to the hosts of bound claims' local PVs (a PreFilterResult), while v1.34 lets every
+node through to Filter, which then names the PV's node affinity as the reason. Filter asks the
+binder whether each node can satisfy the claims. Reserve assumes the chosen bindings, Unreserve
+forgets them, PreBind writes them through the cluster and waits for the PV controller without
+blocking (see :mod:`.binder`).
 
-Score ranks nodes by storage capacity only under the VolumeCapacityPriority feature gate, which is
-off in v1.30, so PreScore always answers Skip.
+Score ranks nodes by storage capacity only under a feature gate (VolumeCapacityPriority in v1.30,
+StorageCapacityScoring in v1.34), off by default and not implemented, so PreScore answers Skip.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status, unresolvable
 from kubesched.plugins import names
+from kubesched.plugins.helper import features_of
 from kubesched.plugins.volumebinding.binder import (
+    ERR_REASON_NODE_AFFINITY_MISMATCH,
     ERR_REASON_NODE_CONFLICT,
     BinderError,
     PodVolumeClaims,
@@ -76,7 +80,14 @@ class VolumeBinding:
         timeout = getattr(args, "bind_timeout_seconds", None)
         if timeout is None and isinstance(args, dict):
             timeout = args.get("bindTimeoutSeconds")
-        self.binder = VolumeBinder(handle, float(DEFAULT_BIND_TIMEOUT_SECONDS if timeout is None else timeout))
+        features = features_of(handle)
+        #: v1.30 narrows the nodes to local PVs' hosts in PreFilter; v1.34 does not.
+        self.eligible_nodes_result = not features.at_least("1.34")
+        self.binder = VolumeBinder(
+            handle, float(DEFAULT_BIND_TIMEOUT_SECONDS if timeout is None else timeout),
+            node_conflict_reason=(ERR_REASON_NODE_AFFINITY_MISMATCH if features.at_least("1.34")
+                                  else ERR_REASON_NODE_CONFLICT),
+            match_attributes_class=features.enabled("VolumeAttributesClass"))
 
     # -- PreFilter ----------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
@@ -92,9 +103,11 @@ class VolumeBinding:
             return None, Status.from_error(err)
         if claims.unbound_immediate:
             return None, unresolvable(ERR_UNBOUND_IMMEDIATE)
-        eligible = self.binder.get_eligible_nodes(claims.bound)
         state.write(STATE_KEY, _State(PodVolumeClaims(claims.bound, claims.unbound_delay_binding, [],
                                                       claims.unbound_volumes_delay_binding)))
+        if not self.eligible_nodes_result:
+            return None, None
+        eligible = self.binder.get_eligible_nodes(claims.bound)
         return (PreFilterResult(frozenset(eligible)) if eligible is not None else None), None
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
@@ -142,13 +155,13 @@ class VolumeBinding:
             (all(pv.matches_node(infos[row].node.labels) for pv in pvs)
              for row in rows.tolist()), dtype=bool, count=len(rows))
         return BatchFilterResult.from_mask(
-            passed, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_NODE_CONFLICT,)))
+            passed, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (self.binder.node_conflict_reason,)))
 
     def _per_node(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: np.ndarray) -> BatchFilterResult:
         infos = snapshot.node_infos
         return BatchFilterResult.from_node_statuses([self.filter(state, pod, infos[row]) for row in rows.tolist()])
 
-    # -- Score (VolumeCapacityPriority is off in v1.30) ----------------------------------------------
+    # -- Score (its feature gate is off by default in both versions) --------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
         return Status(Code.SKIP)
 

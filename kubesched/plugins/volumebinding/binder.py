@@ -1,4 +1,4 @@
-"""The scheduler's volume binder (v1.30 ``volumebinding/binder.go``), on listers and the cluster protocol.
+"""The scheduler's volume binder (``volumebinding/binder.go``), on listers and the cluster protocol.
 
 Per pod it sorts claims into bound, unbound with delayed binding (WaitForFirstConsumer) and unbound
 immediate; per node it checks bound PVs' node affinity and finds, for each delayed claim, the
@@ -6,6 +6,11 @@ smallest matching Available PV or else a class that can provision there. Reserve
 bindings in the assume caches; PreBind writes them through the cluster and waits for the PV
 controller to finish, polling every second up to ``bindTimeoutSeconds`` on the clock's timers
 (never a blocked thread).
+
+What v1.34 changed here: the node-affinity reason's wording, and (VolumeAttributesClass gate) a
+delayed claim only matches volumes of its volumeAttributesClassName. Portworx volumes are translated
+to CSI in v1.34 (CSIMigrationPortworx) before their node affinity is checked, but that translation
+keeps the affinity as it is, so it changes nothing the binder decides.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from kubesched.plugins.volumebinding.assume_cache import AssumeCache
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+#: The node-affinity reason from v1.34 on.
+ERR_REASON_NODE_AFFINITY_MISMATCH = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 
@@ -80,12 +87,18 @@ def volume_is_for_pod(pod: Pod, pvc: PersistentVolumeClaim) -> str | None:
 
 
 class VolumeBinder:
-    def __init__(self, handle: Handle, bind_timeout_seconds: float) -> None:
+    def __init__(self, handle: Handle, bind_timeout_seconds: float, *,
+                 node_conflict_reason: str = ERR_REASON_NODE_CONFLICT,
+                 match_attributes_class: bool = False) -> None:
         self.handle = handle
         self.listers = handle.listers
         self.pv_cache: AssumeCache[PersistentVolume] = AssumeCache(self.listers, "PersistentVolume")
         self.pvc_cache: AssumeCache[PersistentVolumeClaim] = AssumeCache(self.listers, "PersistentVolumeClaim")
         self.bind_timeout = bind_timeout_seconds
+        #: The reason of a node that a bound claim's PV does not reach (worded per version).
+        self.node_conflict_reason = node_conflict_reason
+        #: The VolumeAttributesClass gate.
+        self.match_attributes_class = match_attributes_class
 
     # -- PreFilter ------------------------------------------------------------------------------------
     def get_pod_volume_claims(self, pod: Pod) -> PodVolumeClaims:
@@ -122,7 +135,8 @@ class VolumeBinder:
         return sc.wait_for_first_consumer
 
     def get_eligible_nodes(self, bound: list[PersistentVolumeClaim]) -> set[str] | None:
-        """Node names that local PVs of bound claims pin the pod to; None when nothing pins it."""
+        """Node names that local PVs of bound claims pin the pod to; None when nothing pins it
+        (v1.30 only: v1.34 lets every node through to Filter)."""
         eligible: set[str] | None = None
         for pvc in bound:
             pv = self.pv_cache.get(pvc.volume_name)
@@ -152,7 +166,7 @@ class VolumeBinder:
                 if selected is not None:
                     if selected != node.name:
                         unbound_ok = False
-                        return volumes, _reasons(bound_ok, unbound_ok, sufficient, pvs_found)
+                        return volumes, self._reasons(bound_ok, unbound_ok, sufficient, pvs_found)
                     to_provision.append(claim)
                 else:
                     to_match.append(claim)
@@ -163,7 +177,10 @@ class VolumeBinder:
             if to_provision:
                 unbound_ok, sufficient, volumes.dynamic_provisions = self._check_volume_provisions(
                     to_provision, node)
-        return volumes, _reasons(bound_ok, unbound_ok, sufficient, pvs_found)
+        return volumes, self._reasons(bound_ok, unbound_ok, sufficient, pvs_found)
+
+    def _reasons(self, bound_ok: bool, unbound_ok: bool, sufficient: bool, pvs_found: bool) -> list[str]:
+        return _reasons(bound_ok, unbound_ok, sufficient, pvs_found, self.node_conflict_reason)
 
     def _check_bound_claims(self, bound: list[PersistentVolumeClaim], node: Node) -> tuple[bool, bool]:
         for pvc in bound:
@@ -182,7 +199,8 @@ class VolumeBinder:
         unmatched: list[PersistentVolumeClaim] = []
         found = True
         for pvc in sorted(claims, key=lambda c: c.request):
-            pv = find_matching_volume(pvc, by_class.get(pvc.storage_class, []), node.labels, chosen)
+            pv = find_matching_volume(pvc, by_class.get(pvc.storage_class, []), node.labels, chosen,
+                                      match_attributes_class=self.match_attributes_class)
             if pv is None:
                 unmatched.append(pvc)
                 found = False
@@ -444,10 +462,11 @@ def _rv_of(obj: Any) -> int:
         return 0
 
 
-def _reasons(bound_ok: bool, unbound_ok: bool, sufficient: bool, pvs_found: bool) -> list[str]:
+def _reasons(bound_ok: bool, unbound_ok: bool, sufficient: bool, pvs_found: bool,
+             node_conflict_reason: str = ERR_REASON_NODE_CONFLICT) -> list[str]:
     reasons = []
     if not bound_ok:
-        reasons.append(ERR_REASON_NODE_CONFLICT)
+        reasons.append(node_conflict_reason)
     if not unbound_ok:
         reasons.append(ERR_REASON_BIND_CONFLICT)
     if not sufficient:
