@@ -126,6 +126,8 @@ class EmbeddedCluster:
         #: The emulated version and gates: what this API server does to an object on create follows
         #: them, as kube-apiserver's own feature gates decide (matchLabelKeys merges, pod-level resources).
         self.features = features or feature_gates()
+        #: From v1.34 a pod's metadata.generation is 1 at creation and counts its spec changes.
+        self._pod_generation = self.features.at_least("1.34")
         self._clock = clock
         self._uid_factory: Callable[[], str] = uid_factory or (lambda: str(uuid.uuid4()))
         self._synchronous = synchronous
@@ -223,6 +225,8 @@ class EmbeddedCluster:
             if not meta.get("creationTimestamp"):
                 meta["creationTimestamp"] = self.now()
             meta["generation"] = 1
+            if info.kind == "Pod" and not self._pod_generation:
+                del meta["generation"]
             admit_create(obj, self)
             if info.namespaced and ("", ns) not in self._store.get("Namespace", {}):
                 self._store_new({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
@@ -246,10 +250,15 @@ class EmbeddedCluster:
                 raise Conflict.modified(info.resource, name)
             self._check_uid(info.resource, name, meta.get("uid"), cur_meta["uid"])
             for key in ("uid", "creationTimestamp", "generation"):
-                meta[key] = cur_meta[key]
-            if info.kind != "Pod" and obj.get("spec") != current.get("spec"):
-                meta["generation"] = cur_meta["generation"] + 1
+                if key in cur_meta:
+                    meta[key] = cur_meta[key]
+                else:
+                    meta.pop(key, None)
+            bump = info.kind != "Pod" and obj.get("spec") != current.get("spec")
             admit_update(obj, current)
+            # A pod's spec is compared as stored, defaults and admission applied (updatePodGeneration).
+            if bump or (info.kind == "Pod" and self._pod_generation and obj.get("spec") != current.get("spec")):
+                meta["generation"] = cur_meta.get("generation", 0) + 1
             stored = self._store_update(info, current, obj)
         self._after_write()
         return _copy(stored)

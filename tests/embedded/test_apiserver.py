@@ -125,6 +125,23 @@ def test_bind_once_then_conflict(cluster: EmbeddedCluster, clock: FakeClock) -> 
     assert cluster.get("Pod", "default", "web-1")["spec"]["nodeName"] == "n1"
 
 
+@pytest.mark.parametrize(("version", "created", "after_spec_change"), [("1.34", 1, 2), ("1.30", None, None)])
+def test_pod_generation_from_v1_34(make_cluster: Callable[..., EmbeddedCluster], version: str,
+                                   created: int | None, after_spec_change: int | None) -> None:
+    from kubesched.config.features import feature_gates
+
+    cluster = make_cluster(features=feature_gates(version))
+    first = cluster.create(pod("p"))
+    assert first["metadata"].get("generation") == created
+    relabelled = cluster.update({**first, "metadata": {**first["metadata"], "labels": {"a": "1"}}})
+    assert relabelled["metadata"].get("generation") == created
+    cluster.bind("default", "p", "n1")  # the binding subresource changes no generation
+    bound = cluster.get("Pod", "default", "p")
+    assert bound["metadata"].get("generation") == created
+    respec = cluster.update({**bound, "spec": {**bound["spec"], "activeDeadlineSeconds": 30}})
+    assert respec["metadata"].get("generation") == after_spec_change
+
+
 @pytest.mark.parametrize(
     ("name", "uid", "error"),
     [("missing", None, NotFound), ("web-1", "other-uid", Conflict)],
