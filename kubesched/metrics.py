@@ -301,12 +301,13 @@ class MetricsObserver:
     detailed = False
     raw_scores = False
 
-    def __init__(self, metrics: SchedulerMetrics, now: Callable[[], datetime], preempting: Collection[str]) -> None:
-        """``now`` is the scheduler's clock (for the queue-to-bound latency); ``preempting`` the profiles
-        whose PostFilter runs DefaultPreemption (only those count preemption attempts, as upstream)."""
+    def __init__(self, metrics: SchedulerMetrics, now: Callable[[], datetime], preempting: Mapping[str, str]) -> None:
+        """``now`` is the scheduler's clock (for the queue-to-bound latency); ``preempting`` maps the
+        profiles that preempt to their preemption plugin: a PostFilter run that calls it is a preemption
+        attempt (as upstream counts them)."""
         self._metrics = metrics
         self._now = now
-        self._preempting = frozenset(preempting)
+        self._preempting = dict(preempting)
 
     def begin(self, cycle: TimedCycle) -> None:
         """Time this cycle's plugin calls when it is among the sampled share."""
@@ -325,9 +326,10 @@ class MetricsObserver:
         return None
 
     def post_filtered(self, cycle: TimedCycle, plugin: str, message: str, victims: Sized | None, nominated: str,
-                      extender_verdicts: object) -> None:
-        """A preemption attempt, with the chosen candidate's victims, when the profile preempts."""
-        if cycle.profile in self._preempting:
+                      extender_verdicts: object, ran: Collection[str] = ()) -> None:
+        """A preemption attempt, with the chosen candidate's victims, when the profile's preemption plugin
+        was among the PostFilter plugins that ran (``ran``)."""
+        if self._preempting.get(cycle.profile) in ran:
             self._metrics.observe_preemption(len(victims) if victims else None)
 
     def failed_at(self, cycle: object, point: str, plugin: str, message: str) -> None: ...

@@ -28,6 +28,7 @@ from kubesched.api.objects import Pod
 from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import NodeInfoList, Snapshot
 from kubesched.cluster.protocol import ApiError, Cluster
+from kubesched.config.features import FeatureGates
 from kubesched.extender import (
     EXTENDER_NAME,
     ExtenderError,
@@ -37,12 +38,13 @@ from kubesched.extender import (
 )
 from kubesched.extender import prioritize as extender_prioritize
 from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState, PodsToActivate
-from kubesched.framework.diagnosis import Diagnosis, FitError
+from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.interfaces import PreFilterResult
 from kubesched.framework.preemption import EXTENDER_VERDICTS_KEY
 from kubesched.framework.runtime import FilterOutcome, Framework, ScoreOutcome
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import Code, Status, unresolvable
 from kubesched.klog import Logger, kobj
+from kubesched.pod_status import pod_scheduled_false, update_pod
 from kubesched.profile.events import ClusterEventRecorder
 from kubesched.queue import events as qevents
 from kubesched.queue.queued_pod_info import QueuedPodInfo
@@ -58,6 +60,22 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 #: Key under which DefaultPreemption leaves the victims of its last preemption (for traces).
 VICTIMS_KEY = "DefaultPreemption/victims"
+
+
+@dataclass(frozen=True, slots=True)
+class CycleRules:
+    """What the emulated version changes in the scheduling cycle, read from the feature gates once."""
+
+    #: v1.34: nodes outside a PreFilterResult share a status naming the PreFilter plugins that left them
+    #: out (counted in the FitError), and those plugins are among the pod's rejectors.
+    pre_filter_result_diagnosis: bool = True
+    #: PodObservedGenerationTracking: the PodScheduled condition records the pod's generation.
+    track_observed_generation: bool = True
+
+    @classmethod
+    def of(cls, features: FeatureGates) -> CycleRules:
+        return cls(pre_filter_result_diagnosis=features.at_least("1.34"),
+                   track_observed_generation=features.enabled("PodObservedGenerationTracking"))
 
 
 class SchedulerParts(Protocol):
@@ -81,6 +99,8 @@ class SchedulerParts(Protocol):
     waiting_in_pre_bind: set[str]
     #: Where the next Filter pass starts in the snapshot's node order (kube-scheduler's nextStartNodeIndex).
     next_start_node_index: int
+    #: What the emulated version changes in the cycle.
+    cycle_rules: CycleRules
 
     @property
     def profiles(self) -> Mapping[str, Framework]: ...
@@ -253,7 +273,7 @@ def _post_filter(sched: SchedulerParts, cycle: SchedulingCycle, fit: FitError) -
         v.info("Status after running PostFilter plugins for pod", "pod", kobj(cycle.pod), "status", status.message)
     nominated = "" if post_result is None else post_result.nominated_node_name
     cycle.observer.post_filtered(cycle, status.plugin or "", status.message or "success", state.get(VICTIMS_KEY),
-                                 nominated, state.get(EXTENDER_VERDICTS_KEY))
+                                 nominated, state.get(EXTENDER_VERDICTS_KEY), fwk.post_filter_plugins_ran(status))
     # An overriding result sets the nomination (or clears it when it names no node).
     mode_override = post_result is not None and post_result.mode == "override"
     return SchedulingFailure(Status(Code.UNSCHEDULABLE), (nominated or None) if mode_override else "", fit)
@@ -261,7 +281,7 @@ def _post_filter(sched: SchedulerParts, cycle: SchedulingCycle, fit: FitError) -
 
 def _raise_single_node(pod: Pod, host: str, status: Status) -> None:
     if status.is_rejected():
-        diag = Diagnosis({host: status}, set(), set())
+        diag = Diagnosis(NodeToStatus({host: status}))
         diag.add_plugin_status(status)
         raise SchedulingFailure(Status(status.code), None, FitError(pod, 1, diag))
     raise SchedulingFailure(status, None, status.as_error())
@@ -317,12 +337,15 @@ def find_nodes_that_fit_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> tu
     """PreFilter, then Filter over the candidate nodes (the nominated node first, if any)."""
     pod, fwk, state, observer = cycle.pod, cycle.fwk, cycle.state, cycle.observer
     snapshot = sched.snapshot
-    diagnosis = Diagnosis({}, set(), set())
-    pre_result, status = fwk.run_pre_filter_plugins(state, pod)
+    diagnosis = Diagnosis()
+    pre_result, status, narrowing = fwk.run_pre_filter_plugins(state, pod)
+    rules = sched.cycle_rules
+    if rules.pre_filter_result_diagnosis:
+        diagnosis.unschedulable_plugins.update(narrowing)
     if status is not None:
         if not status.is_rejected():
             raise _CycleError(status, status.as_error())
-        diagnosis.node_status = {info.name: status for info in snapshot.node_infos}
+        diagnosis.node_status = NodeToStatus({info.name: status for info in snapshot.node_infos}, absent=status)
         diagnosis.pre_filter_msg = status.message
         diagnosis.add_plugin_status(status)
         observer.rejected_all(cycle, snapshot.names, status)
@@ -334,8 +357,11 @@ def find_nodes_that_fit_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> tu
             return found, diagnosis, 1 + len(diagnosis.node_status)
 
     rows = _candidate_rows(snapshot, pre_result)
-    if observer.detailed and pre_result is not None and not pre_result.all_nodes():
-        observer.skipped_outside(cycle, snapshot.names, rows)
+    if pre_result is not None and not pre_result.all_nodes():
+        if observer.detailed:
+            observer.skipped_outside(cycle, snapshot.names, rows)
+        if rules.pre_filter_result_diagnosis:
+            diagnosis.node_status.absent = unresolvable(f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}]")
     n = len(rows)
     if n == 0:
         return np.zeros(0, dtype=np.int64), diagnosis, 0
@@ -513,31 +539,8 @@ def update_pod_status(sched: SchedulerParts, pod: Pod, reason: str, message: str
     """Set PodScheduled=False (and the nomination, when it changes) on the pod's status."""
     if not sched.may_act():
         return
-    condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
-    if v := logger.v(3):
-        # A nomination to set or clear is kube-scheduler's ModeOverride (1).
-        nominating = () if nominated_node == "" else ("nominatedNodeName", nominated_node or "", "nominatingMode", 1)
-        v.info("Updating pod condition and nominated node name", "pod", kobj(pod), "conditionType", "PodScheduled",
-               "conditionStatus", "False", "conditionReason", reason, *nominating)
-    nnn: Any = ...
-    if nominated_node is None and pod.nominated_node_name:
-        nnn = None
-    elif nominated_node and nominated_node != pod.nominated_node_name:
-        nnn = nominated_node
-    current = sched.current_pod(pod)
-    if current is not None and nnn is ... and _has_condition(current, condition):
-        return
-    try:
-        sched.cluster.patch_pod_status(pod.namespace, pod.name, conditions=[condition], nominated_node_name=nnn)
-    except ApiError as err:
-        logger.error(err, "Error updating pod", "pod", kobj(pod))
-
-
-def _has_condition(pod: Pod, condition: Mapping[str, str]) -> bool:
-    for existing in (pod.raw.get("status") or {}).get("conditions") or []:
-        if existing.get("type") == condition["type"]:
-            return all(existing.get(k) == v for k, v in condition.items())
-    return False
+    condition = pod_scheduled_false(pod, reason, message, tracking=sched.cycle_rules.track_observed_generation)
+    update_pod(sched.cluster, pod, sched.current_pod(pod), condition, nominated_node)
 
 
 # -- the binding cycle --------------------------------------------------------------------------------
@@ -559,7 +562,7 @@ def _bind_after_permit(sched: SchedulerParts, cycle: SchedulingCycle, permit: St
     host, assumed = cycle.host, cycle.assumed
     if permit is not None:
         if permit.is_rejected():
-            diag = Diagnosis({host: permit}, {permit.plugin}, set())
+            diag = Diagnosis(NodeToStatus({host: permit}), {permit.plugin})
             _binding_failed(sched, cycle, Status(permit.code), FitError(assumed, 1, diag))
         else:
             _binding_failed(sched, cycle, permit, permit.as_error())

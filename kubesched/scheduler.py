@@ -37,7 +37,7 @@ from kubesched.metrics import MetricsObserver, SchedulerMetrics
 from kubesched.profile import ClusterEventRecorder, FrameworkOptions, ProfileMap, new_map
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.recording import AttemptObserver, NullRecorder, Observers, Recorder, Recorders, RecordingObserver
-from kubesched.schedule_one import schedule_one
+from kubesched.schedule_one import CycleRules, schedule_one
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,7 @@ class Scheduler:
         self.config = config
         #: The emulated kube-scheduler version and gates (the configuration was defaulted for them).
         self.features = config.features
+        self.cycle_rules = CycleRules.of(self.features)
         self.clock = clock
         #: Whether this replica may act (e.g. ``LeaderElector.is_leader``): consulted before every pop and
         #: again before PreBind and Bind, so a replica that lost its Lease stops popping at once and never

@@ -207,6 +207,18 @@ class PreFilterNodesB(PreFilterNodes):
     """A second PreFilterResult plugin, to check how results of two plugins merge."""
 
 
+class PostFilterSays(_Base):
+    """PostFilter answering a fixed status: args ``code`` (a Code name, default Unschedulable) and ``reason``."""
+
+    def post_filter(self, state: CycleState, pod: Pod, statuses: Any) -> tuple[None, Status]:
+        self.calls.append(("post_filter", pod.name))
+        return None, Status(Code[self.args.get("code", "UNSCHEDULABLE")], (self.args.get("reason", "no"),))
+
+
+class PostFilterSaysToo(PostFilterSays):
+    """A second one, to see which of two ran."""
+
+
 class SkippingFilter(_Base):
     """PreFilter returning Skip plus a Filter that rejects everything: the Filter must never run."""
 
@@ -322,22 +334,26 @@ class Harness:
     """A :class:`Scheduler` on an :class:`EmbeddedCluster` and a :class:`VirtualClock`, stepped by hand."""
 
     def __init__(self, config: dict[str, Any] | None = None, *, tie_break: str = "name", seed: int = 0,
-                 objects: Sequence[dict[str, Any]] = ()) -> None:
+                 objects: Sequence[dict[str, Any]] = (), version: str | None = None) -> None:
+        """``version``: the emulated kube-scheduler version of the cluster and the scheduler (the newest
+        when None)."""
         import random
 
         from kubesched.clock import VirtualClock
         from kubesched.config import load_config
+        from kubesched.config.features import feature_gates
         from kubesched.embedded.apiserver import EmbeddedCluster
         from kubesched.recording import FullRecorder
         from kubesched.scheduler import Scheduler
         from kubesched.sim.driver import Driver
 
+        features = feature_gates(version)
         self.clock = VirtualClock()
-        self.cluster = EmbeddedCluster(clock=self.clock.now)
+        self.cluster = EmbeddedCluster(clock=self.clock.now, features=features)
         for obj in objects:
             self.cluster.create(obj)
-        self.scheduler = Scheduler(self.cluster, load_config(config or dict(API)), clock=self.clock,
-                                   tie_break=tie_break, rng=random.Random(seed))
+        self.scheduler = Scheduler(self.cluster, load_config(config or dict(API), features=features),
+                                   clock=self.clock, tie_break=tie_break, rng=random.Random(seed))
         self.recorder = FullRecorder()
         self.scheduler.recorder = self.recorder
         # The simulator's loop, without its loop detection: tests decide themselves when to stop.

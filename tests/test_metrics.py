@@ -297,12 +297,15 @@ def test_the_observer_counts_each_ending_once_under_its_result() -> None:
     assert sample("scheduler_pod_scheduling_sli_duration_seconds_count", {"attempts": "15+"}) is None
 
 
-def test_only_a_preempting_profiles_post_filter_is_a_preemption_attempt() -> None:
+def test_only_a_post_filter_run_that_calls_the_preemption_plugin_is_a_preemption_attempt() -> None:
     metrics = SchedulerMetrics()
-    observer = MetricsObserver(metrics, lambda: T0, ("default-scheduler",))
-    observer.post_filtered(_Cycle(), "DefaultPreemption", "ok", ["ns/a", "ns/b"], "n1", None)
-    observer.post_filtered(_Cycle(), "DefaultPreemption", "none", None, "", None)
-    observer.post_filtered(_Cycle(profile="calm"), "Other", "ok", ["ns/c"], "n1", None)
+    observer = MetricsObserver(metrics, lambda: T0, {"default-scheduler": "DefaultPreemption"})
+    both = ("DynamicResources", "DefaultPreemption")
+    observer.post_filtered(_Cycle(), "DefaultPreemption", "ok", ["ns/a", "ns/b"], "n1", None, both)
+    observer.post_filtered(_Cycle(), "DynamicResources", "none", None, "", None, both)
+    # An earlier PostFilter plugin ended the run (an Error): preemption never ran.
+    observer.post_filtered(_Cycle(), "DynamicResources", "not found", None, "", None, both[:1])
+    observer.post_filtered(_Cycle(profile="calm"), "Other", "ok", ["ns/c"], "n1", None, ("Other",))
     sample = metrics.registry.get_sample_value
     assert sample("scheduler_preemption_attempts_total") == 2
     assert (sample("scheduler_preemption_victims_count"), sample("scheduler_preemption_victims_sum")) == (1, 2)

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from kubesched.framework.diagnosis import fit_error_message
-from kubesched.framework.status import Code, Status
+from kubesched.api.objects import Pod
+from kubesched.framework.diagnosis import NodeToStatus, fit_error_message
+from kubesched.framework.status import Code, Status, unresolvable
 from kubesched.metrics import MetricsObserver
 from kubesched.plugins import names
 from kubesched.recording import Observers, RecordingObserver
@@ -25,6 +26,7 @@ from tests.fakeplugins import (
     NameScore,
     PendingPreBind,
     PermitPlugin,
+    PreFilterNodes,
     RecordingReserve,
     SkipBinder,
     StateKeeper,
@@ -39,9 +41,10 @@ NO_PREEMPTION = {"postFilter": {"disabled": [{"name": "*"}]}}
 
 def harness(plugins: dict[str, Any] | None = None, args: dict[str, Any] | None = None,
             nodes: int | list[dict[str, Any]] = 1, top: dict[str, Any] | None = None,
-            profile: dict[str, Any] | None = None) -> Harness:
+            profile: dict[str, Any] | None = None, version: str | None = None) -> Harness:
     objs = [node_dict(f"n{i + 1}") for i in range(nodes)] if isinstance(nodes, int) else nodes
-    return Harness(config_dict(profile_with(plugins or {}, args, **(profile or {})), **(top or {})), objects=objs)
+    return Harness(config_dict(profile_with(plugins or {}, args, **(profile or {})), **(top or {})), objects=objs,
+                   version=version)
 
 
 # -- messages -------------------------------------------------------------------------------------------
@@ -65,6 +68,11 @@ def _st(*reasons: str) -> Status:
          "0/2 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."),
         (1, {"a": _st("pre")}, "pre", "preemption: x.", "0/1 nodes are available: pre. preemption: x."),
         (0, {}, "", "", "0/0 nodes are available:"),
+        # Nodes a NodeToStatus does not list count under its absent-node status's reasons (v1.34)...
+        (4, NodeToStatus({"a": _st("Insufficient cpu")}, absent=unresolvable("node(s) didn't satisfy plugin(s) [X]")),
+         "", "", "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [X]."),
+        # ...and not at all when it has none (the default, and every status before v1.34).
+        (4, NodeToStatus({"a": _st("Insufficient cpu")}), "", "", "0/4 nodes are available: 1 Insufficient cpu."),
     ],
 )
 def test_fit_error_message(num: int, statuses: dict[str, Status], pre: str, post: str, want: str) -> None:
@@ -154,6 +162,10 @@ def test_no_nodes_leaves_the_pod_pending_until_a_node_arrives() -> None:
     cond = h.condition("p")
     assert cond
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", NO_NODES_AVAILABLE)
+    # Unschedulable, but no plugin rejected it: the queue has no event to wait for (v1.34 backs it off
+    # as an error).
+    qpi = h.scheduler.queue.get_pod(h.pod("p")["metadata"]["uid"])
+    assert qpi is not None and (qpi.unschedulable_plugins, qpi.pending_plugins) == (set(), set())
     h.create(node_dict("late"))
     h.clock.advance(10)
     h.scheduler.run_periodic()
@@ -170,6 +182,98 @@ def test_postfilter_message_is_appended_to_the_fit_error() -> None:
                                      "preemption: 0/1 nodes are available: 1 No preemption victims found for "
                                      "incoming pod.")
     assert h.condition("p")["message"] == h.records[-1].message
+
+
+# -- the diagnosis of a PreFilterResult (v1.34) ---------------------------------------------------------
+NARROWED = {"preFilter": {"enabled": [{"name": ref(PreFilterNodes)}]},
+            "filter": {"enabled": [{"name": ref(LabelFilter)}]}, **NO_PREEMPTION}
+
+
+@pytest.mark.parametrize(("version", "message", "rejectors"), [
+    ("1.34", f"0/3 nodes are available: 1 node(s) lacked label fake, 2 node(s) didn't satisfy plugin(s) "
+             f"[{ref(PreFilterNodes)}].", {ref(PreFilterNodes), ref(LabelFilter)}),
+    ("1.30", "0/3 nodes are available: 1 node(s) lacked label fake.", {ref(LabelFilter)}),
+])
+def test_nodes_outside_a_prefilter_result_are_counted_from_v1_34(version: str, message: str,
+                                                                  rejectors: set[str]) -> None:
+    h = harness(NARROWED, {ref(PreFilterNodes): {"nodes": ["n1"]}}, nodes=3, version=version)
+    h.create(pod_dict("p"))
+    h.step()
+    assert h.records[-1].message == message
+    assert h.condition("p")["message"] == message
+    # The PreFilter plugin that narrowed the nodes is a rejector from v1.34: its events requeue the pod.
+    qpi = h.scheduler.queue.get_pod(h.pod("p")["metadata"]["uid"])
+    assert qpi is not None and qpi.unschedulable_plugins == rejectors
+
+
+@pytest.mark.parametrize(("version", "message", "rejectors"), [
+    ("1.34", f"0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [{ref(PreFilterNodes)}].",
+     {ref(PreFilterNodes)}),
+    # v1.30: no verdict and no rejector at all (the pod is retried from backoff, with no event to wait for).
+    ("1.30", "0/2 nodes are available:", set()),
+])
+def test_a_prefilter_result_naming_only_missing_nodes(version: str, message: str, rejectors: set[str]) -> None:
+    h = harness(NARROWED, {ref(PreFilterNodes): {"nodes": ["ghost"]}}, nodes=2, version=version)
+    h.create(pod_dict("p"))
+    h.step()
+    assert (h.records[-1].result, h.records[-1].message) == ("Unschedulable", message)
+    qpi = h.scheduler.queue.get_pod(h.pod("p")["metadata"]["uid"])
+    assert qpi is not None and qpi.unschedulable_plugins == rejectors
+
+
+# -- PostFilter -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("version", "post_filter_text", "preempted"), [
+    # VolumeRestrictions' PreFilter stops the cycle before DynamicResources' PreFilter runs: its PostFilter
+    # finds no state ("not found") and DefaultPreemption, after it, is never called.
+    ("1.34", "not found", 0),
+    ("1.30", "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.", 1),
+])
+def test_a_prefilter_that_stops_the_cycle_before_dynamic_resources(version: str, post_filter_text: str,
+                                                                    preempted: int) -> None:
+    h = harness(nodes=2, version=version)
+    claim = {"name": "data", "persistentVolumeClaim": {"claimName": "missing"}}
+    h.create(pod_dict("p", spec={"volumes": [claim]}))
+    h.step()
+    record = h.records[-1]
+    message = f'0/2 nodes are available: persistentvolumeclaim "missing" not found. {post_filter_text}'
+    assert (record.result, record.message) == ("Unschedulable", message)
+    cond = h.condition("p")
+    assert (cond["reason"], cond["message"]) == ("Unschedulable", message)
+    assert [e["message"] for e in h.events("p")] == [message]
+    sample = h.scheduler.metrics.registry.get_sample_value
+    assert (sample("scheduler_preemption_attempts_total") or 0) == preempted
+    assert sample("scheduler_schedule_attempts_total", {"result": "unschedulable", "profile": "default-scheduler"}) == 1
+
+
+# -- the PodScheduled condition -------------------------------------------------------------------------
+@pytest.mark.parametrize(("version", "observed"), [("1.34", 1), ("1.30", None)])
+def test_the_pod_scheduled_condition_records_the_generation_it_observed(version: str, observed: int | None) -> None:
+    h = harness({"filter": {"enabled": [{"name": ref(LabelFilter)}]}, **NO_PREEMPTION}, nodes=1, version=version)
+    h.create(pod_dict("p"))
+    h.step()
+    cond = h.condition("p")
+    assert (cond["reason"], cond.get("observedGeneration")) == ("Unschedulable", observed)
+
+
+def test_a_condition_equal_but_for_its_observed_generation_is_not_written_again() -> None:
+    h = harness({"filter": {"enabled": [{"name": ref(LabelFilter)}]}, **NO_PREEMPTION}, nodes=1)
+    h.create(pod_dict("p"))
+    h.step()
+    pod = h.pod("p")
+    h.cluster.update({**pod, "spec": {**pod["spec"], "activeDeadlineSeconds": 60}})
+    h.settle()
+    assert h.pod("p")["metadata"]["generation"] == 2
+    h.scheduler.queue.activate([Pod.from_dict(h.pod("p"))])
+    h.step()
+    assert len(h.records) == 2
+    # The same status, reason and message: no write, the condition still names generation 1.
+    assert h.condition("p")["observedGeneration"] == 1
+    h.create(node_dict("n2"))
+    h.clock.advance(10)  # past the backoff the new node moved it to
+    h.scheduler.run_periodic()
+    h.step()
+    assert h.records[-1].message == "0/2 nodes are available: 2 node(s) lacked label fake."
+    assert h.condition("p")["observedGeneration"] == 2
 
 
 # -- Reserve --------------------------------------------------------------------------------------------

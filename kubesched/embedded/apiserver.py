@@ -20,6 +20,8 @@ from datetime import UTC, datetime, timedelta
 from types import EllipsisType
 from typing import Any
 
+from kubesched.api.errors import ObjectError
+from kubesched.api.objects import parse_time
 from kubesched.cluster.kinds import KindInfo, kind_info
 from kubesched.cluster.protocol import (
     AlreadyExists,
@@ -126,6 +128,8 @@ class EmbeddedCluster:
         #: The emulated version and gates: what this API server does to an object on create follows
         #: them, as kube-apiserver's own feature gates decide (matchLabelKeys merges, pod-level resources).
         self.features = features or feature_gates()
+        #: From v1.34 a pod's metadata.generation is 1 at creation and counts its spec changes.
+        self._pod_generation = self.features.at_least("1.34")
         self._clock = clock
         self._uid_factory: Callable[[], str] = uid_factory or (lambda: str(uuid.uuid4()))
         self._synchronous = synchronous
@@ -145,6 +149,8 @@ class EmbeddedCluster:
         self._max_events = max_events
         #: Events written through record_event, oldest first, with when they were written.
         self._events: deque[tuple[datetime, _Key]] = deque()
+        #: The latest start time of the pods created running (see :meth:`_kubelet_start_time`).
+        self._newest_start: datetime | None = None
         for pc in system_priority_classes():
             self.create(pc)
 
@@ -223,7 +229,11 @@ class EmbeddedCluster:
             if not meta.get("creationTimestamp"):
                 meta["creationTimestamp"] = self.now()
             meta["generation"] = 1
+            if info.kind == "Pod" and not self._pod_generation:
+                del meta["generation"]
             admit_create(obj, self)
+            if info.kind == "Pod":
+                self._note_start(obj)
             if info.namespaced and ("", ns) not in self._store.get("Namespace", {}):
                 self._store_new({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
             if info.kind == "PodDisruptionBudget" and obj.get("status"):
@@ -246,10 +256,15 @@ class EmbeddedCluster:
                 raise Conflict.modified(info.resource, name)
             self._check_uid(info.resource, name, meta.get("uid"), cur_meta["uid"])
             for key in ("uid", "creationTimestamp", "generation"):
-                meta[key] = cur_meta[key]
-            if info.kind != "Pod" and obj.get("spec") != current.get("spec"):
-                meta["generation"] = cur_meta["generation"] + 1
+                if key in cur_meta:
+                    meta[key] = cur_meta[key]
+                else:
+                    meta.pop(key, None)
+            bump = info.kind != "Pod" and obj.get("spec") != current.get("spec")
             admit_update(obj, current)
+            # A pod's spec is compared as stored, defaults and admission applied (updatePodGeneration).
+            if bump or (info.kind == "Pod" and self._pod_generation and obj.get("spec") != current.get("spec")):
+                meta["generation"] = cur_meta.get("generation", 0) + 1
             stored = self._store_update(info, current, obj)
         self._after_write()
         return _copy(stored)
@@ -287,6 +302,10 @@ class EmbeddedCluster:
             new = _shallow_status_copy(current)
             new["spec"] = {**(current.get("spec") or {}), "nodeName": node_name}
             status = new["status"]
+            # The node's kubelet admits the pod at once and reports when it started. (Its phase stays
+            # as it is: nothing here runs containers, and workloads read "bound" as running.)
+            if not status.get("startTime"):
+                status["startTime"] = self._kubelet_start_time()
             status["conditions"] = _merge_conditions(
                 status.get("conditions") or [],
                 [{"type": "PodScheduled", "status": "True", "lastProbeTime": None}],
@@ -295,6 +314,27 @@ class EmbeddedCluster:
             )
             self._store_update(info, current, new)
         self._after_write()
+
+    def _note_start(self, pod: dict) -> None:
+        """Remember the start of a pod created running (bound, or with a start time of its own)."""
+        try:
+            started = parse_time((pod.get("status") or {}).get("startTime"), "status.startTime")
+        except ObjectError:  # the scheduler reports the pod as malformed; no start to remember
+            return
+        if started is not None and (self._newest_start is None or started > self._newest_start):
+            self._newest_start = started
+
+    def _kubelet_start_time(self) -> str:
+        """When a pod bound now starts, as the kubelet stamps it: now, on a timeline that begins after
+        the scenario's objects. Their timestamps follow their place in the scenario and may run ahead of
+        the clock; a pod bound during a run started after every pod that was running before it was
+        bound, so it starts no earlier than a second after the latest of those starts."""
+        now = self._clock()
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=UTC)
+        if self._newest_start is not None and self._newest_start >= now:
+            now = self._newest_start + timedelta(seconds=1)
+        return format_time(now)
 
     def patch_pod_status(
         self,

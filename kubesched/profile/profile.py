@@ -117,11 +117,11 @@ class ProfileMap:
         return sorted({e.resource for fwk in self.frameworks.values() for events in fwk.enqueue_events.values()
                        for e in events if e.resource in KNOWN_KINDS and e.resource not in watched})
 
-    def preempting(self) -> frozenset[str]:
-        """Profiles whose PostFilter runs DefaultPreemption (only their PostFilter counts as a
-        preemption attempt, as upstream counts them)."""
-        return frozenset(name for name, fwk in self.frameworks.items()
-                         if DEFAULT_PREEMPTION in fwk.plugin_names("post_filter"))
+    def preempting(self) -> dict[str, str]:
+        """Profiles whose PostFilter runs DefaultPreemption, and that plugin's name: a PostFilter run that
+        calls it is a preemption attempt, as upstream counts them."""
+        return {name: DEFAULT_PREEMPTION for name, fwk in self.frameworks.items()
+                if DEFAULT_PREEMPTION in fwk.plugin_names("post_filter")}
 
     def instrument(self, metrics: SchedulerMetrics) -> None:
         """Time every framework's extension points into ``metrics``, labelled with its profile."""

@@ -17,7 +17,7 @@ nobody records costs only the metrics' own updates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -108,8 +108,9 @@ class AttemptObserver(Protocol):
 
     # -- after Filter ----------------------------------------------------------------------------------
     def post_filtered(self, cycle: ObservedCycle, plugin: str, message: str, victims: Sequence[str] | None,
-                      nominated: str, extender_verdicts: Mapping[str, Any] | None) -> None:
-        """PostFilter ran (nothing fit): who answered what, the chosen victims and the nominated node."""
+                      nominated: str, extender_verdicts: Mapping[str, Any] | None, ran: Collection[str] = ()) -> None:
+        """PostFilter ran (nothing fit): who answered what, the chosen victims, the nominated node, and
+        the PostFilter plugins that were called (``ran``)."""
         ...
 
     def failed_at(self, cycle: ObservedCycle, point: str, plugin: str, message: str) -> None:
@@ -176,7 +177,7 @@ class RecordingObserver:
         return cycle.record.extender_verdicts()
 
     def post_filtered(self, cycle: ObservedCycle, plugin: str, message: str, victims: Sequence[str] | None,
-                      nominated: str, extender_verdicts: Mapping[str, Any] | None) -> None:
+                      nominated: str, extender_verdicts: Mapping[str, Any] | None, ran: Collection[str] = ()) -> None:
         record = cycle.record
         record.post_filtered(plugin, message, victims, nominated)
         if extender_verdicts:
@@ -252,9 +253,9 @@ class Observers:
         return None
 
     def post_filtered(self, cycle: ObservedCycle, plugin: str, message: str, victims: Sequence[str] | None,
-                      nominated: str, extender_verdicts: Mapping[str, Any] | None) -> None:
+                      nominated: str, extender_verdicts: Mapping[str, Any] | None, ran: Collection[str] = ()) -> None:
         for o in self.observers:
-            o.post_filtered(cycle, plugin, message, victims, nominated, extender_verdicts)
+            o.post_filtered(cycle, plugin, message, victims, nominated, extender_verdicts, ran)
 
     def failed_at(self, cycle: ObservedCycle, point: str, plugin: str, message: str) -> None:
         for o in self.observers:

@@ -325,7 +325,7 @@ def test_example_cluster_tells_the_story_its_comments_tell(capsys: pytest.Captur
     assert code == 0
     out = capsys.readouterr().out
     assert out.startswith("Scheduled 53/57 pending pods")
-    assert "batch/etl-0: preempted by payments/payments-api-0 on general-c1" in out
+    assert "batch/etl-5: preempted by payments/payments-api-0 on general-c1" in out
     pending = out.split("Pending ", 1)[1].split("\n\n", 1)[0]
     assert sorted(line.split(":")[0].strip() for line in pending.splitlines()[1:]) == [
         "batch/warehouse-load", "ml/llm-train", "ml/notebook"]
@@ -514,7 +514,7 @@ def test_explain_a_pod_from_the_trace(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["explain", str(trace), "payments/payments-api-0", "--attempt", "1"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Pod payments/payments-api-0, attempt 1 of 2")
-    assert "Victims: batch/etl-0" in out
+    assert "Victims: batch/etl-5" in out
     assert main(["explain", str(trace), "payments/nope"]) == 2
     assert capsys.readouterr().err == f"kubesched: error: no attempt for pod payments/nope in {trace}\n"
 

@@ -125,6 +125,63 @@ def test_bind_once_then_conflict(cluster: EmbeddedCluster, clock: FakeClock) -> 
     assert cluster.get("Pod", "default", "web-1")["spec"]["nodeName"] == "n1"
 
 
+def test_a_bound_pod_starts_when_its_kubelet_admits_it(cluster: EmbeddedCluster, clock: FakeClock) -> None:
+    cluster.create(pod("web-1"))
+    clock.advance(7)
+    cluster.bind("default", "web-1", "n1")
+    status = cluster.get("Pod", "default", "web-1")["status"]
+    assert (status["startTime"], status["phase"]) == ("2024-01-01T00:00:07Z", "Pending")
+
+
+def test_a_pod_bound_in_a_run_starts_after_the_pods_running_before(cluster: EmbeddedCluster,
+                                                                   clock: FakeClock) -> None:
+    """Objects may be stamped ahead of the clock (a scenario's document order): a pod bound now
+    started after every pod that was running before it."""
+    running = pod("running", nodeName="n1")
+    running["metadata"]["creationTimestamp"] = "2024-01-01T00:00:43Z"
+    earlier = pod("earlier", nodeName="n1")
+    earlier["status"] = {"startTime": "2023-06-01T00:00:00Z"}
+    cluster.create(running)
+    cluster.create(earlier)
+    assert cluster.get("Pod", "default", "running")["status"]["startTime"] == "2024-01-01T00:00:43Z"
+    assert cluster.get("Pod", "default", "earlier")["status"]["startTime"] == "2023-06-01T00:00:00Z"
+    for name in ("fresh", "fresher"):
+        cluster.create(pod(name))
+        cluster.bind("default", name, "n1")
+    assert cluster.get("Pod", "default", "fresh")["status"]["startTime"] == "2024-01-01T00:00:44Z"
+    assert cluster.get("Pod", "default", "fresher")["status"]["startTime"] == "2024-01-01T00:00:44Z"
+    clock.advance(60)
+    cluster.create(pod("later"))
+    cluster.bind("default", "later", "n1")
+    assert cluster.get("Pod", "default", "later")["status"]["startTime"] == "2024-01-01T00:01:00Z"
+
+
+def test_a_bound_pod_keeps_the_start_time_it_has(cluster: EmbeddedCluster) -> None:
+    created = pod("p")
+    created["status"] = {"startTime": "2023-01-01T00:00:00Z", "phase": "Pending"}
+    cluster.create(created)
+    cluster.bind("default", "p", "n1")
+    status = cluster.get("Pod", "default", "p")["status"]
+    assert (status["startTime"], status["phase"]) == ("2023-01-01T00:00:00Z", "Pending")
+
+
+@pytest.mark.parametrize(("version", "created", "after_spec_change"), [("1.34", 1, 2), ("1.30", None, None)])
+def test_pod_generation_from_v1_34(make_cluster: Callable[..., EmbeddedCluster], version: str,
+                                   created: int | None, after_spec_change: int | None) -> None:
+    from kubesched.config.features import feature_gates
+
+    cluster = make_cluster(features=feature_gates(version))
+    first = cluster.create(pod("p"))
+    assert first["metadata"].get("generation") == created
+    relabelled = cluster.update({**first, "metadata": {**first["metadata"], "labels": {"a": "1"}}})
+    assert relabelled["metadata"].get("generation") == created
+    cluster.bind("default", "p", "n1")  # the binding subresource changes no generation
+    bound = cluster.get("Pod", "default", "p")
+    assert bound["metadata"].get("generation") == created
+    respec = cluster.update({**bound, "spec": {**bound["spec"], "activeDeadlineSeconds": 30}})
+    assert respec["metadata"].get("generation") == after_spec_change
+
+
 @pytest.mark.parametrize(
     ("name", "uid", "error"),
     [("missing", None, NotFound), ("web-1", "other-uid", Conflict)],

@@ -26,6 +26,8 @@ from tests.fakeplugins import (
     MultiPointPlugin,
     NamedScore,
     NameScore,
+    PostFilterSays,
+    PostFilterSaysToo,
     PreFilterNodes,
     PreFilterNodesB,
     PreFilterStatus,
@@ -191,7 +193,7 @@ def test_prefilter_skip_skips_the_plugins_filter() -> None:
 def test_prefilter_skip_bookkeeping_in_cycle_state() -> None:
     h = harness({"multiPoint": {"enabled": enabled(SkippingFilter)}})
     state = CycleState()
-    _, status = fwk(h).run_pre_filter_plugins(state, make_pod("p"))
+    _, status, _ = fwk(h).run_pre_filter_plugins(state, make_pod("p"))
     assert status is None
     assert ref(SkippingFilter) in state.skip_filter_plugins
 
@@ -209,7 +211,7 @@ def test_prefilter_skip_bookkeeping_in_cycle_state() -> None:
 def test_prefilter_status_codes(code: str, later_runs: bool, want_code: Code, want_message: str) -> None:
     plugins = {"preFilter": {"enabled": enabled(PreFilterStatus, PreFilterNodes), "disabled": [{"name": "*"}]}}
     h = harness(plugins, {ref(PreFilterStatus): {"code": code, "reason": "no"}})
-    result, status = fwk(h).run_pre_filter_plugins(CycleState(), make_pod("p"))
+    result, status, _ = fwk(h).run_pre_filter_plugins(CycleState(), make_pod("p"))
     assert result is None
     assert status is not None
     assert status.code is want_code
@@ -251,7 +253,7 @@ def test_prefilter_rejection_in_a_cycle(code: str, result: str, message: str) ->
 def test_prefilter_results_merge(a: list[str] | None, b: list[str] | None, want: set[str] | None) -> None:
     plugins = {"preFilter": {"enabled": enabled(PreFilterNodes, PreFilterNodesB)}}
     h = harness(plugins, {ref(PreFilterNodes): {"nodes": a}, ref(PreFilterNodesB): {"nodes": b}}, nodes=3)
-    result, status = fwk(h).run_pre_filter_plugins(CycleState(), make_pod("p"))
+    result, status, _ = fwk(h).run_pre_filter_plugins(CycleState(), make_pod("p"))
     assert status is None
     got = None if result is None or result.all_nodes() else set(result.node_names or ())
     assert got == want
@@ -268,13 +270,36 @@ def test_prefilter_results_merge(a: list[str] | None, b: list[str] | None, want:
 def test_prefilter_results_disjoint(a: list[str], b: list[str] | None, message: str) -> None:
     plugins = {"preFilter": {"enabled": enabled(PreFilterNodes, PreFilterNodesB)}, **NO_PREEMPTION}
     h = harness(plugins, {ref(PreFilterNodes): {"nodes": a}, ref(PreFilterNodesB): {"nodes": b}}, nodes=3)
-    _, status = fwk(h).run_pre_filter_plugins(CycleState(), make_pod("x"))
+    _, status, _ = fwk(h).run_pre_filter_plugins(CycleState(), make_pod("x"))
     assert status is not None
     assert status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert status.message == message
     h.create(pod_dict("p"))
     h.step()
     assert h.records[-1].message == f"0/3 nodes are available: {message}."
+
+
+@pytest.mark.parametrize(("version", "listed"), [("1.34", [PreFilterNodes, PreFilterNodesB]),
+                                                 ("1.30", [PreFilterNodesB, PreFilterNodes])])
+def test_prefilter_plugins_that_narrow_the_nodes_sorted_from_v1_34(version: str, listed: list[type]) -> None:
+    """In profile order before v1.34 (B is configured first here), sorted from v1.34 (a set's list)."""
+    plugins = {"preFilter": {"enabled": enabled(PreFilterNodesB, PreFilterNodes)}, **NO_PREEMPTION}
+    h = harness(plugins, {ref(PreFilterNodes): {"nodes": ["n1"]}, ref(PreFilterNodesB): {"nodes": ["n2"]}},
+                nodes=3, version=version)
+    _, status, narrowing = fwk(h).run_pre_filter_plugins(CycleState(), make_pod("x"))
+    assert narrowing == [ref(c) for c in listed]
+    assert status is not None
+    assert status.message == f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously"
+
+
+def test_prefilter_plugins_that_narrow_nothing_or_stop_the_cycle_are_not_listed() -> None:
+    plugins = {"preFilter": {"enabled": enabled(PreFilterNodes, PreFilterNodesB)}}
+    h = harness(plugins, {ref(PreFilterNodes): {"nodes": ["n1", "n2"]}}, nodes=3)
+    assert fwk(h).run_pre_filter_plugins(CycleState(), make_pod("x"))[2] == [ref(PreFilterNodes)]
+    plugins = {"preFilter": {"enabled": enabled(PreFilterNodes, PreFilterStatus)}}
+    h = harness(plugins, {ref(PreFilterNodes): {"nodes": ["n1"]},
+                          ref(PreFilterStatus): {"code": "UNSCHEDULABLE_AND_UNRESOLVABLE"}}, nodes=3)
+    assert fwk(h).run_pre_filter_plugins(CycleState(), make_pod("x"))[2] == []
 
 
 def test_nodes_outside_the_prefilter_result_are_not_filtered_and_traced_as_skipped() -> None:
@@ -290,6 +315,26 @@ def test_nodes_outside_the_prefilter_result_are_not_filtered_and_traced_as_skipp
     assert rec.filter["n3"]["plugin"] == "PreFilterResult"
     assert rec.filter["n3"]["code"] == "Skipped"
     assert rec.filter["n1"]["plugin"] == ref(LabelFilter)
+
+
+# -- PostFilter -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("first", "code", "message", "plugin", "ran"), [
+    # Unschedulable: the next one runs too, the reasons join and the first rejector is named.
+    ("UNSCHEDULABLE", Code.UNSCHEDULABLE, "no, too", PostFilterSays, [PostFilterSays, PostFilterSaysToo]),
+    ("UNSCHEDULABLE_AND_UNRESOLVABLE", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "no", PostFilterSays,
+     [PostFilterSays]),
+    # An Error stops the run in the plugin's own words (kube-scheduler passes them on).
+    ("ERROR", Code.ERROR, "no", PostFilterSays, [PostFilterSays]),
+    ("SUCCESS", Code.SUCCESS, "no", PostFilterSays, [PostFilterSays]),
+])
+def test_post_filter_outcomes(first: str, code: Code, message: str, plugin: type, ran: list[type]) -> None:
+    plugins = {"postFilter": {"enabled": enabled(PostFilterSays, PostFilterSaysToo), "disabled": [{"name": "*"}]}}
+    h = harness(plugins, {ref(PostFilterSays): {"code": first}, ref(PostFilterSaysToo): {"reason": "too"}})
+    f = fwk(h)
+    _, status = f.run_post_filter_plugins(CycleState(), make_pod("p"), {})
+    assert (status.code, status.message, status.plugin) == (code, message, ref(plugin))
+    assert f.post_filter_plugins_ran(status) == [ref(c) for c in ran]
+    assert bool(h.plugin(PostFilterSaysToo).calls) is (len(ran) == 2)
 
 
 # -- Filter ---------------------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ def test_a_framework_per_profile_in_configuration_order() -> None:
 
 
 def test_only_profiles_running_default_preemption_count_as_preempting() -> None:
-    assert build(two_profiles()).preempting() == frozenset({"default-scheduler"})
+    assert build(two_profiles()).preempting() == {"default-scheduler": names.DEFAULT_PREEMPTION}
 
 
 def test_plugins_left_out_are_warned_about(monkeypatch: pytest.MonkeyPatch) -> None:

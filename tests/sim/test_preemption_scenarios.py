@@ -1,8 +1,9 @@
 """Preemption candidate ordering, one criterion at a time (scenarios under tests/sim/scenarios/).
 
-Each folder holds manifests and ``expected.json``: the node kube-scheduler v1.30.6 nominates for the
+Each folder holds manifests and ``expected.json``: the node kube-scheduler nominates for the
 preemptor and the victims it evicts, worked out from its source (pickOneNodeForPreemption and
-SelectVictimsOnNode). The candidates in a scenario differ in one criterion only.
+SelectVictimsOnNode), and the emulated versions it holds for (``versions``; the default version when
+absent). The candidates in a scenario differ in one criterion only.
 """
 
 from __future__ import annotations
@@ -21,10 +22,15 @@ def _folders() -> list[Path]:
     return sorted(p for p in SCENARIOS.iterdir() if p.name.startswith("preempt-"))
 
 
-@pytest.mark.parametrize("folder", _folders(), ids=lambda p: p.name)
-def test_preemption_picks_reference_candidate(folder: Path) -> None:
+def _cases() -> list[tuple[Path, str | None]]:
+    return [(folder, version) for folder in _folders()
+            for version in json.loads((folder / "expected.json").read_text()).get("versions", [None])]
+
+
+@pytest.mark.parametrize(("folder", "version"), _cases(), ids=lambda v: v.name if isinstance(v, Path) else v)
+def test_preemption_picks_reference_candidate(folder: Path, version: str | None) -> None:
     expected = json.loads((folder / "expected.json").read_text())
-    result = simulate([folder / "scenario.yaml"], seed=0, tie_break="name")
+    result = simulate([folder / "scenario.yaml"], seed=0, tie_break="name", emulated_version=version)
     preemptions = [a for a in result.attempts if a["pod"] == expected["preemptor"] and a.get("nominatedNode")]
     assert preemptions, f"{expected['preemptor']} never preempted"
     first = preemptions[0]

@@ -2,10 +2,12 @@
 
 A plugin with a batch form (``filter_nodes``) decides a whole batch in a few array operations; the
 others are called node by node. A node that equal-or-higher-priority pods are nominated to is checked
-twice, as kube-scheduler does: with those pods and without. The second check only matters for the
-plugins whose verdict can change with the pods on the node: those that declare they read only the node
-are not run again, and when the rest declare :class:`~kubesched.framework.capabilities.FitChecks`, the
-re-check of every such node in a batch is one vectorised call per plugin.
+twice, as kube-scheduler does: with those pods, and, when that passes, without them; a rejection with
+them is the node's verdict. The walk filters every node without nominated pods first, then checks the
+nominated nodes with them. For a node that passed without them, only the plugins whose verdict can
+change with the pods on the node run again: those that declare they read only the node do not, and
+when the rest declare :class:`~kubesched.framework.capabilities.FitChecks`, the check of every such
+node in a batch is one vectorised call per plugin.
 """
 
 from __future__ import annotations
@@ -178,27 +180,40 @@ class _NominatedRows:
             self._fit_checks = [(plugin.name, checks) for plugin, checks in plan if checks is not None]
 
     def recheck(self, batch: np.ndarray, verdict: np.ndarray, statuses: list[Status]) -> Status | None:
-        """Nodes of ``batch`` that passed without their nominated pods (the second half of
-        run_filter_plugins_with_nominated_pods) are checked with them (the first half); rejections
-        are added to ``verdict`` and ``statuses``. An Error status stops the walk."""
+        """Nodes of ``batch`` with nominated pods, checked with those pods too (the first pass of
+        run_filter_plugins_with_nominated_pods): a rejection there is the node's verdict, whatever the
+        pass without them (``verdict``, ``statuses``) found, which stands only when that first pass
+        passes. Verdicts are changed in place; an Error status stops the walk."""
         if not self._rows:
             return None
-        ks = np.flatnonzero(np.isin(batch, self._array) & (verdict < 0)).tolist()
-        extras = [self._rows[int(batch[k])] for k in ks]
-        found_with: Iterable[Status | None]
-        if self._fit_checks is not None:
-            found_with = _fit_with_pods(self._fit_checks, self._snapshot, batch[ks], extras)
-        else:  # one node at a time, stopping at an error
-            infos = self._snapshot.node_infos
-            found_with = (filter_with_nominated(self._fwk, self._state, self._pod, infos[int(batch[k])], extra,
-                                                passed_without=True) for k, extra in zip(ks, extras, strict=True))
-        for k, status in zip(ks, found_with, strict=True):
+        ks = np.flatnonzero(np.isin(batch, self._array)).tolist()
+        if not ks:
+            return None
+        passed = [k for k in ks if verdict[k] < 0]
+        with_pods = dict(zip(passed, self._passed_without(batch, passed), strict=True))
+        infos = self._snapshot.node_infos
+        for k in ks:
+            if k in with_pods:
+                status = with_pods[k]
+            else:  # rejected without them: every filter runs again, in order, with them
+                row = int(batch[k])
+                status = filter_with_nominated(self._fwk, self._state, self._pod, infos[row], self._rows[row])
             if status is not None:
                 if status.code is Code.ERROR:
                     return status
                 statuses.append(status)
                 verdict[k] = len(statuses) - 1
         return None
+
+    def _passed_without(self, batch: np.ndarray, ks: list[int]) -> Iterable[Status | None]:
+        """The first pass on the nodes ``batch[ks]`` that passed every filter without their nominated
+        pods (filters that read only the node pass them again): vectorised when the filters allow."""
+        extras = [self._rows[int(batch[k])] for k in ks]
+        if self._fit_checks is not None:
+            return _fit_with_pods(self._fit_checks, self._snapshot, batch[ks], extras)
+        infos = self._snapshot.node_infos
+        return [filter_with_nominated(self._fwk, self._state, self._pod, infos[int(batch[k])], extra,
+                                      passed_without=True) for k, extra in zip(ks, extras, strict=True)]
 
 
 def _fit_with_pods(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray,

@@ -102,6 +102,8 @@ class Framework:
     ) -> None:
         self.profile_name = profile.scheduler_name
         self._features = features or feature_gates()
+        #: v1.34 names the PreFilter plugins that narrowed the nodes in sorted order (profile order before).
+        self._sorted_pre_filter_plugins = self._features.at_least("1.34")
         self.percentage_of_nodes_to_score = (
             profile.percentage_of_nodes_to_score
             if profile.percentage_of_nodes_to_score is not None
@@ -279,7 +281,10 @@ class Framework:
 
     # -- PreFilter -----------------------------------------------------------------------------------
     @timed_extension_point("PreFilter")
-    def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod
+                               ) -> tuple[PreFilterResult | None, Status | None, list[str]]:
+        """The merged PreFilterResult, the status that stops the cycle (None to go on), and the
+        plugins whose result narrowed the nodes (sorted from v1.34, in profile order before)."""
         result: PreFilterResult | None = None
         with_nodes: list[str] = []
         returned: Status | None = None
@@ -293,22 +298,21 @@ class Framework:
                 if status is not None and status.code is not Code.SUCCESS:
                     status.plugin = plugin.name
                     if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                        return None, status
+                        return None, status, []
                     if status.code is Code.UNSCHEDULABLE:
                         returned = status
                         continue
                     return None, Status(Code.ERROR, (f'running PreFilter plugin "{plugin.name}": {status.message}',),
-                                        plugin=plugin.name, error=status.error)
+                                        plugin=plugin.name, error=status.error), []
                 if res is not None and not res.all_nodes():
                     with_nodes.append(plugin.name)
+                    if self._sorted_pre_filter_plugins:
+                        with_nodes.sort()
                 result = res if result is None else result.merge(res)
                 if result is not None and not result.all_nodes() and not result.node_names:
-                    if len(with_nodes) == 1:
-                        msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
-                    else:
-                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
-                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,))
-            return result, returned
+                    empty = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (_no_common_node(with_nodes),))
+                    return result, empty, with_nodes
+            return result, returned, with_nodes
         finally:
             state.skip_filter_plugins = skip
 
@@ -403,18 +407,25 @@ class Framework:
         for plugin in self.lists.post_filter:
             res, status = call_plugin(plugin.post_filter, state, pod, node_status, expect=PostFilterResult)
             if status is None or status.code is Code.SUCCESS:
-                return res, status or Status(Code.SUCCESS)
+                return res, (status or Status(Code.SUCCESS)).with_plugin(plugin.name)
             if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 status.plugin = plugin.name
                 return res, status
             if not status.is_rejected():
-                return None, Status(Code.ERROR, (f'running PostFilter plugin "{plugin.name}": {status.message}',),
-                                    plugin=plugin.name, error=status.error)
+                return None, _post_filter_error(plugin.name, status)
             if res is not None and res.mode != "noop":
                 result = res
             reasons.extend(status.reasons)
             rejector = rejector or plugin.name
         return result, Status(Code.UNSCHEDULABLE, tuple(reasons), plugin=rejector)
+
+    def post_filter_plugins_ran(self, status: Status) -> list[str]:
+        """The PostFilter plugins a run that ended in ``status`` called: every one when it ended
+        Unschedulable, else those up to the plugin that ended it."""
+        names = self.plugin_names("post_filter")
+        if status.code is Code.UNSCHEDULABLE or status.plugin not in names:
+            return names
+        return names[:names.index(status.plugin) + 1]
 
 
     # -- Score ---------------------------------------------------------------------------------------
@@ -600,3 +611,17 @@ def _pre_bind_failure(name: str, status: Status | None) -> Status | None:
         status.plugin = name
         return status
     return Status(Code.ERROR, (f'running PreBind plugin "{name}": {status.message}',), plugin=name, error=status.error)
+
+
+def _post_filter_error(name: str, status: Status) -> Status:
+    """A PostFilter plugin's Error as the cycle reports it: its own words, as kube-scheduler passes them
+    on; a plugin that raised or answered garbage (no Status of its own) is named."""
+    message = status.message if status.error is None else f'running PostFilter plugin "{name}": {status.message}'
+    return Status(Code.ERROR, (message,), plugin=name, error=status.error)
+
+
+def _no_common_node(plugins: Sequence[str]) -> str:
+    """Why no node is left when the PreFilterResults of ``plugins`` have nothing in common."""
+    if len(plugins) == 1:
+        return f"node(s) didn't satisfy plugin {plugins[0]}"
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(plugins)}] simultaneously"
