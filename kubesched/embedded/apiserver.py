@@ -223,7 +223,7 @@ class EmbeddedCluster:
             if not meta.get("creationTimestamp"):
                 meta["creationTimestamp"] = self.now()
             meta["generation"] = 1
-            admit_create(obj, self)
+            admit_create(obj, self, self.features)
             if info.namespaced and ("", ns) not in self._store.get("Namespace", {}):
                 self._store_new({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
             if info.kind == "PodDisruptionBudget" and obj.get("status"):
@@ -249,7 +249,7 @@ class EmbeddedCluster:
                 meta[key] = cur_meta[key]
             if info.kind != "Pod" and obj.get("spec") != current.get("spec"):
                 meta["generation"] = cur_meta["generation"] + 1
-            admit_update(obj, current)
+            admit_update(obj, current, self.features)
             stored = self._store_update(info, current, obj)
         self._after_write()
         return _copy(stored)
@@ -513,7 +513,7 @@ class EmbeddedCluster:
             meta["uid"] = self._uid_factory()
             meta["creationTimestamp"] = self.now()
             meta["generation"] = 1
-            admit_create(obj, self)
+            admit_create(obj, self, self.features)
         obj["metadata"]["resourceVersion"] = self._next_rv()
         self._store.setdefault(obj["kind"], {})[_key_of(obj)] = obj
         self._enqueue("ADDED", obj["kind"], obj, None)
