@@ -20,7 +20,8 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kubesched.api.errors import ObjectError
-from kubesched.api.objects import Node, Pod
+from kubesched.api.objects import Node, Pod, resize_status
+from kubesched.api.resources import V1_34_RULES, ResourceRules
 from kubesched.api.taints import find_untolerated_taint
 from kubesched.cache.cache import Cache
 from kubesched.cache.node_info import NodeInfo
@@ -108,8 +109,10 @@ class EventHandlers:
 
     def __init__(self, *, cache: Cache, queue: SchedulingQueue, pods: PodStore, listers: Listers,
                  profiles: Mapping[str, Framework], extra_kinds: Collection[str],
-                 events: ClusterEventRecorder) -> None:
+                 events: ClusterEventRecorder, rules: ResourceRules = V1_34_RULES) -> None:
         self.cache = cache
+        #: How pods' requests add up (the emulated release's rules): every pod is read with them.
+        self.rules = rules
         self.queue = queue
         self.pods = pods
         self.listers = listers
@@ -247,7 +250,7 @@ class EventHandlers:
 
     def _parse_pod(self, obj: Mapping[str, Any], *, report: bool) -> Pod | None:
         try:
-            return Pod.from_dict(obj)
+            return Pod.from_dict(obj, self.rules)
         except ObjectError as err:
             if report:
                 meta = obj.get("metadata") or {}
@@ -306,6 +309,8 @@ def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
         return None
     if any(status.get(k) != old_status.get(k) for k in _PARSED_STATUS):
         return None
+    if resize_status(status) != resize_status(old_status):
+        return None  # what containers report about their resources can change what the pod counts for
     node_name = spec.get("nodeName") or ""
     if not isinstance(node_name, str):
         return None

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kubesched.api.objects import Pod
+from kubesched.api.resources import resource_rules
 from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import Clock
@@ -163,7 +164,8 @@ class Scheduler:
             namespace_labels=self.namespace_labels, metrics=self.metrics)
         profiles.set_pod_nominator(self.queue)
         self.handlers = EventHandlers(cache=self.cache, queue=self.queue, pods=self.pod_store, listers=self.listers,
-                                      profiles=self.profiles, extra_kinds=self.extra_kinds, events=self.events)
+                                      profiles=self.profiles, extra_kinds=self.extra_kinds, events=self.events,
+                                      rules=resource_rules(self.features))
         profiles.instrument(self.metrics)
         cache = self.cache
         self.metrics.set_cache_source(lambda: {

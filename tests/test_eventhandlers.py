@@ -269,6 +269,17 @@ def test_a_binding_or_status_update_reuses_the_parsed_pod_and_anything_else_is_p
     assert rebound(old, relabelled) is None
     assert rebound(old, resized) is None
     assert rebound(old, nominated) is None
+    # What in-place resizing reads from the status (containers reported, their resources) makes it
+    # parse again; the rest of a container's status (its state) does not.
+    running = copy.deepcopy(bound)
+    running["status"]["containerStatuses"] = [{"name": "c", "ready": True}]
+    assert rebound(old, running) is None
+    restarted = copy.deepcopy(running)
+    restarted["status"]["containerStatuses"][0]["restartCount"] = 1
+    assert rebound(Pod.from_dict(running), restarted) is not None
+    reported = copy.deepcopy(running)
+    reported["status"]["containerStatuses"][0]["resources"] = {"requests": {"cpu": "2"}}
+    assert rebound(Pod.from_dict(running), reported) is None
 
 
 def test_a_node_beyond_the_snapshot_columns_is_ignored_not_an_overflow() -> None:

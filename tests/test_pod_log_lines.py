@@ -38,7 +38,7 @@ def test_at_v2_each_binding_and_each_pod_left_waiting() -> None:
     waiting = [line for line in lines if line.startswith('"Unable to schedule pod; no fit; waiting"')]
     assert waiting == ['"Unable to schedule pod; no fit; waiting" pod="default/big" err="0/2 nodes are available: '
                        '2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are available: '
-                       '2 No preemption victims found for incoming pod."']
+                       '2 Preemption is not helpful for scheduling."']
     assert not any("event for" in line or "Attempting" in line for line in lines)  # V3 lines stay hidden
 
 

@@ -177,10 +177,11 @@ def test_postfilter_message_is_appended_to_the_fit_error() -> None:
     h = harness(nodes=[node_dict("n1", cpu="1")])
     h.create(pod_dict("p", cpu="2"))
     h.step()
-    # In v1.34 DynamicResources' PostFilter runs first and its text leads (a pod without claims).
+    # In v1.34 DynamicResources' PostFilter runs first and its text leads (a pod without claims); the node
+    # is smaller than the pod, so preemption does not try it.
     assert h.records[-1].message == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
-                                     "preemption: 0/1 nodes are available: 1 No preemption victims found for "
-                                     "incoming pod.")
+                                     "preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
+                                     "scheduling.")
     assert h.condition("p")["message"] == h.records[-1].message
 
 
@@ -546,8 +547,8 @@ def test_each_lifecycle_step_reaches_the_metrics_and_the_recorder_once() -> None
     assert [(r.pod, r.result) for r in h.records] == [("default/fits", "Scheduled"), ("default/huge", "Unschedulable")]
     # The first PostFilter plugin that rejected is named with every rejection's text (v1.34: DynamicResources).
     assert h.records[1].details["postfilter"] == {
-        "DynamicResources": "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption "
-                            "victims found for incoming pod."}
+        "DynamicResources": "no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is "
+                            "not helpful for scheduling."}
 
 
 ENDS = ("begin", "post_filtered", "failed", "scheduled")

@@ -21,10 +21,16 @@ from kubesched.api.labels import NodeSelector, PreferredSchedulingTerm
 from kubesched.api.pod_affinity import PodAffinity
 from kubesched.api.resource_names import MAX_SCHEDULER_UNITS, check_amount_fits
 from kubesched.api.resources import (
+    NON_MISSING_DEFAULTS,
+    V1_34_RULES,
+    ContainerResizeStatus,
     ResourceList,
-    non_zero_requests,
+    ResourceRules,
+    is_supported_pod_level_resource,
     parse_resource_list,
     pod_requests,
+    pod_resources,
+    resized_requests,
     scheduler_resources,
     to_scheduler_units,
 )
@@ -226,15 +232,24 @@ class Pod:
     phase: str
     nominated_node_name: str
     start_time: datetime | None
-    #: Requests in scheduler units (cpu milli, others whole), only resources the scheduler tracks.
+    #: Requests in scheduler units (cpu milli, others whole), only resources the scheduler tracks:
+    #: what the pod counts for on its node (the resources its status reports included, when the
+    #: rules it was read with say so).
     requests: Mapping[str, int]
+    #: The requests its spec alone gives: what NodeResourcesFit checks for the pod being scheduled.
+    #: The same mapping as ``requests`` unless the pod's status reports resources.
+    spec_requests: Mapping[str, int]
     #: cpu (milli) and memory the pod counts for in scoring when it sits on a node.
     non_zero_cpu: int
     non_zero_memory: int
-    #: Requests with the cpu / memory defaults for containers that name none, in scheduler units:
-    #: what the resource-allocation scores weigh (:meth:`requests_with_defaults`, converted).
+    #: The containers' requests with the cpu / memory defaults for containers that name none, in
+    #: scheduler units: what NodeResourcesFit's scores weigh an incoming pod by (never pod-level
+    #: requests; status resources only by v1.30's rules).
     scoring_requests: Mapping[str, int]
+    #: Host ports the pod takes on its node (v1.34: its sidecars' too).
     host_ports: tuple[ContainerPort, ...]
+    #: ``spec.resources.requests`` (cpu, memory, hugepages), exact; None when the pod sets none.
+    pod_level_requests: ResourceList | None
 
     @property
     def name(self) -> str:
@@ -261,22 +276,26 @@ class Pod:
         return self.phase in ("Succeeded", "Failed")
 
     def requests_with_defaults(self) -> ResourceList:
-        """Exact requests with cpu / memory defaults for containers that name none (for scoring)."""
+        """Exact requests with cpu / memory defaults for containers that name none, from the spec's
+        containers alone (no pod-level requests, no status)."""
         return pod_requests(
             [c.requests for c in self.containers],
             [(c.requests, c.is_sidecar) for c in self.init_containers],
             self.overhead,
-            non_missing_defaults=True,
+            non_missing=NON_MISSING_DEFAULTS,
         )
 
     def images(self) -> tuple[str, ...]:
         return tuple(c.image for c in (*self.init_containers, *self.containers))
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> Pod:
+    def from_dict(cls, raw: Mapping[str, Any], rules: ResourceRules = V1_34_RULES) -> Pod:
+        """The pod ``raw`` describes, its requests added up by ``rules`` (the emulated release's)."""
         meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=True)
-        from_spec = _spec_fields(raw.get("spec"), meta.namespace)
+        from_spec = _spec_fields(raw.get("spec"), meta.namespace, rules)
         status = _map(raw.get("status"), "status")
+        if rules.in_place_resize and has_resize_status(status):
+            from_spec = {**from_spec, **_resized_fields(from_spec, status, rules)}
         return cls(
             raw=raw,
             meta=meta,
@@ -287,13 +306,14 @@ class Pod:
         )
 
 
-#: Parsed pod specs by content: pods of one workload share their spec, and parsing it is most of what
-#: parsing a pod costs. Entries are read-only (Pod is frozen and nothing changes its fields).
-_SPEC_MEMO: dict[bytes, dict[str, Any]] = {}
+#: Parsed pod specs by content (and the rules their requests were added up by): pods of one workload
+#: share their spec, and parsing it is most of what parsing a pod costs. Entries are read-only (Pod is
+#: frozen and nothing changes its fields).
+_SPEC_MEMO: dict[tuple[ResourceRules, bytes], dict[str, Any]] = {}
 _SPEC_MEMO_SIZE = 4096
 
 
-def _spec_fields(raw_spec: Any, namespace: str) -> dict[str, Any]:
+def _spec_fields(raw_spec: Any, namespace: str, rules: ResourceRules) -> dict[str, Any]:
     """The Pod fields that come from ``spec`` (and the namespace, which pod affinity terms default to).
 
     spec.nodeName is read apart, so that the pods of one workload share a parse bound or not."""
@@ -301,13 +321,14 @@ def _spec_fields(raw_spec: Any, namespace: str) -> dict[str, Any]:
     if isinstance(raw_spec, dict) and "nodeName" in raw_spec:
         node_name = fields.string(raw_spec["nodeName"], "spec.nodeName")
         raw_spec = {k: v for k, v in raw_spec.items() if k != "nodeName"}
+    key: tuple[ResourceRules, bytes] | None
     try:
-        key: bytes | None = marshal.dumps((namespace, raw_spec), 2)  # equal bytes: equal content
+        key = (rules, marshal.dumps((namespace, raw_spec), 2))  # equal bytes: equal content
     except ValueError:  # something marshal cannot write: parse without remembering
         key = None
     parsed = _SPEC_MEMO.get(key) if key is not None else None
     if parsed is None:
-        parsed = _parse_spec(raw_spec, namespace)
+        parsed = _parse_spec(raw_spec, namespace, rules)
         if key is not None:
             if len(_SPEC_MEMO) >= _SPEC_MEMO_SIZE:
                 _SPEC_MEMO.clear()
@@ -315,7 +336,7 @@ def _spec_fields(raw_spec: Any, namespace: str) -> dict[str, Any]:
     return parsed if not node_name else {**parsed, "node_name": node_name}
 
 
-def _parse_spec(raw_spec: Any, namespace: str) -> dict[str, Any]:
+def _parse_spec(raw_spec: Any, namespace: str, rules: ResourceRules) -> dict[str, Any]:
     spec = _map(raw_spec, "spec")
     containers = tuple(
         _parse(lambda c: Container.from_dict(c, init=False), c, f"spec.containers[{i}]")
@@ -338,12 +359,9 @@ def _parse_spec(raw_spec: Any, namespace: str) -> dict[str, Any]:
         str(_map(g, f"spec.schedulingGates[{i}]").get("name", ""))
         for i, g in enumerate(_list(spec.get("schedulingGates"), "spec.schedulingGates"))
     )
-    app = [c.requests for c in containers]
-    init = [(c.requests, c.is_sidecar) for c in init_containers]
-    total = pod_requests(app, init, overhead)
-    requests = _check_fits(scheduler_resources(total), total, "spec.containers (total request of the pod)")
-    nz_cpu, nz_mem = non_zero_requests(app, init, overhead)
-    scoring = pod_requests(app, init, overhead, non_missing_defaults=True)
+    pod_level = _pod_level_requests(spec.get("resources"))
+    resources = _resource_fields(containers, init_containers, overhead, pod_level, rules)
+    sidecars = (c for c in init_containers if c.is_sidecar) if rules.v134 else ()
     return {
         "node_name": fields.string(spec.get("nodeName"), "spec.nodeName"),
         "scheduler_name": fields.string(spec.get("schedulerName"), "spec.schedulerName") or DEFAULT_SCHEDULER_NAME,
@@ -363,12 +381,112 @@ def _parse_spec(raw_spec: Any, namespace: str) -> dict[str, Any]:
             "spec.topologySpreadConstraints"),
         "volumes": tuple(_map(v, f"spec.volumes[{i}]")
                          for i, v in enumerate(_list(spec.get("volumes"), "spec.volumes"))),
-        "requests": requests,
-        "non_zero_cpu": nz_cpu,
-        "non_zero_memory": nz_mem,
-        "scoring_requests": {name: to_scheduler_units(name, q) for name, q in scoring.items()},
-        "host_ports": tuple(p for c in containers for p in c.ports if p.host_port > 0),
+        "pod_level_requests": pod_level,
+        **resources,
+        "spec_requests": resources["requests"],
+        # v1.34 counts the ports of sidecars (they run as long as the pod), ahead of the containers'.
+        "host_ports": tuple(p for c in (*sidecars, *containers) for p in c.ports if p.host_port > 0),
     }
+
+
+def _pod_level_requests(raw: Any) -> ResourceList | None:
+    """The supported pod-level requests (``spec.resources.requests``: cpu, memory, hugepages), None
+    when the pod sets none of them."""
+    resources = _map(raw, "spec.resources")
+    requests = parse_resource_list(resources.get("requests"), "spec.resources.requests")
+    supported = {name: q for name, q in requests.items() if is_supported_pod_level_resource(name)}
+    return supported or None
+
+
+def _resource_fields(containers: tuple[Container, ...], init_containers: tuple[Container, ...],
+                     overhead: ResourceList, pod_level: ResourceList | None, rules: ResourceRules,
+                     app: list[ResourceList] | None = None,
+                     init: list[tuple[ResourceList, bool]] | None = None) -> dict[str, Any]:
+    """The Pod fields the scheduler's resource accounting reads, in scheduler units. ``app`` and
+    ``init`` replace the containers' own requests (with what their status reports)."""
+    if app is None:
+        app = [c.requests for c in containers]
+    if init is None:
+        init = [(c.requests, c.is_sidecar) for c in init_containers]
+    amounts = pod_resources(app, init, overhead, pod_level, rules)
+    total = amounts.requests
+    where = "spec.resources.requests" if pod_level and rules.pod_level_resources else "spec.containers"
+    return {
+        "requests": _check_fits(scheduler_resources(total), total, f"{where} (total request of the pod)"),
+        "non_zero_cpu": amounts.non_zero_cpu,
+        "non_zero_memory": amounts.non_zero_memory,
+        "scoring_requests": {name: to_scheduler_units(name, q) for name, q in amounts.scoring.items()},
+    }
+
+
+_RESIZE_PENDING = "PodResizePending"
+
+
+def has_resize_status(status: Mapping[str, Any]) -> bool:
+    """Whether a pod's status reports on containers (what in-place resizing reads)."""
+    return bool(status.get("containerStatuses") or status.get("initContainerStatuses"))
+
+
+def resize_status(status: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What in-place resizing reads from a pod's status, to compare two versions of it (None when the
+    status reports on no container): each container's resources and allocated resources, the resize
+    state and the PodResizePending condition's reason."""
+    if not has_resize_status(status):
+        return None
+    listed = [status.get("containerStatuses"), status.get("initContainerStatuses")]
+    entries = tuple((cs.get("name"), cs.get("resources"), cs.get("allocatedResources"))
+                    for items in listed if isinstance(items, list)
+                    for cs in items if isinstance(cs, Mapping))
+    pending = [c.get("reason") for c in status.get("conditions") or ()
+               if isinstance(c, Mapping) and c.get("type") == _RESIZE_PENDING]
+    return entries, status.get("resize"), pending[:1]
+
+
+def _container_statuses(status: Mapping[str, Any], rules: ResourceRules) -> dict[str, ContainerResizeStatus]:
+    """Container statuses by name (v1.34 reads the init containers' too, v1.30 only the containers')."""
+    keys = ("containerStatuses", "initContainerStatuses") if rules.v134 else ("containerStatuses",)
+    out: dict[str, ContainerResizeStatus] = {}
+    for key in keys:
+        for i, raw in enumerate(_list(status.get(key), f"status.{key}")):
+            cs = _map(raw, f"status.{key}[{i}]")
+            path = f"status.{key}[{i}]"
+            reported = cs.get("resources")
+            requests = None if reported is None else parse_resource_list(
+                _map(reported, f"{path}.resources").get("requests"), f"{path}.resources.requests")
+            allocated = parse_resource_list(cs.get("allocatedResources"), f"{path}.allocatedResources")
+            out[str(cs.get("name") or "")] = ContainerResizeStatus(requests, allocated)
+    return out
+
+
+def _resize_infeasible(status: Mapping[str, Any], rules: ResourceRules) -> bool:
+    """Whether the kubelet found the pod's pending resize infeasible (v1.34: the PodResizePending
+    condition's reason; v1.30: ``status.resize``)."""
+    if not rules.v134:
+        return status.get("resize") == "Infeasible"
+    for condition in _list(status.get("conditions"), "status.conditions"):
+        if isinstance(condition, Mapping) and condition.get("type") == _RESIZE_PENDING:
+            return condition.get("reason") == "Infeasible"
+    return False
+
+
+def _resized_fields(from_spec: Mapping[str, Any], status: Mapping[str, Any],
+                    rules: ResourceRules) -> dict[str, Any]:
+    """The accounting fields again, with the resources the containers' statuses report."""
+    statuses = _container_statuses(status, rules)
+    if not statuses:
+        return {}
+    infeasible = _resize_infeasible(status, rules)
+    containers: tuple[Container, ...] = from_spec["containers"]
+    init_containers: tuple[Container, ...] = from_spec["init_containers"]
+    app = [resized_requests(c.requests, statuses.get(c.name), infeasible, rules) for c in containers]
+    # Only sidecars keep running, and only v1.34 reads their statuses.
+    init = [(resized_requests(c.requests, statuses.get(c.name), infeasible, rules)
+             if c.is_sidecar and rules.v134 else c.requests, c.is_sidecar) for c in init_containers]
+    resized = _resource_fields(containers, init_containers, from_spec["overhead"], from_spec["pod_level_requests"],
+                               rules, app, init)
+    if rules.v134:
+        del resized["scoring_requests"]  # v1.34's NodeResourcesFit weighs the spec (its scorer reads no status)
+    return resized
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,12 +25,22 @@ from functools import lru_cache
 from kubesched.api.errors import ObjectError
 
 __all__ = [
+    "BINARY_SI",
+    "DECIMAL_EXPONENT",
+    "DECIMAL_SI",
     "QuantityError",
     "format_quantity",
     "int_value",
     "milli_value",
     "parse_quantity",
+    "quantity_format",
+    "quantity_string",
 ]
+
+#: How a quantity was written, which decides how the API server writes it back (``Quantity.Format``).
+DECIMAL_SI = "DecimalSI"
+BINARY_SI = "BinarySI"
+DECIMAL_EXPONENT = "DecimalExponent"
 
 
 class QuantityError(ObjectError):
@@ -174,3 +184,53 @@ def format_quantity(q: Fraction) -> str:
         if scaled.denominator == 1:
             return f"{scaled.numerator}{suffix}"
     raise AssertionError("unreachable: every nano-rounded value is a whole number of nanos")
+
+
+def quantity_format(value: str | int | float) -> str:
+    """The format of a quantity as written: binary (``Mi``), decimal exponent (``e3``) or decimal SI."""
+    if not isinstance(value, str):
+        return DECIMAL_SI
+    match = _QUANTITY_RE.fullmatch(value)
+    suffix = match.group(4) if match is not None else ""
+    if suffix in _BINARY_SUFFIXES:
+        return BINARY_SI
+    if suffix and suffix[0] in "eE" and suffix not in _DECIMAL_SUFFIXES:
+        return DECIMAL_EXPONENT
+    return DECIMAL_SI
+
+
+def _strip_factors(value: int, base: int) -> tuple[int, int]:
+    """``value`` without its factors of ``base``, and how many there were (a zero keeps none)."""
+    times = 0
+    while value >= base and value % base == 0:
+        value //= base
+        times += 1
+    return value, times
+
+
+def quantity_string(q: Fraction, fmt: str = DECIMAL_SI) -> str:
+    """A quantity as the API server writes it in format ``fmt`` (``Quantity.String()``).
+
+    Binary values from -1024 to 1024, and those that are not whole, are written in decimal SI; the
+    others with the largest power-of-1024 suffix that keeps a whole number. Decimal values take the
+    largest power-of-1000 suffix (or ``e<n>`` exponent) that keeps a whole number.
+    """
+    value = _round_to_nano(q)
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    magnitude = abs(value)
+    if fmt == BINARY_SI and magnitude >= 1024 and magnitude.denominator == 1:
+        amount, times = _strip_factors(magnitude.numerator, 1024)
+        suffixes = {exponent // 10: suffix for suffix, exponent in _BINARY_SUFFIXES.items()}
+        if times == 0 or times in suffixes:
+            return f"{sign}{amount}{suffixes.get(times, '')}"
+    nanos = int(magnitude * _NANO)
+    amount, times = _strip_factors(nanos, 10)
+    exponent = times - 9
+    shift = exponent % 3  # down to a multiple of three (Python's % is never negative here)
+    amount, exponent = amount * 10**shift, exponent - shift
+    if fmt == DECIMAL_EXPONENT:
+        return f"{sign}{amount}" + (f"e{exponent}" if exponent else "")
+    suffix = next((s for s, e in _DECIMAL_SUFFIXES.items() if e == exponent), None)
+    return f"{sign}{amount}{suffix}" if suffix is not None else f"{sign}{amount}e{exponent}"

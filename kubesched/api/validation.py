@@ -33,7 +33,7 @@ from kubesched.api.resource_names import (
     validate_container_resource_name,
     validate_resource_name,
 )
-from kubesched.api.resources import pod_requests
+from kubesched.api.resources import parse_resource_list, pod_requests
 
 PROTOCOLS = ("TCP", "UDP", "SCTP")
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
@@ -222,6 +222,11 @@ def _check_pod_spec(raw: object, path: str) -> None:
     overhead = resource_list(spec.get("overhead"), f"{path}.overhead", validate_container_resource_name)
     for name, total in pod_requests(containers, init, overhead).items():
         check_amount_fits(name, total, f"{path}.containers (total {name} request of the pod)")
+    # Pod-level resources decode whatever the version; what they may hold is checked on admission, where
+    # the API server's gates are known (kubesched.api.pod_level_resources).
+    pod_level = f.mapping(spec.get("resources"), f"{path}.resources")
+    for part in ("requests", "limits"):
+        parse_resource_list(pod_level.get(part), f"{path}.resources.{part}")
     for name in ("nodeName", "schedulerName", "priorityClassName", "restartPolicy", "dnsPolicy",
                  "serviceAccountName", "hostname", "subdomain"):
         f.string(spec.get(name), f"{path}.{name}")

@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from kubesched.api.errors import ObjectError
+from kubesched.api.pod_level_resources import default_pod_level_resources, validate_pod_level_resources
 from kubesched.cluster.protocol import Forbidden, Invalid
-from kubesched.config.features import FeatureGates
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.embedded.label_keys import prepare_label_keys
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -210,15 +212,17 @@ _DEFAULTERS = {
 # Admission on create
 
 
-def admit_create(obj: dict, store: AdmissionStore) -> None:
+def admit_create(obj: dict, store: AdmissionStore, features: FeatureGates | None = None) -> None:
     """Default ``obj`` and run the admission plugins that change what the scheduler sees.
 
     ``obj`` must already carry its final name, namespace and creationTimestamp. Raises ``Forbidden`` or
-    ``Invalid`` as the API server would.
+    ``Invalid`` as the API server would; ``features`` (default: the newest version's) are the API
+    server's gates.
     """
     apply_defaults(obj)
     kind = obj.get("kind")
     if kind == "Pod":
+        _admit_pod_level_resources(obj, None, features or feature_gates(), validate=True)
         _admit_pod_priority(obj, store)
         _admit_bound_pod_status(obj)
         prepare_label_keys(obj, store.features)
@@ -244,17 +248,37 @@ def _validate_pod_group(obj: dict) -> None:
         raise Invalid.of("PodGroup", name, err.path, err.reason) from None
 
 
-def admit_update(obj: dict, old: dict) -> None:
+def admit_update(obj: dict, old: dict, features: FeatureGates | None = None) -> None:
     """Default ``obj`` on update; a pod keeps the priority admission gave it when the update drops it."""
     apply_defaults(obj)
     if obj.get("kind") == "Lease":
         validate_lease(obj)
     if obj.get("kind") == "Pod":
+        _admit_pod_level_resources(obj, old, features or feature_gates(), validate=False)
         spec = _dict_at(obj, "spec")
         old_spec = old.get("spec") or {}
         for key in ("priority", "preemptionPolicy"):
             if spec.get(key) is None and old_spec.get(key) is not None:
                 spec[key] = old_spec[key]
+
+
+def _admit_pod_level_resources(pod: dict, old: dict | None, features: FeatureGates, *, validate: bool) -> None:
+    """Pod-level resources (``spec.resources``): defaulted and, on create, validated with PodLevelResources
+    on; dropped with it off, unless the stored pod already uses them (a field the API server does not
+    serve is not kept)."""
+    spec = _dict_at(pod, "spec")
+    if not features.enabled("PodLevelResources"):
+        old_spec = old.get("spec") if old is not None else None
+        in_use = old_spec.get("resources") if isinstance(old_spec, dict) else None
+        if not (isinstance(in_use, dict) and (in_use.get("requests") or in_use.get("limits"))):
+            spec.pop("resources", None)
+            return
+    try:
+        default_pod_level_resources(spec)
+        if validate:
+            validate_pod_level_resources(spec)
+    except ObjectError as err:
+        raise Invalid.of("Pod", str(pod.get("metadata", {}).get("name") or ""), err.path, err.reason) from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -231,7 +231,7 @@ class EmbeddedCluster:
             meta["generation"] = 1
             if info.kind == "Pod" and not self._pod_generation:
                 del meta["generation"]
-            admit_create(obj, self)
+            admit_create(obj, self, self.features)
             if info.kind == "Pod":
                 self._note_start(obj)
             if info.namespaced and ("", ns) not in self._store.get("Namespace", {}):
@@ -261,7 +261,7 @@ class EmbeddedCluster:
                 else:
                     meta.pop(key, None)
             bump = info.kind != "Pod" and obj.get("spec") != current.get("spec")
-            admit_update(obj, current)
+            admit_update(obj, current, self.features)
             # A pod's spec is compared as stored, defaults and admission applied (updatePodGeneration).
             if bump or (info.kind == "Pod" and self._pod_generation and obj.get("spec") != current.get("spec")):
                 meta["generation"] = cur_meta.get("generation", 0) + 1
@@ -553,7 +553,7 @@ class EmbeddedCluster:
             meta["uid"] = self._uid_factory()
             meta["creationTimestamp"] = self.now()
             meta["generation"] = 1
-            admit_create(obj, self)
+            admit_create(obj, self, self.features)
         obj["metadata"]["resourceVersion"] = self._next_rv()
         self._store.setdefault(obj["kind"], {})[_key_of(obj)] = obj
         self._enqueue("ADDED", obj["kind"], obj, None)

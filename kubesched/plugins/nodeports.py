@@ -1,4 +1,9 @@
-"""NodePorts: a pod's host ports must be free on the node."""
+"""NodePorts: a pod's host ports must be free on the node.
+
+A pod's host ports are those of its containers and, from v1.34, of its sidecars (restartable init
+containers run as long as the pod): ``Pod.host_ports``, read by the emulated version's rules, for the
+incoming pod and for the pods a node hosts alike.
+"""
 
 from __future__ import annotations
 

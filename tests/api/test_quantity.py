@@ -10,11 +10,16 @@ from hypothesis import strategies as st
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.quantity import (
+    BINARY_SI,
+    DECIMAL_EXPONENT,
+    DECIMAL_SI,
     QuantityError,
     format_quantity,
     int_value,
     milli_value,
     parse_quantity,
+    quantity_format,
+    quantity_string,
 )
 
 
@@ -268,3 +273,32 @@ def test_property_parse_is_exact_and_accessors_are_ceilings(
     milli = milli_value(value)
     assert abs(milli) - 1 < abs(value * 1000) <= abs(milli)
     assert int_value(text) == int_value(value)
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "written"),
+    [
+        ("128Mi", BINARY_SI, "128Mi"),
+        ("1.5Gi", BINARY_SI, "1536Mi"),
+        ("2048Ki", BINARY_SI, "2Mi"),
+        ("1000Ki", BINARY_SI, "1000Ki"),
+        ("0.5Ki", BINARY_SI, "512"),  # below 1024: written in decimal
+        ("0.5", DECIMAL_SI, "500m"),
+        ("1500m", DECIMAL_SI, "1500m"),
+        ("2000m", DECIMAL_SI, "2"),
+        ("1000000", DECIMAL_SI, "1M"),
+        ("1e3", DECIMAL_EXPONENT, "1e3"),
+        ("1E3", DECIMAL_EXPONENT, "1e3"),
+        ("1.5e3", DECIMAL_EXPONENT, "1500"),
+        ("0", DECIMAL_SI, "0"),
+        ("100m", DECIMAL_SI, "100m"),
+    ],
+)
+def test_quantity_string_as_the_api_server_writes_it(text: str, fmt: str, written: str) -> None:
+    assert quantity_format(text) == fmt
+    assert quantity_string(parse_quantity(text), fmt) == written
+
+
+def test_quantity_format_of_yaml_numbers() -> None:
+    assert quantity_format(2) == DECIMAL_SI
+    assert quantity_string(Fraction(3 * 1024 * 1024), BINARY_SI) == "3Mi"

@@ -1,8 +1,11 @@
-"""Effective pod requests as kube-scheduler v1.30 computes them (resourcehelper.PodRequests + calculateResource).
+"""Effective pod requests as kube-scheduler computes them (resourcehelper.PodRequests, and
+calculateResource in v1.30 / PodInfo.CalculateResource in v1.34).
 
 Each row is a pod (app containers, init containers, overhead) and the numbers the scheduler must see:
 ``requests`` (what NodeResourcesFit filters on and NodeInfo.Requested adds up) and the non-zero
-cpu / memory (what scoring counts for a pod already on a node).
+cpu / memory (what scoring counts for a pod already on a node), which v1.30 and v1.34 add up
+differently. Pod-level requests (PodLevelResources) and status resources (InPlacePodVerticalScaling)
+follow the gates.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from kubesched.api.objects import Pod
 from kubesched.api.resources import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
+    V1_30_RULES,
+    V1_34_RULES,
+    ResourceRules,
     is_extended_resource_name,
     is_scalar_resource_name,
     scheduler_resources,
@@ -45,13 +51,19 @@ def container(requests: dict[str, str] | None = None, *, limits: dict[str, str] 
 
 
 def build(containers: list[dict[str, Any]], init: list[dict[str, Any]] | None = None,
-          overhead: dict[str, str] | None = None) -> Pod:
+          overhead: dict[str, str] | None = None, rules: ResourceRules = V1_34_RULES, *,
+          pod_level: dict[str, str] | None = None, status: dict[str, Any] | None = None) -> Pod:
     spec: dict[str, Any] = {"containers": containers}
     if init:
         spec["initContainers"] = init
     if overhead:
         spec["overhead"] = overhead
-    return Pod.from_dict(pod_dict("p", spec=spec))
+    if pod_level is not None:
+        spec["resources"] = {"requests": pod_level}
+    raw = pod_dict("p", spec=spec)
+    if status is not None:
+        raw["status"] = status
+    return Pod.from_dict(raw, rules)
 
 
 @pytest.mark.parametrize(
@@ -106,10 +118,12 @@ def build(containers: list[dict[str, Any]], init: list[dict[str, Any]] | None = 
         pytest.param([], [], None, {}, id="no containers"),
     ],
 )
+@pytest.mark.parametrize("rules", [V1_30_RULES, V1_34_RULES], ids=["v1.30", "v1.34"])
 def test_effective_requests(containers: list[dict[str, Any]], init: list[dict[str, Any]],
-                            overhead: dict[str, str] | None, want: dict[str, int]) -> None:
-    pod = build(containers, init, overhead)
+                            overhead: dict[str, str] | None, want: dict[str, int], rules: ResourceRules) -> None:
+    pod = build(containers, init, overhead, rules)
     assert {k: v for k, v in pod.requests.items() if v} == want
+    assert pod.spec_requests == pod.requests
 
 
 @pytest.mark.parametrize(
@@ -142,12 +156,143 @@ def test_effective_requests(containers: list[dict[str, Any]], init: list[dict[st
                      [container({"cpu": "50m", "memory": "1Mi"}, sidecar=True),
                       container({"cpu": "80m", "memory": "1Mi"})], None,
                      (130, 2 * Mi), id="init container counted with the sidecars before it"),
+        pytest.param([container()], [container({"cpu": "50m"}, sidecar=True)], None,
+                     (DEF_CPU, DEF_MEM), id="app container defaults against a sidecar"),
+        pytest.param([container({"cpu": "200m"})], [container(sidecar=True)], None,
+                     (200, DEF_MEM), id="sidecar defaults only in the init floor"),
     ],
 )
-def test_non_zero_requests(containers: list[dict[str, Any]], init: list[dict[str, Any]],
-                           overhead: dict[str, str] | None, want: tuple[int, int]) -> None:
-    pod = build(containers, init, overhead)
+def test_non_zero_requests_v1_30(containers: list[dict[str, Any]], init: list[dict[str, Any]],
+                                 overhead: dict[str, str] | None, want: tuple[int, int]) -> None:
+    """v1.30: the larger of the app containers' sum and each init container's use, each rounded alone."""
+    pod = build(containers, init, overhead, V1_30_RULES)
     assert (pod.non_zero_cpu, pod.non_zero_memory) == want
+
+
+@pytest.mark.parametrize(
+    ("containers", "init", "overhead", "want"),
+    [
+        pytest.param([container()], [], None, (DEF_CPU, DEF_MEM), id="missing requests get defaults"),
+        pytest.param([container({"cpu": "0", "memory": "0"})], [], None, (0, 0), id="explicit zero stays zero"),
+        pytest.param([container(), container({"cpu": "50m"})], [], None,
+                     (DEF_CPU + 50, DEF_MEM + DEF_MEM), id="defaults per container, summed"),
+        pytest.param([container()], [], {"cpu": "10m", "memory": "1Mi"},
+                     (DEF_CPU + 10, DEF_MEM + Mi), id="overhead added to the defaults"),
+        pytest.param([container({"cpu": "0"})], [], {"memory": "1Mi"},
+                     (0, DEF_MEM + Mi), id="overhead only for the resources it names"),
+        # v1.34 takes MilliValue of the sum: two half-millicores make one.
+        pytest.param([container({"cpu": "0.5m"}), container({"cpu": "0.5m"})], [], None,
+                     (1, 2 * DEF_MEM), id="rounded once, after summing"),
+        pytest.param([container()], [container({"cpu": "50m"}, sidecar=True)], None,
+                     (DEF_CPU + 50, DEF_MEM + DEF_MEM), id="sidecar adds to the defaulted app container"),
+        pytest.param([container({"cpu": "200m"})], [container(sidecar=True)], None,
+                     (200 + DEF_CPU, DEF_MEM + DEF_MEM), id="sidecar's own defaults add up"),
+        pytest.param([container({"cpu": "100m", "memory": "1Mi"})],
+                     [container({"cpu": "50m", "memory": "1Mi"}, sidecar=True),
+                      container({"cpu": "80m", "memory": "1Mi"})], None,
+                     (150, 2 * Mi), id="init container below the sum"),
+        pytest.param([container({"cpu": "50m", "memory": "10Mi"})], [container()], None,
+                     (DEF_CPU, DEF_MEM), id="init container with defaults sets the floor"),
+    ],
+)
+def test_non_zero_requests_v1_34(containers: list[dict[str, Any]], init: list[dict[str, Any]],
+                                 overhead: dict[str, str] | None, want: tuple[int, int]) -> None:
+    """v1.34: one PodRequests sum with the defaults filled in per container, sidecars in the sum."""
+    pod = build(containers, init, overhead, V1_34_RULES)
+    assert (pod.non_zero_cpu, pod.non_zero_memory) == want
+
+
+@pytest.mark.parametrize(
+    ("containers", "pod_level", "want_requests", "want_non_zero", "want_scoring"),
+    [
+        pytest.param([container({"cpu": "100m", "memory": "64Mi"})], {"cpu": "1500m", "memory": "1Gi"},
+                     {"cpu": 1500, "memory": Gi}, (1500, Gi), (100, 64 * Mi), id="pod level replaces the sums"),
+        pytest.param([container({"cpu": "100m"}), container({"cpu": "100m"})], {"cpu": "1"},
+                     {"cpu": 1000}, (1000, 2 * DEF_MEM), (200, 2 * DEF_MEM),
+                     id="memory nowhere: its default per container"),
+        pytest.param([container({"cpu": "100m", "memory": "128Mi"})], {"cpu": "1"},
+                     {"cpu": 1000, "memory": 128 * Mi}, (1000, 128 * Mi), (100, 128 * Mi),
+                     id="memory from the containers"),
+        pytest.param([container({"cpu": "100m", "example.com/gpu": "1"})], {"cpu": "1", "example.com/gpu": "4"},
+                     {"cpu": 1000, "example.com/gpu": 1}, (1000, DEF_MEM), (100, DEF_MEM),
+                     id="unsupported pod-level names ignored"),
+    ],
+)
+def test_pod_level_requests(containers: list[dict[str, Any]], pod_level: dict[str, str],
+                            want_requests: dict[str, int], want_non_zero: tuple[int, int],
+                            want_scoring: tuple[int, int]) -> None:
+    """PodLevelResources: spec.resources.requests replace the container sums in the requests and the
+    non-zero requests; NodeResourcesFit's scoring requests (its scorer is built without the gate) keep
+    the containers'."""
+    pod = build(containers, rules=V1_34_RULES, pod_level=pod_level)
+    assert {k: v for k, v in pod.requests.items() if v} == want_requests
+    assert (pod.non_zero_cpu, pod.non_zero_memory) == want_non_zero
+    assert (pod.scoring_requests["cpu"], pod.scoring_requests["memory"]) == want_scoring
+
+
+@pytest.mark.parametrize("rules", [V1_30_RULES, ResourceRules(pod_level_resources=False)],
+                         ids=["v1.30", "v1.34 gate off"])
+def test_pod_level_requests_need_the_gate(rules: ResourceRules) -> None:
+    pod = build([container({"cpu": "100m"})], rules=rules, pod_level={"cpu": "2"})
+    assert pod.requests == {"cpu": 100}
+
+
+def _status(reported: dict[str, str] | None, allocated: dict[str, str], *, infeasible: bool = False,
+            name: str = "c", init: bool = False) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": name, "allocatedResources": allocated}
+    if reported is not None:
+        entry["resources"] = {"requests": reported}
+    status: dict[str, Any] = {"initContainerStatuses" if init else "containerStatuses": [entry]}
+    if infeasible:
+        status["conditions"] = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
+        status["resize"] = "Infeasible"
+    return status
+
+
+@pytest.mark.parametrize(
+    ("rules", "status", "want_cpu"),
+    [
+        pytest.param(V1_34_RULES, _status({"cpu": "300m"}, {"cpu": "200m"}), 300,
+                     id="v1.34 max of spec, status, allocated"),
+        pytest.param(V1_34_RULES, _status(None, {"cpu": "900m"}), 100, id="v1.34 needs a resources block"),
+        pytest.param(V1_34_RULES, _status({"cpu": "50m"}, {"cpu": "80m"}, infeasible=True), 80,
+                     id="v1.34 infeasible: status and allocated only"),
+        pytest.param(ResourceRules(in_place_resize=False), _status({"cpu": "300m"}, {}), 100,
+                     id="v1.34 gate off"),
+        pytest.param(V1_30_RULES, _status({"cpu": "300m"}, {"cpu": "500m"}), 100, id="v1.30 gate off"),
+        pytest.param(ResourceRules(v134=False, pod_level_resources=False), _status(None, {"cpu": "500m"}), 500,
+                     id="v1.30 gate on: max of spec and allocated"),
+        pytest.param(ResourceRules(v134=False, pod_level_resources=False),
+                     _status(None, {"cpu": "50m"}, infeasible=True), 50, id="v1.30 gate on infeasible: allocated"),
+    ],
+)
+def test_status_resources(rules: ResourceRules, status: dict[str, Any], want_cpu: int) -> None:
+    """InPlacePodVerticalScaling: a running container counts for what its status reports; Fit checks
+    the spec alone for a pod being scheduled."""
+    pod = build([container({"cpu": "100m", "memory": "1Mi"})], rules=rules, status=status)
+    assert pod.requests["cpu"] == want_cpu
+    assert pod.spec_requests["cpu"] == 100
+    assert pod.non_zero_cpu == want_cpu
+
+
+@pytest.mark.parametrize(("rules", "want_cpu"), [(V1_34_RULES, 300), (ResourceRules(v134=False), 150)],
+                         ids=["v1.34 reads sidecar statuses", "v1.30 reads containers only"])
+def test_sidecar_status_resources(rules: ResourceRules, want_cpu: int) -> None:
+    status = _status({"cpu": "200m"}, {"cpu": "200m"}, name="side", init=True)
+    pod = build([container({"cpu": "100m"})], [container({"cpu": "50m"}, sidecar=True, name="side")],
+                rules=rules, status=status)
+    assert pod.requests["cpu"] == want_cpu
+
+
+@pytest.mark.parametrize(("rules", "want"), [(V1_30_RULES, [80]), (V1_34_RULES, [9000, 80])],
+                         ids=["v1.30", "v1.34"])
+def test_host_ports_of_sidecars(rules: ResourceRules, want: list[int]) -> None:
+    """v1.34 counts sidecars' host ports (first), v1.30 the containers' only; plain init containers never."""
+    app = {**container(), "ports": [{"containerPort": 80, "hostPort": 80}]}
+    side = {**container(sidecar=True, name="s"), "ports": [{"containerPort": 9000, "hostPort": 9000}]}
+    plain = {**container(name="i"), "ports": [{"containerPort": 7000, "hostPort": 7000}]}
+    pod = build([app], [plain, side], rules=rules)
+    assert [p.host_port for p in pod.host_ports] == want
 
 
 @pytest.mark.parametrize(
@@ -161,10 +306,11 @@ def test_non_zero_requests(containers: list[dict[str, Any]], init: list[dict[str
          Fraction(21, 10), Fraction(Gi + DEF_MEM)),
     ],
 )
+@pytest.mark.parametrize("rules", [V1_30_RULES, V1_34_RULES], ids=["v1.30", "v1.34"])
 def test_requests_with_defaults(containers: list[dict[str, Any]], init: list[dict[str, Any]],
-                                want_cpu: Fraction, want_mem: Fraction) -> None:
+                                want_cpu: Fraction, want_mem: Fraction, rules: ResourceRules) -> None:
     """Scoring's PodRequests with NonMissingContainerRequests: defaults fill missing requests per container."""
-    pod = build(containers, init)
+    pod = build(containers, init, rules=rules)
     reqs = pod.requests_with_defaults()
     assert (reqs["cpu"], reqs["memory"]) == (want_cpu, want_mem)
     # What the scores weigh: the same in scheduler units (milli-cpu rounded up, bytes).

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.cluster.protocol import Forbidden
+from kubesched.cluster.protocol import Forbidden, Invalid
+from kubesched.config.features import feature_gates
 from kubesched.embedded.apiserver import EmbeddedCluster
 from tests.embedded.conftest import FakeClock, node, pod
 
@@ -286,3 +287,86 @@ def test_update_keeps_admitted_priority(cluster: EmbeddedCluster) -> None:
     created = cluster.create(pod("p", priorityClassName="system-node-critical"))
     del created["spec"]["priority"]
     assert cluster.update(created)["spec"]["priority"] == 2000001000
+
+
+# -- pod-level resources (PodLevelResources) ----------------------------------------------------------
+def _pod_level(resources: dict[str, Any], *containers: dict[str, Any]) -> dict:
+    p = pod("p")
+    p["spec"]["containers"] = list(containers) or [{"name": "c", "resources": {"requests": {"cpu": "200m"}}}]
+    p["spec"]["resources"] = resources
+    return p
+
+
+def test_pod_level_requests_defaulted_from_containers_and_limits(cluster: EmbeddedCluster) -> None:
+    created = cluster.create(_pod_level({"limits": {"cpu": "1", "memory": "1Gi"}}))
+    assert created["spec"]["resources"] == {"limits": {"cpu": "1", "memory": "1Gi"},
+                                            "requests": {"cpu": "200m", "memory": "1Gi"}}
+
+
+def test_pod_level_resources_refused_as_the_api_server_words_it(cluster: EmbeddedCluster) -> None:
+    with pytest.raises(Invalid) as info:
+        cluster.create(_pod_level({"requests": {"cpu": "100m"}}))
+    assert info.value.code == 422
+    assert info.value.message == ('Pod "p" is invalid: spec.resources.requests[cpu]: Invalid value: "100m": must be '
+                                  "greater than or equal to aggregate container requests of 200m")
+    assert cluster.list("Pod")[0] == []
+
+
+@pytest.mark.parametrize(("version", "gates"), [("1.30", None), ("1.34", {"PodLevelResources": False})],
+                         ids=["v1.30", "v1.34 gate off"])
+def test_pod_level_resources_dropped_without_the_gate(make_cluster: Callable[..., EmbeddedCluster], version: str,
+                                                      gates: dict[str, bool] | None) -> None:
+    cluster = make_cluster(features=feature_gates(version, gates))
+    created = cluster.create(_pod_level({"requests": {"cpu": "100m"}}))  # not validated: not served
+    assert "resources" not in created["spec"]
+    created["spec"]["resources"] = {"requests": {"cpu": "5"}}
+    assert "resources" not in cluster.update(created)["spec"]
+
+
+def test_pod_level_resources_kept_on_update(cluster: EmbeddedCluster) -> None:
+    created = cluster.create(_pod_level({"requests": {"cpu": "1"}}))
+    created["metadata"]["labels"] = {"a": "b"}
+    assert cluster.update(created)["spec"]["resources"] == {"requests": {"cpu": "1"}}
+
+
+# The real API server (v1.34.4, PodLevelResources on) defaults and refuses the same way.
+POD_LEVEL_CASES: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = [
+    ("limits only", {"limits": {"cpu": "1", "memory": "1Gi"}},
+     [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "200m"}}}]),
+    ("aggregate in binary", {"limits": {"memory": "1Gi"}},
+     [{"name": "a", "image": "x", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}},
+      {"name": "b", "image": "x", "resources": {"requests": {"cpu": "0.1", "memory": "128Mi"}}}]),
+    ("below the containers", {"requests": {"cpu": "100m"}},
+     [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "200m"}}}]),
+    ("unsupported", {"requests": {"ephemeral-storage": "1Gi", "cpu": "1"}}, [{"name": "c", "image": "x"}]),
+    ("container limit above", {"limits": {"cpu": "1"}},
+     [{"name": "c", "image": "x", "resources": {"limits": {"cpu": "2"}}}]),
+    ("container limit above, request within", {"limits": {"cpu": "1"}, "requests": {"cpu": "500m"}},
+     [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "2"}}}]),
+    ("hugepages from the containers", {"requests": {"cpu": "1"}},
+     [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}, "limits": {"hugepages-2Mi": "4Mi"}}}]),
+    ("request above limit", {"requests": {"memory": "2Gi"}, "limits": {"memory": "1Gi"}},
+     [{"name": "c", "image": "x"}]),
+]
+
+
+@pytest.mark.controlplane
+@pytest.mark.parametrize(("case", "resources", "containers"), POD_LEVEL_CASES, ids=[c[0] for c in POD_LEVEL_CASES])
+def test_pod_level_resources_as_the_real_api_server(control_plane: Any, cluster: EmbeddedCluster, case: str,
+                                                    resources: dict[str, Any], containers: list[dict]) -> None:
+    import json
+
+    obj = pod("p", containers=containers, resources=resources)
+    proc = control_plane.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(obj),
+                                 check=False)
+    try:
+        ours = cluster.create(obj)
+    except Invalid as err:
+        # kubectl: 'The Pod "p" is invalid: <error>', or one '* <error>' line per error; ours is the first.
+        assert proc.returncode != 0
+        head, _, errors = proc.stderr.strip().partition(": ")
+        first = errors.split("\n* ")[1] if errors.startswith("\n* ") else errors
+        assert f"The {err.message}" == f"{head}: {first}"
+        return
+    assert proc.returncode == 0, proc.stderr
+    assert ours["spec"]["resources"] == json.loads(proc.stdout)["spec"]["resources"]

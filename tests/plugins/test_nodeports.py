@@ -6,12 +6,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kubesched.api.objects import Pod
+from kubesched.api.resources import V1_30_RULES, V1_34_RULES, ResourceRules
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import ActionType, BatchFilterPlugin, ClusterEvent, PreFilterPlugin
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import nodeports
-from tests.factories import make_node, make_pod, make_snapshot
+from tests.factories import make_node, make_pod, make_snapshot, pod_dict
 from tests.plugins.test_helper import check_filter_conformance, scenario_available
 
 NAME = "NodePorts"
@@ -67,10 +69,35 @@ def test_pre_filter_skips_pods_without_host_ports() -> None:
     assert plugin.pre_filter(CycleState(), make_pod("q")) == (None, Status(Code.SKIP))
 
 
-def test_init_container_ports_are_ignored() -> None:
+@pytest.mark.parametrize("rules", [V1_30_RULES, V1_34_RULES], ids=["v1.30", "v1.34"])
+def test_plain_init_container_ports_are_ignored(rules: ResourceRules) -> None:
     init = {"name": "i", "image": "x", "ports": [{"containerPort": 1, "hostPort": 9000}]}
-    pod = make_pod("p", spec={"initContainers": [init]})
+    pod = Pod.from_dict(pod_dict("p", spec={"initContainers": [init]}), rules)
     assert nodeports.new(None, None).pre_filter(CycleState(), pod) == (None, Status(Code.SKIP))
+
+
+def _sidecar_pod(name: str, rules: ResourceRules, node_name: str = "") -> Pod:
+    sidecar = {"name": "s", "image": "x", "restartPolicy": "Always",
+               "ports": [{"containerPort": 9000, "hostPort": 9000}]}
+    return Pod.from_dict(pod_dict(name, node_name=node_name, spec={"initContainers": [sidecar]}), rules)
+
+
+@pytest.mark.parametrize(("rules", "counted"), [(V1_30_RULES, False), (V1_34_RULES, True)], ids=["v1.30", "v1.34"])
+def test_sidecar_ports_count_from_v1_34(rules: ResourceRules, counted: bool) -> None:
+    """v1.34 counts a sidecar's host ports, for the incoming pod and for the pods on the node."""
+    plugin = nodeports.new(None, None)
+    incoming = _sidecar_pod("p", rules)
+    state = CycleState()
+    _, status = plugin.pre_filter(state, incoming)
+    assert (status is None) == counted
+    busy = NodeInfo(make_node("n"), [_sidecar_pod("e", rules, node_name="n")])
+    assert len(busy.used_ports) == (1 if counted else 0)
+    plain = port_pod("q", ("TCP", "", 9000))
+    plain_state = CycleState()
+    plugin.pre_filter(plain_state, plain)
+    assert (plugin.filter(plain_state, plain, busy) is not None) == counted
+    if counted:
+        assert plugin.filter(state, incoming, busy) == Status(Code.UNSCHEDULABLE, (REASON,))
 
 
 def test_protocols_and_events() -> None:

@@ -5,7 +5,12 @@ capped at 1) is taken; the score is (1 - standard deviation of those fractions) 
 Plain requests are used (no non-zero defaults). The float arithmetic follows kube-scheduler's order
 of operations so scores agree to the last bit; with exactly two resources the deviation is |a - b| / 2.
 
-Missing cycle state: Score computes the pod's requests on the fly, as kube-scheduler does.
+From v1.34 a pod requesting none of the configured resources (a best-effort pod, for the default cpu
+and memory) is not scored at all: PreScore skips the plugin, so that such pods do not all pile onto
+the node that happens to look most balanced.
+
+Missing cycle state: Score computes the pod's requests on the fly, as kube-scheduler does (and gives
+0 to a pod v1.34 would have skipped).
 """
 
 from __future__ import annotations
@@ -17,16 +22,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.api.objects import Pod
+from kubesched.cache.node_info import NodeInfo
 from kubesched.config.errors import ConfigError
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.config.pluginargs import NodeResourcesBalancedAllocationArgs
+from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.status import Code, Status
 from kubesched.plugins import names
 from kubesched.plugins.noderesources.resource_allocation import (
+    PreScoreState,
     ResourceAllocationScorer,
     ResourceScoring,
 )
 
 if TYPE_CHECKING:
+    from kubesched.cache.snapshot import NodeInfoList
     from kubesched.framework.handle import Handle
 
 NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
@@ -104,13 +116,38 @@ class NodeResourcesBalancedAllocation(ResourceScoring):
     name = NAME
     pre_score_key = PRE_SCORE_STATE_KEY
 
-    def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Handle | None = None) -> None:
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Handle | None = None, *,
+                 features: FeatureGates | None = None) -> None:
         self.handle = handle
+        if features is None:
+            features = handle.features if handle is not None else feature_gates()
+        #: v1.34: pods requesting none of the configured resources are not scored.
+        self.skip_best_effort = features.at_least("1.34")
         self.scorer = ResourceAllocationScorer(
             name=NAME, resources=tuple(args.resources), function=BalancedScorer(), use_requested=True
         )
 
-    # kube-scheduler v1.30 registers no events for this plugin (it has no Filter to be rejected by).
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
+        if self.skip_best_effort and not any(self.scorer.pod_requests(pod)):
+            return Status(Code.SKIP)
+        return super().pre_score(state, pod, nodes)
+
+    def _best_effort_unscored(self, state: CycleState, pod: Pod) -> bool:
+        """Score called without PreScore's state for a pod v1.34 does not score."""
+        return (self.skip_best_effort and not isinstance(state.get(self.pre_score_key), PreScoreState)
+                and not any(self.scorer.pod_requests(pod)))
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        if self._best_effort_unscored(state, pod):
+            return 0, None
+        return super().score(state, pod, node_info)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
+        if self._best_effort_unscored(state, pod):
+            return np.zeros(len(nodes), dtype=np.int64)
+        return super().score_nodes(state, pod, nodes)
+
+    # kube-scheduler registers no events for this plugin (it has no Filter to be rejected by).
 
 
 def new(args: Any, handle: Handle) -> NodeResourcesBalancedAllocation:

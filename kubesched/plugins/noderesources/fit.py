@@ -3,7 +3,9 @@
 Filter rejects a node that is out of pod slots or lacks free cpu, memory, ephemeral storage or any
 scalar (extended, hugepages, ...) resource the pod requests; every shortage is reported, in a fixed
 order (pods, cpu, memory, ephemeral-storage, then scalar resources by name). Extended resources the
-configuration ignores are not checked. Score applies the configured strategy (LeastAllocated,
+configuration ignores are not checked. From v1.34 a node that could not host the pod even empty (it
+offers less of a resource than the pod requests; pod slots aside) is rejected as unresolvable, so
+preemption does not look at it. Score applies the configured strategy (LeastAllocated,
 MostAllocated or RequestedToCapacityRatio) to the configured resources.
 
 Missing cycle state: Filter reports an Error, as kube-scheduler does; Score computes the pod's
@@ -33,6 +35,7 @@ from kubesched.api.resources import (
 )
 from kubesched.cache.node_info import NodeInfo
 from kubesched.config.errors import ConfigError
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.config.pluginargs import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -71,6 +74,7 @@ PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 TOO_MANY_PODS = "Too many pods"
+SIDECARS_DISABLED = "Pod has a restartable init container and the SidecarContainers feature is disabled"
 
 
 # -- the fit check: one scalar form, one vectorised form --------------------------------------------
@@ -83,6 +87,8 @@ class InsufficientResource:
     requested: int
     used: int
     capacity: int
+    #: The node could not host the pod even empty: it offers less than the pod requests.
+    unresolvable: bool = False
 
 
 def insufficient_reason(resource: str) -> str:
@@ -144,18 +150,36 @@ def _insufficient(checks: Sequence[tuple[str, int]], node_info: NodeInfo) -> lis
         if name == PODS:
             out.append(InsufficientResource(PODS, TOO_MANY_PODS, 1, num_pods, allocatable.get(PODS, 0)))
         else:
+            capacity = allocatable.get(name, 0)
             out.append(InsufficientResource(name, insufficient_reason(name), wanted[name], requested.get(name, 0),
-                                            allocatable.get(name, 0)))
+                                            capacity, wanted[name] > capacity))
     return out
 
 
+def beyond_allocatable(checks: Sequence[tuple[str, int]], short: Sequence[str],
+                       allocatable: Mapping[str, int]) -> bool:
+    """Whether a node lacking ``short`` (see :func:`short_resources`) offers less of one of them than
+    the pod asks for in all: no preemption can make room there. Pod slots never count."""
+    wanted = dict(checks)
+    return any(name != PODS and wanted[name] > allocatable.get(name, 0) for name in short)
+
+
+def rejection(reasons: tuple[str, ...], unresolvable: bool) -> Status:
+    """Filter's status for a node it rejects."""
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, reasons)
+
+
 def _fail_matrix(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray,
-                 extras: Sequence[Sequence[Pod]] | None = None) -> tuple[list[str], np.ndarray]:
+                 extras: Sequence[Sequence[Pod]] | None = None, unresolvable: bool = False,
+                 ) -> tuple[list[str], np.ndarray, np.ndarray | None]:
     """The reasons Filter can give and, per snapshot row of ``rows`` (with its ``extras`` pods placed
-    too, when given), which of them apply: the vectorised :func:`short_resources`."""
+    too, when given), which of them apply: the vectorised :func:`short_resources`. With
+    ``unresolvable``, also which rows offer less of some resource than the pod asks for
+    (:func:`beyond_allocatable`); else None."""
     n = len(rows)
     reasons = [TOO_MANY_PODS, *(insufficient_reason(name) for name, _ in checks)]
     fails = np.zeros((n, len(reasons)), dtype=bool)
+    beyond = np.zeros(n, dtype=bool) if unresolvable else None
     pod_count = snapshot.pod_count[rows]
     if extras is not None:
         pod_count = pod_count + np.fromiter((len(e) for e in extras), dtype=np.int64, count=n)
@@ -164,27 +188,35 @@ def _fail_matrix(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np
         col = snapshot.resource_column(name)
         if col is None:  # no node offers it
             fails[:, j] = True
+            if beyond is not None:
+                beyond[:] = True
             continue
-        free = snapshot.allocatable[rows, col] - snapshot.requested[rows, col]
+        allocatable = snapshot.allocatable[rows, col]
+        free = allocatable - snapshot.requested[rows, col]
         if extras is not None:
             free = free - np.fromiter((sum(p.requests.get(name, 0) for p in e) for e in extras),
                                       dtype=np.int64, count=n)
         fails[:, j] = amount > free
-    return reasons, fails
+        if beyond is not None:
+            beyond |= amount > allocatable
+    return reasons, fails, beyond
 
 
-def _batch_result(reasons: Sequence[str], fails: np.ndarray) -> BatchFilterResult:
-    """One Unschedulable Status per distinct combination of failed checks, shared by its rows."""
+def _batch_result(reasons: Sequence[str], fails: np.ndarray, beyond: np.ndarray | None) -> BatchFilterResult:
+    """One Status per distinct combination of failed checks (and of being beyond allocatable),
+    shared by its rows."""
     if not fails.any():
         return BatchFilterResult.all_pass(len(fails))
-    combos, inverse = _distinct_rows(fails)
+    keyed = fails if beyond is None else np.column_stack([fails, beyond])
+    combos, inverse = _distinct_rows(keyed)
     statuses: list[Status] = []
     table = np.full(len(combos), -1, dtype=np.int32)
     for u, row in enumerate(combos):
-        if row.any():
+        bits = row.tolist()
+        failed = tuple(r for r, bad in zip(reasons, bits[:len(reasons)], strict=True) if bad)
+        if failed:
             table[u] = len(statuses)
-            failed = tuple(r for r, bad in zip(reasons, row.tolist(), strict=True) if bad)
-            statuses.append(Status(Code.UNSCHEDULABLE, failed))
+            statuses.append(rejection(failed, beyond is not None and bits[-1]))
     return BatchFilterResult(table[inverse], statuses)
 
 
@@ -214,17 +246,19 @@ def fits_request(
 
 def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
     """Whether ``pod`` fits ``node_info``, nothing ignored (kube-scheduler's ``Fits``)."""
-    return fits_request(pod.requests, node_info)
+    return fits_request(pod.spec_requests, node_info)
 
 
 # -- cycle state ----------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class PreFilterState:
     """The pod's requests and, from them, the checks Filter runs on every node: this cycle's
-    :class:`~kubesched.framework.capabilities.FitChecks`."""
+    :class:`~kubesched.framework.capabilities.FitChecks`. ``unresolvable``: a node offering less
+    than the pod asks for is rejected as unresolvable (v1.34)."""
 
     requests: Mapping[str, int]
     checks: tuple[tuple[str, int], ...]
+    unresolvable: bool = False
 
     def clone(self) -> PreFilterState:
         return self
@@ -236,15 +270,15 @@ class PreFilterState:
 
     def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,
                          extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
-        reasons, fails = _fail_matrix(self.checks, snapshot, rows, extras)
+        reasons, fails, beyond = _fail_matrix(self.checks, snapshot, rows, extras, self.unresolvable)
         out: list[Status | None] = [None] * len(rows)
-        made: dict[bytes, Status] = {}  # rows failing alike share one Status
+        made: dict[tuple[bytes, bool], Status] = {}  # rows failing alike share one Status
         for i in np.flatnonzero(fails.any(axis=1)).tolist():
-            key = fails[i].tobytes()
+            key = (fails[i].tobytes(), beyond is not None and bool(beyond[i]))
             status = made.get(key)
             if status is None:
                 failed = tuple(r for r, bad in zip(reasons, fails[i].tolist(), strict=True) if bad)
-                status = made[key] = Status(Code.UNSCHEDULABLE, failed)
+                status = made[key] = rejection(failed, key[1])
             out[i] = status
         return out
 
@@ -275,8 +309,14 @@ class NodeResourcesFit(ResourceScoring):
     name = NAME
     pre_score_key = PRE_SCORE_STATE_KEY
 
-    def __init__(self, args: NodeResourcesFitArgs, handle: Handle | None = None) -> None:
+    def __init__(self, args: NodeResourcesFitArgs, handle: Handle | None = None, *,
+                 features: FeatureGates | None = None) -> None:
         self.handle = handle
+        if features is None:
+            features = handle.features if handle is not None else feature_gates()
+        #: v1.34: a node offering less than the pod requests is an unresolvable rejection.
+        self.unresolvable = features.at_least("1.34")
+        self.enable_sidecar_containers = features.enabled("SidecarContainers")
         self.ignored_resources = frozenset(args.ignored_resources)
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
         strategy = args.scoring_strategy
@@ -288,9 +328,12 @@ class NodeResourcesFit(ResourceScoring):
 
     # -- PreFilter ----------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
-        requests = pod.requests
+        if not self.enable_sidecar_containers and any(c.is_sidecar for c in pod.init_containers):
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (SIDECARS_DISABLED,))
+        # The pod is not running yet: its spec alone says what it needs.
+        requests = pod.spec_requests
         checks = request_checks(requests, self.ignored_resources, self.ignored_resource_groups)
-        state.write(PRE_FILTER_STATE_KEY, PreFilterState(requests, checks))
+        state.write(PRE_FILTER_STATE_KEY, PreFilterState(requests, checks, self.unresolvable))
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
@@ -301,10 +344,12 @@ class NodeResourcesFit(ResourceScoring):
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
             return _missing_state(PRE_FILTER_STATE_KEY)
-        short = short_resources(s.checks, node_info.allocatable, node_info.requested, len(node_info.pods))
+        allocatable = node_info.allocatable
+        short = short_resources(s.checks, allocatable, node_info.requested, len(node_info.pods))
         if not short:
             return None
-        return Status(Code.UNSCHEDULABLE, tuple(shortage_reason(name) for name in short))
+        return rejection(tuple(shortage_reason(name) for name in short),
+                         s.unresolvable and beyond_allocatable(s.checks, short, allocatable))
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
                      indices: np.ndarray) -> BatchFilterResult:
@@ -312,7 +357,7 @@ class NodeResourcesFit(ResourceScoring):
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
             return BatchFilterResult.all_fail(len(indices), _missing_state(PRE_FILTER_STATE_KEY))
-        return _batch_result(*_fail_matrix(s.checks, snapshot, indices))
+        return _batch_result(*_fail_matrix(s.checks, snapshot, indices, unresolvable=s.unresolvable))
 
     def fit_checks(self, state: CycleState) -> PreFilterState | None:
         """The checks PreFilter prepared for the cycle's pod (the FitFilterPlugin capability)."""

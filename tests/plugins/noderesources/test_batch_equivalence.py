@@ -1,14 +1,22 @@
-"""Batch forms (filter_nodes / score_nodes) agree with the per-node forms on random clusters."""
+"""Batch forms (filter_nodes / score_nodes) agree with the per-node forms on random clusters.
+
+Each random cluster is read at both emulated versions: v1.34 adds up requests differently (sidecars
+in the non-zero sums, pod-level requests, unresolvable rejections, best-effort pods unscored), and
+those rules must reach the snapshot's columns and the vectorised forms exactly as the per-node ones.
+"""
 
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 import pytest
 
 from kubesched.api.objects import Node, Pod
+from kubesched.api.resources import resource_rules
 from kubesched.cache.snapshot import Snapshot
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.config.pluginargs import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
@@ -19,8 +27,8 @@ from kubesched.config.pluginargs import (
 )
 from kubesched.framework.cycle_state import CycleState
 from kubesched.plugins.noderesources import balanced_allocation, fit
-from tests.factories import make_snapshot
-from tests.plugins.noderesources.builders import node, pod
+from tests.factories import make_snapshot, pod_dict
+from tests.plugins.noderesources.builders import node
 
 SCALARS = ("example.com/gpu", "vendor.io/fpga", "hugepages-2Mi")
 RESOURCES = ("cpu", "memory", "ephemeral-storage", *SCALARS)
@@ -52,25 +60,35 @@ def _node(rng: random.Random, i: int) -> Node:
                 pods=rng.choice([1, 2, 5, 110]), extra=extra)
 
 
-def _cluster(rng: random.Random) -> tuple[list[Node], list[Pod]]:
-    nodes = [_node(rng, i) for i in range(rng.randrange(1, 40))]
-    existing = []
-    for j in range(rng.randrange(0, 80)):
-        target = rng.choice(nodes).name
-        if rng.random() < 0.25:
-            existing.append(pod(f"e{j}", node_name=target, containers=[None, _requests(rng)]))
-        else:
-            existing.append(pod(f"e{j}", _requests(rng), node_name=target))
-    return nodes, existing
+def _container(name: str, requests: dict[str, str] | None, *, sidecar: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": name, "image": "img"}
+    if requests is not None:
+        body["resources"] = {"requests": requests}
+    if sidecar:
+        body["restartPolicy"] = "Always"
+    return body
 
 
-def _incoming(rng: random.Random) -> Pod:
+def _pod(rng: random.Random, name: str, node_name: str = "") -> dict[str, Any]:
+    """A random pod: one or two containers, sometimes init containers and sidecars, sometimes
+    pod-level requests (cpu / memory, what PodLevelResources lets a pod give for itself)."""
     roll = rng.random()
     if roll < 0.15:
-        return pod("p")
-    if roll < 0.35:
-        return pod("p", containers=[_requests(rng), None], init=[_requests(rng)])
-    return pod("p", _requests(rng))
+        return pod_dict(name, node_name=node_name)
+    if roll < 0.5:
+        spec: dict[str, Any] = {"containers": [_container("a", _requests(rng)), _container("b", None)]}
+        spec["initContainers"] = [_container(f"i{k}", rng.choice([None, _requests(rng)]), sidecar=rng.random() < 0.5)
+                                  for k in range(rng.randrange(0, 3))]
+        if rng.random() < 0.4:
+            spec["resources"] = {"requests": {k: v for k, v in _requests(rng).items() if k in ("cpu", "memory")}}
+        return pod_dict(name, node_name=node_name, spec=spec)
+    return pod_dict(name, requests=_requests(rng), node_name=node_name)
+
+
+def _cluster(rng: random.Random) -> tuple[list[Node], list[dict[str, Any]]]:
+    nodes = [_node(rng, i) for i in range(rng.randrange(1, 40))]
+    existing = [_pod(rng, f"e{j}", rng.choice(nodes).name) for j in range(rng.randrange(0, 80))]
+    return nodes, existing
 
 
 def _specs(rng: random.Random, weights: bool) -> tuple[ResourceSpec, ...]:
@@ -90,17 +108,27 @@ def _fit_args(rng: random.Random) -> NodeResourcesFitArgs:
     return NodeResourcesFitArgs(ignored, groups, ScoringStrategy(kind, _specs(rng, True), rtcr))
 
 
-def _random_case(seed: int) -> tuple[random.Random, Snapshot, Pod, fit.NodeResourcesFit]:
-    """A random cluster's snapshot, an incoming pod and a NodeResourcesFit with random arguments."""
+def _random_case(seed: int, features: FeatureGates) -> tuple[random.Random, Snapshot, Pod, fit.NodeResourcesFit]:
+    """A random cluster's snapshot, an incoming pod and a NodeResourcesFit with random arguments, all
+    read as the emulated version of ``features`` reads them."""
     rng = random.Random(seed)
+    rules = resource_rules(features)
     nodes, existing = _cluster(rng)
-    return rng, make_snapshot(nodes, existing), _incoming(rng), fit.new(_fit_args(rng), None)
+    snapshot = make_snapshot(nodes, [Pod.from_dict(raw, rules) for raw in existing])
+    incoming = Pod.from_dict(_pod(rng, "p"), rules)
+    return rng, snapshot, incoming, fit.NodeResourcesFit(_fit_args(rng), features=features)
 
 
+VERSIONS = ("1.30", "1.34")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("seed", range(60))
-def test_batch_matches_per_node(seed: int) -> None:
-    rng, snapshot, incoming, fit_plugin = _random_case(seed)
-    balanced = balanced_allocation.new(NodeResourcesBalancedAllocationArgs(_specs(rng, False)), None)
+def test_batch_matches_per_node(seed: int, version: str) -> None:
+    features = feature_gates(version)
+    rng, snapshot, incoming, fit_plugin = _random_case(seed, features)
+    balanced = balanced_allocation.NodeResourcesBalancedAllocation(
+        NodeResourcesBalancedAllocationArgs(_specs(rng, False)), features=features)
 
     n = len(snapshot.node_infos)
     rows = rng.sample(range(n), rng.randrange(1, n + 1))  # any subset, in any order
@@ -119,26 +147,31 @@ def test_batch_matches_per_node(seed: int) -> None:
     for plugin in (fit_plugin, balanced):
         for with_state in (True, False):
             s = CycleState()
-            if with_state:
-                plugin.pre_score(s, incoming, subset)
+            if with_state and plugin.pre_score(s, incoming, subset) is not None:
+                continue  # skipped: the plugin is not scored for this pod
             batch = plugin.score_nodes(s, incoming, subset)
             per_node = [plugin.score(s, incoming, info)[0] for info in subset]
             assert batch.tolist() == per_node, (seed, plugin.name)
             assert all(0 <= v <= 100 for v in per_node)
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("seed", range(40))
-def test_fit_checks_agree_with_filter_on_nodes_with_extra_pods(seed: int) -> None:
+def test_fit_checks_agree_with_filter_on_nodes_with_extra_pods(seed: int, version: str) -> None:
     """The FitChecks capability (nodes as if more pods ran there, vectorised and as arithmetic on a
-    node's totals) gives the per-node Filter's verdict on a copy of the node holding those pods."""
-    rng, snapshot, incoming, fit_plugin = _random_case(seed)
+    node's totals) gives the per-node Filter's verdict, code included, on a copy of the node holding
+    those pods."""
+    features = feature_gates(version)
+    rng, snapshot, incoming, fit_plugin = _random_case(seed, features)
+    rules = resource_rules(features)
     state = CycleState()
     fit_plugin.pre_filter(state, incoming)
     checks = fit_plugin.fit_checks(state)
     assert checks is not None
     n = len(snapshot.node_infos)
     rows = np.array(rng.sample(range(n), rng.randrange(1, n + 1)), dtype=np.int64)
-    extras = [[pod(f"x{r}-{i}", _requests(rng)) for i in range(rng.randrange(0, 3))] for r in rows.tolist()]
+    extras = [[Pod.from_dict(_pod(rng, f"x{r}-{i}"), rules) for i in range(rng.randrange(0, 3))]
+              for r in rows.tolist()]
     got = checks.filter_with_pods(snapshot, rows, extras)
     assert len(got) == len(rows)
     for k, row in enumerate(rows.tolist()):

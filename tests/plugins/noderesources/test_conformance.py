@@ -1,6 +1,8 @@
 """Replay recorded kube-scheduler decisions and compare what the node resources plugins say.
 
-Each attempt of a scenario is replayed against the cluster as it stood (bound pods plus the pods the
+Two recordings, each replayed at the version that made it: the conformance corpus (kube-scheduler
+v1.30.6) and the v1.34 goldens (kube-scheduler v1.34.4, ``testing/goldens``). Each attempt of a
+scenario is replayed against the cluster as it stood (bound pods plus the pods the
 reference scheduled before, minus preemption victims; pods nominated by preemption count in Filter for
 pods of no higher priority, as the framework adds them). Checked: nodes the reference rejected with
 NodeResourcesFit get the same code and reasons; feasible nodes pass our Filter; and both plugins'
@@ -19,16 +21,32 @@ import pytest
 import yaml
 
 from kubesched.api.objects import Node, Pod
+from kubesched.api.pod_level_resources import default_pod_level_resources
+from kubesched.api.resources import ResourceRules, resource_rules
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.config.pluginargs import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
 from kubesched.embedded.admission import apply_defaults
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.status import Code
 from kubesched.plugins.noderesources import balanced_allocation, fit
 from tests.corpus import CORPUS
 from tests.factories import make_snapshot
 
-#: Every recorded scenario; those with custom plugin sets or weights are skipped (see _plugin_args).
-SCENARIOS = sorted(p.name for p in CORPUS.iterdir() if (p / "golden.json").exists()) \
-    if CORPUS.exists() else []
+GOLDENS = Path(__file__).resolve().parents[3] / "testing" / "goldens"
+
+
+def _recordings() -> list[tuple[str, Path, Path]]:
+    """(version, scenario folder, recorded attempts) of every recording; those with custom plugin sets
+    or weights are skipped (see _plugin_args)."""
+    found: list[tuple[str, Path, Path]] = []
+    if CORPUS.exists():
+        found += [("1.30", p, p / "golden.json") for p in sorted(CORPUS.iterdir()) if (p / "golden.json").exists()]
+    for golden in sorted((GOLDENS / "v1.34").glob("*.json")):
+        own = GOLDENS / "scenarios" / golden.stem
+        folder = own if own.is_dir() else CORPUS / golden.stem
+        if folder.is_dir():
+            found.append(("1.34", folder, golden))
+    return found
 
 
 def _plugin_args(folder: Path) -> tuple[NodeResourcesFitArgs, NodeResourcesBalancedAllocationArgs]:
@@ -48,7 +66,7 @@ def _plugin_args(folder: Path) -> tuple[NodeResourcesFitArgs, NodeResourcesBalan
     return fit_args, ba_args
 
 
-def _load(folder: Path) -> tuple[list[Node], dict[str, Pod], dict[str, Pod]]:
+def _load(folder: Path, features: FeatureGates) -> tuple[list[Node], dict[str, Pod], dict[str, Pod]]:
     nodes: list[Node] = []
     bound: dict[str, Pod] = {}
     pending: dict[str, Pod] = {}
@@ -59,6 +77,8 @@ def _load(folder: Path) -> tuple[list[Node], dict[str, Pod], dict[str, Pod]]:
             continue
         obj: dict[str, Any] = copy.deepcopy(doc)
         apply_defaults(obj)
+        if obj["kind"] == "Pod" and features.enabled("PodLevelResources"):
+            default_pod_level_resources(obj["spec"])
         meta = obj.setdefault("metadata", {})
         meta.setdefault("namespace", "default") if obj["kind"] == "Pod" else None
         meta.setdefault("uid", f"uid-{i}")
@@ -70,27 +90,29 @@ def _load(folder: Path) -> tuple[list[Node], dict[str, Pod], dict[str, Pod]]:
         class_name = obj["spec"].get("priorityClassName")
         if class_name in priorities:
             obj["spec"]["priority"] = priorities[class_name]
-        p = Pod.from_dict(obj)
+        p = Pod.from_dict(obj, resource_rules(features))
         (bound if p.node_name else pending)[p.key] = p
     return nodes, bound, pending
 
 
-def _bind(p: Pod, node_name: str) -> Pod:
+def _bind(p: Pod, node_name: str, rules: ResourceRules) -> Pod:
     raw = copy.deepcopy(dict(p.raw))
     raw["spec"]["nodeName"] = node_name
-    return Pod.from_dict(raw)
+    return Pod.from_dict(raw, rules)
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
-def test_conformance_scenario(scenario: str) -> None:
-    folder = CORPUS / scenario
-    if not folder.exists():
-        pytest.skip("conformance corpus not available")
-    golden = json.loads((folder / "golden.json").read_text())
+@pytest.mark.parametrize(("version", "folder", "recorded"), _recordings(),
+                         ids=[f"{v}-{f.name}" for v, f, _ in _recordings()])
+def test_conformance_scenario(version: str, folder: Path, recorded: Path) -> None:
+    golden = json.loads(recorded.read_text())
     fit_args, ba_args = _plugin_args(folder)
-    fit_plugin = fit.new(fit_args, None)
-    ba_plugin = balanced_allocation.new(ba_args, None)
-    nodes, bound, pending = _load(folder)
+    features = feature_gates(version)
+    rules = resource_rules(features)
+    fit_plugin = fit.NodeResourcesFit(fit_args, features=features)
+    ba_plugin = balanced_allocation.NodeResourcesBalancedAllocation(ba_args, features=features)
+    nodes, bound, pending = _load(folder, features)
+    if not nodes:
+        pytest.skip("no node for the plugins to look at")
     nominated: dict[str, Pod] = {}
     checked_filters = checked_scores = 0
     for attempt in golden["attempts"]:
@@ -121,7 +143,7 @@ def test_conformance_scenario(scenario: str) -> None:
         scored = snapshot.nodes(np.array(rows, dtype=np.int64))
         if len(scored):
             fit_plugin.pre_score(state, incoming, scored)
-            ba_plugin.pre_score(state, incoming, scored)
+            skipped = ba_plugin.pre_score(state, incoming, scored)
             fit_batch = fit_plugin.score_nodes(state, incoming, scored).tolist()
             ba_batch = ba_plugin.score_nodes(state, incoming, scored).tolist()
             for k, info in enumerate(scored):
@@ -136,11 +158,13 @@ def test_conformance_scenario(scenario: str) -> None:
                     assert ba_score == (want["NodeResourcesBalancedAllocation"], None), where
                     assert ba_batch[k] == want["NodeResourcesBalancedAllocation"], where
                     checked_scores += 1
+                else:  # not run for this pod: its PreScore skipped it
+                    assert skipped is not None and skipped.code is Code.SKIP, where
 
         for victim in attempt.get("victims") or []:
             bound.pop(victim, None)
         if attempt["result"] == "Scheduled":
-            bound[attempt["pod"]] = _bind(incoming, attempt["node"])
+            bound[attempt["pod"]] = _bind(incoming, attempt["node"], rules)
         elif attempt.get("nominatedNode"):
-            nominated[attempt["pod"]] = _bind(incoming, attempt["nominatedNode"])
+            nominated[attempt["pod"]] = _bind(incoming, attempt["nominatedNode"], rules)
     assert checked_filters > 0

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from kubesched.api.objects import Node, Pod
+from kubesched.cache.node_info import NodeInfo
 from kubesched.config.errors import ConfigError
+from kubesched.config.features import feature_gates
 from kubesched.config.pluginargs import NodeResourcesFitArgs, ScoringStrategy
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import (
@@ -22,7 +24,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.noderesources import fit
-from tests.factories import make_snapshot
+from tests.factories import make_snapshot, pod_dict
 from tests.plugins.noderesources.builders import node, pod
 
 GPU = "example.com/gpu"
@@ -37,6 +39,8 @@ class FilterCase:
     existing: list[Pod] = field(default_factory=list)
     want: tuple[str, ...] = ()
     args: NodeResourcesFitArgs = field(default_factory=NodeResourcesFitArgs)
+    #: v1.34: the node offers less than the pod asks for, so the rejection is unresolvable.
+    unresolvable: bool = False
 
 
 def _on(n: Node, *pods: Pod) -> list[Pod]:
@@ -67,17 +71,18 @@ FILTER_CASES = [
     FilterCase("extended resource capacity enforced", pod("p", {GPU: "2"}), N, _on(N, pod("e", {GPU: "4"})),
                (f"Insufficient {GPU}",)),
     FilterCase("extended resource allocatable enforced", pod("p", {GPU: "6"}), N,
-               want=(f"Insufficient {GPU}",)),
-    FilterCase("extended resource missing on node", pod("p", {FPGA: "1"}), N, want=(f"Insufficient {FPGA}",)),
+               want=(f"Insufficient {GPU}",), unresolvable=True),
+    FilterCase("extended resource missing on node", pod("p", {FPGA: "1"}), N, want=(f"Insufficient {FPGA}",),
+               unresolvable=True),
     FilterCase("zero extended request is not checked", pod("p", {FPGA: "0", "cpu": "1"}), N),
     FilterCase("ignored extended resource", pod("p", {FPGA: "1"}), N,
                args=NodeResourcesFitArgs(ignored_resources=(FPGA,))),
     FilterCase("ignored resource group", pod("p", {FPGA: "1", GPU: "9"}), N,
                args=NodeResourcesFitArgs(ignored_resource_groups=("vendor.io",)),
-               want=(f"Insufficient {GPU}",)),
+               want=(f"Insufficient {GPU}",), unresolvable=True),
     FilterCase("hugepages are not ignorable by group", pod("p", {"hugepages-2Mi": "2Mi"}), N,
                args=NodeResourcesFitArgs(ignored_resource_groups=("hugepages-2Mi",)),
-               want=("Insufficient hugepages-2Mi",)),
+               want=("Insufficient hugepages-2Mi",), unresolvable=True),
     FilterCase("ephemeral storage", pod("p", {"ephemeral-storage": "10"}),
                node("n1", extra={"ephemeral-storage": "20"}),
                _on(node("n1"), pod("e", {"ephemeral-storage": "15"})), ("Insufficient ephemeral-storage",)),
@@ -86,26 +91,37 @@ FILTER_CASES = [
                                                               "ephemeral-storage": "1"}),
                node("n1", pods=1), _on(N, pod("e", {"cpu": "10"})),
                ("Too many pods", "Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage",
-                f"Insufficient {GPU}", f"Insufficient {FPGA}")),
+                f"Insufficient {GPU}", f"Insufficient {FPGA}"), unresolvable=True),
+    FilterCase("cpu beyond allocatable", pod("p", {"cpu": "11"}), N, want=("Insufficient cpu",), unresolvable=True),
+    FilterCase("memory beyond allocatable, cpu short", pod("p", {"cpu": "2", "memory": "21"}), N,
+               _on(N, pod("e", {"cpu": "9"})), ("Insufficient cpu", "Insufficient memory"), unresolvable=True),
+    FilterCase("ephemeral storage beyond allocatable", pod("p", {"ephemeral-storage": "30"}),
+               node("n1", extra={"ephemeral-storage": "20"}), want=("Insufficient ephemeral-storage",),
+               unresolvable=True),
+    FilterCase("pod slots never unresolvable", pod("p"), node("n1", pods=0), want=("Too many pods",)),
 ]
 
 
-def _check_filter(case: FilterCase) -> None:
-    plugin = fit.new(case.args, None)
+def _check_filter(case: FilterCase, version: str = "1.34") -> None:
+    plugin = fit.NodeResourcesFit(case.args, features=feature_gates(version))
     snapshot = make_snapshot([case.node], case.existing)
     state = CycleState()
     assert plugin.pre_filter(state, case.pod) == (None, None)
     status = plugin.filter(state, case.pod, snapshot.node_infos[0])
-    want = Status(Code.UNSCHEDULABLE, case.want) if case.want else None
+    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if case.unresolvable and version == "1.34" else Code.UNSCHEDULABLE
+    want = Status(code, case.want) if case.want else None
     assert status == want
     batch = plugin.filter_nodes(state, case.pod, snapshot, np.arange(1))
     got = None if batch.status_index[0] == -1 else batch.statuses[batch.status_index[0]]
     assert got == want
+    assert got is None or got.code is code
 
 
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
 @pytest.mark.parametrize("case", FILTER_CASES, ids=lambda c: c.name)
-def test_filter(case: FilterCase) -> None:
-    _check_filter(case)
+def test_filter(case: FilterCase, version: str) -> None:
+    """v1.30 always rejects as Unschedulable; v1.34 as unresolvable where the node is too small."""
+    _check_filter(case, version)
 
 
 def test_filter_without_prefilter_state_is_an_error() -> None:
@@ -180,3 +196,31 @@ def test_factory_accepts_mapping_and_rejects_bad_args() -> None:
         fit.new(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(type="Bogus")), None)
     with pytest.raises(ValueError):
         fit.build_score_function(ScoringStrategy(type="Bogus"))
+
+
+@pytest.mark.parametrize(("gates", "rejected"), [(None, False), ({"SidecarContainers": False}, True)],
+                         ids=["gate on", "gate off"])
+def test_sidecars_need_their_gate(gates: dict[str, bool] | None, rejected: bool) -> None:
+    """v1.30 with SidecarContainers off refuses a pod with a restartable init container outright."""
+    plugin = fit.NodeResourcesFit(NodeResourcesFitArgs(), features=feature_gates("1.30", gates))
+    sidecar = {"name": "s", "image": "img", "restartPolicy": "Always"}
+    p = Pod.from_dict(pod_dict("p", spec={"initContainers": [sidecar]}))
+    _, status = plugin.pre_filter(CycleState(), p)
+    want = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (fit.SIDECARS_DISABLED,)) if rejected else None
+    assert status == want
+
+
+def test_fit_checks_the_spec_of_a_pod_being_scheduled() -> None:
+    """A status reporting larger container resources counts once the pod runs, not for its own fit."""
+    raw = pod_dict("p", requests={"cpu": "1"})
+    raw["status"] = {"containerStatuses": [{"name": "c", "resources": {"requests": {"cpu": "3"}},
+                                            "allocatedResources": {"cpu": "3"}}]}
+    p = Pod.from_dict(raw)
+    assert (p.spec_requests["cpu"], p.requests["cpu"]) == (1000, 3000)
+    snapshot = make_snapshot([node("n1", cpu="2")])
+    plugin = fit.new(None, None)
+    state = CycleState()
+    plugin.pre_filter(state, p)
+    assert plugin.filter(state, p, snapshot.node_infos[0]) is None
+    assert fit.fits(p, snapshot.node_infos[0]) == []
+    assert NodeInfo(snapshot.node_infos[0].node, [p]).requested["cpu"] == 3000

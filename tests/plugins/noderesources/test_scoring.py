@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kubesched.api.objects import Node, Pod
+from kubesched.config.features import feature_gates
 from kubesched.config.pluginargs import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
@@ -170,20 +171,51 @@ BALANCED_CASES = [
               [node("n", "4", "10000")], [100], args=_balanced("cpu", "memory", GPU)),
     ScoreCase("fractions are capped at 1", pod("p", {"cpu": "8", "memory": "5000"}),
               [node("n", "4", "10000")], [75]),
-    # Plain requests, not the 100m / 200Mi defaults: an empty pod on busy best-effort nodes is balanced.
-    ScoreCase("plain requests", pod("p"), [node("n", "4", "8Gi")], [100],
+    # Plain requests, not the 100m / 200Mi defaults: a small pod on busy best-effort nodes is balanced.
+    ScoreCase("plain requests", pod("p", {"cpu": "1", "memory": "2Gi"}), [node("n", "4", "8Gi")], [100],
               [pod(f"e{i}", node_name="n") for i in range(20)]),
     ScoreCase("one resource", pod("p", {"cpu": "3"}), [node("n", "4", "8Gi")], [100], args=_balanced("cpu")),
     ScoreCase("single resource counted", pod("p", {"cpu": "1"}), [node("n", "4", "0")], [100]),
 ]
 
 
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
 @pytest.mark.parametrize("case", BALANCED_CASES, ids=lambda c: c.name)
-def test_balanced_allocation_score(case: ScoreCase) -> None:
-    args = case.args if isinstance(case.args, NodeResourcesBalancedAllocationArgs) else None
-    plugin = balanced_allocation.new(args, None)
+def test_balanced_allocation_score(case: ScoreCase, version: str) -> None:
+    args = case.args if isinstance(case.args, NodeResourcesBalancedAllocationArgs) else _balanced("cpu", "memory")
+    plugin = balanced_allocation.NodeResourcesBalancedAllocation(args, features=feature_gates(version))
     assert _scores(plugin, case.pod, case.nodes, case.existing) == case.want
     assert _scores(plugin, case.pod, case.nodes, case.existing, pre_score=False) == case.want
+
+
+@pytest.mark.parametrize(
+    ("case_pod", "resources", "skipped"),
+    [
+        pytest.param(pod("p"), ("cpu", "memory"), True, id="best effort"),
+        pytest.param(pod("p", {"cpu": "0", "memory": "0"}), ("cpu", "memory"), True, id="explicit zeros"),
+        pytest.param(pod("p", {"ephemeral-storage": "1Gi", GPU: "1"}), ("cpu", "memory"), True,
+                     id="only resources the plugin does not weigh"),
+        pytest.param(pod("p", {GPU: "1"}), ("cpu", "memory", GPU), False, id="a configured resource"),
+        pytest.param(pod("p", overhead={"cpu": "10m"}), ("cpu", "memory"), False, id="overhead counts"),
+        pytest.param(pod("p", {"memory": "1"}), ("cpu", "memory"), False, id="any amount"),
+    ],
+)
+def test_balanced_allocation_skips_pods_requesting_nothing_from_v1_34(case_pod: Pod, resources: tuple[str, ...],
+                                                                       skipped: bool) -> None:
+    """v1.34: PreScore skips a pod whose configured resources all request 0; Score without PreScore
+    state gives it 0 everywhere. v1.30 scores it as any other pod."""
+    nodes = [node("a", "4", "8Gi", extra={GPU: "2"}), node("b", "4", "8Gi")]
+    existing = [pod("e", {"cpu": "3", "memory": "1Gi"}, node_name="a")]
+    snapshot = make_snapshot(nodes, existing)
+    for version in ("1.30", "1.34"):
+        plugin = balanced_allocation.NodeResourcesBalancedAllocation(_balanced(*resources),
+                                                                     features=feature_gates(version))
+        status = plugin.pre_score(CycleState(), case_pod, snapshot.all_nodes())
+        skip = skipped and version == "1.34"
+        assert (status is not None and status.code is Code.SKIP) == skip, version
+        without_state = plugin.score_nodes(CycleState(), case_pod, snapshot.all_nodes()).tolist()
+        assert (without_state == [0, 0]) == skip, version
+        assert [plugin.score(CycleState(), case_pod, info)[0] for info in snapshot.node_infos] == without_state
 
 
 def test_balanced_plugin_basics() -> None:
