@@ -9,9 +9,8 @@ from kubesched import simulate
 from testing.differential.upstream import SCHEDULER_CONFIG
 from testing.differential.verdict import BOUND, NONE, PREEMPTED, UNSCHEDULABLE, Verdict
 
-#: The kube-scheduler version kubesched is asked to emulate; None runs its default (v1.30 today).
-#: THE ONE PLACE TO SWITCH: set it to "1.34" once ``kubesched.simulate`` takes ``emulated_version``.
-EMULATED_VERSION: str | None = None
+#: The kube-scheduler version kubesched emulates here: the oracle's (the one place to change it).
+EMULATED_VERSION: str | None = "1.34"
 
 
 #: Kinds the simulator does not load. Only admission reads a RuntimeClass, and the pods in the state were
