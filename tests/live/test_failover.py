@@ -11,7 +11,8 @@ names its replica, and the Lease's writes in etcd's order give the leadership te
   the new leader goes on binding;
 - every pod ends bound, by exactly one accepted binding, made by the replica leading at the time (from
   before the request was received to after it completed: no two replicas ever bind in the same
-  interval), to a node that existed then;
+  interval), to a node that existed then (nodes are retired as a drain retires them, cordoned and
+  deleted a second later, while the Lease changes hands);
 - ``leaseTransitions`` counts each change of holder, as client-go's writers count it.
 
 Short lease settings keep it to about a minute.

@@ -13,6 +13,7 @@ binds only in its own terms, every pod is bound exactly once.
 
 from __future__ import annotations
 
+import functools
 import re
 import signal
 from collections import Counter
@@ -28,6 +29,7 @@ from tests.live.replicas import (
     PodStream,
     Replica,
     Replicas,
+    current_holder,
     election_flags,
     wait_for_a_leader_that_binds,
 )
@@ -50,6 +52,11 @@ def side_of(user: str) -> str:
     return "upstream" if user == UPSTREAM_USER else "kubesched"
 
 
+def led_by_another(audit: AuditReader, holder: str) -> bool:
+    write = current_holder(audit)
+    return write is not None and write.holder != holder
+
+
 def hand_over(live: Live, audit: AuditReader, replicas: Replicas, stream: PodStream) -> list[tuple[str, datetime]]:
     """Run HANDOVERS; when each signal was sent."""
     sent = []
@@ -62,6 +69,8 @@ def hand_over(live: Live, audit: AuditReader, replicas: Replicas, stream: PodStr
         sent.append((side, datetime.now(UTC)))
         replicas.signal(replica, sig)
         assert replica.proc.wait(30) in ((0,) if sig == signal.SIGTERM else (-signal.SIGKILL,))
+        # The replacement only once the other side leads: started earlier, it could take a released Lease.
+        live.wait(functools.partial(led_by_another, audit, leader.holder), 30, "the other side to take over")
         start(replicas, side)
         previous = leader.holder
     wait_for_a_leader_that_binds(live, audit, stream, previous)
