@@ -10,6 +10,10 @@ and a developer's shell can all use it::
     plane.restart_apiserver()             # same etcd, same port, same credentials
     plane.stop()
 
+    audited = ControlPlane.start(audit_policy=policy)  # kube-apiserver's audit log, for who-did-what
+    audited.audit_log                     # JSON lines (testing.controlplane.audit reads them)
+    audited.service_account_kubeconfig("kube-system", "kubesched")  # a TokenRequest token for an SA
+
 A plane nobody stopped is stopped when the interpreter exits; the pytest plugin also turns SIGTERM into
 an interruption, so a terminated test run tears its plane down too.
 
@@ -215,18 +219,20 @@ class ControlPlane:
     _apiserver: subprocess.Popen | None = None
     _own_work_dir: bool = False
     extra_tokens: dict[str, str] = field(default_factory=dict)
+    #: An audit.k8s.io/v1 Policy (as a dict): kube-apiserver then logs what it matches to :attr:`audit_log`.
+    audit_policy: dict[str, Any] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------
     @classmethod
     def start(cls, work_dir: Path | None = None, bin_dir: Path | None = None,
-              timeout: float = 120.0) -> ControlPlane:
+              timeout: float = 120.0, audit_policy: dict[str, Any] | None = None) -> ControlPlane:
         bin_dir = bin_dir or build_binaries()
         own = work_dir is None
         work = Path(tempfile.mkdtemp(prefix="kubesched-controlplane-")) if work_dir is None else work_dir
         work.mkdir(parents=True, exist_ok=True)
         plane = cls(bin_dir=bin_dir, work_dir=work, etcd_port=free_port(), apiserver_port=free_port(),
                     admin_token=secrets.token_hex(16), scheduler_token=secrets.token_hex(16),
-                    log_dir=work / "logs", _own_work_dir=own)
+                    log_dir=work / "logs", _own_work_dir=own, audit_policy=audit_policy)
         _RUNNING[id(plane)] = plane
         try:
             plane.log_dir.mkdir(exist_ok=True)
@@ -312,6 +318,20 @@ class ControlPlane:
     def scheduler_kubeconfig(self) -> Path:
         return self.work_dir / "scheduler.kubeconfig"
 
+    @property
+    def audit_log(self) -> Path:
+        """kube-apiserver's audit log (JSON lines; written only when the plane has an audit policy)."""
+        return self.log_dir / "audit.log"
+
+    def service_account_kubeconfig(self, namespace: str, name: str, *, seconds: int = 3600) -> Path:
+        """A kubeconfig for the ServiceAccount ``namespace/name`` (which must exist) with a token from the
+        TokenRequest API, as a pod of that account would get one: the API server's user is then
+        ``system:serviceaccount:<namespace>:<name>`` with the groups of service accounts."""
+        token = self.kubectl("create", "token", name, "-n", namespace, f"--duration={seconds}s").stdout.strip()
+        user = f"system:serviceaccount:{namespace}:{name}"
+        return write_kubeconfig(self.work_dir / f"sa-{namespace}-{name}.kubeconfig", self.url, user, token,
+                                self.ca_file)
+
     def kubeconfig_for(self, user: str, groups: tuple[str, ...] = ()) -> Path:
         """A kubeconfig for another static user; it must have been known when the API server started
         (the token file is read once), so only users created with :meth:`start` or restarts after."""
@@ -394,6 +414,12 @@ class ControlPlane:
                "--max-requests-inflight", "3000", "--max-mutating-requests-inflight", "1000",
                "--enable-priority-and-fairness=false",
                "--profiling=false", "--v", "1"]
+        if self.audit_policy is not None:
+            policy = w / "audit-policy.json"
+            policy.write_text(json.dumps(self.audit_policy))
+            # Blocking mode (the log backend's default): an event is written before its request returns.
+            cmd += ["--audit-policy-file", str(policy), "--audit-log-path", str(self.audit_log),
+                    "--audit-log-format", "json", "--audit-log-mode", "blocking"]
         self._apiserver = _spawn(cmd, self.log_dir / "kube-apiserver.log", append=True)
 
 

@@ -25,6 +25,7 @@ from types import FrameType
 
 import pytest
 
+from testing.controlplane.audit import POLICY
 from testing.controlplane.fixture import ControlPlane, build_binaries, go_available
 
 REQUIRE_ENV = "KUBESCHED_REQUIRE_CONTROLPLANE"
@@ -99,6 +100,19 @@ def controlplane_bin_dir(pytestconfig: pytest.Config) -> Path:
 def control_plane(controlplane_bin_dir: Path) -> Iterator[ControlPlane]:
     with _interrupt_on_termination():
         plane = ControlPlane.start(bin_dir=controlplane_bin_dir)
+        try:
+            yield plane
+        finally:
+            plane.stop()
+
+
+@pytest.fixture(scope="session")
+def audited_control_plane(controlplane_bin_dir: Path) -> Iterator[ControlPlane]:
+    """A second plane whose kube-apiserver keeps an audit log (:data:`testing.controlplane.audit.POLICY`),
+    for the tests that judge who did what by the server's own record (failover, interop, RBAC). A plane of
+    its own, so the other suites' traffic neither slows its log nor shows in it."""
+    with _interrupt_on_termination():
+        plane = ControlPlane.start(bin_dir=controlplane_bin_dir, audit_policy=POLICY)
         try:
             yield plane
         finally:

@@ -170,3 +170,12 @@ def live(control_plane: ControlPlane, tmp_path: Path) -> Iterator[Live]:
     helper.reset()
     yield helper
     helper.stop()
+
+
+@pytest.fixture
+def audited_live(audited_control_plane: ControlPlane, tmp_path: Path) -> Iterator[Live]:
+    """The same helper on the plane that keeps an audit log (testing.controlplane.audit)."""
+    helper = Live(audited_control_plane, tmp_path)
+    helper.reset()
+    yield helper
+    helper.stop()

@@ -20,11 +20,18 @@ Public API::
 
 How it behaves (client-go's semantics):
 
-- Acquire: every ``retry_period`` (jittered by up to 1.2x, as ``wait.JitterUntil``) try to take the
-  Lease. A Lease held by someone else is left alone until it has expired *as this elector observed it*:
-  the holder's record must stay unchanged for ``leaseDurationSeconds`` of our own clock, measured from
-  when we first saw that record (the renewTime written in the Lease is never compared with our clock,
-  so clock skew between replicas does not matter). Taking over increments ``leaseTransitions``.
+- Acquire: try to take the Lease at once, then again and again. A Lease held by someone else is left
+  alone until it has expired *as this elector observed it*: the holder's record must stay unchanged for
+  ``leaseDurationSeconds`` of our own clock, measured from when we first saw that record (the renewTime
+  written in the Lease is never compared with our clock, so clock skew between replicas does not
+  matter). Taking over increments ``leaseTransitions``; an empty holderIdentity (a released Lease) is
+  free at once.
+- When to try again: while another holder's Lease is valid, every ``retry_period`` and once more at the
+  moment it expires as observed, so a standby takes over within ``lease_duration + retry_period`` of the
+  holder's death (plus a request); after an error or a conflict, ``retry_period`` jittered by up to
+  1.2x as client-go's ``wait.JitterUntil`` (whose jitter alone would allow up to ``lease_duration`` +
+  4.4 retry periods). Only the timing of attempts differs from client-go, never what an attempt writes
+  or when it may take over.
 - Renew: while leading, a renewal round starts right away and then ``retry_period`` after each success;
   within a round, attempts repeat every ``retry_period``; if none succeeds within ``renew_deadline`` of
   the round's start, leadership is lost: ``on_stopped_leading`` runs and the elector ends (it does not
@@ -35,8 +42,10 @@ How it behaves (client-go's semantics):
   Other candidates cannot take over before ``lease_duration`` after that write, so a scheduler that
   checks the gate before binding never binds once someone else may lead.
 - Release on stop (``release_on_cancel``, kube-scheduler's setting): if the last observed record is
-  still ours, write holderIdentity "", leaseDurationSeconds 1, acquireTime = renewTime = now and the
-  same leaseTransitions: an empty holder is free at once, so a standby takes over at its next attempt.
+  still ours and the Lease read just before still names us, write holderIdentity "",
+  leaseDurationSeconds 1, acquireTime = renewTime = now and the same leaseTransitions: an empty holder
+  is free at once, so a standby takes over at its next attempt (within ``retry_period``). The second
+  condition is stricter than client-go, which would blank a record a faster replica already took over.
 - Spec fields are written as client-go's leaselock writes them: holderIdentity, leaseDurationSeconds,
   acquireTime, renewTime (MicroTime, ``2006-01-02T15:04:05.000000Z`` in UTC) and leaseTransitions.
   Events ``<identity> became leader`` / ``<identity> stopped leading`` (reason LeaderElection) are

@@ -200,6 +200,22 @@ class LeaderElector:
     def _jittered(self, period: float) -> float:
         return period + self.rng.random() * self.jitter_factor * period if self.jitter_factor > 0 else period
 
+    def _acquire_delay(self) -> float:
+        """How long a candidate waits before its next attempt.
+
+        While another holder's lease is valid as observed: every retry period, without jitter, and never
+        past the moment that lease expires. A holder that dies was last seen renewing at most one retry
+        period (and a request) before, so a standby takes over within leaseDuration + retryPeriod of the
+        death; client-go's jittered wait alone (up to 2.2 retry periods, before and after expiry) lets it
+        take up to leaseDuration + 4.4 retry periods. Otherwise (an error, a conflict) jittered as client-go.
+        """
+        now = self.clock.now()
+        holder = self._observed.holder_identity
+        if holder and holder != self.identity and self._lease_valid(now):
+            expiry = self._observed_time + timedelta(seconds=self._observed.lease_duration_seconds)
+            return min(self.retry_period, (expiry - now).total_seconds())
+        return self._jittered(self.retry_period)
+
     def _acquire_tick(self, epoch: int) -> None:
         started = False
         with self._mutex:
@@ -208,7 +224,7 @@ class LeaderElector:
             succeeded = self._try_acquire_or_renew()
             new_leader = self._maybe_report_transition()
             if not succeeded:
-                self._schedule(self._jittered(self.retry_period), self._acquire_tick, epoch)
+                self._schedule(self._acquire_delay(), self._acquire_tick, epoch)
             else:
                 log.info("successfully acquired lease %s", self.lock.describe())
                 self.lock.record_event("became leader")
@@ -331,7 +347,9 @@ class LeaderElector:
         except Exception as err:
             log.error("error retrieving resource lock %s: %s", self.lock.describe(), err)
             return False
-        if not self._observed_is_us():
+        # client-go looks only at what it last observed; a leader that lost the Lease to a slow renewal may
+        # find someone else holding it by now, and blanking their record would let a third replica lead.
+        if not self._observed_is_us() or old.holder_identity != self.identity:
             return True
         now = self.clock.now()
         record = LeaderElectionRecord(lease_duration_seconds=1, acquire_time=now, renew_time=now,

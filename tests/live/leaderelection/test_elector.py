@@ -145,14 +145,14 @@ def test_a_stale_lease_is_taken_over_only_after_its_duration_as_observed(cluster
     b = elector(cluster, clock, "b", log)
     b.start()
     assert not b.is_leader() and b.get_leader() == "gone"
-    clock.advance(14)
+    clock.advance(14.9)
     assert not b.is_leader()
-    clock.advance(2)  # the attempt at t = 16 s sees 16 s > 15 s without change
+    clock.advance(0.1)  # an attempt at the very moment the observed record expires: t = 15 s
     assert b.is_leader()
     assert log.entries == [("b", "started")]
     assert spec(cluster)["holderIdentity"] == "b"
     assert spec(cluster)["leaseTransitions"] == 5
-    assert spec(cluster)["acquireTime"] == "2024-01-01T00:00:16.000000Z"
+    assert spec(cluster)["acquireTime"] == "2024-01-01T00:00:15.000000Z"
 
 
 # -- losing the lease ------------------------------------------------------------------------------------
@@ -183,12 +183,13 @@ def test_leader_that_cannot_renew_stops_and_a_standby_takes_over(clock: VirtualC
     assert log.entries == [("a", "started"), ("a", "stopped")]
     assert metrics.registry.get_sample_value("leader_election_master_status", {"name": NAME}) == 0
     # b reads the Lease every 2 s, just before a renews it at the same instant: the last change it saw
-    # was a's renewal of t = 10 s, read at t = 12 s. For b the record expires after t = 27 s, and its
-    # attempt at t = 28 s takes the Lease.
-    clock.advance(5)  # t = 27.1 s
+    # was a's renewal of t = 10 s, read at t = 12 s. For b the record expires at t = 27 s, when b tries
+    # once more and takes the Lease.
+    clock.advance(4.8)  # t = 26.9 s
     assert not b.is_leader()
-    clock.advance(1)  # t = 28.1 s
+    clock.advance(0.1)  # t = 27 s
     assert b.is_leader()
+    assert spec(inner)["acquireTime"] == "2024-01-01T00:00:27.000000Z"
     assert log.entries[-1] == ("b", "started")
     assert spec(inner)["holderIdentity"] == "b"
     assert spec(inner)["leaseTransitions"] == 1
@@ -337,13 +338,13 @@ def test_invalid_timings_are_refused(cluster: EmbeddedCluster, clock: VirtualClo
                       retry_period=retry_period)
 
 
-def test_acquire_retries_are_jittered_between_one_and_two_point_two_retry_periods(
-        cluster: EmbeddedCluster, clock: VirtualClock) -> None:
+def test_retries_after_errors_are_jittered_between_one_and_two_point_two_retry_periods(
+        clock: VirtualClock) -> None:
     import random
 
-    cluster.create({"kind": "Lease", "metadata": {"name": NAME, "namespace": NS},
-                    "spec": {"holderIdentity": "other", "leaseDurationSeconds": 3600}})
-    e = LeaderElector(cluster, clock, identity="e", rng=random.Random(1))
+    flaky = FlakyCluster(EmbeddedCluster(clock.now))
+    flaky.failing = True
+    e = LeaderElector(flaky, clock, identity="e", rng=random.Random(1))
     e.start()
     fired = []
     start = clock.now()
@@ -355,6 +356,66 @@ def test_acquire_retries_are_jittered_between_one_and_two_point_two_retry_period
         start = due
     assert all(2.0 <= gap < 4.4 for gap in fired)
     assert len({round(g, 3) for g in fired}) > 10
+
+
+def test_while_a_live_holder_leads_a_standby_polls_every_retry_period_without_jitter(
+        cluster: EmbeddedCluster, clock: VirtualClock) -> None:
+    import random
+
+    cluster.create({"kind": "Lease", "metadata": {"name": NAME, "namespace": NS},
+                    "spec": {"holderIdentity": "other", "leaseDurationSeconds": 3600}})
+    e = LeaderElector(cluster, clock, identity="e", rng=random.Random(1))
+    e.start()
+    gaps = []
+    start = clock.now()
+    for _ in range(10):
+        due = clock.next_timer()
+        assert due is not None
+        gaps.append((due - start).total_seconds())
+        clock.advance_to(due)
+        start = due
+    assert gaps == [2.0] * 10
+
+
+@pytest.mark.parametrize("killed_at", [0.01, 0.5, 1.0, 1.3, 1.99])
+def test_a_standby_takes_over_within_lease_duration_plus_retry_period_of_the_leaders_death(
+        clock: VirtualClock, killed_at: float) -> None:
+    # Jitter on, as in production: the bound holds whatever the phases of the two replicas.
+    import random
+
+    inner = EmbeddedCluster(clock.now)
+    flaky = FlakyCluster(inner)
+    a = LeaderElector(flaky, clock, identity="a", rng=random.Random(7))
+    a.start()
+    clock.advance(0.7)
+    b = LeaderElector(inner, clock, identity="b", rng=random.Random(3))
+    b.start()
+    clock.advance(20 + killed_at)  # a renews every 2 s from t = 0
+    flaky.failing = True  # a dies: it writes nothing more
+    died = clock.now()
+    while not b.is_leader():
+        due = clock.next_timer()
+        assert due is not None
+        clock.advance_to(due)
+    took = (clock.now() - died).total_seconds()
+    assert took <= b.lease_duration + b.retry_period
+    assert took >= b.lease_duration - b.retry_period
+
+
+def test_a_leader_that_lost_the_lease_does_not_blank_the_new_holders_record(clock: VirtualClock) -> None:
+    inner = EmbeddedCluster(clock.now)
+    flaky = FlakyCluster(inner)
+    a = elector(flaky, clock, "a")
+    b = elector(inner, clock, "b")
+    a.start()
+    b.start()
+    flaky.failing = True
+    clock.advance(40)  # a lost the lease at its renew deadline, b took over after the lease duration
+    assert a.lost and b.is_leader()
+    flaky.failing = False
+    a._release()  # as at a late stop: the Lease now names b
+    assert spec(inner)["holderIdentity"] == "b"
+    assert b.is_leader()
 
 
 def test_default_identity_is_hostname_underscore_uuid() -> None:
