@@ -211,7 +211,7 @@ class RestClient:
                 answer = self._send(method, target, data, content_type, retry.remaining(), refresh=refresh)
             except (urllib3.exceptions.HTTPError, TransportError) as err:
                 failure = connection_error(f"{method} {path}", err)
-                self._pause(retry.after_lost_connection() if failure.lost else None, failure, method, path)
+                self._pause(retry.after_lost_connection() if failure.lost else None, retry, failure, path)
                 continue
             refresh = answer.status == UNAUTHORIZED and not refreshed
             if refresh:  # read the credentials again and try once more
@@ -219,18 +219,18 @@ class RestClient:
                 continue
             if answer.status >= 400:
                 error = error_from_response(answer.status, answer.body)
-                self._pause(retry.after_answer(answer.status, answer.retry_after), error, method, path)
+                self._pause(retry.after_answer(answer.status, answer.retry_after), retry, error, path)
                 continue
             return json.loads(answer.body) if answer.body else None
 
-    def _pause(self, delay: float | None, error: ApiError, method: str, path: str) -> None:
+    def _pause(self, delay: float | None, retry: Retry, error: ApiError, path: str) -> None:
         """Wait ``delay`` before the request is sent again; raise ``error`` when it is not (None)
         or when the client is closed meanwhile."""
         if delay is None:
             raise error
-        if v := logger.v(4):
-            v.info("Got a Retry-After response", "delay", f"{delay:g}s", "verb", method, "URL", self.host + path,
-                   "err", error.message)
+        if v := logger.v(4):  # client-go's line, before it sends the request again
+            v.info("Got a Retry-After response", "delay", f"{delay:g}s", "attempt", retry.attempts,
+                   "url", self.host + path)
         if self._closed.wait(delay):
             raise error
 
@@ -260,7 +260,7 @@ class RestClient:
                                           retries=False, preload_content=False)
             except urllib3.exceptions.HTTPError as err:
                 failure = connection_error(f"watch {path}", err)
-                self._pause(retry.after_lost_connection() if failure.lost else None, failure, "GET", path)
+                self._pause(retry.after_lost_connection() if failure.lost else None, retry, failure, path)
                 continue
             if resp.status < 400:
                 return StreamResponse(resp)
@@ -271,7 +271,7 @@ class RestClient:
                 refreshed = True
                 continue
             error = error_from_response(resp.status, data)
-            self._pause(retry.after_answer(resp.status, resp.headers.get("Retry-After")), error, "GET", path)
+            self._pause(retry.after_answer(resp.status, resp.headers.get("Retry-After")), retry, error, path)
 
 
 def share_tls_context(pool: Any) -> None:

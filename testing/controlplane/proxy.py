@@ -135,6 +135,7 @@ class FaultProxy:
         self._listener = socket.create_server((host, 0))
         self.port = int(self._listener.getsockname()[1])
         self._sockets: set[socket.socket] = set()
+        self._serving = 0
         self._lock = threading.Lock()
         self._closed = False
         self.cuts = 0
@@ -160,14 +161,37 @@ class FaultProxy:
 
     def seen(self, *, verb: str | None = None, path: str | None = None, method: str | None = None,
              since: float = 0.0) -> list[Exchange]:
-        """The exchanges that started after ``since`` and match (``path`` a regular expression), in order."""
+        """The exchanges that started after ``since`` and match (``path`` a regular expression), in the
+        order they started."""
         probe = Rule(Forward(), method=method, path=path, verb=verb)
         with self._lock:
-            return [e for e in self.exchanges if e.started >= since and probe.matches(e.info)]
+            found = [e for e in self.exchanges if e.started >= since and probe.matches(e.info)]
+        return sorted(found, key=lambda e: e.started)
+
+    def begin(self, info: RequestInfo) -> None:
+        """A request is being served (watches do not count: they last)."""
+        if info.verb != "watch":
+            with self._lock:
+                self._serving += 1
 
     def record(self, exchange: Exchange) -> None:
+        """The request was served: keep what happened."""
         with self._lock:
             self.exchanges.append(exchange)
+            if exchange.info.verb != "watch":
+                self._serving -= 1
+
+    def serving(self) -> int:
+        """How many requests (not watches) are being served now: held, delayed, or waiting for an answer."""
+        with self._lock:
+            return self._serving
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Wait until no request is being served (each is recorded just after its answer went out)."""
+        deadline = time.monotonic() + timeout
+        while self.serving() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return not self.serving()
 
     # -- connections -----------------------------------------------------------------------------------
     def track(self, sock: socket.socket) -> None:
@@ -188,7 +212,8 @@ class FaultProxy:
             threading.Thread(target=_Session(self, raw).run, name="fault-proxy-session", daemon=True).start()
 
     def upstream_connection(self) -> http.client.HTTPSConnection:
-        return http.client.HTTPSConnection(self.target[0], self.target[1], context=self._upstream_tls, timeout=30)
+        # No timeout of its own: a quiet watch stays open, and a slow server is the client's to give up on.
+        return http.client.HTTPSConnection(self.target[0], self.target[1], context=self._upstream_tls, timeout=None)
 
     def server_tls(self) -> ssl.SSLContext:
         return self._server_tls
@@ -245,10 +270,16 @@ class _Session:
         self.raw = raw
         self.client: ssl.SSLSocket | None = None
         self.upstream: http.client.HTTPSConnection | None = None
+        #: What the request being served got so far: from the proxy (to the client), from the API server.
+        self.status = 0
+        self.upstream_status = 0
 
     def run(self) -> None:
         try:
+            # Wrapping takes the raw socket's descriptor over: from here on the TLS socket is the one to cut.
             self.client = self.proxy.server_tls().wrap_socket(self.raw, server_side=True)
+            self.proxy.track(self.client)
+            self.proxy.untrack(self.raw)
             reader = self.client.makefile("rb")
             while (request := _read_request(reader)) is not None:
                 if not self._handle(request):
@@ -258,51 +289,58 @@ class _Session:
         finally:
             self._close_upstream()
             reset(self.client or self.raw)
-            self.proxy.untrack(self.raw)
+            self.proxy.untrack(self.client or self.raw)
 
     def _handle(self, request: _Request) -> bool:
-        """Serve one request; whether the connection stays open for the next."""
+        """Serve one request; whether the connection stays open for the next. It is recorded whatever
+        happens, with what the client and the API server were told by then (0: nothing)."""
         info = RequestInfo.parse(request.method, request.target)
         started = time.monotonic()
         _, action = self.proxy.rules.take(info)
         name = type(action).__name__
-        if isinstance(action, Hold):
-            action = action.wait()
-        if isinstance(action, Delay):
-            time.sleep(action.seconds)
-            action = Forward()
-        status, upstream_status, keep = self._act(action, request, info)
-        self.proxy.record(Exchange(started, time.monotonic(), info, status, upstream_status, name,
-                                   decode_body(request.body)))
-        return keep
+        self.status = self.upstream_status = 0
+        self.proxy.begin(info)
+        try:
+            if isinstance(action, Hold):
+                action = action.wait()
+            if isinstance(action, Delay):
+                time.sleep(action.seconds)
+                action = Forward()
+            return self._act(action, request, info)
+        finally:
+            self.proxy.record(Exchange(started, time.monotonic(), info, self.status, self.upstream_status, name,
+                                       decode_body(request.body)))
 
-    def _act(self, action: Action, request: _Request, info: RequestInfo) -> tuple[int, int, bool]:
-        """(status the client got, status the API server gave, keep the connection)."""
+    def _act(self, action: Action, request: _Request, info: RequestInfo) -> bool:
+        """Do ``action``, noting the statuses as they are given; whether to keep the connection."""
         if isinstance(action, WatchError):
             self._send_watch_error(action.code, info)
-            return 200, 0, True
-        if isinstance(action, Respond | Reset) and not action.forward_first:
-            if isinstance(action, Reset):
-                return 0, 0, False
+            self.status = 200
+            return True
+        resp = None
+        if not isinstance(action, Respond | Reset) or action.forward_first:
+            resp = self._forward(request)
+            if resp is None:
+                return False  # the API server could not be reached: the client's connection goes too
+            self.upstream_status = resp.status
+            if isinstance(action, Respond | Reset):
+                resp.read()  # the server acted; the client never hears its answer
+        if isinstance(action, Reset):
+            return False
+        if isinstance(action, Respond):
             self._send_status(action, info)
-            return action.status, 0, True
-        resp = self._forward(request)
-        if resp is None:
-            return 0, 0, False  # the API server could not be reached: the client's connection goes too
-        if isinstance(action, Respond | Reset):
-            resp.read()
-            if isinstance(action, Reset):
-                return 0, resp.status, False
-            self._send_status(action, info)
-            return action.status, resp.status, True
+            self.status = action.status
+            return True
+        assert resp is not None
         if info.verb == "watch" and resp.status == 200:
-            cut = action.after_events if isinstance(action, CutWatch) else None
-            return (200, 200, False) if not self._stream(resp, cut) else (200, 200, True)
+            self.status = 200
+            return self._stream(resp, action.after_events if isinstance(action, CutWatch) else None)
         body = resp.read()
         if isinstance(action, SlowAnswer):
             time.sleep(action.seconds)
         self._send(resp.status, resp.reason, resp.getheaders(), body)
-        return resp.status, resp.status, True
+        self.status = resp.status
+        return True
 
     # -- the API server's side ---------------------------------------------------------------------------
     def _forward(self, request: _Request) -> http.client.HTTPResponse | None:
