@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from kubesched.api.objects import Pod
-from kubesched.cache.cache import Cache
+from kubesched.cache.cache import Cache, CacheError
 from kubesched.cache.snapshot import NodeInfoList, Snapshot
 from kubesched.cluster.protocol import ApiError, Cluster
 from kubesched.config.features import FeatureGates
@@ -679,8 +679,10 @@ def _binding_failed(sched: SchedulerParts, cycle: SchedulingCycle, status: Statu
     cycle.fwk.run_reserve_plugins_unreserve(cycle.state, assumed, host)
     try:
         sched.cache.forget_pod(assumed)
-    except Exception:
-        log.exception("forgetting pod %s failed", assumed.key)
+    except CacheError as err:
+        # The pod's binding was confirmed by the cluster meanwhile (the server bound it, the answer was
+        # lost): nothing to forget, as kube-scheduler logs it.
+        logger.error(err, "scheduler cache ForgetPod failed")
         handle_scheduling_failure(sched, cycle, status, None, error)
         return
     if status.is_rejected():

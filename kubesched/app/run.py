@@ -5,6 +5,9 @@ the official client's credentials (found as :mod:`kubesched.live.client_config` 
 /healthz /livez /readyz /metrics, start the informers and wait until every store has synced, then, with
 leader election on, take part in the election and schedule only while leading.
 
+SIGUSR2 compares the scheduler's cache with the informers' stores and dumps the cache and the queue to the
+log, as kube-scheduler's cache debugger does (:mod:`kubesched.cache.debugger`).
+
 Shutdown on SIGTERM or SIGINT: /readyz fails at once, no pod is popped any more, bindings in flight are
 let finish (a binding that fails is logged, undone and requeued by the binding cycle as always), the
 Lease is released so that a standby takes over without waiting for it to expire, and the process exits 0.
@@ -35,8 +38,10 @@ from kubesched.klog.options import FORMATS, configure
 from kubesched.util.extras import require_extra
 
 if TYPE_CHECKING:
+    from kubesched.cache.debugger import CacheDebugger
     from kubesched.live.cluster import KubeCluster
     from kubesched.live.connection import RestClient
+    from kubesched.scheduler import Scheduler
 
 log = logging.getLogger("kubesched.app.run")
 logger = Logger("kubesched.app.run")
@@ -56,6 +61,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                           "without it: $KUBECONFIG, ~/.kube/config, then the in-cluster service account")
     run.add_argument("--master", metavar="URL", default="",
                      help="API server address (overrides the kubeconfig's; alone: no credentials)")
+    run.add_argument("--request-timeout", type=_duration, default=None, metavar="DURATION",
+                     help="how long one request to the API server may take, its retries included "
+                          "(default 1m, kube-apiserver's own limit; 0: no limit); watches are not bounded by it")
     le = run.add_argument_group("leader election (flags override the configuration file)")
     le.add_argument("--leader-elect", type=_bool, nargs="?", const=True, default=None, metavar="BOOL",
                     help="take part in leader election before scheduling (default true)")
@@ -146,6 +154,7 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
                           rng=random.Random(args.seed) if args.seed is not None else None,
                           gate=elector.is_leader if elector is not None else None)
     _install_signal_handlers(stop)
+    _cache_debugger(cluster, scheduler).listen_for_signal(stop)  # SIGUSR2: compare and dump, as upstream
     checks = [leader_election_check(elector)] if elector is not None else []
     # The secure port asks the API server who may read it (TokenReview, SubjectAccessReview), as upstream.
     server = ServingOptions.from_args(args).start(metrics.registry, ready=scheduler.has_synced, checks=checks,
@@ -175,17 +184,29 @@ def _connect(args: argparse.Namespace, config: KubeSchedulerConfiguration,
              identity: str) -> tuple[RestClient, KubeCluster]:
     """The API server's client and the cluster on top of it (with an event recorder of its own)."""
     from kubesched.live.cluster import KubeCluster
-    from kubesched.live.connection import ConnectionOptions, RestClient
+    from kubesched.live.connection import DEFAULT_TIMEOUT, ConnectionOptions, RestClient
     from kubesched.live.events import EventRecorder
 
-    options = ConnectionOptions.from_client_connection(config.client_connection, kubeconfig=args.kubeconfig,
-                                                       master=args.master)
+    timeout = getattr(args, "request_timeout", None)
+    options = ConnectionOptions.from_client_connection(
+        config.client_connection, kubeconfig=args.kubeconfig, master=args.master,
+        timeout=DEFAULT_TIMEOUT if timeout is None else timeout.total_seconds())
     rest = RestClient(options)
     # A client of its own for events (kube-scheduler's eventClient): a storm of events does not eat the
     # scheduler's request budget.
     recorder = EventRecorder(RestClient(options, rest.configuration), controller=config.profiles[0].scheduler_name,
                              instance=identity)
     return rest, KubeCluster(rest, recorder=recorder)
+
+
+def _cache_debugger(cluster: KubeCluster, scheduler: Scheduler) -> CacheDebugger:
+    """kube-scheduler's cache debugger over the informers' node and pod stores."""
+    from kubesched.cache.debugger import CacheDebugger
+
+    def lister(kind: str) -> Callable[[], list[dict]]:
+        return lambda: store.list() if (store := cluster.stores.get(kind)) is not None else []
+
+    return CacheDebugger(lister("Node"), lister("Pod"), scheduler.cache, scheduler.queue)
 
 
 def _wait_for_sync(has_synced: Callable[[], bool], stop: threading.Event) -> bool:

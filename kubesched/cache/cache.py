@@ -91,6 +91,14 @@ class NodeTree:
         return [name for names in itertools.zip_longest(*zones) for name in names if name is not None]
 
 
+@dataclass(frozen=True, slots=True)
+class Dump:
+    """What :meth:`Cache.dump` copies: node infos by node name, and the uids of the assumed pods."""
+
+    nodes: dict[str, NodeInfo]
+    assumed_pods: frozenset[str]
+
+
 @dataclass
 class _PodState:
     pod: Pod
@@ -324,6 +332,12 @@ class Cache:
     def pod_count(self) -> int:
         with self._lock:
             return sum(len(info.pods) for info in self._nodes.values())
+
+    def dump(self) -> Dump:
+        """A copy of every node info (a deleted node still holding pods too) and the assumed pods' uids,
+        taken under one lock (kube-scheduler's ``Cache.Dump``, for the cache debugger)."""
+        with self._lock:
+            return Dump({name: info.snapshot() for name, info in self._nodes.items()}, frozenset(self._assumed))
 
     def node_infos(self) -> dict[str, NodeInfo]:
         """The live node infos (for reports and debugging, not for scheduling: use a snapshot)."""

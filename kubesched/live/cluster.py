@@ -4,8 +4,9 @@ Reads for scheduling come from informers (:meth:`KubeCluster.watch` starts one p
 exists as ADDED events before any change, as a shared informer's handlers see it); ``list`` and ``get``
 are live requests for the few callers that need the server's present state (leader election, tests).
 Writes are the ones kube-scheduler makes: ``POST pods/{name}/binding``, strategic-merge patches of pod
-status (PodScheduled=False, nominatedNodeName, DisruptionTarget), deletes with a UID precondition,
-and events through the asynchronous recorder.
+status (PodScheduled=False, nominatedNodeName, DisruptionTarget; tried again on a server error, as
+kube-scheduler's PatchPodStatus), deletes with a UID precondition, and events through the asynchronous
+recorder.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kubesched.live.connection import RestClient, StreamResponse
 from kubesched.live.events import EventRecorder
 from kubesched.live.informers import Delta, Gone, Informer
 from kubesched.live.paths import collection_path, object_path
+from kubesched.live.retry import is_retriable, on_error
 
 log = logging.getLogger(__name__)
 
@@ -183,9 +185,15 @@ class KubeCluster:
             status["conditions"] = patched
         if nominated_node_name is not ...:
             status["nominatedNodeName"] = nominated_node_name or None
-        result: dict = self.rest.request("PATCH", object_path("Pod", namespace, name, "status"),
-                                         {"status": status}, content_type=STRATEGIC_MERGE)
-        return result
+        path = object_path("Pod", namespace, name, "status")
+
+        def patch() -> dict:
+            result: dict = self.rest.request("PATCH", path, {"status": status}, content_type=STRATEGIC_MERGE)
+            return result
+
+        # As kube-scheduler's util.PatchPodStatus: a server error or a refused connection is tried again
+        # a few times at once; a conflict or anything else is the caller's (the next attempt writes again).
+        return on_error(patch, is_retriable)
 
     def _known_conditions(self, namespace: str, name: str) -> dict[Any, dict]:
         store = self.stores.get("Pod")

@@ -8,7 +8,9 @@ generated models cost several times more than ``json.loads`` on pod lists and wa
 README, "Talking to the API server"), and the scheduler reads objects as the API serves them anyway.
 
 Every request except watches waits on a token bucket with clientConnection's qps and burst, as
-client-go's rate limiter does: a scheduler must not flood its API server.
+client-go's rate limiter does: a scheduler must not flood its API server. A request is sent again
+when client-go would send it again (:mod:`kubesched.live.retry`): after 429 or a 5xx that says
+Retry-After, and a GET after its connection was lost; each try waits on the token bucket again.
 
 Credentials are read from the client's configuration at most every ``CREDENTIALS_TTL`` seconds, and at
 once when the server answers 401 (the request is then retried once). The client itself re-runs its
@@ -32,16 +34,25 @@ from urllib.parse import urlencode, urlsplit
 import urllib3
 
 from kubesched.cluster.protocol import AlreadyExists, ApiError, Conflict, Forbidden, Invalid, NotFound
-from kubesched.klog import level_for
+from kubesched.klog import Logger, level_for
 from kubesched.live.client_config import load_client_configuration
-from kubesched.live.transport import Transport, TransportError
+from kubesched.live.retry import Retry
+from kubesched.live.transport import Answer, ConnectionLost, ConnectionRefused, Transport, TransportError
 
 log = logging.getLogger(__name__)
+logger = Logger(__name__)
 
 JSON = "application/json"
 USER_AGENT = "kubesched"
 _warned_insecure: list[bool] = []
 _ERRORS: dict[int, type[ApiError]] = {403: Forbidden, 404: NotFound, 422: Invalid}
+#: The reason client-go gives an error answer that carries no Status (NewGenericServerResponse).
+_GENERIC_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
+                    409: "Conflict", 410: "Expired", 415: "UnsupportedMediaType", 422: "Invalid",
+                    429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
+#: Seconds one request may take, its retries included, unless told otherwise (--request-timeout):
+#: kube-apiserver's own default request timeout, past which it has given up on the request itself.
+DEFAULT_TIMEOUT = 60.0
 #: How long credentials read from the client's configuration are reused. client-go re-reads an in-cluster
 #: token file once a minute and asks an exec plugin again when its credential expires or a request gets
 #: 401; the client's hook checks the expiry itself, so asking it every few seconds loses nothing.
@@ -50,10 +61,18 @@ UNAUTHORIZED = 401
 
 
 class ConnectionError_(ApiError):
-    """The API server could not be reached (refused, reset, timed out): the request may be retried."""
+    """The API server could not be reached (refused, reset, timed out): the request may be retried.
+
+    ``refused``: nobody listened (kube-scheduler retries a status patch then); ``lost``: the connection
+    broke once open, so a write may or may not have reached the server."""
 
     default_code = 0
     default_reason = "ConnectionFailed"
+
+    def __init__(self, message: str, *, refused: bool = False, lost: bool = False) -> None:
+        super().__init__(message)
+        self.refused = refused
+        self.lost = lost
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +85,12 @@ class ConnectionOptions:
     qps: float = 50.0
     burst: int = 100
     content_type: str = JSON
+    #: Seconds a request may take, retries included (kubectl's --request-timeout); 0: no limit.
+    timeout: float = DEFAULT_TIMEOUT
 
     @classmethod
     def from_client_connection(cls, client_connection: Mapping[str, Any], *, kubeconfig: str = "",
-                               master: str = "") -> ConnectionOptions:
+                               master: str = "", timeout: float = DEFAULT_TIMEOUT) -> ConnectionOptions:
         """Flags win over the configuration file's clientConnection, as in kube-scheduler."""
         content_type = str(client_connection.get("contentType") or JSON)
         if content_type != JSON:
@@ -77,7 +98,7 @@ class ConnectionOptions:
             log.log(level_for(2), "clientConnection.contentType %s: kubesched speaks %s", content_type, JSON)
         return cls(kubeconfig=kubeconfig or str(client_connection.get("kubeconfig") or ""), master=master,
                    qps=float(client_connection.get("qps", 50.0)),
-                   burst=int(client_connection.get("burst", 100)), content_type=JSON)
+                   burst=int(client_connection.get("burst", 100)), content_type=JSON, timeout=timeout)
 
 
 class TokenBucket:
@@ -118,6 +139,8 @@ class RestClient:
         self.host = self.configuration.host.rstrip("/")
         self.limiter = TokenBucket(options.qps, options.burst)
         self._credentials: tuple[float, dict[str, str], bytes] | None = None
+        #: Set by ``close``: a request waiting to be sent again gives up.
+        self._closed = threading.Event()
         # Requests go over the client's own connections with lighter framing (see transport.py); only
         # behind a proxy, where the framing differs, does urllib3 send them.
         self._transport: Transport | None = None
@@ -133,6 +156,7 @@ class RestClient:
             urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
 
     def close(self) -> None:
+        self._closed.set()
         if self._transport is not None:
             self._transport.close()
         self.api_client.close()
@@ -172,54 +196,82 @@ class RestClient:
         return f"{path}?{urlencode(query)}" if query else path
 
     def request(self, method: str, path: str, body: Any = None, *, params: Mapping[str, Any] | None = None,
-                content_type: str = JSON, timeout: float = 60.0) -> Any:
-        """One rate-limited request; the decoded JSON answer, or an ApiError as the server reported it."""
+                content_type: str = JSON, timeout: float | None = None) -> Any:
+        """One rate-limited request, sent again as client-go would (see the module docstring); the
+        decoded JSON answer, or an ApiError as the server reported it. ``timeout`` bounds it all
+        (the client's own limit when None, none when 0)."""
         data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
         target = self._target(path, params)
-        for attempt in range(2):
+        limit = self.options.timeout if timeout is None else timeout
+        retry = Retry(method, limit or None)
+        refresh, refreshed = False, False
+        while True:
             self.limiter.wait()
             try:
-                status, payload = self._send(method, target, data, content_type, timeout, refresh=attempt > 0)
+                answer = self._send(method, target, data, content_type, retry.remaining(), refresh=refresh)
             except (urllib3.exceptions.HTTPError, TransportError) as err:
-                raise ConnectionError_(f"{method} {path}: {err}") from err
-            if status != UNAUTHORIZED:
-                break
-        if status >= 400:
-            raise error_from_response(status, payload)
-        return json.loads(payload) if payload else None
+                failure = connection_error(f"{method} {path}", err)
+                self._pause(retry.after_lost_connection() if failure.lost else None, retry, failure, path)
+                continue
+            refresh = answer.status == UNAUTHORIZED and not refreshed
+            if refresh:  # read the credentials again and try once more
+                refreshed = True
+                continue
+            if answer.status >= 400:
+                error = error_from_response(answer.status, answer.body)
+                self._pause(retry.after_answer(answer.status, answer.retry_after), retry, error, path)
+                continue
+            return json.loads(answer.body) if answer.body else None
 
-    def _send(self, method: str, target: str, data: bytes | None, content_type: str, timeout: float,
-              *, refresh: bool) -> tuple[int, bytes]:
+    def _pause(self, delay: float | None, retry: Retry, error: ApiError, path: str) -> None:
+        """Wait ``delay`` before the request is sent again; raise ``error`` when it is not (None)
+        or when the client is closed meanwhile."""
+        if delay is None:
+            raise error
+        if v := logger.v(4):  # client-go's line, before it sends the request again
+            v.info("Got a Retry-After response", "delay", f"{delay:g}s", "attempt", retry.attempts,
+                   "url", self.host + path)
+        if self._closed.wait(delay):
+            raise error
+
+    def _send(self, method: str, target: str, data: bytes | None, content_type: str, timeout: float | None,
+              *, refresh: bool) -> Answer:
         if self._transport is not None:
             fields = self._auth_headers(refresh=refresh)[1]
             if data is not None:
                 fields += b"Content-Type: %s\r\n" % content_type.encode()
-            return self._transport.request(method, target, fields, data, timeout)
+            return self._transport.exchange(method, target, fields, data, timeout)
         resp = self._pool.request(method, self.host + target, body=data,
                                   headers=self._headers(content_type if data is not None else None, refresh=refresh),
                                   timeout=urllib3.Timeout(connect=10.0, read=timeout), retries=False,
                                   preload_content=True)
-        return resp.status, resp.data
+        return Answer(resp.status, resp.data, resp.headers.get("Retry-After"))
 
     def stream(self, path: str, params: Mapping[str, Any], *, read_timeout: float) -> StreamResponse:
-        """Open a watch: the response, to iterate for its events."""
+        """Open a watch: the response, to iterate for its events. Opening it is retried as a request
+        is (a watch is a GET); its events are the informer's to read."""
         url = self.url(path, params)
-        for attempt in range(2):
+        retry = Retry("GET", read_timeout)
+        refresh, refreshed = False, False
+        while True:
             try:
-                resp = self._pool.request("GET", url, headers=self._headers(refresh=attempt > 0),
+                resp = self._pool.request("GET", url, headers=self._headers(refresh=refresh),
                                           timeout=urllib3.Timeout(connect=10.0, read=read_timeout),
                                           retries=False, preload_content=False)
             except urllib3.exceptions.HTTPError as err:
-                raise ConnectionError_(f"watch {path}: {err}") from err
-            if resp.status != UNAUTHORIZED or attempt:
-                break
-            resp.drain_conn()
-            resp.release_conn()
-        if resp.status >= 400:
+                failure = connection_error(f"watch {path}", err)
+                self._pause(retry.after_lost_connection() if failure.lost else None, retry, failure, path)
+                continue
+            if resp.status < 400:
+                return StreamResponse(resp)
             data = resp.data
             resp.release_conn()
-            raise error_from_response(resp.status, data)
-        return StreamResponse(resp)
+            refresh = resp.status == UNAUTHORIZED and not refreshed
+            if refresh:
+                refreshed = True
+                continue
+            error = error_from_response(resp.status, data)
+            self._pause(retry.after_answer(resp.status, resp.headers.get("Retry-After")), retry, error, path)
 
 
 def share_tls_context(pool: Any) -> None:
@@ -271,13 +323,24 @@ class StreamResponse:
             yield json.loads(buffer)
 
 
+def connection_error(what: str, err: BaseException) -> ConnectionError_:
+    """A failed exchange as a ConnectionError_, marked lost or refused as client-go tells them apart."""
+    if isinstance(err, TransportError):
+        lost, refused = isinstance(err, ConnectionLost), isinstance(err, ConnectionRefused)
+    else:  # urllib3: ProtocolError is a connection reset or closed early; NewConnectionError may be refused
+        lost = isinstance(err, urllib3.exceptions.ProtocolError)
+        refused = isinstance(err, urllib3.exceptions.NewConnectionError) and "refused" in str(err).lower()
+    return ConnectionError_(f"{what}: {err}", refused=refused, lost=lost)
+
+
 def error_from_response(code: int, data: bytes) -> ApiError:
-    """The ApiError subclass for an HTTP error, with the server's Status message and reason."""
-    message, reason = data.decode(errors="replace")[:500], None
+    """The ApiError subclass for an HTTP error, with the server's Status message and reason (or the
+    reason client-go gives the code when the body is not a Status)."""
+    message, reason = data.decode(errors="replace")[:500], _GENERIC_REASONS.get(code)
     try:
         status = json.loads(data)
         if isinstance(status, dict) and status.get("kind") == "Status":
-            message, reason = status.get("message") or message, status.get("reason") or None
+            message, reason = status.get("message") or message, status.get("reason") or reason
     except ValueError:
         pass
     if code == 409:

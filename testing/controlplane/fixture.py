@@ -8,6 +8,7 @@ and a developer's shell can all use it::
     plane.scheduler_kubeconfig            # user system:kube-scheduler: only its bootstrap ClusterRoles
     plane.kubectl("get", "nodes")
     plane.restart_apiserver()             # same etcd, same port, same credentials
+    plane.restart_etcd()                  # same data, same ports; waits until the API server is ready again
     plane.stop()
 
     audited = ControlPlane.start(audit_policy=policy)  # kube-apiserver's audit log, for who-did-what
@@ -221,6 +222,8 @@ class ControlPlane:
     extra_tokens: dict[str, str] = field(default_factory=dict)
     #: An audit.k8s.io/v1 Policy (as a dict): kube-apiserver then logs what it matches to :attr:`audit_log`.
     audit_policy: dict[str, Any] | None = None
+    #: etcd's peer port, chosen at its first start and kept, so a restarted etcd finds itself in its data.
+    etcd_peer_port: int = 0
 
     # -- lifecycle ------------------------------------------------------------------------------------
     @classmethod
@@ -280,6 +283,21 @@ class ControlPlane:
         """Stop kube-apiserver and start it again on the same port over the same etcd."""
         self.stop_apiserver()
         self.start_apiserver(timeout)
+
+    def stop_etcd(self) -> None:
+        """Stop etcd (its data stays): kube-apiserver answers errors until it is back."""
+        self._stop_etcd()
+
+    def start_etcd(self, timeout: float = 120.0) -> None:
+        """Start etcd again over its data and ports, and wait until kube-apiserver is ready again."""
+        self._start_etcd()
+        self._wait_etcd_healthy(timeout)
+        self.wait_ready(timeout)
+
+    def restart_etcd(self, timeout: float = 120.0) -> None:
+        """Stop etcd and start it again with its data kept; kube-apiserver keeps running throughout."""
+        self.stop_etcd()
+        self.start_etcd(timeout)
 
     def __enter__(self) -> ControlPlane:
         return self
@@ -372,6 +390,24 @@ class ControlPlane:
         raise ControlPlaneError(f"kube-apiserver not ready after {timeout:.0f}s ({last}); log tail:\n"
                                 f"{_tail(self.log_dir / 'kube-apiserver.log')}")
 
+    def _wait_etcd_healthy(self, timeout: float) -> None:
+        """Poll etcd's /health until it says so (kube-apiserver's /readyz may still hold an old verdict)."""
+        deadline = time.monotonic() + timeout
+        last = "no answer yet"
+        while time.monotonic() < deadline:
+            if self._etcd is not None and self._etcd.poll() is not None:
+                raise ControlPlaneError(f"etcd exited ({self._etcd.returncode}); log tail:\n"
+                                        f"{_tail(self.log_dir / 'etcd.log')}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.etcd_port}/health", timeout=5) as resp:
+                    if json.loads(resp.read()).get("health") == "true":
+                        return
+            except (OSError, ValueError) as err:
+                last = str(err)
+            time.sleep(0.25)
+        raise ControlPlaneError(f"etcd not healthy after {timeout:.0f}s ({last}); log tail:\n"
+                                f"{_tail(self.log_dir / 'etcd.log')}")
+
     # -- internals ------------------------------------------------------------------------------------
     def _write_credentials(self) -> None:
         self.extra_tokens.setdefault("system:kube-scheduler", self.scheduler_token)
@@ -387,7 +423,7 @@ class ControlPlane:
         write_kubeconfig(self.scheduler_kubeconfig, self.url, SCHEDULER_USER, self.scheduler_token, self.ca_file)
 
     def _start_etcd(self) -> None:
-        peer = free_port()
+        peer = self.etcd_peer_port = self.etcd_peer_port or free_port()
         client = f"http://127.0.0.1:{self.etcd_port}"
         cmd = [str(self.bin_dir / "etcd"), "--name", "default", "--data-dir", str(self.work_dir / "etcd"),
                "--listen-client-urls", client, "--advertise-client-urls", client,
@@ -395,7 +431,7 @@ class ControlPlane:
                "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
                "--initial-cluster", f"default=http://127.0.0.1:{peer}",
                "--unsafe-no-fsync", "--log-level", "warn"]
-        self._etcd = _spawn(cmd, self.log_dir / "etcd.log")
+        self._etcd = _spawn(cmd, self.log_dir / "etcd.log", append=True)
 
     def _start_apiserver(self) -> None:
         w = self.work_dir

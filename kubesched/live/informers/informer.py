@@ -1,12 +1,13 @@
 """List-then-watch for one kind, kept going through errors: client-go's Reflector and informer in one.
 
 A thread lists the kind (that resourceVersion becomes the watch's starting point), replaces the store and
-then watches from there with ``allowWatchBookmarks`` (bookmarks only move the resourceVersion). When a
-watch ends normally (the server's timeout) it is reopened from the last resourceVersion seen; when it
-breaks (connection lost, API server restarting) it is reopened after a backoff; when the server answers
-410 Gone (the resourceVersion was compacted away) the kind is listed again and the difference between that
-list and the store is handed on. Every change reaches ``handler`` exactly once, with the old object for
-updates, in the order the store saw it.
+then watches from there with ``allowWatchBookmarks`` (bookmarks only move the resourceVersion). As
+client-go's reflector does: a watch that ends, by the server's timeout or by a connection lost once it had
+run (a second, or an event), is reopened at once from the last resourceVersion seen, and the backoff starts
+over; a list or a watch that cannot be opened, or one that breaks at once, is tried again after a backoff
+(0.8 s doubling to 30 s); when the server answers 410 Gone (the resourceVersion was compacted away) the
+kind is listed again and the difference between that list and the store is handed on. Every change
+reaches ``handler`` exactly once, with the old object for updates, in the order the store saw it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -25,6 +27,8 @@ log = logging.getLogger(__name__)
 MIN_WATCH_TIMEOUT = 300
 INITIAL_BACKOFF = 0.8
 MAX_BACKOFF = 30.0
+#: A watch that broke sooner than this without delivering an event failed (client-go's "very short watch").
+SHORT_WATCH = 1.0
 
 
 class Gone(Exception):
@@ -112,16 +116,27 @@ class Informer:
         self._dispatch(deltas)
 
     def _watch(self) -> None:
+        """Watch from the last resourceVersion until the stream ends. A stream that breaks once it has run
+        ends as a closed one does; one that cannot be opened, or breaks at once, raises."""
         timeout = int(MIN_WATCH_TIMEOUT * (1 + self._rng.random()))
         stream = self.list_watch.watch(self.resource_version, timeout)
         self._stream = stream
+        started, delivered = time.monotonic(), 0
+        events = iter(stream)
         try:
-            if self._stop.is_set():
-                return
-            for event in stream:
-                if self._stop.is_set():
+            while not self._stop.is_set():
+                try:
+                    event = next(events)
+                except StopIteration:
+                    return
+                except Exception as err:  # the connection broke
+                    if self._stop.is_set() or (delivered == 0 and time.monotonic() - started < SHORT_WATCH):
+                        raise
+                    log.info("%s: watch from %s broke after %d events, watching again: %s", self.kind,
+                             self.resource_version, delivered, err)
                     return
                 self._handle(event)
+                delivered += 1
         finally:
             self._stream = None
             stream.close()

@@ -116,3 +116,28 @@ def test_broken_stream_resumes_from_the_last_event_without_doubling() -> None:
     _, seen = run(api)
     assert seen == [("ADDED", "a@5", None), ("MODIFIED", "a@11", "5"), ("MODIFIED", "a@12", "11")]
     assert api.watch_rvs[:3] == ["10", "11", "11"]
+
+
+def test_a_watch_that_broke_after_it_ran_is_opened_again_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As client-go's reflector: only a watch that cannot be opened, or breaks at once, waits the backoff;
+    # with a backoff far longer than the script, the script still completes.
+    monkeypatch.setattr(informer_module, "INITIAL_BACKOFF", 60.0)
+    api = ScriptedAPI([([pod("a", "5")], "10")], [
+        [{"type": "MODIFIED", "object": pod("a", "11")}, ConnectionResetError("cut mid-event")],
+        [{"type": "MODIFIED", "object": pod("a", "12")}, ConnectionResetError("cut again")],
+    ])
+    _, seen = run(api)
+    assert seen == [("ADDED", "a@5", None), ("MODIFIED", "a@11", "5"), ("MODIFIED", "a@12", "11")]
+    assert api.watch_rvs[:3] == ["10", "11", "12"]
+
+
+def test_a_watch_that_breaks_at_once_backs_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    api = ScriptedAPI([([], "1")], [[ConnectionResetError("cut")], [{"type": "ADDED", "object": pod("b", "2")}]])
+    inf = Informer("Pod", api, lambda kind, delta: None)
+    monkeypatch.setattr(inf._stop, "wait", lambda delay=None: waits.append(delay) or False)
+    inf.start()
+    assert api.done.wait(10)
+    inf._stop.set()
+    inf.stop()
+    assert len(waits) == 1 and waits[0] >= 0.01
