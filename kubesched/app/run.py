@@ -148,8 +148,9 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
                 lost.set()
                 stop.set()
 
-        elector = LeaderElector.from_config(cluster, clock, config.leader_election, identity=identity,
-                                            on_stopped_leading=on_stopped_leading, metrics=metrics)
+        elector = LeaderElector.from_config(_lease_cluster(rest, config), clock, config.leader_election,
+                                            identity=identity, on_stopped_leading=on_stopped_leading,
+                                            metrics=metrics)
     scheduler = Scheduler(cluster, config, clock=clock, tie_break=args.tie_break, metrics=metrics,
                           rng=random.Random(args.seed) if args.seed is not None else None,
                           gate=elector.is_leader if elector is not None else None)
@@ -178,6 +179,17 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
         if server is not None:
             server.stop()
     return EXIT_LOST_LEASE if lost.is_set() else EXIT_OK
+
+
+def _lease_cluster(rest: RestClient, config: KubeSchedulerConfiguration) -> KubeCluster:
+    """A client of its own for the Lease, each request (its retries included) bounded by the renew
+    deadline, as kube-scheduler's leader-election client is: a renewal must not outlive the term it
+    renews."""
+    from kubesched.live.cluster import KubeCluster
+    from kubesched.live.connection import RestClient as Client
+
+    deadline = config.leader_election.renew_deadline.total_seconds()
+    return KubeCluster(Client(dataclasses.replace(rest.options, timeout=deadline), rest.configuration))
 
 
 def _connect(args: argparse.Namespace, config: KubeSchedulerConfiguration,
