@@ -148,7 +148,7 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
                 lost.set()
                 stop.set()
 
-        elector = LeaderElector.from_config(_lease_cluster(rest, config), clock, config.leader_election,
+        elector = LeaderElector.from_config(_lease_cluster(rest, cluster, config), clock, config.leader_election,
                                             identity=identity, on_stopped_leading=on_stopped_leading,
                                             metrics=metrics)
     scheduler = Scheduler(cluster, config, clock=clock, tie_break=args.tie_break, metrics=metrics,
@@ -181,7 +181,7 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     return EXIT_LOST_LEASE if lost.is_set() else EXIT_OK
 
 
-def _lease_cluster(rest: RestClient, config: KubeSchedulerConfiguration) -> KubeCluster:
+def _lease_cluster(rest: RestClient, cluster: KubeCluster, config: KubeSchedulerConfiguration) -> KubeCluster:
     """A client of its own for the Lease, each request (its retries included) bounded by the renew
     deadline, as kube-scheduler's leader-election client is: a renewal must not outlive the term it
     renews."""
@@ -189,7 +189,9 @@ def _lease_cluster(rest: RestClient, config: KubeSchedulerConfiguration) -> Kube
     from kubesched.live.connection import RestClient as Client
 
     deadline = config.leader_election.renew_deadline.total_seconds()
-    return KubeCluster(Client(dataclasses.replace(rest.options, timeout=deadline), rest.configuration))
+    # Its LeaderElection events go out through the scheduler's own event recorder.
+    return KubeCluster(Client(dataclasses.replace(rest.options, timeout=deadline), rest.configuration),
+                       recorder=cluster.recorder)
 
 
 def _connect(args: argparse.Namespace, config: KubeSchedulerConfiguration,
