@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
+from kubesched.api import dra_validation
 from kubesched.api import fields as f
 from kubesched.api.errors import ObjectError
 from kubesched.api.labels import LabelSelector, NodeSelector, validate_label_key, validate_label_value
@@ -252,6 +253,7 @@ def _check_pod_spec(raw: object, path: str) -> None:
         claim = f.mapping(v.get("persistentVolumeClaim"), f"{where}.persistentVolumeClaim")
         f.string(claim.get("claimName"), f"{where}.persistentVolumeClaim.claimName")
         f.boolean(claim.get("readOnly"), f"{where}.persistentVolumeClaim.readOnly")
+    dra_validation.pod_resource_claims(spec, path)
 
 
 def _pod(obj: Mapping[str, Any]) -> None:
@@ -497,4 +499,5 @@ _BY_KIND: dict[str, Callable[[Mapping[str, Any]], None]] = {
     "CSINode": _csi_node,
     "ConfigMap": _config_data,
     "Secret": _config_data,
+    **dra_validation.BY_KIND,
 }

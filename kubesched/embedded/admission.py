@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kubesched.cluster.protocol import Forbidden, Invalid
+from kubesched.embedded import dra_admission
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -222,6 +223,8 @@ def admit_create(obj: dict, store: AdmissionStore) -> None:
         validate_lease(obj)
     elif kind == "PodGroup":
         _validate_pod_group(obj)
+    else:
+        dra_admission.admit_create(obj, store)
 
 
 def _validate_pod_group(obj: dict) -> None:
@@ -241,6 +244,7 @@ def admit_update(obj: dict, old: dict) -> None:
     apply_defaults(obj)
     if obj.get("kind") == "Lease":
         validate_lease(obj)
+    dra_admission.admit_update(obj, old)
     if obj.get("kind") == "Pod":
         spec = _dict_at(obj, "spec")
         old_spec = old.get("spec") or {}
