@@ -43,8 +43,8 @@ from tests.factories import pod_dict
 
 
 def test_a_slice_parses_typed_attributes_capacities_and_where_it_is_reachable() -> None:
-    raw = slice_dict("s", [device_dict("g0", {"model": "a100", "cores": 8, "ok": True, "cuda": "v12.1.0",
-                                              "other.io/x": "y"}, {"memory": "80Gi"})], node="n1", generation=3, count=2)
+    attributes = {"model": "a100", "cores": 8, "ok": True, "cuda": "v12.1.0", "other.io/x": "y"}
+    raw = slice_dict("s", [device_dict("g0", attributes, {"memory": "80Gi"})], node="n1", generation=3, count=2)
     view = ResourceSlice.from_dict(raw)
     assert (view.driver, view.pool, view.generation, view.resource_slice_count, view.node_name) == (
         DRIVER, "n1", 3, 2, "n1")

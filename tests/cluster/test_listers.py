@@ -42,7 +42,7 @@ def test_dra_objects_are_kept_parsed_and_move_their_version() -> None:
     assert [s.name for s in listers.resource_slices()] == ["s"]
     claim = listers.resource_claim("ml", "c")
     assert claim is not None and claim.spec.requests[0].name == "r"
-    with pytest.raises(ObjectError, match="spec.selectors.0..cel.expression"):
+    with pytest.raises(ObjectError, match=r"spec\.selectors\[0\]\.cel\.expression"):
         listers.apply("MODIFIED", "DeviceClass", device_class_dict("gpu", "1 +"))
     assert listers.device_class("gpu") is device_class
     listers.apply("DELETED", "ResourceClaim", claim_dict("c", request_dict("r"), namespace="ml"))

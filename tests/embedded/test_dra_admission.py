@@ -3,6 +3,8 @@ ResourceClaim status subresource (allocation immutable once set, at most 256 res
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kubesched.cluster.protocol import Conflict, Invalid
@@ -40,8 +42,9 @@ def test_invalid_objects_are_refused(obj: dict, message: str) -> None:
 def test_admin_access_needs_the_namespace_label() -> None:
     cluster = EmbeddedCluster()
     cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ops"}})
-    with pytest.raises(Invalid, match="spec.devices.requests.0..adminAccess: Forbidden: admin access to devices "
-                                      "requires the `resource.kubernetes.io/admin-access: true` label"):
+    with pytest.raises(Invalid, match=re.escape("spec.devices.requests[0].adminAccess: Forbidden: admin access to "
+                                                "devices requires the `resource.kubernetes.io/admin-access: true` "
+                                                "label")):
         cluster.create(claim_dict("c", request_dict("r", admin=True), namespace="ops"))
     cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {
         "name": "admin", "labels": {"resource.kubernetes.io/admin-access": "true"}}})
@@ -67,7 +70,7 @@ def test_the_claim_spec_is_immutable_and_its_status_is_a_subresource() -> None:
     with pytest.raises(Conflict):
         cluster.update_status({**kept, "status": status})  # stale resourceVersion
     other = allocated(("r", DRIVER, "n1", "g1"))
-    with pytest.raises(Invalid, match="status.allocation: Invalid value: .*: field is immutable"):
+    with pytest.raises(Invalid, match=r"status\.allocation: Invalid value: .*: field is immutable"):
         cluster.update_status({**written, "status": other})
 
 
@@ -93,7 +96,7 @@ def test_slice_identity_fields_are_immutable() -> None:
     cluster = EmbeddedCluster()
     created = cluster.create(slice_dict("s", ["g0"], node="n1"))
     moved = {**created, "spec": {**created["spec"], "nodeName": "n2"}}
-    with pytest.raises(Invalid, match="spec.nodeName: Invalid value: \"n2\": field is immutable"):
+    with pytest.raises(Invalid, match=re.escape('spec.nodeName: Invalid value: "n2": field is immutable')):
         cluster.update(moved)
     grown = {**created, "spec": {**created["spec"], "devices": [{"name": "g0"}, {"name": "g1"}]}}
     assert len(cluster.update(grown)["spec"]["devices"]) == 2
