@@ -11,7 +11,7 @@ How this environment meets kube-apiserver's:
 
 - ``device.driver``, ``device.attributes`` and ``device.capacity`` are declared as qualified variables
   (typed string, map of maps of any value, map of maps of quantities); an unknown field such as
-  ``device.foo`` is an undeclared reference at compile time, as it is an undefined field upstream.
+  ``device.foo`` fails to compile, reported as upstream reports it ("undefined field 'foo'").
 - An expression must type to bool (or to an unknown type, checked again at run time); otherwise
   "must evaluate to bool or the unknown type, not string", as the API server says.
 - A domain an expression names but the device lacks reads as an empty map, so
@@ -48,6 +48,8 @@ MAX_CACHED = 4096
 _DOMAIN_RE = re.compile(r"""device\s*\.\s*(attributes|capacity)\s*\[\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\]""")
 _STATUS_PREFIX_RE = re.compile(r"^[A-Z_]+: ")
 _STATUS_SUFFIX_RE = re.compile(r"\s*\[[A-Z_]+\]$")
+#: ``device.foo`` is an undeclared qualified name to the engine and an undefined field to upstream.
+_UNDEFINED_FIELD_RE = re.compile(r"undeclared reference to 'device\.([A-Za-z_][A-Za-z0-9_]*)' \(in container ''\)")
 
 
 class CelUnavailable(RuntimeError):
@@ -122,7 +124,8 @@ def _compile(expression: str, consumable_capacity: bool) -> CompiledSelector:
     try:
         program = env.compile(expression)
     except RuntimeError as err:
-        return CompiledSelector(expression, error="compilation failed: " + clean_message(str(err)))
+        detail = _UNDEFINED_FIELD_RE.sub(r"undefined field '\1'", clean_message(str(err)))
+        return CompiledSelector(expression, error="compilation failed: " + detail)
     result = type_name(program.return_type().name())
     if result not in ("bool", "dyn"):
         return CompiledSelector(expression, error=f"must evaluate to bool or the unknown type, not {result}")

@@ -327,8 +327,8 @@ COMPILE_ERRORS = [
     ("device.driver", "must evaluate to bool or the unknown type, not string"),
     ('device.capacity["x"]', "must evaluate to bool or the unknown type, not map(string, map(string, dyn))"),
     ("1 +", "compilation failed: ERROR: <input>:1:4: Syntax error"),
-    ("device.foo == 1", "compilation failed: ERROR: <input>:1:7: undeclared reference to 'device.foo'"),
-    ("device.allowMultipleAllocations", "undeclared reference to 'device.allowMultipleAllocations'"),
+    ("device.foo == 1", "compilation failed: ERROR: <input>:1:7: undefined field 'foo'\n | device.foo == 1"),
+    ("device.allowMultipleAllocations", "undefined field 'allowMultipleAllocations'"),
     ('device.driver == 1 + "a"', "found no matching overload for '_+_'"),
 ]
 
