@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
+from kubesched.api import dra_validation
 from kubesched.api import fields as f
 from kubesched.api.errors import ObjectError
 from kubesched.api.labels import LabelSelector, NodeSelector, validate_label_key, validate_label_value
@@ -257,6 +258,7 @@ def _check_pod_spec(raw: object, path: str) -> None:
         claim = f.mapping(v.get("persistentVolumeClaim"), f"{where}.persistentVolumeClaim")
         f.string(claim.get("claimName"), f"{where}.persistentVolumeClaim.claimName")
         f.boolean(claim.get("readOnly"), f"{where}.persistentVolumeClaim.readOnly")
+    dra_validation.pod_resource_claims(spec, path)
 
 
 def _spread_constraints(constraints: list[Any], path: str) -> None:
@@ -533,4 +535,5 @@ _BY_KIND: dict[str, Callable[[Mapping[str, Any]], None]] = {
     "VolumeAttachment": _volume_attachment,
     "ConfigMap": _config_data,
     "Secret": _config_data,
+    **dra_validation.BY_KIND,
 }

@@ -1,12 +1,16 @@
 """``kubesched snapshot``: a live cluster's scheduling-relevant state, written as manifests simulate reads.
 
 What a scheduling decision depends on is taken (nodes, pods, namespaces, PriorityClasses,
-PodDisruptionBudgets, PersistentVolumes and claims, StorageClasses, CSINodes) and what the API server
+PodDisruptionBudgets, PersistentVolumes and claims, StorageClasses, CSINodes, and the DRA objects:
+DeviceClasses, ResourceSlices, ResourceClaimTemplates, ResourceClaims) and what the API server
 manages is dropped: managedFields, resourceVersion, uid, selfLink, generation, the last-applied
 annotation, every status the simulation recomputes. A pod keeps ``spec.nodeName`` and, of its status,
-the phase and start time (preemption orders victims by it); a node keeps capacity, allocatable and
-images; volumes and claims keep their phase (binding state). Finished pods (Succeeded, Failed) hold no
-resources and are left out, and so are the PriorityClasses every API server creates itself.
+the phase and start time (preemption orders victims by it) and the names of the claims made for it from
+templates; a node keeps capacity, allocatable and images; volumes and claims keep their phase (binding
+state); a ResourceClaim keeps its allocation (the devices it holds), not its reservations, which name
+pods by uids the loaded pods do not keep. Finished pods (Succeeded, Failed) hold no resources and are
+left out, and so are the PriorityClasses every API server creates itself. A cluster that serves no
+``resource.k8s.io/v1`` (before Kubernetes 1.34) has no DRA objects to take.
 
 The reader is anything with the cluster protocol's ``list``: the embedded cluster, or, for the command,
 the live cluster through the same client as ``kubesched run`` (connection settings found as kubectl finds
@@ -34,12 +38,15 @@ SNAPSHOT_FILES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("00-namespaces.yaml", ("Namespace",)),
     ("10-priorityclasses.yaml", ("PriorityClass",)),
     ("20-storage.yaml", ("StorageClass", "CSINode", "PersistentVolume")),
+    ("25-devices.yaml", ("DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim")),
     ("30-nodes.yaml", ("Node",)),
     ("40-claims.yaml", ("PersistentVolumeClaim",)),
     ("50-disruptionbudgets.yaml", ("PodDisruptionBudget",)),
     ("60-pods.yaml", ("Pod",)),
 )
 SNAPSHOT_KINDS = tuple(kind for _, kinds in SNAPSHOT_FILES for kind in kinds)
+#: Kinds an older API server may not serve (404): the snapshot then has none of them.
+OPTIONAL_KINDS = frozenset(("DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim"))
 
 _SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "selfLink", "generation", "deletionTimestamp",
                     "deletionGracePeriodSeconds")
@@ -73,7 +80,11 @@ def clean(obj: dict[str, Any]) -> dict[str, Any] | None:
         if status.get("phase") in ("Succeeded", "Failed"):
             return None
         kept = {k: status[k] for k in ("phase", "startTime") if status.get(k)}
-        if kept and (out.get("spec") or {}).get("nodeName"):
+        if not (out.get("spec") or {}).get("nodeName"):
+            kept = {}
+        if status.get("resourceClaimStatuses"):
+            kept["resourceClaimStatuses"] = status["resourceClaimStatuses"]
+        if kept:
             out["status"] = kept
     elif kind == "Node":
         kept = {k: status[k] for k in ("capacity", "allocatable", "images") if status.get(k)}
@@ -86,6 +97,9 @@ def clean(obj: dict[str, Any]) -> dict[str, Any] | None:
         if isinstance(claim_ref, dict):  # the claim gets a new uid when the snapshot is loaded
             for key in ("uid", "resourceVersion"):
                 claim_ref.pop(key, None)
+    elif kind == "ResourceClaim":
+        if status.get("allocation"):
+            out["status"] = {"allocation": status["allocation"]}
     elif kind == "PriorityClass" and meta.get("name") in _SYSTEM_CLASSES:
         return None
     elif kind == "Namespace":
@@ -100,7 +114,12 @@ def take_snapshot(cluster: Lister, kinds: Iterable[str] = SNAPSHOT_KINDS) -> dic
     for kind in SNAPSHOT_KINDS:
         if kind not in wanted:
             continue
-        items, _ = cluster.list(kind)
+        try:
+            items, _ = cluster.list(kind)
+        except ApiError as error:
+            if kind in OPTIONAL_KINDS and error.code == 404:
+                continue
+            raise
         out[kind] = [c for c in (clean({**item, "kind": kind}) for item in items) if c is not None]
     return out
 
@@ -123,7 +142,8 @@ class SnapshotError(ValueError):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("List nodes, pods, namespaces, PriorityClasses, PodDisruptionBudgets, PersistentVolumes, "
-                          "claims, StorageClasses and CSINodes of a live cluster and write them, without "
+                          "claims, StorageClasses, CSINodes and DRA objects (DeviceClasses, ResourceSlices, "
+                          "ResourceClaims and their templates) of a live cluster and write them, without "
                           "server-managed fields, as manifests that simulate reads.")
     parser.add_argument("--kubeconfig", metavar="FILE", default="",
                         help="kubeconfig of the cluster to read (default: $KUBECONFIG, ~/.kube/config, then the "

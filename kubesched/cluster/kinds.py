@@ -44,6 +44,8 @@ KNOWN_KINDS: Mapping[str, KindInfo] = MappingProxyType(
             _k("CSINode", "csinodes", False, "storage.k8s.io/v1"),
             _k("CSIDriver", "csidrivers", False, "storage.k8s.io/v1"),
             _k("VolumeAttachment", "volumeattachments", False, "storage.k8s.io/v1"),
+            _k("DeviceClass", "deviceclasses", False, "resource.k8s.io/v1"),
+            _k("ResourceSlice", "resourceslices", False, "resource.k8s.io/v1"),
             # namespaced
             _k("Pod", "pods", True, "v1"),
             _k("PersistentVolumeClaim", "persistentvolumeclaims", True, "v1"),
@@ -60,6 +62,8 @@ KNOWN_KINDS: Mapping[str, KindInfo] = MappingProxyType(
             _k("PodDisruptionBudget", "poddisruptionbudgets", True, "policy/v1"),
             _k("CSIStorageCapacity", "csistoragecapacities", True, "storage.k8s.io/v1"),
             _k("Lease", "leases", True, "coordination.k8s.io/v1"),
+            _k("ResourceClaim", "resourceclaims", True, "resource.k8s.io/v1"),
+            _k("ResourceClaimTemplate", "resourceclaimtemplates", True, "resource.k8s.io/v1"),
             # scheduler-plugins' custom resource (Coscheduling)
             _k("PodGroup", "podgroups", True, "scheduling.x-k8s.io/v1alpha1"),
         ]

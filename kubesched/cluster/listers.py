@@ -9,7 +9,10 @@ Reads never reach the API server.
 
 Storage objects are kept parsed (typed views from :mod:`kubesched.api.storage`), since the volume
 plugins read them in every cycle of a pod with volumes; ``storage_version`` moves with every storage
-change, for the plugins' derived caches.
+change, for the plugins' derived caches. DRA objects (DeviceClasses, ResourceSlices, ResourceClaims and
+their templates, :mod:`kubesched.api.dra`) are kept parsed likewise, with ``dra_version``; they are not
+among the kinds always watched: the scheduler watches them when DynamicResources registers events for
+them (only where DRA is on, as kube-scheduler starts those informers only then).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kubesched.api.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from kubesched.api.labels import LabelSelector
 from kubesched.api.objects import Namespace
 from kubesched.api.storage import (
@@ -43,6 +47,16 @@ STORAGE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
 }
 STORAGE_KINDS = tuple(STORAGE_VIEWS)
 
+#: DRA kinds and their parsed views.
+DRA_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "DeviceClass": DeviceClass.from_dict,
+    "ResourceSlice": ResourceSlice.from_dict,
+    "ResourceClaim": ResourceClaim.from_dict,
+    "ResourceClaimTemplate": ResourceClaimTemplate.from_dict,
+}
+DRA_KINDS = tuple(DRA_VIEWS)
+_VIEWS = {**STORAGE_VIEWS, **DRA_VIEWS}
+
 #: Kinds plugins read through listers (besides nodes and pods, which live in the cache).
 LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
                 "PodDisruptionBudget", *STORAGE_KINDS, "CSIStorageCapacity")
@@ -61,9 +75,11 @@ class Listers:
     def __init__(self) -> None:
         self._objects: dict[str, dict[tuple[str, str], Mapping[str, Any]]] = {k: {} for k in LISTED_KINDS}
         self._namespaces: dict[str, Namespace] = {}
-        self._views: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in STORAGE_KINDS}
+        self._views: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in _VIEWS}
         #: Bumped on every storage change: plugins key derived per-node caches on it.
         self.storage_version = 0
+        #: Bumped on every DRA change (slices, classes, claims, templates), likewise.
+        self.dra_version = 0
         self._lock = threading.Lock()
 
     # -- fed by the scheduler's watch -----------------------------------------------------------------
@@ -78,7 +94,7 @@ class Listers:
         meta = obj.get("metadata") or {}
         key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
         namespace = Namespace.from_dict(obj) if kind == "Namespace" else None
-        parse = STORAGE_VIEWS.get(kind)
+        parse = _VIEWS.get(kind)
         view = parse(obj) if parse is not None and event_type != "DELETED" else None
         with self._lock:
             if parse is not None:
@@ -87,7 +103,10 @@ class Listers:
                     views[key] = view
                 else:
                     views.pop(key, None)
-                self.storage_version += 1
+                if kind in DRA_VIEWS:
+                    self.dra_version += 1
+                else:
+                    self.storage_version += 1
             store = self._objects.setdefault(kind, {})
             if event_type == "DELETED":
                 store.pop(key, None)
@@ -145,3 +164,25 @@ class Listers:
     def volume_attachments(self) -> builtins.list[VolumeAttachment]:
         with self._lock:
             return list(self._views["VolumeAttachment"].values())
+
+    # -- DRA (parsed views) ---------------------------------------------------------------------------
+    def device_class(self, name: str) -> DeviceClass | None:
+        return self._views["DeviceClass"].get(("", name))
+
+    def device_classes(self) -> builtins.list[DeviceClass]:
+        with self._lock:
+            return list(self._views["DeviceClass"].values())
+
+    def resource_slices(self) -> builtins.list[ResourceSlice]:
+        with self._lock:
+            return list(self._views["ResourceSlice"].values())
+
+    def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        return self._views["ResourceClaim"].get((namespace, name))
+
+    def resource_claims(self) -> builtins.list[ResourceClaim]:
+        with self._lock:
+            return list(self._views["ResourceClaim"].values())
+
+    def resource_claim_template(self, namespace: str, name: str) -> ResourceClaimTemplate | None:
+        return self._views["ResourceClaimTemplate"].get((namespace, name))

@@ -143,6 +143,10 @@ class Cluster(Protocol):
         """Replace the stored object; Conflict when obj's resourceVersion is set and stale."""
         ...
 
+    def update_status(self, obj: dict) -> dict:
+        """The status subresource (a ResourceClaim's allocation and reservations): replace the status only."""
+        ...
+
     def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict:
         """Delete at once (no grace period); Conflict when ``uid`` differs. Returns the last state."""
         ...

@@ -17,6 +17,7 @@ from kubesched.api.errors import ObjectError
 from kubesched.api.pod_level_resources import default_pod_level_resources, validate_pod_level_resources
 from kubesched.cluster.protocol import Forbidden, Invalid
 from kubesched.config.features import FeatureGates, feature_gates
+from kubesched.embedded import dra_admission
 from kubesched.embedded.label_keys import prepare_label_keys
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -234,6 +235,8 @@ def admit_create(obj: dict, store: AdmissionStore, features: FeatureGates | None
         validate_lease(obj)
     elif kind == "PodGroup":
         _validate_pod_group(obj)
+    else:
+        dra_admission.admit_create(obj, store)
 
 
 def _validate_pod_group(obj: dict) -> None:
@@ -253,6 +256,7 @@ def admit_update(obj: dict, old: dict, features: FeatureGates | None = None) -> 
     apply_defaults(obj)
     if obj.get("kind") == "Lease":
         validate_lease(obj)
+    dra_admission.admit_update(obj, old)
     if obj.get("kind") == "Pod":
         _admit_pod_level_resources(obj, old, features or feature_gates(), validate=False)
         spec = _dict_at(obj, "spec")

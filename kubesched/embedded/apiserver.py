@@ -32,6 +32,7 @@ from kubesched.cluster.protocol import (
     WatchEvent,
 )
 from kubesched.config.features import FeatureGates, feature_gates
+from kubesched.embedded import dra_admission
 from kubesched.embedded.admission import admit_create, admit_update, system_priority_classes
 
 _Key = tuple[str, str]  # (namespace or "", name)
@@ -266,6 +267,26 @@ class EmbeddedCluster:
             if bump or (info.kind == "Pod" and self._pod_generation and obj.get("spec") != current.get("spec")):
                 meta["generation"] = cur_meta.get("generation", 0) + 1
             stored = self._store_update(info, current, obj)
+        self._after_write()
+        return _copy(stored)
+
+    def update_status(self, obj: dict) -> dict:
+        """The status subresource (a ResourceClaim's): the stored object with ``obj``'s status; Conflict when
+        obj's resourceVersion is set and stale. Spec and metadata changes in ``obj`` are ignored."""
+        info, obj = self._incoming(obj)
+        meta = obj["metadata"]
+        name = meta.get("name")
+        if not isinstance(name, str) or not name:
+            raise Invalid.of(info.kind, "", "metadata.name", "Required value: name is required")
+        with self._lock:
+            current = self._current(info, meta.get("namespace", ""), name)
+            cur_meta = current["metadata"]
+            rv = meta.get("resourceVersion")
+            if rv and str(rv) != cur_meta["resourceVersion"]:
+                raise Conflict.modified(info.resource, name)
+            self._check_uid(info.resource, name, meta.get("uid"), cur_meta["uid"])
+            new = dra_admission.status_update(current, obj, self)
+            stored = self._store_update(info, current, new)
         self._after_write()
         return _copy(stored)
 

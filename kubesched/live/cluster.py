@@ -147,6 +147,12 @@ class KubeCluster:
         updated: dict = self.rest.request("PUT", path, obj)
         return updated
 
+    def update_status(self, obj: dict) -> dict:
+        kind, meta = obj.get("kind", ""), obj.get("metadata") or {}
+        path = object_path(kind, meta.get("namespace"), meta["name"], "status", api_version=obj.get("apiVersion"))
+        updated: dict = self.rest.request("PUT", path, obj)
+        return updated
+
     def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict:
         body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if uid:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from kubesched.api.field_schema import field_schema, parse_schema
 from kubesched.api.unknown_fields import field_path, object_type, unknown_fields, without_fields
 from kubesched.cluster.kinds import KNOWN_KINDS
+from tests.dra import claim_dict, device_class_dict, device_dict, opaque, request_dict, slice_dict, template_dict
 from tests.factories import node_dict, pod_dict
 
 TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
@@ -72,6 +73,11 @@ VALID: dict[str, dict[str, Any]] = {
     "Event": _obj("events.k8s.io/v1", "Event", reason="r", note="n", regarding={"kind": "Pod", "name": "p"}),
     "VolumeAttachment": _obj("storage.k8s.io/v1", "VolumeAttachment", spec={
         "attacher": "a", "nodeName": "n", "source": {"persistentVolumeName": "pv"}}),
+    "DeviceClass": device_class_dict("gpu", 'device.driver == "gpu.example.com"', config=[opaque()]),
+    "ResourceSlice": slice_dict("s", [device_dict("g0", {"model": "a100"}, {"memory": "80Gi"})], node="n"),
+    "ResourceClaim": claim_dict("c", request_dict("r", count=2), config=[{"requests": ["r"], **opaque()}],
+                                constraints=[{"matchAttribute": "gpu.example.com/model"}]),
+    "ResourceClaimTemplate": template_dict("t", request_dict("r")),
 }
 
 

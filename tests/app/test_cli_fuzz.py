@@ -28,6 +28,17 @@ from hypothesis import strategies as st
 from kubesched import ConfigError, ManifestError, SimulationError, simulate
 from kubesched.app.cli import main
 from tests.corpus import CORPUS
+from tests.dra import (
+    DRIVER,
+    allocated,
+    claim_dict,
+    device_class_dict,
+    device_dict,
+    first_available_dict,
+    request_dict,
+    slice_dict,
+    template_dict,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "cluster"
@@ -51,6 +62,38 @@ EXTRA_KINDS: list[dict[str, Any]] = [
 ]
 
 
+
+def _dra_pod(name: str, claims: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"resourceClaims": claims, "containers": [
+                {"name": "c", "image": "cuda", "resources": {"claims": [{"name": claims[0]["name"]}]}}]}}
+
+
+#: Devices: a class, slices on two nodes and a network-attached one, claims (shared, prioritized, constrained,
+#: allocated) and the pods that use them.
+DRA_SCENARIO: list[dict[str, Any]] = [
+    {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"gpu-{i}", "labels": {"zone": "a"}},
+     "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}} for i in range(2)
+] + [
+    device_class_dict("gpu", f'device.driver == "{DRIVER}"'),
+    device_class_dict("big-gpu", 'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0'),
+    *(slice_dict(f"gpu-{i}", [device_dict(f"g{j}", {"model": "a100" if j else "h100", "cuda": "v12.1.0"},
+                                          {"memory": "80Gi"}) for j in range(2)], node=f"gpu-{i}")
+      for i in range(2)),
+    slice_dict("net", ["n0"], all_nodes=True, pool="net"),
+    claim_dict("shared", request_dict("r")),
+    claim_dict("pair", request_dict("a"), request_dict("b"), constraints=[{"matchAttribute": f"{DRIVER}/model"}]),
+    claim_dict("either", first_available_dict("r", request_dict("big", "big-gpu", count=3), request_dict("one"))),
+    claim_dict("held", request_dict("r"), status=allocated(("r", DRIVER, "gpu-1", "g1"))),
+    template_dict("per-pod", request_dict("r", selectors=[f'device.attributes["{DRIVER}"].model == "a100"'])),
+    _dra_pod("uses-shared", [{"name": "gpu", "resourceClaimName": "shared"}]),
+    _dra_pod("also-shared", [{"name": "gpu", "resourceClaimName": "shared"}]),
+    _dra_pod("pair", [{"name": "gpu", "resourceClaimName": "pair"},
+                      {"name": "extra", "resourceClaimName": "either"}]),
+    _dra_pod("from-template", [{"name": "gpu", "resourceClaimTemplateName": "per-pod"}]),
+]
+
+
 def _docs(path: Path) -> list[Any]:
     return [d for d in yaml.safe_load_all(path.read_text()) if d]
 
@@ -67,7 +110,7 @@ def _example_scenario() -> list[Any]:
 
 
 def _seed_scenarios() -> list[list[Any]]:
-    scenarios = [_example_scenario()]
+    scenarios = [_example_scenario(), DRA_SCENARIO]
     for name in CONFORMANCE_SCENARIOS:
         path = CORPUS / name / "scenario.yaml"
         if path.is_file():
@@ -211,3 +254,55 @@ def test_mutated_objects_through_the_python_api_end_in_a_result_or_a_value_error
                  f"{(d.get('metadata') or {}).get('name')}" for d in docs if isinstance(d, dict)}
         # Pods beyond the given ones can only be those a workload controller created.
         assert set(result.final) - given <= set(result.workloads)
+
+
+def _without(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [d for d in docs if d.get("kind") != kind]
+
+
+#: Bad DRA input: each ends in a simulation (exit 0) or one error line naming the object and field (exit 2).
+DRA_BAD_INPUT: list[tuple[str, list[dict[str, Any]], int, str]] = [
+    ("a claim naming a class that does not exist",
+     [*DRA_SCENARIO, claim_dict("nowhere", request_dict("r", "tpu"))], 0, ""),
+    ("a selector that is not a boolean",
+     [*DRA_SCENARIO, device_class_dict("wrong", "device.driver")], 2,
+     'spec.selectors[0].cel.expression: Invalid value: "device.driver": must evaluate to bool or the unknown type, '
+     "not string"),
+    ("a selector that does not compile", [*DRA_SCENARIO, device_class_dict("broken", 'device.attributes["x"')], 2,
+     "spec.selectors[0].cel.expression: Invalid value"),
+    ("a slice naming a device twice", [*DRA_SCENARIO, slice_dict("dup", ["g0", "g0"], node="gpu-0", pool="dup")],
+     2, 'spec.devices[1].name: Duplicate value: "g0"'),
+    ("two slices of one pool at different generations",
+     [*DRA_SCENARIO, slice_dict("gpu-0-old", ["g7"], node="gpu-0", pool="gpu-0", generation=1)], 0, ""),
+    ("two slices of one pool naming the same device",
+     [*_without(DRA_SCENARIO, "ResourceSlice"), slice_dict("a", ["g0"], node="gpu-0", pool="p", count=2),
+      slice_dict("b", ["g0"], node="gpu-0", pool="p", count=2)], 0, ""),
+    ("more devices requested than exist", [*DRA_SCENARIO, claim_dict("greedy", request_dict("r", count=30))], 0, ""),
+    ("more devices than a claim may hold", [*DRA_SCENARIO, claim_dict("greedier", request_dict("r", count=33))], 0,
+     ""),
+    ("a claim reserved by too many pods",
+     [*DRA_SCENARIO, claim_dict("popular", request_dict("r"), status={
+         **allocated(("r", DRIVER, "gpu-0", "g0")),
+         "reservedFor": [{"resource": "pods", "name": f"p{i}", "uid": f"u{i}"} for i in range(257)]})], 2,
+     "status.reservedFor: Too many: 257: must have at most 256 items"),
+    ("a container using a claim its pod does not name",
+     [*DRA_SCENARIO, {**_dra_pod("stray", [{"name": "gpu", "resourceClaimName": "shared"}]),
+                      "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}], "containers": [
+                          {"name": "c", "image": "x", "resources": {"claims": [{"name": "tpu"}]}}]}}], 2,
+     'spec.containers[0].resources.claims[0]: Not found: "tpu"'),
+]
+
+
+@pytest.mark.parametrize(("name", "docs", "code", "message"), DRA_BAD_INPUT, ids=[row[0] for row in DRA_BAD_INPUT])
+def test_bad_dra_input_ends_in_a_result_or_one_error_line(workdir: Path, name: str, docs: list[dict[str, Any]],
+                                                          code: int, message: str) -> None:
+    path = workdir / "dra.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    out, err = io.StringIO(), io.StringIO()
+    with _time_limit(RUN_SECONDS), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert main(["simulate", str(path), "--seed", "1"]) == code, err.getvalue()
+    if code == 2:
+        lines = err.getvalue().strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"kubesched: error: {path}: document ") and message in lines[0]
+    else:
+        assert out.getvalue().startswith("Scheduled ")

@@ -49,6 +49,22 @@ def test_server_managed_fields_are_removed_and_what_matters_kept() -> None:
     assert clean({"kind": "PriorityClass", "metadata": {"name": "system-node-critical"}, "value": 1}) is None
 
 
+def test_dra_objects_keep_what_allocation_reads() -> None:
+    """A claim keeps its allocation (the devices it holds), not its reservations (pod uids that a loaded
+    scenario does not keep); a pod keeps the names of the claims made for it from templates, bound or not."""
+    allocation = {"devices": {"results": [{"request": "r", "driver": "d", "pool": "p", "device": "g0"}]}}
+    claim = clean({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                   "metadata": {"name": "c", "namespace": "a", "uid": "u"}, "spec": {"devices": {}},
+                   "status": {"allocation": allocation,
+                              "reservedFor": [{"resource": "pods", "name": "p", "uid": "old"}]}})
+    assert claim is not None and claim["status"] == {"allocation": allocation}
+    pending = clean({"kind": "Pod", "metadata": {"name": "p", "namespace": "a"}, "spec": {"containers": []},
+                     "status": {"phase": "Pending",
+                                "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "p-gpu-x"}]}})
+    assert pending is not None
+    assert pending["status"] == {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "p-gpu-x"}]}
+
+
 def test_a_snapshot_of_a_simulated_cluster_simulates_to_the_same_placement(simulated, tmp_path: Path) -> None:
     counts = write_snapshot(simulated.cluster, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(name for name, _ in SNAPSHOT_FILES)
@@ -82,13 +98,19 @@ class _FakeApiServer(BaseHTTPRequestHandler):
         "/apis/scheduling.k8s.io/v1/priorityclasses": "PriorityClass",
         "/apis/storage.k8s.io/v1/storageclasses": "StorageClass", "/apis/storage.k8s.io/v1/csinodes": "CSINode",
         "/apis/policy/v1/poddisruptionbudgets": "PodDisruptionBudget",
+        "/apis/resource.k8s.io/v1/deviceclasses": "DeviceClass",
+        "/apis/resource.k8s.io/v1/resourceslices": "ResourceSlice",
+        "/apis/resource.k8s.io/v1/resourceclaimtemplates": "ResourceClaimTemplate",
+        "/apis/resource.k8s.io/v1/resourceclaims": "ResourceClaim",
     }
     seen: list[str] = []
     failing = ""
+    #: Paths answered 404, as by an API server that does not serve their group version.
+    absent: frozenset[str] = frozenset()
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
-        kind = self.paths.get(path)
+        kind = None if path in self.absent else self.paths.get(path)
         self.seen.append(path)
         if kind is None or path == self.failing:
             self.send_response(404 if kind is None else 403)
@@ -115,6 +137,7 @@ def kubeconfig(simulated, tmp_path: Path) -> Iterator[Path]:
     _FakeApiServer.cluster = simulated.cluster
     _FakeApiServer.seen = []
     _FakeApiServer.failing = ""
+    _FakeApiServer.absent = frozenset()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeApiServer)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -158,6 +181,15 @@ def test_a_kind_the_credentials_may_not_list_is_one_error_line(kubeconfig: Path,
     err = capsys.readouterr().err
     assert err.startswith("kubesched: error: http://127.0.0.1:") and err.count("\n") == 1
     assert "Forbidden: /apis/policy/v1/poddisruptionbudgets is forbidden" in err
+
+
+def test_a_cluster_without_dra_is_snapshot_without_dra_objects(kubeconfig: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Before Kubernetes 1.34 resource.k8s.io/v1 is not served (404): the snapshot has no DRA objects."""
+    _FakeApiServer.absent = frozenset(p for p in _FakeApiServer.paths if "/resource.k8s.io/" in p)
+    assert main(["snapshot", "--kubeconfig", str(kubeconfig), "-o", str(tmp_path / "snap")]) == 0
+    summary = capsys.readouterr().out
+    assert "Node" in summary and "DeviceClass" not in summary
 
 
 def test_snapshot_command_reports_an_unreachable_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

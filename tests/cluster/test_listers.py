@@ -47,3 +47,23 @@ def test_volume_attachments_are_parsed_and_move_the_storage_version() -> None:
 def test_volume_attachments_are_listed_from_v1_34(version: str, watched: bool) -> None:
     assert ("VolumeAttachment" in listed_kinds(feature_gates(version))) is watched
     assert "CSINode" in listed_kinds(feature_gates(version))
+
+
+def test_dra_objects_are_kept_parsed_and_move_their_version() -> None:
+    from tests.dra import claim_dict, device_class_dict, request_dict, slice_dict
+
+    listers = Listers()
+    listers.apply("ADDED", "DeviceClass", device_class_dict("gpu", "true"))
+    listers.apply("ADDED", "ResourceSlice", slice_dict("s", ["g0"], node="n1"))
+    listers.apply("ADDED", "ResourceClaim", claim_dict("c", request_dict("r"), namespace="ml"))
+    assert listers.dra_version == 3 and listers.storage_version == 0
+    device_class = listers.device_class("gpu")
+    assert device_class is not None and device_class.selectors == ("true",)
+    assert [s.name for s in listers.resource_slices()] == ["s"]
+    claim = listers.resource_claim("ml", "c")
+    assert claim is not None and claim.spec.requests[0].name == "r"
+    with pytest.raises(ObjectError, match=r"spec\.selectors\[0\]\.cel\.expression"):
+        listers.apply("MODIFIED", "DeviceClass", device_class_dict("gpu", "1 +"))
+    assert listers.device_class("gpu") is device_class
+    listers.apply("DELETED", "ResourceClaim", claim_dict("c", request_dict("r"), namespace="ml"))
+    assert listers.resource_claims() == [] and listers.dra_version == 4

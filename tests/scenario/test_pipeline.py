@@ -323,3 +323,28 @@ def test_templates_of_capacity_and_plan_are_checked_and_their_warnings_kept() ->
     planned = plan([four_cpu_node(), pod_dict("p")], node, validate="warn", max_nodes=2)
     assert planned.simulation is not None
     assert planned.simulation.warnings[0].startswith("template (Node extra): spec.unschedulabel: unknown field")
+
+
+def test_dra_objects_load_and_a_bad_one_names_file_document_and_field(tmp_path: Path) -> None:
+    import yaml
+
+    from kubesched.scenario.pipeline import load_scenario
+    from tests.dra import claim_dict, device_class_dict, request_dict, slice_dict
+
+    good = [device_class_dict("gpu", 'device.driver == "gpu.example.com"'), slice_dict("s", ["g0"], node="n1"),
+            claim_dict("c", request_dict("r"))]
+    path = tmp_path / "dra.yaml"
+    path.write_text(yaml.safe_dump_all(good))
+    assert [m.kind for m in load_scenario(path).manifests] == ["DeviceClass", "ResourceSlice", "ResourceClaim"]
+    path.write_text(yaml.safe_dump_all([*good, device_class_dict("bad", "device.attributes[")]))
+    with pytest.raises(ManifestError) as err:
+        load_scenario(path)
+    assert str(err.value).startswith(f"{path}: document 4 (DeviceClass bad): spec.selectors[0].cel.expression: "
+                                     'Invalid value: "device.attributes[": compilation failed: ERROR: <input>:')
+    path.write_text(yaml.safe_dump_all([claim_dict("c", request_dict("r", mode="Some"))]))
+    with pytest.raises(ManifestError, match=r"document 1 \(ResourceClaim default/c\): "
+                                            r"spec.devices.requests\[0\].exactly.allocationMode: Unsupported value"):
+        load_scenario(path)
+    path.write_text(yaml.safe_dump_all([{**claim_dict("c", request_dict("r")), "spec": {"device": {}}}]))
+    with pytest.raises(ManifestError, match=r'spec.device: unknown field "device" \(did you mean "devices"\?\)'):
+        load_scenario(path)
