@@ -7,7 +7,14 @@ import json
 from typing import TextIO
 
 from kubesched.app.cli import EXIT_OK
-from kubesched.app.options import add_output_flag, add_simulation_flags, field_validation, gates_of
+from kubesched.app.options import (
+    add_output_flag,
+    add_scenario_arguments,
+    add_simulation_flags,
+    field_validation,
+    gates_of,
+    scenario_of,
+)
 from kubesched.sim.capacity import capacity, format_capacity
 
 
@@ -15,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Simulate the scenario, then schedule copies of the pod template one at a time until "
                           "one does not fit; print how many fit, where, and kube-scheduler's reason for the first "
                           "that did not.")
-    parser.add_argument("scenario", nargs="+", metavar="SCENARIO", help="manifest file or folder of manifests")
+    add_scenario_arguments(parser)
     parser.add_argument("--pod", required=True, metavar="TEMPLATE.yaml",
                         help="the pod to replicate (one Pod manifest)")
     parser.add_argument("--max", type=int, metavar="N", help="stop after N replicas")
@@ -25,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     gates = gates_of(args)
-    result = capacity(args.scenario, args.pod, args.config, max_replicas=args.max, seed=args.seed,
+    result = capacity(scenario_of(args), args.pod, args.config, max_replicas=args.max, seed=args.seed,
                       tie_break=args.tie_break, validate=field_validation(args), emulated_version=gates.version,
                       feature_gates=dict(gates.overrides))
     if args.output == "json":

@@ -77,6 +77,7 @@ INPUT_ERRORS: tuple[tuple[str, str], ...] = (
     ("kubesched.plugins.registry", "PluginLoadError"),
     ("kubesched.scenario.manifests", "ManifestError"),
     ("kubesched.scenario.pipeline", "SimulationError"),
+    ("kubesched.scenario.live", "LiveReadError"),
     ("kubesched.scenario.generate.openb", "TraceError"),
     ("kubesched.sim.explain", "ExplainError"),
     ("kubesched.live.client_config", "ClientConfigError"),

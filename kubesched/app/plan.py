@@ -7,7 +7,14 @@ import json
 from typing import TextIO
 
 from kubesched.app.cli import EXIT_OK
-from kubesched.app.options import add_output_flag, add_simulation_flags, field_validation, gates_of
+from kubesched.app.options import (
+    add_output_flag,
+    add_scenario_arguments,
+    add_simulation_flags,
+    field_validation,
+    gates_of,
+    scenario_of,
+)
 from kubesched.sim.plan import DEFAULT_MAX_NODES, format_plan, plan
 
 
@@ -15,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Search (bisection, checked by real runs) for the fewest copies of the node template "
                           "that leave no pod of the scenario pending; print that number and the resulting "
                           "placement.")
-    parser.add_argument("scenario", nargs="+", metavar="SCENARIO", help="manifest file or folder of manifests")
+    add_scenario_arguments(parser)
     parser.add_argument("--node-template", required=True, metavar="NODE.yaml",
                         help="the node to add (one Node manifest)")
     parser.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, metavar="N",
@@ -26,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     gates = gates_of(args)
-    result = plan(args.scenario, args.node_template, args.config, max_nodes=args.max_nodes, seed=args.seed,
+    result = plan(scenario_of(args), args.node_template, args.config, max_nodes=args.max_nodes, seed=args.seed,
                   tie_break=args.tie_break, validate=field_validation(args), emulated_version=gates.version,
                   feature_gates=dict(gates.overrides))
     if args.output == "json":
