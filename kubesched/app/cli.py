@@ -56,7 +56,7 @@ COMMANDS: tuple[Command, ...] = (
             "kubesched.app.capacity", quiet_log=True),
     Command("plan", "the fewest copies of a node to add so that every pending pod is scheduled",
             "kubesched.app.plan", quiet_log=True),
-    Command("explain", "one pod's decision from a trace file: filter verdicts, scores, winner, ties",
+    Command("explain", "one pod's decision from a trace, or every pending pod grouped by cause with what would help",
             "kubesched.app.explain", quiet_log=True),
     Command("snapshot", "write a live cluster's nodes, pods and scheduling objects as manifests for simulate",
             "kubesched.app.snapshot", quiet_log=True),

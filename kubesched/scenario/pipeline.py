@@ -62,6 +62,16 @@ class Scenario:
         """This scenario with ``extra`` objects too (a plan's added nodes), checked as its own were."""
         return _checked([*self.manifests, *extra], extra, self.field_warnings)
 
+    def changed(self, objects: Mapping[int, dict[str, Any]], extra: Sequence[Manifest] = ()) -> Scenario:
+        """This scenario with the objects at those positions of ``manifests`` replaced (a what-if: a node
+        resized, a pod's constraint dropped) and ``extra`` added, each checked as its own were."""
+        manifests = list(self.manifests)
+        replaced = []
+        for index, obj in objects.items():
+            manifests[index] = Manifest(manifests[index].source, manifests[index].doc_index, obj)
+            replaced.append(manifests[index])
+        return _checked([*manifests, *extra], [*replaced, *extra], self.field_warnings)
+
     def check_pod(self, pod: Manifest) -> None:
         """Refuse a pod to be created during the run (a capacity template) that the API server would
         refuse, or that does not parse, naming where it came from."""
@@ -174,8 +184,8 @@ def scenario_manifests(objects_or_paths: object, fields: FieldValidation | None 
         elif isinstance(item, LiveSource):
             sources.append(item)
         else:
-            raise SimulationError(f"objects_or_paths[{i}]: expected a manifest path, an object dict or a "
-                                  f"LiveSource, got {_type_name(item)}")
+            raise SimulationError(
+                f"objects_or_paths[{i}]: expected a manifest path or an object dict, got {_type_name(item)}")
     manifests: list[Manifest] = []
     for source in sources:  # a live cluster's objects first: files and dicts add to what it has
         read = source.objects()

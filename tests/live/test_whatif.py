@@ -63,6 +63,15 @@ def test_the_what_if_commands_read_the_cluster_with_the_role_alone(live: Live, r
     planned = _json(["plan", *flags, "--node-template", str(big)], capsys)
     assert planned == {"nodesToAdd": 1, "scheduled": 2, "pending": []}
 
+    explained = _json(["explain", *flags], capsys)
+    assert explained["pending"] == 1 and explained["source"].startswith("cluster https://127.0.0.1:")
+    [group] = explained["groups"]
+    assert group["pods"] == ["default/w-huge"] and group["causes"][0]["reason"] == "Insufficient cpu"
+    helping = {r["kind"]: r for r in group["remedies"] if r["helps"]}
+    # 8 cpu is more than a whole node of the cluster: no node like them helps, wb grown by 5 cpu does.
+    assert "addNodes" not in helping
+    assert (helping["closestNode"]["node"], helping["closestNode"]["short"]) == ("wb", {"cpu": "5000m"})
+
     # The role allows nothing but reading, and nothing was written: the pending pods are still pending.
     denied = live.kubectl("create", "-f", "-", "--kubeconfig", str(reader), input=yaml.safe_dump(pod("x")),
                           check=False)
