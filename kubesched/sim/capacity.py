@@ -17,6 +17,7 @@ from typing import Any
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.recording.trace import SCHEDULED
+from kubesched.scenario.field_validation import FieldValidation
 from kubesched.scenario.manifests import Manifest
 from kubesched.scenario.pipeline import field_validation, load_scenario, load_template
 from kubesched.sim.simulate import Simulation, SimulationError, SimulationResult, resolve_config
@@ -45,7 +46,7 @@ def capacity(
     tie_break: str = "random",
     emulated_version: str | None = None,
     feature_gates: Mapping[str, bool] | str | None = None,
-    validate: str | bool = "strict",
+    validate: str | bool | FieldValidation = "strict",
 ) -> CapacityResult:
     """Schedule copies of ``pod`` after the scenario until one does not fit (or ``max_replicas`` did).
 
