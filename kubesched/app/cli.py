@@ -58,6 +58,8 @@ COMMANDS: tuple[Command, ...] = (
             "kubesched.app.plan", quiet_log=True),
     Command("explain", "one pod's decision from a trace, or every pending pod grouped by cause with what would help",
             "kubesched.app.explain", quiet_log=True),
+    Command("sweep", "compare configurations over scenarios and seeds, with confidence intervals, on a pool",
+            "kubesched.app.sweep", quiet_log=True),
     Command("snapshot", "write a live cluster's nodes, pods and scheduling objects as manifests for simulate",
             "kubesched.app.snapshot", quiet_log=True),
     Command("generate", "write a generated scenario folder", "kubesched.app.generate"),
