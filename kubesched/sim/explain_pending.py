@@ -183,11 +183,14 @@ def _group_lines(pending_group: PendingGroup, remedies: list[Remedy] | None, wid
     if remedies is None:
         return lines
     helping = [r for r in remedies if r.helps]
+    them = "it" if count == 1 else "them"
+    if not pending_group.plugins:
+        return [*lines, *wrap("no node was evaluated: no change to the cluster would help", width, "  ")]
     if not helping:
-        lines += wrap("no change tried lets any of them schedule"
+        lines += wrap(f"no change tried lets {'it' if count == 1 else 'any of them'} schedule"
                       + (f" (tried: {'; '.join(r.change for r in remedies)})" if remedies else ""), width, "  ")
         return lines
-    lines += wrap("what would let them schedule:", width, "  ")
+    lines += wrap(f"what would let {them} schedule:", width, "  ")
     for remedy in helping:
         lines += wrap(f"- {describe_remedy(remedy)}", width, "    ")
     tried = [r for r in remedies if not r.helps]
@@ -201,9 +204,9 @@ def describe_remedy(remedy: Remedy) -> str:
     d = remedy.details
     outcome = f"{remedy.schedules} of {remedy.of} schedule"
     if remedy.kind == "closestNode":
-        where = "there" if d.get("landedOn") == d["node"] else f"on {d.get('landedOn')}"
-        return f"closest node: {d['node']} is short of {remedy.change.split(' with ', 1)[1].removesuffix(' more')} " \
-               f"for {d['pod']}; with that much more it schedules {where}"
+        if d.get("landedOn") == d["node"]:
+            return f"closest node: {remedy.change} takes {d['pod']}"
+        return f"closest node: with {remedy.change}, {d['pod']} schedules on {d.get('landedOn')}"
     if remedy.kind == "preemption":
         victims = d.get("victims") or []
         return f"preemption: with {remedy.change}" + (f" ({_names(victims)})" if victims else "") + f": {outcome}"
