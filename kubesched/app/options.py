@@ -50,6 +50,10 @@ def add_simulation_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed for tie-breaking and UIDs (default 0)")
     parser.add_argument("--tie-break", choices=("random", "name"), default="random",
                         help="among nodes with the best score: seeded random (as kube-scheduler) or smallest name")
+    add_validate_flag(parser)
+
+
+def add_validate_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--validate", type=_validate_mode, default="strict", metavar="strict|warn|ignore",
                         help="unknown and duplicate fields in manifests: refused (strict or true, the default), "
                              "dropped with a warning each (warn) or dropped (ignore or false), as kubectl's --validate")

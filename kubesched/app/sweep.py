@@ -11,13 +11,19 @@ from typing import TextIO
 import yaml
 
 from kubesched.app.cli import EXIT_OK
-from kubesched.app.options import add_output_flag, add_version_flags, field_validation, gates_of
+from kubesched.app.options import (
+    add_output_flag,
+    add_validate_flag,
+    add_version_flags,
+    field_validation,
+    gates_of,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Simulate every scenario under every configuration (and grid point) with every seed, "
                           "and compare pods scheduled and pending, utilisation, fragmentation, preemptions and "
-                          "p99 latency, with 95%% confidence intervals over the seeds. Runs go to local processes, "
+                          "p99 latency, with 95% confidence intervals over the seeds. Runs go to local processes, "
                           "or to a running dask.distributed cluster with --address.")
     parser.add_argument("scenario", nargs="+", metavar="SCENARIO",
                         help="one scenario each: a manifest file or a folder of manifests")
@@ -31,8 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 0..N-1 for each run (default 3)")
     parser.add_argument("--tie-break", choices=("random", "name"), default="random",
                         help="among nodes with the best score: seeded random (as kube-scheduler) or smallest name")
-    parser.add_argument("--validate", default="strict", metavar="strict|warn|ignore",
-                        help="unknown and duplicate fields in the scenarios' manifests (as simulate)")
+    add_validate_flag(parser)
     parser.add_argument("--workers", type=int, metavar="N",
                         help="local worker processes (default: one per core; 1 runs everything in this process)")
     parser.add_argument("--address", metavar="tcp://HOST:PORT",
