@@ -63,3 +63,23 @@ def test_a_small_budget_returns_the_best_found_and_says_it_is_not_proven() -> No
 def test_cheaper_mixes_come_cheapest_first() -> None:
     mixes = _cheaper_mixes([Decimal("1"), Decimal("2")], Decimal("4"), 10)
     assert mixes == [(1, 0), (0, 1), (2, 0), (1, 1), (3, 0)]  # equal cost: fewer nodes first
+
+
+def test_the_command_takes_several_templates(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    import yaml
+
+    from kubesched.app.cli import main
+
+    scenario, small, large = tmp_path / "s.yaml", tmp_path / "small.yaml", tmp_path / "large.yaml"
+    scenario.write_text(yaml.safe_dump_all([node("n0", cpu="1"), *_pods(20)]))
+    small.write_text(yaml.safe_dump(SMALL))
+    large.write_text(yaml.safe_dump(LARGE))
+    assert main(["plan", str(scenario), "--node-template", str(small), "--node-template", str(large),
+                 "--tie-break", "name", "-o", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["nodesToAdd"] == {"cpu8": 3, "cpu32": 0} and document["costPerHour"] == "1.20"
+    assert document["objective"] == "cost" and document["exact"] is True
+    assert main(["plan", str(scenario), "--node-template", str(small), "--node-template", str(large)]) == 0
+    assert capsys.readouterr().out.startswith("Add 3 x cpu8 (cost 1.20 per hour): then 20 of 20 pods are scheduled.")

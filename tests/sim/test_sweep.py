@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from kubesched import simulate
 from kubesched.api.objects import Node, Pod
-from kubesched.app.cli import main
 from kubesched.scenario.pipeline import SimulationError
 from kubesched.sim.sweep import (
     Variant,
@@ -25,8 +21,6 @@ from kubesched.sim.sweep import (
 )
 from kubesched.sim.sweep_engine import run_tasks
 from tests.sim.scenarios import node, pod
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _scenario() -> tuple[dict, ...]:
@@ -90,16 +84,3 @@ def test_the_process_pool_gives_the_runs_of_the_sequential_loop_in_order() -> No
     comparison = compare(pooled)
     assert list(comparison.rows) == [("s", "defaults"), ("s", "x NodeResourcesBalancedAllocation.weight=3")]
     assert comparison.rows[("s", "defaults")]["scheduled"].n == 2
-
-
-def test_the_command_prints_the_comparison_and_writes_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "out"
-    assert main(["sweep", str(REPO / "examples" / "capacity" / ".." / "cluster"), "--seeds", "2", "--workers", "1",
-                 "--grid", "NodeResourcesFit.weight=1,2", "--output-dir", str(out)]) == 0
-    text = capsys.readouterr().out
-    assert text.splitlines()[0].split()[:4] == ["scenario", "variant", "scheduled", "pending"]
-    assert "4 runs; mean ± half-width of the 95% confidence interval over 2 seeds" in text
-    assert {p.name for p in out.iterdir()} == {"runs.json", "comparison.json", "comparison.csv", "report.html"}
-    assert len(json.loads((out / "runs.json").read_text())) == 4
-    page = (out / "report.html").read_text()
-    assert page.count('<div id="plot-') == 7 and len(page) < 3_000_000
