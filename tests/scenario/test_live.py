@@ -81,3 +81,11 @@ def test_a_kind_the_credentials_may_not_list_names_the_cluster(kubeconfig: Path,
                  str(REPO / "examples" / "capacity" / "gpu-node.yaml")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kubesched: error: http://127.0.0.1:") and "Forbidden: /api/v1/services is forbidden" in err
+
+
+def test_live_finds_the_cluster_as_kubectl_does(kubeconfig: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'missing'}:{kubeconfig}")
+    assert main(["capacity", "--live", "--pod", str(REPO / "examples" / "capacity" / "web-replica.yaml"),
+                 "--max", "2", "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["replicas"] == 2
