@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from typing import TYPE_CHECKING, Any
 
 from kubesched.config.features import (
     DEFAULT_EMULATED_VERSION,
@@ -13,6 +14,9 @@ from kubesched.config.features import (
     check_version,
     feature_gates,
 )
+
+if TYPE_CHECKING:
+    from kubesched.scenario.live import LiveSource
 
 
 def add_version_flags(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +50,10 @@ def add_simulation_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed for tie-breaking and UIDs (default 0)")
     parser.add_argument("--tie-break", choices=("random", "name"), default="random",
                         help="among nodes with the best score: seeded random (as kube-scheduler) or smallest name")
+    add_validate_flag(parser)
+
+
+def add_validate_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--validate", type=_validate_mode, default="strict", metavar="strict|warn|ignore",
                         help="unknown and duplicate fields in manifests: refused (strict or true, the default), "
                              "dropped with a warning each (warn) or dropped (ignore or false), as kubectl's --validate")
@@ -69,3 +77,44 @@ def field_validation(args: argparse.Namespace) -> str:
 
 def add_output_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
+
+
+def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
+    """SCENARIO... and the live-cluster flags: what a command simulates (files, a live cluster, or both)."""
+    parser.add_argument("scenario", nargs="*", metavar="SCENARIO",
+                        help="manifest file or folder of manifests (with --live, added to the cluster's objects)")
+    add_live_flags(parser)
+
+
+def add_live_flags(parser: argparse.ArgumentParser) -> None:
+    """--live, --kubeconfig and --context: a live cluster, read once and never written, as the scenario."""
+    group = parser.add_argument_group(
+        "a live cluster as the scenario", "read once (one list per kind, nothing watched or written; list "
+        "permission is all it needs), then simulated like manifest files")
+    group.add_argument("--live", action="store_true",
+                       help="read the cluster kubectl would talk to: $KUBECONFIG, ~/.kube/config, then the "
+                            "in-cluster service account")
+    group.add_argument("--kubeconfig", metavar="FILE", default="",
+                       help="read the cluster of this kubeconfig (implies --live)")
+    group.add_argument("--context", metavar="NAME",
+                       help="kubeconfig context (implies --live; default: the current one)")
+
+
+def live_source(args: argparse.Namespace) -> LiveSource | None:
+    """The live cluster the flags name, or None when they name none."""
+    from kubesched.scenario.live import LiveSource
+
+    if not (args.live or args.kubeconfig or args.context):
+        return None
+    return LiveSource(kubeconfig=args.kubeconfig, context=args.context)
+
+
+def scenario_of(args: argparse.Namespace) -> list[Any]:
+    """What to simulate: the live cluster (when asked for) first, then the SCENARIO paths."""
+    live = live_source(args)
+    if live is None and not args.scenario:
+        from kubesched.scenario.pipeline import SimulationError
+
+        raise SimulationError("no scenario: give manifest files or folders (SCENARIO...), or read a live cluster "
+                              "with --live or --kubeconfig FILE")
+    return [*([live] if live is not None else []), *args.scenario]

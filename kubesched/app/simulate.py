@@ -20,7 +20,14 @@ from typing import Any, TextIO
 
 from kubesched.api.labels import validate_label_key
 from kubesched.app.cli import EXIT_OK, one_line
-from kubesched.app.options import add_output_flag, add_simulation_flags, field_validation, gates_of
+from kubesched.app.options import (
+    add_output_flag,
+    add_scenario_arguments,
+    add_simulation_flags,
+    field_validation,
+    gates_of,
+    scenario_of,
+)
 from kubesched.sim.annotations import PREFIX, SIMULATOR_PREFIX, AnnotationRecorder
 from kubesched.sim.output import write_manifests
 from kubesched.sim.report import format_summary
@@ -37,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Load Kubernetes manifests (files or folders) into an embedded cluster and schedule "
                           "every pod without spec.nodeName, one at a time, with the real scheduler on a virtual "
                           "clock.")
-    parser.add_argument("scenario", nargs="+", metavar="SCENARIO", help="manifest file or folder of manifests")
+    add_scenario_arguments(parser)
     add_simulation_flags(parser)
     parser.add_argument("--burst", action="store_true",
                         help="create all pending pods at once instead of one after another")
@@ -95,7 +102,7 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # The trace is streamed while the run goes; annotations keep per attempt only what they show.
     annotations = AnnotationRecorder() if args.output_dir else None
     try:
-        result = simulate(args.scenario, config=args.config, seed=args.seed, burst=args.burst,
+        result = simulate(scenario_of(args), config=args.config, seed=args.seed, burst=args.burst,
                           emulated_version=gates.version, feature_gates=dict(gates.overrides),
                           tie_break=args.tie_break, progress=progress, timeline=args.timeline,
                           trace=args.trace, recorders=[annotations] if annotations is not None else [],

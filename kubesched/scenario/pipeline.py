@@ -1,7 +1,7 @@
 """The input pipeline: what a simulation is given, read, checked and put in the order an API server needs.
 
 :func:`load_scenario` is the one way a scenario gets in, for ``simulate``, ``capacity``, ``plan`` and the
-benchmarks alike: manifests read (files, folders, object dicts), put in creation order, pods and nodes
+benchmarks alike: manifests read (files, folders, object dicts, a live cluster), put in creation order, pods and nodes
 parsed, arrival and duration annotations checked, and the admission pre-check run
 (:mod:`kubesched.scenario.admission`). It takes paths, object dicts and options from code as well as from
 the command line; everything is checked here first, so that a wrong argument is a
@@ -28,6 +28,7 @@ from kubesched.api.workload_selectors import WORKLOAD_KINDS, check_workload_sele
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.scenario.admission import ScenarioPriorityClasses, check_admission
 from kubesched.scenario.field_validation import FieldValidation, validate_mode
+from kubesched.scenario.live import LiveSource
 from kubesched.scenario.manifests import (
     Manifest,
     ManifestError,
@@ -60,6 +61,16 @@ class Scenario:
     def extended(self, extra: Sequence[Manifest]) -> Scenario:
         """This scenario with ``extra`` objects too (a plan's added nodes), checked as its own were."""
         return _checked([*self.manifests, *extra], extra, self.field_warnings)
+
+    def changed(self, objects: Mapping[int, dict[str, Any]], extra: Sequence[Manifest] = ()) -> Scenario:
+        """This scenario with the objects at those positions of ``manifests`` replaced (a what-if: a node
+        resized, a pod's constraint dropped) and ``extra`` added, each checked as its own were."""
+        manifests = list(self.manifests)
+        replaced = []
+        for index, obj in objects.items():
+            manifests[index] = Manifest(manifests[index].source, manifests[index].doc_index, obj)
+            replaced.append(manifests[index])
+        return _checked([*manifests, *extra], [*replaced, *extra], self.field_warnings)
 
     def check_pod(self, pod: Manifest) -> None:
         """Refuse a pod to be created during the run (a capacity template) that the API server would
@@ -148,13 +159,14 @@ def _type_name(value: object) -> str:
 
 
 def scenario_manifests(objects_or_paths: object, fields: FieldValidation | None = None) -> list[Manifest]:
-    """The manifests of a scenario given as paths (files or folders) and/or object dicts, in order.
+    """The manifests of a scenario given as paths (files or folders), object dicts and/or live clusters
+    (:class:`~kubesched.scenario.live.LiveSource`), in order.
 
-    A single path or a single dict may be given alone. Dicts are checked as file documents are
-    (``List`` objects expanded); paths are read in the order given, dicts after them. ``fields``
-    treats unknown and duplicate fields (default: refused).
+    A single path, dict or live source may be given alone. Dicts and a cluster's objects are checked as
+    file documents are (``List`` objects expanded); live clusters come first, then paths in the order
+    given, then dicts. ``fields`` treats unknown and duplicate fields (default: refused).
     """
-    if isinstance(objects_or_paths, str | Path | Mapping):
+    if isinstance(objects_or_paths, str | Path | Mapping | LiveSource):
         items: list[Any] = [objects_or_paths]
     elif isinstance(objects_or_paths, bytes | bytearray) or not isinstance(objects_or_paths, Iterable):
         raise SimulationError(
@@ -163,15 +175,22 @@ def scenario_manifests(objects_or_paths: object, fields: FieldValidation | None 
         items = list(objects_or_paths)
     paths: list[str | Path] = []
     objects: list[dict[str, Any]] = []
+    sources: list[LiveSource] = []
     for i, item in enumerate(items):
         if isinstance(item, str | Path):
             paths.append(item)
         elif isinstance(item, Mapping):
             objects.append(_json_data(item, f"objects_or_paths[{i}]"))
+        elif isinstance(item, LiveSource):
+            sources.append(item)
         else:
             raise SimulationError(
                 f"objects_or_paths[{i}]: expected a manifest path or an object dict, got {_type_name(item)}")
-    manifests = load_manifests(paths, fields=fields) if paths else []
+    manifests: list[Manifest] = []
+    for source in sources:  # a live cluster's objects first: files and dicts add to what it has
+        read = source.objects()
+        manifests += objects_to_manifests(read, source.name, fields=fields)
+    manifests += load_manifests(paths, fields=fields) if paths else []
     manifests += objects_to_manifests(objects, depth_checked=True, fields=fields)
     if not manifests:
         raise SimulationError("the scenario holds no Kubernetes objects")

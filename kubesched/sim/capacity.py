@@ -17,6 +17,8 @@ from typing import Any
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.recording.trace import SCHEDULED
+from kubesched.scenario.field_validation import FieldValidation
+from kubesched.scenario.manifests import Manifest
 from kubesched.scenario.pipeline import field_validation, load_scenario, load_template
 from kubesched.sim.simulate import Simulation, SimulationError, SimulationResult, resolve_config
 
@@ -44,7 +46,7 @@ def capacity(
     tie_break: str = "random",
     emulated_version: str | None = None,
     feature_gates: Mapping[str, bool] | str | None = None,
-    validate: str | bool = "strict",
+    validate: str | bool | FieldValidation = "strict",
 ) -> CapacityResult:
     """Schedule copies of ``pod`` after the scenario until one does not fit (or ``max_replicas`` did).
 
@@ -59,40 +61,58 @@ def capacity(
     sim = Simulation(scenario, cfg, seed=seed, tie_break=tie_break)
     sim.load()
     sim.run()
-    replica_of = template.obj
-    meta = replica_of.setdefault("metadata", {})
-    base = str(meta.pop("name", None) or meta.get("generateName") or "").rstrip("-")
-    meta.pop("generateName", None)
-    (replica_of.setdefault("spec", {})).pop("nodeName", None)
-    namespace = meta.get("namespace") or "default"
+    replicas = _Replicas(sim, template)
     placements: dict[str, int] = {}
     placed = 0
     stop_reason = ""
     while max_replicas is None or placed < max_replicas:
-        replica = copy.deepcopy(replica_of)
-        name = f"{base}-{placed}"
-        replica["metadata"]["name"] = name
-        assert sim.summary is not None  # the default recording keeps a summary per attempt
-        first = len(sim.summary.summaries)
-        try:
-            sim.cluster.create(replica)
-        except ApiError as err:  # a replica's name taken by a pod of the scenario, say
-            raise SimulationError(f"{template.source}: replica {namespace}/{name}: {err.message}") from None
-        sim.driver.settle()
-        key = f"{namespace}/{name}"
-        attempts = [r for r in sim.summary.summaries[first:] if r.pod == key]
-        if not attempts or attempts[0].result != SCHEDULED:
-            if attempts:
-                stop_reason = attempts[0].message or attempts[0].result
-            else:
-                stop_reason = "the pod was never attempted (its schedulerName matches no profile, or it is gated)"
+        node, stop_reason = replicas.place()
+        if node is None:
             break
-        node = str(attempts[0].node)
         placements[node] = placements.get(node, 0) + 1
         placed += 1
     else:
         stop_reason = f"reached the limit of {max_replicas} replicas"
     return CapacityResult(placed, dict(sorted(placements.items())), stop_reason, sim.result())
+
+
+class _Replicas:
+    """Copies of one pod template created in a running simulation, one at a time, each scheduled before
+    the next: ``<name>-0``, ``<name>-1``, …"""
+
+    def __init__(self, sim: Simulation, template: Manifest, base: str | None = None) -> None:
+        self.sim = sim
+        self.template = template
+        self.replica_of = copy.deepcopy(template.obj)
+        meta = self.replica_of.setdefault("metadata", {})
+        self.base = base or str(meta.pop("name", None) or meta.get("generateName") or "").rstrip("-")
+        meta.pop("name", None)
+        meta.pop("generateName", None)
+        self.replica_of.setdefault("spec", {}).pop("nodeName", None)
+        self.namespace = meta.get("namespace") or "default"
+        self.made = 0
+
+    def place(self) -> tuple[str | None, str]:
+        """Create the next replica and let it be scheduled: its node, or None and why not."""
+        replica = copy.deepcopy(self.replica_of)
+        name = f"{self.base}-{self.made}"
+        self.made += 1
+        replica["metadata"]["name"] = name
+        summary = self.sim.summary
+        assert summary is not None  # the default recording keeps a summary per attempt
+        first = len(summary.summaries)
+        try:
+            self.sim.cluster.create(replica)
+        except ApiError as err:  # a replica's name taken by a pod of the scenario, say
+            raise SimulationError(f"{self.template.source}: replica {self.namespace}/{name}: {err.message}") from None
+        self.sim.driver.settle()
+        key = f"{self.namespace}/{name}"
+        attempts = [r for r in summary.summaries[first:] if r.pod == key]
+        if not attempts:
+            return None, "the pod was never attempted (its schedulerName matches no profile, or it is gated)"
+        if attempts[0].result != SCHEDULED:
+            return None, attempts[0].message or attempts[0].result
+        return str(attempts[0].node), ""
 
 
 def format_capacity(result: CapacityResult) -> str:

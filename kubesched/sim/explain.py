@@ -41,8 +41,8 @@ from kubesched.sim.explain_layout import (
 )
 from kubesched.sim.explain_names import matching_pods, parse_workload, pod_key, suggestions
 
-__all__ = ["ExplainError", "NodeVerdict", "PluginScore", "PodOutcome", "explain", "format_table", "node_verdicts",
-           "read_trace"]
+__all__ = ["ExplainError", "NodeVerdict", "PluginScore", "PodOutcome", "decision", "explain", "format_table",
+           "make_printer", "node_verdicts", "read_trace"]
 
 #: Below this, not even a node name and its verdict fit on a line.
 MIN_WIDTH = 20
@@ -125,12 +125,9 @@ def explain(trace: str | Path, pod: str, *, attempt: int | None = None, node: st
     ``rich_output`` None means "if ``out`` is a TTY"; ``width`` None means the terminal's width
     (``$COLUMNS`` when set), or no limit when ``out`` is no terminal and ``$COLUMNS`` is unset.
     """
-    if width is not None and width < MIN_WIDTH:
-        raise ExplainError(f"width {width}: too narrow (at least {MIN_WIDTH} columns)")
+    printer = make_printer(out, rich_output=rich_output, width=width)
     key = pod_key(pod)
     records, outcomes = scan(trace, key)
-    use_rich = _rich_available() and (out.isatty() if rich_output is None else rich_output)
-    printer = Printer(out, width if width is not None else _terminal_width(out, use_rich), use_rich)
     if not records:
         read_as, matches = matching_pods(pod, outcomes)
         if not matches:
@@ -142,6 +139,19 @@ def explain(trace: str | Path, pod: str, *, attempt: int | None = None, node: st
         records = [r for r in read_trace(trace) if r.get("pod") == key]
     record = pick_attempt(records, key, attempt)
     printer.draw(_decision(record, len(records), node, printer))
+
+
+def make_printer(out: TextIO, *, rich_output: bool | None = None, width: int | None = None) -> Printer:
+    """The printer :func:`explain` draws with (see there for ``rich_output`` and ``width``)."""
+    if width is not None and width < MIN_WIDTH:
+        raise ExplainError(f"width {width}: too narrow (at least {MIN_WIDTH} columns)")
+    use_rich = _rich_available() and (out.isatty() if rich_output is None else rich_output)
+    return Printer(out, width if width is not None else _terminal_width(out, use_rich), use_rich)
+
+
+def decision(record: Mapping[str, Any], count: int, printer: Printer) -> list[Piece]:
+    """One attempt's decision as :func:`explain` prints it (``count``: the pod's attempts)."""
+    return _decision(record, count, None, printer)
 
 
 def _decision(record: Mapping[str, Any], count: int, node: str | None, printer: Printer) -> list[Piece]:

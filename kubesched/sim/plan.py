@@ -108,7 +108,7 @@ def plan(
     def fits(count: int) -> bool:
         return set(pending_after(run(count))) <= hopeless
 
-    found = _search(fits, max_nodes)
+    found = fewest_fitting(fits, max_nodes)
     monotone = _monotone({n: set(pending_after(r)) <= hopeless for n, r in runs.items()})
     if not monotone:
         found = next(n for n in range(0, max_nodes + 1) if fits(n))
@@ -136,15 +136,17 @@ def _added_nodes(scenario: Scenario, template: Mapping[str, Any], max_nodes: int
     return [Manifest("<node template>", i + 1, n) for i, n in enumerate(copies)]
 
 
-def _search(fits: Callable[[int], bool], max_nodes: int) -> int:
-    """The fewest added nodes that fit, found by galloping and bisecting (see the module docstring)."""
-    if fits(0):
-        return 0
-    # Gallop up (1, 2, 4, ...) to the first count that fits, then bisect below it: answers are
-    # usually small, so this runs fewer simulations than bisecting over [0, max_nodes].
-    lo, hi = 0, 1
+def fewest_fitting(fits: Callable[[int], bool], max_nodes: int, at_least: int = 0) -> int:
+    """The fewest added nodes that fit, found by galloping and bisecting (see the module docstring);
+    ``at_least`` is a count known not to be too many (a lower bound: fewer cannot fit)."""
+    at_least = max(0, min(at_least, max_nodes))
+    if fits(at_least):
+        return at_least
+    # Gallop up (1, 2, 4, ... above the bound) to the first count that fits, then bisect below it:
+    # answers are usually small, so this runs fewer simulations than bisecting over [0, max_nodes].
+    lo, hi = at_least, min(at_least + 1, max_nodes)
     while not fits(hi) and hi < max_nodes:
-        lo, hi = hi, min(hi * 2, max_nodes)
+        lo, hi = hi, min(at_least + (hi - at_least) * 2, max_nodes)
     while hi - lo > 1:  # fits(lo) is False, fits(hi) is True
         mid = (lo + hi) // 2
         if fits(mid):

@@ -12,6 +12,7 @@ import importlib.util
 EXTRAS: dict[str, tuple[str, ...]] = {
     "sim": ("plotly", "rich", "tqdm"),
     "live": ("kubernetes", "cryptography", "urllib3"),
+    "distributed": ("distributed",),
 }
 
 

@@ -268,7 +268,8 @@ def test_every_command_builds_its_flags() -> None:
     parser = build_parser()
     for command in COMMANDS:
         args = {"simulate": ["s"], "capacity": ["s", "--pod", "p"], "plan": ["s", "--node-template", "n"],
-                "explain": ["t", "p"], "snapshot": ["-o", "d"], "generate": ["perf", "-o", "d"]}.get(command.name, [])
+                "explain": ["t", "p"], "snapshot": ["-o", "d"], "sweep": ["s"],
+                "generate": ["perf", "-o", "d"]}.get(command.name, [])
         assert parser.parse_args([command.name, *args]).command == command.name
 
 

@@ -83,3 +83,68 @@ def test_a_misspelt_name_is_an_input_error_with_suggestions(trace: Path, capsys:
 def test_a_too_narrow_width_is_an_input_error(trace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", str(trace), "web/cart-cache", "--width", "5"]) == 2
     assert "too narrow" in capsys.readouterr().err
+
+
+# -- every pending pod -------------------------------------------------------------------------------------
+def test_a_trace_without_a_pod_groups_its_pending_pods(tmp_path, capsys) -> None:
+    import yaml as _yaml
+
+    from kubesched.app.cli import main as cli
+    from tests.sim.scenarios import node as make_node
+    from tests.sim.scenarios import pod as make_pod
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(_yaml.safe_dump_all([make_node("n1", cpu="1"), make_pod("a", cpu="2"), make_pod("b", cpu="3"),
+                                             make_pod("ok", cpu="500m")]))
+    trace = tmp_path / "t.jsonl"
+    assert cli(["simulate", str(scenario), "--trace", str(trace), "-q"]) == 0
+    assert cli(["explain", str(trace), "--brief"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"2 pending pods in {trace}, 1 cause:\n")
+    assert "2 pods: NodeResourcesFit: Insufficient cpu (1 node)" in out and "what would" not in out
+
+
+def test_a_scenario_is_explained_with_checked_changes_as_json(tmp_path, capsys) -> None:
+    import json as _json
+
+    import yaml as _yaml
+
+    from kubesched.app.cli import main as cli
+    from tests.sim.scenarios import node as make_node
+    from tests.sim.scenarios import pod as make_pod
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(_yaml.safe_dump_all([make_node("n1", cpu="2"), make_pod("used", cpu="1500m", node_name="n1"),
+                                             make_pod("a", cpu="1")]))
+    assert cli(["explain", "--scenario", str(scenario), "--tie-break", "name", "-o", "json"]) == 0
+    document = _json.loads(capsys.readouterr().out)
+    assert document["schemaVersion"] == 1 and document["pending"] == 1 and document["source"] == str(scenario)
+    assert document["simulated"]["toSchedule"] == 1 and document["simulated"]["whatIfSimulations"] >= 2
+    [group] = document["groups"]
+    assert group["count"] == 1 and group["pods"] == ["default/a"]
+    kinds = {r["kind"]: r for r in group["remedies"]}
+    assert kinds["closestNode"]["short"] == {"cpu": "500m"} and kinds["closestNode"]["helps"]
+    assert kinds["preemption"]["victims"] == ["default/used"]
+    [pod_entry] = document["pods"]
+    assert pod_entry["group"] == 0 and pod_entry["lastAttempt"]["filter"]["n1"]["plugin"] == "NodeResourcesFit"
+
+
+def test_a_named_pod_with_a_scenario_and_the_wrong_combinations(tmp_path, capsys) -> None:
+    import yaml as _yaml
+
+    from kubesched.app.cli import main as cli
+    from tests.sim.scenarios import node as make_node
+    from tests.sim.scenarios import pod as make_pod
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(_yaml.safe_dump_all([make_node("n1", cpu="1"), make_pod("a", cpu="2"), make_pod("ok")]))
+    assert cli(["explain", "ok", "--scenario", str(scenario), "--brief", "--no-what-if"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("default/ok is not pending: scheduled on n1\n0 pending pods")
+    assert cli(["explain", "a", "--scenario", str(scenario), "--no-what-if"]) == 0
+    out = capsys.readouterr().out
+    assert "1 pod: NodeResourcesFit: Insufficient cpu (1 node)" in out and "Pod default/a, attempt" in out
+    assert cli(["explain", "t.jsonl", "a", "--scenario", str(scenario)]) == 2
+    assert "give at most a POD, no TRACE" in capsys.readouterr().err
+    assert cli(["explain"]) == 2
+    assert "give a TRACE (and a POD), or a scenario" in capsys.readouterr().err
