@@ -58,7 +58,7 @@ _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 class Lister(Protocol):
     """The part of the cluster protocol a snapshot needs."""
 
-    def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict], str]: ...
+    def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict[str, Any]], str]: ...
 
 
 def clean(obj: dict[str, Any]) -> dict[str, Any] | None:

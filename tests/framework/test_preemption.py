@@ -23,13 +23,13 @@ from kubesched.cluster.protocol import ApiError, NotFound
 from kubesched.config.features import feature_gates
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import fit_error_message
+from kubesched.framework.extender import Victims
 from kubesched.framework.interfaces import PostFilterResult
 from kubesched.framework.preemption import (
     MAX_INT32,
     NOT_HELPFUL_MSG,
     Candidate,
     Evaluator,
-    Victims,
     clock_reading,
     earliest_pod_start_time,
     more_important_pod,
