@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,7 @@ def _per_pod(objs: list[dict[str, Any]], cfg: dict[str, Any], repeats: int) -> t
         def progress(done: int, total: int, stamps: list[float] = stamps) -> None:
             stamps.append(time.perf_counter())
 
-        wall, result = _timed(lambda progress=progress: kubesched.simulate(objs, config=cfg, progress=progress))
+        wall, result = _timed(partial(kubesched.simulate, objs, config=cfg, progress=progress))
         per_pod = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
         if best is None or per_pod < best[1]:
             best = (wall, per_pod, result)

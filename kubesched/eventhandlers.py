@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kubesched.api.errors import ObjectError
+from kubesched.api.node_affinity import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod, resize_status
 from kubesched.api.resources import V1_34_RULES, ResourceRules
 from kubesched.api.taints import find_untolerated_taint
@@ -31,7 +32,6 @@ from kubesched.framework.interfaces import ActionType, ClusterEvent
 from kubesched.framework.runtime import Framework
 from kubesched.klog import Logger, kobj
 from kubesched.plugins import nodename, nodeports
-from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.noderesources import fit as noderesources_fit
 from kubesched.profile.events import ClusterEventRecorder
 from kubesched.queue import events as qevents

@@ -107,6 +107,23 @@ class SchedulerMetrics:
             "all plugins that caused it to not schedule and so this metric have meaning only when broken "
             "down by plugin.",
             ["plugin", "profile"], registry=r)
+        self._register_framework_metrics(r)
+        self._cache_size = _CacheSizeCollector()
+        r.register(self._cache_size)
+
+        self._pending: dict[str, Any] = {}
+        self._pending_last: dict[str, int] = {}
+        self._incoming: dict[tuple[str, str], Any] = {}
+        self._unschedulable: dict[tuple[str, str], Any] = {}
+        self._attempts: dict[tuple[str, str], tuple[Any, Any]] = {}
+        self._sli: dict[str, Any] = {}
+        self._plugin: dict[tuple[str, str, str], Any] = {}
+        # (id of the plugin object, method, status) -> child; plugins live as long as the scheduler.
+        self._plugin_calls: dict[tuple[int, str, str], Any] = {}
+        self._profiles: dict[str, FrameworkMetrics] = {}
+
+    def _register_framework_metrics(self, r: CollectorRegistry) -> None:
+        """Preemption's, the framework's (extension points, plugin calls) and leader election's metrics."""
         self.preemption_attempts = Counter(
             "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r)
         self.preemption_victims = Histogram(
@@ -130,19 +147,6 @@ class SchedulerMetrics:
             "Total number of slow path exercised in renewing leader leases. 'name' is the string used to "
             "identify the lease. Please make sure to group by name.",
             ["name"], registry=r)
-        self._cache_size = _CacheSizeCollector()
-        r.register(self._cache_size)
-
-        self._pending: dict[str, Any] = {}
-        self._pending_last: dict[str, int] = {}
-        self._incoming: dict[tuple[str, str], Any] = {}
-        self._unschedulable: dict[tuple[str, str], Any] = {}
-        self._attempts: dict[tuple[str, str], tuple[Any, Any]] = {}
-        self._sli: dict[str, Any] = {}
-        self._plugin: dict[tuple[str, str, str], Any] = {}
-        # (id of the plugin object, method, status) -> child; plugins live as long as the scheduler.
-        self._plugin_calls: dict[tuple[int, str, str], Any] = {}
-        self._profiles: dict[str, FrameworkMetrics] = {}
 
     # -- the queue's hooks (called under the queue's lock: dict lookups and sets only) ------------------
     def pending_pods_changed(self, counts: Mapping[str, int]) -> None:

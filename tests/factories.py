@@ -5,13 +5,23 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from kubesched.api.objects import Node, Pod
 from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import Snapshot
+from kubesched.framework.handle import Handle
 
 _uids = itertools.count(1)
+
+
+def as_handle(fake: object) -> Handle:
+    """``fake`` as a plugin's framework handle: tests hand plugins a double with only what they read."""
+    return cast(Handle, fake)
+
+
+#: The handle of a plugin built without a framework (one that reads nothing of it).
+NO_HANDLE = as_handle(None)
 
 
 def node_dict(

@@ -275,7 +275,7 @@ class _Cycle:
 
 @pytest.mark.parametrize(("percent", "timed"), [(0, False), (100, True)])
 def test_the_observer_times_plugins_on_sampled_cycles_only(percent: int, timed: bool) -> None:
-    observer = MetricsObserver(SchedulerMetrics(plugin_sample_percent=percent), lambda: T0, ())
+    observer = MetricsObserver(SchedulerMetrics(plugin_sample_percent=percent), lambda: T0, {})
     cycle = _Cycle()
     observer.begin(cycle)
     assert (cycle.state.plugin_timer is not None) is timed
@@ -283,7 +283,7 @@ def test_the_observer_times_plugins_on_sampled_cycles_only(percent: int, timed: 
 
 def test_the_observer_counts_each_ending_once_under_its_result() -> None:
     metrics = SchedulerMetrics()
-    observer = MetricsObserver(metrics, lambda: T0 + timedelta(seconds=3), ())
+    observer = MetricsObserver(metrics, lambda: T0 + timedelta(seconds=3), {})
     observer.failed(_Cycle(), True, "no room", None)
     observer.failed(_Cycle(profile="calm"), False, "broken", None)
     observer.scheduled(_Cycle(attempts=2, queued_at=T0), "n1")

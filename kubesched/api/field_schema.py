@@ -13,6 +13,7 @@ import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DATA_FILE = Path(__file__).with_name("field_schema.json")
 #: The type of the list wrapper of a ``List`` (or ``PodList``, …) document.
@@ -77,7 +78,7 @@ class FieldSchema:
         return self.types[LIST]
 
 
-def parse_schema(data: dict) -> FieldSchema:
+def parse_schema(data: dict[str, Any]) -> FieldSchema:
     """Build the linked types from the data file's content (see ``testing/api_fields.py``)."""
     types = {name: ObjectType(name, frozenset(fields)) for name, fields in data["types"].items()}
     for name, fields in data["types"].items():

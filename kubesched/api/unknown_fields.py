@@ -137,7 +137,7 @@ def without_fields(obj: dict[str, Any], locations: Iterable[Location]) -> dict[s
     """A copy of ``obj`` without the fields at ``locations``, as the API server drops them; only the
     mappings and lists on the way to a dropped field are copied, the rest is shared."""
     copied: dict[int, Any] = {}
-    result = _copy_once(obj, copied)
+    result: dict[str, Any] = _copy_once(obj, copied)
     for location in locations:
         parent: Any = result
         for key in location[:-1]:

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
 ALWAYS_ALLOW_GROUPS = ("system:masters",)
 CACHE_TTL = 10.0
 
-Review = Callable[[str, dict], dict]
+Review = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +128,7 @@ class DelegatedAuth:
             cached = self._decisions.get(key)
         if cached is not None and cached[0] > now:
             return cached[1]
-        spec: dict = {"user": user.name, "groups": list(user.groups),
+        spec: dict[str, Any] = {"user": user.name, "groups": list(user.groups),
                       "nonResourceAttributes": {"path": path, "verb": verb}}
         if user.uid:
             spec["uid"] = user.uid

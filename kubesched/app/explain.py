@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TextIO
+from typing import Any, TextIO
 
 from kubesched.app.cli import EXIT_OK
 from kubesched.app.options import add_live_flags, add_output_flag, add_simulation_flags, field_validation, gates_of
@@ -66,7 +66,7 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _pending(args: argparse.Namespace, out: TextIO, sources: list | None, pod: str | None) -> int:
+def _pending(args: argparse.Namespace, out: TextIO, sources: list[Any] | None, pod: str | None) -> int:
     from kubesched.sim.explain_pending import explain_pending, explain_trace_pending, print_pending
 
     if args.max_groups < 0:

@@ -217,7 +217,7 @@ def _cache_debugger(cluster: KubeCluster, scheduler: Scheduler) -> CacheDebugger
     """kube-scheduler's cache debugger over the informers' node and pod stores."""
     from kubesched.cache.debugger import CacheDebugger
 
-    def lister(kind: str) -> Callable[[], list[dict]]:
+    def lister(kind: str) -> Callable[[], list[dict[str, Any]]]:
         return lambda: store.list() if (store := cluster.stores.get(kind)) is not None else []
 
     return CacheDebugger(lister("Node"), lister("Pod"), scheduler.cache, scheduler.queue)

@@ -179,13 +179,7 @@ def start_server(
     checks = list(checks)
     # kube-scheduler exposes no *_created series; prometheus_client's switch for them is process-wide.
     disable_created_metrics()
-    registries: list[Any] = [registry]
-    if process_metrics:
-        process_registry = CollectorRegistry()
-        ProcessCollector(registry=process_registry)
-        PlatformCollector(registry=process_registry)
-        registries.append(process_registry)
-    combined = _Registries(registries)
+    combined = _metrics_source(registry, process_metrics)
     holder: dict[str, MetricsServer] = {}
 
     def shutdown_check() -> str | None:
@@ -209,49 +203,67 @@ def start_server(
 
     family = socket.AF_INET6 if ":" in bind_address else socket.AF_INET
 
-    class Server(ThreadingHTTPServer):
+    class Server(_Server):
         address_family = family
-        daemon_threads = True
-        allow_reuse_address = True
-
-        def finish_request(self, request: Any, client_address: Any) -> None:
-            # The TLS handshake happens here, on the connection's own thread: done in accept() it would
-            # let one silent client stall every probe.
-            if isinstance(request, ssl.SSLSocket):
-                request.settimeout(REQUEST_TIMEOUT)
-                try:
-                    request.do_handshake()
-                except (OSError, ssl.SSLError) as err:
-                    log.debug("TLS handshake with %s failed: %s", client_address, err)
-                    return
-            super().finish_request(request, client_address)
 
     httpd = Server((bind_address, port), Handler)
-    scheme = "http"
-    certificate: bytes | None = None
-    if secure:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        if cert_file and key_file:
-            context.load_cert_chain(cert_file, key_file)
-            with open(cert_file, "rb") as f:
-                certificate = f.read()
-        elif cert_file or key_file:
-            httpd.server_close()
-            raise ValueError("--tls-cert-file and --tls-private-key-file must be given together")
-        else:
-            certificate, key = self_signed_certificate(bind_address)
-            _load_pem_pair(context, certificate, key)
-        httpd.socket = context.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
-        scheme = "https"
+    certificate = _serve_tls(httpd, bind_address, cert_file, key_file) if secure else None
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
                               name="kubesched-serving", daemon=True)
-    server = MetricsServer(httpd, thread, scheme)
+    server = MetricsServer(httpd, thread, "https" if secure else "http")
     server.certificate_pem = certificate
     holder["server"] = server
     thread.start()
     log.info("serving /healthz /livez /readyz /metrics on %s", server.bound_url)
     return server
+
+
+def _metrics_source(registry: CollectorRegistry, process_metrics: bool) -> _Registries:
+    """What /metrics renders: ``registry``, and the process collectors unless ``process_metrics`` is off."""
+    registries: list[Any] = [registry]
+    if process_metrics:
+        process_registry = CollectorRegistry()
+        ProcessCollector(registry=process_registry)
+        PlatformCollector(registry=process_registry)
+        registries.append(process_registry)
+    return _Registries(registries)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        # The TLS handshake happens here, on the connection's own thread: done in accept() it would
+        # let one silent client stall every probe.
+        if isinstance(request, ssl.SSLSocket):
+            request.settimeout(REQUEST_TIMEOUT)
+            try:
+                request.do_handshake()
+            except (OSError, ssl.SSLError) as err:
+                log.debug("TLS handshake with %s failed: %s", client_address, err)
+                return
+        super().finish_request(request, client_address)
+
+
+def _serve_tls(httpd: ThreadingHTTPServer, bind_address: str, cert_file: str | None,
+               key_file: str | None) -> bytes:
+    """Wrap ``httpd``'s socket with TLS (TLS 1.2 or newer): the given certificate and key, or a
+    self-signed pair made now; returns the certificate served (PEM)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if cert_file and key_file:
+        context.load_cert_chain(cert_file, key_file)
+        with open(cert_file, "rb") as f:
+            certificate = f.read()
+    elif cert_file or key_file:
+        httpd.server_close()
+        raise ValueError("--tls-cert-file and --tls-private-key-file must be given together")
+    else:
+        certificate, key = self_signed_certificate(bind_address)
+        _load_pem_pair(context, certificate, key)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
+    return certificate
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
@@ -18,6 +18,9 @@ from kubesched.app.options import (
     field_validation,
     gates_of,
 )
+
+if TYPE_CHECKING:
+    from kubesched.sim.sweep import Variant
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +81,7 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _config(path: str) -> dict:
+def _config(path: str) -> dict[str, Any]:
     """A configuration file as a dict, checked as simulate checks it."""
     from kubesched.config import load_config
     from kubesched.scenario.pipeline import SimulationError
@@ -91,7 +94,7 @@ def _config(path: str) -> dict:
     return data
 
 
-def _check_variants(variants: list, features: object) -> None:
+def _check_variants(variants: list[Variant], features: object) -> None:
     """Every variant's configuration loads (a grid point may name an unknown plugin or field)."""
     from kubesched.config import ConfigError, load_config
 

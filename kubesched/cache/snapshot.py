@@ -43,7 +43,8 @@ class LabelColumn:
     def mask(self, predicate_per_value: np.ndarray, when_missing: bool) -> np.ndarray:
         """Evaluate a per-value predicate (one bool per entry of ``values``) for every node."""
         table = np.append(predicate_per_value.astype(bool), when_missing)
-        return table[self.codes]  # code -1 picks the trailing "missing" entry
+        per_node: np.ndarray = table[self.codes]  # code -1 picks the trailing "missing" entry
+        return per_node
 
 
 class NodeInfoList(Sequence[NodeInfo]):

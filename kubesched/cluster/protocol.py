@@ -11,7 +11,7 @@ import builtins
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from types import EllipsisType
-from typing import ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 
@@ -109,8 +109,8 @@ class WatchEvent:
 
     type: EventType
     kind: str
-    obj: dict
-    old: dict | None = None
+    obj: dict[str, Any]
+    old: dict[str, Any] | None = None
 
 
 class Watch(Protocol):
@@ -129,25 +129,25 @@ class Cluster(Protocol):
     #: HTTP extender say, can reach it, so the scheduler writes what such a party would write for it.
     in_process: bool
 
-    def list(self, kind: str, namespace: str | None = None) -> tuple[builtins.list[dict], str]:
+    def list(self, kind: str, namespace: str | None = None) -> tuple[builtins.list[dict[str, Any]], str]:
         """All objects of ``kind`` (in ``namespace`` if given) and the list's resourceVersion."""
         ...
 
-    def get(self, kind: str, namespace: str | None, name: str) -> dict: ...
+    def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any]: ...
 
-    def create(self, obj: dict) -> dict:
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Admit and store ``obj``; returns the stored object (uid, resourceVersion, defaults filled in)."""
         ...
 
-    def update(self, obj: dict) -> dict:
+    def update(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Replace the stored object; Conflict when obj's resourceVersion is set and stale."""
         ...
 
-    def update_status(self, obj: dict) -> dict:
+    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
         """The status subresource (a ResourceClaim's allocation and reservations): replace the status only."""
         ...
 
-    def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict:
+    def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict[str, Any]:
         """Delete at once (no grace period); Conflict when ``uid`` differs. Returns the last state."""
         ...
 
@@ -164,12 +164,12 @@ class Cluster(Protocol):
         namespace: str,
         name: str,
         *,
-        conditions: builtins.list[dict] | None = None,
+        conditions: builtins.list[dict[str, Any]] | None = None,
         nominated_node_name: str | EllipsisType | None = ...,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Merge ``conditions`` by type; set status.nominatedNodeName ("" or None clears, ``...`` keeps)."""
         ...
 
-    def record_event(self, event: dict) -> None:
+    def record_event(self, event: dict[str, Any]) -> None:
         """Record a core/v1 Event (best effort, as an event recorder is)."""
         ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.pod_level_resources import default_pod_level_resources, validate_pod_level_resources
@@ -49,11 +49,11 @@ SYSTEM_PRIORITY_CLASSES: tuple[tuple[str, int, str], ...] = (
 class AdmissionStore(Protocol):
     """Read access to stored objects that admission plugins need (their informers' view)."""
 
-    def lookup(self, kind: str, namespace: str | None, name: str) -> dict | None:
+    def lookup(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
         """The stored object or None; the caller must not mutate it."""
         ...
 
-    def objects(self, kind: str) -> Iterable[dict]:
+    def objects(self, kind: str) -> Iterable[dict[str, Any]]:
         """Every stored object of ``kind``; the caller must not mutate them."""
         ...
 
@@ -63,7 +63,7 @@ class AdmissionStore(Protocol):
         ...
 
 
-def system_priority_classes() -> list[dict]:
+def system_priority_classes() -> list[dict[str, Any]]:
     """The built-in PriorityClass objects, as manifests to create."""
     return [
         {
@@ -83,14 +83,14 @@ def system_priority_classes() -> list[dict]:
 # v1 defaulting (applied on create and on update, as decoding does in the API server)
 
 
-def apply_defaults(obj: dict) -> None:
+def apply_defaults(obj: dict[str, Any]) -> None:
     """Fill in the v1 defaults the scheduler depends on for ``obj`` (by its kind)."""
     defaulter = _DEFAULTERS.get(obj.get("kind", ""))
     if defaulter is not None:
         defaulter(obj)
 
 
-def _dict_at(obj: dict, key: str) -> dict:
+def _dict_at(obj: dict[str, Any], key: str) -> dict[str, Any]:
     """``obj[key]`` as a dict, created when absent or null (the API's nil structs decode as empty)."""
     value = obj.get(key)
     if not isinstance(value, dict):
@@ -99,7 +99,7 @@ def _dict_at(obj: dict, key: str) -> dict:
     return value
 
 
-def _default_node(obj: dict) -> None:
+def _default_node(obj: dict[str, Any]) -> None:
     status = obj.get("status")
     if isinstance(status, dict) and status.get("allocatable") is None and status.get("capacity") is not None:
         status["allocatable"] = dict(status["capacity"])
@@ -137,7 +137,7 @@ def _default_host_network_ports(containers: object) -> None:
                 port["hostPort"] = port["containerPort"]
 
 
-def _default_pod(obj: dict) -> None:
+def _default_pod(obj: dict[str, Any]) -> None:
     spec = _dict_at(obj, "spec")
     _default_container_requests(spec.get("containers"))
     _default_container_requests(spec.get("initContainers"))
@@ -157,7 +157,7 @@ def _default_pod(obj: dict) -> None:
         status["phase"] = "Pending"
 
 
-def _default_namespace(obj: dict) -> None:
+def _default_namespace(obj: dict[str, Any]) -> None:
     meta = _dict_at(obj, "metadata")
     labels = _dict_at(meta, "labels")
     labels[NAMESPACE_NAME_LABEL] = meta.get("name", "")
@@ -166,19 +166,19 @@ def _default_namespace(obj: dict) -> None:
         status["phase"] = "Active"
 
 
-def _default_storage_class(obj: dict) -> None:
+def _default_storage_class(obj: dict[str, Any]) -> None:
     if not obj.get("volumeBindingMode"):
         obj["volumeBindingMode"] = "Immediate"
     if not obj.get("reclaimPolicy"):
         obj["reclaimPolicy"] = "Delete"
 
 
-def _default_priority_class(obj: dict) -> None:
+def _default_priority_class(obj: dict[str, Any]) -> None:
     if not obj.get("preemptionPolicy"):
         obj["preemptionPolicy"] = PREEMPT_LOWER_PRIORITY
 
 
-def _default_pv(obj: dict) -> None:
+def _default_pv(obj: dict[str, Any]) -> None:
     spec = _dict_at(obj, "spec")
     if not spec.get("persistentVolumeReclaimPolicy"):
         spec["persistentVolumeReclaimPolicy"] = "Retain"
@@ -189,7 +189,7 @@ def _default_pv(obj: dict) -> None:
         status["phase"] = "Pending"
 
 
-def _default_pvc(obj: dict) -> None:
+def _default_pvc(obj: dict[str, Any]) -> None:
     spec = _dict_at(obj, "spec")
     if not spec.get("volumeMode"):
         spec["volumeMode"] = "Filesystem"
@@ -213,7 +213,7 @@ _DEFAULTERS = {
 # Admission on create
 
 
-def admit_create(obj: dict, store: AdmissionStore, features: FeatureGates | None = None) -> None:
+def admit_create(obj: dict[str, Any], store: AdmissionStore, features: FeatureGates | None = None) -> None:
     """Default ``obj`` and run the admission plugins that change what the scheduler sees.
 
     ``obj`` must already carry its final name, namespace and creationTimestamp. Raises ``Forbidden`` or
@@ -239,7 +239,7 @@ def admit_create(obj: dict, store: AdmissionStore, features: FeatureGates | None
         dra_admission.admit_create(obj, store)
 
 
-def _validate_pod_group(obj: dict) -> None:
+def _validate_pod_group(obj: dict[str, Any]) -> None:
     """The PodGroup CRD's schema: minMember and scheduleTimeoutSeconds are integers, minResources quantities."""
     from kubesched.api.errors import ObjectError
     from kubesched.api.podgroup import PodGroup
@@ -251,7 +251,7 @@ def _validate_pod_group(obj: dict) -> None:
         raise Invalid.of("PodGroup", name, err.path, err.reason) from None
 
 
-def admit_update(obj: dict, old: dict, features: FeatureGates | None = None) -> None:
+def admit_update(obj: dict[str, Any], old: dict[str, Any], features: FeatureGates | None = None) -> None:
     """Default ``obj`` on update; a pod keeps the priority admission gave it when the update drops it."""
     apply_defaults(obj)
     if obj.get("kind") == "Lease":
@@ -266,7 +266,8 @@ def admit_update(obj: dict, old: dict, features: FeatureGates | None = None) -> 
                 spec[key] = old_spec[key]
 
 
-def _admit_pod_level_resources(pod: dict, old: dict | None, features: FeatureGates, *, validate: bool) -> None:
+def _admit_pod_level_resources(pod: dict[str, Any], old: dict[str, Any] | None, features: FeatureGates, *,
+                               validate: bool) -> None:
     """Pod-level resources (``spec.resources``): defaulted and, on create, validated with PodLevelResources
     on; dropped with it off, unless the stored pod already uses them (a field the API server does not
     serve is not kept)."""
@@ -295,23 +296,24 @@ class PodPriority:
     preemption_policy: str
 
 
-def priority_class_value(pc: Mapping) -> int:
+def priority_class_value(pc: Mapping[str, Any]) -> int:
     """A PriorityClass's value (0 for a class whose value is no integer: its own admission refuses it)."""
     value = pc.get("value", 0)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def default_priority_class(classes: Iterable[Mapping]) -> Mapping | None:
+def default_priority_class(classes: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The globalDefault class with the lowest value, the first of equals (what the Priority plugin picks
     when several exist)."""
-    best: Mapping | None = None
+    best: Mapping[str, Any] | None = None
     for pc in classes:
         if pc.get("globalDefault") is True and (best is None or priority_class_value(best) > priority_class_value(pc)):
             best = pc
     return best
 
 
-def pod_priority(spec: Mapping, lookup: Callable[[str], Mapping | None], default: Mapping | None) -> PodPriority | None:
+def pod_priority(spec: Mapping[str, Any], lookup: Callable[[str], Mapping[str, Any] | None],
+                 default: Mapping[str, Any] | None) -> PodPriority | None:
     """The priority a pod with ``spec`` is admitted with: from the class it names (``lookup`` by name),
     else from ``default`` (see :func:`default_priority_class`), else 0. None when the class it names
     does not exist."""
@@ -325,7 +327,7 @@ def pod_priority(spec: Mapping, lookup: Callable[[str], Mapping | None], default
                        pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY)
 
 
-def priority_contradiction(spec: Mapping, admitted: PodPriority) -> tuple[str, str] | None:
+def priority_contradiction(spec: Mapping[str, Any], admitted: PodPriority) -> tuple[str, str] | None:
     """``(field, message)`` when the pod spec gives a priority or a preemption policy other than its class's;
     None when it agrees (or gives none)."""
     given = spec.get("priority")
@@ -340,7 +342,7 @@ def priority_contradiction(spec: Mapping, admitted: PodPriority) -> tuple[str, s
     return None
 
 
-def _admit_pod_priority(pod: dict, store: AdmissionStore) -> None:
+def _admit_pod_priority(pod: dict[str, Any], store: AdmissionStore) -> None:
     """The Priority admission plugin on pod create: priorityClassName → spec.priority, preemptionPolicy."""
     spec = pod["spec"]
     name = pod["metadata"]["name"]
@@ -357,7 +359,7 @@ def _admit_pod_priority(pod: dict, store: AdmissionStore) -> None:
     spec["preemptionPolicy"] = admitted.preemption_policy
 
 
-def _admit_priority_class(pc: dict, store: AdmissionStore) -> None:
+def _admit_priority_class(pc: dict[str, Any], store: AdmissionStore) -> None:
     """A PriorityClass needs an integer value, and only one may be globalDefault."""
     name = pc["metadata"]["name"]
     value = pc.get("value")
@@ -375,7 +377,7 @@ def _admit_priority_class(pc: dict, store: AdmissionStore) -> None:
             )
 
 
-def _admit_bound_pod_status(pod: dict) -> None:
+def _admit_bound_pod_status(pod: dict[str, Any]) -> None:
     """A pod created already bound is taken as running since its creation (what a kubelet would report)."""
     if not pod["spec"].get("nodeName"):
         return
@@ -386,7 +388,7 @@ def _admit_bound_pod_status(pod: dict) -> None:
             status["phase"] = "Running"
 
 
-def _admit_default_storage_class(pvc: dict, store: AdmissionStore) -> None:
+def _admit_default_storage_class(pvc: dict[str, Any], store: AdmissionStore) -> None:
     """DefaultStorageClass: a claim that names no class gets the default one (newest wins, then name)."""
     spec = _dict_at(pvc, "spec")
     if "storageClassName" in spec and spec["storageClassName"] is not None:
@@ -410,7 +412,7 @@ def _admit_default_storage_class(pvc: dict, store: AdmissionStore) -> None:
     spec["storageClassName"] = chosen
 
 
-def validate_lease(lease: dict) -> None:
+def validate_lease(lease: dict[str, Any]) -> None:
     """coordination.k8s.io/v1 Lease validation: a positive duration, non-negative transitions, MicroTimes
     that parse, and preferredHolder only with a strategy (what leader election relies on)."""
     from datetime import datetime

@@ -58,7 +58,7 @@ def copy_json(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-_copy = copy_json
+_copy: Callable[[dict[str, Any]], dict[str, Any]] = copy_json  # the stored objects
 
 
 def _utc_now() -> datetime:
@@ -96,7 +96,7 @@ class _Watcher:
         self.active = False
         self._cluster._remove_watcher(self)
 
-    def existing(self, kind: str) -> builtins.list[dict]:
+    def existing(self, kind: str) -> builtins.list[dict[str, Any]]:
         """What exists of ``kind`` now, in key order, handed over as this watch hands objects over: the
         stored states themselves when it reads them without copies. Listing after watching misses nothing."""
         if self.private_copies:
@@ -138,7 +138,7 @@ class EmbeddedCluster:
         #: what they are handed uses to skip a copy per event and watcher.
         self._read_only_watchers = read_only_watchers
         self._lock = threading.RLock()
-        self._store: dict[str, dict[_Key, dict]] = {}
+        self._store: dict[str, dict[_Key, dict[str, Any]]] = {}
         self._rv = 0
         self._event_seq = 0
         self._queue: deque[tuple[int, WatchEvent]] = deque()
@@ -158,7 +158,7 @@ class EmbeddedCluster:
     # ------------------------------------------------------------------------------------------------
     # reads
 
-    def list(self, kind: str, namespace: str | None = None) -> tuple[builtins.list[dict], str]:
+    def list(self, kind: str, namespace: str | None = None) -> tuple[builtins.list[dict[str, Any]], str]:
         """Objects in key order (namespace, name), as etcd returns them, and the current resourceVersion."""
         info = kind_info(kind)
         ns = self._namespace_arg(info, namespace, allow_all=True)
@@ -167,7 +167,7 @@ class EmbeddedCluster:
             keys = sorted(k for k in bucket if ns is None or k[0] == ns)
             return [_copy(bucket[k]) for k in keys], str(self._rv)
 
-    def get(self, kind: str, namespace: str | None, name: str) -> dict:
+    def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
         info = kind_info(kind)
         ns = self._namespace_arg(info, namespace, allow_all=False) or ""
         with self._lock:
@@ -177,10 +177,10 @@ class EmbeddedCluster:
             return _copy(obj)
 
     # AdmissionStore: admission plugins read the store under the write lock, without copies.
-    def lookup(self, kind: str, namespace: str | None, name: str) -> dict | None:
+    def lookup(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
         return self._store.get(kind, {}).get((namespace or "", name))
 
-    def objects(self, kind: str) -> Iterable[dict]:
+    def objects(self, kind: str) -> Iterable[dict[str, Any]]:
         return list(self._store.get(kind, {}).values())
 
     def now(self) -> str:
@@ -201,15 +201,15 @@ class EmbeddedCluster:
     # ------------------------------------------------------------------------------------------------
     # writes
 
-    def create(self, obj: dict) -> dict:
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         return _copy(self._create(obj))
 
-    def load(self, obj: dict) -> None:
+    def load(self, obj: dict[str, Any]) -> None:
         """Create ``obj`` as :meth:`create` does, without the copy it hands back: what a scenario loader,
         which never reads the result, calls for each of thousands of objects."""
         self._create(obj)
 
-    def _create(self, obj: dict) -> dict:
+    def _create(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Create ``obj`` and return the stored object itself (callers must not change it)."""
         info, obj = self._incoming(obj)
         meta = obj["metadata"]
@@ -243,7 +243,7 @@ class EmbeddedCluster:
         self._after_write()
         return stored
 
-    def update(self, obj: dict) -> dict:
+    def update(self, obj: dict[str, Any]) -> dict[str, Any]:
         info, obj = self._incoming(obj)
         meta = obj["metadata"]
         name = meta.get("name")
@@ -270,7 +270,7 @@ class EmbeddedCluster:
         self._after_write()
         return _copy(stored)
 
-    def update_status(self, obj: dict) -> dict:
+    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
         """The status subresource (a ResourceClaim's): the stored object with ``obj``'s status; Conflict when
         obj's resourceVersion is set and stale. Spec and metadata changes in ``obj`` are ignored."""
         info, obj = self._incoming(obj)
@@ -290,7 +290,7 @@ class EmbeddedCluster:
         self._after_write()
         return _copy(stored)
 
-    def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict:
+    def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict[str, Any]:
         """Delete at once; deleting a Namespace deletes everything in it first (what its finalizer does)."""
         info = kind_info(kind)
         ns = self._namespace_arg(info, namespace, allow_all=False) or ""
@@ -336,7 +336,7 @@ class EmbeddedCluster:
             self._store_update(info, current, new)
         self._after_write()
 
-    def _note_start(self, pod: dict) -> None:
+    def _note_start(self, pod: dict[str, Any]) -> None:
         """Remember the start of a pod created running (bound, or with a start time of its own)."""
         try:
             started = parse_time((pod.get("status") or {}).get("startTime"), "status.startTime")
@@ -362,9 +362,9 @@ class EmbeddedCluster:
         namespace: str,
         name: str,
         *,
-        conditions: builtins.list[dict] | None = None,
+        conditions: builtins.list[dict[str, Any]] | None = None,
         nominated_node_name: str | EllipsisType | None = ...,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Merge conditions by type (transition time moves only with status) and set the nomination."""
         info = kind_info("Pod")
         with self._lock:
@@ -373,7 +373,7 @@ class EmbeddedCluster:
             status = new["status"]
             if conditions:
                 status["conditions"] = _merge_conditions(
-                    status.get("conditions") or [], _copy(conditions), self.now(), replace=False
+                    status.get("conditions") or [], copy_json(conditions), self.now(), replace=False
                 )
             if nominated_node_name is not ...:
                 if nominated_node_name:
@@ -384,7 +384,7 @@ class EmbeddedCluster:
         self._after_write()
         return _copy(stored)
 
-    def record_event(self, event: dict) -> None:
+    def record_event(self, event: dict[str, Any]) -> None:
         """Store a core/v1 Event; name, namespace, timestamps and count are filled in when missing.
 
         Events expire as on an API server (after ``event_ttl``), and beyond ``max_events`` the
@@ -501,7 +501,7 @@ class EmbeddedCluster:
     # ------------------------------------------------------------------------------------------------
     # internals (callers hold self._lock)
 
-    def _incoming(self, obj: dict) -> tuple[KindInfo, dict]:
+    def _incoming(self, obj: dict[str, Any]) -> tuple[KindInfo, dict[str, Any]]:
         """Check kind, apiVersion and metadata of a written object; returns its info and a private copy."""
         if not isinstance(obj, dict):
             raise Invalid(f"object must be a mapping, not {type(obj).__name__}")
@@ -535,7 +535,7 @@ class EmbeddedCluster:
             raise Invalid(f"{info.kind} is namespaced: a namespace is required")
         return namespace or None
 
-    def _current(self, info: KindInfo, namespace: str, name: str) -> dict:
+    def _current(self, info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
         obj = self._store.get(info.kind, {}).get((namespace if info.namespaced else "", name))
         if obj is None:
             raise NotFound.of(info.resource, name)
@@ -550,7 +550,7 @@ class EmbeddedCluster:
                 f"Precondition failed: UID in precondition: {wanted}, UID in object meta: {actual}",
             )
 
-    def _generate_name(self, info: KindInfo, meta: dict) -> str:
+    def _generate_name(self, info: KindInfo, meta: dict[str, Any]) -> str:
         ns = meta.get("namespace", "")
         n = self._rv * 7919 + 1
         while True:
@@ -567,7 +567,7 @@ class EmbeddedCluster:
         self._rv += 1
         return str(self._rv)
 
-    def _store_new(self, obj: dict, *, admitted: bool = False) -> dict:
+    def _store_new(self, obj: dict[str, Any], *, admitted: bool = False) -> dict[str, Any]:
         """Store a new object; objects made by the cluster itself (namespaces) are admitted here."""
         if not admitted:
             meta = obj["metadata"]
@@ -580,7 +580,7 @@ class EmbeddedCluster:
         self._enqueue("ADDED", obj["kind"], obj, None)
         return obj
 
-    def _store_update(self, info: KindInfo, current: dict, new: dict) -> dict:
+    def _store_update(self, info: KindInfo, current: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         """Store ``new`` in place of ``current`` unless nothing changed (then no write, no event)."""
         new["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
         if new == current:
@@ -590,7 +590,7 @@ class EmbeddedCluster:
         self._enqueue("MODIFIED", info.kind, new, current)
         return new
 
-    def _store_delete(self, kind: str, key: _Key) -> dict:
+    def _store_delete(self, kind: str, key: _Key) -> dict[str, Any]:
         current = self._store[kind].pop(key)
         self._user_status_uids.discard(current["metadata"]["uid"])
         last = dict(current)
@@ -598,7 +598,7 @@ class EmbeddedCluster:
         self._enqueue("DELETED", kind, last, None)
         return last
 
-    def _enqueue(self, event_type: EventType, kind: str, obj: dict, old: dict | None) -> None:
+    def _enqueue(self, event_type: EventType, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         """Queue an event only if someone watches its kind: later watchers list instead."""
         if not any(kind in w.kinds for w in self._watchers):
             return
@@ -610,12 +610,12 @@ class EmbeddedCluster:
             self.deliver_pending()
 
 
-def _key_of(obj: dict) -> _Key:
+def _key_of(obj: dict[str, Any]) -> _Key:
     meta = obj["metadata"]
     return meta.get("namespace", ""), meta["name"]
 
 
-def _shallow_status_copy(current: dict) -> dict:
+def _shallow_status_copy(current: dict[str, Any]) -> dict[str, Any]:
     """A new version of a stored object that shares everything but its top level, metadata and status.
 
     Stored objects are never changed in place, so a write that only touches status (and replaces
@@ -627,7 +627,8 @@ def _shallow_status_copy(current: dict) -> dict:
     return new
 
 
-def _merge_conditions(existing: list[dict], patch: list[dict], now: str, *, replace: bool) -> list[dict]:
+def _merge_conditions(existing: list[dict[str, Any]], patch: list[dict[str, Any]], now: str, *,
+                      replace: bool) -> list[dict[str, Any]]:
     """Conditions keyed by type: patched fields win (or the whole condition when ``replace``), and
     lastTransitionTime moves only when the status changes (podutil.UpdatePodCondition's rule)."""
     merged = [dict(c) for c in existing]

@@ -36,7 +36,8 @@ def scaled_int_or_percent(value: object, total: int, *, round_up: bool) -> int:
     raise ValueError(f"invalid value for IntOrString: invalid type: string is not a percentage: {value!r}")
 
 
-def compute_pdb_status(pdb: dict, pods: list[dict], matches: Callable[[dict], bool], now: str) -> dict:
+def compute_pdb_status(pdb: dict[str, Any], pods: list[dict[str, Any]], matches: Callable[[dict[str, Any]], bool],
+                       now: str) -> dict[str, Any]:
     """The status the disruption controller would write for ``pdb`` given the pods in its namespace.
 
     Every bound, non-terminal pod the selector matches is taken as expected and healthy (the simulation
@@ -91,7 +92,7 @@ def compute_pdb_status(pdb: dict, pods: list[dict], matches: Callable[[dict], bo
     }
 
 
-def _selector_matcher(selector: object) -> Callable[[dict], bool]:
+def _selector_matcher(selector: object) -> Callable[[dict[str, Any]], bool]:
     """policy/v1 semantics: a missing selector matches no pod, an empty one every pod."""
     from kubesched.api.labels import LabelSelector
 
@@ -115,7 +116,7 @@ class DisruptionController:
         self.cluster = cluster
         self._watch: Any = None
         #: Parsed selectors by budget uid and resourceVersion.
-        self._matchers: dict[str, tuple[str, Callable[[dict], bool]]] = {}
+        self._matchers: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {}
 
     def start(self) -> None:
         self._watch = self.cluster.watch(("Pod", "PodDisruptionBudget"), self.handle_event, private_copies=False)
@@ -141,11 +142,11 @@ class DisruptionController:
         if names:
             update_pdb_status(self.cluster, namespace, names)
 
-    def _budgets(self, namespace: str) -> Iterable[dict]:
+    def _budgets(self, namespace: str) -> Iterable[dict[str, Any]]:
         return (p for p in self.cluster.objects("PodDisruptionBudget")
                 if p["metadata"].get("namespace") == namespace)
 
-    def _matcher(self, budget: dict) -> Callable[[dict], bool]:
+    def _matcher(self, budget: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
         meta = budget["metadata"]
         uid, version = str(meta.get("uid")), str(meta.get("resourceVersion"))
         known = self._matchers.get(uid)
@@ -158,7 +159,7 @@ class DisruptionController:
         return known[1]
 
 
-def _counted_change(old: dict, new: dict) -> bool:
+def _counted_change(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether a pod update changes what a budget counts: its node, its phase or its labels."""
     return (((old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get("nodeName"))
             or ((old.get("status") or {}).get("phase") != (new.get("status") or {}).get("phase"))
@@ -173,7 +174,7 @@ def update_pdb_status(cluster: EmbeddedCluster, namespace: str | None = None,
     Budgets whose status came with their manifest are left alone, so scenarios can pin a status.
     """
     pdbs, _ = cluster.list("PodDisruptionBudget", namespace)
-    pods_by_namespace: dict[str, list[dict]] = {}
+    pods_by_namespace: dict[str, list[dict[str, Any]]] = {}
     changed = 0
     for pdb in pdbs:
         meta = pdb["metadata"]
@@ -195,5 +196,5 @@ def update_pdb_status(cluster: EmbeddedCluster, namespace: str | None = None,
     return changed
 
 
-def _no_pod(pod: dict) -> bool:
+def _no_pod(pod: dict[str, Any]) -> bool:
     return False

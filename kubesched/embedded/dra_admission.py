@@ -27,7 +27,7 @@ from kubesched.cluster.protocol import Invalid
 
 
 class NamespaceLookup(Protocol):
-    def lookup(self, kind: str, namespace: str | None, name: str) -> dict | None: ...
+    def lookup(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None: ...
 
 
 def qualified_kind(kind: str) -> str:
@@ -74,7 +74,7 @@ def _default_claim_spec(spec: object) -> None:
             _default_request(sub)
 
 
-def apply_defaults(obj: dict) -> None:
+def apply_defaults(obj: dict[str, Any]) -> None:
     """SetDefaults for the requests of a claim or a template."""
     spec = obj.get("spec")
     if obj.get("kind") == "ResourceClaim":
@@ -108,7 +108,7 @@ def _allocation_admin_path(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
-def admit_create(obj: dict, store: NamespaceLookup) -> None:
+def admit_create(obj: dict[str, Any], store: NamespaceLookup) -> None:
     """Default and validate a new DRA object; a claim's status is checked as a status update."""
     kind = str(obj.get("kind"))
     if kind not in DRA_KINDS:
@@ -126,7 +126,7 @@ def _immutable(obj: Mapping[str, Any], old: Mapping[str, Any], path: str, new: o
         raise _invalid(obj, dra_validation.immutable(path, new))
 
 
-def admit_update(obj: dict, old: Mapping[str, Any]) -> None:
+def admit_update(obj: dict[str, Any], old: Mapping[str, Any]) -> None:
     """Default and validate an update of the object itself (not a subresource)."""
     kind = str(obj.get("kind"))
     if kind not in DRA_KINDS:
@@ -142,7 +142,7 @@ def admit_update(obj: dict, old: Mapping[str, Any]) -> None:
     _checked(obj, lambda: dra_validation.BY_KIND[kind](obj))
 
 
-def status_update(current: Mapping[str, Any], incoming: Mapping[str, Any], store: NamespaceLookup) -> dict:
+def status_update(current: Mapping[str, Any], incoming: Mapping[str, Any], store: NamespaceLookup) -> dict[str, Any]:
     """The object a status update of a ResourceClaim stores: the stored claim with the incoming status."""
     kind = str(current.get("kind"))
     if kind != "ResourceClaim":

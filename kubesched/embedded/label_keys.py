@@ -41,7 +41,7 @@ PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 NO_SELECTOR = "Forbidden: must not be specified when labelSelector is not set"
 
 
-def prepare_label_keys(pod: dict, features: FeatureGates) -> None:
+def prepare_label_keys(pod: dict[str, Any], features: FeatureGates) -> None:
     """Drop the disabled fields, merge the keys into the selectors, validate: the pod's create path.
 
     Works in place on the API server's private copy; raises :class:`Invalid` as the API server would.
@@ -77,8 +77,8 @@ def prepare_label_keys(pod: dict, features: FeatureGates) -> None:
         raise invalid(pod, errors)
 
 
-def _validate(terms: list[tuple[str, dict]], constraints: list[tuple[str, dict]], spread_merge: bool,
-              labels: Mapping[str, Any]) -> list[str]:
+def _validate(terms: list[tuple[str, dict[str, Any]]], constraints: list[tuple[str, dict[str, Any]]],
+              spread_merge: bool, labels: Mapping[str, Any]) -> list[str]:
     errors: list[str] = []
     for path, term in terms:
         errors += label_keys_errors(path, _keys(term, MATCH, path), _keys(term, MISMATCH, path),
@@ -92,7 +92,7 @@ def _validate(terms: list[tuple[str, dict]], constraints: list[tuple[str, dict]]
     return errors
 
 
-def affinity_terms(spec: Mapping[str, Any]) -> Iterator[tuple[str, dict]]:
+def affinity_terms(spec: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(path, term) of every pod affinity and anti-affinity term, required and preferred."""
     affinity = spec.get("affinity")
     if not isinstance(affinity, dict):
@@ -111,7 +111,7 @@ def affinity_terms(spec: Mapping[str, Any]) -> Iterator[tuple[str, dict]]:
                 yield f"{base}.{PREFERRED}[{i}].podAffinityTerm", term
 
 
-def merge_label_keys(holder: dict, labels: Mapping[str, Any], fields: tuple[tuple[str, str], ...]) -> None:
+def merge_label_keys(holder: dict[str, Any], labels: Mapping[str, Any], fields: tuple[tuple[str, str], ...]) -> None:
     """Append ``key <op> (the pod's value)`` to ``holder``'s labelSelector for each key the pod carries.
 
     Nothing when the selector is absent (it selects nothing, and stays so) or no key is named.

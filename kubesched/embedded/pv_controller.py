@@ -96,7 +96,7 @@ class PVController:
             log.debug("pv controller: %s %s: %s", event.kind, event.type, err)
 
     # -- claims ---------------------------------------------------------------------------------------
-    def _sync_claim(self, raw: dict) -> None:
+    def _sync_claim(self, raw: dict[str, Any]) -> None:
         claim = PersistentVolumeClaim.from_dict(raw)
         if claim.fully_bound:
             return
@@ -136,7 +136,7 @@ class PVController:
             return
         self._provision(claim, sc_raw, selected)
 
-    def _provision(self, claim: PersistentVolumeClaim, sc: dict, selected_node: str | None) -> None:
+    def _provision(self, claim: PersistentVolumeClaim, sc: dict[str, Any], selected_node: str | None) -> None:
         provisioner = str(sc.get("provisioner"))
         name = f"pvc-{claim.meta.uid}"
         if self.cluster.lookup("PersistentVolume", None, name) is not None:
@@ -198,7 +198,7 @@ class PVController:
         self.cluster.update(claim_raw)
 
     # -- volumes --------------------------------------------------------------------------------------
-    def _sync_volume(self, raw: dict) -> None:
+    def _sync_volume(self, raw: dict[str, Any]) -> None:
         pv = PersistentVolume.from_dict(raw)
         if pv.claim_ref is None:
             if pv.phase != VOLUME_AVAILABLE:
@@ -217,7 +217,7 @@ class PVController:
         elif claim.volume_name == pv.name and pv.phase != VOLUME_BOUND:
             self._set_phase(raw, VOLUME_BOUND)
 
-    def _volume_deleted(self, raw: dict) -> None:
+    def _volume_deleted(self, raw: dict[str, Any]) -> None:
         name = (raw.get("metadata") or {}).get("name")
         for claim_raw in self.cluster.list("PersistentVolumeClaim")[0]:
             if (claim_raw.get("spec") or {}).get("volumeName") == name:
@@ -225,7 +225,7 @@ class PVController:
                 updated["status"] = {**(updated.get("status") or {}), "phase": "Lost"}
                 self.cluster.update(updated)
 
-    def _set_phase(self, raw: dict, phase: str) -> None:
+    def _set_phase(self, raw: dict[str, Any], phase: str) -> None:
         updated = copy.deepcopy(raw)
         updated["status"] = {**(updated.get("status") or {}), "phase": phase}
         self.cluster.update(updated)

@@ -18,7 +18,7 @@ import ssl
 import tempfile
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 from kubesched.extender.config import PYTHON_SCHEME, ExtenderConfig, TLSConfig
@@ -67,7 +67,7 @@ def load_callable(path: str) -> Callable[[str, Any], Any]:
         raise ValueError(f'extender "{PYTHON_SCHEME}{path}" cannot be loaded: {err}') from None
     if not callable(fn):
         raise ValueError(f'extender "{PYTHON_SCHEME}{path}" is not callable')
-    return fn
+    return cast("Callable[[str, Any], Any]", fn)
 
 
 class HTTPTransport:

@@ -418,7 +418,7 @@ class Evaluator:
         the scheduler's pod lister when the handle has one (as upstream's podLister), never a live GET."""
         lister = getattr(self.handle, "extra", {}).get("pod_lister")
         if lister is not None:
-            latest = lister(pod)
+            latest: Pod | None = lister(pod)
             if latest is None:
                 raise NotFound.of("pods", pod.name)
             return latest

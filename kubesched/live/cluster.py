@@ -41,7 +41,7 @@ class _KindListWatch:
         self.kind = kind
         self.info = kind_info(kind)
 
-    def list(self, resource_version: str) -> tuple[list[dict], str]:
+    def list(self, resource_version: str) -> tuple[list[dict[str, Any]], str]:
         return list_all(self.rest, self.kind, resource_version=resource_version)
 
     def watch(self, resource_version: str, timeout_seconds: int) -> StreamResponse:
@@ -56,12 +56,12 @@ class _KindListWatch:
 
 
 def list_all(rest: RestClient, kind: str, namespace: str | None = None, *,
-             resource_version: str = "") -> tuple[list[dict], str]:
+             resource_version: str = "") -> tuple[list[dict[str, Any]], str]:
     """Every object of ``kind`` (paged), each with its kind and apiVersion set, and the list's resourceVersion.
 
     ``resource_version`` "" reads the latest state; "0" accepts the API server's watch cache."""
     info = kind_info(kind)
-    items: list[dict] = []
+    items: list[dict[str, Any]] = []
     token: str | None = None
     while True:
         params = {"limit": LIST_PAGE, "continue": token,
@@ -125,41 +125,41 @@ class KubeCluster:
             self.recorder.stop()
 
     # -- reads ----------------------------------------------------------------------------------------
-    def list(self, kind: str, namespace: str | None = None) -> tuple[builtins.list[dict], str]:
+    def list(self, kind: str, namespace: str | None = None) -> tuple[builtins.list[dict[str, Any]], str]:
         return list_all(self.rest, kind, namespace)
 
-    def get(self, kind: str, namespace: str | None, name: str) -> dict:
-        obj: dict = self.rest.request("GET", object_path(kind, namespace, name))
+    def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
+        obj: dict[str, Any] = self.rest.request("GET", object_path(kind, namespace, name))
         return obj
 
     # -- writes ---------------------------------------------------------------------------------------
-    def create(self, obj: dict) -> dict:
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         kind = obj.get("kind", "")
         ns = (obj.get("metadata") or {}).get("namespace")
         path = collection_path(kind, ns or ("default" if kind_info(kind).namespaced else None),
                                api_version=obj.get("apiVersion"))
-        created: dict = self.rest.request("POST", path, obj)
+        created: dict[str, Any] = self.rest.request("POST", path, obj)
         return created
 
-    def update(self, obj: dict) -> dict:
+    def update(self, obj: dict[str, Any]) -> dict[str, Any]:
         kind, meta = obj.get("kind", ""), obj.get("metadata") or {}
         path = object_path(kind, meta.get("namespace"), meta["name"], api_version=obj.get("apiVersion"))
-        updated: dict = self.rest.request("PUT", path, obj)
+        updated: dict[str, Any] = self.rest.request("PUT", path, obj)
         return updated
 
-    def update_status(self, obj: dict) -> dict:
+    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
         kind, meta = obj.get("kind", ""), obj.get("metadata") or {}
         path = object_path(kind, meta.get("namespace"), meta["name"], "status", api_version=obj.get("apiVersion"))
-        updated: dict = self.rest.request("PUT", path, obj)
+        updated: dict[str, Any] = self.rest.request("PUT", path, obj)
         return updated
 
-    def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict:
+    def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if uid:
             body["preconditions"] = {"uid": uid}
         if self.delete_grace_period is not None:
             body["gracePeriodSeconds"] = self.delete_grace_period
-        last: dict = self.rest.request("DELETE", object_path(kind, namespace, name), body)
+        last: dict[str, Any] = self.rest.request("DELETE", object_path(kind, namespace, name), body)
         return last
 
     def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
@@ -170,8 +170,8 @@ class KubeCluster:
                    "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         self.rest.request("POST", object_path("Pod", namespace, name, "binding"), binding)
 
-    def patch_pod_status(self, namespace: str, name: str, *, conditions: builtins.list[dict] | None = None,
-                         nominated_node_name: str | EllipsisType | None = ...) -> dict:
+    def patch_pod_status(self, namespace: str, name: str, *, conditions: builtins.list[dict[str, Any]] | None = None,
+                         nominated_node_name: str | EllipsisType | None = ...) -> dict[str, Any]:
         """A strategic-merge patch of status: conditions merge by type, as podutil.UpdatePodCondition
         leaves them (lastTransitionTime moves only when the status does)."""
         status: dict[str, Any] = {}
@@ -193,15 +193,15 @@ class KubeCluster:
             status["nominatedNodeName"] = nominated_node_name or None
         path = object_path("Pod", namespace, name, "status")
 
-        def patch() -> dict:
-            result: dict = self.rest.request("PATCH", path, {"status": status}, content_type=STRATEGIC_MERGE)
+        def patch() -> dict[str, Any]:
+            result: dict[str, Any] = self.rest.request("PATCH", path, {"status": status}, content_type=STRATEGIC_MERGE)
             return result
 
         # As kube-scheduler's util.PatchPodStatus: a server error or a refused connection is tried again
         # a few times at once; a conflict or anything else is the caller's (the next attempt writes again).
         return on_error(patch, is_retriable)
 
-    def _known_conditions(self, namespace: str, name: str) -> dict[Any, dict]:
+    def _known_conditions(self, namespace: str, name: str) -> dict[Any, dict[str, Any]]:
         store = self.stores.get("Pod")
         pod = store.get(namespace, name) if store is not None else None
         if pod is None:
@@ -211,7 +211,7 @@ class KubeCluster:
                 pod = {}
         return {c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or []}
 
-    def record_event(self, event: dict) -> None:
+    def record_event(self, event: dict[str, Any]) -> None:
         if self.recorder is not None:
             self.recorder.record(event)
 

@@ -136,7 +136,7 @@ class RestClient:
         self.configuration.connection_pool_maxsize = max(self.configuration.connection_pool_maxsize or 0, 32)
         self.api_client = client.ApiClient(self.configuration)
         self._pool: urllib3.PoolManager = self.api_client.rest_client.pool_manager
-        self.host = self.configuration.host.rstrip("/")
+        self.host: str = self.configuration.host.rstrip("/")
         self.limiter = TokenBucket(options.qps, options.burst)
         self._credentials: tuple[float, dict[str, str], bytes] | None = None
         #: Set by ``close``: a request waiting to be sent again gives up.
@@ -307,7 +307,7 @@ class StreamResponse:
         with contextlib.suppress(Exception):
             self._resp.close()
 
-    def __iter__(self) -> Iterator[dict]:
+    def __iter__(self) -> Iterator[dict[str, Any]]:
         buffer = b""
         chunks = self._resp.read_chunked(decode_content=True) if self._resp.chunked else self._resp.stream(65536)
         for chunk in chunks:

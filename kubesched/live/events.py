@@ -64,7 +64,7 @@ class EventRecorder:
         self._discovery = threading.Lock()
         self._workers = [_Worker(self, i) for i in range(max(workers, 1))]
 
-    def record(self, event: dict) -> None:
+    def record(self, event: dict[str, Any]) -> None:
         regarding = event.get("regarding") or event.get("involvedObject") or {}
         worker = self._workers[hash((regarding.get("namespace"), regarding.get("name"))) % len(self._workers)]
         try:
@@ -104,7 +104,7 @@ class EventRecorder:
             return self._events_v1
 
 
-def _forget_oldest(state: dict) -> None:
+def _forget_oldest(state: dict[tuple[Any, ...], Any]) -> None:
     """Keep per-object state to about CACHE_SIZE objects, as client-go's LRU caches do: past it, the
     oldest quarter (insertion order) is forgotten."""
     if len(state) > CACHE_SIZE:
@@ -119,8 +119,8 @@ class _Worker:
         self.recorder = recorder
         self.rest = recorder.rest
         self.queue: queue.Queue[Any] = queue.Queue(QUEUE_SIZE)
-        self._series: dict[tuple, tuple[str, str, int, float, bool]] = {}
-        self._buckets: dict[tuple, tuple[float, float]] = {}
+        self._series: dict[tuple[Any, ...], tuple[str, str, int, float, bool]] = {}
+        self._buckets: dict[tuple[Any, ...], tuple[float, float]] = {}
         self.thread = threading.Thread(target=self._run, name=f"event-recorder-{index}", daemon=True)
         self.thread.start()
 
@@ -138,7 +138,7 @@ class _Worker:
             finally:
                 self.queue.task_done()
 
-    def _allowed(self, ref_key: tuple) -> bool:
+    def _allowed(self, ref_key: tuple[Any, ...]) -> bool:
         """The per-object token bucket (burst 25, one token back every five minutes)."""
         now = time.monotonic()
         tokens, last = self._buckets.get(ref_key, (float(SPAM_BURST), now))
@@ -150,7 +150,7 @@ class _Worker:
         _forget_oldest(self._buckets)
         return True
 
-    def _write(self, event: dict) -> None:
+    def _write(self, event: dict[str, Any]) -> None:
         regarding = event.get("regarding") or event.get("involvedObject") or {}
         related = event.get("related")
         type_ = event.get("type") or "Normal"

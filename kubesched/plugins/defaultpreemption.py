@@ -28,12 +28,12 @@ from kubesched.api.objects import PREEMPT_NEVER, Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extender import Victims
 from kubesched.framework.interfaces import ActionType, ClusterEvent, FilterPlugin, PostFilterResult
 from kubesched.framework.preemption import (
     Candidate,
     Evaluator,
     ScoreFunc,
-    Victims,
     clock_reading,
     more_important_pod,
 )

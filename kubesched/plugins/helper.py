@@ -62,5 +62,5 @@ def normalize_score_array(max_priority: int, reverse: bool, scores: np.ndarray) 
         return np.full(raw.shape, max_priority, dtype=np.int64) if reverse else raw.copy()
     product = max_priority * raw
     # Truncating division (Go) rather than NumPy's flooring one, for negative inputs too.
-    scaled = np.sign(product) * (np.abs(product) // highest)
+    scaled: np.ndarray = np.sign(product) * (np.abs(product) // highest)
     return max_priority - scaled if reverse else scaled

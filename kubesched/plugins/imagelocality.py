@@ -149,7 +149,8 @@ class ImageLocality:
         if max_threshold <= MIN_THRESHOLD:
             return np.array([calculate_priority(int(s), len(images)) for s in summed], dtype=np.int64)
         clamped = np.clip(summed, MIN_THRESHOLD, max_threshold)
-        return (MAX_NODE_SCORE * (clamped - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)
+        scores: np.ndarray = (MAX_NODE_SCORE * (clamped - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)
+        return scores
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

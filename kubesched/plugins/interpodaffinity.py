@@ -347,7 +347,8 @@ class InterPodAffinity:
 
     # -- helpers --
     def _snapshot(self) -> Snapshot:
-        return self.handle.snapshot
+        snapshot: Snapshot = self.handle.snapshot
+        return snapshot
 
     def _listers(self) -> Any:
         return getattr(self.handle, "listers", None)

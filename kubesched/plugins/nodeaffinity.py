@@ -139,7 +139,8 @@ class SelectorEvaluator:
     def label_mask(self, snapshot: Snapshot, req: NodeSelectorRequirement, rows: np.ndarray) -> np.ndarray:
         column = snapshot.label_column(req.key)
         table = np.append(self._per_value(req, column), req.matches_value(None))
-        return table[column.codes[rows]]
+        mask: np.ndarray = table[column.codes[rows]]
+        return mask
 
     @staticmethod
     def field_mask(snapshot: Snapshot, req: NodeSelectorRequirement, rows: np.ndarray) -> np.ndarray:

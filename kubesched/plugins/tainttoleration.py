@@ -147,7 +147,8 @@ class TaintToleration:
             (count_intolerable_prefer_no_schedule(taints, tolerations) for taints in group_taints),
             dtype=np.int64, count=len(group_taints),
         )
-        return per_group[group_of_node[nodes.indices]]
+        per_node: np.ndarray = per_group[group_of_node[nodes.indices]]
+        return per_node
 
     # -- NormalizeScore ---------------------------------------------------------------------------
     def score_extensions(self) -> TaintToleration:

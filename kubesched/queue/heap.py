@@ -94,7 +94,8 @@ class IndexedHeap(Generic[T]):
             return None
         element[_ALIVE] = False
         self._maybe_compact()
-        return element[_ITEM]
+        item: T = element[_ITEM]
+        return item
 
     def peek(self) -> T | None:
         self._drop_dead_top()
@@ -105,8 +106,9 @@ class IndexedHeap(Generic[T]):
         if not self._heap:
             return None
         element = heapq.heappop(self._heap)
-        del self._index[self._key_of(element[_ITEM])]
-        return element[_ITEM]
+        item: T = element[_ITEM]
+        del self._index[self._key_of(item)]
+        return item
 
     def ordered(self) -> list[T]:
         """Live items in pop order (a sorted copy; O(n log n), for inspection and tests)."""

@@ -46,7 +46,8 @@ class NameTable:
 
     def by_name(self, rows: np.ndarray) -> list[str]:
         """The quoted names of ``rows``, sorted by name."""
-        return self.quoted[rows[self.name_order(rows)]].tolist()
+        names: list[str] = self.quoted[rows[self.name_order(rows)]].tolist()
+        return names
 
     def name_order(self, rows: np.ndarray) -> np.ndarray:
         """The positions of ``rows`` that put their nodes in name order."""

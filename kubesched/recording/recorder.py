@@ -16,7 +16,7 @@ both keep a few fields per attempt, whatever else is recorded, so it never needs
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Self
 
 from kubesched.recording.attempt import NULL_ATTEMPT, Attempt, NullAttempt
 
@@ -42,7 +42,7 @@ class Recorder:
     def close(self) -> None:
         """Release files and the like; the recorder may not be used afterwards."""
 
-    def __enter__(self) -> Recorder:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: Any) -> None:

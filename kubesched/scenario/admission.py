@@ -10,6 +10,7 @@ messages differ, naming the file, document and field.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from kubesched.embedded.admission import (
     default_priority_class,
@@ -47,7 +48,7 @@ class ScenarioPriorityClasses:
     """The PriorityClasses a scenario's pods are admitted against: the built-in ones and the scenario's."""
 
     def __init__(self, manifests: Iterable[Manifest]) -> None:
-        self.by_name: dict[str, Mapping] = {pc["metadata"]["name"]: pc for pc in system_priority_classes()}
+        self.by_name: dict[str, Mapping[str, Any]] = {pc["metadata"]["name"]: pc for pc in system_priority_classes()}
         for m in manifests:
             if m.kind == "PriorityClass":
                 self.by_name[str((m.obj.get("metadata") or {}).get("name"))] = m.obj

@@ -274,9 +274,9 @@ def _checked_json_documents(parts: list[str]) -> list[Document]:
 def _decode_json(text: str, line_offset: int = 0) -> tuple[Any, tuple[DuplicateField, ...]]:
     """``text`` parsed, and the keys it repeats, located with their lines (JSON is YAML's flow style,
     so the YAML composer finds them; a repeat it cannot place is reported without lines)."""
-    repeated: list[tuple[dict, str]] = []
+    repeated: list[tuple[dict[str, Any], str]] = []
 
-    def pairs(items: list[tuple[str, Any]]) -> dict:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         obj = dict(items)
         if len(obj) != len(items):
             seen: set[str] = set()

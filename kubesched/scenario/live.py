@@ -60,7 +60,7 @@ _SYSTEM_CLASSES = frozenset(name for name, _, _ in SYSTEM_PRIORITY_CLASSES)
 class Lister(Protocol):
     """The part of the cluster protocol a read needs."""
 
-    def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict], str]: ...
+    def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict[str, Any]], str]: ...
 
 
 def clean(obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -174,6 +174,6 @@ class _RestLister:
         self.rest = rest
         self.list_all = list_all
 
-    def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict], str]:
+    def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict[str, Any]], str]:
         items, version = self.list_all(self.rest, kind, namespace)
         return items, version

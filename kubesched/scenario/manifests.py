@@ -63,7 +63,7 @@ class Manifest:
 
     source: str
     doc_index: int
-    obj: dict
+    obj: dict[str, Any]
 
     @property
     def kind(self) -> str:
@@ -75,7 +75,7 @@ class Manifest:
         return _display_name(self.obj)
 
 
-def _display_name(obj: dict) -> str:
+def _display_name(obj: dict[str, Any]) -> str:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         return ""
@@ -92,7 +92,7 @@ def _display_name(obj: dict) -> str:
 # Checking and expanding documents
 
 
-def _check_object(obj: Any, source: str, index: int, prefix: str) -> dict:
+def _check_object(obj: Any, source: str, index: int, prefix: str) -> dict[str, Any]:
     """Check what every manifest needs (kind, apiVersion, metadata.name) and return it."""
     if not isinstance(obj, dict):
         raise ManifestError(source, index, None, None, prefix.rstrip("."), "expected a mapping (an object)")
@@ -154,7 +154,7 @@ def _check_object(obj: Any, source: str, index: int, prefix: str) -> dict:
     return obj
 
 
-def _expand(doc: Any, source: str, index: int, explicit: bool, fields: FieldValidation) -> list[dict]:
+def _expand(doc: Any, source: str, index: int, explicit: bool, fields: FieldValidation) -> list[dict[str, Any]]:
     """The objects of one document: none, itself, or the items of a List (whose own fields are
     checked here; each item is checked as a manifest of its own)."""
     if doc is None:
@@ -210,7 +210,7 @@ def _files_in(folder: Path) -> list[Path]:
 def load_manifests(
     paths: Iterable[str | Path],
     *,
-    validate: Callable[[dict], None] | None = None,
+    validate: Callable[[dict[str, Any]], None] | None = None,
     fields: FieldValidation | None = None,
 ) -> list[Manifest]:
     """Every object in ``paths`` (files or folders), in order.
@@ -266,7 +266,7 @@ def _check_repeats(doc: Any, source: str, index: int, repeated: Sequence[Duplica
     fields.repeated(repeated, lambda path, reason: ManifestError(source, index, kind, name, path, reason), kind or "")
 
 
-def checked_manifest(manifest: Manifest, check: Callable[[dict], None] = validate_object,
+def checked_manifest(manifest: Manifest, check: Callable[[dict[str, Any]], None] = validate_object,
                      fields: FieldValidation | None = None) -> Manifest:
     """``manifest`` once its fields are known (see ``fields``; unknown ones dropped when it allows) and
     ``check`` has passed on its object; every error located in the file."""

@@ -45,7 +45,7 @@ CYCLE_TIME = timedelta(milliseconds=1)
 #: The message part kube-scheduler gives a pod whose Permit wait ran out.
 TIMEOUT_REJECTION = "rejected due to timeout after waiting"
 
-Action = Callable[[], None]
+Action = Callable[[], object]  # what an action returns is not used
 #: ``progress(done, total)``: pods placed or given up, out of the pods seen (or expected) to place so far.
 Progress = Callable[[int, int], None]
 

@@ -29,7 +29,8 @@ import numpy as np
 
 from kubesched.framework.status import Status
 from kubesched.recording.attempt import Attempt
-from kubesched.sim.node_pools import natural_key, natural_sorted
+from kubesched.sim.node_pools import natural_sorted
+from kubesched.sim.pools import natural_key
 
 #: Scored nodes kept per attempt, best first (all nodes stay listed by name in the runs).
 KEEP_SCORED = 10

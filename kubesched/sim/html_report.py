@@ -32,7 +32,8 @@ from kubesched.recording.attempt import Attempt
 from kubesched.recording.trace import SCHEDULED
 from kubesched.sim.html_decisions import NodeIndex, Texts, page_decisions
 from kubesched.sim.html_page import PAGE, SCRIPT, STYLE
-from kubesched.sim.node_pools import ClusterUsage, cluster_usage, natural_key, natural_sorted, pool_stats
+from kubesched.sim.node_pools import ClusterUsage, cluster_usage, natural_sorted, pool_stats
+from kubesched.sim.pools import natural_key
 from kubesched.sim.report import (
     PendingPod,
     format_over_time,

@@ -65,7 +65,7 @@ class ClusterUsage:
     def percent(self) -> np.ndarray:
         """Requested as % of allocatable per node and resource; NaN where the node has none of it."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = 100.0 * self.requested / self.allocatable
+            out: np.ndarray = 100.0 * self.requested / self.allocatable
         out[self.allocatable <= 0] = np.nan
         return out
 

@@ -43,7 +43,8 @@ from kubesched.recording import (
 )
 from kubesched.recording.trace import AttemptRecord
 from kubesched.scenario.manifests import Manifest, ManifestError
-from kubesched.scenario.pipeline import Scenario, SimulationError, check_options, field_validation, load_scenario
+from kubesched.scenario.pipeline import Scenario, check_options, field_validation, load_scenario
+from kubesched.scenario.pipeline import SimulationError as SimulationError  # part of simulate()'s interface
 from kubesched.scenario.timeline import Step, TimelineError, load_timeline
 from kubesched.scenario.timing import arrival_seconds
 from kubesched.scheduler import Scheduler

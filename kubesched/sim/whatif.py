@@ -197,7 +197,8 @@ class WhatIf:
             copies = node_copies(_template(template), min(len(group.pods), MAX_ADDED))
             runs: dict[int, SimulationResult] = {}
 
-            def fits(count: int, copies: list[dict[str, Any]] = copies, runs: dict = runs) -> bool:
+            def fits(count: int, copies: list[dict[str, Any]] = copies,
+                     runs: dict[int, SimulationResult] = runs) -> bool:
                 if count not in runs:
                     runs[count] = self.run(self.edits.nodes_added(copies[:count]))
                 return self.still_pending(group, runs[count]) == 0

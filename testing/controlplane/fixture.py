@@ -172,7 +172,7 @@ def _write_serving_certificate(ca_file: Path, cert_file: Path, key_file: Path) -
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     ca_key, ca = self_signed_ca("controlplane-ca")
     now = datetime.datetime.now(datetime.UTC)
@@ -184,7 +184,7 @@ def _write_serving_certificate(ca_file: Path, cert_file: Path, key_file: Path) -
             .issuer_name(ca.subject).public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=7))
             .add_extension(x509.SubjectAlternativeName([*names, *addresses]), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([x509.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .sign(ca_key, hashes.SHA256()))
     ca_file.parent.mkdir(parents=True, exist_ok=True)
     ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))

@@ -244,7 +244,7 @@ def test_property_parse_is_exact_and_accessors_are_ceilings(
     value = parse_quantity(text)
     # never coarser than a nano unit, and within one nano unit of the exact decimal value
     assert (value * 10**9).denominator == 1
-    multiplier = {
+    multipliers: dict[str, int | Fraction] = {
         "": 1,
         "n": Fraction(1, 10**9),
         "u": Fraction(1, 10**6),
@@ -262,7 +262,8 @@ def test_property_parse_is_exact_and_accessors_are_ceilings(
         "Pi": 2**50,
         "e3": 1000,
         "e-2": Fraction(1, 100),
-    }[suffix]
+    }
+    multiplier = multipliers[suffix]
     exact = Fraction(f"{whole}.{fraction or '0'}") * multiplier
     if suffix.endswith("i"):
         exact = min(exact, Fraction(2**63 - 1))  # binary-suffixed values are capped

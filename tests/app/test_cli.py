@@ -338,7 +338,7 @@ def test_example_checkout_pods_spread_and_the_cache_follows_them() -> None:
     result = simulate([REPO / "examples" / "cluster"], tie_break="name")
     checkout = [result.final[f"web/checkout-{i}"] for i in range(3)]
     cache = result.final["web/cart-cache"]
-    assert None not in checkout and cache is not None
+    assert None not in checkout and cache is not None and result.cluster is not None
     zone_of = {n["metadata"]["name"]: n["metadata"]["labels"]["topology.kubernetes.io/zone"]
                for n in result.cluster.list("Node")[0]}
     assert len({zone_of[n] for n in checkout if n}) == 3

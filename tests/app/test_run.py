@@ -15,7 +15,7 @@ from kubesched.app.cli import build_parser, main
 from kubesched.app.run import effective_config, run
 
 
-def parse(*argv: str):  # type: ignore[no-untyped-def]
+def parse(*argv: str):
     return build_parser().parse_args(["run", *argv])
 
 

@@ -13,8 +13,10 @@ import yaml
 
 from kubesched import simulate
 from kubesched.app.cli import main
-from kubesched.app.snapshot import SNAPSHOT_FILES, clean, take_snapshot, write_snapshot
+from kubesched.app.snapshot import write_snapshot
 from kubesched.cluster.kinds import kind_info
+from kubesched.embedded.apiserver import EmbeddedCluster
+from kubesched.scenario.live import SNAPSHOT_FILES, clean, take_snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -91,7 +93,7 @@ class _FakeApiServer(BaseHTTPRequestHandler):
     """Serves list responses, as the API server shapes them, for the paths of the snapshot's kinds from one
     simulated cluster; ``failing`` answers one path with 403."""
 
-    cluster = None
+    cluster: EmbeddedCluster
     paths = {
         "/api/v1/namespaces": "Namespace", "/api/v1/nodes": "Node", "/api/v1/pods": "Pod",
         "/api/v1/persistentvolumes": "PersistentVolume", "/api/v1/persistentvolumeclaims": "PersistentVolumeClaim",
@@ -134,6 +136,7 @@ class _FakeApiServer(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def kubeconfig(simulated, tmp_path: Path) -> Iterator[Path]:
+    assert simulated.cluster is not None
     _FakeApiServer.cluster = simulated.cluster
     _FakeApiServer.seen = []
     _FakeApiServer.failing = ""

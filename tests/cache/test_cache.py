@@ -587,10 +587,10 @@ def assert_same_as_rebuild(snapshot: Snapshot, model: Model, cache: Cache | None
     if cache is not None:  # rows in node-tree order (zones interleaved), whatever the path taken
         assert names(snapshot) == cache._tree.list()
     for key in (ZONE, "tier"):
-        column = snapshot.label_column(key)
-        decoded = [column.values[c] if c >= 0 else None for c in column.codes.tolist()]
+        labels = snapshot.label_column(key)
+        decoded = [labels.values[c] if c >= 0 else None for c in labels.codes.tolist()]
         assert decoded == [model.nodes[n].labels.get(key) for n in names(snapshot)], key
-        assert all(column.code_of(v) == i for i, v in enumerate(column.values))
+        assert all(labels.code_of(v) == i for i, v in enumerate(labels.values))
     group_of, group_taints = snapshot.taint_groups()
     assert [group_taints[g] for g in group_of.tolist()] == [model.nodes[n].taints for n in names(snapshot)]
     assert snapshot.index == {n: i for i, n in enumerate(names(snapshot))}

@@ -81,7 +81,7 @@ def scene() -> tuple[Cache, FakeQueue, list[dict], list[dict]]:
     return cache, queue, nodes, pods
 
 
-def test_the_comparer_finds_missing_redundant_and_misplaced_objects(scene, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_the_comparer_finds_missing_redundant_and_misplaced_objects(scene, caplog) -> None:
     cache, queue, nodes, pods = scene
     dump = cache.dump()
     assert sorted(dump.nodes) == ["n1", "n2", "n3"] and dump.assumed_pods == {"uid-b"}
@@ -102,7 +102,7 @@ def test_the_comparer_finds_missing_redundant_and_misplaced_objects(scene, caplo
     ]
 
 
-def test_a_cache_that_agrees_logs_no_mismatch(caplog) -> None:  # type: ignore[no-untyped-def]
+def test_a_cache_that_agrees_logs_no_mismatch(caplog) -> None:
     cache = Cache(VirtualClock().now)
     cache.add_node(make_node("n1"))
     cache.add_pod(Pod.from_dict(on("a", "n1", "uid-a")))
@@ -114,7 +114,7 @@ def test_a_cache_that_agrees_logs_no_mismatch(caplog) -> None:  # type: ignore[n
     assert [r.getMessage() for r in caplog.records] == []
 
 
-def test_the_dump_shows_each_node_its_pods_and_nominees_and_the_queue(scene, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_the_dump_shows_each_node_its_pods_and_nominees_and_the_queue(scene, caplog) -> None:
     cache, queue, nodes, pods = scene
     caplog.set_level(logging.INFO, logger="kubesched")
     CacheDebugger(lambda: nodes, lambda: pods, cache, queue).dump_all()
@@ -150,7 +150,7 @@ def test_resources_and_the_queue_summary_print_as_go_prints_them() -> None:
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGUSR2"), reason="no SIGUSR2 here")
-def test_sigusr2_compares_then_dumps(scene, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_sigusr2_compares_then_dumps(scene, caplog) -> None:
     cache, queue, nodes, pods = scene
     caplog.set_level(logging.INFO, logger="kubesched")
     previous = signal.getsignal(signal.SIGUSR2)

@@ -84,7 +84,7 @@ def test_go_booleans_and_repeated_flags() -> None:
 
 def test_a_mapping_value_must_be_a_bool() -> None:
     with pytest.raises(FeatureGateError, match="must be true or false"):
-        feature_gates("1.34", {"PodLevelResources": "yes"})  # type: ignore[dict-item]
+        feature_gates("1.34", {"PodLevelResources": "yes"})
 
 
 def test_every_gate_names_only_known_versions() -> None:

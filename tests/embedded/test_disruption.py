@@ -158,7 +158,7 @@ def test_disruption_controller_follows_pods_across_budgets() -> None:
 
     def healthy() -> tuple[int, int]:
         return tuple(cluster.get("PodDisruptionBudget", "default", b)["status"]["currentHealthy"]
-                     for b in ("web", "db"))  # type: ignore[return-value]
+                     for b in ("web", "db"))
 
     assert healthy() == (0, 0)
     cluster.bind("default", "p", "n1")

@@ -34,7 +34,7 @@ class UsesHandle:
         SEEN["squares"] = squares
         SEEN["extenders"] = self.handle.extenders
         SEEN["nodes"] = len(self.handle.snapshot_shared_lister())
-        waiting = []
+        waiting: list[Any] = []
         self.handle.iterate_over_waiting_pods(waiting.append)
         SEEN["waiting"] = [w.get_pod().name for w in waiting]
         for w in waiting:

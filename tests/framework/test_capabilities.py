@@ -40,7 +40,7 @@ IN_TREE_NODE_ONLY = {names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLE
                      names.VOLUME_ZONE, names.VOLUME_BINDING}
 
 
-def harness(*filters: type, args: dict[str, Any] | None = None, nodes: list[dict[str, Any]] | None = None,
+def harness(*filters: type, args: dict[type, Any] | None = None, nodes: list[dict[str, Any]] | None = None,
             keep_in_tree_filters: bool = False) -> Harness:
     point: dict[str, Any] = {"enabled": [{"name": ref(c)} for c in filters]}
     if not keep_in_tree_filters:

@@ -22,6 +22,7 @@ def test_a_plugin_reaches_every_part_of_the_handle() -> None:
     assert result.final["default/free"] in ("a", "b")
     held = [r for r in result.attempts if r["pod"] == "default/held"]
     assert held[0]["result"] == "Unschedulable" and "removed" in held[0]["message"]
+    assert result.cluster is not None
     events = [e for e in result.cluster.list("Event")[0] if e.get("reason") == "Noted"]
     assert [e["message"] for e in events] == [f"bound to {result.final['default/free']}"]
 

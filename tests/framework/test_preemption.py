@@ -23,13 +23,13 @@ from kubesched.cluster.protocol import ApiError, NotFound
 from kubesched.config.features import feature_gates
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import fit_error_message
+from kubesched.framework.extender import Victims
 from kubesched.framework.interfaces import PostFilterResult
 from kubesched.framework.preemption import (
     MAX_INT32,
     NOT_HELPFUL_MSG,
     Candidate,
     Evaluator,
-    Victims,
     clock_reading,
     earliest_pod_start_time,
     more_important_pod,
@@ -38,7 +38,7 @@ from kubesched.framework.preemption import (
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.util.gosort import go_sort_slice
-from tests.factories import make_node, make_snapshot, pod_dict
+from tests.factories import as_handle, make_node, make_snapshot, pod_dict
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -391,7 +391,7 @@ def test_pdb_selection() -> None:
 # -- DryRunPreemption ---------------------------------------------------------------------------------
 def _evaluator(nodes: Sequence[str], policy: FixedPolicy, handle: FakeHandle | None = None) -> Evaluator:
     handle = handle or FakeHandle(make_snapshot([make_node(n) for n in nodes]))
-    return Evaluator("DefaultPreemption", handle, CycleState(), policy)  # type: ignore[arg-type]
+    return Evaluator("DefaultPreemption", as_handle(handle), CycleState(), policy)
 
 
 def test_dry_run_wraps_from_offset_and_orders_non_violating_first() -> None:

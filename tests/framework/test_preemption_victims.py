@@ -7,6 +7,7 @@ re-activation of the preemptor.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ from kubesched.framework.preemption_victims import (
     condition_changes,
     condition_observed_generation,
 )
-from tests.factories import make_node, make_snapshot
+from tests.factories import as_handle, make_node, make_snapshot
 from tests.framework.test_preemption import FakeCluster, FakeHandle, FakeNominator, FakeWaitingPod, mk_pod
 
 MESSAGE = "default-scheduler: preempting to accommodate a higher priority pod"
@@ -46,7 +47,7 @@ class Metrics:
 
 
 def setup(victims: list[Pod], *, version: str | None = None, gates: str | None = None,
-          nominated: list[Pod] = ()) -> tuple[VictimPreemption, FakeHandle, Pod, list[dict[str, Pod]], Metrics]:
+          nominated: Sequence[Pod] = ()) -> tuple[VictimPreemption, FakeHandle, Pod, list[dict[str, Pod]], Metrics]:
     preemptor = mk_pod("p", priority=10)
     nominator = FakeNominator()
     for p in nominated:
@@ -56,7 +57,7 @@ def setup(victims: list[Pod], *, version: str | None = None, gates: str | None =
     activated: list[dict[str, Pod]] = []
     metrics = Metrics()
     handle.extra.update(activate=activated.append, metrics=metrics)
-    return VictimPreemption("DefaultPreemption", handle), handle, preemptor, activated, metrics
+    return VictimPreemption("DefaultPreemption", as_handle(handle)), handle, preemptor, activated, metrics
 
 
 # -- PreemptPod ---------------------------------------------------------------------------------------

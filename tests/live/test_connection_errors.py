@@ -67,7 +67,7 @@ def test_flags_win_over_client_connection() -> None:
     assert ConnectionOptions.from_client_connection(conn).kubeconfig == "/file"
 
 
-def test_in_cluster_configuration_when_no_kubeconfig_is_found(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_in_cluster_configuration_when_no_kubeconfig_is_found(tmp_path, monkeypatch) -> None:
     """The service account's token and CA, and KUBERNETES_SERVICE_HOST/PORT, as a pod sees them."""
     from kubernetes.config import incluster_config
 
@@ -137,7 +137,7 @@ def _rotating_client(host: str) -> tuple[Any, list[str]]:
         calls.append(tokens[-1])
         c.api_key["BearerToken"] = tokens[-1]
 
-    cfg.refresh_api_key_hook = refresh
+    cfg.refresh_api_key_hook = refresh  # type: ignore[assignment]  # the client declares the hook as None
     rest = RestClient(ConnectionOptions(qps=-1), cfg)
     rest.tokens = tokens  # type: ignore[attr-defined]
     return rest, calls
@@ -156,7 +156,7 @@ def test_a_401_rereads_the_credentials_and_retries_once(token_server: str) -> No
     rest.request("GET", "/version")
     # The credential rotates (an exec plugin's token expired): the cached header is refused once, then
     # the hook is asked again and the request goes through with the new token.
-    rest.tokens.append("new")  # type: ignore[attr-defined]
+    rest.tokens.append("new")
     _TokenServer.accepted = "Bearer new"
     assert rest.request("GET", "/version") == {"kind": "Status", "code": 200}
     assert _TokenServer.seen[1:] == ["Bearer old", "Bearer new"]

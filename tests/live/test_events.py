@@ -105,7 +105,7 @@ def test_record_never_blocks_when_the_queue_is_full(monkeypatch: Any) -> None:
     assert recorder.dropped >= 7
 
 
-def test_per_object_state_is_bounded_as_client_gos_lru(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_per_object_state_is_bounded_as_client_gos_lru(monkeypatch) -> None:
     """A scheduler that runs for weeks sees millions of pods: spam-filter buckets and aggregation keys
     of old objects are forgotten, oldest first, beyond CACHE_SIZE objects."""
     monkeypatch.setattr(events_module, "CACHE_SIZE", 8)

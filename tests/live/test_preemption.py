@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -79,9 +81,11 @@ def test_the_loop_binds_other_pods_while_the_victims_are_being_deleted(live: Liv
     webhook.release()
     assert live.wait_bound("preemptor") == {"preemptor": "full"}
     assert not {"victim-0", "victim-1"} & set(live.pods())
-    for victim in ("victim-0", "victim-1"):
-        events = live.wait(lambda v=victim: [e for e in live.events(v) if e["reason"] == "Preempted"], 20,
-                           f"the Preempted event of {victim}")
+    def preempted(name: str) -> list[dict[str, Any]]:
+        return [e for e in live.events(name) if e["reason"] == "Preempted"]
+
+    for name in ("victim-0", "victim-1"):
+        events = live.wait(partial(preempted, name), 20, f"the Preempted event of {name}")
         assert events[0]["note"] == f"Preempted by pod {pods['preemptor']['metadata']['uid']} on node full"
     # The preemptor's FailedScheduling says only why nothing fitted: preemption succeeded.
     failed = [e for e in live.events("preemptor") if e["reason"] == "FailedScheduling"]

@@ -64,7 +64,7 @@ def paths(server: ScriptedServer) -> list[str]:
 
 @pytest.mark.parametrize(("status", "reason"), [(429, "TooManyRequests"), (500, "InternalError"),
                                                 (503, "ServiceUnavailable"), (504, "Timeout")])
-def test_an_answer_that_says_retry_after_is_sent_again_after_that_long(client, status: int, reason: str) -> None:  # type: ignore[no-untyped-def]
+def test_an_answer_that_says_retry_after_is_sent_again_after_that_long(client, status: int, reason: str) -> None:
     server, rest, waits = client([(answer(status, reason, "2"), False), (answer(status, reason, "1"), False),
                                   (ok(b'{"ok":true}'), False)])
     # A write too: its body is kept, so it can be sent again (client-go's bodyBytes).
@@ -80,7 +80,7 @@ def test_an_answer_that_says_retry_after_is_sent_again_after_that_long(client, s
     (409, "Conflict", "1"),              # not 429 or 5xx: Retry-After means nothing there
     (404, "NotFound", None),
 ])
-def test_other_error_answers_go_to_the_caller_at_once(client, status: int, reason: str,  # type: ignore[no-untyped-def]
+def test_other_error_answers_go_to_the_caller_at_once(client, status: int, reason: str,
                                                      retry_after: str | None) -> None:
     server, rest, waits = client([(answer(status, reason, retry_after), False)])
     with pytest.raises(ApiError) as err:
@@ -89,7 +89,7 @@ def test_other_error_answers_go_to_the_caller_at_once(client, status: int, reaso
     assert waits.delays == [] and len(server.requests) == 1
 
 
-def test_retries_stop_after_ten_and_the_last_answer_is_the_error(client) -> None:  # type: ignore[no-untyped-def]
+def test_retries_stop_after_ten_and_the_last_answer_is_the_error(client) -> None:
     server, rest, waits = client([(answer(429, "TooManyRequests", "0"), False)] * (MAX_RETRIES + 1))
     with pytest.raises(ApiError) as err:
         rest.request("GET", "/api/v1/nodes")
@@ -97,14 +97,14 @@ def test_retries_stop_after_ten_and_the_last_answer_is_the_error(client) -> None
     assert len(server.requests) == MAX_RETRIES + 1 and waits.delays == [0] * MAX_RETRIES
 
 
-def test_a_wait_longer_than_the_request_may_take_is_not_waited(client) -> None:  # type: ignore[no-untyped-def]
+def test_a_wait_longer_than_the_request_may_take_is_not_waited(client) -> None:
     server, rest, waits = client([(answer(503, "ServiceUnavailable", "30"), False)], timeout=5.0)
     with pytest.raises(ApiError, match="ServiceUnavailable injected"):
         rest.request("GET", "/api/v1/nodes")
     assert waits.delays == [] and len(server.requests) == 1
 
 
-def test_closing_the_client_ends_a_wait_with_the_error(client) -> None:  # type: ignore[no-untyped-def]
+def test_closing_the_client_ends_a_wait_with_the_error(client) -> None:
     server, rest, waits = client([(answer(429, "TooManyRequests", "5"), False)])
     rest.close()
     with pytest.raises(ApiError) as err:
@@ -112,7 +112,7 @@ def test_closing_the_client_ends_a_wait_with_the_error(client) -> None:  # type:
     assert err.value.code == 429 and waits.delays == [5] and len(server.requests) == 1
 
 
-def test_a_lost_connection_sends_a_get_again_after_a_second_and_never_a_write(client) -> None:  # type: ignore[no-untyped-def]
+def test_a_lost_connection_sends_a_get_again_after_a_second_and_never_a_write(client) -> None:
     # The server reads each request and closes the connection without a word (a reset, an API server
     # going away): the GET is sent again a second later; the POST may have been acted on, so it is not.
     server, rest, waits = client([(b"", True), (ok(b'{"items":[]}'), False), (b"", True)])
@@ -125,7 +125,7 @@ def test_a_lost_connection_sends_a_get_again_after_a_second_and_never_a_write(cl
     assert waits.delays == [1.0]
 
 
-def test_a_timeout_is_not_a_lost_connection(client) -> None:  # type: ignore[no-untyped-def]
+def test_a_timeout_is_not_a_lost_connection(client) -> None:
     server, rest, waits = client([(b"", False)], timeout=0.3)  # reads the request, never answers
     with pytest.raises(ConnectionError_, match="timed out") as err:
         rest.request("GET", "/api/v1/pods")
@@ -205,7 +205,7 @@ def test_on_error_stops_at_an_error_that_is_not_retriable_and_returns_a_success(
     assert len(sleeps) == 1
 
 
-def test_a_watch_is_opened_again_after_retry_after(client) -> None:  # type: ignore[no-untyped-def]
+def test_a_watch_is_opened_again_after_retry_after(client) -> None:
     event = b'{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n'
     stream = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(event), event)
     server, rest, waits = client([(answer(429, "TooManyRequests", "3"), False), (stream, False)])

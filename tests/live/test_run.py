@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+from functools import partial
 
 import pytest
 
@@ -37,7 +38,7 @@ def test_binds_where_simulate_puts_them(live: Live) -> None:
     actual = {name: p["spec"]["nodeName"] for name, p in live.pods().items()}
     assert actual == expected_nodes
     for name in actual:
-        assert [e["reason"] for e in live.wait(lambda n=name: live.events(n), 20, f"event of {name}")] == ["Scheduled"]
+        assert [e["reason"] for e in live.wait(partial(live.events, name), 20, f"event of {name}")] == ["Scheduled"]
 
 
 def test_unschedulable_pod_reports_then_binds_when_a_node_is_added(live: Live) -> None:

@@ -91,7 +91,7 @@ def serve() -> Iterator[object]:
         server.stop()
 
 
-def test_answers_with_a_length_reuse_one_connection(serve) -> None:  # type: ignore[no-untyped-def]
+def test_answers_with_a_length_reuse_one_connection(serve) -> None:
     server, transport = serve([(ok(b'{"a":1}'), False), (ok(b'{"b":2}'), False)])
     assert transport.request("POST", "/x?y=1", b"Accept: application/json\r\n", b"{}", 5) == (200, b'{"a":1}')
     assert transport.request("GET", "/z", b"", None, 5) == (200, b'{"b":2}')
@@ -103,7 +103,7 @@ def test_answers_with_a_length_reuse_one_connection(serve) -> None:  # type: ign
     assert b"Content-Length" not in server.requests[1]
 
 
-def test_chunked_bodies_informational_answers_and_empty_statuses(serve) -> None:  # type: ignore[no-untyped-def]
+def test_chunked_bodies_informational_answers_and_empty_statuses(serve) -> None:
     chunked = (b"HTTP/1.1 100 Continue\r\n\r\n"
                b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n"
                b"4;ext=1\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\nX-Trailer: t\r\n\r\n")
@@ -114,7 +114,7 @@ def test_chunked_bodies_informational_answers_and_empty_statuses(serve) -> None:
     assert server.connections == 1
 
 
-def test_connection_close_and_http10_end_the_connection(serve) -> None:  # type: ignore[no-untyped-def]
+def test_connection_close_and_http10_end_the_connection(serve) -> None:
     server, transport = serve([
         (ok(b"one", b"Connection: close\r\n"), True),
         (b"HTTP/1.0 200 OK\r\n\r\nread to the end", True),
@@ -126,7 +126,7 @@ def test_connection_close_and_http10_end_the_connection(serve) -> None:  # type:
     assert server.connections == 3
 
 
-def test_a_connection_the_server_closed_while_idle_is_not_reused(serve) -> None:  # type: ignore[no-untyped-def]
+def test_a_connection_the_server_closed_while_idle_is_not_reused(serve) -> None:
     server, transport = serve([(ok(b"1"), False), (ok(b"2"), False)])
     assert transport.request("POST", "/1", b"", b"{}", 5) == (200, b"1")
     server.close_idle()
@@ -136,7 +136,7 @@ def test_a_connection_the_server_closed_while_idle_is_not_reused(serve) -> None:
     assert (server.connections, len(server.requests)) == (2, 2)
 
 
-def test_only_a_replayable_request_is_retried_after_a_reused_connection_drops_it(serve) -> None:  # type: ignore[no-untyped-def]
+def test_only_a_replayable_request_is_retried_after_a_reused_connection_drops_it(serve) -> None:
     server, transport = serve([(ok(b"1"), False), (b"", True), (ok(b"again"), False),
                                (ok(b"3"), False), (b"", True)])
     transport.request("GET", "/1", b"", None, 5)
@@ -150,7 +150,7 @@ def test_only_a_replayable_request_is_retried_after_a_reused_connection_drops_it
     assert [r.split(b" ")[1] for r in server.requests][3:] == [b"/3", b"/4"]
 
 
-def test_a_cut_body_and_a_silent_server_fail_within_the_timeout(serve) -> None:  # type: ignore[no-untyped-def]
+def test_a_cut_body_and_a_silent_server_fail_within_the_timeout(serve) -> None:
     _, transport = serve([(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", True), (b"", False)])
     with pytest.raises(TransportError, match="mid-body"):
         transport.request("GET", "/cut", b"", None, 5)

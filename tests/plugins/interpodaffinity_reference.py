@@ -28,7 +28,7 @@ from kubesched.plugins.interpodaffinity import (
     ERR_REASON_EXISTING_ANTI_AFFINITY,
     InterPodAffinity,
 )
-from tests.factories import make_node, make_pod
+from tests.factories import as_handle, make_node, make_pod
 
 HOST = "kubernetes.io/hostname"
 ZONE = "zone"
@@ -108,7 +108,8 @@ def plugin_for(snapshot: Snapshot, listers: Listers | None = None, version: str 
                **args: Any) -> InterPodAffinity:
     raw = {k: v for k, v in (("hardPodAffinityWeight", args.get("hard")),
                              ("ignorePreferredTermsOfExistingPods", args.get("ignore"))) if v is not None}
-    return interpodaffinity.new(raw or None, FakeHandle(snapshot, listers or Listers(), feature_gates(version)))
+    handle = FakeHandle(snapshot, listers or Listers(), feature_gates(version))
+    return interpodaffinity.new(raw or None, as_handle(handle))
 
 
 def verdict(status: Status | None) -> tuple[str, str] | None:

@@ -9,7 +9,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import BindPlugin
 from kubesched.framework.status import Code
 from kubesched.plugins import defaultbinder
-from tests.factories import make_pod
+from tests.factories import as_handle, make_pod
 
 
 class FakeCluster:
@@ -30,7 +30,7 @@ class FakeHandle:
 
 def test_bind_calls_the_binding_subresource() -> None:
     cluster = FakeCluster()
-    plugin = defaultbinder.new(None, FakeHandle(cluster))
+    plugin = defaultbinder.new(None, as_handle(FakeHandle(cluster)))
     assert isinstance(plugin, BindPlugin)
     assert plugin.name == "DefaultBinder"
     pod = make_pod("web", namespace="shop", uid="u-1")
@@ -40,7 +40,7 @@ def test_bind_calls_the_binding_subresource() -> None:
 
 def test_api_error_becomes_error_status() -> None:
     err = ApiError("pods \"web\" is already assigned to node \"b\"")
-    plugin = defaultbinder.new(None, FakeHandle(FakeCluster(err)))
+    plugin = defaultbinder.new(None, as_handle(FakeHandle(FakeCluster(err))))
     status = plugin.bind(CycleState(), make_pod("web"), "node-a")
     assert status is not None
     assert status.code is Code.ERROR
@@ -49,6 +49,6 @@ def test_api_error_becomes_error_status() -> None:
 
 
 def test_other_exceptions_propagate() -> None:
-    plugin = defaultbinder.new(None, FakeHandle(FakeCluster(KeyError("boom"))))
+    plugin = defaultbinder.new(None, as_handle(FakeHandle(FakeCluster(KeyError("boom")))))
     with pytest.raises(KeyError):
         plugin.bind(CycleState(), make_pod("web"), "node-a")

@@ -44,7 +44,7 @@ from kubesched.plugins.defaultpreemption import (
     first_offset,
 )
 from tests.corpus import CORPUS
-from tests.factories import make_node, make_snapshot
+from tests.factories import as_handle, make_node, make_snapshot
 from tests.framework.test_preemption import T0, FakeCluster, FakeHandle, FakeNominator, mk_pod, pdb_dict
 
 CONFORMANCE = CORPUS
@@ -52,7 +52,7 @@ CONFORMANCE = CORPUS
 
 def plugin(handle: FakeHandle, args: Any = None, **kw: Any) -> DefaultPreemption:
     kw.setdefault("offset_fn", first_offset)
-    return defaultpreemption.new(args, handle, **kw)  # type: ignore[arg-type]
+    return defaultpreemption.new(args, as_handle(handle), **kw)
 
 
 def test_plugin_shape_1_30() -> None:
@@ -102,8 +102,8 @@ def test_calculate_num_candidates(pct: int, abs_: int, nodes: int, want: int) ->
 
 def test_random_offset_uses_injected_rng() -> None:
     handle = FakeHandle(make_snapshot([]))
-    a = defaultpreemption.new(None, handle, rng=random.Random(7))  # type: ignore[arg-type]
-    b = defaultpreemption.new(None, handle, rng=random.Random(7))  # type: ignore[arg-type]
+    a = defaultpreemption.new(None, as_handle(handle), rng=random.Random(7))
+    b = defaultpreemption.new(None, as_handle(handle), rng=random.Random(7))
     offs = [a.get_offset_and_num_candidates(10)[0] for _ in range(20)]
     assert offs == [b.get_offset_and_num_candidates(10)[0] for _ in range(20)]
     assert all(0 <= o < 10 for o in offs) and len(set(offs)) > 1
@@ -372,7 +372,7 @@ def test_async_preemption_off_preempts_in_the_cycle() -> None:
     pl = plugin(handle)
     _, status = pl.post_filter(CycleState(), preemptor, handle.filter_all(preemptor))
     assert status is None and handle.cluster.deleted == ["default/v"] and jobs.jobs == []
-    assert pl.pre_enqueue(preemptor) is None
+    assert isinstance(pl, AsyncDefaultPreemption) and pl.pre_enqueue(preemptor) is None
 
 
 # -- asynchronous preemption on a simulated cluster ----------------------------------------------------

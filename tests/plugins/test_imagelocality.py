@@ -12,7 +12,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import BatchScorePlugin, EnqueueExtensions
 from kubesched.plugins import imagelocality
 from kubesched.plugins.imagelocality import calculate_priority, normalized_image_name
-from tests.factories import make_node, make_pod, make_snapshot
+from tests.factories import NO_HANDLE, as_handle, make_node, make_pod, make_snapshot
 from tests.plugins.test_helper import (
     IMAGE_CHOICES,
     check_score_conformance,
@@ -83,7 +83,7 @@ def test_score_table() -> None:
     node2 = make_node("node2", images=_images((["gcr.io/250:latest"], 250 * MB),
                                                (["gcr.io/10:latest", "gcr.io/10:v1"], 10 * MB)))
     snap = make_snapshot([node1, node2])
-    plugin = imagelocality.new(None, FakeHandle(snap))
+    plugin = imagelocality.new(None, as_handle(FakeHandle(snap)))
     cases = [
         # 40MB*1/2 = 20MB -> below the threshold -> 0; 250MB*1/2 = 125MB -> 100*(125-23)/(1977) = 5.
         (["gcr.io/40", "gcr.io/250"], [0, 5]),
@@ -104,7 +104,7 @@ def test_score_table() -> None:
 def test_duplicate_images_count_per_container() -> None:
     node = make_node("a", images=_images((["big:latest"], 800 * MB)))
     snap = make_snapshot([node])
-    plugin = imagelocality.new(None, FakeHandle(snap))
+    plugin = imagelocality.new(None, as_handle(FakeHandle(snap)))
     pod = pod_with_images("p", ["big", "big"], init=["big"])
     # 3 * 800MB over 3 containers (max 3000MB): 100 * (2400 - 23) / (3000 - 23) = 79.
     assert plugin.score(CycleState(), pod, snap.node_infos[0]) == (79, None)
@@ -112,7 +112,7 @@ def test_duplicate_images_count_per_container() -> None:
 
 
 def test_protocols() -> None:
-    plugin = imagelocality.new(None, None)
+    plugin = imagelocality.new(None, NO_HANDLE)
     assert isinstance(plugin, BatchScorePlugin)
     assert plugin.score_extensions() is None
     assert not isinstance(plugin, EnqueueExtensions)
@@ -124,7 +124,7 @@ def test_batch_equals_per_node_on_random_clusters() -> None:
     pod_images = [*names, "nginx", "python", "unknown:1", "docker.io/library/nginx"]
     for trial in range(40):
         snap = make_snapshot(random_nodes(rng, rng.randint(1, 30)))
-        plugin = imagelocality.new(None, FakeHandle(snap))
+        plugin = imagelocality.new(None, as_handle(FakeHandle(snap)))
         pod = pod_with_images(f"p{trial}", rng.sample(pod_images, rng.randint(1, 3)),
                               init=rng.sample(pod_images, rng.randint(0, 2)))
         rows = np.array(sorted(rng.sample(range(len(snap)), rng.randint(1, len(snap)))))
@@ -144,7 +144,7 @@ def test_image_index_follows_node_changes() -> None:
     cache.add_node(make_node("b"))
     snap = Snapshot()
     cache.update_snapshot(snap)
-    plugin = imagelocality.new(None, FakeHandle(snap))
+    plugin = imagelocality.new(None, as_handle(FakeHandle(snap)))
     pod = pod_with_images("p", ["big"])
     assert plugin.score_nodes(CycleState(), pod, snap.all_nodes()).tolist() == [0, 0]
     cache.update_node(old, make_node("a", images=_images((["big:latest"], 2000 * MB))))
@@ -158,5 +158,5 @@ def test_image_index_follows_node_changes() -> None:
 def test_conformance(scenario: str) -> None:
     if not scenario_available(scenario):
         pytest.skip("conformance corpus not available")
-    n = check_score_conformance(scenario, lambda snap: imagelocality.new(None, FakeHandle(snap)), NAME, 1)
+    n = check_score_conformance(scenario, lambda snap: imagelocality.new(None, as_handle(FakeHandle(snap))), NAME, 1)
     assert n > 0

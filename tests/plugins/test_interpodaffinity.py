@@ -25,7 +25,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import interpodaffinity
 from kubesched.plugins.interpodaffinity import InterPodAffinity
-from tests.factories import make_node, make_snapshot
+from tests.factories import NO_HANDLE, make_node, make_snapshot
 from tests.plugins.interpodaffinity_reference import (
     AFF,
     ALL_NAMESPACES,
@@ -70,7 +70,7 @@ def test_protocols_and_events() -> None:
 
 def test_args_validated() -> None:
     with pytest.raises(ValueError, match="hardPodAffinityWeight"):
-        interpodaffinity.new({"hardPodAffinityWeight": 101}, None)
+        interpodaffinity.new({"hardPodAffinityWeight": 101}, NO_HANDLE)
 
 
 def test_missing_state_is_an_error() -> None:

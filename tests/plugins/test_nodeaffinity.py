@@ -21,7 +21,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import nodeaffinity
-from tests.factories import make_node, make_pod, make_snapshot
+from tests.factories import NO_HANDLE, make_node, make_pod, make_snapshot
 from tests.plugins.test_helper import (
     CONFORMANCE,
     LABEL_KEYS,
@@ -117,7 +117,7 @@ FILTER_CASES: list[tuple[str, dict[str, Any], dict[str, str], str, str | None]] 
 @pytest.mark.parametrize(("name", "spec", "labels", "node_name", "want"), FILTER_CASES)
 def test_filter(name: str, spec: dict[str, Any], labels: dict[str, str], node_name: str,
                 want: str | None) -> None:
-    plugin = nodeaffinity.new(None, None)
+    plugin = nodeaffinity.new(None, NO_HANDLE)
     pod = pod_with(spec)
     node = make_node(node_name, labels=labels)
     for run_pre_filter in (True, False):
@@ -156,7 +156,7 @@ ADDED = {
 )
 def test_filter_with_added_affinity(name: str, spec: dict[str, Any], labels: dict[str, str],
                                     want: str | None) -> None:
-    plugin = nodeaffinity.new({"addedAffinity": ADDED}, None)
+    plugin = nodeaffinity.new({"addedAffinity": ADDED}, NO_HANDLE)
     pod = pod_with(spec)
     state = CycleState()
     _, status = plugin.pre_filter(state, pod)
@@ -198,16 +198,16 @@ def test_filter_with_added_affinity(name: str, spec: dict[str, Any], labels: dic
 )
 def test_pre_filter(name: str, spec: dict[str, Any], want_result: PreFilterResult | None,
                     want_status: Status | None) -> None:
-    plugin = nodeaffinity.new(None, None)
+    plugin = nodeaffinity.new(None, NO_HANDLE)
     assert plugin.pre_filter(CycleState(), pod_with(spec)) == (want_result, want_status)
 
 
 def test_pre_filter_not_skipped_with_added_required() -> None:
-    plugin = nodeaffinity.new({"addedAffinity": ADDED}, None)
+    plugin = nodeaffinity.new({"addedAffinity": ADDED}, NO_HANDLE)
     assert plugin.pre_filter(CycleState(), pod_with({})) == (None, None)
     only_preferred = {"preferredDuringSchedulingIgnoredDuringExecution":
                       ADDED["preferredDuringSchedulingIgnoredDuringExecution"]}
-    plugin = nodeaffinity.new({"addedAffinity": only_preferred}, None)
+    plugin = nodeaffinity.new({"addedAffinity": only_preferred}, NO_HANDLE)
     assert plugin.pre_filter(CycleState(), pod_with({})) == (None, Status(Code.SKIP))
 
 
@@ -247,7 +247,7 @@ PREF_3 = preferred(
     ],
 )
 def test_score(name: str, spec: dict[str, Any], args: Any, want_raw: list[int], want: list[int]) -> None:
-    plugin = nodeaffinity.new(args, None)
+    plugin = nodeaffinity.new(args, NO_HANDLE)
     pod = pod_with(spec)
     snap = make_snapshot([make_node(f"n{i}", labels=labels) for i, labels in enumerate(NODE_LABELS)])
     nodes = snap.all_nodes()
@@ -265,26 +265,26 @@ def test_score(name: str, spec: dict[str, Any], args: Any, want_raw: list[int], 
 
 def test_pre_score_skip() -> None:
     nodes = make_snapshot([make_node("n")]).all_nodes()
-    plugin = nodeaffinity.new(None, None)
+    plugin = nodeaffinity.new(None, NO_HANDLE)
     assert plugin.pre_score(CycleState(), pod_with({}), nodes) == Status(Code.SKIP)
     assert plugin.pre_score(CycleState(), pod_with({"affinity": required({})}), nodes) == Status(Code.SKIP)
     # An explicitly empty preferred list is not "no preferred terms" (a non-nil Go slice).
     no_terms: dict[str, Any] = {"preferredDuringSchedulingIgnoredDuringExecution": []}
     empty_list = {"affinity": {"nodeAffinity": no_terms}}
     assert plugin.pre_score(CycleState(), pod_with(empty_list), nodes) is None
-    with_added = nodeaffinity.new({"addedAffinity": ADDED}, None)
+    with_added = nodeaffinity.new({"addedAffinity": ADDED}, NO_HANDLE)
     assert with_added.pre_score(CycleState(), pod_with({}), nodes) is None
 
 
 def test_score_without_pre_score() -> None:
-    plugin = nodeaffinity.new(None, None)
+    plugin = nodeaffinity.new(None, NO_HANDLE)
     pod = pod_with({"affinity": PREF_3})
     info = NodeInfo(make_node("n", labels=NODE_LABELS[2]))
     assert plugin.score(CycleState(), pod, info) == (11, None)
 
 
 def test_protocols_and_events() -> None:
-    plugin = nodeaffinity.new(None, None)
+    plugin = nodeaffinity.new(None, NO_HANDLE)
     for proto in (PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin):
         assert isinstance(plugin, proto)
     assert plugin.pre_filter_extensions() is None
@@ -294,10 +294,10 @@ def test_protocols_and_events() -> None:
 def test_factory_accepts_typed_args() -> None:
     from kubesched.config.pluginargs import NodeAffinityArgs
 
-    plugin = nodeaffinity.new(NodeAffinityArgs(added_affinity=ADDED), None)
+    plugin = nodeaffinity.new(NodeAffinityArgs(added_affinity=ADDED), NO_HANDLE)
     assert plugin.added_selector is not None
     assert plugin.added_preferred is not None and len(plugin.added_preferred) == 1
-    assert nodeaffinity.new(NodeAffinityArgs(), None).added_selector is None
+    assert nodeaffinity.new(NodeAffinityArgs(), NO_HANDLE).added_selector is None
 
 
 # -- batch == per-node on random clusters -------------------------------------------------------------------
@@ -351,7 +351,7 @@ def test_batch_equals_per_node_on_random_clusters() -> None:
         if rng.random() < 0.3:
             added = _random_spec(rng, names).get("affinity", {}).get("nodeAffinity")
             args = {"addedAffinity": added} if added else None
-        plugin = nodeaffinity.new(args, None)
+        plugin = nodeaffinity.new(args, NO_HANDLE)
         pod = make_pod(f"p{trial}", spec=_random_spec(rng, names))
         rows = np.array(sorted(rng.sample(range(len(snap)), rng.randint(1, len(snap)))))
         for run_pre in (False, True):
@@ -382,7 +382,7 @@ def _factory(scenario: str) -> Any:
             for entry in profile.get("pluginConfig") or []:
                 if entry["name"] == NAME:
                     args = entry["args"]
-    return lambda _snapshot: nodeaffinity.new(args, None)
+    return lambda _snapshot: nodeaffinity.new(args, NO_HANDLE)
 
 
 NA_SCENARIOS = ["na-added-affinity", "na-matchfields-nodename", "na-nodeselector", "na-preferred-weights",

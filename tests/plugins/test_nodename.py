@@ -10,7 +10,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import ActionType, BatchFilterPlugin, ClusterEvent
 from kubesched.framework.status import Code
 from kubesched.plugins import nodename
-from tests.factories import make_node, make_pod, make_snapshot
+from tests.factories import NO_HANDLE, make_node, make_pod, make_snapshot
 
 REASON = "node(s) didn't match the requested node name"
 
@@ -24,7 +24,7 @@ REASON = "node(s) didn't match the requested node name"
     ],
 )
 def test_filter(name: str, pod_node: str, node: str, rejected: bool) -> None:
-    plugin = nodename.new(None, None)
+    plugin = nodename.new(None, NO_HANDLE)
     pod = make_pod("p", node_name=pod_node)
     status = plugin.filter(CycleState(), pod, NodeInfo(make_node(node)))
     if rejected:
@@ -36,7 +36,7 @@ def test_filter(name: str, pod_node: str, node: str, rejected: bool) -> None:
 
 
 def test_protocols_and_events() -> None:
-    plugin = nodename.new(None, None)
+    plugin = nodename.new(None, NO_HANDLE)
     assert isinstance(plugin, BatchFilterPlugin)
     assert tuple(plugin.events_to_register()) == (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
 

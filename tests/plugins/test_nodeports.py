@@ -13,7 +13,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import ActionType, BatchFilterPlugin, ClusterEvent, PreFilterPlugin
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import nodeports
-from tests.factories import make_node, make_pod, make_snapshot, pod_dict
+from tests.factories import NO_HANDLE, make_node, make_pod, make_snapshot, pod_dict
 from tests.plugins.test_helper import check_filter_conformance, scenario_available
 
 NAME = "NodePorts"
@@ -45,7 +45,7 @@ CASES = [
 @pytest.mark.parametrize(("name", "used", "wanted", "fits"), CASES)
 def test_filter(name: str, used: list[tuple[str, str, int]], wanted: list[tuple[str, str, int]],
                 fits: bool) -> None:
-    plugin = nodeports.new(None, None)
+    plugin = nodeports.new(None, NO_HANDLE)
     node = make_node("n")
     existing = [port_pod(f"e{i}", p, node_name="n") for i, p in enumerate(used)]
     info = NodeInfo(node, existing)
@@ -62,7 +62,7 @@ def test_filter(name: str, used: list[tuple[str, str, int]], wanted: list[tuple[
 
 
 def test_pre_filter_skips_pods_without_host_ports() -> None:
-    plugin = nodeports.new(None, None)
+    plugin = nodeports.new(None, NO_HANDLE)
     container = {"name": "c", "image": "x", "ports": [{"containerPort": 80}]}
     assert plugin.pre_filter(CycleState(), make_pod("p", spec={"containers": [container]})) == (
         None, Status(Code.SKIP))
@@ -73,7 +73,7 @@ def test_pre_filter_skips_pods_without_host_ports() -> None:
 def test_plain_init_container_ports_are_ignored(rules: ResourceRules) -> None:
     init = {"name": "i", "image": "x", "ports": [{"containerPort": 1, "hostPort": 9000}]}
     pod = Pod.from_dict(pod_dict("p", spec={"initContainers": [init]}), rules)
-    assert nodeports.new(None, None).pre_filter(CycleState(), pod) == (None, Status(Code.SKIP))
+    assert nodeports.new(None, NO_HANDLE).pre_filter(CycleState(), pod) == (None, Status(Code.SKIP))
 
 
 def _sidecar_pod(name: str, rules: ResourceRules, node_name: str = "") -> Pod:
@@ -85,7 +85,7 @@ def _sidecar_pod(name: str, rules: ResourceRules, node_name: str = "") -> Pod:
 @pytest.mark.parametrize(("rules", "counted"), [(V1_30_RULES, False), (V1_34_RULES, True)], ids=["v1.30", "v1.34"])
 def test_sidecar_ports_count_from_v1_34(rules: ResourceRules, counted: bool) -> None:
     """v1.34 counts a sidecar's host ports, for the incoming pod and for the pods on the node."""
-    plugin = nodeports.new(None, None)
+    plugin = nodeports.new(None, NO_HANDLE)
     incoming = _sidecar_pod("p", rules)
     state = CycleState()
     _, status = plugin.pre_filter(state, incoming)
@@ -101,7 +101,7 @@ def test_sidecar_ports_count_from_v1_34(rules: ResourceRules, counted: bool) -> 
 
 
 def test_protocols_and_events() -> None:
-    plugin = nodeports.new(None, None)
+    plugin = nodeports.new(None, NO_HANDLE)
     assert isinstance(plugin, PreFilterPlugin)
     assert isinstance(plugin, BatchFilterPlugin)
     assert plugin.pre_filter_extensions() is None
@@ -139,4 +139,4 @@ def test_batch_equals_per_node_on_random_clusters() -> None:
 def test_conformance(scenario: str) -> None:
     if not scenario_available(scenario):
         pytest.skip("conformance corpus not available")
-    assert check_filter_conformance(scenario, lambda _s: nodeports.new(None, None), NAME) > 0
+    assert check_filter_conformance(scenario, lambda _s: nodeports.new(None, NO_HANDLE), NAME) > 0

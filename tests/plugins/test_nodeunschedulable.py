@@ -11,7 +11,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import ActionType, BatchFilterPlugin, ClusterEvent
 from kubesched.framework.status import Code
 from kubesched.plugins import nodeunschedulable
-from tests.factories import make_node, make_pod, make_snapshot
+from tests.factories import NO_HANDLE, make_node, make_pod, make_snapshot
 from tests.plugins.test_helper import check_filter_conformance, random_nodes, scenario_available
 
 NAME = "NodeUnschedulable"
@@ -39,7 +39,7 @@ REASON = "node(s) were unschedulable"
     ],
 )
 def test_filter(name: str, unschedulable: bool, tolerations: list[dict[str, Any]], rejected: bool) -> None:
-    plugin = nodeunschedulable.new(None, None)
+    plugin = nodeunschedulable.new(None, NO_HANDLE)
     pod = make_pod("p", spec={"tolerations": tolerations})
     node = make_node("n", unschedulable=unschedulable)
     status = plugin.filter(CycleState(), pod, NodeInfo(node))
@@ -56,7 +56,7 @@ def test_filter(name: str, unschedulable: bool, tolerations: list[dict[str, Any]
 
 
 def test_protocols_and_events() -> None:
-    plugin = nodeunschedulable.new(None, None)
+    plugin = nodeunschedulable.new(None, NO_HANDLE)
     assert isinstance(plugin, BatchFilterPlugin)
     assert tuple(plugin.events_to_register()) == (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
 
@@ -100,4 +100,4 @@ def test_cordon_column_follows_node_changes() -> None:
 def test_conformance(scenario: str) -> None:
     if not scenario_available(scenario):
         pytest.skip("conformance corpus not available")
-    assert check_filter_conformance(scenario, lambda _s: nodeunschedulable.new(None, None), NAME) > 0
+    assert check_filter_conformance(scenario, lambda _s: nodeunschedulable.new(None, NO_HANDLE), NAME) > 0

@@ -13,7 +13,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.nodevolumelimits import csi, non_csi
 from kubesched.plugins.nodevolumelimits.translation import csi_attach_limit_key
-from tests.factories import make_node, make_pod, make_snapshot
+from tests.factories import as_handle, make_node, make_pod, make_snapshot
 from tests.plugins.storage import (
     Handle,
     batch_status,
@@ -62,7 +62,7 @@ def test_csi_limits(name: str, existing: list[str], new: list[str], limits: dict
     snap = make_snapshot([node], existing_pods)
     handle = Handle(snapshot=snap, features=feature_gates(version)).add(
         *csi_claims(*{*existing, *new}), csinode_dict("n", drivers=limits))
-    plugin = csi.new(None, handle)
+    plugin = csi.new(None, as_handle(handle))
     pod = pod_with("p", *new)
     state = CycleState()
     assert plugin.pre_filter(state, pod) == (None, None)
@@ -74,7 +74,7 @@ def test_csi_limits(name: str, existing: list[str], new: list[str], limits: dict
 def test_csi_limit_from_node_allocatable_in_v1_30_only(version: str, want: Status | None) -> None:
     node = make_node("n", extra={csi_attach_limit_key(DRIVER): "1"})
     snap = make_snapshot([node], [pod_with("e", "a", node="n")])
-    plugin = csi.new(None, Handle(snapshot=snap, features=feature_gates(version)).add(*csi_claims("a", "b")))
+    plugin = csi.new(None, as_handle(Handle(snapshot=snap, features=feature_gates(version)).add(*csi_claims("a", "b"))))
     pod = pod_with("p", "b")
     assert plugin.filter(CycleState(), pod, snap.node_infos[0]) == want
     assert batch_status(plugin.filter_nodes(CycleState(), pod, snap, rows(1)), 0) == want
@@ -108,10 +108,10 @@ def test_volume_attachments_count_from_v1_34(name: str, attachments: list[dict[s
         csinode_dict("n", drivers={DRIVER: limit, "other.csi": 1}))
     for va in attachments:
         # An attachment applied after the first filter must be seen too (the plugin's caches follow).
-        plugin = csi.new(None, handle)
+        plugin = csi.new(None, as_handle(handle))
         plugin.filter_nodes(CycleState(), pod_with("p", *new), snap, rows(2))
         handle.add(va)
-    plugin = plugin if attachments else csi.new(None, handle)
+    plugin = plugin if attachments else csi.new(None, as_handle(handle))
     pod = pod_with("p", *new)
     expected = want if version == "1.34" else None
     assert plugin.filter(CycleState(), pod, snap.node_infos[0]) == expected
@@ -135,7 +135,7 @@ def test_portworx_volumes_count_where_migrated(version: str, annotated: bool, wa
     handle = Handle(snapshot=snap, features=feature_gates(version)).add(
         csinode_dict("n", drivers={"pxd.portworx.com": 1},
                      migrated="kubernetes.io/portworx-volume" if annotated else ""))
-    plugin = csi.new(None, handle)
+    plugin = csi.new(None, as_handle(handle))
     pod = make_pod("p", spec={"volumes": [px("new")]})
     assert plugin.pre_filter(CycleState(), pod) == (None, None)
     assert plugin.filter(CycleState(), pod, snap.node_infos[0]) == want
@@ -159,7 +159,7 @@ def test_batch_equals_per_node_on_random_clusters(version: str) -> None:
                 handle.add(csinode_dict(node.name, drivers={DRIVER: rng.choice([None, 1, 2, 3, 4])}))
         for k in range(rng.randint(0, 6)):
             handle.add(va_dict(f"va{k}", pv=f"pv-{rng.choice(claims)}", node=rng.choice(nodes).name))
-        plugin = csi.new(None, handle)
+        plugin = csi.new(None, as_handle(handle))
         pod = pod_with(f"p{trial}", *rng.sample(claims, rng.randint(1, 3)),
                        extra=[ebs("v9")] if rng.random() < 0.3 else None)
         state = CycleState()
@@ -172,7 +172,7 @@ def test_unbound_claim_counts_against_its_provisioner() -> None:
     snap = make_snapshot([make_node("n")], [pod_with("e", "a", node="n")])
     handle = Handle(snapshot=snap).add(*csi_claims("a"), pvc_dict("u", sc="fast"), sc_dict("fast"),
                                        csinode_dict("n", drivers={DRIVER: 1}))
-    plugin = csi.new(None, handle)
+    plugin = csi.new(None, as_handle(handle))
     pod = pod_with("p", "u")
     assert plugin.filter(CycleState(), pod, snap.node_infos[0]) == EXCEEDED
     assert batch_status(plugin.filter_nodes(CycleState(), pod, snap, rows(1)), 0) == EXCEEDED
@@ -187,7 +187,7 @@ def test_migrated_in_tree_volumes_count_as_csi(has_csinode: bool, want: Status |
     handle = Handle(snapshot=snap)
     if has_csinode:
         handle.add(csinode_dict("n", drivers={DRIVER: 1}))
-    plugin = csi.new(None, handle)
+    plugin = csi.new(None, as_handle(handle))
     pod = make_pod("p", spec={"volumes": [inline]})
     assert plugin.filter(CycleState(), pod, snap.node_infos[0]) == want
     assert batch_status(plugin.filter_nodes(CycleState(), pod, snap, rows(1)), 0) == want
@@ -195,7 +195,7 @@ def test_migrated_in_tree_volumes_count_as_csi(has_csinode: bool, want: Status |
 
 def test_missing_claim_is_unresolvable() -> None:
     snap = make_snapshot([make_node("n")])
-    plugin = csi.new(None, Handle(snapshot=snap))
+    plugin = csi.new(None, as_handle(Handle(snapshot=snap)))
     status = plugin.filter(CycleState(), pod_with("p", "gone"), snap.node_infos[0])
     assert status is not None and status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert 'persistentvolumeclaim "gone" not found' in status.message
@@ -220,7 +220,7 @@ def test_ebs_limits(name: str, attached: int, new: int, labels: dict[str, str], 
     node = make_node("n", labels=labels, extra={"attachable-volumes-aws-ebs": alloc} if alloc else None)
     existing = make_pod("e", node_name="n", spec={"volumes": [ebs(f"old-{i}") for i in range(attached)]})
     snap = make_snapshot([node], [existing])
-    plugin = non_csi.new_ebs(None, Handle(snapshot=snap))
+    plugin = non_csi.new_ebs(None, as_handle(Handle(snapshot=snap)))
     pod = make_pod("p", spec={"volumes": [ebs(f"new-{i}") for i in range(new)]})
     state = CycleState()
     assert plugin.pre_filter(state, pod) == (None, None)
@@ -231,7 +231,7 @@ def test_ebs_limits(name: str, attached: int, new: int, labels: dict[str, str], 
 def test_in_tree_limits_step_aside_on_migrated_nodes() -> None:
     existing = make_pod("e", node_name="n", spec={"volumes": [ebs(f"old-{i}") for i in range(39)]})
     snap = make_snapshot([make_node("n")], [existing])
-    plugin = non_csi.new_ebs(None, Handle(snapshot=snap).add(csinode_dict("n", drivers={DRIVER: 100})))
+    plugin = non_csi.new_ebs(None, as_handle(Handle(snapshot=snap).add(csinode_dict("n", drivers={DRIVER: 100}))))
     pod = make_pod("p", spec={"volumes": [ebs("new")]})
     assert plugin.filter(CycleState(), pod, snap.node_infos[0]) is None
 

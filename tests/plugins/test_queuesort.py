@@ -10,7 +10,7 @@ import pytest
 from kubesched.api.objects import Pod
 from kubesched.framework.interfaces import QueueSortPlugin
 from kubesched.plugins import queuesort
-from tests.factories import make_pod
+from tests.factories import NO_HANDLE, make_pod
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -37,7 +37,7 @@ def queued(priority: int, seconds: float, name: str = "p") -> Queued:
     ],
 )
 def test_less(name: str, a: Queued, b: Queued, want: bool) -> None:
-    plugin = queuesort.new(None, None)
+    plugin = queuesort.new(None, NO_HANDLE)
     assert isinstance(plugin, QueueSortPlugin)
     assert plugin.name == "PrioritySort"
     assert plugin.less(a, b) is want

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import inspect
 import typing
 from typing import Any
@@ -20,7 +21,7 @@ from kubesched.plugins.registry import (
     load_import_path,
     resolve_profile,
 )
-from tests.factories import node_dict, pod_dict
+from tests.factories import NO_HANDLE, as_handle, node_dict, pod_dict
 from tests.fakeplugins import (
     FactoryBuilt,
     Harness,
@@ -56,7 +57,7 @@ def test_every_in_tree_factory_takes_the_typed_handle(name: str) -> None:
 
 def test_import_path_plugin_is_built_with_its_args_and_named_after_the_path() -> None:
     factory = load_import_path(ref(LabelFilter))
-    plugin: Any = factory({"key": "k"}, "handle")
+    plugin: Any = factory({"key": "k"}, as_handle("handle"))
     assert isinstance(plugin, LabelFilter)
     assert plugin.name == ref(LabelFilter)
     assert plugin.args == {"key": "k"}
@@ -64,12 +65,12 @@ def test_import_path_plugin_is_built_with_its_args_and_named_after_the_path() ->
 
 
 def test_a_class_without_name_attribute_gets_one() -> None:
-    plugin: Any = load_import_path(ref(NoName))(None, None)
+    plugin: Any = load_import_path(ref(NoName))(None, NO_HANDLE)
     assert plugin.name == ref(NoName)
 
 
 def test_new_classmethod_is_preferred() -> None:
-    plugin: Any = load_import_path(ref(FactoryBuilt))({}, None)
+    plugin: Any = load_import_path(ref(FactoryBuilt))({}, NO_HANDLE)
     assert plugin.built_by_new is True
 
 
@@ -142,12 +143,12 @@ def test_entry_point_plugins_are_registered_without_shadowing_in_tree(monkeypatc
         assert group == ENTRY_POINT_GROUP
         return [_EP("MyFilter", LabelFilter), _EP("NodeName", LabelFilter)]
 
-    monkeypatch.setattr(registry_mod.metadata, "entry_points", fake_entry_points)
+    monkeypatch.setattr(importlib.metadata, "entry_points", fake_entry_points)
     reg = in_tree_registry()
-    plugin: Any = reg["MyFilter"]({}, None)
+    plugin: Any = reg["MyFilter"]({}, NO_HANDLE)
     assert isinstance(plugin, LabelFilter)
     assert plugin.name == "MyFilter"
-    assert not isinstance(reg["NodeName"]({}, None), LabelFilter)
+    assert not isinstance(reg["NodeName"]({}, NO_HANDLE), LabelFilter)
 
 
 # -- misspelt plugin names: the field that names them, and the closest known name ----------------------

@@ -10,7 +10,7 @@ from kubesched.api.objects import Pod
 from kubesched.framework.interfaces import EnqueueExtensions, PreEnqueuePlugin
 from kubesched.framework.status import Code
 from kubesched.plugins import schedulinggates
-from tests.factories import make_pod
+from tests.factories import NO_HANDLE, make_pod
 from tests.plugins.test_helper import CONFORMANCE, replay, scenario_available
 
 
@@ -28,7 +28,7 @@ from tests.plugins.test_helper import CONFORMANCE, replay, scenario_available
     ],
 )
 def test_pre_enqueue(name: str, spec: dict[str, Any], want: str | None) -> None:
-    plugin = schedulinggates.new(None, None)
+    plugin = schedulinggates.new(None, NO_HANDLE)
     assert isinstance(plugin, PreEnqueuePlugin)
     status = plugin.pre_enqueue(make_pod("p", spec=spec))
     if want is None:

@@ -18,7 +18,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code
 from kubesched.plugins import tainttoleration
-from tests.factories import make_node, make_pod, make_snapshot
+from tests.factories import NO_HANDLE, make_node, make_pod, make_snapshot
 from tests.plugins.test_helper import (
     check_filter_conformance,
     check_score_conformance,
@@ -87,7 +87,7 @@ def test_v1_34_nodes_with_different_taints_share_one_status() -> None:
     batch = plugin.filter_nodes(CycleState(), make_pod("p"), make_snapshot(nodes), np.arange(3))
     assert batch.status_index.tolist() == [0, 0, -1]
     assert [s.reasons for s in batch.statuses] == [(tainttoleration.ERR_REASON_UNTOLERATED,)]
-    assert tainttoleration.new(None, None).filter(CycleState(), make_pod("p"), NodeInfo(nodes[0])) == \
+    assert tainttoleration.new(None, NO_HANDLE).filter(CycleState(), make_pod("p"), NodeInfo(nodes[0])) == \
         batch.statuses[0]  # no handle: the default version, 1.34
 
 
@@ -111,7 +111,7 @@ def test_v1_34_nodes_with_different_taints_share_one_status() -> None:
 )
 def test_score(name: str, tolerations: list[dict[str, str]], node_taints: list[list[dict[str, str]]],
                want: list[int]) -> None:
-    plugin = tainttoleration.new(None, None)
+    plugin = tainttoleration.new(None, NO_HANDLE)
     pod = make_pod("p", spec={"tolerations": tolerations})
     snap = make_snapshot([make_node(f"n{i}", taints=t) for i, t in enumerate(node_taints)])
     nodes = snap.all_nodes()
@@ -133,7 +133,7 @@ def test_score_without_pre_score_computes_on_the_fly() -> None:
 
 
 def test_protocols_and_events() -> None:
-    plugin = tainttoleration.new(None, None)
+    plugin = tainttoleration.new(None, NO_HANDLE)
     assert isinstance(plugin, BatchFilterPlugin)
     assert isinstance(plugin, BatchScorePlugin)
     assert isinstance(plugin, PreScorePlugin)

@@ -14,7 +14,7 @@ from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import volumebinding as vb
 from kubesched.plugins.volumebinding import binder
-from tests.factories import make_node, make_pod, make_snapshot
+from tests.factories import as_handle, make_node, make_pod, make_snapshot
 from tests.plugins.storage import Handle, batch_status, claim_volume, pv_dict, pvc_dict, rows, sc_dict
 
 UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -26,7 +26,7 @@ def setup(*objs: dict[str, Any], zones: dict[str, str] | None = None, version: s
     nodes = [make_node(n, labels={"topology.kubernetes.io/zone": (zones or {}).get(n, "z")}) for n in NODES]
     snap = make_snapshot(nodes)
     handle = Handle(snapshot=snap, features=feature_gates(version, gates)).add(*objs)
-    return vb.new(None, handle), snap, handle
+    return vb.new(None, as_handle(handle)), snap, handle
 
 
 def pod(*claims: str) -> Any:
@@ -171,7 +171,7 @@ def test_reserve_assumes_and_unreserve_restores() -> None:
     plugin.pre_filter(state2, p2)
     assert plugin.filter(state2, p2, n1) == Status(UNRESOLVABLE, (BIND,))
     plugin.unreserve(state, p, "n1")
-    assert plugin.binder.pv_cache.get("pv").claim_ref is None  # type: ignore[union-attr]
+    assert plugin.binder.pv_cache.get("pv").claim_ref is None
     state3 = CycleState()
     plugin.pre_filter(state3, p2)
     assert plugin.filter(state3, p2, n1) is None
@@ -190,7 +190,7 @@ def test_pre_bind_writes_bindings_and_waits_for_the_controller() -> None:
     for kind in ("PersistentVolume", "PersistentVolumeClaim", "StorageClass"):
         for obj in cluster.list(kind)[0]:
             handle.listers.apply("ADDED", kind, obj)
-    plugin = vb.new({"bindTimeoutSeconds": 3}, handle)
+    plugin = vb.new({"bindTimeoutSeconds": 3}, as_handle(handle))
     p = make_pod("p", node_name="n1", spec={"volumes": [claim_volume("c")]})
     state = CycleState()
     plugin.pre_filter(state, p)

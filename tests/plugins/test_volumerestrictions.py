@@ -10,7 +10,7 @@ from kubesched.config.features import feature_gates
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import volumerestrictions as vr
-from tests.factories import make_node, make_pod, make_snapshot
+from tests.factories import as_handle, make_node, make_pod, make_snapshot
 from tests.plugins.storage import Handle, batch_status, claim_volume, pvc_dict, rows
 
 DISK = Status(Code.UNSCHEDULABLE, (vr.ERR_REASON_DISK_CONFLICT,))
@@ -58,7 +58,7 @@ def test_disk_conflicts(name: str, existing: dict[str, Any] | None, wanted: dict
     node = make_node("n")
     pods = [make_pod("e", node_name="n", spec={"volumes": [existing]})] if existing else []
     snap = make_snapshot([node], pods)
-    plugin = vr.new(None, Handle(snapshot=snap))
+    plugin = vr.new(None, as_handle(Handle(snapshot=snap)))
     pod = make_pod("p", spec={"volumes": [wanted]})
     state = CycleState()
     assert plugin.pre_filter(state, pod) == (None, None)
@@ -82,7 +82,7 @@ def test_read_write_once_pod(name: str, modes: list[str], used: bool, expect: st
     snap = make_snapshot(nodes, pods)
     handle = Handle(snapshot=snap, features=feature_gates(version)).add(
         pvc_dict("c", modes=modes, volume="pv", bound=True))
-    plugin = vr.new(None, handle)
+    plugin = vr.new(None, as_handle(handle))
     pod = make_pod("p", spec={"volumes": [claim_volume("c")]})
     state = CycleState()
     _, status = plugin.pre_filter(state, pod)
@@ -105,12 +105,12 @@ def test_read_write_once_pod(name: str, modes: list[str], used: bool, expect: st
 
 
 def test_missing_claim_is_unresolvable() -> None:
-    plugin = vr.new(None, Handle(snapshot=make_snapshot([make_node("n")])))
+    plugin = vr.new(None, as_handle(Handle(snapshot=make_snapshot([make_node("n")]))))
     pod = make_pod("p", spec={"volumes": [claim_volume("nope")]})
     _, status = plugin.pre_filter(CycleState(), pod)
     assert status == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ('persistentvolumeclaim "nope" not found',))
 
 
 def test_pods_without_volumes_skip() -> None:
-    plugin = vr.new(None, Handle(snapshot=make_snapshot([make_node("n")])))
+    plugin = vr.new(None, as_handle(Handle(snapshot=make_snapshot([make_node("n")]))))
     assert plugin.pre_filter(CycleState(), make_pod("p")) == (None, Status(Code.SKIP))

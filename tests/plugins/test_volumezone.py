@@ -7,7 +7,7 @@ import pytest
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import volumezone as vz
-from tests.factories import make_node, make_pod, make_snapshot
+from tests.factories import as_handle, make_node, make_pod, make_snapshot
 from tests.plugins.storage import Handle, batch_status, claim_volume, pv_dict, pvc_dict, rows, sc_dict
 
 ZONE, REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
@@ -36,7 +36,7 @@ def test_filter(name: str, pv_labels: dict[str, str], node_labels: dict[str, str
     snap = make_snapshot([node])
     handle = Handle(snapshot=snap).add(pv_dict("pv", labels=pv_labels, claim=("default", "c"), phase="Bound"),
                                        pvc_dict("c", volume="pv", bound=True))
-    plugin = vz.new(None, handle)
+    plugin = vz.new(None, as_handle(handle))
     pod = make_pod("p", spec={"volumes": [claim_volume("c")]})
     state = CycleState()
     pre = plugin.pre_filter(state, pod)
@@ -63,6 +63,6 @@ PRE_FILTER_CASES = [
 
 @pytest.mark.parametrize(("name", "objs", "want"), PRE_FILTER_CASES, ids=[c[0] for c in PRE_FILTER_CASES])
 def test_pre_filter(name: str, objs: list[dict], want: Status) -> None:
-    plugin = vz.new(None, Handle().add(*objs))
+    plugin = vz.new(None, as_handle(Handle().add(*objs)))
     pod = make_pod("p", spec={"volumes": [claim_volume("c")]})
     assert plugin.pre_filter(CycleState(), pod) == (None, want)

@@ -11,9 +11,11 @@ from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import VirtualClock
 from kubesched.cluster.listers import LISTED_KINDS, Listers
 from kubesched.config import load_config
+from kubesched.config.pluginargs import NodeResourcesFitArgs
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins import names, registry
+from kubesched.plugins.noderesources.fit import NodeResourcesFit
 from kubesched.profile import (
     ClusterEventRecorder,
     FrameworkOptions,
@@ -73,6 +75,7 @@ def test_extenders_ignored_resources_become_node_resources_fit_args() -> None:
                                 {"name": "example.com/kept"}]}
     profiles = build(dict(API, extenders=[ext]))
     fit = profiles.frameworks["default-scheduler"].plugins[names.NODE_RESOURCES_FIT]
+    assert isinstance(fit, NodeResourcesFit)
     assert fit.ignored_resources == frozenset({"example.com/licence"})
 
 
@@ -80,8 +83,10 @@ def test_ignored_resources_replace_the_configured_ones() -> None:
     config = load_config(config_dict(profile_with({}, {names.NODE_RESOURCES_FIT: {"ignoredResources": ["a"]}})))
     [profile] = config.profiles
     changed = ignore_resources_in_fit(profile, ("b", "c"))
-    assert changed.plugin_config[names.NODE_RESOURCES_FIT].ignored_resources == ("b", "c")
-    assert profile.plugin_config[names.NODE_RESOURCES_FIT].ignored_resources != ("b", "c")  # a copy
+    changed_args, original_args = (p.plugin_config[names.NODE_RESOURCES_FIT] for p in (changed, profile))
+    assert isinstance(changed_args, NodeResourcesFitArgs) and isinstance(original_args, NodeResourcesFitArgs)
+    assert changed_args.ignored_resources == ("b", "c")
+    assert original_args.ignored_resources != ("b", "c")  # a copy
 
 
 def test_cluster_event_maps_name_the_plugins_that_registered_each_event() -> None:
@@ -132,7 +137,7 @@ class _Sort:
     ],
 )
 def test_a_guarded_less_falls_back_to_priority_then_queue_time(answer: Any, first_before_second: bool) -> None:
-    less = guarded_less(_Sort(answer))  # type: ignore[arg-type]
+    less = guarded_less(_Sort(answer))
     high = QueuedPodInfo(make_pod("high", priority=10), T0 + timedelta(seconds=5))
     low = QueuedPodInfo(make_pod("low", priority=1), T0)
     assert less(high, low) is first_before_second

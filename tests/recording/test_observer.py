@@ -48,7 +48,7 @@ class Log:
 
 def test_every_report_reaches_every_observer_in_order() -> None:
     log: list[tuple[str, str]] = []
-    both = Observers([Log("a", log), Log("b", log)])  # type: ignore[list-item]
+    both = Observers([Log("a", log), Log("b", log)])
     cycle = Cycle(make_pod("p"))
     both.begin(cycle)
     both.rejected(cycle, NAMES, np.array([0]), [Status(Code.UNSCHEDULABLE, plugin="X")])
@@ -60,9 +60,9 @@ def test_every_report_reaches_every_observer_in_order() -> None:
 def test_flags_and_the_verdict_map_come_from_whoever_keeps_them() -> None:
     log: list[tuple[str, str]] = []
     kept: dict[str, Any] = {}
-    plain = Observers([Log("a", log), Log("b", log)])  # type: ignore[list-item]
+    plain = Observers([Log("a", log), Log("b", log)])
     assert not plain.detailed and not plain.raw_scores and plain.extender_verdicts(Cycle(make_pod("p"))) is None
-    keeping = Observers([Log("a", log), Log("b", log, kept, detailed=True, raw_scores=True)])  # type: ignore[list-item]
+    keeping = Observers([Log("a", log), Log("b", log, kept, detailed=True, raw_scores=True)])
     assert keeping.detailed and keeping.raw_scores
     assert keeping.extender_verdicts(Cycle(make_pod("p"))) is kept
 

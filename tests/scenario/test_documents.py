@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ spec:
 """
 
 
-def read(tmp_path: Path, name: str, text: str) -> list[tuple[int, object, list[tuple[str, str]]]]:
+def read(tmp_path: Path, name: str, text: str) -> list[tuple[int, Any, list[tuple[str, str]]]]:
     path = tmp_path / name
     path.write_text(text)
     return [(i, doc, [(d.path, d.reason) for d in repeated]) for i, doc, repeated in read_documents(path)]
@@ -89,7 +90,11 @@ def test_json_stream_repeats_are_found_and_located(tmp_path: Path) -> None:
 def test_the_json_fast_path_parses_compact_json_once(monkeypatch: pytest.MonkeyPatch) -> None:
     again: list[int] = []
     checked = documents._checked_json_documents
-    monkeypatch.setattr(documents, "_checked_json_documents", lambda parts: again.append(1) or checked(parts))
+    def counted(parts: Any) -> Any:
+        again.append(1)
+        return checked(parts)
+
+    monkeypatch.setattr(documents, "_checked_json_documents", counted)
     # Compact JSON (what ``kubesched generate`` writes): the bound on the keys is exact, colons in
     # values notwithstanding, so nothing is parsed again.
     text = "\n---\n".join(json.dumps({"kind": "Node", "metadata": {"name": f"n{i}", "labels": {"a": "x:y"}}},

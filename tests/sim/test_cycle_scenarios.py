@@ -19,7 +19,7 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 
 
 def _cases() -> list[tuple[Path, str]]:
-    cases = []
+    cases: list[tuple[Path, str]] = []
     for folder in sorted(SCENARIOS.iterdir()):
         expected = folder / "expected.json"
         if expected.is_file() and "attempts" in (spec := json.loads(expected.read_text())):

@@ -10,9 +10,9 @@ from tests.sim.scenarios import node, pod
 SCENARIO = [node("n1", cpu="2"), pod("used", cpu="1500m", node_name="n1"), pod("a", cpu="1"), pod("b", cpu="1")]
 
 
-def _text(**options: object) -> str:
+def _text(*, brief: bool = False) -> str:
     out = io.StringIO()
-    print_pending(explain_pending(SCENARIO, tie_break="name"), out, width=100, rich_output=False, **options)
+    print_pending(explain_pending(SCENARIO, tie_break="name"), out, width=100, rich_output=False, brief=brief)
     return out.getvalue()
 
 

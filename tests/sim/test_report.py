@@ -6,15 +6,9 @@ from typing import Any
 
 import pytest
 
-from kubesched.sim.report import (
-    format_bytes,
-    format_cpu,
-    format_summary,
-    group_warnings,
-    node_usage,
-    pending_pods,
-)
+from kubesched.sim.report import format_summary, group_warnings, pending_pods
 from kubesched.sim.simulate import SimulationResult, simulate
+from kubesched.sim.usage import format_bytes, format_cpu, node_usage
 from tests.factories import node_dict, pod_dict
 
 

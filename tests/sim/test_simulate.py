@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ PREEMPTION = [priority_class("low", 0), priority_class("high", 100), node_dict("
               pod_of_class("lo", "low", "2"), pod_of_class("hi", "high", "2")]
 
 
-def summary(attempts: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+def summary(attempts: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return [(a["pod"], a["attempt"], a["result"], a.get("node"), a.get("victims")) for a in attempts]
 
 

@@ -37,7 +37,9 @@ def test_a_grid_point_sets_a_score_weight_and_a_plugin_arg_in_every_profile() ->
         "defaults NodeResourcesFit.weight=5 NodeResourcesFit.args.scoringStrategy.type=MostAllocated"]
     result = simulate([node("n1"), node("n2"), pod("p")], config=variants[1].config, record="full")
     assert result.records[0].details["weights"]["NodeResourcesFit"] == 5
-    args = next(p for p in variants[1].config["profiles"][0]["pluginConfig"] if p["name"] == "NodeResourcesFit")
+    config = variants[1].config
+    assert config is not None
+    args = next(p for p in config["profiles"][0]["pluginConfig"] if p["name"] == "NodeResourcesFit")
     assert args["args"]["scoringStrategy"]["type"] == "MostAllocated"
     # An existing entry is changed, not repeated.
     again = with_setting(variants[1].config, "NodeResourcesFit.weight", 7)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
 from kubesched.sim.report import format_summary
@@ -59,7 +61,7 @@ def test_pool_rows_add_their_nodes_up() -> None:
 
 
 @pytest.mark.parametrize(("shown", "rows"), [("all", 25), (25, 25), (13, 25)])
-def test_all_nodes_are_listed_when_asked_or_when_the_two_ends_meet(shown: int | str, rows: int) -> None:
+def test_all_nodes_are_listed_when_asked_or_when_the_two_ends_meet(shown: int | Literal["all"], rows: int) -> None:
     text = format_nodes(cluster(25), shown=shown)
     table = text.split("\n\n")[-1]
     assert names(table) == [f"node-{i}" for i in range(1, rows + 1)]

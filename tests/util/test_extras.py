@@ -30,7 +30,7 @@ def without(monkeypatch: pytest.MonkeyPatch) -> Any:
                 return real(name, *rest) or object()
             return real(name, *rest)
 
-        monkeypatch.setattr(extras.importlib.util, "find_spec", find_spec)
+        monkeypatch.setattr(importlib.util, "find_spec", find_spec)
 
     return hide
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import resource
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -96,7 +97,7 @@ def test_libyaml_stopping_first_at_its_own_nesting_limit_is_still_too_deeply_nes
     the refusal must be ours, naming the document, whichever libyaml is installed."""
     real_parse = yaml.parse
 
-    def parse_then_stop(text: str, Loader: object) -> Iterator[object]:
+    def parse_then_stop(text: str, Loader: Any) -> Iterator[object]:
         events = real_parse(text, Loader=Loader)
         for _ in range(8):  # the first document and the start of the second
             yield next(events)

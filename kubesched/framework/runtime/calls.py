@@ -11,13 +11,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
 from kubesched.framework.status import Status, status_label
 
 log = logging.getLogger("kubesched.framework.runtime")
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: What a per-node Score may return as its score (a bool is an int to Python, but no score).
 SCORE_TYPES = (int, np.integer)
@@ -101,12 +104,13 @@ def _type_names(expect: type | tuple[type, ...]) -> str:
     return " or ".join(t.__name__ for t in types) + " or None" * (expect is not SCORE_TYPES)
 
 
-def timed_extension_point(point: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def timed_extension_point(point: str) -> Callable[[Callable[Concatenate[Any, P], R]], Callable[Concatenate[Any, P], R]]:
     """Decorate a Framework ``run_*`` method so that, when the framework has ``metrics``, the whole
-    extension point is timed into framework_extension_point_duration_seconds with its outcome's code."""
+    extension point is timed into framework_extension_point_duration_seconds with its outcome's code.
+    The method keeps its signature."""
 
-    def wrap(run: Callable[..., Any]) -> Callable[..., Any]:
-        def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def wrap(run: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
+        def timed(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
             metrics = self.metrics
             if metrics is None:
                 return run(self, *args, **kwargs)

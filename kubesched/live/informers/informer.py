@@ -38,7 +38,7 @@ class Gone(Exception):
 class ListWatch(Protocol):
     """How an informer reaches the API server for its kind."""
 
-    def list(self, resource_version: str) -> tuple[list[dict], str]: ...
+    def list(self, resource_version: str) -> tuple[list[dict[str, Any]], str]: ...
 
     def watch(self, resource_version: str, timeout_seconds: int) -> WatchStream: ...
 
@@ -141,7 +141,7 @@ class Informer:
             self._stream = None
             stream.close()
 
-    def _handle(self, event: dict) -> None:
+    def _handle(self, event: dict[str, Any]) -> None:
         event_type = event.get("type")
         obj = event.get("object") or {}
         if event_type == "ERROR":

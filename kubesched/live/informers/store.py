@@ -12,16 +12,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 Key = tuple[str, str]
 
 
-def key_of(obj: dict) -> Key:
+def key_of(obj: dict[str, Any]) -> Key:
     meta = obj.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
-def _rv(obj: dict | None) -> str:
+def _rv(obj: dict[str, Any] | None) -> str:
     return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
 
 
@@ -30,20 +31,20 @@ class Delta:
     """One change to hand to the handlers: ``old`` is set for updates, ``obj`` is the last state on delete."""
 
     type: str  # ADDED | MODIFIED | DELETED
-    obj: dict
-    old: dict | None = None
+    obj: dict[str, Any]
+    old: dict[str, Any] | None = None
 
 
 class Store:
     """Thread-safe: the informer writes, listers and the scheduler read."""
 
     def __init__(self) -> None:
-        self._items: dict[Key, dict] = {}
+        self._items: dict[Key, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._synced = threading.Event()
 
     # -- writes (the informer) ------------------------------------------------------------------------
-    def replace(self, items: Iterable[dict]) -> list[Delta]:
+    def replace(self, items: Iterable[dict[str, Any]]) -> list[Delta]:
         """Make the store equal to a fresh list; the deltas that gets there. Marks the store synced."""
         listed = {key_of(obj): obj for obj in items}
         deltas: list[Delta] = []
@@ -66,7 +67,7 @@ class Store:
         self._synced.set()
         return deltas
 
-    def apply(self, event_type: str, obj: dict) -> list[Delta]:
+    def apply(self, event_type: str, obj: dict[str, Any]) -> list[Delta]:
         """One watch event; empty when the store has already seen it."""
         key = key_of(obj)
         with self._lock:
@@ -86,11 +87,11 @@ class Store:
             return [Delta("MODIFIED", obj, old)]
 
     # -- reads ----------------------------------------------------------------------------------------
-    def get(self, namespace: str | None, name: str) -> dict | None:
+    def get(self, namespace: str | None, name: str) -> dict[str, Any] | None:
         with self._lock:
             return self._items.get((namespace or "", name))
 
-    def list(self, namespace: str | None = None) -> list[dict]:
+    def list(self, namespace: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
             return [obj for (ns, _), obj in self._items.items() if namespace is None or ns == namespace]
 
@@ -104,5 +105,5 @@ class Store:
         return self._synced.wait(timeout)
 
 
-def _uid(obj: dict) -> str:
+def _uid(obj: dict[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("uid") or "")

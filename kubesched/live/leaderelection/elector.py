@@ -13,7 +13,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.clock import Clock, TimerHandle
 from kubesched.cluster.protocol import Cluster, NotFound
@@ -97,7 +97,7 @@ class LeaderElector:
         self._epoch = 0  # bumped on stop: timers of an older epoch do nothing
         self._timer: TimerHandle | None = None
         self._observed = LeaderElectionRecord()
-        self._observed_raw: dict | None = None
+        self._observed_raw: dict[str, Any] | None = None
         self._observed_time = clock.now()
         self._reported_leader = ""
         self._round_deadline = clock.now()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from kubesched.cluster.protocol import ApiError, Cluster
 
@@ -50,7 +51,7 @@ class LeaderElectionRecord:
     strategy: str = ""
 
     @classmethod
-    def from_spec(cls, spec: dict | None) -> LeaderElectionRecord:
+    def from_spec(cls, spec: dict[str, Any] | None) -> LeaderElectionRecord:
         spec = spec or {}
         return cls(
             holder_identity=str(spec.get("holderIdentity") or ""),
@@ -62,9 +63,9 @@ class LeaderElectionRecord:
             strategy=str(spec.get("strategy") or ""),
         )
 
-    def to_spec(self) -> dict:
+    def to_spec(self) -> dict[str, Any]:
         """The LeaseSpec client-go writes: every field set, holderIdentity "" included."""
-        spec: dict = {
+        spec: dict[str, Any] = {
             "holderIdentity": self.holder_identity,
             "leaseDurationSeconds": self.lease_duration_seconds,
             "acquireTime": format_micro_time(self.acquire_time) if self.acquire_time else None,
@@ -78,9 +79,10 @@ class LeaderElectionRecord:
         return spec
 
 
-def _int(value: object) -> int:
+def _int(value: Any) -> int:
+    """A number from the Lease's JSON, 0 when it is missing or not one."""
     try:
-        return int(value)  # type: ignore[call-overload]
+        return int(value)
     except (TypeError, ValueError):
         return 0
 
@@ -94,12 +96,12 @@ class LeaseLock:
         self.namespace = namespace
         self.name = name
         self.identity = identity
-        self.lease: dict | None = None
+        self.lease: dict[str, Any] | None = None
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def get(self) -> tuple[LeaderElectionRecord, dict]:
+    def get(self) -> tuple[LeaderElectionRecord, dict[str, Any]]:
         """The current record and the raw spec (compared to notice any change); NotFound if absent."""
         lease = self.cluster.get("Lease", self.namespace, self.name)
         self.lease = lease

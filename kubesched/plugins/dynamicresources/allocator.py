@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kubesched.api import dra_cel
 from kubesched.api.dra import (
@@ -412,9 +413,9 @@ class _Attempt:
                                 node_selector=None if selector is None else NodeSelector.from_dict(selector),
                                 node_selector_raw=selector)
 
-    def _config(self, index: int, claim: ResourceClaim) -> list[dict]:
+    def _config(self, index: int, claim: ResourceClaim) -> list[dict[str, Any]]:
         """The classes' configuration (once per class, naming every request it serves), then the claim's."""
-        out: list[dict] = []
+        out: list[dict[str, Any]] = []
         by_class: dict[str, tuple[int, int]] = {}
         for q in range(len(claim.spec.requests)):
             data = self.requests[(index, q, 0)]
@@ -463,7 +464,7 @@ def _tolerates_all(device: Device, request: DeviceSubRequest) -> bool:
     return all(any(_tolerates(t, taint) for t in request.tolerations) for taint in device.taints)
 
 
-def _tolerates(toleration: Mapping, taint: Mapping) -> bool:
+def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
     if toleration.get("key") and toleration.get("key") != taint.get("key"):
         return False
     if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
@@ -474,11 +475,11 @@ def _tolerates(toleration: Mapping, taint: Mapping) -> bool:
     return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
-def node_selector(chosen: Sequence[_Chosen], node_name: str, binding: bool) -> dict | None:
+def node_selector(chosen: Sequence[_Chosen], node_name: str, binding: bool) -> dict[str, Any] | None:
     """createNodeSelector: the node alone when a device is local to it; else the slices' selectors merged
     into one term; None when the devices are reachable everywhere."""
-    expressions: list[dict] = []
-    match_fields: list[dict] = []
+    expressions: list[dict[str, Any]] = []
+    match_fields: list[dict[str, Any]] = []
     for r in chosen:
         if r.slice.per_device_node_selection:
             name, selector = r.device.node_name, r.device.node_selector_raw
@@ -497,7 +498,7 @@ def node_selector(chosen: Sequence[_Chosen], node_name: str, binding: bool) -> d
             _merge(terms[0].get("matchExpressions") or [], expressions)
     if not expressions and not match_fields:
         return None
-    term: dict = {}
+    term: dict[str, Any] = {}
     if expressions:
         term["matchExpressions"] = expressions
     if match_fields:
@@ -505,7 +506,7 @@ def node_selector(chosen: Sequence[_Chosen], node_name: str, binding: bool) -> d
     return {"nodeSelectorTerms": [term]}
 
 
-def _merge(requirements: Iterable[Mapping], into: list[dict]) -> None:
+def _merge(requirements: Iterable[Mapping[str, Any]], into: list[dict[str, Any]]) -> None:
     """Add the requirements not yet present (same key, operator and set of values)."""
     for requirement in requirements:
         values = set(requirement.get("values") or ())

@@ -21,13 +21,14 @@ import numpy as np
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.labels import LabelRequirement, LabelSelector, selector_from_set
+from kubesched.api.node_affinity import RequiredNodeAffinity
 from kubesched.api.objects import Pod
 from kubesched.api.taints import find_untolerated_taint
 from kubesched.api.topology_spread import HONOR, IGNORE, SCHEDULE_ANYWAY, TopologySpreadConstraint
 from kubesched.framework.cycle_state import CycleState
 from kubesched.plugins import names
 from kubesched.plugins.helper import features_of
-from kubesched.plugins.nodeaffinity import RequiredNodeAffinity, SelectorEvaluator
+from kubesched.plugins.nodeaffinity import SelectorEvaluator
 from kubesched.plugins.tainttoleration import DO_NOT_SCHEDULE_EFFECTS
 
 if TYPE_CHECKING:
@@ -195,7 +196,8 @@ class PodTopologySpreadBase:
         self._eval = SelectorEvaluator()
 
     def _snapshot(self) -> Snapshot:
-        return self.handle.snapshot
+        snapshot: Snapshot = self.handle.snapshot
+        return snapshot
 
     def _listers(self) -> Any:
         return getattr(self.handle, "listers", None)

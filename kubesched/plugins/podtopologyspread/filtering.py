@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
+from kubesched.api.node_affinity import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod
 from kubesched.api.taints import find_untolerated_taint
 from kubesched.api.topology_spread import DO_NOT_SCHEDULE
@@ -32,7 +33,6 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import BatchFilterResult, PreFilterResult
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
-from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.podtopologyspread.common import Constraint, PodTopologySpreadBase
 from kubesched.plugins.tainttoleration import DO_NOT_SCHEDULE_EFFECTS
 

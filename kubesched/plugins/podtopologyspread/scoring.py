@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
+from kubesched.api.node_affinity import RequiredNodeAffinity
 from kubesched.api.objects import Pod
 from kubesched.api.topology_spread import SCHEDULE_ANYWAY
 from kubesched.cache.node_info import NodeInfo
@@ -26,7 +27,6 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import MAX_NODE_SCORE, NodeScore
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import names
-from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.podtopologyspread.common import HOSTNAME_LABEL, Constraint, PodTopologySpreadBase, go_log
 
 if TYPE_CHECKING:
@@ -52,7 +52,8 @@ def go_round(x: float) -> int:
 
 def _go_round_array(x: np.ndarray) -> np.ndarray:
     r = np.floor(x)
-    return (r + (x - r >= 0.5)).astype(np.int64)
+    rounded: np.ndarray = r + (x - r >= 0.5)
+    return rounded.astype(np.int64)
 
 
 # -- PreScore state -------------------------------------------------------------------------------------

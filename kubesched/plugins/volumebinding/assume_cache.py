@@ -34,10 +34,13 @@ class AssumeCache(Generic[T]):
         self._by_class: tuple[int, dict[str, list[PersistentVolume]]] | None = None
 
     def _api(self, key: str) -> T | None:
+        found: T | None
         if self._kind == "PersistentVolume":
-            return self._listers.pv(key)
-        namespace, _, name = key.partition("/")
-        return self._listers.pvc(namespace, name)
+            found = self._listers.pv(key)
+        else:
+            namespace, _, name = key.partition("/")
+            found = self._listers.pvc(namespace, name)
+        return found
 
     def get_api(self, key: str) -> T | None:
         """The object as the informer has it (GetAPIPV / GetAPIPVC)."""

@@ -64,7 +64,9 @@ def test_a_stale_write_is_retried_on_fresh_state_not_reported() -> None:
     rs = cluster.get("ReplicaSet", "default", "web")
     rs["spec"]["replicas"] = 3
     cluster.update(rs)  # not delivered yet: the manager still has replicas=1 and the old version
-    manager.update({**manager.get("ReplicaSet", "default", "web"), "status": {"replicas": 7}})
+    known = manager.get("ReplicaSet", "default", "web")
+    assert known is not None
+    manager.update({**known, "status": {"replicas": 7}})
     cluster.deliver_pending()
     assert manager.errors == []
     assert len(pods_of(cluster, "web-")) == 3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from testing.controlplane.faults import Hold, Reset
@@ -9,7 +11,7 @@ from tests.live.faults.support import FaultEnv, node, pod
 
 pytestmark = pytest.mark.controlplane
 
-PREFER_DOOMED = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+PREFER_DOOMED: dict[str, Any] = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
     {"weight": 100, "preference": {"matchExpressions": [{"key": "doomed", "operator": "Exists"}]}}]}}}
 
 

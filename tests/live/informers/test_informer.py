@@ -132,12 +132,17 @@ def test_a_watch_that_broke_after_it_ran_is_opened_again_at_once(monkeypatch: py
 
 
 def test_a_watch_that_breaks_at_once_backs_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    waits: list[float] = []
+    waits: list[float | None] = []
     api = ScriptedAPI([([], "1")], [[ConnectionResetError("cut")], [{"type": "ADDED", "object": pod("b", "2")}]])
     inf = Informer("Pod", api, lambda kind, delta: None)
-    monkeypatch.setattr(inf._stop, "wait", lambda delay=None: waits.append(delay) or False)
+
+    def wait(delay: float | None = None) -> bool:
+        waits.append(delay)
+        return False
+
+    monkeypatch.setattr(inf._stop, "wait", wait)
     inf.start()
     assert api.done.wait(10)
     inf._stop.set()
     inf.stop()
-    assert len(waits) == 1 and waits[0] >= 0.01
+    assert len(waits) == 1 and waits[0] is not None and waits[0] >= 0.01

@@ -34,7 +34,8 @@ def test_relist_is_diffed_against_the_store() -> None:
         ("DELETED", "recreated", None),
         ("ADDED", "recreated", None),
     ])
-    assert store.get("default", "change")["metadata"]["resourceVersion"] == "7"
+    changed = store.get("default", "change")
+    assert changed is not None and changed["metadata"]["resourceVersion"] == "7"
     assert store.get("default", "gone") is None
 
 
@@ -52,4 +53,5 @@ def test_keys_are_namespaced() -> None:
     store = Store()
     store.replace([obj("a", "1", ns="x"), obj("a", "2", ns="y")])
     assert [o["metadata"]["namespace"] for o in store.list("y")] == ["y"]
-    assert store.get("x", "a")["metadata"]["resourceVersion"] == "1"
+    in_x = store.get("x", "a")
+    assert in_x is not None and in_x["metadata"]["resourceVersion"] == "1"

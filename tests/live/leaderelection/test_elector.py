@@ -451,7 +451,8 @@ def test_a_scheduler_that_lost_its_lease_pops_and_binds_nothing() -> None:
     h.settle()
     assert h.node_of("in-flight") is None
     assert h.where("in-flight") == "backoff"
-    assert not h.scheduler.cache.is_assumed(h.scheduler.current_pod(_pod(h, "in-flight")))
+    current = h.scheduler.current_pod(_pod(h, "in-flight"))
+    assert current is not None and not h.scheduler.cache.is_assumed(current)
     assert h.events("in-flight") == []  # a replica that does not lead writes nothing about the pod
     assert h.condition("in-flight") == {}
     h.clock.advance(60)
@@ -471,7 +472,7 @@ def test_on_the_real_clock_timers_run_on_threads_and_hand_over() -> None:
     from kubesched.clock import RealClock
 
     cluster = EmbeddedCluster()
-    timings = {"lease_duration": 2.0, "renew_deadline": 1.0, "retry_period": 0.2}
+    timings: dict[str, Any] = {"lease_duration": 2.0, "renew_deadline": 1.0, "retry_period": 0.2}
     a = LeaderElector(cluster, RealClock(), identity="a", **timings)
     b = LeaderElector(cluster, RealClock(), identity="b", **timings)
     a.start()
@@ -494,8 +495,12 @@ def test_a_blocking_on_started_leading_does_not_starve_renewals() -> None:
     cluster = EmbeddedCluster()
     release = threading.Event()
     renewed = threading.Event()
+
+    def lead() -> None:
+        release.wait(30)
+
     a = LeaderElector(cluster, RealClock(), identity="a", lease_duration=2.0, renew_deadline=1.0,
-                      retry_period=0.2, on_started_leading=lambda: release.wait(30))
+                      retry_period=0.2, on_started_leading=lead)
     starter = threading.Thread(target=a.start)  # kube-scheduler runs its whole loop in this callback
     starter.start()
 

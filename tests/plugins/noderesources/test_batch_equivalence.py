@@ -27,7 +27,7 @@ from kubesched.config.pluginargs import (
 )
 from kubesched.framework.cycle_state import CycleState
 from kubesched.plugins.noderesources import balanced_allocation, fit
-from tests.factories import make_snapshot, pod_dict
+from tests.factories import NO_HANDLE, make_snapshot, pod_dict
 from tests.plugins.noderesources.builders import node
 
 SCALARS = ("example.com/gpu", "vendor.io/fpga", "hugepages-2Mi")
@@ -192,5 +192,5 @@ def test_fit_checks_agree_with_filter_on_nodes_with_extra_pods(seed: int, versio
 
 
 def test_fit_checks_need_pre_filter() -> None:
-    plugin = fit.new(None, None)
+    plugin = fit.new(None, NO_HANDLE)
     assert plugin.fit_checks(CycleState()) is None

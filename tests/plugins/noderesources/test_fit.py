@@ -24,7 +24,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.noderesources import fit
-from tests.factories import make_snapshot, pod_dict
+from tests.factories import NO_HANDLE, make_snapshot, pod_dict
 from tests.plugins.noderesources.builders import node, pod
 
 GPU = "example.com/gpu"
@@ -125,7 +125,7 @@ def test_filter(case: FilterCase, version: str) -> None:
 
 
 def test_filter_without_prefilter_state_is_an_error() -> None:
-    plugin = fit.new(None, None)
+    plugin = fit.new(None, NO_HANDLE)
     snapshot = make_snapshot([node("n1")])
     status = plugin.filter(CycleState(), pod("p"), snapshot.node_infos[0])
     assert status is not None and status.code is Code.ERROR
@@ -139,7 +139,7 @@ def test_batch_filter_shares_statuses_per_combination() -> None:
              for i in range(12)]
     existing = [pod(f"e{i}", {"cpu": "1"}, node_name=f"n{i}") for i in range(0, 12, 4)]
     snapshot = make_snapshot(nodes, existing)
-    plugin = fit.new(None, None)
+    plugin = fit.new(None, NO_HANDLE)
     p = pod("p", {"cpu": "2", "memory": "15"})
     state = CycleState()
     plugin.pre_filter(state, p)
@@ -154,7 +154,7 @@ def test_batch_filter_shares_statuses_per_combination() -> None:
 def test_batch_filter_subset_of_nodes() -> None:
     nodes = [node("a", cpu="1"), node("b", cpu="4"), node("c", cpu="1")]
     snapshot = make_snapshot(nodes)
-    plugin = fit.new(None, None)
+    plugin = fit.new(None, NO_HANDLE)
     p = pod("p", {"cpu": "2"})
     state = CycleState()
     plugin.pre_filter(state, p)
@@ -177,7 +177,7 @@ def test_fits_request_reports_amounts() -> None:
 
 
 def test_plugin_protocols_and_events() -> None:
-    plugin = fit.new(None, None)
+    plugin = fit.new(None, NO_HANDLE)
     assert plugin.name == "NodeResourcesFit"
     for proto in (PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin, EnqueueExtensions):
         assert isinstance(plugin, proto)
@@ -190,10 +190,10 @@ def test_plugin_protocols_and_events() -> None:
 
 
 def test_factory_accepts_mapping_and_rejects_bad_args() -> None:
-    plugin = fit.new({"scoringStrategy": {"type": "MostAllocated"}}, None)
+    plugin = fit.new({"scoringStrategy": {"type": "MostAllocated"}}, NO_HANDLE)
     assert plugin.scorer.name == "MostAllocated"
     with pytest.raises(ConfigError):
-        fit.new(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(type="Bogus")), None)
+        fit.new(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(type="Bogus")), NO_HANDLE)
     with pytest.raises(ValueError):
         fit.build_score_function(ScoringStrategy(type="Bogus"))
 
@@ -218,7 +218,7 @@ def test_fit_checks_the_spec_of_a_pod_being_scheduled() -> None:
     p = Pod.from_dict(raw)
     assert (p.spec_requests["cpu"], p.requests["cpu"]) == (1000, 3000)
     snapshot = make_snapshot([node("n1", cpu="2")])
-    plugin = fit.new(None, None)
+    plugin = fit.new(None, NO_HANDLE)
     state = CycleState()
     plugin.pre_filter(state, p)
     assert plugin.filter(state, p, snapshot.node_infos[0]) is None

@@ -31,7 +31,7 @@ from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
     round_half_away,
 )
 from kubesched.plugins.noderesources.resource_allocation import ResourceAllocationScorer
-from tests.factories import make_snapshot
+from tests.factories import NO_HANDLE, make_snapshot
 from tests.plugins.noderesources.builders import node, pod
 
 GPU = "nvidia.com/gpu"
@@ -149,7 +149,7 @@ def _scores(plugin: fit.NodeResourcesFit | balanced_allocation.NodeResourcesBala
 
 @pytest.mark.parametrize("case", FIT_CASES, ids=lambda c: c.name)
 def test_fit_score(case: ScoreCase) -> None:
-    plugin = fit.new(case.args, None)
+    plugin = fit.new(case.args, NO_HANDLE)
     assert _scores(plugin, case.pod, case.nodes, case.existing) == case.want
     assert _scores(plugin, case.pod, case.nodes, case.existing, pre_score=False) == case.want
 
@@ -219,7 +219,7 @@ def test_balanced_allocation_skips_pods_requesting_nothing_from_v1_34(case_pod: 
 
 
 def test_balanced_plugin_basics() -> None:
-    plugin = balanced_allocation.new({"resources": [{"name": "cpu"}, {"name": "memory"}]}, None)
+    plugin = balanced_allocation.new({"resources": [{"name": "cpu"}, {"name": "memory"}]}, NO_HANDLE)
     assert plugin.name == "NodeResourcesBalancedAllocation"
     assert plugin.score_extensions() is None
     assert not hasattr(plugin, "events_to_register")

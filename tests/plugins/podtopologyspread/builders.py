@@ -18,7 +18,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import podtopologyspread as pts
-from tests.factories import node_dict, pod_dict
+from tests.factories import as_handle, node_dict, pod_dict
 
 HOST = "kubernetes.io/hostname"
 ZONE = "zone"
@@ -86,7 +86,7 @@ class FakeHandle:
 
 def make_plugin(snapshot: Snapshot, args: Any = None, listers: Listers | None = None,
                 version: str = "1.34") -> pts.PodTopologySpread:
-    return pts.new(args, FakeHandle(snapshot, listers, version))
+    return pts.new(args, as_handle(FakeHandle(snapshot, listers, version)))
 
 
 def listers_with(*objs: Mapping[str, Any]) -> Listers:

@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.api.labels import LabelSelector
+from kubesched.api.node_affinity import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod
 from kubesched.api.taints import find_untolerated_taint
 from kubesched.cache.snapshot import Snapshot
 from kubesched.plugins import podtopologyspread as pts
-from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.tainttoleration import DO_NOT_SCHEDULE_EFFECTS
 from tests.plugins.podtopologyspread.builders import (
     DNS,

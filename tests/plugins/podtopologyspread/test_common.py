@@ -20,7 +20,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import podtopologyspread as pts
-from tests.factories import make_snapshot
+from tests.factories import as_handle, make_snapshot
 from tests.plugins.podtopologyspread.builders import (
     DNS,
     HOST,
@@ -131,7 +131,7 @@ def test_list_defaulting_uses_configured_constraints() -> None:
 ])
 def test_bad_default_constraints_fail_at_factory_time(constraint: dict[str, Any], field: str) -> None:
     with pytest.raises(ConfigError) as err:
-        pts.new({"defaultingType": "List", "defaultConstraints": [constraint]}, FakeHandle(Snapshot()))
+        pts.new({"defaultingType": "List", "defaultConstraints": [constraint]}, as_handle(FakeHandle(Snapshot())))
     assert field in str(err.value)
 
 
