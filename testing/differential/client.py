@@ -28,6 +28,10 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
     "StorageClass": ("/apis/storage.k8s.io/v1", "storageclasses", False),
     "RuntimeClass": ("/apis/node.k8s.io/v1", "runtimeclasses", False),
     "Event": ("/api/v1", "events", True),
+    "DeviceClass": ("/apis/resource.k8s.io/v1", "deviceclasses", False),
+    "ResourceSlice": ("/apis/resource.k8s.io/v1", "resourceslices", False),
+    "ResourceClaim": ("/apis/resource.k8s.io/v1", "resourceclaims", True),
+    "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1", "resourceclaimtemplates", True),
 }
 API_VERSIONS = {kind: "v1" if prefix == "/api/v1" else prefix.removeprefix("/apis/")
                 for kind, (prefix, _, _) in RESOURCES.items()}
