@@ -49,10 +49,14 @@ def test_equivalent_devices_agree_and_others_do_not() -> None:
 
 def test_compare_judges_the_devices_of_pods_both_bound() -> None:
     pod = {"metadata": {"name": "p"}}
+
+    def judge(upstream: Verdict, kubesched: Verdict) -> Any:
+        return compare(1, 0, upstream, kubesched, [SLICE], pod, explain=False)
+
     upstream = Verdict(BOUND, "n1", devices=_alloc("gpu-0"))
-    same = compare(1, 0, upstream, Verdict(BOUND, "n1", ties=("n1",), devices=_alloc("gpu-1")), [SLICE], pod, explain=False)
+    same = judge(upstream, Verdict(BOUND, "n1", ties=("n1",), devices=_alloc("gpu-1")))
     assert same.devices == AGREE and same.agrees
-    other = compare(1, 0, upstream, Verdict(BOUND, "n1", ties=("n1",), devices=_alloc("gpu-2")), [SLICE], pod, explain=False)
+    other = judge(upstream, Verdict(BOUND, "n1", ties=("n1",), devices=_alloc("gpu-2")))
     assert other.devices == DISAGREE and not other.agrees and "devices disagree" in other.summary()
-    plain = compare(1, 0, Verdict(BOUND, "n1"), Verdict(BOUND, "n1", ties=("n1",)), [SLICE], pod, explain=False)
+    plain = judge(Verdict(BOUND, "n1"), Verdict(BOUND, "n1", ties=("n1",)))
     assert plain.devices is None and plain.agrees
