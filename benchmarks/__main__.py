@@ -20,6 +20,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from benchmarks.dra_workloads import is_dra
 from benchmarks.run import ALL_CASES, BenchmarkError, get_case, profile_case, run_in_subprocess
 from benchmarks.storage_workloads import SimCase
 from benchmarks.workloads import EMULATED_VERSION_ENV, Case, emulated_features
@@ -132,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.emulated_version:
         os.environ[EMULATED_VERSION_ENV] = check_version(args.emulated_version)  # each case's subprocess reads it
-    cases = select(ALL_CASES.values(), only=args.only, quick=args.quick)
+    # The DRA workloads run beside upstream kube-scheduler: python -m benchmarks.dra.
+    cases = select([c for c in ALL_CASES.values() if not is_dra(c)], only=args.only, quick=args.quick)
     if not cases:
         print(f"no case matches {args.only!r}; known: {', '.join(ALL_CASES)}", file=sys.stderr)
         return 2

@@ -8,6 +8,10 @@ agreement per upstream outcome, the catalogue sections that explained the expect
 mismatches, and every disagreement with both verdicts; writes a JSON report holding, for each
 disagreement, the state and pod that reproduce it (``kubesched.simulate(state + [pod], ...)``).
 
+``--dra`` adds devices, DeviceClasses, claims and claim templates to about half the seeds
+(testing/differential/devices.py) and compares, for pods both bound, the devices allocated (up to
+equivalent devices) and the allocation written; it is opt-in until kubesched has DynamicResources.
+
 One control plane, one kube-scheduler and one kube-controller-manager serve every seed; a seed takes a
 second or two, almost all of it on the upstream side. ``KUBESCHED_KEEP_CONTROLPLANE=1`` keeps the run's
 folder with kube-scheduler's log.
@@ -39,7 +43,7 @@ def _progress(result: harness.SeedResult) -> None:
     if result.error:
         print(f"seed {result.seed}: FAILED: {result.error}", file=sys.stderr, flush=True)
         return
-    bad = sum(1 for c in result.comparisons if DISAGREE in (c.decision, c.message))
+    bad = sum(1 for c in result.comparisons if DISAGREE in (c.decision, c.message, c.devices))
     expected = sum(1 for c in result.comparisons if not c.agrees) - bad
     print(f"seed {result.seed}: {len(result.comparisons)} pods, {bad} disagreeing, {expected} expected differences "
           f"({result.upstream_seconds:.1f}s upstream, {result.kubesched_seconds:.1f}s kubesched)",
@@ -54,6 +58,8 @@ def main(argv: list[str] | None = None, *, plane: ControlPlane | None = None) ->
     parser.add_argument("--start", type=int, default=0, metavar="S", help="first seed (default 0)")
     parser.add_argument("--report", type=Path, default=DEFAULT_REPORT, metavar="PATH",
                         help=f"where to write the JSON report (default {DEFAULT_REPORT})")
+    parser.add_argument("--dra", action="store_true",
+                        help="give about half the seeds GPUs published through DRA and pods claiming them")
     args = parser.parse_args(argv)
     # A terminated run still stops its control plane and schedulers (the finally clauses below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -65,7 +71,7 @@ def main(argv: list[str] | None = None, *, plane: ControlPlane | None = None) ->
         plane = ControlPlane.start(work_dir=work / "plane", bin_dir=build_binaries())
     try:
         with Oracle(plane, work / "oracle") as oracle:
-            results = harness.run_seeds(oracle, range(args.start, args.start + args.seeds), _progress)
+            results = harness.run_seeds(oracle, range(args.start, args.start + args.seeds), _progress, dra=args.dra)
     finally:
         if own:
             plane.stop()
@@ -74,7 +80,7 @@ def main(argv: list[str] | None = None, *, plane: ControlPlane | None = None) ->
         else:
             shutil.rmtree(work, ignore_errors=True)
     wall = time.monotonic() - started
-    report = harness.report(results, wall_seconds=wall)
+    report = {**harness.report(results, wall_seconds=wall), "dra": args.dra}
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.write_text(json.dumps(report, indent=1))
 

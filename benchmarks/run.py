@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import kubesched
+from benchmarks.dra_workloads import DRA_CASES, dra_objects, is_dra
 from benchmarks.storage_workloads import SIM_CASES, SimCase, objects
 from benchmarks.workloads import (
     CASES,
@@ -41,8 +42,9 @@ from kubesched.recording import FullRecorder, Recorder, SummaryRecorder, TraceWr
 from kubesched.scenario.pipeline import load_scenario
 from kubesched.sim.simulate import Simulation, resolve_config
 
-#: Every case by name: scheduler-loop cases and cases run through kubesched.simulate's Simulation.
-ALL_CASES: dict[str, Case | SimCase] = {**CASES, **SIM_CASES}
+#: Every case by name: scheduler-loop cases and cases run through kubesched.simulate's Simulation (the DRA
+#: ones too, which ``python -m benchmarks.dra`` runs beside upstream).
+ALL_CASES: dict[str, Case | SimCase] = {**CASES, **SIM_CASES, **DRA_CASES}
 
 #: Where ``python -m benchmarks.run`` can import this package from (it is not installed).
 _REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -76,8 +78,8 @@ def measure_simulation(case: SimCase, *, profile: cProfile.Profile | None = None
     """Run ``case`` as ``kubesched.simulate(objects, burst=True)`` does: the scenario read and checked by
     the input pipeline and loaded into the embedded control plane untimed, then the simulation run timed."""
     setup_start = time.perf_counter()
-    sim = Simulation(load_scenario(list(objects(case))), resolve_config(None, emulated_version=emulated_version()),
-                     seed=0)
+    manifests = list(dra_objects(case) if is_dra(case) else objects(case))
+    sim = Simulation(load_scenario(manifests), resolve_config(None, emulated_version=emulated_version()), seed=0)
     sim.load()
     setup_s = time.perf_counter() - setup_start
     if profile is not None:

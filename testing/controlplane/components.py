@@ -30,3 +30,20 @@ def start_kube_scheduler(plane: ControlPlane, work_dir: Path, *, name: str = "ku
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     proc.log_path = log_path  # type: ignore[attr-defined]
     return proc
+
+
+def start_kube_controller_manager(plane: ControlPlane, work_dir: Path, *, controllers: tuple[str, ...],
+                                  qps: int = 20, name: str = "kube-controller-manager") -> subprocess.Popen:
+    """kube-controller-manager v1.34 running only ``controllers`` (e.g. ``resourceclaim-controller``,
+    ``deployment-controller``) with the admin credentials, no leader election and no serving; ``qps``
+    sets its client's rate (and burst). Its log is ``work_dir/<name>.log``, also on the process as
+    ``log_path``."""
+    log_path = work_dir / f"{name}.log"
+    cmd = [str(plane.bin_dir / "kube-controller-manager"), f"--kubeconfig={plane.admin_kubeconfig}",
+           f"--controllers={','.join(controllers)}", "--leader-elect=false",
+           "--use-service-account-credentials=false", "--secure-port=0", f"--kube-api-qps={qps}",
+           f"--kube-api-burst={qps}", "--v=1"]
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    proc.log_path = log_path  # type: ignore[attr-defined]
+    return proc

@@ -28,6 +28,13 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
     "StorageClass": ("/apis/storage.k8s.io/v1", "storageclasses", False),
     "RuntimeClass": ("/apis/node.k8s.io/v1", "runtimeclasses", False),
     "Event": ("/api/v1", "events", True),
+    "Deployment": ("/apis/apps/v1", "deployments", True),
+    "ReplicaSet": ("/apis/apps/v1", "replicasets", True),
+    "Job": ("/apis/batch/v1", "jobs", True),
+    "DeviceClass": ("/apis/resource.k8s.io/v1", "deviceclasses", False),
+    "ResourceSlice": ("/apis/resource.k8s.io/v1", "resourceslices", False),
+    "ResourceClaim": ("/apis/resource.k8s.io/v1", "resourceclaims", True),
+    "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1", "resourceclaimtemplates", True),
 }
 API_VERSIONS = {kind: "v1" if prefix == "/api/v1" else prefix.removeprefix("/apis/")
                 for kind, (prefix, _, _) in RESOURCES.items()}

@@ -6,6 +6,8 @@ The rules, per kind of upstream decision:
   sharing the best total score): upstream breaks ties at random, so any of them is a right answer;
 * **unschedulable**: kubesched cannot place the pod either and does not preempt; its message must equal
   upstream's FailedScheduling text;
+* **devices** (bound pods with claims): the allocations both wrote agree up to equivalent devices
+  (:mod:`allocations`), a verdict of its own beside the decision;
 * **preempted** on node N with victims V: kubesched nominates N and evicts exactly V; its message (the
   filter diagnosis of the failed attempt) must equal upstream's. Candidate ties cannot occur: every
   bound pod of a scenario has its own start time, so the last criterion of kube-scheduler's candidate
@@ -22,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from testing.differential.allocations import device_signatures, equivalent
 from testing.differential.catalogue import PodFacts, explain_message, explain_placement, pod_facts
 from testing.differential.verdict import BOUND, NONE, PREEMPTED, UNSCHEDULABLE, Verdict
 
@@ -46,13 +49,15 @@ class Comparison:
     kubesched: Verdict
     decision: str
     message: str | None = None
+    #: Where both bound a pod with claims: whether the devices allocated agree.
+    devices: str | None = None
     decision_tags: list[str] = field(default_factory=list)
     message_tags: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
     def agrees(self) -> bool:
-        return self.decision == AGREE and self.message in (AGREE, None)
+        return self.decision == AGREE and self.message in (AGREE, None) and self.devices in (AGREE, None)
 
     def summary(self) -> str:
         parts = [f"seed {self.seed} pod {self.pod}: decision {self.decision}"]
@@ -61,11 +66,14 @@ class Comparison:
         if self.message is not None:
             tags = f" ({'; '.join(self.message_tags)})" if self.message_tags else ""
             parts.append(f"message {self.message}{tags}")
+        if self.devices is not None:
+            parts.append(f"devices {self.devices}")
         return ", ".join(parts) + f"\n    upstream:  {self.upstream}\n    kubesched: {self.kubesched}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"seed": self.seed, "index": self.index, "pod": self.pod, "decision": self.decision,
                 "decisionTags": self.decision_tags, "message": self.message, "messageTags": self.message_tags,
+                "devices": self.devices,
                 "upstream": self.upstream.to_dict(), "kubesched": self.kubesched.to_dict(), "notes": self.notes}
 
 
@@ -79,6 +87,10 @@ def compare(seed: int, index: int, upstream: Verdict, kubesched: Verdict, state:
     result.decision, result.decision_tags = _decision(upstream, kubesched, facts)
     if upstream.kind in (UNSCHEDULABLE, PREEMPTED) and kubesched.kind == upstream.kind:
         result.message, result.message_tags = _message(upstream.message, kubesched.message, facts)
+    if upstream.kind == kubesched.kind == BOUND and (upstream.devices or kubesched.devices):
+        same = equivalent(upstream.devices, kubesched.devices, device_signatures(state),
+                          same_node=upstream.node == kubesched.node)
+        result.devices = AGREE if same else DISAGREE
     return result
 
 

@@ -17,7 +17,8 @@ Two rules keep upstream's decisions reproducible rather than random:
 
 Pods carry ``terminationGracePeriodSeconds: 0`` so that a preemption's deletions are immediate
 without a kubelet. Object names carry the seed (``s7-n3``) so that the cluster-scoped objects of two
-seeds never meet.
+seeds never meet. With ``dra=True`` about half the seeds also get devices, classes and claims
+(:mod:`testing.differential.devices`), leaving everything else as it is.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from testing.differential.devices import devices_for
 
 ZONE_KEY = "topology.kubernetes.io/zone"
 HOSTNAME_KEY = "kubernetes.io/hostname"
@@ -84,6 +87,8 @@ class Scenario:
     volumes: list[dict[str, Any]] = field(default_factory=list)
     claims: list[dict[str, Any]] = field(default_factory=list)
     budgets: list[dict[str, Any]] = field(default_factory=list)
+    #: DRA objects: DeviceClasses and ResourceSlices (cluster-scoped), ResourceClaims and templates.
+    devices: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def namespace_object(self) -> dict[str, Any]:
@@ -93,7 +98,7 @@ class Scenario:
     def objects(self) -> list[dict[str, Any]]:
         """Everything but the pending pods, in an order the API server accepts."""
         return [*CLUSTER_OBJECTS, self.namespace_object, *self.nodes, *self.volumes,
-                *self.claims, *self.budgets, *self.existing]
+                *self.claims, *self.budgets, *self.devices, *self.existing]
 
 
 @dataclass
@@ -134,8 +139,9 @@ class _Context:
     broken_claims: list[str] = field(default_factory=list)
 
 
-def generate(seed: int) -> Scenario:
-    """The scenario of ``seed``: the same objects on every call and every machine."""
+def generate(seed: int, *, dra: bool = False) -> Scenario:
+    """The scenario of ``seed``: the same objects on every call and every machine; ``dra`` adds devices
+    and claims in some seeds."""
     rng = random.Random(seed)
     namespace = f"diff-{seed}"
     zones = ZONES[: rng.randint(1, 3)]
@@ -146,7 +152,8 @@ def generate(seed: int) -> Scenario:
     _claims_in_use(ctx, volumes, claims, existing)
     budgets = _budgets(ctx)
     pending = [_pending_pod(ctx, k) for k in range(rng.randint(3, 10))]
-    return Scenario(seed, namespace, [n.obj for n in nodes], existing, pending, volumes, claims, budgets)
+    devices = devices_for(seed, namespace, [n.name for n in nodes], pending) if dra else []
+    return Scenario(seed, namespace, [n.obj for n in nodes], existing, pending, volumes, claims, budgets, devices)
 
 
 # -- nodes ------------------------------------------------------------------------------------------

@@ -35,10 +35,11 @@ class SeedResult:
         return self.upstream_seconds + self.kubesched_seconds
 
 
-def run_seed(oracle: Oracle, seed: int) -> SeedResult:
-    """One seed end to end; an oracle failure is recorded as the seed's error, not raised."""
+def run_seed(oracle: Oracle, seed: int, *, dra: bool = False) -> SeedResult:
+    """One seed end to end (``dra``: with devices and claims in some seeds); an oracle failure is recorded
+    as the seed's error, not raised."""
     result = SeedResult(seed)
-    scenario = generate(seed)
+    scenario = generate(seed, dra=dra)
     started = time.monotonic()
     try:
         steps = oracle.play(scenario)
@@ -68,11 +69,11 @@ def _kubesched(step: Step) -> Verdict:
         return Verdict(NONE)
 
 
-def run_seeds(oracle: Oracle, seeds: Iterable[int],
-              progress: Callable[[SeedResult], None] | None = None) -> list[SeedResult]:
+def run_seeds(oracle: Oracle, seeds: Iterable[int], progress: Callable[[SeedResult], None] | None = None, *,
+              dra: bool = False) -> list[SeedResult]:
     results = []
     for seed in seeds:
-        result = run_seed(oracle, seed)
+        result = run_seed(oracle, seed, dra=dra)
         results.append(result)
         if progress is not None:
             progress(result)
@@ -88,10 +89,11 @@ def agreement_table(results: list[SeedResult]) -> str:
     """Markdown: per upstream outcome kind, how kubesched's decisions and messages compared."""
     rows = Counter((c.upstream.kind, "decision", c.decision) for c in comparisons(results))
     rows.update((c.upstream.kind, "message", c.message) for c in comparisons(results) if c.message is not None)
+    rows.update((c.upstream.kind, "devices", c.devices) for c in comparisons(results) if c.devices is not None)
     header = "| upstream | compared | pods | " + " | ".join(OUTCOMES) + " |"
     lines = [header, "|" + "---|" * (3 + len(OUTCOMES))]
     for kind in KINDS:
-        for what in ("decision", "message"):
+        for what in ("decision", "message", "devices"):
             counts = [rows[(kind, what, outcome)] for outcome in OUTCOMES]
             if sum(counts):
                 lines.append(f"| {kind} | {what} | {sum(counts)} | " + " | ".join(str(n) for n in counts) + " |")
@@ -108,7 +110,7 @@ def tag_counts(results: list[SeedResult]) -> Counter[str]:
 
 
 def disagreements(results: list[SeedResult]) -> list[Comparison]:
-    return [c for c in comparisons(results) if DISAGREE in (c.decision, c.message)]
+    return [c for c in comparisons(results) if DISAGREE in (c.decision, c.message, c.devices)]
 
 
 def tie_sizes(results: list[SeedResult]) -> dict[int, int]:
@@ -125,14 +127,16 @@ def report(results: list[SeedResult], *, wall_seconds: float) -> dict[str, Any]:
     kinds = Counter(c.upstream.kind for c in comparisons(results))
     outcome_counts: dict[str, dict[str, dict[str, int]]] = {}
     for c in comparisons(results):
-        entry = outcome_counts.setdefault(c.upstream.kind, {"decision": {}, "message": {}})
+        entry = outcome_counts.setdefault(c.upstream.kind, {"decision": {}, "message": {}, "devices": {}})
         entry["decision"][c.decision] = entry["decision"].get(c.decision, 0) + 1
         if c.message is not None:
             entry["message"][c.message] = entry["message"].get(c.message, 0) + 1
+        if c.devices is not None:
+            entry["devices"][c.devices] = entry["devices"].get(c.devices, 0) + 1
     out_disagreements = []
     for result in results:
         for c in result.comparisons:
-            if DISAGREE in (c.decision, c.message):
+            if DISAGREE in (c.decision, c.message, c.devices):
                 step = result.steps[c.pod]
                 out_disagreements.append({**c.to_dict(), "upstreamEvent": step.event,
                                           "state": step.state, "podAsCreated": step.created})

@@ -2,23 +2,30 @@
 
 One :class:`Oracle` serves many seeds on one control plane, with one kube-scheduler process (default
 configuration, ``percentageOfNodesToScore: 100``, no leader election) and one kube-controller-manager
-running only the disruption controller (budgets' status is its job; preemption reads it). For a seed:
+running only the disruption controller (budgets' status is its job; preemption reads it) and the
+resourceclaim controller (claims made from templates, reservations and allocations released when pods
+go). For a seed:
 
-1. its objects are created (nodes, volumes and pods get their status through the status subresource,
-   since there is no kubelet), then a probe pod proves that the scheduler's cache holds exactly this
-   seed's nodes (its FailedScheduling message counts them);
+1. its objects are created (nodes, volumes, claims and pods get their status through the status
+   subresource, since there is no kubelet), devices and their classes first, then a probe pod proves
+   that the scheduler's cache holds exactly this seed's nodes (its FailedScheduling message counts them;
+   in a seed with devices it also claims a device of the seed's class, whose PreFilter would fail while
+   the class is unknown to the scheduler);
 2. each pending pod in turn: wait until budgets are current, record the cluster state (everything
    kube-scheduler decides on), create the pod and follow a watch until its first decision (bound; or
    PodScheduled=False, with a nominated node if it preempted) and until the cluster is quiet again
    (victims gone and the preemptor bound). A bound pod then gets a running, ready status with a start
-   time of its own, as a kubelet would report; a pod left unschedulable is deleted, so the next state
-   holds bound pods only and nothing is pending behind the next pod's back;
+   time of its own, as a kubelet would report, and the allocations of its claims are read; a pod left
+   unschedulable is deleted, so the next state holds bound pods only and nothing is pending behind the
+   next pod's back. Claims generated for pods that are gone are deleted (the garbage collector's part),
+   and the oracle waits until no claim is reserved for a pod that is gone;
 3. the seed's objects are deleted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import subprocess
 import time
@@ -31,6 +38,7 @@ from typing import Any
 import yaml
 
 from testing.controlplane.fixture import ControlPlane
+from testing.differential.allocations import pod_allocations
 from testing.differential.client import ApiError, Client, Watch
 from testing.differential.generator import CLUSTER_OBJECTS, START, Scenario
 from testing.differential.verdict import BOUND, NONE, PREEMPTED, UNSCHEDULABLE, Verdict
@@ -39,6 +47,9 @@ from testing.differential.verdict import BOUND, NONE, PREEMPTED, UNSCHEDULABLE, 
 SCHEDULER_CONFIG: dict[str, Any] = {"apiVersion": "kubescheduler.config.k8s.io/v1",
                                     "kind": "KubeSchedulerConfiguration", "percentageOfNodesToScore": 100}
 PROBE_RESOURCE = "example.com/differential-probe"
+PROBE_CLAIM = "differential-probe"
+DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass")
+DRA_NAMESPACED_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 OWN_CLUSTER_OBJECTS = {o["metadata"]["name"] for o in CLUSTER_OBJECTS}
 
 
@@ -99,7 +110,8 @@ class Oracle:
                                        "--v", str(self.verbosity)])
         self._spawn("kube-controller-manager",
                     [str(bin_dir / "kube-controller-manager"), f"--kubeconfig={self.plane.admin_kubeconfig}",
-                     "--controllers=disruption", "--leader-elect=false", "--use-service-account-credentials=false",
+                     "--controllers=disruption,resourceclaim-controller", "--leader-elect=false",
+                     "--use-service-account-credentials=false",
                      "--secure-port=0", "--v=1"])
         return self
 
@@ -172,15 +184,23 @@ class Oracle:
             if err.status == 409:
                 return None
             raise OracleError(f"creating {obj['kind']} {obj['metadata']['name']}: {err}") from None
-        if obj.get("status") and obj["kind"] in ("Node", "Pod", "PersistentVolume", "PersistentVolumeClaim"):
+        if obj.get("status") and obj["kind"] in ("Node", "Pod", "PersistentVolume", "PersistentVolumeClaim",
+                                                 "ResourceClaim"):
             meta = obj["metadata"]
             created = self.client.patch(obj["kind"], meta["name"], {"status": obj["status"]}, meta.get("namespace"),
                                         subresource="status")
         return created
 
     def _setup(self, scenario: Scenario) -> None:
+        cluster_scoped = [o for o in scenario.devices if o["kind"] in DRA_CLUSTER_KINDS]
+        namespaced = [o for o in scenario.devices if o["kind"] not in DRA_CLUSTER_KINDS]
+        for obj in cluster_scoped:
+            self._create(obj)
         self._create(scenario.namespace_object)
-        for obj in (*scenario.nodes, *scenario.volumes, *scenario.claims, *scenario.budgets, *scenario.existing):
+        if scenario.devices:
+            self._create(_probe_claim(scenario))
+        for obj in (*scenario.nodes, *scenario.volumes, *scenario.claims, *scenario.budgets, *namespaced,
+                    *scenario.existing):
             self._create(obj)
 
     def _sync_scheduler(self, scenario: Scenario) -> None:
@@ -191,8 +211,9 @@ class Oracle:
         seed's node count. (The pod informer is ordered, so the seed's bound pods are in by then too.)"""
         names = [n["metadata"]["name"] for n in scenario.nodes]
         deadline = time.monotonic() + 3 * self.timeout
+        claim = PROBE_CLAIM if scenario.devices else None
         for attempt in range(1000):
-            message = self._probe(scenario.namespace, f"probe-{attempt}", names)
+            message = self._probe(scenario.namespace, f"probe-{attempt}", names, claim)
             match = re.match(r"0/(\d+) nodes are available: (?:.*?)(\d+) Insufficient " + re.escape(PROBE_RESOURCE),
                              message or "")
             if match and int(match.group(1)) == int(match.group(2)) == len(names):
@@ -202,14 +223,16 @@ class Oracle:
                                   f"{scenario.seed}: probe said {message!r}; log tail:\n{self.log_tail()}")
             time.sleep(0.2)
 
-    def _probe(self, namespace: str, name: str, nodes: list[str]) -> str | None:
-        probe = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+    def _probe(self, namespace: str, name: str, nodes: list[str], claim: str | None = None) -> str | None:
+        probe: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
                  "spec": {"terminationGracePeriodSeconds": 0, "tolerations": [{"operator": "Exists"}],
                           "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                               "nodeSelectorTerms": [{"matchFields": [
                                   {"key": "metadata.name", "operator": "In", "values": [node]}]} for node in nodes]}}},
                           "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10", "resources": {
                               "requests": {PROBE_RESOURCE: "1"}, "limits": {PROBE_RESOURCE: "1"}}}]}}
+        if claim is not None:
+            probe["spec"]["resourceClaims"] = [{"name": "probe", "resourceClaimName": claim}]
         _, rv = self.client.list("Pod", namespace, limit=1)
         message = None
         with self.client.watch("Pod", namespace, rv) as watch:
@@ -224,10 +247,10 @@ class Oracle:
 
     def _cleanup(self, scenario: Scenario) -> None:
         ns, seed_prefix = scenario.namespace, f"s{scenario.seed}-"
-        for kind in ("Pod", "PodDisruptionBudget", "PersistentVolumeClaim"):
+        for kind in ("Pod", "PodDisruptionBudget", "PersistentVolumeClaim", *DRA_NAMESPACED_KINDS):
             for obj in self.client.list(kind, ns)[0]:
                 self._delete(obj, ns)
-        for kind in ("PersistentVolume", "Node"):
+        for kind in ("PersistentVolume", "Node", *DRA_CLUSTER_KINDS):
             for obj in self.client.list(kind)[0]:
                 if obj["metadata"]["name"].startswith(seed_prefix):
                     self._delete(obj, None)
@@ -254,7 +277,10 @@ class Oracle:
             if follow.first is not None and follow.first.kind == PREEMPTED:
                 self._settle_preemption(watch, follow, ns, created["metadata"]["uid"])
         seconds = time.monotonic() - started
-        step = Step(scenario.seed, index, name, state, _clean(created), follow.verdict(), seconds=seconds,
+        verdict = follow.verdict()
+        if verdict.kind == BOUND and pod["spec"].get("resourceClaims"):
+            verdict = dataclasses.replace(verdict, devices=self._allocations(ns, name))
+        step = Step(scenario.seed, index, name, state, _clean(created), verdict, seconds=seconds,
                     notes=follow.notes)
         if follow.first is None:
             step.notes.append(f"no decision within {self.timeout:.0f}s")
@@ -266,7 +292,37 @@ class Oracle:
             step.event = self._failed_scheduling_event(ns, name)
             if step.event is not None and step.event != step.upstream.message:
                 step.notes.append(f"event text differs from the condition: {step.event!r}")
+        if scenario.devices:
+            self._settle_claims(ns)
         return step
+
+    def _allocations(self, ns: str, name: str) -> dict[str, dict[str, Any]]:
+        """The allocations of a bound pod's claims (written by PreBind, before the binding)."""
+        pod = self.client.get("Pod", name, ns)
+        claims = {c["metadata"]["name"]: c for c in self.client.list("ResourceClaim", ns)[0]}
+        return pod_allocations(pod, claims)
+
+    def _settle_claims(self, ns: str) -> None:
+        """Delete the claims of pods that are gone (as the garbage collector would), then wait until the
+        resourceclaim controller has released every reservation of a pod that is gone, so that the next
+        state holds no claim in the middle of being freed."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            pods = {p["metadata"]["uid"] for p in self.client.list("Pod", ns)[0]}
+            claims = self.client.list("ResourceClaim", ns)[0]
+            for claim in claims:
+                owners = [o for o in claim["metadata"].get("ownerReferences") or () if o.get("kind") == "Pod"]
+                reserved = (claim.get("status") or {}).get("reservedFor")
+                if owners and all(o["uid"] not in pods for o in owners) and not reserved:
+                    self._delete(claim, ns)
+            stale = [c["metadata"]["name"] for c in claims
+                     if any(r.get("uid") not in pods for r in (c.get("status") or {}).get("reservedFor") or ())]
+            if not stale:
+                return
+            if time.monotonic() > deadline:
+                raise OracleError(f"claims {stale} of {ns} still reserved for pods that are gone after "
+                                  f"{self.timeout:.0f}s; log tail:\n{self.log_tail('kube-controller-manager')}")
+            time.sleep(0.1)
 
     def _follow(self, watch: Watch, follow: _Follower, ns: str) -> None:
         """Read pod events until the first decision and a quiet cluster (or the timeouts)."""
@@ -355,8 +411,10 @@ class Oracle:
         state.append({"apiVersion": "v1", "kind": "Namespace", **namespace})
         for kind in ("Node", "PersistentVolume"):
             state += [o for o in self.client.list(kind)[0] if o["metadata"]["name"].startswith(prefix)]
-        for kind in ("PersistentVolumeClaim", "PodDisruptionBudget"):
-            state += self.client.list(kind, ns)[0]
+        for kind in DRA_CLUSTER_KINDS:
+            state += [o for o in self.client.list(kind)[0] if o["metadata"]["name"].startswith(prefix)]
+        for kind in ("PersistentVolumeClaim", "PodDisruptionBudget", *DRA_NAMESPACED_KINDS):
+            state += [o for o in self.client.list(kind, ns)[0] if o["metadata"]["name"] != PROBE_CLAIM]
         pods, rv = self.client.list("Pod", ns)
         state += pods
         return [_clean(o) for o in state], rv
@@ -454,6 +512,15 @@ def _budget_current(pdb: dict[str, Any], pods: list[dict[str, Any]]) -> bool:
 def _ready(pod: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True"
                for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def _probe_claim(scenario: Scenario) -> dict[str, Any]:
+    """A claim for one device of the seed's class: the probe names it, so that its PreFilter fails while
+    kube-scheduler does not know the class yet (it is never allocated: Fit rejects the probe first)."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": PROBE_CLAIM, "namespace": scenario.namespace},
+            "spec": {"devices": {"requests": [{"name": "probe", "exactly": {
+                "deviceClassName": f"s{scenario.seed}-gpu"}}]}}}
 
 
 def _clean(obj: dict[str, Any]) -> dict[str, Any]:

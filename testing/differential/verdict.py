@@ -27,6 +27,9 @@ class Verdict:
     #: kubesched only: node -> {plugin: weighted score} of the feasible nodes, so that a comparison can
     #: recompute the ties under another version's scoring rules.
     scores: dict[str, dict[str, int]] = field(default_factory=dict, compare=False)
+    #: A bound pod's claims, entry by entry, with the allocation written to each
+    #: (:mod:`testing.differential.allocations`); empty for a pod without claims.
+    devices: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -40,12 +43,14 @@ class Verdict:
             out["ties"] = list(self.ties)
         if self.scores:
             out["scores"] = self.scores
+        if self.devices:
+            out["devices"] = self.devices
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
         return cls(data["kind"], data.get("node"), data.get("message"), tuple(data.get("victims") or ()),
-                   tuple(data.get("ties") or ()), dict(data.get("scores") or {}))
+                   tuple(data.get("ties") or ()), dict(data.get("scores") or {}), dict(data.get("devices") or {}))
 
     def __str__(self) -> str:
         if self.kind == BOUND:

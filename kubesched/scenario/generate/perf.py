@@ -9,6 +9,9 @@ affinity terms name the namespaces the pods are really created in (sched-0 / sch
 versions name namespaces that do not exist, so the terms match nothing), and TopologySpreading uses
 maxSkew 1 (upstream 5), the stricter setting. Existing pods are bound round-robin.
 
+The DRA workloads (SchedulingWithResourceClaimTemplate, SchedulingWithResourceClaim) live in
+:mod:`kubesched.scenario.generate.perf_dra`; :func:`workload_objects` makes either kind.
+
 The benchmarks build their cases from these; ``kubesched generate perf`` writes them as a scenario.
 """
 
@@ -17,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from kubesched.scenario.generate.perf_dra import DRA_WORKLOADS, dra_workload_objects
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -137,13 +142,16 @@ def pod_dict(name: str, node_name: str | None = None, shape: PodShape = PodShape
     }
 
 
-
 def workload_objects(workload: str, nodes: int, existing: int, measured: int) -> Iterator[dict[str, Any]]:
     """A scheduler_perf scenario: ``nodes`` nodes, ``existing`` bound pods, then ``measured`` pending ones."""
+    if workload in DRA_WORKLOADS:
+        yield from dra_workload_objects(workload, nodes, existing, measured)
+        return
     try:
         w = WORKLOADS[workload]
     except KeyError:
-        raise ValueError(f"unknown workload {workload!r}; known: {', '.join(WORKLOADS)}") from None
+        raise ValueError(f"unknown workload {workload!r}; known: {', '.join([*WORKLOADS, *DRA_WORKLOADS])}"
+                         ) from None
     for i in range(nodes):
         yield node_dict(i, w.zones)
     for i in range(existing):

@@ -3,7 +3,8 @@
 Pods arrive as a Poisson process (exponential gaps) at ``rate`` per second, or at the rate that keeps
 ``utilisation`` of the cluster's cpu requested at steady state (Little's law: pods running = rate x mean
 lifetime). Each pod carries ``kubesched.io/arrival`` and ``kubesched.io/duration``; objects are yielded
-lazily, so a million pods never sit in memory together.
+lazily, so a million pods never sit in memory together. GPU nodes (:mod:`kubesched.scenario.generate.devices`)
+publish their GPUs through DRA; a pod shape asking for GPUs gets a claim made from a ResourceClaimTemplate.
 """
 
 from __future__ import annotations
@@ -15,6 +16,16 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.quantity import milli_value
+from kubesched.scenario.generate.devices import (
+    DRIVER,
+    GpuNodes,
+    check_model,
+    claim_template,
+    device_classes,
+    gpu_node_objects,
+    template_name,
+    use_template,
+)
 from kubesched.scenario.generate.lifetimes import Distribution, parse_distribution
 from kubesched.scenario.timing import ARRIVAL_ANNOTATION, DURATION_ANNOTATION
 
@@ -48,17 +59,28 @@ class NodeShape:
 
 @dataclass(frozen=True)
 class PodShape:
-    """A pod's requests, and how often it is drawn relative to other shapes."""
+    """A pod's requests, how often it is drawn relative to other shapes, and the GPUs it claims (of
+    ``gpu_model``, or of any model when None)."""
 
     cpu: str = "100m"
     memory: str = "500Mi"
     weight: float = 1.0
+    gpus: int = 0
+    gpu_model: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> PodShape:
-        """``cpu=500m,memory=1Gi[,weight=2]``."""
-        values = _key_values(text, text, ("cpu", "memory", "weight"))
-        return cls(values.get("cpu", "100m"), values.get("memory", "500Mi"), float(values.get("weight", 1)))
+        """``cpu=500m,memory=1Gi[,weight=2][,gpus=1[,gpu-model=a100]]``."""
+        values = _key_values(text, text, ("cpu", "memory", "weight", "gpus", "gpu-model"))
+        try:
+            gpus = int(values.get("gpus", 0))
+        except ValueError:
+            raise ValueError(f"pod shape {text!r}: gpus must be a whole number") from None
+        model = values.get("gpu-model")
+        if gpus < 0 or (model is not None and gpus == 0):
+            raise ValueError(f"pod shape {text!r}: gpus must not be negative, and gpu-model needs gpus")
+        return cls(values.get("cpu", "100m"), values.get("memory", "500Mi"), float(values.get("weight", 1)), gpus,
+                   None if model is None else check_model(model, f"pod shape {text!r}"))
 
 
 def _key_values(text: str, whole: str, allowed: tuple[str, ...]) -> dict[str, str]:
@@ -88,7 +110,7 @@ def node_objects(shapes: Sequence[NodeShape], zones: int = 3) -> Iterator[dict[s
             index += 1
 
 
-def rate_for(utilisation: float, nodes: Sequence[NodeShape], shapes: Sequence[PodShape],
+def rate_for(utilisation: float, nodes: Sequence[NodeShape | GpuNodes], shapes: Sequence[PodShape],
              lifetime: Distribution) -> float:
     """Arrivals per second that keep ``utilisation`` of the cpu requested at steady state."""
     total_cpu = sum(s.count * milli_value(s.cpu) for s in nodes)
@@ -125,7 +147,7 @@ def poisson_pods(count: int, rate: float, lifetime: Distribution | str,
         for i in range(n):
             shape = shapes[int(picks[i])]
             requests = {"cpu": shape.cpu, "memory": shape.memory}
-            yield {
+            pod = {
                 "apiVersion": "v1", "kind": "Pod",
                 "metadata": {
                     "name": f"pod-{start + i:0{width}d}", "namespace": namespace,
@@ -135,17 +157,37 @@ def poisson_pods(count: int, rate: float, lifetime: Distribution | str,
                 "spec": {"containers": [{"name": "app", "image": IMAGE,
                                          "resources": {"requests": requests, "limits": dict(requests)}}]},
             }
+            yield use_template(pod, template_name(shape.gpus, shape.gpu_model)) if shape.gpus else pod
 
 
 def poisson_objects(nodes: Sequence[NodeShape], pods: int, *, rate: float | None = None,
                     utilisation: float | None = None, lifetime: str = "exp:10m",
-                    shapes: Sequence[PodShape] = (PodShape(),), seed: int = 0) -> Iterator[dict[str, Any]]:
-    """The whole scenario: nodes first, then the pods (give ``rate`` or ``utilisation``)."""
+                    shapes: Sequence[PodShape] = (PodShape(),), seed: int = 0,
+                    gpu_nodes: Sequence[GpuNodes] = (), driver: str = DRIVER) -> Iterator[dict[str, Any]]:
+    """The whole scenario: nodes first (GPU nodes each with its ResourceSlice), the DeviceClasses and
+    ResourceClaimTemplates GPU pods use, then the pods (give ``rate`` or ``utilisation``)."""
     dist = parse_distribution(lifetime)
     if (rate is None) == (utilisation is None):
         raise ValueError("give either a rate or a target utilisation")
+    _check_gpu_shapes(shapes, gpu_nodes)
     if rate is None:
         assert utilisation is not None
-        rate = rate_for(utilisation, nodes, shapes, dist)
+        rate = rate_for(utilisation, [*nodes, *gpu_nodes], shapes, dist)
     yield from node_objects(nodes)
+    yield from gpu_node_objects(gpu_nodes, driver=driver)
+    if gpu_nodes:
+        yield from device_classes((g.model for g in gpu_nodes), driver)
+    for gpus, model in sorted({(s.gpus, s.gpu_model) for s in shapes if s.gpus}, key=str):
+        yield claim_template(gpus, model)
     yield from poisson_pods(pods, rate, dist, shapes, seed=seed)
+
+
+def _check_gpu_shapes(shapes: Sequence[PodShape], gpu_nodes: Sequence[GpuNodes]) -> None:
+    """Pods asking for GPUs need GPU nodes, of their model when they name one."""
+    models = {g.model for g in gpu_nodes if g.count}
+    for shape in shapes:
+        if shape.gpus and not models:
+            raise ValueError(f"pod shape with gpus={shape.gpus}: no GPU nodes (add --gpu-nodes)")
+        if shape.gpu_model is not None and shape.gpu_model not in models:
+            raise ValueError(f"pod shape with gpu-model={shape.gpu_model}: no GPU nodes of that model "
+                             f"(models: {', '.join(sorted(models))})")

@@ -1,37 +1,56 @@
-"""Writing a generated scenario folder: nodes, pods and an optional timeline, as manifests.
+"""Writing a generated scenario folder: nodes, devices, pods and an optional timeline, as manifests.
 
 Each object is written as one YAML document in JSON flow style (JSON is YAML), which is fast to write
 and to read back with the C loader even for hundreds of thousands of pods; ``kubesched simulate DIR``
-reads the folder like any other scenario.
+reads the folder like any other scenario. Nodes go to ``nodes.yaml``, DRA objects (DeviceClasses,
+ResourceSlices, claims and their templates) to ``devices.yaml`` when there are any, everything else
+(pods, in order) to ``pods.yaml``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+from kubesched.scenario.generate.devices import DEVICE_KINDS
 
 NODES_FILE = "nodes.yaml"
+DEVICES_FILE = "devices.yaml"
 PODS_FILE = "pods.yaml"
 
 
+def _file_for(kind: object) -> str:
+    if kind == "Node":
+        return NODES_FILE
+    return DEVICES_FILE if kind in DEVICE_KINDS else PODS_FILE
+
+
 def write_scenario(folder: str | Path, objects: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Write nodes to ``nodes.yaml`` and everything else (pods, in order) to ``pods.yaml`` under ``folder``.
+    """Write ``objects`` under ``folder`` (see the module docstring); ``nodes.yaml`` and ``pods.yaml``
+    always, ``devices.yaml`` when a DRA object comes.
 
     Objects are streamed: ``objects`` may be a generator of any length. Returns counts per file."""
     out = Path(folder)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"{out}: not a folder")
     out.mkdir(parents=True, exist_ok=True)
+    (out / DEVICES_FILE).unlink(missing_ok=True)  # a stale one from an earlier run would be read too
     counts = {NODES_FILE: 0, PODS_FILE: 0}
-    with open(out / NODES_FILE, "w", encoding="utf-8") as nodes, open(out / PODS_FILE, "w", encoding="utf-8") as pods:
+    with ExitStack() as stack:
+        files: dict[str, TextIO] = {name: stack.enter_context(open(out / name, "w", encoding="utf-8"))
+                                    for name in (NODES_FILE, PODS_FILE)}
         for obj in objects:
-            name = NODES_FILE if obj.get("kind") == "Node" else PODS_FILE
-            fh = nodes if name == NODES_FILE else pods
+            name = _file_for(obj.get("kind"))
+            if name not in files:
+                files[name] = stack.enter_context(open(out / name, "w", encoding="utf-8"))
+                counts[name] = 0
+            fh = files[name]
             if counts[name]:
                 fh.write("---\n")
             fh.write(json.dumps(obj, separators=(",", ":")))
             fh.write("\n")
             counts[name] += 1
-    return counts
+    return {name: counts[name] for name in (NODES_FILE, DEVICES_FILE, PODS_FILE) if name in counts}

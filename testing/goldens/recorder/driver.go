@@ -40,6 +40,7 @@ type run struct {
 	configFile bool
 	s          *APIServer
 	pv         *pvController
+	claims     *claimController
 	pdb        *disruptionController
 	rec        *recorder
 	sched      *scheduler.Scheduler
@@ -83,7 +84,7 @@ func recordOnce(name, dir string) (*golden, error) {
 	if err := r.startScheduler(); err != nil {
 		return nil, err
 	}
-	r.s.Locked(func() { r.pv.scheduling = true })
+	r.s.Locked(func() { r.pv.scheduling, r.claims.scheduling = true, true })
 	for _, d := range r.pending {
 		var err error
 		r.s.Locked(func() {
@@ -117,6 +118,7 @@ func (r *run) loadCluster(docs []document) error {
 		}
 	}
 	r.pv = newPVController(r.s)
+	r.claims = newClaimController(r.s)
 	r.pdb = &disruptionController{s: r.s, managed: map[string]bool{}}
 	for _, d := range docs {
 		if d.pending() {
@@ -143,6 +145,7 @@ func (r *run) loadCluster(docs []document) error {
 	}
 	r.s.Locked(func() {
 		r.pv.resync()
+		r.claims.resync()
 		r.pdb.sync()
 	})
 	return nil
@@ -455,6 +458,7 @@ func (r *run) golden() *golden {
 			g.Warnings = append(g.Warnings, fmt.Sprintf("pod %s: schedulerName %q matches no profile; never scheduled", key, pod.Spec.SchedulerName))
 		}
 	}
-	g.Emulated = r.pv.emulated
+	g.Emulated = append(r.pv.emulated, r.claims.emulated...)
+	g.Claims = goldenClaims(r.s)
 	return g
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sort"
 
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
@@ -12,16 +14,31 @@ import (
 // The golden.json format of the conformance corpus (its README defines every field).
 
 type golden struct {
-	Reference      string             `json:"reference"`
-	Scenario       string             `json:"scenario"`
-	Config         goldenConfig       `json:"config"`
-	Attempts       []goldenAttempt    `json:"attempts"`
-	Final          map[string]*string `json:"final"`
-	Nominated      map[string]string  `json:"nominated,omitempty"`
-	Deleted        []string           `json:"deleted,omitempty"`
-	NeverAttempted []string           `json:"neverAttempted,omitempty"`
-	Warnings       []string           `json:"warnings,omitempty"`
-	Emulated       []string           `json:"emulated,omitempty"`
+	Reference      string                 `json:"reference"`
+	Scenario       string                 `json:"scenario"`
+	Config         goldenConfig           `json:"config"`
+	Attempts       []goldenAttempt        `json:"attempts"`
+	Final          map[string]*string     `json:"final"`
+	Nominated      map[string]string      `json:"nominated,omitempty"`
+	Deleted        []string               `json:"deleted,omitempty"`
+	NeverAttempted []string               `json:"neverAttempted,omitempty"`
+	Warnings       []string               `json:"warnings,omitempty"`
+	Emulated       []string               `json:"emulated,omitempty"`
+	Claims         map[string]goldenClaim `json:"claims,omitempty"`
+}
+
+// goldenClaim is a ResourceClaim at the end of the scenario: the devices of its allocation (absent when
+// not allocated), in the allocation's order, and the pods it is reserved for.
+type goldenClaim struct {
+	Devices     []goldenDevice `json:"devices,omitempty"`
+	ReservedFor []string       `json:"reservedFor,omitempty"`
+}
+
+type goldenDevice struct {
+	Request string `json:"request"`
+	Driver  string `json:"driver"`
+	Pool    string `json:"pool"`
+	Device  string `json:"device"`
 }
 
 type goldenConfig struct {
@@ -175,4 +192,32 @@ func marshalGolden(g *golden) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// goldenClaims keys every ResourceClaim left at the end: "namespace/name" for a claim of its own, and
+// "namespace/pod/entry" for one generated from a template for that pod's spec.resourceClaims entry
+// (generated names end in characters the API server picks at random).
+func goldenClaims(s *APIServer) map[string]goldenClaim {
+	out := map[string]goldenClaim{}
+	for _, o := range s.List(kindByName["ResourceClaim"]) {
+		claim := o.(*resourcev1.ResourceClaim)
+		key := claim.Namespace + "/" + claim.Name
+		if owner := metav1.GetControllerOf(claim); owner != nil && owner.Kind == "Pod" && claim.Annotations[podClaimAnnotation] != "" {
+			key = claim.Namespace + "/" + owner.Name + "/" + claim.Annotations[podClaimAnnotation]
+		}
+		var g goldenClaim
+		if claim.Status.Allocation != nil {
+			for _, r := range claim.Status.Allocation.Devices.Results {
+				g.Devices = append(g.Devices, goldenDevice{Request: r.Request, Driver: r.Driver, Pool: r.Pool, Device: r.Device})
+			}
+		}
+		for _, ref := range claim.Status.ReservedFor {
+			g.ReservedFor = append(g.ReservedFor, ref.Name)
+		}
+		out[key] = g
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

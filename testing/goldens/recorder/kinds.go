@@ -50,6 +50,7 @@ var kinds = []kindInfo{
 	{"ResourceClaim", resourcev1.SchemeGroupVersion.WithResource("resourceclaims"), true, reflect.TypeOf(&resourcev1.ResourceClaim{})},
 	{"ResourceSlice", resourcev1.SchemeGroupVersion.WithResource("resourceslices"), false, reflect.TypeOf(&resourcev1.ResourceSlice{})},
 	{"DeviceClass", resourcev1.SchemeGroupVersion.WithResource("deviceclasses"), false, reflect.TypeOf(&resourcev1.DeviceClass{})},
+	{"ResourceClaimTemplate", resourcev1.SchemeGroupVersion.WithResource("resourceclaimtemplates"), true, reflect.TypeOf(&resourcev1.ResourceClaimTemplate{})},
 }
 
 var (
