@@ -115,6 +115,8 @@ class ResourceClaimController:
         self._indexed: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
         #: Claims made for pods: pod uid -> pod claim -> claim name (claimPodOwnerIndex).
         self._owned: dict[str, dict[str, str]] = {}
+        self._parsed: dict[tuple[str, str], tuple[Mapping[str, Any], tuple[PodResourceClaim, ...]]] = {}
+        self._reserved: tuple[Mapping[str, Any] | None, frozenset[Any]] = (None, frozenset())
         #: What the controller could not do that a person should know, each said once.
         self.warnings: list[str] = []
 
@@ -147,8 +149,10 @@ class ResourceClaimController:
     # -- events ---------------------------------------------------------------------------------------
     def on_pod(self, pod: Mapping[str, Any], *, deleted: bool) -> None:
         """enqueuePod: a done pod's claims are looked at; a pod that needs its claims made or reserved is synced."""
-        entries = _claims_of(pod)
+        entries = self._claims_of(pod)
         self._index_pod(pod, entries, deleted=deleted)
+        if deleted:
+            self._parsed.pop((str(_meta(pod).get("namespace") or "default"), str(_meta(pod).get("name"))), None)
         if not entries:
             return
         namespace = str(_meta(pod).get("namespace") or "default")
@@ -170,7 +174,15 @@ class ResourceClaimController:
         self._index_claim(claim, deleted=deleted)
         if not deleted:
             self.sync_claim(namespace, name)
-        self._revisit(self._users.get((namespace, name), ()), namespace)
+        users = self._users.get((namespace, name), set())
+        if deleted:
+            self._revisit(users, namespace)  # a template's claim is made again
+            return
+        current = self.cluster.lookup("ResourceClaim", namespace, name)
+        if current is not None and _status(current).get("allocation") is not None:
+            # Only a user without a reservation can have something to do (a bound pod to reserve it for).
+            reserved = {r.get("name") for r in _status(current).get("reservedFor") or () if isinstance(r, Mapping)}
+            self._revisit(users - reserved, namespace)
 
     def on_template(self, template: Mapping[str, Any]) -> None:
         """A template appeared or changed: pods still waiting for a claim from it are tried again."""
@@ -178,10 +190,22 @@ class ResourceClaimController:
         self._revisit(self._waiting.get((namespace, name), ()), namespace)
 
     def _revisit(self, pod_names: Any, namespace: str) -> None:
+        """The pods a claim or template event concerns: those that may need work now (the reservations
+        of pods that are done went with the claim's own sync)."""
         for pod_name in sorted(pod_names):
             pod = self.cluster.lookup("Pod", namespace, pod_name)
-            if pod is not None:
-                self.on_pod(pod, deleted=False)
+            if pod is not None and not is_pod_done(pod) and self._pod_needs_work(pod, self._claims_of(pod)):
+                self.sync_pod(namespace, pod_name)
+
+    def _claims_of(self, pod: Mapping[str, Any]) -> tuple[PodResourceClaim, ...]:
+        """The pod's claims, read once per stored version of the pod (a revisit reads them again and again)."""
+        key = (str(_meta(pod).get("namespace") or "default"), str(_meta(pod).get("name")))
+        known = self._parsed.get(key)
+        if known is not None and known[0] is pod:
+            return known[1]
+        entries = _claims_of(pod)
+        self._parsed[key] = (pod, entries)
+        return entries
 
     # -- indexes --------------------------------------------------------------------------------------
     def _index_pod(self, pod: Mapping[str, Any], entries: tuple[PodResourceClaim, ...], *, deleted: bool) -> None:
@@ -242,10 +266,12 @@ class ResourceClaimController:
                 return True
         return False
 
-    @staticmethod
-    def _reserved_for(claim: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
-        uid = _meta(pod).get("uid")
-        return any(isinstance(r, Mapping) and r.get("uid") == uid for r in _status(claim).get("reservedFor") or ())
+    def _reserved_for(self, claim: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+        """Whether the claim is reserved for the pod; the uids are gathered once per stored claim version."""
+        if self._reserved[0] is not claim:
+            self._reserved = (claim, frozenset(r.get("uid") for r in _status(claim).get("reservedFor") or ()
+                                               if isinstance(r, Mapping)))
+        return _meta(pod).get("uid") in self._reserved[1]
 
     # -- pods -----------------------------------------------------------------------------------------
     def sync_pod(self, namespace: str, name: str) -> None:

@@ -12,9 +12,8 @@ live one's conflict is resolved by the fresh read). Errors carry kube-scheduler'
 
 from __future__ import annotations
 
-import copy
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api.dra import AllocationResult, ResourceClaim
@@ -54,15 +53,25 @@ def _call(write: Callable[[], dict[str, Any]], what: str) -> dict[str, Any]:
         raise BindError(f"{what}: {err.message}") from err
 
 
+def _writable(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a claim whose metadata and status (the parts written here) are its own: the rest is
+    shared with the scheduler's copy, which is never changed (a deep copy of a claim with hundreds of
+    reservations would cost more than the write)."""
+    obj = dict(raw)
+    obj["metadata"] = dict(raw.get("metadata") or {})
+    obj["status"] = dict(raw.get("status") or {})
+    return obj
+
+
 def _retry_on_conflict(cluster: Cluster, claim: ResourceClaim,
                        attempt: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
     """retry.RetryOnConflict: the first attempt on the claim the scheduler has, later ones on a fresh GET."""
-    obj: dict[str, Any] = copy.deepcopy(dict(claim.raw))
+    obj = _writable(claim.raw)
     last: _Conflicting | None = None
     for step in range(RETRY_STEPS):
         if step:
             try:
-                obj = cluster.get("ResourceClaim", claim.namespace, claim.name)
+                obj = _writable(cluster.get("ResourceClaim", claim.namespace, claim.name))
             except ApiError as err:
                 raise BindError(f"get updated claim {kobj(claim)} after conflict: {err.message}") from err
         try:
@@ -119,8 +128,8 @@ def unreserve(cluster: Cluster, claim: ResourceClaim, pod: Pod) -> None:
 def deallocate(cluster: Cluster, claim: ResourceClaim) -> None:
     """PostFilter: clear the claim's allocation, reservations and device status (one write, no retry);
     BindError with the API server's message when it fails."""
-    obj: dict[str, Any] = copy.deepcopy(dict(claim.raw))
-    status = obj.setdefault("status", {})
+    obj = _writable(claim.raw)
+    status = obj["status"]
     for key in ("reservedFor", "allocation", "devices"):
         status.pop(key, None)
     try:

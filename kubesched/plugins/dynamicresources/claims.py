@@ -61,10 +61,6 @@ def pod_claims(pod: Pod, tracker: ClaimTracker) -> list[ResourceClaim]:
     return claims
 
 
-def is_reserved_for(claim: ResourceClaim, pod: Pod) -> bool:
-    return claim.is_reserved_for(pod.uid)
-
-
 @dataclass(slots=True)
 class ClaimInfo:
     """informationForClaim: where an allocated claim's devices are, and what Reserve chose for it."""
