@@ -13,6 +13,9 @@ allocated but not reserved for it gets the reservation.
 Watch-driven and synchronous: each pod, claim or template event is handled at once (kube-controller-
 manager queues and retries; here a failed claim creation is tried again when the pod changes or a
 template appears, and is reported as a ``FailedResourceClaimCreation`` event on the pod and a warning).
+
+One addition for loaded scenarios: a claim whose pod (by name) records it in its status but has another
+uid than the claim's owner reference is re-pointed to that pod rather than deleted (see :meth:`_adopt`).
 """
 
 from __future__ import annotations
@@ -165,6 +168,9 @@ class ResourceClaimController:
                 name = _resolved_name(pod, entry)
                 if name:
                     self.sync_claim(namespace, name)
+        if not deleted:
+            for claim in self._recorded(pod):
+                self._adopt(claim, pod)
         if not deleted and self._pod_needs_work(pod, entries):
             self.sync_pod(namespace, str(_meta(pod).get("name")))
 
@@ -417,8 +423,37 @@ class ResourceClaimController:
         if not pod_name:
             return  # not generated for a pod
         pod = self.cluster.lookup("Pod", namespace, pod_name)
+        if pod is not None and _meta(pod).get("uid") != pod_uid and claim in self._recorded(pod):
+            self._adopt(claim, pod)
+            return
         if pod is None or _meta(pod).get("uid") != pod_uid or is_pod_done(pod):
             self.cluster.delete("ResourceClaim", namespace, name)
+
+    # -- loaded scenarios -----------------------------------------------------------------------------
+    def _recorded(self, pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """The claims the pod records in ``status.resourceClaimStatuses`` whose controller is a pod of its
+        name with another uid."""
+        namespace, uid = str(_meta(pod).get("namespace") or "default"), _meta(pod).get("uid")
+        out: list[Mapping[str, Any]] = []
+        for entry in _status(pod).get("resourceClaimStatuses") or ():
+            name = entry.get("resourceClaimName") if isinstance(entry, Mapping) else None
+            claim = self.cluster.lookup("ResourceClaim", namespace, name) if isinstance(name, str) else None
+            if claim is not None:
+                owner, owner_uid = owning_pod(claim)
+                if owner == _meta(pod).get("name") and owner_uid != uid:
+                    out.append(claim)
+        return out
+
+    def _adopt(self, claim: Mapping[str, Any], pod: Mapping[str, Any]) -> None:
+        """Point the claim's controller reference at the pod that records it. A scenario (a snapshot of a
+        live cluster, say) is loaded with new uids: its pods keep the names of the claims made for them,
+        and their claims name the pods, by their former uids. Upstream's controller would take such a
+        claim for one of a replaced pod and delete it; the pod still recording it tells otherwise."""
+        refs = [dict(r) if isinstance(r, Mapping) else r for r in _meta(claim).get("ownerReferences") or ()]
+        for ref in refs:
+            if isinstance(ref, dict) and ref.get("controller") is True and ref.get("kind") == "Pod":
+                ref["uid"] = _meta(pod).get("uid")
+        self.cluster.update({**claim, "metadata": {**_meta(claim), "ownerReferences": refs}})
 
     def _still_reserved(self, namespace: str, ref: Mapping[str, Any]) -> bool:
         if ref.get("apiGroup") or ref.get("resource") != "pods":

@@ -167,3 +167,23 @@ def test_a_bound_pod_gets_its_allocated_claim_reserved() -> None:
 def test_the_control_plane_runs_it_only_where_dra_is_on() -> None:
     assert ControlPlane(EmbeddedCluster(features=feature_gates("1.30"))).resource_claims is None
     assert ControlPlane(EmbeddedCluster(features=feature_gates("1.34"))).resource_claims is not None
+
+
+def test_a_loaded_pod_keeps_the_claims_it_records_though_its_uid_is_new() -> None:
+    """A snapshot's pod and its claim are loaded together, each with a new uid: the claim is re-pointed to
+    the pod that records it (and reserved for it, as it runs), not deleted as a replaced pod's."""
+    cluster = EmbeddedCluster()
+    controller = ResourceClaimController(cluster)
+    controller.start()
+    claim = claim_dict("old-gpu-abcde", request_dict("r"), status=allocated(("r", DRIVER, "p", "g0")))
+    claim["metadata"].update(finalizers=[FINALIZER], annotations={POD_CLAIM_NAME_ANNOTATION: "gpu"},
+                             ownerReferences=[{"apiVersion": "v1", "kind": "Pod", "name": "old", "uid": "gone",
+                                               "controller": True}])
+    cluster.create(claim)
+    pod = cluster.create(claim_pod("old", by_template("gpu", "t"), statuses={"gpu": "old-gpu-abcde"},
+                                   node_name="n1"))
+    cluster.deliver_pending()
+    stored = cluster.get("ResourceClaim", "default", "old-gpu-abcde")
+    assert stored["metadata"]["ownerReferences"][0]["uid"] == pod["metadata"]["uid"]
+    assert [r["name"] for r in stored["status"]["reservedFor"]] == ["old"]
+    assert list(claims(cluster)) == ["old-gpu-abcde"]
