@@ -108,3 +108,52 @@ def allocated(*devices: tuple[str, str, str, str], admin: bool = False) -> dict[
             result["adminAccess"] = True
         results.append(result)
     return {"allocation": {"devices": {"results": results}}}
+
+
+def by_name(pod_claim: str, claim: str) -> dict[str, Any]:
+    """A pod's ``spec.resourceClaims`` entry naming a claim."""
+    return {"name": pod_claim, "resourceClaimName": claim}
+
+
+def by_template(pod_claim: str, template: str) -> dict[str, Any]:
+    """A pod's ``spec.resourceClaims`` entry naming a template."""
+    return {"name": pod_claim, "resourceClaimTemplateName": template}
+
+
+def claim_pod(name: str, *entries: Mapping[str, Any], namespace: str = "default",
+              statuses: Mapping[str, str | None] | None = None, node_name: str = "",
+              annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A pod using claims (``entries`` from :func:`by_name` / :func:`by_template`); ``statuses`` maps a pod
+    claim to its generated claim (``status.resourceClaimStatuses``)."""
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "cuda", "resources": {
+        "claims": [{"name": e["name"]} for e in entries]}}], "resourceClaims": [dict(e) for e in entries]}
+    if node_name:
+        spec["nodeName"] = node_name
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    out: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+    if statuses is not None:
+        out["status"] = {"resourceClaimStatuses": [
+            {"name": k, **({"resourceClaimName": v} if v is not None else {})} for k, v in statuses.items()]}
+    return out
+
+
+def owned_by(claim: dict[str, Any], pod: Mapping[str, Any], pod_claim: str = "gpu") -> dict[str, Any]:
+    """``claim`` as the resourceclaim controller makes it for ``pod`` (controller reference, annotation)."""
+    meta = claim["metadata"]
+    meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
+                                "uid": pod["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+    meta.setdefault("annotations", {})["resource.kubernetes.io/pod-claim-name"] = pod_claim
+    return claim
+
+
+def node_selector(**labels: str) -> dict[str, Any]:
+    """A node selector of one term requiring each label's value."""
+    return {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": k, "operator": "In", "values": [v]} for k, v in labels.items()]}]}
+
+
+def on_node(node: str) -> dict[str, Any]:
+    """The node selector an allocation of node-local devices carries."""
+    return {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}

@@ -26,8 +26,13 @@ from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import Harness, config_dict, profile_with
 
 
-def scheduler(config: dict[str, Any] | None = None) -> Scheduler:
-    return Scheduler(EmbeddedCluster(), load_config(config), clock=VirtualClock())
+def scheduler(config: dict[str, Any] | None = None, version: str | None = None) -> Scheduler:
+    features = feature_gates(version)
+    return Scheduler(EmbeddedCluster(features=features), load_config(config, features=features), clock=VirtualClock())
+
+
+#: What DynamicResources registers events for: v1.34's scheduler watches them (DRA is on there).
+DRA_KINDS = ("DeviceClass", "ResourceClaim", "ResourceSlice")
 
 
 def _pod(name: str, scheduler_name: str) -> Pod:
@@ -48,8 +53,15 @@ def test_tie_break_must_be_known() -> None:
 def test_plugins_that_register_other_kinds_get_them_watched() -> None:
     coscheduling = profile_with({"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
                                  "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}})
-    assert scheduler(config_dict(coscheduling)).watched_kinds == (*WATCHED_KINDS, "PodGroup")
-    assert scheduler().watched_kinds == WATCHED_KINDS
+    assert scheduler(config_dict(coscheduling)).watched_kinds == (*WATCHED_KINDS, *sorted((*DRA_KINDS, "PodGroup")))
+    assert scheduler().watched_kinds == (*WATCHED_KINDS, *DRA_KINDS)
+
+
+def test_dra_objects_are_watched_where_dynamic_resources_runs() -> None:
+    assert scheduler(version="1.30").watched_kinds == watched_kinds(feature_gates("1.30"))
+    off = Scheduler(EmbeddedCluster(), load_config(None, features=feature_gates(settings={
+        "DynamicResourceAllocation": False})), clock=VirtualClock())
+    assert off.watched_kinds == WATCHED_KINDS
 
 
 def test_volume_attachments_are_watched_from_v1_34() -> None:

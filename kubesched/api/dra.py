@@ -589,4 +589,4 @@ def claim_name(pod: Mapping[str, Any], claim: PodResourceClaim) -> tuple[str | N
                     return None, True
                 return f.string(name, f"status.resourceClaimStatuses[{i}].resourceClaimName"), True
         raise ClaimNotCreated(f"{where}: ResourceClaim not created yet")
-    raise ClaimNotCreated(f"{where}, spec.resourceClaim {claim.name!r}: none of the supported fields are set")
+    raise ClaimNotCreated(f'{where}, spec.resourceClaim "{claim.name}": none of the supported fields are set')

@@ -139,6 +139,26 @@ def clean_message(message: str) -> str:
     return _STATUS_SUFFIX_RE.sub("", _STATUS_PREFIX_RE.sub("", message.strip()))
 
 
+#: The engine's run-time errors in the words of kube-scheduler's CEL implementation (what its Filter reports).
+_RUNTIME_MESSAGES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r'^Key not found in map : "?(.*?)"?$'), r"no such key: \1"),
+    (re.compile(r"^divide by zero$"), "division by zero"),
+    (re.compile(r"^No matching overloads? found.*$"), "no such overload"),
+    (re.compile(r"^Index error: index=(-?\d+) size=(\d+)$"), r"index '\1' out of range in list size '\2'"),
+    (re.compile(r"^cannot convert (string|int|uint|double|bool|bytes) to (string|int|uint|double|bool|bytes)$"),
+     r"type conversion error from '\1' to '\2'"),
+)
+
+
+def runtime_message(message: str) -> str:
+    """A run-time error as upstream words it (``no such key: model``); other texts as the engine says them."""
+    text = clean_message(message)
+    for pattern, replacement in _RUNTIME_MESSAGES:
+        if pattern.match(text):
+            return pattern.sub(replacement, text)
+    return text
+
+
 _TYPE_NAMES = {"NULL": "null_type", "DURATION": "google.protobuf.Duration",
                "TIMESTAMP": "google.protobuf.Timestamp"}
 
@@ -209,12 +229,12 @@ def evaluate(selector: CompiledSelector, device: Device, driver: str) -> bool:
     try:
         result = selector.program.eval(data=data)
     except RuntimeError as err:
-        raise SelectorRuntimeError(clean_message(str(err))) from None
+        raise SelectorRuntimeError(runtime_message(str(err))) from None
     kind = result.type().name()
     if kind == "BOOL":
         return bool(result.value())
     if kind == "ERROR":
-        raise SelectorRuntimeError(clean_message(str(result.value())))
+        raise SelectorRuntimeError(runtime_message(str(result.value())))
     name = type_name(kind)
     raise SelectorRuntimeError(f"CEL result of type {name} could not be converted to bool: "
                                f"type conversion error from '{name}' to 'bool'")

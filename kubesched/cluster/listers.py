@@ -13,6 +13,11 @@ change, for the plugins' derived caches. DRA objects (DeviceClasses, ResourceSli
 their templates, :mod:`kubesched.api.dra`) are kept parsed likewise, with ``dra_version``; they are not
 among the kinds always watched: the scheduler watches them when DynamicResources registers events for
 them (only where DRA is on, as kube-scheduler starts those informers only then).
+
+Derived state that every profile must share (DynamicResources' claim tracker, which is kube-scheduler's
+assume cache of ResourceClaims) hangs off the listers: :meth:`Listers.derived` makes it once, and
+:meth:`Listers.add_view_handler` tells it of every change of a parsed kind, old and new view, as an
+informer's event handlers are told.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from kubesched.api.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from kubesched.api.labels import LabelSelector
@@ -64,6 +69,11 @@ LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "
 LISTED_SINCE: Mapping[str, str] = {"VolumeAttachment": "1.34"}
 
 
+T = TypeVar("T")
+#: ``handler(old, new)``: the parsed views before and after a change (None for an addition / a deletion).
+ViewHandler = Callable[[Any, Any], None]
+
+
 def listed_kinds(features: FeatureGates) -> tuple[str, ...]:
     """The listed kinds the scheduler watches when emulating ``features.version``."""
     return tuple(k for k in LISTED_KINDS if features.at_least(LISTED_SINCE.get(k, features.version)))
@@ -81,6 +91,9 @@ class Listers:
         #: Bumped on every DRA change (slices, classes, claims, templates), likewise.
         self.dra_version = 0
         self._lock = threading.Lock()
+        self._handlers: dict[str, list[ViewHandler]] = {}
+        self._derived: dict[str, Any] = {}
+        self._derived_lock = threading.Lock()
 
     # -- fed by the scheduler's watch -----------------------------------------------------------------
     def apply(self, event_type: str, kind: str, obj: Mapping[str, Any]) -> None:
@@ -96,9 +109,11 @@ class Listers:
         namespace = Namespace.from_dict(obj) if kind == "Namespace" else None
         parse = _VIEWS.get(kind)
         view = parse(obj) if parse is not None and event_type != "DELETED" else None
+        old_view = None
         with self._lock:
             if parse is not None:
                 views = self._views[kind]
+                old_view = views.get(key)
                 if view is not None:
                     views[key] = view
                 else:
@@ -116,6 +131,25 @@ class Listers:
                 store[key] = obj
                 if namespace is not None:
                     self._namespaces[namespace.name] = namespace
+        if parse is not None and (old_view is not None or view is not None):
+            for handler in self._handlers.get(kind, ()):
+                handler(old_view, view)
+
+    def add_view_handler(self, kind: str, handler: ViewHandler) -> None:
+        """Call ``handler(old, new)`` after every later change of the parsed ``kind`` (storage or DRA)."""
+        if kind not in _VIEWS:
+            raise ValueError(f"{kind} is not kept parsed: no view handler can be added for it")
+        with self._lock:
+            self._handlers.setdefault(kind, []).append(handler)
+
+    def derived(self, name: str, make: Callable[[], T]) -> T:
+        """The object kept under ``name``, made by ``make()`` the first time: state derived from these
+        objects that every profile shares."""
+        with self._derived_lock:  # one maker at a time; make() may add view handlers
+            found = self._derived.get(name)
+            if found is None:
+                found = self._derived[name] = make()
+            return found
 
     # -- read by plugins --------------------------------------------------------------------------------
     def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:

@@ -1,8 +1,10 @@
 """The simulator's control plane: the embedded API server and every controller a real one runs beside the
 scheduler.
 
-kube-controller-manager's PV binder and provisioner, disruption controller and workload controllers
-(Deployment, ReplicaSet, StatefulSet, DaemonSet, Job), and scheduler-plugins' PodGroup controller: each
+kube-controller-manager's PV binder and provisioner, disruption controller, workload controllers
+(Deployment, ReplicaSet, StatefulSet, DaemonSet, Job) and resourceclaim controller (where
+DynamicResourceAllocation is on, as kube-controller-manager starts it only then), and
+scheduler-plugins' PodGroup controller: each
 writes status or objects the scheduler reads. One object owns the cluster and starts and stops them all,
 so every simulation (simulate, capacity, plan, the tests and the benchmarks) runs the same set, started in
 the same order (the order in which watchers see each event).
@@ -16,6 +18,7 @@ from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.embedded.disruption import DisruptionController
 from kubesched.embedded.podgroups import PodGroupController
 from kubesched.embedded.pv_controller import PVController
+from kubesched.embedded.resourceclaims import ResourceClaimController
 from kubesched.embedded.workloads import ControllerManager
 
 
@@ -30,6 +33,8 @@ class ControlPlane:
         self.pv = PVController(self.cluster)
         self.disruption = DisruptionController(self.cluster)
         self.workloads = ControllerManager(self.cluster, rng)
+        self.resource_claims = (ResourceClaimController(self.cluster)
+                                if self.cluster.features.enabled("DynamicResourceAllocation") else None)
         self.pod_groups = PodGroupController(self.cluster)
         self.started = False
 
@@ -41,6 +46,8 @@ class ControlPlane:
         self.pv.start()
         self.disruption.start()
         self.workloads.start()
+        if self.resource_claims is not None:
+            self.resource_claims.start()
         self.pod_groups.start()
 
     def stop(self) -> None:
@@ -49,11 +56,15 @@ class ControlPlane:
             return
         self.started = False
         self.pod_groups.stop()
+        if self.resource_claims is not None:
+            self.resource_claims.stop()
         self.workloads.stop()
         self.disruption.stop()
         self.pv.stop()
 
     @property
     def warnings(self) -> list[str]:
-        """What the controllers could not do that a person should know (claims no volume can satisfy)."""
-        return list(self.pv.warnings)
+        """What the controllers could not do that a person should know (claims no volume can satisfy, a
+        pod's ResourceClaim that could not be made)."""
+        claims = self.resource_claims.warnings if self.resource_claims is not None else []
+        return [*self.pv.warnings, *claims]

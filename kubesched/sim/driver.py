@@ -45,6 +45,9 @@ CYCLE_TIME = timedelta(milliseconds=1)
 #: The message part kube-scheduler gives a pod whose Permit wait ran out.
 TIMEOUT_REJECTION = "rejected due to timeout after waiting"
 
+#: Kinds whose every change may make a pod rejected for its devices schedulable (DynamicResources).
+DEVICE_KINDS = ("ResourceClaim", "ResourceSlice", "DeviceClass")
+
 Action = Callable[[], object]  # what an action returns is not used
 #: ``progress(done, total)``: pods placed or given up, out of the pods seen (or expected) to place so far.
 Progress = Callable[[int, int], None]
@@ -101,7 +104,7 @@ class Driver:
     # -- wiring ----------------------------------------------------------------------------------------
     def start(self) -> None:
         """Watch the cluster (and list what is already there), start the scheduler, deliver events."""
-        self._watch = self.cluster.watch(("Node", "Pod"), self._observe, read_only=True)
+        self._watch = self.cluster.watch(("Node", "Pod", *DEVICE_KINDS), self._observe, read_only=True)
         for kind in ("Node", "Pod"):
             for obj in self._watch.existing(kind):
                 self._observe(WatchEvent("ADDED", kind, obj, None))
@@ -250,6 +253,9 @@ class Driver:
     # -- watching ------------------------------------------------------------------------------------
     def _observe(self, event: WatchEvent) -> None:
         obj = event.obj
+        if event.kind in DEVICE_KINDS:
+            self._changes += 1
+            return
         if event.kind == "Node":
             self._changes += 1
             if self.series is not None:

@@ -340,9 +340,14 @@ def test_selectors_that_do_not_compile(expression: str, message: str) -> None:
 
 
 RUNTIME_ERRORS = [
-    ('device.attributes["gpu.example.com"].missing == 1', 'Key not found in map : "missing"'),
+    # Worded as kube-scheduler's CEL reports them.
+    ('device.attributes["gpu.example.com"].missing == 1', "no such key: missing"),
+    ('device.attributes["gpu.example.com"]["missing"] == 1', "no such key: missing"),
     ('device.attributes["gpu.example.com"].model', "CEL result of type string could not be converted to bool"),
-    ('device.attributes["gpu.example.com"].model > 3', "No matching overloads found"),
+    ('device.attributes["gpu.example.com"].model > 3', "no such overload"),
+    ('int(device.attributes["gpu.example.com"].model) == 1', "type conversion error from 'string' to 'int'"),
+    ("[1, 2][5] == 1", "index '5' out of range in list size '2'"),
+    ('1 / (device.attributes["gpu.example.com"].model == "x" ? 1 : 0) == 1', "division by zero"),
     ('device.attributes["gpu.example.com"].cuda.isGreaterThan(quantity("1"))', "no such overload: isGreaterThan"),
     ('quantity("1.5").asInteger() == 1', "cannot convert value to integer"),
     ("[" + ",".join(map(str, range(120))) + "].all(a, [" + ",".join(map(str, range(120))) + "].all(b, true))",

@@ -94,6 +94,23 @@ DRA_SCENARIO: list[dict[str, Any]] = [
 ]
 
 
+#: The same devices with bad requests (a class that does not exist, more devices than exist, a selector failing
+#: on the devices, a template that does not exist, two slices of one pool naming a device twice): a seed whose
+#: mutations go through the plugin's error paths.
+DRA_BAD_SCENARIO: list[dict[str, Any]] = [
+    *DRA_SCENARIO,
+    slice_dict("gpu-0-again", ["g1"], node="gpu-0", pool="twice", count=2),
+    slice_dict("gpu-0-twice", ["g1"], node="gpu-0", pool="twice", count=2),
+    claim_dict("no-class", request_dict("r", "tpu")),
+    claim_dict("greedy", request_dict("r", count=9)),
+    claim_dict("odd", request_dict("r", selectors=[f'device.attributes["{DRIVER}"].cores > 2'])),
+    _dra_pod("no-class", [{"name": "gpu", "resourceClaimName": "no-class"}]),
+    _dra_pod("greedy", [{"name": "gpu", "resourceClaimName": "greedy"}]),
+    _dra_pod("odd", [{"name": "gpu", "resourceClaimName": "odd"}]),
+    _dra_pod("no-template", [{"name": "gpu", "resourceClaimTemplateName": "nowhere"}]),
+]
+
+
 def _docs(path: Path) -> list[Any]:
     return [d for d in yaml.safe_load_all(path.read_text()) if d]
 
@@ -110,7 +127,7 @@ def _example_scenario() -> list[Any]:
 
 
 def _seed_scenarios() -> list[list[Any]]:
-    scenarios = [_example_scenario(), DRA_SCENARIO]
+    scenarios = [_example_scenario(), DRA_SCENARIO, DRA_BAD_SCENARIO]
     for name in CONFORMANCE_SCENARIOS:
         path = CORPUS / name / "scenario.yaml"
         if path.is_file():
@@ -260,10 +277,35 @@ def _without(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [d for d in docs if d.get("kind") != kind]
 
 
+def _bad_pod(claim: str) -> dict[str, Any]:
+    """The pod ``bad``, using the claim a row of bad input is about."""
+    return {**_dra_pod("bad", [{"name": "gpu", "resourceClaimName": claim}]),
+            "metadata": {"name": "bad", "namespace": "default", "creationTimestamp": "2000-01-01T00:00:00Z"}}
+
+
+_PREEMPTION_NOT_HELPFUL = "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+#: What the pod ``bad`` of a row is told (the plugin's status, as kube-scheduler words it).
+DRA_BAD_STATUS: dict[str, str] = {
+    "a claim naming a class that does not exist":
+        f"0/2 nodes are available: request r: device class tpu does not exist. no new claims to deallocate, "
+        f"{_PREEMPTION_NOT_HELPFUL}",
+    "two slices of one pool naming the same device":
+        'running "DynamicResources" filter plugin: pool p is invalid: duplicate device name g0',
+    "more devices requested than exist":
+        f"0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, {_PREEMPTION_NOT_HELPFUL}",
+    "more devices than a claim may hold":
+        'running "DynamicResources" filter plugin: claim default/greedier: number of requested devices 33 exceeds '
+        "the claim limit of 32",
+    "a selector failing on every device":
+        'running "DynamicResources" filter plugin: claim default/odd: selector #0: CEL runtime error: no such key: '
+        "cores",
+}
+
+
 #: Bad DRA input: each ends in a simulation (exit 0) or one error line naming the object and field (exit 2).
 DRA_BAD_INPUT: list[tuple[str, list[dict[str, Any]], int, str]] = [
     ("a claim naming a class that does not exist",
-     [*DRA_SCENARIO, claim_dict("nowhere", request_dict("r", "tpu"))], 0, ""),
+     [*DRA_SCENARIO, claim_dict("nowhere", request_dict("r", "tpu")), _bad_pod("nowhere")], 0, ""),
     ("a selector that is not a boolean",
      [*DRA_SCENARIO, device_class_dict("wrong", "device.driver")], 2,
      'spec.selectors[0].cel.expression: Invalid value: "device.driver": must evaluate to bool or the unknown type, '
@@ -276,10 +318,15 @@ DRA_BAD_INPUT: list[tuple[str, list[dict[str, Any]], int, str]] = [
      [*DRA_SCENARIO, slice_dict("gpu-0-old", ["g7"], node="gpu-0", pool="gpu-0", generation=1)], 0, ""),
     ("two slices of one pool naming the same device",
      [*_without(DRA_SCENARIO, "ResourceSlice"), slice_dict("a", ["g0"], node="gpu-0", pool="p", count=2),
-      slice_dict("b", ["g0"], node="gpu-0", pool="p", count=2)], 0, ""),
-    ("more devices requested than exist", [*DRA_SCENARIO, claim_dict("greedy", request_dict("r", count=30))], 0, ""),
-    ("more devices than a claim may hold", [*DRA_SCENARIO, claim_dict("greedier", request_dict("r", count=33))], 0,
-     ""),
+      slice_dict("b", ["g0"], node="gpu-0", pool="p", count=2), claim_dict("any", request_dict("r")),
+      _bad_pod("any")], 0, ""),
+    ("more devices requested than exist",
+     [*DRA_SCENARIO, claim_dict("greedy", request_dict("r", count=30)), _bad_pod("greedy")], 0, ""),
+    ("more devices than a claim may hold",
+     [*DRA_SCENARIO, claim_dict("greedier", request_dict("r", count=33)), _bad_pod("greedier")], 0, ""),
+    ("a selector failing on every device",
+     [*DRA_SCENARIO, claim_dict("odd", request_dict("r", selectors=[f'device.attributes["{DRIVER}"].cores > 2'])),
+      _bad_pod("odd")], 0, ""),
     ("a claim reserved by too many pods",
      [*DRA_SCENARIO, claim_dict("popular", request_dict("r"), status={
          **allocated(("r", DRIVER, "gpu-0", "g0")),
@@ -306,3 +353,13 @@ def test_bad_dra_input_ends_in_a_result_or_one_error_line(workdir: Path, name: s
         assert len(lines) == 1 and lines[0].startswith(f"kubesched: error: {path}: document ") and message in lines[0]
     else:
         assert out.getvalue().startswith("Scheduled ")
+
+
+@pytest.mark.parametrize("name", sorted(DRA_BAD_STATUS))
+def test_bad_dra_input_tells_the_pod_what_kube_scheduler_would(name: str) -> None:
+    """Through the Python API: the pod using the bad claim gets the plugin's status, and stays pending."""
+    (docs,) = [row[1] for row in DRA_BAD_INPUT if row[0] == name]
+    with _time_limit(RUN_SECONDS):
+        result = simulate(copy.deepcopy(docs), seed=1, tie_break="name")
+    assert result.final["default/bad"] is None
+    assert next(a["message"] for a in result.attempts if a["pod"] == "default/bad") == DRA_BAD_STATUS[name]

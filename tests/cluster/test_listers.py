@@ -67,3 +67,30 @@ def test_dra_objects_are_kept_parsed_and_move_their_version() -> None:
     assert listers.device_class("gpu") is device_class
     listers.apply("DELETED", "ResourceClaim", claim_dict("c", request_dict("r"), namespace="ml"))
     assert listers.resource_claims() == [] and listers.dra_version == 4
+
+
+def test_view_handlers_hear_every_change_of_a_parsed_kind_with_old_and_new_views() -> None:
+    from tests.dra import claim_dict, request_dict
+
+    listers = Listers()
+    heard: list[tuple[str | None, str | None]] = []
+    listers.add_view_handler("ResourceClaim", lambda old, new: heard.append(
+        (old and old.meta.resource_version, new and new.meta.resource_version)))
+    claim = claim_dict("c", request_dict("r"))
+    for event, rv in (("ADDED", "1"), ("MODIFIED", "2"), ("DELETED", "3")):
+        listers.apply(event, "ResourceClaim", {**claim, "metadata": {**claim["metadata"], "resourceVersion": rv}})
+    assert heard == [(None, "1"), ("1", "2"), ("2", None)]
+    with pytest.raises(ValueError, match="not kept parsed"):
+        listers.add_view_handler("Service", lambda old, new: None)
+
+
+def test_derived_state_is_made_once_and_shared() -> None:
+    listers = Listers()
+    made: list[int] = []
+
+    def make() -> list[int]:
+        made.append(1)
+        listers.add_view_handler("ResourceSlice", lambda old, new: None)  # a maker may subscribe
+        return made
+
+    assert listers.derived("x", make) is listers.derived("x", make) and made == [1]

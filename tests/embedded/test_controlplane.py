@@ -87,8 +87,9 @@ def test_a_given_cluster_is_the_one_owned_and_starting_twice_starts_once() -> No
     plane.start()
     assert plane.cluster is cluster
     assert watched == once
-    # PV binder, disruption controller, workload controllers, pod groups: in that order.
-    assert [sorted(kinds)[0] for kinds in once] == ["PersistentVolume", "Pod", "DaemonSet", "Pod"]
+    # PV binder, disruption controller, workload controllers, resourceclaim controller, pod groups: in that order.
+    assert [sorted(kinds)[0] for kinds in once] == ["PersistentVolume", "Pod", "DaemonSet", "Pod", "Pod"]
+    assert once[3] == {"Pod", "ResourceClaim", "ResourceClaimTemplate"}
 
 
 def test_warnings_are_what_the_controllers_could_not_do() -> None:

@@ -26,7 +26,6 @@ from testing.controlplane.fixture import ControlPlane
 from testing.differential.client import ApiError, Client
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dra"
-PENDING_PLUGIN = pytest.mark.xfail(strict=True, reason="DynamicResources plugin")
 #: What each claim or template of the example asks for: (model, devices; None for all of a node's).
 ASKS = {"notebook-gpu": ("a100", 1), "whole-t4-node": ("t4", None), "one-a100": ("a100", 1),
         "two-a100": ("a100", 2), "one-t4": ("t4", 1)}
@@ -73,14 +72,12 @@ def test_the_example_loads(result: SimulationResult) -> None:
     assert set(result.workloads.values()) == {"Deployment ml/inference", "Job ml/training"}
 
 
-@PENDING_PLUGIN
 def test_every_pod_gets_the_devices_it_claims_on_its_node(result: SimulationResult) -> None:
     assert result.cluster is not None
     claims = {c["metadata"]["name"]: c for c in result.cluster.objects("ResourceClaim")}
     check_allocations(result.cluster.objects("Pod"), claims, result.cluster.objects("ResourceSlice"))
 
 
-@PENDING_PLUGIN
 def test_simulate_schedules_the_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", str(EXAMPLE)]) == 0
     assert capsys.readouterr().out.startswith(f"Scheduled {PODS}/{PODS} pending pods")

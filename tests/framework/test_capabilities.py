@@ -37,7 +37,7 @@ def plugin_of(h: Harness, cls: type) -> Any:
 
 
 IN_TREE_NODE_ONLY = {names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, names.NODE_AFFINITY,
-                     names.VOLUME_ZONE, names.VOLUME_BINDING}
+                     names.VOLUME_ZONE, names.VOLUME_BINDING, names.DYNAMIC_RESOURCES}
 
 
 def harness(*filters: type, args: dict[type, Any] | None = None, nodes: list[dict[str, Any]] | None = None,

@@ -112,8 +112,9 @@ def test_kinds_plugins_register_beyond_the_watched_ones() -> None:
     coscheduling = profile_with({"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
                                  "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}})
     watched = ("Node", "Pod", *LISTED_KINDS)
-    assert build(config_dict(coscheduling)).extra_kinds(watched) == ["PodGroup"]
-    assert build().extra_kinds(watched) == []
+    dra = ["DeviceClass", "ResourceClaim", "ResourceSlice"]  # DynamicResources' (on by default in v1.34)
+    assert build(config_dict(coscheduling)).extra_kinds(watched) == sorted([*dra, "PodGroup"])
+    assert build().extra_kinds(watched) == dra
 
 
 class _Sort:

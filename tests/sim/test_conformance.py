@@ -36,15 +36,6 @@ COMPARED = ("pod", "attempt", "profile", "result", "node", "message", "feasible"
             "total", "ties", "nominatedNode", "victims")
 
 
-#: v1.34 goldens that need kubesched's DynamicResources plugin and resourceclaim controller: expected to
-#: fail until both land, then to pass (strict), when their names leave this set.
-NEEDS_DRA: frozenset[str] = frozenset({
-    "dra-all-devices", "dra-cel-runtime-error", "dra-claim-template", "dra-exact-count", "dra-exhausted-then-freed",
-    "dra-first-available", "dra-match-attribute", "dra-missing-class", "dra-postfilter-deallocate",
-    "dra-shared-claim", "dra-unsatisfiable",
-})
-
-
 def _scenarios() -> list[Path]:
     if not CORPUS.is_dir():
         return []
@@ -79,9 +70,7 @@ def test_scenario_matches_reference(folder: Path) -> None:
 
 
 def _goldens() -> list[Any]:
-    pending_dra = pytest.mark.xfail(strict=True, reason="DynamicResources plugin")
-    return [pytest.param(p, marks=pending_dra) if p.stem in NEEDS_DRA else p
-            for p in sorted((GOLDENS / "v1.34").glob("*.json"))]
+    return sorted((GOLDENS / "v1.34").glob("*.json"))
 
 
 def _scenario_folder(golden: Path) -> Path:

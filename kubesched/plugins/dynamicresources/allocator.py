@@ -30,6 +30,7 @@ learns about (request, device) pairs is kept for that call.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -409,9 +410,10 @@ class _Attempt:
             selector = node_selector(chosen, self.node_name, self.features.device_binding)
         except AllocationError as err:
             raise AllocationError(f"create NodeSelector for claim {claim.name}: {err}") from None
+        local_raw, local = node_local_selector(self.node_name)
+        parsed = None if selector is None else local if selector is local_raw else NodeSelector.from_dict(selector)
         return AllocationResult(results=results, config=tuple(self._config(index, claim)),
-                                node_selector=None if selector is None else NodeSelector.from_dict(selector),
-                                node_selector_raw=selector)
+                                node_selector=parsed, node_selector_raw=selector)
 
     def _config(self, index: int, claim: ResourceClaim) -> list[dict[str, Any]]:
         """The classes' configuration (once per class, naming every request it serves), then the claim's."""
@@ -475,7 +477,15 @@ def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
     return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
-def node_selector(chosen: Sequence[_Chosen], node_name: str, binding: bool) -> dict[str, Any] | None:
+@functools.lru_cache(maxsize=8192)
+def node_local_selector(node_name: str) -> tuple[Mapping[str, Any], NodeSelector]:
+    """The node selector of devices local to one node, as written and parsed: the same for every pod
+    that gets such devices there, so made once per node (shared: never to be changed)."""
+    raw = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+    return raw, NodeSelector.from_dict(raw)
+
+
+def node_selector(chosen: Sequence[_Chosen], node_name: str, binding: bool) -> Mapping[str, Any] | None:
     """createNodeSelector: the node alone when a device is local to it; else the slices' selectors merged
     into one term; None when the devices are reachable everywhere."""
     expressions: list[dict[str, Any]] = []
@@ -486,8 +496,7 @@ def node_selector(chosen: Sequence[_Chosen], node_name: str, binding: bool) -> d
         else:
             name, selector = r.slice.node_name, r.slice.node_selector_raw
         if name or (binding and r.device.binds_to_node):
-            return {"nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+            return node_local_selector(node_name)[0]
         if selector is None:
             continue
         terms = list(selector.get("nodeSelectorTerms") or [])

@@ -133,7 +133,7 @@ ERRORS: list[tuple[str, list[dict], list[dict], dict[str, Any], str]] = [
      'claim default/c, request r: could not retrieve device class tpu: deviceclass.resource.k8s.io "tpu" not found'),
     ("selector failing at run time", [claim_dict("c", request_dict("r"))], [MODELS],
      {"classes": [device_class_dict("gpu", 'device.attributes["gpu.example.com"].cores > 2')]},
-     'class gpu: selector #0: CEL runtime error: Key not found in map : "cores"'),
+     'class gpu: selector #0: CEL runtime error: no such key: cores'),
     ("claim selector failing at run time", [claim_dict("c", request_dict("r", selectors=[
         'device.attributes["gpu.example.com"].model']))], [MODELS], {},
      "claim default/c: selector #0: CEL runtime error: CEL result of type string could not be converted to bool: "
