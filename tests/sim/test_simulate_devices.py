@@ -10,6 +10,7 @@ import pytest
 
 import kubesched
 from kubesched import ManifestError
+from kubesched.embedded.apiserver import EmbeddedCluster
 
 DEVICES = """
 apiVersion: v1
@@ -117,7 +118,7 @@ def test_workload_pods_get_a_claim_each_and_the_devices_run_out(tmp_path: Path) 
     placed = {pod: node for pod, node in result.final.items() if node}
     assert len(result.final) == 4 and len(placed) == 3  # three devices: two on n1, one reaching n2
     assert sorted(placed.values()) == ["n1", "n1", "n2"]
-    claims = {c["metadata"]["name"]: c for c in result.cluster.list("ResourceClaim", "ml")[0]}
+    claims = {c["metadata"]["name"]: c for c in _cluster(result).list("ResourceClaim", "ml")[0]}
     assert len(claims) == 4
     for pod in result.final:
         name = pod.split("/")[1]
@@ -140,7 +141,7 @@ spec:
       nodeSelector: {{zone: a}}{POD_SPEC}""" for i in range(5))
     result = kubesched.simulate(write(tmp_path, DEVICES + pods), seed=1, tie_break="name")
     assert all(node == "n1" for node in result.final.values())  # two at a time on n1's two devices
-    assert result.cluster.list("ResourceClaim", "ml")[0] == []  # every pod finished: its claim is gone
+    assert _cluster(result).list("ResourceClaim", "ml")[0] == []  # every pod finished: its claim is gone
     assert not result.looping
 
 
@@ -235,3 +236,8 @@ def test_a_pod_whose_claim_never_appears_waits_and_its_template_is_reported(tmp_
     assert result.final == {"ml/p": None} and list(result.attempts) == []
     assert result.warnings == ['pod ml/p: PodResourceClaim gpu: resource claim template "nowhere": '
                                'resourceclaimtemplate.resource.k8s.io "nowhere" not found']
+
+
+def _cluster(result: kubesched.SimulationResult) -> EmbeddedCluster:
+    assert result.cluster is not None
+    return result.cluster

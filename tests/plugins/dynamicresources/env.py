@@ -16,7 +16,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Status
 from kubesched.plugins.dynamicresources import DynamicResources
 from tests.dra import DRIVER, device_class_dict
-from tests.factories import node_dict
+from tests.factories import as_handle, node_dict
 
 GPU_CLASS = device_class_dict("gpu", f'device.driver == "{DRIVER}"')
 DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
@@ -45,7 +45,7 @@ class Env:
         for obj in objs:
             self.cluster.create(obj)
         self.handle = Handle(self.listers, self.cluster, self.features, {"tie_break": "name"})
-        self.plugin = DynamicResources(None, self.handle)
+        self.plugin = DynamicResources(None, as_handle(self.handle))
 
     def _inform(self, event: WatchEvent) -> None:
         self.listers.apply(event.type, event.kind, event.obj)
