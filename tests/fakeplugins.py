@@ -322,11 +322,12 @@ class Harness:
     """A :class:`Scheduler` on an :class:`EmbeddedCluster` and a :class:`VirtualClock`, stepped by hand."""
 
     def __init__(self, config: dict[str, Any] | None = None, *, tie_break: str = "name", seed: int = 0,
-                 objects: Sequence[dict[str, Any]] = ()) -> None:
+                 objects: Sequence[dict[str, Any]] = (), version: str | None = None) -> None:
         import random
 
         from kubesched.clock import VirtualClock
         from kubesched.config import load_config
+        from kubesched.config.features import feature_gates
         from kubesched.embedded.apiserver import EmbeddedCluster
         from kubesched.recording import FullRecorder
         from kubesched.scheduler import Scheduler
@@ -336,8 +337,8 @@ class Harness:
         self.cluster = EmbeddedCluster(clock=self.clock.now)
         for obj in objects:
             self.cluster.create(obj)
-        self.scheduler = Scheduler(self.cluster, load_config(config or dict(API)), clock=self.clock,
-                                   tie_break=tie_break, rng=random.Random(seed))
+        self.scheduler = Scheduler(self.cluster, load_config(config or dict(API), features=feature_gates(version)),
+                                   clock=self.clock, tie_break=tie_break, rng=random.Random(seed))
         self.recorder = FullRecorder()
         self.scheduler.recorder = self.recorder
         # The simulator's loop, without its loop detection: tests decide themselves when to stop.

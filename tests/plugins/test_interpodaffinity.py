@@ -32,6 +32,7 @@ from kubesched.plugins.interpodaffinity import (
     InterPodAffinity,
 )
 from tests.factories import make_node, make_pod, make_snapshot
+from tests.plugins.queueing import V130
 from tests.plugins.test_helper import check_filter_conformance, check_score_conformance, scenario_available
 
 HOST = "kubernetes.io/hostname"
@@ -170,6 +171,7 @@ def test_protocols_and_events() -> None:
     for proto in (PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin):
         assert isinstance(plugin, proto)
     assert plugin.name == "InterPodAffinity"
+    plugin.handle.features = V130.features  # v1.30's registrations; v1.34's: test_interpodaffinity_hints.py
     assert list(plugin.events_to_register()) == [
         ClusterEvent("Pod", ActionType.ALL),
         ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),

@@ -37,6 +37,7 @@ from kubesched.plugins import podtopologyspread as pts
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.tainttoleration import DO_NOT_SCHEDULE_EFFECTS
 from tests.factories import make_snapshot, node_dict, pod_dict
+from tests.plugins.queueing import V130
 from tests.plugins.test_helper import check_filter_conformance, check_score_conformance, scenario_available
 
 HOST = "kubernetes.io/hostname"
@@ -624,6 +625,7 @@ def test_protocols_and_events() -> None:
     for proto in (PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin):
         assert isinstance(plugin, proto)
     assert plugin.system_defaulted
+    plugin.handle.features = V130.features  # v1.30's registrations; v1.34's: test_podtopologyspread_hints.py
     assert list(plugin.events_to_register()) == [
         ClusterEvent("Pod", ActionType.ALL),
         ClusterEvent("Node", ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
