@@ -111,6 +111,7 @@ class SchedulingQueue(QueueBase):
         #: SchedulerQueueingHints: the hint-driven queue of v1.34 (see the module docstring).
         self.hints_enabled = features.enabled("SchedulerQueueingHints")
         self._pop_from_backoff = features.enabled("SchedulerPopFromBackoffQ")
+        self._dra = features.enabled("DynamicResourceAllocation")
         self._clock = clock
         self._max_in_unschedulable = pod_max_in_unschedulable_duration
         self._pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] = pre_enqueue or {}
@@ -330,7 +331,7 @@ class SchedulingQueue(QueueBase):
             self._cond.notify_all()
 
     def _update_with_hints(self, old_pod: Pod | None, new_pod: Pod) -> None:
-        events = (ev.pod_scheduling_properties_change(new_pod, old_pod) if old_pod is not None
+        events = (ev.pod_scheduling_properties_change(new_pod, old_pod, dra=self._dra) if old_pod is not None
                   else [ev.EventUnscheduledPodUpdate])
         if self._in_flight.add_pod_events(new_pod, old_pod, events):
             return  # judged when the attempt ends
