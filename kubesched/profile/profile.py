@@ -31,6 +31,7 @@ from kubesched.framework.handle import EventRecorder, PluginFactory, PodNominato
 from kubesched.framework.interfaces import (
     ClusterEvent,
     ClusterEventWithHint,
+    EnqueueExtensions,
     FilterPlugin,
     PermitPlugin,
     PreEnqueuePlugin,
@@ -126,8 +127,13 @@ class ProfileMap:
             if extenders:
                 registrations.append((EXTENDER_NAME, unrolled_wildcard_events()))
             by_name = {plugin.name: plugin for plugin in fwk.plugins.values()}
-            registrations.extend((name, events) for name, events in fwk.enqueue_hints.items()
-                                 if _may_reject(by_name.get(name)))
+            for plugin_name, events in fwk.enqueue_hints.items():
+                plugin = by_name.get(plugin_name)
+                if not _may_reject(plugin):
+                    continue
+                # A plugin that says nothing of events hears every action of every resource kind.
+                registrations.append((plugin_name, events if isinstance(plugin, EnqueueExtensions)
+                                      else unrolled_wildcard_events()))
             maps[name] = build_queueing_hint_map(registrations, hints_enabled)
         return maps
 

@@ -170,3 +170,24 @@ def test_instrumented_frameworks_time_into_their_profile() -> None:
     profiles.instrument(metrics)
     assert {name: fwk.metrics.profile for name, fwk in profiles.frameworks.items()  # type: ignore[union-attr]
             } == {"default-scheduler": "default-scheduler", "calm": "calm"}
+
+
+def test_queueing_hint_maps_per_profile_hold_the_plugins_that_can_reject() -> None:
+    from kubesched.framework.interfaces import ActionType, ClusterEvent
+    from kubesched.queue.hints import unrolled_wildcard_events
+    from tests.fakeplugins import RejectAllFilter, ref
+
+    cfg = config_dict(dict(profile_with({"filter": {"enabled": [{"name": ref(RejectAllFilter)}]}}),
+                           schedulerName="wild"), dict(profile_with({}), schedulerName="calm"))
+    maps = build(cfg).queueing_hint_maps(True, extenders=True)
+    assert set(maps) == {"wild", "calm"}
+    plugins = {f.plugin_name for fns in maps["calm"].values() for f in fns}
+    # Score-only plugins never reject a pod: they register nothing.
+    assert names.NODE_RESOURCES_FIT in plugins and "ImageLocality" not in plugins
+    fit_node = maps["calm"][ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)]
+    assert [(f.plugin_name, f.always_queue) for f in fit_node] == [(names.NODE_RESOURCES_FIT, False)]
+    # A plugin without events_to_register, and the extenders, hear every action of every kind.
+    for event in unrolled_wildcard_events():
+        assert {"Extender", ref(RejectAllFilter)} <= {f.plugin_name for f in maps["wild"][event]}
+    without_hints = build(cfg).queueing_hint_maps(False)
+    assert all(f.always_queue for m in without_hints.values() for fns in m.values() for f in fns)
