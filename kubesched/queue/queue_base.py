@@ -67,7 +67,7 @@ class QueueBase:
     _metrics: QueueMetrics | None
     _unschedulable_reason: Any
     _max_in_unschedulable: timedelta
-    _last_counts: dict[str, int]
+    _last_counts: tuple[int, ...]
 
     # == nominations ===============================================================================
     def add_nominated_pod(self, pod: Pod, nominated_node_name: str = "", mode: str | None = None) -> None:
@@ -171,10 +171,11 @@ class QueueBase:
     def _publish_counts(self) -> None:
         if self._metrics is None:
             return
-        counts = self._counts()
+        gated = self._unschedulable.gated_count
+        counts = (len(self._active), len(self._backoff), len(self._unschedulable) - gated, gated)
         if counts != self._last_counts:
             self._last_counts = counts
-            self._metrics.pending_pods_changed(dict(counts))
+            self._metrics.pending_pods_changed(dict(zip((ACTIVE, BACKOFF, UNSCHEDULABLE, GATED), counts, strict=True)))
 
     def _incoming(self, queue: str, event: str, pod: Pod) -> None:
         """``pod`` entered ``queue`` because of ``event``: counted, and logged at V5."""

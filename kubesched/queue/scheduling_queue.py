@@ -145,7 +145,7 @@ class SchedulingQueue(QueueBase):
         self._scheduling_cycle = 0
         self._move_request_cycle = -1
         self._closed = False
-        self._last_counts: dict[str, int] = {}
+        self._last_counts: tuple[int, ...] = ()
 
     # == adding and popping ========================================================================
     def add(self, pod: Pod) -> None:
@@ -364,7 +364,7 @@ class SchedulingQueue(QueueBase):
                     or self._unschedulable.remove(pod.uid))
             if gone is not None:
                 self._count_reasons(gone, -1)
-            self._publish_counts()
+                self._publish_counts()
 
     # == cluster events ============================================================================
     def assigned_pod_added(self, pod: Pod) -> None:
@@ -389,6 +389,11 @@ class SchedulingQueue(QueueBase):
                                             precheck: PreEnqueueCheck | None = None) -> None:
         """An event that may help unschedulable pods: move those it concerns (and ``precheck`` passes)."""
         with self._cond:
+            if not self._unschedulable and not self._in_flight:
+                # Nothing waits and nothing is being scheduled: the event only counts as a move request.
+                if self._hints.is_event_of_interest(event):
+                    self._move_request_cycle = self._scheduling_cycle
+                return
             self._move_all(event, old_obj, new_obj, precheck)
             self._publish_counts()
 
