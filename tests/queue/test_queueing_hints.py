@@ -313,3 +313,21 @@ def test_the_gating_plugin_is_asked_first_again(clock: FakeClock) -> None:
     second.closed = False
     q.move_all_to_active_or_backoff_queue(NODE_LABEL, None, Node("n"))
     assert q.get_pod(pod.uid).gating_plugin == "First"  # type: ignore[union-attr]
+
+
+def test_v130_with_the_gate_set_runs_the_hint_driven_queue_with_v130s_backoff(clock: FakeClock) -> None:
+    """SchedulerQueueingHints=true at 1.30: hints and in-flight events as v1.34, backoff as v1.30
+    (SchedulerPopFromBackoffQ does not exist there)."""
+    sort = PrioritySort()
+    q = SchedulingQueue(sort.less, sort_key=sort.sort_key, clock=clock,
+                        features=feature_gates("1.30", {"SchedulerQueueingHints": True}),
+                        queueing_hint_map_per_profile={"default-scheduler": HINTS})
+    assert q.hints_enabled
+    pod = mkpod("p")
+    rejected(q, pod, FIT)
+    q.move_all_to_active_or_backoff_queue(NODE_ADD, None, Node("small"))
+    assert q.queue_of(pod.uid) == UNSCHEDULABLE
+    q.move_all_to_active_or_backoff_queue(NODE_ADD, None, Node(BIG_NODE))
+    assert q.queue_of(pod.uid) == BACKOFF
+    assert q.pop(block=False) is None
+    assert q.backoff_expiries() == [T0 + timedelta(seconds=1)]  # exact, from the pop count
