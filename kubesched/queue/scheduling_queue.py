@@ -401,8 +401,11 @@ class SchedulingQueue(QueueBase):
     def flush_backoff_q_completed(self) -> None:
         """Move every pod whose backoff has ended from backoffQ to activeQ (kube-scheduler: every 1s)."""
         with self._cond:
+            completed = self._backoff.pop_completed()
+            if not completed:
+                return
             activated = False
-            for qpi in self._backoff.pop_completed():
+            for qpi in completed:
                 activated |= self._move_to_active(qpi, ev.BACKOFF_COMPLETE)
             if activated:
                 self._cond.notify_all()
