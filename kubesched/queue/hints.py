@@ -222,8 +222,9 @@ class QueueingHints:
         if not rejectors:
             return Strategy.AFTER_BACKOFF
         if event.is_wildcard():
-            if self._v134 and isinstance(new_obj, Pod) and new_obj.uid != qpi.pod.uid:
-                return Strategy.SKIP  # a wildcard aimed at another pod (ForceActivate)
+            # v1.34: a wildcard carrying an object is aimed at that pod alone (ForceActivate).
+            if self._v134 and new_obj is not None and not (isinstance(new_obj, Pod) and new_obj.uid == qpi.pod.uid):
+                return Strategy.SKIP
             return Strategy.AFTER_BACKOFF
         fns = self._hint_fns(qpi.pod.scheduler_name, event)
         if fns is None:

@@ -84,6 +84,8 @@ OTHER_POD = mkpod("other")
     ("a wildcard aimed at another pod", _qpi("Skipper"), ev.EventForceActivate, OTHER_POD, Strategy.SKIP),
     ("a wildcard aimed at this pod", _qpi("Skipper", pod=OTHER_POD), ev.EventForceActivate, OTHER_POD,
      Strategy.AFTER_BACKOFF),
+    ("a wildcard carrying something else than a pod", _qpi("Skipper"), ev.EventForceActivate, {"kind": "Node"},
+     Strategy.SKIP),
     ("its plugin's hint says skip", _qpi("Skipper"), NODE_ADD, None, Strategy.SKIP),
     ("its plugin's hint says queue", _qpi("Queuer"), NODE_ADD, None, Strategy.AFTER_BACKOFF),
     ("queue from a plugin that answered Pending: at once", _qpi(pending=("Queuer",)), NODE_ADD, None,
