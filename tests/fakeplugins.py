@@ -180,6 +180,13 @@ class RejectsUntilPodAdded(RejectsUntilNodeDeleted):
         return [ClusterEvent("Pod", ActionType.ADD)]
 
 
+class RejectsUntilAttachmentDeleted(RejectsUntilNodeDeleted):
+    """Filter rejecting every node; registers only VolumeAttachment deletions (as v1.34's CSI limits)."""
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return [ClusterEvent("storage.k8s.io/VolumeAttachment", ActionType.DELETE)]
+
+
 class NameScore(_Base):
     """Score (per-node) with normalize_score: raw score = ``scores[node]`` from args (default 0).
 

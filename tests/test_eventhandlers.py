@@ -25,6 +25,7 @@ from tests.fakeplugins import (
     RecordingReserve,
     RejectAllFilter,
     RejectAllFilterNoEvents,
+    RejectsUntilAttachmentDeleted,
     RejectsUntilNodeDeleted,
     RejectsUntilPodAdded,
     config_dict,
@@ -456,6 +457,25 @@ def test_a_bound_pod_reaches_every_plugin_registering_pod_additions_in_v134(vers
     h.run()
     assert h.where("p") == "unschedulable"
     h.create(pod_dict("bound", node_name="n1"))
+    assert (h.where("p") != "unschedulable") is moves
+
+
+def _attachment(name: str, node: str) -> dict[str, Any]:
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment", "metadata": {"name": name},
+            "spec": {"attacher": "csi.example.com", "nodeName": node,
+                     "source": {"persistentVolumeName": f"pv-{name}"}}}
+
+
+@pytest.mark.parametrize(("version", "moves"), [("1.30", False), ("1.34", True)])
+def test_a_volume_attachment_deletion_reaches_the_queue_in_v134(version: str, moves: bool) -> None:
+    """v1.34 watches VolumeAttachments and hands their changes to the queue (its CSI limits count
+    them); v1.30 has no such event."""
+    h = _one_filter(RejectsUntilAttachmentDeleted, version, [node_dict("n1"), _attachment("va-1", "n1")])
+    h.create(pod_dict("p"))
+    h.run()
+    assert h.where("p") == "unschedulable"
+    h.cluster.delete("VolumeAttachment", None, "va-1")
+    h.settle()
     assert (h.where("p") != "unschedulable") is moves
 
 
