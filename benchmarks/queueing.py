@@ -1,5 +1,7 @@
 """``python -m benchmarks.queueing [--quick] [--workload W] [--nodes N] [--pods N] [--seed N]``: wasted attempts.
 
+One command, one Markdown table: a row per workload and emulated version.
+
 A *wasted* attempt is one that fails with the same FailedScheduling message as the pod's previous
 attempt: the queue retried the pod although nothing that mattered to it had changed. v1.30 retries a
 rejected pod on any event that a plugin that rejected it registered (and on any change of the pod);
@@ -17,8 +19,10 @@ Two churn workloads, generated and seeded (not timed), run through ``kubesched.s
   only nodes joining later carry, or spread over the zones with a skew of one.
 
 Both have a timeline step every five minutes: a node joins, a node is cordoned, uncordoned, or drained.
-The table gives, per emulated version, the attempts, failed ones, wasted ones, what was scheduled,
-the virtual time and the wall time.
+Each run is a plain ``kubesched.simulate()`` call with its default options (default profile, attempt
+summaries kept); the attempts are counted from the summaries it returns. The table gives, per workload
+and emulated version, the attempts, failed ones, wasted ones, what was scheduled, the virtual time and
+the wall time.
 """
 
 from __future__ import annotations
@@ -26,20 +30,18 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import kubesched
-from kubesched.recording.recorder import Recorder
-from kubesched.recording.summary import AttemptOutcome
 from kubesched.scenario.generate.lifetimes import parse_distribution
 from kubesched.scenario.generate.poisson import NodeShape, PodShape, node_objects, poisson_pods, rate_for
 
 #: The rows: v1.30, v1.34, and v1.34 without popping backoffQ when activeQ is empty.
 VERSIONS = ("1.30", "1.34", "1.34:SchedulerPopFromBackoffQ=false")
-COLUMNS = ("version", "pods", "attempts", "failed", "wasted", "wasted % of failed", "scheduled", "pending at end",
-           "virtual h", "wall s")
+COLUMNS = ("workload", "version", "pods", "attempts", "failed", "wasted", "wasted % of failed", "scheduled",
+           "pending at end", "virtual h", "wall s")
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
 LIFETIME = "exp:10m"
@@ -49,26 +51,33 @@ ZONES = 3
 
 
 @dataclass
-class WastedAttempts(Recorder):
+class WastedAttempts:
     """Counts attempts, failures, and failures with the same message as the pod's previous attempt."""
 
-    enabled = True
     attempts: int = 0
     failed: int = 0
     wasted: int = 0
     last: dict[str, str] = field(default_factory=dict)
 
     def finished(self, attempt: Any) -> None:
-        outcome = AttemptOutcome.of(attempt)
+        """One attempt that ended (anything with ``pod``, ``result`` and ``message``), in the order
+        the pod's attempts ended."""
         self.attempts += 1
-        previous = self.last.pop(outcome.pod, None)
-        if outcome.result == "Scheduled":
+        previous = self.last.pop(attempt.pod, None)
+        if attempt.result == "Scheduled":
             return
         self.failed += 1
-        message = outcome.message or ""
+        message = attempt.message or ""
         if previous == message:
             self.wasted += 1
-        self.last[outcome.pod] = message
+        self.last[attempt.pod] = message
+
+    @classmethod
+    def of(cls, attempts: Iterable[Any]) -> WastedAttempts:
+        counter = cls()
+        for attempt in sorted(attempts, key=lambda a: (a.pod, a.attempt)):
+            counter.finished(attempt)
+        return counter
 
 
 def _spread(app: str) -> dict[str, Any]:
@@ -167,24 +176,24 @@ def timeline(node_count: int, seconds: float) -> list[dict[str, Any]]:
 def run(workload: Workload, version: str, node_count: int, pod_count: int, seed: int) -> dict[str, Any]:
     """One emulated version (``1.34`` or ``1.34:Gate=false,…``) on the workload: counts, outcome, wall time."""
     emulated, _, gates = version.partition(":")
-    counter = WastedAttempts()
     started = time.perf_counter()
     result = kubesched.simulate(nodes(node_count), arrivals=arrivals(workload, pod_count, node_count, seed),
                                 timeline=timeline(node_count, pod_count / _rate(workload, node_count)), seed=seed,
-                                recorders=[counter], emulated_version=emulated, feature_gates=gates or None)
+                                emulated_version=emulated, feature_gates=gates or None)
     wall = time.perf_counter() - started
+    counter = WastedAttempts.of(result.summaries)
     placed = sum(1 for node in result.final.values() if node)
-    return {"version": version, "pods": pod_count, "attempts": counter.attempts, "failed": counter.failed,
-            "wasted": counter.wasted, "scheduled": placed, "pending": len(result.final) - placed,
-            "virtual_h": result.virtual_seconds / 3600, "wall_s": wall}
+    return {"workload": workload.name, "version": version, "pods": pod_count, "attempts": counter.attempts,
+            "failed": counter.failed, "wasted": counter.wasted, "scheduled": placed,
+            "pending": len(result.final) - placed, "virtual_h": result.virtual_seconds / 3600, "wall_s": wall}
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for r in rows:
         share = 100.0 * r["wasted"] / r["failed"] if r["failed"] else 0.0
-        cells = (r["version"], r["pods"], r["attempts"], r["failed"], r["wasted"], f"{share:.0f}%", r["scheduled"],
-                 r["pending"], f"{r['virtual_h']:.1f}", f"{r['wall_s']:.1f}")
+        cells = (r["workload"], r["version"], r["pods"], r["attempts"], r["failed"], r["wasted"], f"{share:.0f}%",
+                 r["scheduled"], r["pending"], f"{r['virtual_h']:.1f}", f"{r['wall_s']:.1f}")
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 
@@ -193,8 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.queueing",
                                      description="Wasted scheduling attempts on churn, per emulated version.")
     parser.add_argument("--workload", choices=[*WORKLOADS, "all"], default="all")
-    parser.add_argument("--nodes", type=int, default=60)
-    parser.add_argument("--pods", type=int, default=3000)
+    parser.add_argument("--nodes", type=int, default=40)
+    parser.add_argument("--pods", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="a small run (20 nodes, 400 pods)")
     parser.add_argument("--versions", default=";".join(VERSIONS),
@@ -202,11 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     node_count, pod_count = (20, 400) if args.quick else (args.nodes, args.pods)
     chosen = WORKLOADS.values() if args.workload == "all" else [WORKLOADS[args.workload]]
-    for workload in chosen:
-        rows = [run(workload, v.strip(), node_count, pod_count, args.seed)
-                for v in args.versions.split(";") if v.strip()]
-        print(f"\nWorkload {workload.name}: {node_count} nodes, {pod_count} arrivals, seed {args.seed}\n")
-        print(format_table(rows))
+    versions = [v.strip() for v in args.versions.split(";") if v.strip()]
+    rows = [run(workload, version, node_count, pod_count, args.seed) for workload in chosen for version in versions]
+    print(f"Wasted attempts: {node_count} nodes, {pod_count} arrivals per workload, seed {args.seed}\n")
+    print(format_table(rows))
     return 0
 
 
