@@ -48,10 +48,10 @@ def test_tie_break_must_be_known() -> None:
 def test_plugins_that_register_other_kinds_get_them_watched() -> None:
     coscheduling = profile_with({"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
                                  "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}})
-    # v1.34's NodeVolumeLimits also hears VolumeAttachment deletions.
-    attachments = () if "VolumeAttachment" in WATCHED_KINDS else ("VolumeAttachment",)
-    assert scheduler(config_dict(coscheduling)).watched_kinds == (*WATCHED_KINDS, "PodGroup", *attachments)
-    assert scheduler().watched_kinds == (*WATCHED_KINDS, *attachments)
+    # v1.34's DynamicResources also hears its claims, slices and device classes.
+    dra = tuple(sorted({"DeviceClass", "ResourceClaim", "ResourceSlice"} - set(WATCHED_KINDS)))
+    assert scheduler(config_dict(coscheduling)).watched_kinds == (*WATCHED_KINDS, *sorted(["PodGroup", *dra]))
+    assert scheduler().watched_kinds == (*WATCHED_KINDS, *dra)
 
 
 def test_volume_attachments_are_watched_from_v1_34() -> None:

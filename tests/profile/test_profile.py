@@ -108,10 +108,11 @@ def test_kinds_plugins_register_beyond_the_watched_ones() -> None:
     coscheduling = profile_with({"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
                                  "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}})
     watched = ("Node", "Pod", *LISTED_KINDS)
-    # v1.34's NodeVolumeLimits hears VolumeAttachment deletions (a kind the scheduler may not list).
-    attachments = [] if "VolumeAttachment" in watched else ["VolumeAttachment"]
-    assert build(config_dict(coscheduling)).extra_kinds(watched) == ["PodGroup", *attachments]
-    assert build().extra_kinds(watched) == attachments
+    # v1.34's NodeVolumeLimits hears VolumeAttachment deletions, DynamicResources its claims, slices and
+    # device classes (kinds the scheduler may not list).
+    v134 = sorted({"VolumeAttachment", "DeviceClass", "ResourceClaim", "ResourceSlice"} - set(watched))
+    assert build(config_dict(coscheduling)).extra_kinds(watched) == sorted(["PodGroup", *v134])
+    assert build().extra_kinds(watched) == v134
     assert build(config_dict(coscheduling), version="1.30").extra_kinds(watched) == ["PodGroup"]
     assert build(version="1.30").extra_kinds(watched) == []
 
