@@ -8,6 +8,13 @@ and kinds plugins register events for (Coscheduling's PodGroup) also to the queu
 scheduler cannot read is reported (a log line and an Event) and ignored; a handler never stops the
 watch.
 
+The emulated version decides what reaches the queue. v1.30 pre-checks node events against each pod
+(resources, node name, affinity, ports, taints) and moves only pods whose required affinity a newly
+bound pod matches. v1.34 (SchedulerQueueingHints) leaves that to the plugins' hints: every event goes
+to the queue, updates say exactly what changed, a node deletion is an event, and a pending pod that
+held a nominated node and loses it (deleted, bound, or renominated) frees that room for the pods of
+no higher priority.
+
 :class:`PodStore` is the scheduler's informer view of pods: the latest version of every pod it knows,
 with a label index for the plugins' listings.
 """
@@ -28,6 +35,7 @@ from kubesched.cache.cache import Cache
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cluster.listers import LISTED_KINDS, Listers
 from kubesched.cluster.protocol import WatchEvent
+from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.framework.interfaces import ActionType, ClusterEvent
 from kubesched.framework.runtime import Framework
 from kubesched.klog import Logger, kobj
@@ -109,7 +117,8 @@ class EventHandlers:
 
     def __init__(self, *, cache: Cache, queue: SchedulingQueue, pods: PodStore, listers: Listers,
                  profiles: Mapping[str, Framework], extra_kinds: Collection[str],
-                 events: ClusterEventRecorder, rules: ResourceRules = V1_34_RULES) -> None:
+                 events: ClusterEventRecorder, rules: ResourceRules = V1_34_RULES,
+                 features: FeatureGates | None = None) -> None:
         self.cache = cache
         #: How pods' requests add up (the emulated release's rules): every pod is read with them.
         self.rules = rules
@@ -120,6 +129,12 @@ class EventHandlers:
         #: Kinds plugins register events for beyond the built-in ones: listed, and sent to the queue.
         self.extra_kinds = frozenset(extra_kinds)
         self.events = events
+        features = features or feature_gates()
+        #: SchedulerQueueingHints: events as v1.34 produces them, judged by the plugins' hints.
+        self.hints = features.enabled("SchedulerQueueingHints")
+        #: Node deletions and lost nominations are events (v1.34, whatever the gates).
+        self.v134 = features.at_least("1.34")
+        self._dra = features.enabled("DynamicResourceAllocation")
 
     def handle(self, event: WatchEvent) -> None:
         """Route one watch event the way kube-scheduler's informer handlers do."""
@@ -128,14 +143,8 @@ class EventHandlers:
                 self._on_node(event)
             elif event.kind == "Pod":
                 self._on_pod(event)
-            elif event.kind in LISTED_KINDS:
+            elif event.kind in LISTED_KINDS or event.kind in self.extra_kinds:
                 self._on_listed(event)
-            elif event.kind in self.extra_kinds:
-                self._on_listed(event)
-                action = _ACTIONS.get(event.type, ActionType.UPDATE)
-                self.queue.move_all_to_active_or_backoff_queue(
-                    ClusterEvent(event.kind, action, f"{event.kind}{event.type.capitalize()}"), event.old, event.obj,
-                    None)
         except Exception:
             # A handler bug must never stop the watch: log and carry on.
             log.exception("handling %s %s event failed", event.kind, event.type)
@@ -147,11 +156,23 @@ class EventHandlers:
             name = (event.obj.get("metadata") or {}).get("name", "?")
             log.error("ignoring malformed %s %s: %s", event.kind, name, err)
             return
-        # Storage additions and updates may make pods rejected by the volume plugins schedulable
-        # (kube-scheduler registers no delete handlers for these kinds).
-        cluster_event = qevents.STORAGE_EVENTS.get((event.kind, event.type))
-        if cluster_event is not None:
+        cluster_event = self._cluster_event(event)
+        if cluster_event is None:
+            return
+        if event.type == "DELETED":
+            self.queue.move_all_to_active_or_backoff_queue(cluster_event, event.obj, None, None)
+        else:
             self.queue.move_all_to_active_or_backoff_queue(cluster_event, event.old, event.obj, None)
+
+    def _cluster_event(self, event: WatchEvent) -> ClusterEvent | None:
+        """What a listed kind's change means to the queue: v1.30 only storage additions and updates;
+        v1.34 every change of a kind the queue hears (only those some plugin registered matter)."""
+        if event.kind in self.extra_kinds and event.kind not in qevents.KIND_RESOURCES:
+            action = _ACTIONS.get(event.type, ActionType.UPDATE)
+            return ClusterEvent(event.kind, action, f"{event.kind}{event.type.capitalize()}")
+        if self.hints:
+            return qevents.watch_event(event.kind, event.type)
+        return qevents.STORAGE_EVENTS.get((event.kind, event.type))
 
     # -- nodes ---------------------------------------------------------------------------------------------
     def _on_node(self, event: WatchEvent) -> None:
@@ -159,6 +180,8 @@ class EventHandlers:
         if node is None:
             return
         if event.type == "DELETED":
+            if self.v134:
+                self.queue.move_all_to_active_or_backoff_queue(qevents.EventNodeDelete, node, None, None)
             if v := logger.v(3):
                 v.info("Delete event for node", "node", kobj(node))
             self.cache.remove_node(node)
@@ -167,15 +190,25 @@ class EventHandlers:
             if v := logger.v(3):
                 v.info("Add event for node", "node", kobj(node))
             info = self.cache.add_node(node)
-            self.queue.move_all_to_active_or_backoff_queue(qevents.NodeAdd, None, node, pre_check_for_node(info))
+            added = qevents.EventNodeAdd if self.hints else qevents.NodeAdd
+            self.queue.move_all_to_active_or_backoff_queue(added, None, node, self._pre_check(info))
             return
         old = self._parse_node(event.old)
         if v := logger.v(4):
             v.info("Update event for node", "node", kobj(node))
         info = self.cache.update_node(old, node)
-        changes = node_scheduling_properties_changes(old, node) if old is not None else [qevents.NodeAdd]
+        if old is None:
+            changes = [qevents.EventNodeAdd if self.hints else qevents.NodeAdd]
+        elif self.hints:
+            changes = qevents.node_scheduling_properties_change(node, old)
+        else:
+            changes = node_scheduling_properties_changes(old, node)
         for change in changes:
-            self.queue.move_all_to_active_or_backoff_queue(change, old, node, pre_check_for_node(info))
+            self.queue.move_all_to_active_or_backoff_queue(change, old, node, self._pre_check(info))
+
+    def _pre_check(self, info: NodeInfo) -> Callable[[Pod], bool] | None:
+        """v1.30's cheap admission check of a node event; v1.34 leaves it to the plugins' hints."""
+        return None if self.hints else pre_check_for_node(info)
 
     def _parse_node(self, obj: Mapping[str, Any]) -> Node | None:
         try:
@@ -229,14 +262,26 @@ class EventHandlers:
             if v := logger.v(4):
                 v.info("Update event for scheduled pod", "pod", kobj(old))
             self.cache.update_pod(old, new)
-            self.queue.assigned_pod_updated(old, new)
+            if not self.hints:
+                self.queue.assigned_pod_updated(old, new)
+                return
+            for change in qevents.pod_scheduling_properties_change(new, old, dra=self._dra):
+                self.queue.move_all_to_active_or_backoff_queue(change, old, new, None)
             return
-        if old is not None and self._responsible_for(old):
-            self._delete_from_queue(old)  # bound (by us or someone else): no longer pending
+        pending = old if old is not None and self._responsible_for(old) else None
+        if pending is not None and not self.hints:
+            self._delete_from_queue(pending)  # bound (by us or someone else): no longer pending
         if v := logger.v(3):
             v.info("Add event for scheduled pod", "pod", kobj(new))
         self.cache.add_pod(new)
-        self.queue.assigned_pod_added(new)
+        if not self.hints:
+            self.queue.assigned_pod_added(new)
+            return
+        # v1.34: every unschedulable pod hears it (its plugins' hints decide), then the pending pod
+        # it was leaves the queue (its nomination with it).
+        self.queue.move_all_to_active_or_backoff_queue(qevents.EventAssignedPodAdd, None, new, None)
+        if pending is not None:
+            self._delete_from_queue(pending)
 
     def _on_pending_pod(self, old: Pod | None, new: Pod) -> None:
         if old is None:
@@ -247,6 +292,9 @@ class EventHandlers:
             if v := logger.v(4):
                 v.info("Update event for unscheduled pod", "pod", kobj(new))
             self.queue.update(old, new)
+            if self.v134 and old.nominated_node_name and old.nominated_node_name != new.nominated_node_name:
+                # Its old nominated node was held for it against pods of no higher priority.
+                self._nomination_released(old)
 
     def _parse_pod(self, obj: Mapping[str, Any], *, report: bool) -> Pod | None:
         try:
@@ -269,7 +317,8 @@ class EventHandlers:
             if v := logger.v(3):
                 v.info("Delete event for scheduled pod", "pod", kobj(pod))
             self.cache.remove_pod(pod)
-            self.queue.move_all_to_active_or_backoff_queue(qevents.AssignedPodDelete, pod, None, None)
+            deleted = qevents.EventAssignedPodDelete if self.hints else qevents.AssignedPodDelete
+            self.queue.move_all_to_active_or_backoff_queue(deleted, pod, None, None)
         elif self._responsible_for(pod):
             self._delete_from_queue(pod)
 
@@ -278,8 +327,18 @@ class EventHandlers:
             v.info("Delete event for unscheduled pod", "pod", kobj(pod))
         self.queue.delete(pod)
         fwk = self.profiles.get(pod.scheduler_name)
+        deleted = qevents.EventAssignedPodDelete if self.hints else qevents.AssignedPodDelete
         if fwk is not None and fwk.reject_waiting_pod(pod.uid):
-            self.queue.move_all_to_active_or_backoff_queue(qevents.AssignedPodDelete, pod, None, None)
+            self.queue.move_all_to_active_or_backoff_queue(deleted, pod, None, None)
+        elif self.v134 and pod.nominated_node_name:
+            self._nomination_released(pod)
+
+    def _nomination_released(self, pod: Pod) -> None:
+        """A pod that held a nominated node no longer does: for pods of its priority or lower, the
+        room it held there is free (v1.34 treats this as a deletion of an assigned pod)."""
+        deleted = qevents.EventAssignedPodDelete if self.hints else qevents.AssignedPodDelete
+        priority = pod.priority
+        self.queue.move_all_to_active_or_backoff_queue(deleted, pod, None, lambda other: other.priority <= priority)
 
 
 def _uid_of(obj: Mapping[str, Any]) -> str:

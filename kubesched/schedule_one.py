@@ -567,6 +567,8 @@ def _bind_after_permit(sched: SchedulerParts, cycle: SchedulingCycle, permit: St
         else:
             _binding_failed(sched, cycle, permit, permit.as_error())
         return
+    # Permit allowed the pod: for the queue its attempt is over, events from now on cannot concern it.
+    sched.queue.done(assumed.uid)
     if not sched.may_act():
         _abandon_binding(sched, cycle)
         return

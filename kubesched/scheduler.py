@@ -156,16 +156,21 @@ class Scheduler:
         self.extra_kinds = profiles.extra_kinds(base)
         self.watched_kinds = (*base, *self.extra_kinds)
         less, sort_key = profiles.queue_sort()
+        # v1.34 (SchedulerQueueingHints) requeues by the plugins' hints; v1.30 by registered events alone.
+        events: dict[str, Any] = (
+            {"queueing_hint_map_per_profile": profiles.queueing_hint_maps(True, extenders=bool(self.extenders))}
+            if self.features.enabled("SchedulerQueueingHints")
+            else {"cluster_event_map_per_profile": profiles.cluster_event_maps()})
         self.queue = SchedulingQueue(
             less=less, sort_key=sort_key, clock=self.clock.now,
             pod_initial_backoff=timedelta(seconds=config.pod_initial_backoff_seconds),
             pod_max_backoff=timedelta(seconds=config.pod_max_backoff_seconds),
-            pre_enqueue=profiles.pre_enqueue_plugins(), cluster_event_map_per_profile=profiles.cluster_event_maps(),
-            namespace_labels=self.namespace_labels, metrics=self.metrics)
+            pre_enqueue=profiles.pre_enqueue_plugins(), namespace_labels=self.namespace_labels,
+            metrics=self.metrics, features=self.features, **events)
         profiles.set_pod_nominator(self.queue)
         self.handlers = EventHandlers(cache=self.cache, queue=self.queue, pods=self.pod_store, listers=self.listers,
                                       profiles=self.profiles, extra_kinds=self.extra_kinds, events=self.events,
-                                      rules=resource_rules(self.features))
+                                      rules=resource_rules(self.features), features=self.features)
         profiles.instrument(self.metrics)
         cache = self.cache
         self.metrics.set_cache_source(lambda: {
@@ -186,7 +191,12 @@ class Scheduler:
                 items = existing(kind) if existing is not None else self.cluster.list(kind)[0]
                 for obj in items:
                     self.handle_event(WatchEvent("ADDED", kind, obj, None))
-        self._every(BACKOFF_FLUSH_PERIOD, self._flush_backoff)
+        first_flush = BACKOFF_FLUSH_PERIOD
+        if self.features.enabled("SchedulerPopFromBackoffQ"):
+            # v1.34 flushes backoffQ on whole seconds, the windows its backoffs are aligned to.
+            now = self.clock.now()
+            first_flush -= now.microsecond / 1e6
+        self._every(BACKOFF_FLUSH_PERIOD, self._flush_backoff, first=first_flush)
         self._every(LEFTOVER_FLUSH_PERIOD, self.queue.flush_unschedulable_pods_leftover)
 
     def has_synced(self) -> bool:
@@ -202,8 +212,9 @@ class Scheduler:
         self._housekeeping.clear()
         self.queue.close()
 
-    def _every(self, period: float, job: Callable[[], None]) -> None:
-        """Run ``job`` every ``period`` seconds of clock time until :meth:`stop` (wait.Until's role)."""
+    def _every(self, period: float, job: Callable[[], None], first: float | None = None) -> None:
+        """Run ``job`` every ``period`` seconds of clock time (the first time after ``first`` seconds,
+        when given) until :meth:`stop` (wait.Until's role)."""
         slot = len(self._housekeeping)
 
         def tick() -> None:
@@ -214,7 +225,7 @@ class Scheduler:
             if self._housekeeping:
                 self._housekeeping[slot] = self.clock.call_later(period, tick)
 
-        self._housekeeping.append(self.clock.call_later(period, tick))
+        self._housekeeping.append(self.clock.call_later(period if first is None else first, tick))
 
     def _flush_backoff(self) -> None:
         self.queue.flush_backoff_q_completed()
@@ -359,7 +370,7 @@ class Scheduler:
     # -- what a driver may ask (the simulator's loop uses only these and the cluster) -------------------
     def idle(self) -> bool:
         """Nothing to do right now: no binding task queued and no pod ready to pop."""
-        return not self.has_pending_tasks() and not self.queue.pending_pods().get("active")
+        return not self.has_pending_tasks() and not self.queue.poppable()
 
     def backoff_end(self) -> datetime | None:
         """When the last pod now backing off may be retried (None when none is backing off)."""

@@ -163,6 +163,30 @@ class RejectAllFilterNoEvents(_Base):
         return ()
 
 
+class RejectsUntilNodeDeleted(_Base):
+    """Filter rejecting every node; registers only node deletions."""
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        return Status(Code.UNSCHEDULABLE, ("waiting for a node to go",))
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return [ClusterEvent("Node", ActionType.DELETE)]
+
+
+class RejectsUntilPodAdded(RejectsUntilNodeDeleted):
+    """Filter rejecting every node; registers only pod additions."""
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return [ClusterEvent("Pod", ActionType.ADD)]
+
+
+class RejectsUntilAttachmentDeleted(RejectsUntilNodeDeleted):
+    """Filter rejecting every node; registers only VolumeAttachment deletions (as v1.34's CSI limits)."""
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return [ClusterEvent("storage.k8s.io/VolumeAttachment", ActionType.DELETE)]
+
+
 class NameScore(_Base):
     """Score (per-node) with normalize_score: raw score = ``scores[node]`` from args (default 0).
 

@@ -199,3 +199,29 @@ def test_simulation_cases_bind_every_measured_pod(name: str) -> None:
     assert result["measured"] == 20 and result["nodes_used"] == 20
     if name.startswith("preemption"):
         assert result["deleted"] >= 20
+
+
+# -- queueing: wasted attempts ------------------------------------------------------------------------
+def test_wasted_attempts_are_failures_repeating_the_previous_message() -> None:
+    from types import SimpleNamespace
+
+    from benchmarks.queueing import WastedAttempts
+
+    attempts = [SimpleNamespace(pod=pod, attempt=attempt, result=result, message=message)
+                for pod, attempt, result, message in [
+                    ("a", 1, "Unschedulable", "no room"), ("a", 2, "Unschedulable", "no room"),
+                    ("a", 3, "Unschedulable", "other"), ("b", 1, "Unschedulable", "no room"),
+                    ("a", 4, "Scheduled", None), ("a", 5, "Unschedulable", "other")]]
+    counter = WastedAttempts.of(reversed(attempts))  # each pod's attempts are taken in their order
+    assert (counter.attempts, counter.failed, counter.wasted) == (6, 5, 1)
+
+
+def test_queueing_benchmark_runs_both_versions_on_a_tiny_churn() -> None:
+    from benchmarks.queueing import WORKLOADS, format_table, run
+
+    rows = [run(WORKLOADS["constraints"], version, 6, 30, 1) for version in ("1.30", "1.34")]
+    assert [(r["workload"], r["version"]) for r in rows] == [("constraints", "1.30"), ("constraints", "1.34")]
+    for row in rows:
+        assert row["attempts"] >= row["scheduled"] and row["scheduled"] + row["pending"] == 30
+        assert row["wasted"] <= row["failed"] <= row["attempts"]
+    assert format_table(rows).count("\n") == 3

@@ -25,6 +25,10 @@ from tests.fakeplugins import (
     RecordingReserve,
     RejectAllFilter,
     RejectAllFilterNoEvents,
+    RejectsUntilAttachmentDeleted,
+    RejectsUntilNodeDeleted,
+    RejectsUntilPodAdded,
+    config_dict,
     profile_with,
     ref,
 )
@@ -437,3 +441,115 @@ def test_a_failing_handler_never_stops_the_watch(monkeypatch: pytest.MonkeyPatch
     h.create(pod_dict("p"))
     h.run()
     assert h.node_of("p") == "n1"
+
+
+# -- what reaches the queue, per version ---------------------------------------------------------------
+def _one_filter(plugin: type, version: str, nodes: list[dict[str, Any]]) -> Harness:
+    cfg = dict(profile_with({"filter": {"enabled": [{"name": ref(plugin)}]}, **NO_PREEMPTION}))
+    return Harness(config_dict(cfg), objects=nodes, version=version)
+
+
+@pytest.mark.parametrize(("version", "moves"), [("1.30", False), ("1.34", True)])
+def test_a_node_deletion_is_an_event_in_v134(version: str, moves: bool) -> None:
+    h = _one_filter(RejectsUntilNodeDeleted, version, [node_dict("n1"), node_dict("n2")])
+    h.create(pod_dict("p"))
+    h.run()
+    assert h.where("p") == "unschedulable"
+    h.cluster.delete("Node", None, "n2")
+    h.settle()
+    assert (h.where("p") != "unschedulable") is moves
+
+
+@pytest.mark.parametrize(("version", "moves"), [("1.30", False), ("1.34", True)])
+def test_a_bound_pod_reaches_every_plugin_registering_pod_additions_in_v134(version: str, moves: bool) -> None:
+    """v1.30 offers a newly bound pod only to pods whose required affinity it matches."""
+    h = _one_filter(RejectsUntilPodAdded, version, [node_dict("n1")])
+    h.create(pod_dict("p"))
+    h.run()
+    assert h.where("p") == "unschedulable"
+    h.create(pod_dict("bound", node_name="n1"))
+    assert (h.where("p") != "unschedulable") is moves
+
+
+def _attachment(name: str, node: str) -> dict[str, Any]:
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment", "metadata": {"name": name},
+            "spec": {"attacher": "csi.example.com", "nodeName": node,
+                     "source": {"persistentVolumeName": f"pv-{name}"}}}
+
+
+@pytest.mark.parametrize(("version", "moves"), [("1.30", False), ("1.34", True)])
+def test_a_volume_attachment_deletion_reaches_the_queue_in_v134(version: str, moves: bool) -> None:
+    """v1.34 watches VolumeAttachments and hands their changes to the queue (its CSI limits count
+    them); v1.30 has no such event."""
+    h = _one_filter(RejectsUntilAttachmentDeleted, version, [node_dict("n1"), _attachment("va-1", "n1")])
+    h.create(pod_dict("p"))
+    h.run()
+    assert h.where("p") == "unschedulable"
+    h.cluster.delete("VolumeAttachment", None, "va-1")
+    h.settle()
+    assert (h.where("p") != "unschedulable") is moves
+
+
+@pytest.mark.parametrize(("version", "moves"), [("1.30", False), ("1.34", True)])
+def test_node_events_are_pre_checked_only_in_v130(version: str, moves: bool) -> None:
+    """A new node the pod cannot fit (too little cpu) passes LabelFilter's registration; v1.30's
+    pre-check drops the event, v1.34 leaves it to the plugin's hint (none here: queue)."""
+    cfg = profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]}, **NO_PREEMPTION})
+    h = Harness(config_dict(cfg), objects=[node_dict("n1")], version=version)
+    h.create(pod_dict("p", cpu="2"))
+    h.run()
+    h.create(node_dict("small", cpu="1", labels={"fake": "yes"}))
+    assert (h.where("p") != "unschedulable") is moves
+
+
+@pytest.mark.parametrize(("version", "moves"), [("1.30", True), ("1.34", False)])
+def test_an_annotation_change_requeues_a_waiting_pod_only_in_v130(version: str, moves: bool) -> None:
+    cfg = profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]}, **NO_PREEMPTION})
+    h = Harness(config_dict(cfg), objects=[node_dict("n1")], version=version)
+    h.create(pod_dict("p"))
+    h.run()
+    pod = h.pod("p")
+    pod["metadata"]["annotations"] = {"note": "changed"}
+    h.cluster.update(pod)
+    h.settle()
+    assert (h.where("p") != "unschedulable") is moves
+
+
+def _of_priority(name: str, value: int) -> list[dict[str, Any]]:
+    """A PriorityClass of ``value`` and a pending 1-cpu pod of that class."""
+    cls = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{value}"},
+           "value": value}
+    pod = pod_dict(name, cpu="1", spec={"priorityClassName": f"p{value}"})
+    del pod["spec"]["priority"]
+    return [cls, pod]
+
+
+def _nominated(version: str) -> Harness:
+    """Three pending pods no node fits (a hog holds n1's cpu); "nominee" (priority 100) holds a
+    nomination to n1, "low" (10) and "high" (200) wait."""
+    h = Harness(config_dict(profile_with(NO_PREEMPTION)), version=version,
+                objects=[node_dict("n1", cpu="2"), pod_dict("hog", cpu="2", node_name="n1")])
+    h.create(*_of_priority("nominee", 100), *_of_priority("low", 10), *_of_priority("high", 200))
+    h.run()
+    h.cluster.patch_pod_status("default", "nominee", nominated_node_name="n1")
+    h.settle()
+    assert {n: h.where(n) for n in ("low", "high")} == {"low": "unschedulable", "high": "unschedulable"}
+    return h
+
+
+@pytest.mark.parametrize(("version", "moves"), [("1.30", False), ("1.34", True)])
+def test_a_deleted_nominee_frees_its_room_for_pods_of_no_higher_priority(version: str, moves: bool) -> None:
+    h = _nominated(version)
+    h.cluster.delete("Pod", "default", "nominee")
+    h.settle()
+    assert (h.where("low") != "unschedulable") is moves
+    assert h.where("high") == "unschedulable"
+
+
+@pytest.mark.parametrize(("version", "moves"), [("1.30", False), ("1.34", True)])
+def test_a_lost_nomination_frees_its_room_too(version: str, moves: bool) -> None:
+    h = _nominated(version)
+    h.cluster.patch_pod_status("default", "nominee", nominated_node_name="")
+    h.settle()
+    assert (h.where("low") != "unschedulable") is moves
+    assert h.where("high") == "unschedulable"

@@ -170,7 +170,8 @@ def test_queue_metrics(scraped: tuple[dict[str, Any], Run]) -> None:
     assert labelled(pending, queue="unschedulable") == 1  # huge
     assert labelled(pending, queue="active") == 0
     incoming = families["scheduler_queue_incoming_pods"]
-    assert labelled(incoming, "_total", queue="active", event="PodAdd") == 4
+    # v1.34 names a new pending pod's event after its resource (v1.30: PodAdd).
+    assert labelled(incoming, "_total", queue="active", event="UnschedulablePodAdd") == 4
     assert labelled(incoming, "_total", queue="unschedulable", event="ScheduleAttemptFailure") >= 1
     unschedulable = families["scheduler_unschedulable_pods"]
     # huge waits, rejected by NodeResourcesFit; hi's count went back down when it was popped again.

@@ -66,7 +66,9 @@ def test_queue_moves_at_v4_and_v5() -> None:
         run(h, pod_dict("big", cpu="2"))
         run(h, node_dict("n2", cpu="4"))
     lines = bodies(out.getvalue())
-    assert '"Pod moved to an internal scheduling queue" pod="default/big" event="PodAdd" queue="Active"' in lines
+    # v1.34 names a new pending pod's event after its resource (v1.30: PodAdd).
+    assert ('"Pod moved to an internal scheduling queue" pod="default/big" event="UnschedulablePodAdd" '
+            'queue="Active"') in lines
     assert ('"Pod moved to an internal scheduling queue" pod="default/big" event="ScheduleAttemptFailure" '
             'queue="Unschedulable"') in lines
     assert ('"Pod moved to an internal scheduling queue" pod="default/big" event="NodeAdd" queue="Backoff" '

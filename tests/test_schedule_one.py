@@ -278,19 +278,23 @@ def test_a_condition_equal_but_for_its_observed_generation_is_not_written_again(
 
 
 # -- Reserve --------------------------------------------------------------------------------------------
+#: A plugin without events_to_register hears every event; in v1.34 that includes the rejected pod's own
+#: status update (PodScheduled=False), which sends it to backoffQ; v1.30 ignores status-only updates.
 @pytest.mark.parametrize(
-    ("mode", "result", "reason", "message", "queue"),
+    ("version", "mode", "result", "reason", "message", "queue"),
     [
-        ("reject", "Unschedulable", "Unschedulable", "0/1 nodes are available: 1 no room in the reservation book.",
-         "unschedulable"),
-        ("error", "Error", "SchedulerError", f'running Reserve plugin "{ref(FailingReserve)}": reserve broke',
+        ("1.30", "reject", "Unschedulable", "Unschedulable",
+         "0/1 nodes are available: 1 no room in the reservation book.", "unschedulable"),
+        ("1.34", "reject", "Unschedulable", "Unschedulable",
+         "0/1 nodes are available: 1 no room in the reservation book.", "backoff"),
+        ("1.34", "error", "Error", "SchedulerError", f'running Reserve plugin "{ref(FailingReserve)}": reserve broke',
          "backoff"),
     ],
 )
-def test_reserve_failure_unreserves_forgets_and_requeues(mode: str, result: str, reason: str, message: str,
-                                                         queue: str) -> None:
+def test_reserve_failure_unreserves_forgets_and_requeues(version: str, mode: str, result: str, reason: str,
+                                                         message: str, queue: str) -> None:
     plugins = {"reserve": {"enabled": [{"name": ref(RecordingReserve)}, {"name": ref(FailingReserve)}]}}
-    h = harness(plugins, {ref(FailingReserve): {"mode": mode}})
+    h = harness(plugins, {ref(FailingReserve): {"mode": mode}}, version=version)
     h.create(pod_dict("p", cpu="1"))
     h.step()
     rec = h.records[-1]
@@ -308,10 +312,10 @@ def test_reserve_failure_unreserves_forgets_and_requeues(mode: str, result: str,
 
 
 # -- Permit ---------------------------------------------------------------------------------------------
-def permit_harness(mode: str = "wait", timeout: float = 10) -> Harness:
+def permit_harness(mode: str = "wait", timeout: float = 10, version: str | None = None) -> Harness:
     plugins = {"permit": {"enabled": [{"name": ref(PermitPlugin)}]},
                "reserve": {"enabled": [{"name": ref(RecordingReserve)}]}}
-    return harness(plugins, {ref(PermitPlugin): {"mode": mode, "timeout": timeout}}, nodes=1)
+    return harness(plugins, {ref(PermitPlugin): {"mode": mode, "timeout": timeout}}, nodes=1, version=version)
 
 
 def _uid(h: Harness, name: str) -> str:
@@ -350,8 +354,9 @@ def test_permit_reject_while_waiting() -> None:
     assert h.scheduler.update_snapshot().node_infos[0].requested.get("cpu", 0) == 0
 
 
-def test_permit_timeout_on_the_virtual_clock() -> None:
-    h = permit_harness(timeout=10)
+@pytest.mark.parametrize(("version", "queue"), [("1.30", "unschedulable"), ("1.34", "backoff")])
+def test_permit_timeout_on_the_virtual_clock(version: str, queue: str) -> None:
+    h = permit_harness(timeout=10, version=version)
     h.create(pod_dict("p"))
     h.step()
     h.clock.advance(9.999)
@@ -364,19 +369,21 @@ def test_permit_timeout_on_the_virtual_clock() -> None:
     assert rec.message == (f"0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin "
                            f"{ref(PermitPlugin)}.")
     assert h.condition("p")["reason"] == "Unschedulable"
-    assert h.where("p") == "unschedulable"
+    assert h.where("p") == queue  # v1.34: its own status update wakes a plugin registering every event
     assert ("unreserve", "p", "n1") in h.plugin(RecordingReserve).calls
 
 
 @pytest.mark.parametrize(
-    ("mode", "result", "message", "queue"),
+    ("version", "mode", "result", "message", "queue"),
     [
-        ("reject", "Unschedulable", "0/1 nodes are available: 1 permit says no.", "unschedulable"),
-        ("error", "Error", f'running Permit plugin "{ref(PermitPlugin)}": permit broke', "backoff"),
+        ("1.30", "reject", "Unschedulable", "0/1 nodes are available: 1 permit says no.", "unschedulable"),
+        ("1.34", "reject", "Unschedulable", "0/1 nodes are available: 1 permit says no.", "backoff"),
+        ("1.34", "error", "Error", f'running Permit plugin "{ref(PermitPlugin)}": permit broke', "backoff"),
     ],
 )
-def test_permit_rejects_in_the_scheduling_cycle(mode: str, result: str, message: str, queue: str) -> None:
-    h = permit_harness(mode)
+def test_permit_rejects_in_the_scheduling_cycle(version: str, mode: str, result: str, message: str,
+                                                queue: str) -> None:
+    h = permit_harness(mode, version=version)
     h.create(pod_dict("p"))
     h.step()
     assert (h.records[-1].result, h.records[-1].message) == (result, message)
@@ -385,9 +392,11 @@ def test_permit_rejects_in_the_scheduling_cycle(mode: str, result: str, message:
 
 
 # -- Bind -----------------------------------------------------------------------------------------------
-def test_bind_error_forgets_requeues_with_backoff_and_reports() -> None:
+#: The first backoff: 1 s; v1.34 (SchedulerPopFromBackoffQ) releases a pod at the whole second after it ends.
+@pytest.mark.parametrize(("version", "wait"), [("1.30", 1), ("1.34", 2)])
+def test_bind_error_forgets_requeues_with_backoff_and_reports(version: str, wait: int) -> None:
     plugins = {"bind": {"enabled": [{"name": ref(ErrorBinder)}], "disabled": [{"name": "*"}]}}
-    h = harness(plugins, nodes=1)
+    h = harness(plugins, nodes=1, version=version)
     h.create(pod_dict("p", cpu="1"))
     h.step()
     message = f'running Bind plugin "{ref(ErrorBinder)}": binding exploded'
@@ -402,6 +411,9 @@ def test_bind_error_forgets_requeues_with_backoff_and_reports() -> None:
     assert cond
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "SchedulerError", message)
     # After the backoff the pod is tried again.
+    assert h.run() == 0
+    h.clock.advance(wait - 1)
+    h.scheduler.run_periodic()
     assert h.run() == 0
     h.clock.advance(1)
     h.scheduler.run_periodic()

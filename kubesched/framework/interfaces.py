@@ -14,9 +14,9 @@ reads only the node, a resource-fit Filter as arithmetic, ...) are in :mod:`kube
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import IntFlag
+from enum import IntEnum, IntFlag
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -37,20 +37,53 @@ MAX_TOTAL_SCORE = 2**63 - 1
 
 # -- cluster events -------------------------------------------------------------------------------
 class ActionType(IntFlag):
+    """What changed in a resource; bits combine (``ADD | UPDATE_NODE_LABEL``).
+
+    The ``UPDATE_POD_*`` bits are v1.34's; v1.30 knew the first seven bits only (its ALL was 127), and
+    matching there looks at the shared bits alone, so registrations behave the same in both versions.
+    """
+
+    NONE = 0
     ADD = 1
     DELETE = 2
     UPDATE_NODE_ALLOCATABLE = 4
     UPDATE_NODE_LABEL = 8
+    #: A taint changed, or spec.unschedulable went from true to false.
     UPDATE_NODE_TAINT = 16
     UPDATE_NODE_CONDITION = 32
     UPDATE_NODE_ANNOTATION = 64
-    ALL = 127
-    UPDATE = 124
+    UPDATE_POD_LABEL = 128
+    #: Some resource request of the pod went down (or disappeared).
+    UPDATE_POD_SCALE_DOWN = 256
+    #: The number of tolerations changed (the API only lets tolerations be added).
+    UPDATE_POD_TOLERATION = 512
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = 2048
+    ALL = 4095
+    #: Every update bit: an update the scheduler cannot name more precisely.
+    UPDATE = 4092
+
+
+#: kube-scheduler's spelling of each single action, as it appears in event labels (``NodeUpdateNodeLabel``).
+ACTION_NAMES: dict[int, str] = {
+    ActionType.ADD: "Add", ActionType.DELETE: "Delete",
+    ActionType.UPDATE_NODE_ALLOCATABLE: "UpdateNodeAllocatable", ActionType.UPDATE_NODE_LABEL: "UpdateNodeLabel",
+    ActionType.UPDATE_NODE_TAINT: "UpdateNodeTaint", ActionType.UPDATE_NODE_CONDITION: "UpdateNodeCondition",
+    ActionType.UPDATE_NODE_ANNOTATION: "UpdateNodeAnnotation", ActionType.UPDATE_POD_LABEL: "UpdatePodLabel",
+    ActionType.UPDATE_POD_SCALE_DOWN: "UpdatePodScaleDown", ActionType.UPDATE_POD_TOLERATION: "UpdatePodToleration",
+    ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED: "UpdatePodSchedulingGatesEliminated",
+    ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM: "UpdatePodGeneratedResourceClaim",
+    ActionType.ALL: "All", ActionType.UPDATE: "Update",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class ClusterEvent:
-    """A change in the cluster that may make rejected pods schedulable (resource ``*`` matches all)."""
+    """A change in the cluster that may make rejected pods schedulable (resource ``*`` matches all).
+
+    ``label`` is an optional custom name for logs and metrics; :attr:`event_label` is the name used
+    (the custom one, else resource and action: ``NodeAdd``, ``AssignedPodDelete``).
+    """
 
     resource: str
     action: ActionType
@@ -59,11 +92,50 @@ class ClusterEvent:
     def is_wildcard(self) -> bool:
         return self.resource == "*" and self.action == ActionType.ALL
 
+    @property
+    def event_label(self) -> str:
+        return self.label or f"{self.resource}{ACTION_NAMES.get(self.action, str(int(self.action)))}"
+
     def matches(self, registered: ClusterEvent) -> bool:
-        """Whether this (incoming) event is one ``registered`` asked to hear about."""
+        """Whether this (incoming) event is one ``registered`` asked to hear about (v1.30's rule: any
+        shared action bit; v1.34's stricter rule is :func:`kubesched.queue.events.match_cluster_events`)."""
         if registered.is_wildcard():
             return True
         return (registered.resource in (self.resource, "*")) and bool(registered.action & self.action)
+
+
+class QueueingHint(IntEnum):
+    """A plugin's answer to "may this event make the pod I rejected schedulable?"."""
+
+    #: The event cannot help the pod: it stays where it waits.
+    QUEUE_SKIP = 0
+    #: The event may help: the pod is retried (after its backoff).
+    QUEUE = 1
+
+
+QueueingHintFn = Callable[[Pod, Any, Any], QueueingHint]
+"""``fn(pod, old_obj, new_obj)``: called for a pod the plugin rejected when a registered event
+happens. ``old_obj`` is None for an addition, ``new_obj`` None for a deletion. Pods and nodes come
+as :class:`~kubesched.api.objects.Pod` / :class:`~kubesched.api.objects.Node`, other kinds as their
+object dicts. Raising counts as ``QUEUE`` (a pod is never stranded by a failing hint)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEventWithHint:
+    """A registered event and the hint deciding, per rejected pod, whether it requeues the pod.
+
+    Without a hint (or with SchedulerQueueingHints off) the event always requeues the pods the
+    plugin rejected."""
+
+    event: ClusterEvent
+    queueing_hint_fn: QueueingHintFn | None = None
+
+
+def queueing_hints_enabled(handle: object | None) -> bool:
+    """Whether the scheduler the plugin is built for runs with SchedulerQueueingHints (v1.34: always;
+    v1.30: off unless set). Without a handle, v1.34's answer."""
+    features = getattr(handle, "features", None)
+    return True if features is None else bool(features.enabled("SchedulerQueueingHints"))
 
 
 # -- values exchanged -----------------------------------------------------------------------------
@@ -153,7 +225,10 @@ class QueueSortPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class EnqueueExtensions(Plugin, Protocol):
-    def events_to_register(self) -> Sequence[ClusterEvent]: ...
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        """The events that may make a pod this plugin rejected schedulable, each with an optional
+        queueing hint. A plugin without this method hears every event; an empty list, none."""
+        ...
 
 
 class PreFilterExtensions(Protocol):

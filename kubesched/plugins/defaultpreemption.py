@@ -29,7 +29,14 @@ from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extender import Victims
-from kubesched.framework.interfaces import ActionType, ClusterEvent, FilterPlugin, PostFilterResult
+from kubesched.framework.interfaces import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    FilterPlugin,
+    PostFilterResult,
+    QueueingHint,
+)
 from kubesched.framework.preemption import (
     Candidate,
     Evaluator,
@@ -177,8 +184,8 @@ class DefaultPreemption:
         return None
 
 
-#: The queueing hint DefaultPreemption gives every pod deletion it registered (kube-scheduler's QueueSkip).
-QUEUE_SKIP = "QueueSkip"
+#: The queueing hint DefaultPreemption gives every pod deletion it registered.
+QUEUE_SKIP = QueueingHint.QUEUE_SKIP
 
 
 class AsyncDefaultPreemption(DefaultPreemption):
@@ -197,11 +204,15 @@ class AsyncDefaultPreemption(DefaultPreemption):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (WAITING_FOR_PREEMPTION_MSG,))
         return None
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        # A gated preemptor waits for the last victim's deletion.
-        return (ClusterEvent("Pod", ActionType.DELETE),) if self.preempting is not None else ()
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # A gated preemptor waits for the last victim's deletion: this registration makes pod deletions
+        # the events a pod it gates hears, while the hint leaves the verdict to the pod's other rejectors.
+        if self.preempting is None:
+            return ()
+        deleted = ClusterEvent("Pod", ActionType.DELETE)
+        return (ClusterEventWithHint(deleted, self.is_pod_schedulable_after_pod_deletion),)
 
-    def is_pod_schedulable_after_pod_deletion(self, pod: Pod, old_obj: Any, new_obj: Any) -> str:
+    def is_pod_schedulable_after_pod_deletion(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """Never this plugin's call: the pod's other rejectors decide whether a deletion helps it."""
         return QUEUE_SKIP
 

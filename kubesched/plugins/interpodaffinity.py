@@ -42,8 +42,11 @@ from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
     ClusterEvent,
+    ClusterEventWithHint,
     NodeScore,
     PreFilterResult,
+    QueueingHint,
+    queueing_hints_enabled,
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
@@ -552,13 +555,66 @@ class InterPodAffinity:
         return _normalize(np.asarray(scores, dtype=np.int64))
 
     # -- queueing -------------------------------------------------------------------------------------
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
         # Pods coming, going or relabelled change what matches; a node that is added, relabelled (new
         # topology domains) or untainted (added while not ready) may now host the pod.
+        if queueing_hints_enabled(self.handle):
+            return (
+                ClusterEventWithHint(
+                    ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                    is_schedulable_after_pod_change),
+                ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                                     is_schedulable_after_node_change),
+            )
         return (
             ClusterEvent("Pod", ActionType.ALL),
             ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
         )
+
+
+def _matches_all(terms: Sequence[PodAffinityTerm], pod: Pod) -> bool:
+    """Whether one pod satisfies every term (required affinity asks a single pod for all of them)."""
+    return bool(terms) and all(term.matches(pod, None) for term in terms)
+
+
+def is_schedulable_after_pod_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """A bound pod that now satisfies the pod's affinity (added, or relabelled into it), or that no
+    longer trips its anti-affinity (deleted, or relabelled out of it)."""
+    if (new_obj is not None and not new_obj.node_name) or (old_obj is not None and not old_obj.node_name):
+        return QueueingHint.QUEUE_SKIP
+    affinity = pod.pod_affinity
+    terms, anti_terms = affinity.required_affinity, affinity.required_anti_affinity
+    if new_obj is not None and old_obj is not None:
+        if not _matches_all(terms, old_obj) and _matches_all(terms, new_obj):
+            return QueueingHint.QUEUE
+        if _matches_all(anti_terms, old_obj) and not _matches_all(anti_terms, new_obj):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+    if new_obj is not None:
+        return QueueingHint.QUEUE if _matches_all(terms, new_obj) else QueueingHint.QUEUE_SKIP
+    return QueueingHint.QUEUE if _matches_all(anti_terms, old_obj) else QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """A node that brings an affinity topology key (new, gained, or another domain), any new node
+    for anti-affinity, or a node that left an anti-affinity domain."""
+    affinity = pod.pod_affinity
+    new_labels = new_obj.labels
+    old_labels = old_obj.labels if old_obj is not None else None
+    for term in affinity.required_affinity:
+        key = term.topology_key
+        if old_labels is None:
+            if key in new_labels:
+                return QueueingHint.QUEUE
+        elif key in new_labels and (key not in old_labels or old_labels[key] != new_labels[key]):
+            return QueueingHint.QUEUE
+    for term in affinity.required_anti_affinity:
+        key = term.topology_key
+        if old_labels is None:
+            return QueueingHint.QUEUE
+        if key in old_labels and (key not in new_labels or old_labels[key] != new_labels[key]):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def new(args: Any, handle: Handle) -> InterPodAffinity:

@@ -35,9 +35,12 @@ from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
     ClusterEvent,
+    ClusterEventWithHint,
     NodeScore,
     PreFilterExtensions,
     PreFilterResult,
+    QueueingHint,
+    queueing_hints_enabled,
 )
 from kubesched.framework.status import Code, Status, unresolvable
 from kubesched.plugins import names
@@ -314,8 +317,24 @@ class NodeAffinity:
     def normalize_scores(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray:
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        if not queueing_hints_enabled(self.handle):
+            return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+        return (ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                                     self.is_schedulable_after_node_change),)
+
+    def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        """A node added that matches the pod's required affinity (and the profile's added one), or a
+        node that did not match and now does."""
+        node: Node = new_obj
+        if self.added_selector is not None and not self.added_selector.matches(node.labels, node.name):
+            return QueueingHint.QUEUE_SKIP
+        required = RequiredNodeAffinity.of(pod)
+        if not required.matches(node):
+            return QueueingHint.QUEUE_SKIP
+        if old_obj is None or not required.matches(old_obj):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
 
 def new(args: Any, handle: Handle) -> NodeAffinity:

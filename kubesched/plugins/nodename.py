@@ -11,7 +11,7 @@ from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
-from kubesched.framework.interfaces import ActionType, BatchFilterResult, ClusterEvent
+from kubesched.framework.interfaces import ActionType, BatchFilterResult, ClusterEvent, queueing_hints_enabled
 from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
 
@@ -32,6 +32,9 @@ class NodeName:
     #: Reads the node's name only.
     filter_reads_node_only = True
 
+    def __init__(self, queueing_hints: bool = True) -> None:
+        self.queueing_hints = queueing_hints
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return None if fits(pod, node_info) else unresolvable(ERR_REASON)
 
@@ -44,8 +47,11 @@ class NodeName:
         return BatchFilterResult.from_mask(passed, unresolvable(ERR_REASON))
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
-        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+        """Only a new node can be the named one (with hints; v1.30 also hears every node update)."""
+        if not self.queueing_hints:
+            return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+        return (ClusterEvent("Node", ActionType.ADD),)
 
 
 def new(args: Any, handle: Handle) -> NodeName:
-    return NodeName()
+    return NodeName(queueing_hints_enabled(handle))

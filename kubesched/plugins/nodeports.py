@@ -20,8 +20,11 @@ from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
     ClusterEvent,
+    ClusterEventWithHint,
     PreFilterExtensions,
     PreFilterResult,
+    QueueingHint,
+    queueing_hints_enabled,
 )
 from kubesched.framework.status import Code, Status, unschedulable
 from kubesched.plugins import names
@@ -59,7 +62,8 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
 class NodePorts:
     name = NAME
 
-    def __init__(self) -> None:
+    def __init__(self, queueing_hints: bool = True) -> None:
+        self.queueing_hints = queueing_hints
         # Rows of the snapshot with any host port in use, per snapshot generation.
         self._rows_with_ports: tuple[Snapshot, int, np.ndarray] | None = None
 
@@ -109,12 +113,30 @@ class NodePorts:
         self._rows_with_ports = (snapshot, snapshot.generation, busy)
         return busy
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        if not self.queueing_hints:
+            return (
+                ClusterEvent("Pod", ActionType.DELETE),
+                ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
+            )
         return (
-            ClusterEvent("Pod", ActionType.DELETE),
-            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.DELETE), self.is_schedulable_after_pod_deleted),
+            ClusterEvent("Node", ActionType.ADD),
         )
+
+    @staticmethod
+    def is_schedulable_after_pod_deleted(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        """A pod that was bound (or nominated) and held a host port the rejected pod wants."""
+        deleted: Pod = old_obj
+        if not deleted.node_name and not deleted.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP
+        if not deleted.host_ports:
+            return QueueingHint.QUEUE_SKIP
+        used = HostPortInfo()
+        for port in deleted.host_ports:
+            used.add(port.host_ip, port.protocol, port.host_port)
+        return QueueingHint.QUEUE_SKIP if fits_ports(pod.host_ports, used) else QueueingHint.QUEUE
 
 
 def new(args: Any, handle: Handle) -> NodePorts:
-    return NodePorts()
+    return NodePorts(queueing_hints_enabled(handle))

@@ -12,7 +12,14 @@ from kubesched.api.taints import NO_SCHEDULE, Taint
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
-from kubesched.framework.interfaces import ActionType, BatchFilterResult, ClusterEvent
+from kubesched.framework.interfaces import (
+    ActionType,
+    BatchFilterResult,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    queueing_hints_enabled,
+)
 from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
 
@@ -37,6 +44,9 @@ class NodeUnschedulable:
     #: Reads the node's spec.unschedulable and taints, never its pods.
     filter_reads_node_only = True
 
+    def __init__(self, queueing_hints: bool = True) -> None:
+        self.queueing_hints = queueing_hints
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
         if node is None or not node.unschedulable:
@@ -56,8 +66,30 @@ class NodeUnschedulable:
     def _cordoned(snapshot: Snapshot) -> np.ndarray:
         return snapshot.node_column(_unschedulable, bool)
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        if not self.queueing_hints:
+            return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+        return (
+            ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                                 self.is_schedulable_after_node_change),
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.UPDATE_POD_TOLERATION),
+                                 self.is_schedulable_after_pod_toleration_change),
+        )
+
+    @staticmethod
+    def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        """A node that is added schedulable, or that stops being unschedulable."""
+        if (old_obj is None and not new_obj.unschedulable) or (
+                old_obj is not None and old_obj.unschedulable and not new_obj.unschedulable):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_pod_toleration_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        """The rejected pod itself now tolerating the cordon taint."""
+        if new_obj.uid == pod.uid and tolerates_unschedulable(new_obj):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
 
 def _unschedulable(node: Node) -> bool:
@@ -65,4 +97,4 @@ def _unschedulable(node: Node) -> bool:
 
 
 def new(args: Any, handle: Handle) -> NodeUnschedulable:
-    return NodeUnschedulable()
+    return NodeUnschedulable(queueing_hints_enabled(handle))

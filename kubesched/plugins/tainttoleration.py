@@ -28,7 +28,10 @@ from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
     ClusterEvent,
+    ClusterEventWithHint,
     NodeScore,
+    QueueingHint,
+    queueing_hints_enabled,
 )
 from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
@@ -161,8 +164,28 @@ class TaintToleration:
     def normalize_scores(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray:
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        if not queueing_hints_enabled(self.handle):
+            return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+        return (
+            ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                                 self.is_schedulable_after_node_change),
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.UPDATE_POD_TOLERATION),
+                                 self.is_schedulable_after_pod_toleration_change),
+        )
+
+    @staticmethod
+    def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        """A node whose hard taints the pod did not tolerate (or a new one) and now does."""
+        was_untolerated = old_obj is None or find_untolerated_taint(
+            old_obj.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
+        is_untolerated = find_untolerated_taint(new_obj.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
+        return QueueingHint.QUEUE if was_untolerated and not is_untolerated else QueueingHint.QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_pod_toleration_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        """The rejected pod itself got a toleration."""
+        return QueueingHint.QUEUE if new_obj.uid == pod.uid else QueueingHint.QUEUE_SKIP
 
 
 def new(args: Any, handle: Handle) -> TaintToleration:

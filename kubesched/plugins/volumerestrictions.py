@@ -22,13 +22,17 @@ from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
     ClusterEvent,
+    ClusterEventWithHint,
     PreFilterExtensions,
     PreFilterResult,
+    QueueingHint,
+    queueing_hints_enabled,
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
 from kubesched.plugins.helper import features_of
 from kubesched.queue import events as qevents
+from kubesched.queue.hints import object_meta
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import Snapshot
@@ -174,12 +178,47 @@ class VolumeRestrictions:
             statuses.append(unschedulable(self.rwop_reason))
         return BatchFilterResult(index, statuses)
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        if not queueing_hints_enabled(self.handle):
+            return (
+                ClusterEvent(qevents.POD, ActionType.DELETE),
+                ClusterEvent(qevents.NODE, ActionType.ADD),
+                ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+            )
         return (
-            ClusterEvent(qevents.POD, ActionType.DELETE),
+            ClusterEventWithHint(ClusterEvent(qevents.POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted),
             ClusterEvent(qevents.NODE, ActionType.ADD),
-            ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+            ClusterEventWithHint(ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                                 self.is_schedulable_after_pvc_added),
         )
+
+    @staticmethod
+    def is_schedulable_after_pod_deleted(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        """A pod of the same namespace whose disks conflicted with the pod's, or that used one of its
+        claims (it may have held a ReadWriteOncePod claim)."""
+        deleted: Pod = old_obj
+        if deleted.namespace != pod.namespace:
+            return QueueingHint.QUEUE_SKIP
+        if any(needs_restrictions_check(v) and is_volume_conflict(v, deleted) for v in pod.volumes):
+            return QueueingHint.QUEUE
+        claims = _claim_names(pod)
+        if claims and not claims.isdisjoint(_claim_names(deleted)):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_pvc_added(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        """A claim of the pod was created (its access modes can now be checked)."""
+        namespace, name = object_meta(new_obj)
+        if namespace == pod.namespace and name in _claim_names(pod):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+
+def _claim_names(pod: Pod) -> frozenset[str]:
+    """The claim names of the pod's persistentVolumeClaim volumes."""
+    return frozenset(str(claim.get("claimName") or "") for v in pod.volumes
+                     if (claim := v.get("persistentVolumeClaim")) is not None)
 
 
 def new(args: Any, handle: Handle) -> VolumeRestrictions:

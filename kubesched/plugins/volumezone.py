@@ -22,12 +22,16 @@ from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
     ClusterEvent,
+    ClusterEventWithHint,
     PreFilterExtensions,
     PreFilterResult,
+    QueueingHint,
+    queueing_hints_enabled,
 )
 from kubesched.framework.status import Code, Status, unresolvable
 from kubesched.plugins import names
 from kubesched.queue import events as qevents
+from kubesched.queue.hints import object_meta
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import Snapshot
@@ -174,14 +178,63 @@ class VolumeZone:
             passed &= np.where(has_own, own_ok, ga_ok)
         return BatchFilterResult.from_mask(passed | unconstrained, unresolvable(ERR_REASON_CONFLICT))
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        if not queueing_hints_enabled(self.handle):
+            node_actions = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+            return (
+                ClusterEvent(qevents.STORAGE_CLASS, ActionType.ADD),
+                ClusterEvent(qevents.NODE, node_actions),
+                ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                ClusterEvent(qevents.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
+            )
         return (
-            ClusterEvent(qevents.STORAGE_CLASS, ActionType.ADD),
-            ClusterEvent(qevents.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
-            ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
-            ClusterEvent(qevents.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
+            ClusterEventWithHint(ClusterEvent(qevents.STORAGE_CLASS, ActionType.ADD),
+                                 is_schedulable_after_storage_class_added),
+            ClusterEvent(qevents.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+            ClusterEventWithHint(ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+                                 is_schedulable_after_pvc_change),
+            ClusterEventWithHint(ClusterEvent(qevents.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
+                                 is_schedulable_after_pv_change),
         )
 
+
+def is_schedulable_after_storage_class_added(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """A class that binds on first consumer (its claims get a zone from the node)."""
+    mode = new_obj.get("volumeBindingMode")
+    return QueueingHint.QUEUE if mode == "WaitForFirstConsumer" else QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pvc_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """A claim the pod names was created or changed (it may now name its volume)."""
+    namespace, name = object_meta(new_obj)
+    if namespace != pod.namespace:
+        return QueueingHint.QUEUE_SKIP
+    for vol in pod.volumes:
+        claim = vol.get("persistentVolumeClaim")
+        if claim is not None and str(claim.get("claimName") or "") == name:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pv_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """A new volume, or one whose zone or region labels changed."""
+    if old_obj is None:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE if _pv_topology(old_obj) != _pv_topology(new_obj) else QueueingHint.QUEUE_SKIP
+
+
+def _pv_topology(pv: Any) -> list[tuple[str, frozenset[str]]]:
+    """The zone and region labels of a volume, parsed (unparseable ones left out)."""
+    labels = (pv.get("metadata") or {}).get("labels") or {}
+    out: list[tuple[str, frozenset[str]]] = []
+    for key in TOPOLOGY_LABELS:
+        value = labels.get(key)
+        if value is None:
+            continue
+        zones = label_zones_to_set(str(value))
+        if zones is not None:
+            out.append((key, zones))
+    return out
 
 def new(args: Any, handle: Handle) -> VolumeZone:
     return VolumeZone(handle)

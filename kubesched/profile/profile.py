@@ -4,9 +4,9 @@
 which extension point, with which args), hands NodeResourcesFit the extended resources that extenders
 manage themselves (their ``ignoredByScheduler`` resources), and builds a Framework for it. The
 :class:`ProfileMap` then answers what the rest of the scheduler needs from the profiles: the first
-profile's queue sort, each profile's PreEnqueue plugins and cluster-event map for the scheduling
-queue, the object kinds plugins register events for beyond those always watched, and which profiles
-preempt.
+profile's queue sort, each profile's PreEnqueue plugins and queueing-hint (v1.34) or cluster-event
+(v1.30) map for the scheduling queue, the object kinds plugins register events for beyond those always
+watched, and which profiles preempt.
 """
 
 from __future__ import annotations
@@ -26,14 +26,25 @@ from kubesched.cluster.kinds import KNOWN_KINDS
 from kubesched.cluster.listers import Listers
 from kubesched.cluster.protocol import Cluster
 from kubesched.config.types import KubeSchedulerConfiguration, Profile
-from kubesched.extender import HTTPExtender, ignored_by_scheduler
+from kubesched.extender import EXTENDER_NAME, HTTPExtender, ignored_by_scheduler
 from kubesched.framework.handle import EventRecorder, PluginFactory, PodNominator
-from kubesched.framework.interfaces import ClusterEvent, PreEnqueuePlugin, QueueSortPlugin
+from kubesched.framework.interfaces import (
+    ClusterEvent,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    FilterPlugin,
+    PermitPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+)
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.names import DEFAULT_PREEMPTION, NODE_RESOURCES_FIT
 from kubesched.plugins.registry import in_tree_registry, resolve_profile
 from kubesched.queue import events as qevents
+from kubesched.queue.hints import QueueingHintMap, build_queueing_hint_map, unrolled_wildcard_events
 from kubesched.queue.queued_pod_info import QueuedPodInfo
 
 log = logging.getLogger(__name__)
@@ -105,8 +116,29 @@ class ProfileMap:
     def pre_enqueue_plugins(self) -> dict[str, Sequence[PreEnqueuePlugin]]:
         return {name: fwk.pre_enqueue_plugins for name, fwk in self.frameworks.items()}
 
+    def queueing_hint_maps(self, hints_enabled: bool, extenders: bool = False) -> dict[str, QueueingHintMap]:
+        """Per profile: registered cluster event -> the hint of each plugin that registered it (v1.34).
+
+        As kube-scheduler, only plugins that can reject a pod (PreEnqueue, PreFilter, Filter, Reserve,
+        Permit) register; with extenders, "Extender" hears every event."""
+        maps: dict[str, QueueingHintMap] = {}
+        for name, fwk in self.frameworks.items():
+            registrations: list[tuple[str, list[ClusterEvent] | list[ClusterEventWithHint]]] = []
+            if extenders:
+                registrations.append((EXTENDER_NAME, unrolled_wildcard_events()))
+            by_name = {plugin.name: plugin for plugin in fwk.plugins.values()}
+            for plugin_name, events in fwk.enqueue_hints.items():
+                plugin = by_name.get(plugin_name)
+                if not _may_reject(plugin):
+                    continue
+                # A plugin that says nothing of events hears every action of every resource kind.
+                registrations.append((plugin_name, events if isinstance(plugin, EnqueueExtensions)
+                                      else unrolled_wildcard_events()))
+            maps[name] = build_queueing_hint_map(registrations, hints_enabled)
+        return maps
+
     def cluster_event_maps(self) -> dict[str, qevents.ClusterEventMap]:
-        """Per profile: registered cluster event -> the plugins that registered it."""
+        """Per profile: registered cluster event -> the plugins that registered it (v1.30)."""
         return {name: qevents.build_cluster_event_map(
                     _Registration(plugin, events) for plugin, events in fwk.enqueue_events.items())
                 for name, fwk in self.frameworks.items()}
@@ -114,8 +146,9 @@ class ProfileMap:
     def extra_kinds(self, watched: Collection[str]) -> list[str]:
         """Kinds beyond ``watched`` that plugins register events for (Coscheduling's PodGroup): the
         scheduler watches them into its listers and sends their changes to the queue."""
-        return sorted({e.resource for fwk in self.frameworks.values() for events in fwk.enqueue_events.values()
-                       for e in events if e.resource in KNOWN_KINDS and e.resource not in watched})
+        kinds = {qevents.RESOURCE_KINDS.get(e.resource, e.resource) for fwk in self.frameworks.values()
+                 for events in fwk.enqueue_events.values() for e in events}
+        return sorted(kind for kind in kinds if kind in KNOWN_KINDS and kind not in watched)
 
     def preempting(self) -> dict[str, str]:
         """Profiles whose PostFilter runs DefaultPreemption, and that plugin's name: a PostFilter run that
@@ -175,6 +208,11 @@ def ignore_resources_in_fit(profile: Profile, ignored: tuple[str, ...]) -> Profi
     config = dict(profile.plugin_config)
     config[NODE_RESOURCES_FIT] = dataclasses.replace(args, ignored_resources=ignored)  # type: ignore[type-var]
     return dataclasses.replace(profile, plugin_config=config)
+
+
+def _may_reject(plugin: object) -> bool:
+    """Whether a plugin has an extension point that can reject a pod (and so registers events)."""
+    return isinstance(plugin, (PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ReservePlugin, PermitPlugin))
 
 
 def guarded_less(sort: QueueSortPlugin) -> Less:

@@ -15,6 +15,7 @@ from typing import Any
 
 from kubesched.api.objects import Pod
 from kubesched.api.pod_affinity import PodAffinityTerm
+from kubesched.framework.interfaces import ClusterEvent
 
 
 @dataclass(eq=False)
@@ -24,8 +25,14 @@ class QueuedPodInfo:
     pod: Pod
     #: When the pod was added to the queue, or re-added after a failed attempt.
     timestamp: datetime
-    #: Scheduling attempts so far (incremented by each pop).
+    #: Scheduling attempts so far (incremented by each pop); v1.30's backoff grows with it.
     attempts: int = 0
+    #: Attempts some plugin rejected (v1.34's backoff grows with it).
+    unschedulable_count: int = 0
+    #: Attempts in a row that failed with no plugin to blame (an error); v1.34 backs such a pod off by it.
+    consecutive_errors_count: int = 0
+    #: When the current backoff ends (v1.34 computes it once per failure); None: not computed yet.
+    backoff_expiration: datetime | None = None
     #: When the pod first entered activeQ (start of the pod_scheduling_sli_duration).
     initial_attempt_timestamp: datetime | None = None
     #: Plugins that rejected the pod in its last attempt (Unschedulable / UnschedulableAndUnresolvable),
@@ -37,6 +44,8 @@ class QueuedPodInfo:
     gated: bool = False
     #: The PreEnqueue plugin that gated the pod ("" when not gated).
     gating_plugin: str = ""
+    #: The events the gating plugin registered: only those can let a gated pod out (v1.34).
+    gating_plugin_events: tuple[ClusterEvent, ...] = ()
 
     @property
     def uid(self) -> str:
@@ -45,6 +54,13 @@ class QueuedPodInfo:
     @property
     def rejector_plugins(self) -> set[str]:
         return self.unschedulable_plugins | self.pending_plugins
+
+    def set_gating(self, plugin: str, events: tuple[ClusterEvent, ...] = ()) -> None:
+        """Gated by ``plugin`` (and the events that may lift it), or no longer gated (``""``)."""
+        self.gating_plugin = plugin
+        self.gated = bool(plugin)
+        if plugin:
+            self.gating_plugin_events = events
 
     @property
     def required_affinity_terms(self) -> tuple[PodAffinityTerm, ...]:

@@ -16,6 +16,7 @@ from kubesched import simulate
 from kubesched.app.cli import main
 from kubesched.cache.snapshot import NodeInfoList
 from kubesched.config import load_config
+from kubesched.config.features import feature_gates
 from kubesched.scenario.pipeline import load_scenario
 from kubesched.sim.simulate import Simulation
 from tests.factories import make_node, make_pod, make_snapshot, node_dict, pod_dict
@@ -122,6 +123,28 @@ def test_dedicated_nodes_reject_other_teams_and_registered_events_wake_them() ->
     # Relabelling the node is an event the plugin registered: the pod is retried and placed.
     node = sim.cluster.get("Node", None, "data-1")
     del node["metadata"]["labels"]["dedicated"]
+    sim.cluster.update(node)
+    sim.driver.settle()
+    assert sim.result().final == {"default/web": "data-1"}
+
+
+@pytest.mark.parametrize(("version", "retried"), [("1.30", True), ("1.34", False)])
+def test_dedicated_nodes_hint_skips_a_node_relabelled_for_another_team(version: str, retried: bool) -> None:
+    """The plugin's queueing hint (v1.34) lets only a node the pod may use wake it; v1.30 ignores
+    hints and retries the pod on every registered event."""
+    cfg = load_config(_config("dedicated_filter:DedicatedNodes"), features=feature_gates(version))
+    objs = [node_dict("data-1", labels={"dedicated": "data"}), pod_dict("web", labels={"team": "web"})]
+    sim = Simulation(load_scenario(objs), cfg)
+    sim.load()
+    sim.run()
+    web = next(p for p in sim.scheduler.pods() if p.name == "web")
+    node = sim.cluster.get("Node", None, "data-1")
+    node["metadata"]["labels"]["dedicated"] = "ml"
+    sim.cluster.update(node)
+    sim.cluster.deliver_pending()
+    assert sim.scheduler.queue.queue_of(web.uid) == ("backoff" if retried else "unschedulable")
+    node = sim.cluster.get("Node", None, "data-1")
+    node["metadata"]["labels"]["dedicated"] = "web"
     sim.cluster.update(node)
     sim.driver.settle()
     assert sim.result().final == {"default/web": "data-1"}

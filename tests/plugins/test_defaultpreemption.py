@@ -24,9 +24,11 @@ from kubesched.framework.diagnosis import fit_error_message
 from kubesched.framework.interfaces import (
     ActionType,
     ClusterEvent,
+    ClusterEventWithHint,
     PostFilterPlugin,
     PostFilterResult,
     PreEnqueuePlugin,
+    QueueingHint,
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import defaultpreemption
@@ -72,9 +74,12 @@ def test_plugin_shape_1_34(gates: str | None, events: tuple[ClusterEvent, ...]) 
     pl = plugin(FakeHandle(make_snapshot([]), gates=gates))
     assert isinstance(pl, AsyncDefaultPreemption)
     assert isinstance(pl, PostFilterPlugin) and isinstance(pl, PreEnqueuePlugin)
-    assert tuple(pl.events_to_register()) == events
+    assert tuple(getattr(e, "event", e) for e in pl.events_to_register()) == events
     assert (pl.preempting is not None) == bool(events)
     assert pl.is_pod_schedulable_after_pod_deletion(mk_pod("p"), mk_pod("gone"), None) == QUEUE_SKIP
+    for registration in pl.events_to_register():  # the queue runs that hint: the other rejectors decide
+        assert isinstance(registration, ClusterEventWithHint) and registration.queueing_hint_fn is not None
+        assert registration.queueing_hint_fn(mk_pod("p"), mk_pod("gone"), None) is QueueingHint.QUEUE_SKIP
 
 
 # -- GetOffsetAndNumCandidates ------------------------------------------------------------------------

@@ -52,6 +52,7 @@ from tests.plugins.interpodaffinity_reference import (
     weighted,
     zone_nodes,
 )
+from tests.plugins.queueing import V130
 from tests.plugins.test_helper import check_filter_conformance, check_score_conformance, scenario_available
 
 
@@ -61,6 +62,7 @@ def test_protocols_and_events() -> None:
     for proto in (PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin):
         assert isinstance(plugin, proto)
     assert plugin.name == "InterPodAffinity"
+    plugin.handle.features = V130.features  # v1.30's registrations; v1.34's: test_interpodaffinity_hints.py
     assert list(plugin.events_to_register()) == [
         ClusterEvent("Pod", ActionType.ALL),
         ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),

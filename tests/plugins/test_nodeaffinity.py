@@ -22,6 +22,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import nodeaffinity
 from tests.factories import NO_HANDLE, make_node, make_pod, make_snapshot
+from tests.plugins.queueing import V130
 from tests.plugins.test_helper import (
     CONFORMANCE,
     LABEL_KEYS,
@@ -288,7 +289,9 @@ def test_protocols_and_events() -> None:
     for proto in (PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin):
         assert isinstance(plugin, proto)
     assert plugin.pre_filter_extensions() is None
-    assert tuple(plugin.events_to_register()) == (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+    # v1.30's registrations (v1.34's, with hints: test_nodeaffinity_hints.py)
+    assert tuple(nodeaffinity.new(None, V130).events_to_register()) == (
+        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
 
 
 def test_factory_accepts_typed_args() -> None:

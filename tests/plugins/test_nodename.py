@@ -11,6 +11,7 @@ from kubesched.framework.interfaces import ActionType, BatchFilterPlugin, Cluste
 from kubesched.framework.status import Code
 from kubesched.plugins import nodename
 from tests.factories import NO_HANDLE, make_node, make_pod, make_snapshot
+from tests.plugins.queueing import V130
 
 REASON = "node(s) didn't match the requested node name"
 
@@ -38,7 +39,9 @@ def test_filter(name: str, pod_node: str, node: str, rejected: bool) -> None:
 def test_protocols_and_events() -> None:
     plugin = nodename.new(None, NO_HANDLE)
     assert isinstance(plugin, BatchFilterPlugin)
-    assert tuple(plugin.events_to_register()) == (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+    # v1.30's registrations (v1.34's: test_nodename_hints.py)
+    assert tuple(nodename.new(None, V130).events_to_register()) == (
+        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
 
 
 def test_batch_equals_per_node() -> None:

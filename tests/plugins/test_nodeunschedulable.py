@@ -12,6 +12,7 @@ from kubesched.framework.interfaces import ActionType, BatchFilterPlugin, Cluste
 from kubesched.framework.status import Code
 from kubesched.plugins import nodeunschedulable
 from tests.factories import NO_HANDLE, make_node, make_pod, make_snapshot
+from tests.plugins.queueing import V130
 from tests.plugins.test_helper import check_filter_conformance, random_nodes, scenario_available
 
 NAME = "NodeUnschedulable"
@@ -58,7 +59,9 @@ def test_filter(name: str, unschedulable: bool, tolerations: list[dict[str, Any]
 def test_protocols_and_events() -> None:
     plugin = nodeunschedulable.new(None, NO_HANDLE)
     assert isinstance(plugin, BatchFilterPlugin)
-    assert tuple(plugin.events_to_register()) == (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+    # v1.30's registrations (v1.34's, with hints: test_nodeunschedulable_hints.py)
+    assert tuple(nodeunschedulable.new(None, V130).events_to_register()) == (
+        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
 
 
 def test_batch_equals_per_node_on_random_clusters() -> None:

@@ -11,6 +11,7 @@ from kubesched.framework.interfaces import EnqueueExtensions, PreEnqueuePlugin
 from kubesched.framework.status import Code
 from kubesched.plugins import schedulinggates
 from tests.factories import NO_HANDLE, make_pod
+from tests.plugins.queueing import V130
 from tests.plugins.test_helper import CONFORMANCE, replay, scenario_available
 
 
@@ -40,7 +41,7 @@ def test_pre_enqueue(name: str, spec: dict[str, Any], want: str | None) -> None:
 
 
 def test_events_to_register_is_empty_as_in_v130() -> None:
-    plugin = schedulinggates.SchedulingGates()
+    plugin = schedulinggates.new(None, V130)  # v1.34's registration: test_schedulinggates_hints.py
     assert isinstance(plugin, EnqueueExtensions)
     assert tuple(plugin.events_to_register()) == ()
 

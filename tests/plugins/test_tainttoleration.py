@@ -19,6 +19,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.status import Code
 from kubesched.plugins import tainttoleration
 from tests.factories import NO_HANDLE, make_node, make_pod, make_snapshot
+from tests.plugins.queueing import V130
 from tests.plugins.test_helper import (
     check_filter_conformance,
     check_score_conformance,
@@ -137,7 +138,9 @@ def test_protocols_and_events() -> None:
     assert isinstance(plugin, BatchFilterPlugin)
     assert isinstance(plugin, BatchScorePlugin)
     assert isinstance(plugin, PreScorePlugin)
-    assert tuple(plugin.events_to_register()) == (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+    # v1.30's registrations (v1.34's, with hints: test_tainttoleration_hints.py)
+    assert tuple(tainttoleration.new(None, V130).events_to_register()) == (
+        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
 
 
 def test_batch_equals_per_node_on_random_clusters() -> None:

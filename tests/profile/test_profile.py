@@ -11,6 +11,7 @@ from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import VirtualClock
 from kubesched.cluster.listers import LISTED_KINDS, Listers
 from kubesched.config import load_config
+from kubesched.config.features import feature_gates
 from kubesched.config.pluginargs import NodeResourcesFitArgs
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.metrics import SchedulerMetrics
@@ -34,14 +35,14 @@ T0 = datetime(2024, 1, 1, tzinfo=UTC)
 NO_PREEMPTION = {"postFilter": {"disabled": [{"name": names.DEFAULT_PREEMPTION}]}}
 
 
-def build(config: dict[str, Any] | None = None, plugins: Any = None) -> ProfileMap:
+def build(config: dict[str, Any] | None = None, plugins: Any = None, version: str | None = None) -> ProfileMap:
     clock = VirtualClock(T0)
     cluster = EmbeddedCluster(clock=clock.now)
     snapshot = Snapshot()
     options = FrameworkOptions(cluster=cluster, clock=clock, snapshot=lambda: snapshot, listers=Listers(),
                                extenders=[], event_recorder=ClusterEventRecorder(cluster, clock),
                                pod_lister=lambda namespace, labels: [], extra_handle={})
-    return new_map(load_config(config or dict(API)), options, plugins)
+    return new_map(load_config(config or dict(API), features=feature_gates(version)), options, plugins)
 
 
 def two_profiles() -> dict[str, Any]:
@@ -112,9 +113,13 @@ def test_kinds_plugins_register_beyond_the_watched_ones() -> None:
     coscheduling = profile_with({"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
                                  "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}})
     watched = ("Node", "Pod", *LISTED_KINDS)
-    dra = ["DeviceClass", "ResourceClaim", "ResourceSlice"]  # DynamicResources' (on by default in v1.34)
-    assert build(config_dict(coscheduling)).extra_kinds(watched) == sorted([*dra, "PodGroup"])
-    assert build().extra_kinds(watched) == dra
+    # v1.34's NodeVolumeLimits hears VolumeAttachment deletions, DynamicResources its claims, slices and
+    # device classes (kinds the scheduler may not list).
+    v134 = sorted({"VolumeAttachment", "DeviceClass", "ResourceClaim", "ResourceSlice"} - set(watched))
+    assert build(config_dict(coscheduling)).extra_kinds(watched) == sorted(["PodGroup", *v134])
+    assert build().extra_kinds(watched) == v134
+    assert build(config_dict(coscheduling), version="1.30").extra_kinds(watched) == ["PodGroup"]
+    assert build(version="1.30").extra_kinds(watched) == []
 
 
 class _Sort:
@@ -171,3 +176,24 @@ def test_instrumented_frameworks_time_into_their_profile() -> None:
     profiles.instrument(metrics)
     assert {name: fwk.metrics.profile for name, fwk in profiles.frameworks.items()  # type: ignore[union-attr]
             } == {"default-scheduler": "default-scheduler", "calm": "calm"}
+
+
+def test_queueing_hint_maps_per_profile_hold_the_plugins_that_can_reject() -> None:
+    from kubesched.framework.interfaces import ActionType, ClusterEvent
+    from kubesched.queue.hints import unrolled_wildcard_events
+    from tests.fakeplugins import RejectAllFilter, ref
+
+    cfg = config_dict(dict(profile_with({"filter": {"enabled": [{"name": ref(RejectAllFilter)}]}}),
+                           schedulerName="wild"), dict(profile_with({}), schedulerName="calm"))
+    maps = build(cfg).queueing_hint_maps(True, extenders=True)
+    assert set(maps) == {"wild", "calm"}
+    plugins = {f.plugin_name for fns in maps["calm"].values() for f in fns}
+    # Score-only plugins never reject a pod: they register nothing.
+    assert names.NODE_RESOURCES_FIT in plugins and "ImageLocality" not in plugins
+    fit_node = maps["calm"][ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)]
+    assert [(f.plugin_name, f.always_queue) for f in fit_node] == [(names.NODE_RESOURCES_FIT, False)]
+    # A plugin without events_to_register, and the extenders, hear every action of every kind.
+    for event in unrolled_wildcard_events():
+        assert {"Extender", ref(RejectAllFilter)} <= {f.plugin_name for f in maps["wild"][event]}
+    without_hints = build(cfg).queueing_hint_maps(False)
+    assert all(f.always_queue for m in without_hints.values() for fns in m.values() for f in fns)

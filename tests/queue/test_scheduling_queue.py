@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kubesched.api.objects import Pod
+from kubesched.config.features import feature_gates
 from kubesched.framework.interfaces import ActionType, ClusterEvent
 from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins.queuesort import PrioritySort
@@ -39,8 +40,10 @@ EVENT_MAP: dict[ClusterEvent, set[str]] = {
 
 
 def make_queue(clock: FakeClock, *, keyed: bool = True, **kw: Any) -> SchedulingQueue:
+    """A v1.30 queue (QueueingHints off): the rules these tests pin; v1.34's are in test_queueing_hints."""
     sort = PrioritySort()
     kw.setdefault("cluster_event_map", EVENT_MAP)
+    kw.setdefault("features", feature_gates("1.30"))
     return SchedulingQueue(sort.less, sort_key=sort.sort_key if keyed else None, clock=clock, **kw)
 
 
@@ -336,6 +339,7 @@ def test_pod_without_rejectors_moves_on_any_interesting_event(clock: FakeClock) 
     q = make_queue(clock)
     qpi = to_unschedulable(q, mkpod("p"), NOEVENTS)
     qpi.unschedulable_plugins.clear()  # e.g. an error left no plugin to blame
+    q._unschedulable.put(qpi)  # the pool indexes its pods by rejector when they enter
     clock.step(30)
     q.move_all_to_active_or_backoff_queue(ev.PvAdd)  # of interest to no plugin: ignored entirely
     assert q.queue_of(qpi.uid) == UNSCHEDULABLE

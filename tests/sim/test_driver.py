@@ -10,6 +10,7 @@ import pytest
 
 from kubesched.clock import VirtualClock
 from kubesched.config import load_config
+from kubesched.config.features import feature_gates
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.recording.summary import OutcomeListener
 from kubesched.scheduler import Scheduler
@@ -40,13 +41,14 @@ class PublicOnly:
 
 
 def _build(config: dict[str, Any] | None = None, *, public_only: bool = False, detect_loops: bool = True,
-           objects: tuple[dict[str, Any], ...] = ()) -> tuple[VirtualClock, EmbeddedCluster, Scheduler, Driver,
-                                                              list[tuple[float, str, str]]]:
+           objects: tuple[dict[str, Any], ...] = (), version: str | None = None
+           ) -> tuple[VirtualClock, EmbeddedCluster, Scheduler, Driver, list[tuple[float, str, str]]]:
     clock = VirtualClock(START_TIME)
     cluster = EmbeddedCluster(clock=clock.now)
     for obj in objects:
         cluster.create(obj)
-    scheduler = Scheduler(cluster, load_config(config), clock=clock, rng=random.Random(0), tie_break="name")
+    scheduler = Scheduler(cluster, load_config(config, features=feature_gates(version)), clock=clock,
+                          rng=random.Random(0), tie_break="name")
     attempts: list[tuple[float, str, str]] = []
     scheduler.add_recorder(OutcomeListener(
         lambda o: attempts.append(((clock.now() - START_TIME).total_seconds(), o.pod, o.result))))
@@ -95,7 +97,7 @@ def test_loop_detection_and_permit_waits_go_through_the_public_surface_too() -> 
 # -- timers ----------------------------------------------------------------------------------------
 def test_backoff_ends_at_the_next_one_second_flush() -> None:
     clock, cluster, scheduler, driver, attempts = _build(_error_binder_config(), detect_loops=False,
-                                                         objects=(node_dict("n1"),))
+                                                         objects=(node_dict("n1"),), version="1.30")
     clock.advance_to(START_TIME + timedelta(seconds=0.5))
     cluster.create(pod_dict("p"))
     driver.drain()
@@ -105,6 +107,23 @@ def test_backoff_ends_at_the_next_one_second_flush() -> None:
     # Backoff (1 s) ends at 1.5; the flush that moves the pod runs every whole second.
     clock.advance_to(START_TIME + timedelta(seconds=1.9))
     assert scheduler.idle() and scheduler.backoff_end() == START_TIME + timedelta(seconds=1.5)
+    clock.advance_to(START_TIME + timedelta(seconds=2))
+    assert not scheduler.idle() and scheduler.backoff_end() is None
+
+
+def test_v134_backoff_ends_at_the_whole_second_after_its_window() -> None:
+    """SchedulerPopFromBackoffQ: a backoff ending at 1.5 s is aligned down to 1 s, and the pod backs off
+    while that window is the current one: it is released by the flush at 2 s."""
+    clock, cluster, scheduler, driver, attempts = _build(_error_binder_config(), detect_loops=False,
+                                                         objects=(node_dict("n1"),), version="1.34")
+    clock.advance_to(START_TIME + timedelta(seconds=0.5))
+    cluster.create(pod_dict("p"))
+    driver.drain()
+    assert scheduler.schedule_next()
+    driver.drain()
+    assert attempts == [(0.5, "default/p", "Error")]
+    clock.advance_to(START_TIME + timedelta(seconds=1.9))
+    assert scheduler.idle() and scheduler.backoff_end() == START_TIME + timedelta(seconds=2)
     clock.advance_to(START_TIME + timedelta(seconds=2))
     assert not scheduler.idle() and scheduler.backoff_end() is None
 
@@ -149,7 +168,10 @@ def test_pods_that_a_permit_wait_keeps_timing_out_are_parked_as_looping(burst: b
     assert "stopped retrying it" in summary
 
 
-def test_a_single_waiting_pod_times_out_once_and_the_run_ends() -> None:
-    r = simulate([node_dict("n1"), pod_dict("p")], _permit_config(timeout=5))
-    assert [a["result"] for a in r.attempts] == ["Unschedulable"]
-    assert 5 <= r.virtual_seconds < 7
+#: v1.34 retries the pod once more: the plugin registers every event, and the pod's own status update
+#: (PodScheduled=False after the timeout) is one; the second failure writes the same status, so no more.
+@pytest.mark.parametrize(("version", "attempts", "seconds"), [("1.30", 1, 7), ("1.34", 2, 14)])
+def test_a_single_waiting_pod_times_out_once_and_the_run_ends(version: str, attempts: int, seconds: int) -> None:
+    r = simulate([node_dict("n1"), pod_dict("p")], _permit_config(timeout=5), emulated_version=version)
+    assert [a["result"] for a in r.attempts] == ["Unschedulable"] * attempts
+    assert 5 * attempts <= r.virtual_seconds < seconds

@@ -165,11 +165,13 @@ def test_a_binding_cycle_that_always_fails_is_parked_after_two_attempts() -> Non
     assert r.final == {"default/p": None}
 
 
-def test_a_permit_that_never_allows_times_out_and_the_run_ends() -> None:
+#: v1.34 tries once more: the plugin registers every event, the pod's own status update among them.
+@pytest.mark.parametrize(("version", "attempts"), [("1.30", 1), ("1.34", 2)])
+def test_a_permit_that_never_allows_times_out_and_the_run_ends(version: str, attempts: int) -> None:
     plugins = {"permit": {"enabled": [{"name": ref(PermitPlugin)}]}}
     cfg = config_dict(profile_with(plugins, {ref(PermitPlugin): {"mode": "wait", "timeout": 30}}))
-    r = simulate([node_dict("n1"), pod_dict("p")], cfg)
-    assert [(a["attempt"], a["result"]) for a in r.attempts] == [(1, "Unschedulable")]
+    r = simulate([node_dict("n1"), pod_dict("p")], cfg, emulated_version=version)
+    assert [(a["attempt"], a["result"]) for a in r.attempts] == [(i + 1, "Unschedulable") for i in range(attempts)]
     timeout_reason = f"rejected due to timeout after waiting 30s at plugin {ref(PermitPlugin)}."
     assert r.attempts[0]["message"].endswith(timeout_reason)
     assert r.virtual_seconds >= 30

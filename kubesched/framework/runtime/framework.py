@@ -35,6 +35,7 @@ from kubesched.framework.interfaces import (
     BatchFilterPlugin,
     BatchScorePlugin,
     ClusterEvent,
+    ClusterEventWithHint,
     EnqueueExtensions,
     FilterPlugin,
     Plugin,
@@ -136,9 +137,13 @@ class Framework:
         self._node_only_filters = frozenset(p.name for p in self.lists.filter if reads_node_only(p))
         self._fit_filters = {p.name: p for p in self.lists.filter if isinstance(p, FitFilterPlugin)}
 
-        self.enqueue_events: dict[str, list[ClusterEvent]] = {}
+        #: Per plugin: the events it registered, each with its queueing hint (None: always queue).
+        self.enqueue_hints: dict[str, list[ClusterEventWithHint]] = {}
         for plugin in self.plugins.values():
-            self.enqueue_events[plugin.name] = _events_of(plugin)
+            self.enqueue_hints[plugin.name] = _events_of(plugin)
+        #: Per plugin: the events it registered.
+        self.enqueue_events: dict[str, list[ClusterEvent]] = {
+            name: [e.event for e in events] for name, events in self.enqueue_hints.items()}
 
     def _build_plugins(self, profile: Profile, registry: Mapping[str, PluginFactory]) -> dict[str, Plugin]:
         """Every plugin the profile enables anywhere, built by its factory with this framework as handle."""
@@ -588,19 +593,25 @@ class Framework:
                 state.plugin_timer.observe(plugin.post_bind, status_label(None), started)
 
 
-def _events_of(plugin: Plugin) -> list[ClusterEvent]:
-    """The events a plugin registers (all events when it names none); garbage is a build error."""
+def _events_of(plugin: Plugin) -> list[ClusterEventWithHint]:
+    """The events a plugin registers (all events when it names none), with their hints; garbage is a
+    build error."""
     if not isinstance(plugin, EnqueueExtensions):
-        return [ALL_EVENTS]
+        return [ClusterEventWithHint(ALL_EVENTS)]
     try:
         events = list(plugin.events_to_register())
     except Exception as err:
         raise FrameworkError(f'plugin "{plugin.name}": events_to_register failed: {type(err).__name__}: {err}') from err
+    out: list[ClusterEventWithHint] = []
     for event in events:
-        if not isinstance(event, ClusterEvent):
+        if isinstance(event, ClusterEvent):
+            event = ClusterEventWithHint(event)
+        if not (isinstance(event, ClusterEventWithHint) and isinstance(event.event, ClusterEvent)
+                and (event.queueing_hint_fn is None or callable(event.queueing_hint_fn))):
             raise FrameworkError(f'plugin "{plugin.name}": events_to_register returned {shown(event)}, '
-                                 "expected ClusterEvent values")
-    return events
+                                 "expected ClusterEvent or ClusterEventWithHint values")
+        out.append(event)
+    return out
 
 
 def _pre_bind_failure(name: str, status: Status | None) -> Status | None:

@@ -36,7 +36,14 @@ from kubesched.cache.node_info import NodeInfo
 from kubesched.cluster.listers import Listers
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
-from kubesched.framework.interfaces import ActionType, ClusterEvent, PostFilterResult, PreFilterResult
+from kubesched.framework.interfaces import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    PostFilterResult,
+    PreFilterResult,
+    QueueingHint,
+)
 from kubesched.framework.status import Code, Status, unresolvable
 from kubesched.plugins import names
 from kubesched.plugins.dynamicresources import hints
@@ -289,28 +296,37 @@ class DynamicResources:
         return cluster
 
     # -- cluster events -------------------------------------------------------------------------------
-    def events_to_register(self) -> Sequence[ClusterEvent]:
-        """Nodes (topology), claims, classes and slices; with queueing hints the claim changes go through
-        :meth:`is_schedulable_after_claim_change`. (The pod's own update that records a generated claim
-        reaches the queue as an update of the pending pod.)"""
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        """Nodes (topology, capacity), claims, classes and slices; with queueing hints, claim changes and
+        the pod's own update that records a generated claim go through this plugin's hints."""
         if not self.enabled:
             return ()
         node = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
+        add_update = ActionType.ADD | ActionType.UPDATE
         if not self.queueing_hints:
             node |= ActionType.UPDATE_NODE_TAINT  # upstream adds it for the pre-check of node additions
-        add_update = ActionType.ADD | ActionType.UPDATE
+            return (
+                ClusterEvent(qevents.NODE, node),
+                ClusterEvent(qevents.RESOURCE_CLAIM, add_update),
+                ClusterEvent(qevents.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                ClusterEvent(qevents.DEVICE_CLASS, add_update),
+                ClusterEvent(qevents.RESOURCE_SLICE, add_update),
+            )
         return (
             ClusterEvent(qevents.NODE, node),
-            ClusterEvent(qevents.RESOURCE_CLAIM, add_update),
+            ClusterEventWithHint(ClusterEvent(qevents.RESOURCE_CLAIM, add_update),
+                                 self.is_schedulable_after_claim_change),
+            ClusterEventWithHint(ClusterEvent(qevents.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                                 self.is_schedulable_after_pod_change),
             ClusterEvent(qevents.DEVICE_CLASS, add_update),
             ClusterEvent(qevents.RESOURCE_SLICE, add_update),
         )
 
-    def is_schedulable_after_claim_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> str:
+    def is_schedulable_after_claim_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """The queueing hint of ResourceClaim additions and updates (see :mod:`.hints`)."""
         return hints.is_schedulable_after_claim_change(self.tracker, pod, old_obj, new_obj)
 
-    def is_schedulable_after_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> str:
+    def is_schedulable_after_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """The queueing hint of a pod's UpdatePodGeneratedResourceClaim (see :mod:`.hints`)."""
         return hints.is_schedulable_after_pod_change(self.tracker, pod, old_obj, new_obj)
 

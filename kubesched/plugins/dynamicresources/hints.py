@@ -14,12 +14,13 @@ from typing import Any
 from kubesched.api.dra import ResourceClaim
 from kubesched.api.errors import ObjectError
 from kubesched.api.objects import Pod
+from kubesched.framework.interfaces import QueueingHint
 from kubesched.plugins.dynamicresources.claims import ClaimsUnavailable, pod_claims
 from kubesched.plugins.dynamicresources.dra_manager import ClaimTracker
 
-#: The hint's answers, as kube-scheduler names them.
-QUEUE = "Queue"
-QUEUE_SKIP = "QueueSkip"
+#: The hint's answers.
+QUEUE = QueueingHint.QUEUE
+QUEUE_SKIP = QueueingHint.QUEUE_SKIP
 
 
 def _claim(obj: Any) -> ResourceClaim | None:
@@ -38,7 +39,7 @@ def _status(claim: ResourceClaim) -> Any:
     return claim.raw.get("status") or {}
 
 
-def is_schedulable_after_claim_change(tracker: ClaimTracker, pod: Pod, old_obj: Any, new_obj: Any) -> str:
+def is_schedulable_after_claim_change(tracker: ClaimTracker, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
     """isSchedulableAfterClaimChange (claim additions and updates)."""
     modified = _claim(new_obj)
     if modified is None:
@@ -59,7 +60,7 @@ def is_schedulable_after_claim_change(tracker: ClaimTracker, pod: Pod, old_obj: 
     return QUEUE
 
 
-def is_schedulable_after_pod_change(tracker: ClaimTracker, pod: Pod, old_obj: Any, new_obj: Any) -> str:
+def is_schedulable_after_pod_change(tracker: ClaimTracker, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
     """isSchedulableAfterPodChange (a pod's generated claims recorded in its status)."""
     modified = new_obj if isinstance(new_obj, Pod) else None
     if modified is None or modified.uid != pod.uid:

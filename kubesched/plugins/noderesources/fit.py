@@ -48,8 +48,11 @@ from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
     ClusterEvent,
+    ClusterEventWithHint,
     PreFilterExtensions,
     PreFilterResult,
+    QueueingHint,
+    queueing_hints_enabled,
 )
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import names
@@ -64,6 +67,7 @@ from kubesched.plugins.noderesources.resource_allocation import (
     ResourceScoring,
     ScoreFunction,
 )
+from kubesched.queue.hints import PerPod
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import Snapshot
@@ -365,11 +369,73 @@ class NodeResourcesFit(ResourceScoring):
         return s if isinstance(s, PreFilterState) else None
 
     # -- events -------------------------------------------------------------------------------------
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    #: InPlacePodVerticalScaling: a pod scaling down can make room (read when events are registered).
+    _scale_down = True
+
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        if not queueing_hints_enabled(self.handle):
+            return (
+                ClusterEvent("Pod", ActionType.DELETE),
+                ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
+            )
+        features = getattr(self.handle, "features", None)
+        self._scale_down = features is None or features.enabled("InPlacePodVerticalScaling")
+        pod_actions = ActionType.DELETE | (ActionType.UPDATE_POD_SCALE_DOWN if self._scale_down else ActionType.NONE)
         return (
-            ClusterEvent("Pod", ActionType.DELETE),
-            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
+            ClusterEventWithHint(ClusterEvent("Pod", pod_actions), self.is_schedulable_after_pod_event),
+            ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                                 self.is_schedulable_after_node_change),
         )
+
+    def is_schedulable_after_pod_event(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        """A bound (or nominated) pod deleted; or, with in-place resizing, the pod itself or a bound
+        pod scaled down a resource the rejected pod asks for."""
+        if new_obj is None:
+            deleted: Pod = old_obj
+            bound = deleted.node_name or deleted.nominated_node_name
+            return QueueingHint.QUEUE if bound else QueueingHint.QUEUE_SKIP
+        if not self._scale_down:
+            return QueueingHint.QUEUE_SKIP
+        if new_obj.uid == pod.uid:
+            return QueueingHint.QUEUE
+        if not new_obj.node_name:
+            return QueueingHint.QUEUE_SKIP
+        old_requests, new_requests = old_obj.requests, new_obj.requests
+        for name, _ in _hint_checks(pod):
+            if old_requests.get(name, 0) > new_requests.get(name, 0):
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        """A node the pod fits when empty: a new one, or one whose capacity grew where the pod asks."""
+        checks = _hint_checks(pod)
+        if not _fits_empty_node(checks, new_obj.allocatable):
+            return QueueingHint.QUEUE_SKIP
+        if old_obj is None:
+            return QueueingHint.QUEUE
+        increased = _requested_capacity_increased(checks, old_obj.allocatable, new_obj.allocatable)
+        return QueueingHint.QUEUE if increased else QueueingHint.QUEUE_SKIP
+
+
+#: The (resource, amount) pairs a pod asks for, nothing ignored: what the hints compare, once per pod.
+_hint_checks: PerPod[tuple[tuple[str, int], ...]] = PerPod(lambda pod: request_checks(pod.requests))
+
+
+def _fits_empty_node(checks: Sequence[tuple[str, int]], allocatable: Mapping[str, int]) -> bool:
+    """Whether a pod asking for ``checks`` fits a node offering ``allocatable`` with nothing on it."""
+    if allocatable.get(PODS, 0) < 1:
+        return False
+    return all(amount <= allocatable.get(name, 0) for name, amount in checks)
+
+
+def _requested_capacity_increased(checks: Sequence[tuple[str, int]], old: Mapping[str, int],
+                                  new: Mapping[str, int]) -> bool:
+    """More pod slots, or more of a resource the pod asks for (kube-scheduler's
+    haveAnyRequestedResourcesIncreased)."""
+    if new.get(PODS, 0) > old.get(PODS, 0):
+        return True
+    return any(new.get(name, 0) > old.get(name, 0) for name, _ in checks)
 
 
 def new(args: Any, handle: Handle) -> NodeResourcesFit:

@@ -31,14 +31,18 @@ from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
     ClusterEvent,
+    ClusterEventWithHint,
     PreFilterExtensions,
     PreFilterResult,
+    QueueingHint,
+    queueing_hints_enabled,
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
 from kubesched.plugins.helper import features_of
 from kubesched.plugins.nodevolumelimits import translation
 from kubesched.queue import events as qevents
+from kubesched.queue.hints import object_meta
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import Snapshot
@@ -359,12 +363,96 @@ class CSILimits:
         self._limits = columns
         return columns
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        if not queueing_hints_enabled(self.handle):
+            return (
+                ClusterEvent(qevents.CSI_NODE, ActionType.ADD),
+                ClusterEvent(qevents.POD, ActionType.DELETE),
+                ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+            )
         return (
             ClusterEvent(qevents.CSI_NODE, ActionType.ADD),
-            ClusterEvent(qevents.POD, ActionType.DELETE),
-            ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+            ClusterEventWithHint(ClusterEvent(qevents.CSI_NODE, ActionType.UPDATE),
+                                 is_schedulable_after_csi_node_updated),
+            ClusterEventWithHint(ClusterEvent(qevents.POD, ActionType.DELETE), is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                                 is_schedulable_after_pvc_added),
+            ClusterEventWithHint(ClusterEvent(qevents.VOLUME_ATTACHMENT, ActionType.DELETE),
+                                 is_schedulable_after_volume_attachment_deleted),
         )
+
+
+#: The in-tree volume sources csi-translation-lib can migrate inline, with their CSI driver.
+_INLINE_MIGRATABLE = {
+    "gcePersistentDisk": "pd.csi.storage.gke.io", "awsElasticBlockStore": "ebs.csi.aws.com",
+    "cinder": "cinder.csi.openstack.org", "azureDisk": "disk.csi.azure.com", "azureFile": "file.csi.azure.com",
+    "vsphereVolume": "csi.vsphere.vmware.com", "portworxVolume": "pxd.portworx.com",
+}
+
+
+def _inline_driver(volume: Any) -> str | None:
+    """The CSI driver an inline in-tree volume migrates to (None: not migratable inline)."""
+    return next((driver for source, driver in _INLINE_MIGRATABLE.items() if volume.get(source) is not None), None)
+
+
+def is_schedulable_after_pod_deleted(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """A bound (or nominated) pod with a volume that counts against a limit."""
+    deleted: Pod = old_obj
+    if not deleted.volumes or not (deleted.node_name or deleted.nominated_node_name):
+        return QueueingHint.QUEUE_SKIP
+    for vol in deleted.volumes:
+        if vol.get("persistentVolumeClaim") is not None or vol.get("ephemeral") is not None \
+                or _inline_driver(vol) is not None:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pvc_added(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """A claim the pod uses (by name, or as its generic ephemeral volume) was created."""
+    namespace, name = object_meta(new_obj)
+    if namespace != pod.namespace:
+        return QueueingHint.QUEUE_SKIP
+    for vol in pod.volumes:
+        if vol.get("persistentVolumeClaim") is not None:
+            wanted = str(vol["persistentVolumeClaim"].get("claimName") or "")
+        elif vol.get("ephemeral") is not None:
+            wanted = f"{pod.name}-{vol.get('name')}"
+        else:
+            continue
+        if wanted == name:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_volume_attachment_deleted(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """A volume detached: the pod uses a claim, or an inline volume of the attacher's driver."""
+    attacher = ((old_obj or {}).get("spec") or {}).get("attacher")
+    for vol in pod.volumes:
+        if vol.get("persistentVolumeClaim") is not None:
+            return QueueingHint.QUEUE
+        driver = _inline_driver(vol)
+        if driver is not None and driver == attacher:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_csi_node_updated(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """Some driver's attach limit (allocatable.count) went up."""
+    old_limits = _driver_limits(old_obj)
+    for driver, limit in _driver_limits(new_obj).items():
+        if limit > old_limits.get(driver, 0):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _driver_limits(csi_node: Any) -> dict[str, int]:
+    """Driver name -> allocatable count (0 when unset) of a CSINode object."""
+    drivers = ((csi_node or {}).get("spec") or {}).get("drivers") or ()
+    out: dict[str, int] = {}
+    for d in drivers:
+        count = (d.get("allocatable") or {}).get("count")
+        out[str(d.get("name") or "")] = int(count) if isinstance(count, int) else 0
+    return out
 
 
 def volume_limits(node_info: NodeInfo, csi_node: CSINode | None) -> dict[str, int]:

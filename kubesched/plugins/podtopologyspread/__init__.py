@@ -22,7 +22,7 @@ from kubesched.api.errors import ObjectError
 from kubesched.api.topology_spread import parse_constraints
 from kubesched.config.errors import ConfigError
 from kubesched.framework.handle import Handle
-from kubesched.framework.interfaces import ActionType, ClusterEvent
+from kubesched.framework.interfaces import ActionType, ClusterEvent, ClusterEventWithHint, queueing_hints_enabled
 from kubesched.plugins import names
 from kubesched.plugins.podtopologyspread.common import (
     HOSTNAME_LABEL,
@@ -42,6 +42,7 @@ from kubesched.plugins.podtopologyspread.filtering import (
     CriticalPaths,
     FilteringMixin,
 )
+from kubesched.plugins.podtopologyspread.hints import HintsMixin
 from kubesched.plugins.podtopologyspread.scoring import (
     PRE_SCORE_STATE_KEY,
     ScoringMixin,
@@ -74,12 +75,22 @@ __all__ = [
 NAME = names.POD_TOPOLOGY_SPREAD
 
 
-class PodTopologySpread(FilteringMixin, ScoringMixin):
-    """The plugin: PreFilter / Filter from ``FilteringMixin``, PreScore / Score from ``ScoringMixin``."""
+class PodTopologySpread(FilteringMixin, ScoringMixin, HintsMixin):
+    """The plugin: PreFilter / Filter from ``FilteringMixin``, PreScore / Score from ``ScoringMixin``,
+    the queueing hints from ``HintsMixin``."""
 
     name = NAME
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
+        if queueing_hints_enabled(self.handle):
+            pod_actions = (ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION
+                           | ActionType.DELETE)
+            node_actions = (ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
+                            | ActionType.UPDATE_NODE_TAINT)
+            return (
+                ClusterEventWithHint(ClusterEvent("Pod", pod_actions), self.is_schedulable_after_pod_change),
+                ClusterEventWithHint(ClusterEvent("Node", node_actions), self.is_schedulable_after_node_change),
+            )
         return (
             ClusterEvent("Pod", ActionType.ALL),
             ClusterEvent("Node", ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL

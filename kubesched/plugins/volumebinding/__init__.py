@@ -27,13 +27,16 @@ from kubesched.framework.interfaces import (
     ActionType,
     BatchFilterResult,
     ClusterEvent,
+    ClusterEventWithHint,
     PreFilterExtensions,
     PreFilterResult,
+    queueing_hints_enabled,
 )
 from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status, unresolvable
 from kubesched.plugins import names
 from kubesched.plugins.helper import features_of
+from kubesched.plugins.volumebinding import hints
 from kubesched.plugins.volumebinding.binder import (
     ERR_REASON_NODE_AFFINITY_MISMATCH,
     ERR_REASON_NODE_CONFLICT,
@@ -206,8 +209,23 @@ class VolumeBinding:
             return Status(Code.ERROR, (f'no pod volumes found for node "{node_name}"',))
         return self.binder.bind_pod_volumes(pod, volumes, self.handle.call_later)
 
-    def events_to_register(self) -> Sequence[ClusterEvent]:
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
         add_update = ActionType.ADD | ActionType.UPDATE
+        if queueing_hints_enabled(self.handle):
+            return (
+                ClusterEventWithHint(ClusterEvent(qevents.STORAGE_CLASS, add_update),
+                                     hints.is_schedulable_after_storage_class_change),
+                ClusterEventWithHint(ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, add_update),
+                                     hints.is_schedulable_after_pvc_change),
+                ClusterEvent(qevents.PERSISTENT_VOLUME, add_update),
+                ClusterEvent(qevents.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                ClusterEventWithHint(ClusterEvent(qevents.CSI_NODE, add_update),
+                                     hints.is_schedulable_after_csi_node_change),
+                ClusterEventWithHint(ClusterEvent(qevents.CSI_DRIVER, ActionType.UPDATE),
+                                     hints.is_schedulable_after_csi_driver_change),
+                ClusterEventWithHint(ClusterEvent(qevents.CSI_STORAGE_CAPACITY, add_update),
+                                     hints.is_schedulable_after_csi_storage_capacity_change),
+            )
         return (
             ClusterEvent(qevents.STORAGE_CLASS, add_update),
             ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, add_update),

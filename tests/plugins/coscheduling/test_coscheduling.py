@@ -60,17 +60,21 @@ def test_a_gang_that_fits_is_scheduled_whole(burst: bool) -> None:
     assert "default/train: Scheduled, 4/4 members scheduled" in format_summary(result)
 
 
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
 @pytest.mark.parametrize("burst", [False, True])
-def test_a_gang_that_cannot_fit_holds_nothing_and_says_why(burst: bool) -> None:
+def test_a_gang_that_cannot_fit_holds_nothing_and_says_why(burst: bool, version: str) -> None:
     # Three 4-cpu nodes hold three of the four 3-cpu members: none may stay.
-    result = simulate([*nodes(3), *group("big", 4, cpu="3")], config=config(), burst=burst)
+    result = simulate([*nodes(3), *group("big", 4, cpu="3")], config=config(), burst=burst, emulated_version=version)
     assert set(result.final.values()) == {None}
     assert all(not (p["spec"].get("nodeName")) for p in result.pods())
     status = podgroup_status(result, "big")
     assert status["phase"] == "Scheduling" and status["scheduled"] == 0
     summary = format_summary(result)
     assert "default/big: Scheduling, 0/4 members scheduled; pending: " in summary
-    assert "PodGroup default/big gets rejected due to Pod" in summary
+    if version == "1.30":
+        # v1.34 retries a member from backoffQ as soon as activeQ is empty (SchedulerPopFromBackoffQ):
+        # the members then fail in another order, and none is tried while the group is denied.
+        assert "PodGroup default/big gets rejected due to Pod" in summary
     rejected = [r for r in result.attempts if "optimistic rejection in PostFilter" in (r.get("message") or "")]
     assert rejected, "waiting members are rejected when a member cannot fit"
 

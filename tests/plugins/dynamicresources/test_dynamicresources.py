@@ -309,18 +309,25 @@ def test_reserve_without_filtering_that_node_is_an_error() -> None:
 
 # -- registrations --------------------------------------------------------------------------------
 def test_events_to_register() -> None:
-    from kubesched.framework.interfaces import ActionType, ClusterEvent
+    from kubesched.framework.interfaces import ActionType, ClusterEvent, ClusterEventWithHint
 
     add_update = ActionType.ADD | ActionType.UPDATE
-    assert Env().plugin.events_to_register() == (
+    env = Env()
+    registered = env.plugin.events_to_register()
+    assert [getattr(r, "event", r) for r in registered] == [
         ClusterEvent(qevents.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE),
         ClusterEvent(qevents.RESOURCE_CLAIM, add_update),
+        ClusterEvent(qevents.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
         ClusterEvent(qevents.DEVICE_CLASS, add_update),
         ClusterEvent(qevents.RESOURCE_SLICE, add_update),
-    )
+    ]
+    # The claim and the pod events go through the plugin's hints.
+    hinted = [r for r in registered if isinstance(r, ClusterEventWithHint)]
+    assert [h.queueing_hint_fn for h in hinted] == [env.plugin.is_schedulable_after_claim_change,
+                                                    env.plugin.is_schedulable_after_pod_change]
     # Without queueing hints (a v1.30 scheduler with DRA turned on), taint updates too.
     node = Env(version="1.30", gates={"DynamicResourceAllocation": True}).plugin.events_to_register()[0]
-    assert node.action & ActionType.UPDATE_NODE_TAINT
+    assert isinstance(node, ClusterEvent) and node.action & ActionType.UPDATE_NODE_TAINT
 
 
 def test_no_score() -> None:

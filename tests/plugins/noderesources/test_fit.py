@@ -26,6 +26,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.plugins.noderesources import fit
 from tests.factories import NO_HANDLE, make_snapshot, pod_dict
 from tests.plugins.noderesources.builders import node, pod
+from tests.plugins.queueing import V130
 
 GPU = "example.com/gpu"
 FPGA = "vendor.io/fpga"
@@ -183,7 +184,8 @@ def test_plugin_protocols_and_events() -> None:
         assert isinstance(plugin, proto)
     assert plugin.pre_filter_extensions() is None
     assert plugin.score_extensions() is None
-    assert list(plugin.events_to_register()) == [
+    # v1.30's registrations (v1.34's, with hints: tests/plugins/noderesources/test_fit_hints.py)
+    assert list(fit.new(None, V130).events_to_register()) == [
         ClusterEvent("Pod", ActionType.DELETE),
         ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
     ]

@@ -42,6 +42,7 @@ from tests.plugins.podtopologyspread.builders import (
 from tests.plugins.podtopologyspread.reference import (
     reference_scores,
 )
+from tests.plugins.queueing import V130
 
 
 # -- default constraints ------------------------------------------------------------------------------
@@ -140,6 +141,7 @@ def test_protocols_and_events() -> None:
     for proto in (PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin):
         assert isinstance(plugin, proto)
     assert plugin.system_defaulted
+    plugin.handle.features = V130.features  # v1.30's registrations; v1.34's: test_podtopologyspread_hints.py
     assert list(plugin.events_to_register()) == [
         ClusterEvent("Pod", ActionType.ALL),
         ClusterEvent("Node", ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
