@@ -28,7 +28,7 @@ from kubesched.api.objects import Pod
 from kubesched.cache.cache import Cache, CacheError
 from kubesched.cache.snapshot import NodeInfoList, Snapshot
 from kubesched.cluster.protocol import ApiError, Cluster
-from kubesched.config.features import FeatureGates
+from kubesched.cycle_rules import CycleRules
 from kubesched.extender import (
     EXTENDER_NAME,
     ExtenderError,
@@ -60,22 +60,6 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 #: Key under which DefaultPreemption leaves the victims of its last preemption (for traces).
 VICTIMS_KEY = "DefaultPreemption/victims"
-
-
-@dataclass(frozen=True, slots=True)
-class CycleRules:
-    """What the emulated version changes in the scheduling cycle, read from the feature gates once."""
-
-    #: v1.34: nodes outside a PreFilterResult share a status naming the PreFilter plugins that left them
-    #: out (counted in the FitError), and those plugins are among the pod's rejectors.
-    pre_filter_result_diagnosis: bool = True
-    #: PodObservedGenerationTracking: the PodScheduled condition records the pod's generation.
-    track_observed_generation: bool = True
-
-    @classmethod
-    def of(cls, features: FeatureGates) -> CycleRules:
-        return cls(pre_filter_result_diagnosis=features.at_least("1.34"),
-                   track_observed_generation=features.enabled("PodObservedGenerationTracking"))
 
 
 class SchedulerParts(Protocol):

@@ -30,6 +30,7 @@ from kubesched.cluster.listers import LISTED_KINDS, Listers, listed_kinds
 from kubesched.cluster.protocol import Cluster, WatchEvent
 from kubesched.config.features import FeatureGates
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.cycle_rules import CycleRules
 from kubesched.eventhandlers import EventHandlers, PodStore
 from kubesched.extender import HTTPExtender, build_extenders
 from kubesched.framework.handle import PluginFactory
@@ -38,7 +39,7 @@ from kubesched.metrics import MetricsObserver, SchedulerMetrics
 from kubesched.profile import ClusterEventRecorder, FrameworkOptions, ProfileMap, new_map
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.recording import AttemptObserver, NullRecorder, Observers, Recorder, Recorders, RecordingObserver
-from kubesched.schedule_one import CycleRules, schedule_one
+from kubesched.schedule_one import schedule_one
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,8 @@ MAX_MODULE_LINES = 700
 MAX_FUNCTION_LINES = 60
 
 #: Modules over the limit today, with their size now. This list must shrink: split a module along its
-#: seam and remove it here (schedule_one: the binding cycle is the seam).
-MODULES_OVER: dict[str, int] = {
-    "kubesched/schedule_one.py": 701,
-}
+#: seam and remove it here.
+MODULES_OVER: dict[str, int] = {}
 #: Functions over the limit today (``path::Class.method``), with their size now. This list must shrink.
 FUNCTIONS_OVER: dict[str, int] = {}
 

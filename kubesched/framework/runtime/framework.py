@@ -138,9 +138,8 @@ class Framework:
         self._fit_filters = {p.name: p for p in self.lists.filter if isinstance(p, FitFilterPlugin)}
 
         #: Per plugin: the events it registered, each with its queueing hint (None: always queue).
-        self.enqueue_hints: dict[str, list[ClusterEventWithHint]] = {}
-        for plugin in self.plugins.values():
-            self.enqueue_hints[plugin.name] = _events_of(plugin)
+        self.enqueue_hints: dict[str, list[ClusterEventWithHint]] = {
+            plugin.name: _events_of(plugin) for plugin in self.plugins.values()}
         #: Per plugin: the events it registered.
         self.enqueue_events: dict[str, list[ClusterEvent]] = {
             name: [e.event for e in events] for name, events in self.enqueue_hints.items()}
