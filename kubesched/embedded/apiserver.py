@@ -208,9 +208,10 @@ class EmbeddedCluster:
         which never reads the result, calls for each of thousands of objects."""
         self._create(obj)
 
-    def _create(self, obj: dict) -> dict:
-        """Create ``obj`` and return the stored object itself (callers must not change it)."""
-        info, obj = self._incoming(obj)
+    def _create(self, obj: dict, *, owned: bool = False) -> dict:
+        """Create ``obj`` and return the stored object itself (callers must not change it). ``owned``:
+        the caller built ``obj`` for this call and lets it go, so it is stored without a copy."""
+        info, obj = self._incoming(obj, take_copy=not owned)
         meta = obj["metadata"]
         with self._lock:
             if not meta.get("name") and meta.get("generateName"):
@@ -367,9 +368,10 @@ class EmbeddedCluster:
         """Store a core/v1 Event; name, namespace, timestamps and count are filled in when missing.
 
         Events expire as on an API server (after ``event_ttl``), and beyond ``max_events`` the
-        oldest go first, so a long simulation does not keep every event it ever wrote.
+        oldest go first, so a long simulation does not keep every event it ever wrote. An event is
+        written once and never read back by its recorder: what ``event`` nests is stored as it is.
         """
-        event = dict(event)  # the cluster copies what it stores; only these two levels change here
+        event = dict(event)  # only these two levels change here
         event.setdefault("apiVersion", "v1")
         event["kind"] = "Event"
         meta = event["metadata"] = dict(event.get("metadata") or {})
@@ -390,7 +392,7 @@ class EmbeddedCluster:
             event.setdefault("count", 1)
         else:
             event.setdefault("eventTime", now)
-        stored = self._create(event)
+        stored = self._create(event, owned=True)
         self._expire_events(_key_of(stored))
 
     def _expire_events(self, written: _Key) -> None:
@@ -480,8 +482,9 @@ class EmbeddedCluster:
     # ------------------------------------------------------------------------------------------------
     # internals (callers hold self._lock)
 
-    def _incoming(self, obj: dict) -> tuple[KindInfo, dict]:
-        """Check kind, apiVersion and metadata of a written object; returns its info and a private copy."""
+    def _incoming(self, obj: dict, *, take_copy: bool = True) -> tuple[KindInfo, dict]:
+        """Check kind, apiVersion and metadata of a written object; returns its info and a private copy
+        (``obj`` itself when ``take_copy`` is False)."""
         if not isinstance(obj, dict):
             raise Invalid(f"object must be a mapping, not {type(obj).__name__}")
         info = kind_info(str(obj.get("kind")))
@@ -491,7 +494,8 @@ class EmbeddedCluster:
                 f"no kind {info.kind!r} is registered for version {api_version!r} "
                 f"(expected {' or '.join(info.api_versions)})"
             )
-        obj = _copy(obj)
+        if take_copy:
+            obj = _copy(obj)
         obj["apiVersion"] = api_version
         meta = obj.get("metadata")
         if meta is None:
