@@ -17,19 +17,21 @@ from kubesched.cache.snapshot import Snapshot
 
 
 class RowValueCache:
-    """Values of one function for every snapshot row, for the last few keys (pod shapes) asked for.
+    """Values of one function per snapshot row, for the last few keys (pod shapes) asked for.
 
     ``compute(rows)`` must depend only on those rows' columns (what writing a row changes) and on the
-    key. A key asked for the first time is computed for the rows asked only; asked again, its values
-    are computed for every row and kept, then recomputed only for the rows the snapshot wrote since.
-    The cache starts over when the rows move or a resource column appears.
+    key. A key asked for the first time is computed for the rows asked only. From its second time on,
+    its values are kept for every row: a row is computed when it is asked for and was written since it
+    was last computed (or never was). The cache starts over when the rows move or a resource column
+    appears.
     """
 
     __slots__ = ("_capacity", "_entries", "_layout", "_seen")
 
     def __init__(self, capacity: int = 4) -> None:
         self._capacity = capacity
-        self._entries: OrderedDict[Hashable, tuple[np.ndarray, tuple[int, int]]] = OrderedDict()
+        #: key -> (values, which rows must be computed again, the snapshot's write mark they are as of)
+        self._entries: OrderedDict[Hashable, tuple[np.ndarray, np.ndarray, tuple[int, int]]] = OrderedDict()
         #: Keys asked for once lately: a pod shape seen once may never come back, and is not kept.
         self._seen: OrderedDict[Hashable, None] = OrderedDict()
         self._layout: tuple[int, int, int] | None = None
@@ -42,21 +44,28 @@ class RowValueCache:
             self._entries.clear()
             self._layout = layout
         entry = self._entries.get(key)
-        if entry is None and key not in self._seen:
-            self._seen[key] = None
-            if len(self._seen) > 4 * self._capacity:
-                self._seen.popitem(last=False)
-            return np.asarray(compute(rows), dtype=np.int64)
-        written = None if entry is None else snapshot.rows_written_since(entry[1])
-        if entry is None or written is None:
-            if entry is None and len(self._entries) >= self._capacity:
+        if entry is None:
+            if key not in self._seen:
+                self._seen[key] = None
+                if len(self._seen) > 4 * self._capacity:
+                    self._seen.popitem(last=False)
+                return np.asarray(compute(rows), dtype=np.int64)
+            if len(self._entries) >= self._capacity:
                 self._entries.popitem(last=False)
-            values = np.asarray(compute(np.arange(len(snapshot), dtype=np.int64)), dtype=np.int64)
+            n = len(snapshot)
+            values, stale = np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
         else:
-            values = entry[0]
-            if written:
-                changed = np.unique(np.asarray(written, dtype=np.int64))
-                values[changed] = compute(changed)
-        self._entries[key] = (values, snapshot.write_mark())
+            values, stale, mark = entry
+            written = snapshot.rows_written_since(mark)
+            if written is None:
+                stale[:] = True
+            elif written:
+                stale[written] = True
+        wanted = np.flatnonzero(stale[rows])
+        if len(wanted):
+            changed = rows[wanted]
+            values[changed] = compute(changed)
+            stale[changed] = False
+        self._entries[key] = (values, stale, snapshot.write_mark())
         self._entries.move_to_end(key)
         return values[rows]

@@ -42,7 +42,7 @@ def _counting(snapshot: Snapshot, calls: list[int]) -> Callable[[np.ndarray], np
     return compute
 
 
-def test_a_shape_seen_once_is_computed_for_the_rows_asked_only() -> None:
+def test_rows_are_computed_when_asked_for_and_kept_from_a_shapes_second_sighting() -> None:
     _, snapshot = _snapshot(6)
     calls: list[int] = []
     kept = RowValueCache()
@@ -50,9 +50,11 @@ def test_a_shape_seen_once_is_computed_for_the_rows_asked_only() -> None:
     assert kept.values(snapshot, "a", rows, _counting(snapshot, calls)).tolist() == [0, 0]
     assert calls == [2]
     kept.values(snapshot, "a", rows, _counting(snapshot, calls))
-    assert calls == [2, 6]  # seen again: every row, once
-    kept.values(snapshot, "a", np.array([0, 5, 3]), _counting(snapshot, calls))
-    assert calls == [2, 6]
+    assert calls == [2, 2]  # seen again: kept from now on
+    kept.values(snapshot, "a", np.array([0, 4, 5, 1]), _counting(snapshot, calls))
+    assert calls == [2, 2, 2]  # only the rows never computed
+    kept.values(snapshot, "a", np.array([5, 0, 1]), _counting(snapshot, calls))
+    assert calls == [2, 2, 2]
 
 
 def test_only_rows_written_since_are_recomputed() -> None:
