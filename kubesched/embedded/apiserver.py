@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import functools
 import threading
 import uuid
 from collections import deque
@@ -64,8 +65,10 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+@functools.lru_cache(maxsize=256)
 def format_time(t: datetime) -> str:
-    """RFC3339 with second precision in UTC, as metav1.Time serialises (``2024-01-01T00:00:00Z``)."""
+    """RFC3339 with second precision in UTC, as metav1.Time serialises (``2024-01-01T00:00:00Z``).
+    (A simulation stamps many writes at one moment of its clock: the last few answers are kept.)"""
     if t.tzinfo is not None:
         t = t.astimezone(UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -142,6 +145,8 @@ class EmbeddedCluster:
         self._event_seq = 0
         self._queue: deque[tuple[int, WatchEvent]] = deque()
         self._watchers: list[_Watcher] = []
+        #: Every kind some watcher watches (kept with the watchers: each write asks).
+        self._watched_kinds: frozenset[str] = frozenset()
         self._delivery_lock = threading.RLock()
         self._delivering = False
         self._user_status_uids: set[str] = set()
@@ -181,6 +186,10 @@ class EmbeddedCluster:
 
     def objects(self, kind: str) -> Iterable[dict]:
         return list(self._store.get(kind, {}).values())
+
+    def count(self, kind: str) -> int:
+        """How many objects of ``kind`` are stored (read by controllers that have nothing to do without any)."""
+        return len(self._store.get(kind, {}))
 
     def now(self) -> str:
         """The clock's current time as the API serialises it (what controllers stamp on status)."""
@@ -430,6 +439,7 @@ class EmbeddedCluster:
             watcher = _Watcher(self, wanted, handler, self._event_seq,
                                private_copies and not (read_only or self._read_only_watchers))
             self._watchers.append(watcher)
+            self._watched_kinds = self._watched_kinds | wanted
             return watcher
 
     def pending_event_count(self) -> int:
@@ -478,6 +488,7 @@ class EmbeddedCluster:
         with self._lock:
             if watcher in self._watchers:
                 self._watchers.remove(watcher)
+                self._watched_kinds = frozenset(k for w in self._watchers for k in w.kinds)
 
     # ------------------------------------------------------------------------------------------------
     # internals (callers hold self._lock)
@@ -583,7 +594,7 @@ class EmbeddedCluster:
 
     def _enqueue(self, event_type: EventType, kind: str, obj: dict, old: dict | None) -> None:
         """Queue an event only if someone watches its kind: later watchers list instead."""
-        if not any(kind in w.kinds for w in self._watchers):
+        if kind not in self._watched_kinds:
             return
         self._event_seq += 1
         self._queue.append((self._event_seq, WatchEvent(event_type, kind, obj, old)))
