@@ -34,12 +34,13 @@ TARGETS = {"basic-5000-default-simulate": (0.70, 1024.0), "basic-5000-default-si
 
 
 def select(cases: Iterable[Case | SimCase], *, only: str | None, quick: bool) -> list[Case | SimCase]:
-    """The cases to run: the quick ones or the full-size ones, filtered by name."""
+    """The cases to run: the quick ones or the full-size ones, filtered by name (the cases left out of
+    the default set, such as the scale series, only when ``only`` names them)."""
     chosen = [c for c in cases if c.quick == quick]
     if only:
         pattern = only if any(ch in only for ch in "*?[") else f"*{only}*"
-        chosen = [c for c in chosen if fnmatch.fnmatch(c.name, pattern)]
-    return chosen
+        return [c for c in chosen if fnmatch.fnmatch(c.name, pattern)]
+    return [c for c in chosen if c.default]
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
@@ -65,7 +66,7 @@ def compare_user_paths(rows: Sequence[dict[str, Any]]) -> list[str]:
     lines = []
     for r in rows:
         path = r.get("path", "core")
-        if path == "core" or "error" in r:
+        if path in ("core", "sim") or "error" in r:
             continue
         base = core.get(_size(r))
         if base is None:

@@ -55,6 +55,9 @@ CASES = {c.name: c for c in (
     ArrivalCase("arrivals-200k-5000-api", 5000, 200_000, "api"),
     ArrivalCase("arrivals-200k-5000-cli", 5000, 200_000, "cli"),
     ArrivalCase("arrivals-1m-5000-stream", 5000, 1_000_000, "stream", default=False),
+    # How the cost grows with the number of arrivals on the same 5000 nodes (run when named).
+    ArrivalCase("arrivals-20k-5000-stream", 5000, 20_000, "stream", default=False),
+    ArrivalCase("arrivals-100k-5000-stream", 5000, 100_000, "stream", default=False),
 )}
 
 

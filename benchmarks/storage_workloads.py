@@ -15,6 +15,7 @@ warm-up); the measured pods arrive together (``burst``), as createPods makes the
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,8 @@ MAX_VOLUMES = 39
 
 @dataclass(frozen=True)
 class SimCase:
-    """A case measured through kubesched.simulate's Simulation (load untimed, run timed)."""
+    """A case measured through kubesched.simulate's Simulation: with path "sim" the load is untimed and
+    the run timed, with "simulate" the whole ``kubesched.simulate()`` call, loading included."""
 
     name: str
     workload: str
@@ -37,9 +39,12 @@ class SimCase:
     measured: int
     quick: bool = False
     config: str = "default"
+    path: str = "sim"
+    #: Whether a plain ``python -m benchmarks`` runs it; the scale cases run only when ``--only`` names them.
+    default: bool = True
 
     def with_measured(self, measured: int) -> SimCase:
-        return SimCase(self.name, self.workload, self.nodes, self.existing, measured, self.quick, self.config)
+        return dataclasses.replace(self, measured=measured)
 
 
 def _sim_cases() -> list[SimCase]:
@@ -49,6 +54,11 @@ def _sim_cases() -> list[SimCase]:
         out.append(SimCase(f"{short}-quick-default", workload, 500, 500, 200, quick=True))
     out.append(SimCase("preemption-1000-default", "PreemptionBasic", 1000, 4000, 1000))
     out.append(SimCase("preemption-quick-default", "PreemptionBasic", 100, 400, 100, quick=True))
+    # PreemptionBasic through the user path as it grows: four low-priority pods on every node.
+    for size, nodes, measured in (("1k", 1000, 1000), ("5k", 5000, 5000), ("50k", 50_000, 10_000),
+                                  ("100k", 100_000, 10_000)):
+        out.append(SimCase(f"scale-preemption-{size}", "PreemptionBasic", nodes, 4 * nodes, measured,
+                           path="simulate", default=False))
     return out
 
 

@@ -12,6 +12,7 @@ result) on the same objects, with the recording the path names (:data:`USER_PATH
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import random
@@ -64,12 +65,12 @@ class Case:
     #: "core" times the scheduling loop alone, "core+summary" / "core+full" / "core+trace" the same loop
     #: with that recorder attached; anything else is a key of USER_PATHS.
     path: str = "core"
+    #: Whether a plain ``python -m benchmarks`` runs it; the scale cases run only when ``--only`` names them.
+    default: bool = True
 
     def with_measured(self, measured: int) -> Case:
         """The same case with a different number of measured pods (e.g. a shorter profile run)."""
-        return Case(self.name, self.workload, self.nodes, self.existing, measured, self.config,
-                    self.percentage, self.quick, self.path)
-
+        return dataclasses.replace(self, measured=measured)
 
 
 #: The environment variable ``python -m benchmarks --emulated-version V`` hands every case's subprocess.
@@ -136,6 +137,27 @@ def _cases() -> list[Case]:
         c = by_name[base]
         cases.extend(Case(f"{base}-{p}", c.workload, c.nodes, c.existing, c.measured, c.config, c.percentage,
                           c.quick, p) for p in paths)
+    return cases + _scale_cases()
+
+
+#: The sizes of the scale series, by name: nodes, and measured pods of the default and pct100 configs.
+SCALES: tuple[tuple[str, int, int, int], ...] = (
+    ("5k", 5_000, 5_000, 5_000),
+    ("50k", 50_000, 50_000, 10_000),
+    ("100k", 100_000, 100_000, 10_000),
+    ("1m", 1_000_000, 100_000, 1_000),
+)
+
+
+def _scale_cases() -> list[Case]:
+    """SchedulingBasic through the user path at 5k to 1M nodes, 1000 pods running, adaptive scoring
+    (``scale-basic-*``) and every node scored (``scale-pct100-*``): how the cost grows with size."""
+    cases = []
+    for size, node_count, basic, full in SCALES:
+        cases.append(Case(f"scale-basic-{size}", "SchedulingBasic", node_count, 1000, basic, "default",
+                          path="simulate", default=False))
+        cases.append(Case(f"scale-pct100-{size}", "SchedulingBasic", node_count, 1000, full, "pct100", 100,
+                          path="simulate", default=False))
     return cases
 
 

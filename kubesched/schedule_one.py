@@ -340,20 +340,23 @@ def find_nodes_that_fit_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> tu
         if found is not None:
             return found, diagnosis, 1 + len(diagnosis.node_status)
 
-    rows = _candidate_rows(snapshot, pre_result)
-    if pre_result is not None and not pre_result.all_nodes():
+    rows = None if pre_result is None or pre_result.all_nodes() else _candidate_rows(snapshot, pre_result)
+    if rows is not None:
         if observer.detailed:
             observer.skipped_outside(cycle, snapshot.names, rows)
         if rules.pre_filter_result_diagnosis:
             diagnosis.node_status.absent = unresolvable(f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}]")
-    n = len(rows)
+    n = len(rows) if rows is not None else len(snapshot)
     if n == 0:
         return np.zeros(0, dtype=np.int64), diagnosis, 0
     num_to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n)
     if not fwk.has_score_plugins():
         num_to_find = 1
     start = sched.next_start_node_index % n
-    ordered = np.concatenate([rows[start:], rows[:start]]) if start else rows
+    if rows is None:  # every node, from the start index round: a view, nothing copied
+        ordered = snapshot.rotated_rows(start)
+    else:
+        ordered = np.concatenate([rows[start:], rows[:start]]) if start else rows
     if not fwk.has_filter_plugins():
         feasible = ordered[:num_to_find]
         processed = len(feasible)
@@ -414,9 +417,8 @@ def _run_extender_filters(sched: SchedulerParts, cycle: SchedulingCycle, feasibl
     return np.asarray([snapshot.index[n.name] for n in kept], dtype=np.int64)
 
 
-def _candidate_rows(snapshot: Any, pre_result: PreFilterResult | None) -> np.ndarray:
-    if pre_result is None or pre_result.all_nodes():
-        return np.arange(len(snapshot), dtype=np.int64)
+def _candidate_rows(snapshot: Any, pre_result: PreFilterResult) -> np.ndarray:
+    """The snapshot rows of the nodes a narrowing PreFilterResult keeps, in row order."""
     assert pre_result.node_names is not None
     rows = sorted(snapshot.index[name] for name in pre_result.node_names if name in snapshot.index)
     return np.asarray(rows, dtype=np.int64)

@@ -47,19 +47,22 @@ class NodeTree:
     """Node names grouped by zone; listing takes one node of each zone in turn.
 
     The interleaved order is what the scheduler walks when it samples a fraction of the nodes, so
-    every zone gets looked at early.
+    every zone gets looked at early. Each zone keeps its names in a dict used as an ordered set, so
+    that adding or removing a node costs the same with a million nodes as with ten.
     """
 
     def __init__(self) -> None:
-        self._zones: dict[str, list[str]] = {}
+        self._zones: dict[str, dict[str, None]] = {}
+        self._count = 0
 
     def add(self, node: Node) -> None:
         zone = zone_key(node)
-        names = self._zones.setdefault(zone, [])
+        names = self._zones.setdefault(zone, {})
         if node.name in names:
             logger.info("Did not add to the NodeTree because it already exists", "node", kobj(node))
             return
-        names.append(node.name)
+        names[node.name] = None
+        self._count += 1
         if v := logger.v(2):
             v.info("Added node to NodeTree", "node", kobj(node), "zone", zone)
 
@@ -67,7 +70,8 @@ class NodeTree:
         key = zone_key(node)
         names = self._zones.get(key)
         if names and node.name in names:
-            names.remove(node.name)
+            del names[node.name]
+            self._count -= 1
             if not names:
                 del self._zones[key]
             if v := logger.v(2):
@@ -81,7 +85,7 @@ class NodeTree:
             self.add(new)
 
     def __len__(self) -> int:
-        return sum(len(v) for v in self._zones.values())
+        return self._count
 
     def list(self) -> list[str]:
         zones = list(self._zones.values())

@@ -8,6 +8,7 @@ whose generation moved since the previous cycle.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -19,6 +20,8 @@ from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.taints import Taint
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.pod_index import AffinityTermIndex, NodeSlots, PodLabelIndex
+
+_layouts = itertools.count(1)
 
 #: Fixed resource columns; scalar (extended) resources get further columns when first seen.
 BASE_RESOURCES: tuple[str, ...] = (CPU, MEMORY, EPHEMERAL_STORAGE)
@@ -108,6 +111,14 @@ class Snapshot:
         self._taint_groups: tuple[np.ndarray, list[tuple[Taint, ...]]] | None = None
         #: Bumped whenever node objects (labels, taints, images) change: derived per-node caches key on it.
         self.node_objects_version = 0
+        #: Changes (to a number no snapshot has had) when nodes join, leave or move rows: per-row caches
+        #: are valid only within one layout of one snapshot.
+        self.layout_version = next(_layouts)
+        #: Two copies of 0..n-1 end to end, so that every rotation of the rows is a view (see rotated_rows).
+        self._doubled_rows = np.zeros(0, dtype=np.int64)
+        #: Rows written since the log was last started over (see rows_written_since), and which log it is.
+        self._written: list[int] = []
+        self._write_epoch = 0
         #: Bumped when some node's image states change (not when nodes without images join).
         self.images_version = 0
 
@@ -121,6 +132,32 @@ class Snapshot:
 
     def all_nodes(self) -> NodeInfoList:
         return NodeInfoList(self, np.arange(len(self.node_infos)))
+
+    def write_mark(self) -> tuple[int, int]:
+        """Where the log of written rows stands now (hand it to :meth:`rows_written_since` later)."""
+        return self._write_epoch, len(self._written)
+
+    def rows_written_since(self, mark: tuple[int, int]) -> list[int] | None:
+        """Rows written since ``mark`` (a row may repeat); None when the log was started over since,
+        and every row must be taken as written."""
+        epoch, position = mark
+        if epoch != self._write_epoch:
+            return None
+        return self._written[position:]
+
+    def _restart_write_log(self) -> None:
+        self._written = []
+        self._write_epoch += 1
+
+    def rotated_rows(self, start: int) -> np.ndarray:
+        """Every row, from ``start`` round to ``start - 1``: a read-only view, so that walking a
+        million nodes from a moving start index copies nothing per cycle."""
+        n = len(self.node_infos)
+        if len(self._doubled_rows) != 2 * n:
+            rows = np.arange(n, dtype=np.int64)
+            self._doubled_rows = np.concatenate([rows, rows])
+            self._doubled_rows.flags.writeable = False
+        return self._doubled_rows[start:start + n]
 
     def nodes(self, indices: np.ndarray) -> NodeInfoList:
         return NodeInfoList(self, indices)
@@ -184,6 +221,10 @@ class Snapshot:
             self._write_row(i, info)
 
     def _write_row(self, i: int, info: NodeInfo) -> None:
+        written = self._written
+        written.append(i)
+        if len(written) > 4 * len(self.node_infos) + 1024:
+            self._restart_write_log()  # readers recompute every row: a cost spread over this many writes
         cols = self.resource_columns
         alloc_row = self.allocatable[i]
         alloc_row[:] = 0
@@ -208,6 +249,8 @@ class Snapshot:
         self.node_infos = infos
         self.index = {info.name: i for i, info in enumerate(infos)}
         self.names = np.array([info.name for info in infos], dtype=object)
+        self.layout_version = next(_layouts)
+        self._restart_write_log()
         n = len(infos)
         names = {name for info in infos for name in (*info.allocatable, *info.requested)}
         for name in sorted(names):
@@ -262,6 +305,8 @@ class Snapshot:
         self.node_infos = infos
         self.index = index
         self.names = np.array(names, dtype=object)
+        self.layout_version = next(_layouts)
+        self._restart_write_log()
         node_changed: list[int] = []
         for i in fresh:
             info = infos[i]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import functools
 import threading
 import uuid
 from collections import deque
@@ -65,8 +66,10 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+@functools.lru_cache(maxsize=256)
 def format_time(t: datetime) -> str:
-    """RFC3339 with second precision in UTC, as metav1.Time serialises (``2024-01-01T00:00:00Z``)."""
+    """RFC3339 with second precision in UTC, as metav1.Time serialises (``2024-01-01T00:00:00Z``).
+    (A simulation stamps many writes at one moment of its clock: the last few answers are kept.)"""
     if t.tzinfo is not None:
         t = t.astimezone(UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -143,6 +146,8 @@ class EmbeddedCluster:
         self._event_seq = 0
         self._queue: deque[tuple[int, WatchEvent]] = deque()
         self._watchers: list[_Watcher] = []
+        #: Every kind some watcher watches (kept with the watchers: each write asks).
+        self._watched_kinds: frozenset[str] = frozenset()
         self._delivery_lock = threading.RLock()
         self._delivering = False
         self._user_status_uids: set[str] = set()
@@ -183,6 +188,10 @@ class EmbeddedCluster:
     def objects(self, kind: str) -> Iterable[dict[str, Any]]:
         return list(self._store.get(kind, {}).values())
 
+    def count(self, kind: str) -> int:
+        """How many objects of ``kind`` are stored (read by controllers that have nothing to do without any)."""
+        return len(self._store.get(kind, {}))
+
     def now(self) -> str:
         """The clock's current time as the API serialises it (what controllers stamp on status)."""
         return format_time(self._clock())
@@ -209,9 +218,10 @@ class EmbeddedCluster:
         which never reads the result, calls for each of thousands of objects."""
         self._create(obj)
 
-    def _create(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """Create ``obj`` and return the stored object itself (callers must not change it)."""
-        info, obj = self._incoming(obj)
+    def _create(self, obj: dict[str, Any], *, owned: bool = False) -> dict[str, Any]:
+        """Create ``obj`` and return the stored object itself (callers must not change it). ``owned``:
+        the caller built ``obj`` for this call and lets it go, so it is stored without a copy."""
+        info, obj = self._incoming(obj, take_copy=not owned)
         meta = obj["metadata"]
         with self._lock:
             if not meta.get("name") and meta.get("generateName"):
@@ -388,9 +398,10 @@ class EmbeddedCluster:
         """Store a core/v1 Event; name, namespace, timestamps and count are filled in when missing.
 
         Events expire as on an API server (after ``event_ttl``), and beyond ``max_events`` the
-        oldest go first, so a long simulation does not keep every event it ever wrote.
+        oldest go first, so a long simulation does not keep every event it ever wrote. An event is
+        written once and never read back by its recorder: what ``event`` nests is stored as it is.
         """
-        event = dict(event)  # the cluster copies what it stores; only these two levels change here
+        event = dict(event)  # only these two levels change here
         event.setdefault("apiVersion", "v1")
         event["kind"] = "Event"
         meta = event["metadata"] = dict(event.get("metadata") or {})
@@ -411,7 +422,7 @@ class EmbeddedCluster:
             event.setdefault("count", 1)
         else:
             event.setdefault("eventTime", now)
-        stored = self._create(event)
+        stored = self._create(event, owned=True)
         self._expire_events(_key_of(stored))
 
     def _expire_events(self, written: _Key) -> None:
@@ -449,6 +460,7 @@ class EmbeddedCluster:
             watcher = _Watcher(self, wanted, handler, self._event_seq,
                                private_copies and not (read_only or self._read_only_watchers))
             self._watchers.append(watcher)
+            self._watched_kinds = self._watched_kinds | wanted
             return watcher
 
     def pending_event_count(self) -> int:
@@ -497,12 +509,14 @@ class EmbeddedCluster:
         with self._lock:
             if watcher in self._watchers:
                 self._watchers.remove(watcher)
+                self._watched_kinds = frozenset(k for w in self._watchers for k in w.kinds)
 
     # ------------------------------------------------------------------------------------------------
     # internals (callers hold self._lock)
 
-    def _incoming(self, obj: dict[str, Any]) -> tuple[KindInfo, dict[str, Any]]:
-        """Check kind, apiVersion and metadata of a written object; returns its info and a private copy."""
+    def _incoming(self, obj: dict[str, Any], *, take_copy: bool = True) -> tuple[KindInfo, dict[str, Any]]:
+        """Check kind, apiVersion and metadata of a written object; returns its info and a private copy
+        (``obj`` itself when ``take_copy`` is False)."""
         if not isinstance(obj, dict):
             raise Invalid(f"object must be a mapping, not {type(obj).__name__}")
         info = kind_info(str(obj.get("kind")))
@@ -512,7 +526,8 @@ class EmbeddedCluster:
                 f"no kind {info.kind!r} is registered for version {api_version!r} "
                 f"(expected {' or '.join(info.api_versions)})"
             )
-        obj = _copy(obj)
+        if take_copy:
+            obj = _copy(obj)
         obj["apiVersion"] = api_version
         meta = obj.get("metadata")
         if meta is None:
@@ -600,7 +615,7 @@ class EmbeddedCluster:
 
     def _enqueue(self, event_type: EventType, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         """Queue an event only if someone watches its kind: later watchers list instead."""
-        if not any(kind in w.kinds for w in self._watchers):
+        if kind not in self._watched_kinds:
             return
         self._event_seq += 1
         self._queue.append((self._event_seq, WatchEvent(event_type, kind, obj, old)))

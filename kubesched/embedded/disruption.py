@@ -134,6 +134,8 @@ class DisruptionController:
                 self._matchers.pop(str(event.obj["metadata"].get("uid")), None)
             update_pdb_status(self.cluster, namespace)
             return
+        if not self.cluster.count("PodDisruptionBudget"):
+            return  # no budget to count the pod in
         if event.type == "MODIFIED" and event.old is not None and not _counted_change(event.old, event.obj):
             return
         pods = [event.obj] if event.old is None else [event.obj, event.old]

@@ -262,7 +262,16 @@ class Attempt:
         if names is None or not len(self.total_scores) or k <= 0:
             return []
         totals = np.asarray(self.total_scores, dtype=np.int64)
-        rank = (order or NameOrder()).rank(names)[self.scored_rows]
+        ranks = (order or NameOrder()).rank(names)
+        tied = np.flatnonzero(totals == totals.max())
+        if len(tied) >= k:  # the k best all share the best total: the first k of them by name
+            tied_ranks = ranks[self.scored_rows[tied]]
+            if len(tied) > k:
+                pick = np.argpartition(tied_ranks, k - 1)[:k]
+                tied, tied_ranks = tied[pick], tied_ranks[pick]
+            best = tied[np.argsort(tied_ranks)]
+            return list(zip(names[self.scored_rows[best]].tolist(), best.tolist(), strict=True))
+        rank = ranks[self.scored_rows]
         # Best total first, then name order, as one integer per node (ranks are distinct, below len(names)).
         key = (int(totals.max()) - totals) * len(names) + rank
         if len(key) > k:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import random
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.framework.status import Code, Status
 from kubesched.recording import AttemptEncoder, FullRecorder
@@ -103,3 +106,18 @@ def test_extender_verdicts_are_streamed_as_the_record_shows_them() -> None:
     attempt.extender_verdicts().setdefault("filter", {})["licence-check"] = "2 nodes dropped"
     attempt.failed("Unschedulable", "nope", None)
     assert _encoded(attempt)["extenders"] == {"filter": {"licence-check": "2 nodes dropped"}}
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=30), st.integers(1, 5), st.randoms(use_true_random=False))
+def test_the_best_nodes_are_the_best_totals_then_names(totals: list[int], k: int, rnd: random.Random) -> None:
+    """Whether or not the best total is shared by k nodes or more, top_nodes is a plain sort's head."""
+    names = np.array([f"n{i:02d}" for i in range(len(totals) + 3)], dtype=object)
+    rows = np.array(rnd.sample(range(len(names)), len(totals)))
+    attempt = _begin()
+    attempt.feasible(names, rows)
+    scores = np.array(totals, dtype=np.int64)
+    attempt.scored(rows, {"NodeResourcesFit": scores}, scores, {}, rows[:1])
+    attempt.scheduled(str(names[rows[0]]))
+    want = sorted(zip(names[rows].tolist(), totals, strict=True), key=lambda p: (-p[1], p[0]))[:k]
+    assert attempt.top_nodes(k) == want

@@ -128,7 +128,7 @@ def find_nodes_that_pass_filters(fwk: FilteringFramework, state: CycleState, pod
     parallel walk can give.
     """
     plugins = [p for p in fwk.filter_plugins if p.name not in state.skip_filter_plugins]
-    nominated = _NominatedRows(fwk, state, pod, snapshot)
+    nominated = _NominatedRows(fwk, state, pod, snapshot, rows)
     feasible_parts: list[np.ndarray] = []
     rejected_rows: list[np.ndarray] = []
     rejected_statuses: list[Status] = []
@@ -165,12 +165,19 @@ class _NominatedRows:
 
     __slots__ = ("_array", "_fit_checks", "_fwk", "_pod", "_rows", "_snapshot", "_state")
 
-    def __init__(self, fwk: FilteringFramework, state: CycleState, pod: Pod, snapshot: Snapshot) -> None:
+    def __init__(self, fwk: FilteringFramework, state: CycleState, pod: Pod, snapshot: Snapshot,
+                 walk: np.ndarray) -> None:
         self._fwk, self._state, self._pod, self._snapshot = fwk, state, pod, snapshot
         rows: dict[int, list[Pod]] = {}
         index, priority, uid = snapshot.index, pod.priority, pod.uid
-        for name, pods in fwk.nominator.nominations().items():
-            row = index.get(name)
+        nominations = fwk.nominator.nominations()
+        if len(walk) < len(nominations):  # a short walk (the nominated node alone): look its nodes up
+            named = ((row, nominations.get(name)) for row, name in zip(walk.tolist(), snapshot.names[walk].tolist(),
+                                                                        strict=True))
+            found = ((row, pods) for row, pods in named if pods)
+        else:
+            found = ((index.get(name), pods) for name, pods in nominations.items())
+        for row, pods in found:
             if row is not None and (nominated := [p for p in pods if p.priority >= priority and p.uid != uid]):
                 rows[row] = nominated
         self._rows = rows

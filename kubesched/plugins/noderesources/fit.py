@@ -34,6 +34,7 @@ from kubesched.api.resources import (
     is_scalar_resource_name,
 )
 from kubesched.cache.node_info import NodeInfo
+from kubesched.cache.row_cache import RowValueCache
 from kubesched.config.errors import ConfigError
 from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.config.pluginargs import (
@@ -224,6 +225,31 @@ def _batch_result(reasons: Sequence[str], fails: np.ndarray, beyond: np.ndarray 
     return BatchFilterResult(table[inverse], statuses)
 
 
+def _fail_codes(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray,
+                unresolvable: bool) -> np.ndarray:
+    """:func:`_fail_matrix` packed into one integer per row: bit j for reason j, and with
+    ``unresolvable`` the next bit for a row beyond allocatable."""
+    _, fails, beyond = _fail_matrix(checks, snapshot, rows, unresolvable=unresolvable)
+    keyed = fails if beyond is None else np.column_stack([fails, beyond])
+    return keyed.astype(np.int64) @ (np.int64(1) << np.arange(keyed.shape[1], dtype=np.int64))
+
+
+def _coded_result(reasons: Sequence[str], codes: np.ndarray, unresolvable: bool) -> BatchFilterResult:
+    """What :func:`_batch_result` gives, from the rows' :func:`_fail_codes`."""
+    if not codes.any():
+        return BatchFilterResult.all_pass(len(codes))
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    statuses: list[Status] = []
+    table = np.full(len(uniq), -1, dtype=np.int32)
+    beyond_bit = 1 << len(reasons)
+    for u, code in enumerate(uniq.tolist()):
+        failed = tuple(r for j, r in enumerate(reasons) if code >> j & 1)
+        if failed:
+            table[u] = len(statuses)
+            statuses.append(rejection(failed, unresolvable and bool(code & beyond_bit)))
+    return BatchFilterResult(table[inverse.reshape(-1)], statuses)
+
+
 def _distinct_rows(fails: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct boolean rows and, per input row, the index of its distinct row."""
     m = fails.shape[1]
@@ -323,6 +349,8 @@ class NodeResourcesFit(ResourceScoring):
         self.enable_sidecar_containers = features.enabled("SidecarContainers")
         self.ignored_resources = frozenset(args.ignored_resources)
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
+        #: Filter's failure codes per snapshot row for the last pod shapes filtered.
+        self._kept_verdicts = RowValueCache()
         strategy = args.scoring_strategy
         self.scorer = ResourceAllocationScorer(
             name=strategy.type,
@@ -361,7 +389,14 @@ class NodeResourcesFit(ResourceScoring):
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
             return BatchFilterResult.all_fail(len(indices), _missing_state(PRE_FILTER_STATE_KEY))
-        return _batch_result(*_fail_matrix(s.checks, snapshot, indices, unresolvable=s.unresolvable))
+        if len(s.checks) > 60:  # too many checks for one integer per row: uncached
+            return _batch_result(*_fail_matrix(s.checks, snapshot, indices, unresolvable=s.unresolvable))
+        # A row's verdict reads only its own columns: kept per pod shape, recomputed where rows changed.
+        codes = self._kept_verdicts.values(
+            snapshot, (s.checks, s.unresolvable), indices,
+            lambda rows: _fail_codes(s.checks, snapshot, rows, s.unresolvable))
+        reasons = [TOO_MANY_PODS, *(insufficient_reason(name) for name, _ in s.checks)]
+        return _coded_result(reasons, codes, s.unresolvable)
 
     def fit_checks(self, state: CycleState) -> PreFilterState | None:
         """The checks PreFilter prepared for the cycle's pod (the FitFilterPlugin capability)."""

@@ -15,7 +15,7 @@ plain requests.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -28,13 +28,14 @@ from kubesched.api.resources import (
     is_scalar_resource_name,
 )
 from kubesched.cache.node_info import NodeInfo
+from kubesched.cache.row_cache import RowValueCache
 from kubesched.config.pluginargs import ResourceSpec
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import ScoreExtensions
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
-    from kubesched.cache.snapshot import NodeInfoList
+    from kubesched.cache.snapshot import NodeInfoList, Snapshot
 
 
 class ScoreFunction(Protocol):
@@ -60,6 +61,8 @@ class ResourceAllocationScorer:
     function: ScoreFunction
     #: Plain requests for cpu/memory (BalancedAllocation) instead of the non-zero ones (Fit).
     use_requested: bool = False
+    #: Scores per snapshot row for the last pod shapes scored (a score reads only the row and the requests).
+    _kept: RowValueCache = field(default_factory=RowValueCache, compare=False, repr=False)
 
     # -- per pod --------------------------------------------------------------------------------------
     def pod_requests(self, pod: Pod) -> tuple[int, ...]:
@@ -106,11 +109,16 @@ class ResourceAllocationScorer:
 
     # -- batch ----------------------------------------------------------------------------------------
     def score_nodes(self, nodes: NodeInfoList, pod_requests: Sequence[int]) -> np.ndarray:
-        """Scores of every node of ``nodes`` from the snapshot columns (same numbers as :meth:`score`)."""
+        """Scores of every node of ``nodes`` from the snapshot columns (same numbers as :meth:`score`),
+        kept per pod shape and recomputed only for the rows written since."""
         if not self.resources:
             raise RuntimeError(RESOURCES_NOT_FOUND)
         snapshot = nodes.snapshot
-        rows = nodes.indices
+        requests = tuple(pod_requests)
+        return self._kept.values(snapshot, requests, nodes.indices,
+                                 lambda rows: self._score_rows(snapshot, rows, requests))
+
+    def _score_rows(self, snapshot: Snapshot, rows: np.ndarray, pod_requests: Sequence[int]) -> np.ndarray:
         n, k = len(rows), len(self.resources)
         requested = np.zeros((n, k), dtype=np.int64)
         allocatable = np.zeros((n, k), dtype=np.int64)
