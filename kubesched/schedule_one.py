@@ -365,11 +365,11 @@ def find_nodes_that_fit_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> tu
     outcome = fwk.find_nodes_that_pass_filters(state, pod, snapshot, ordered, num_to_find)
     processed = outcome.processed
     sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
+    observer.rejected(cycle, snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)  # an Error: its node
+    observer.evaluated(cycle, processed if outcome.error is None else len(outcome.rejected_rows))
     if outcome.error is not None:
         raise _CycleError(outcome.error, outcome.error.as_error())
     _record_filter(snapshot, outcome, diagnosis)
-    observer.rejected(cycle, snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)
-    observer.evaluated(cycle, processed)
     return _run_extender_filters(sched, cycle, outcome.feasible, diagnosis), diagnosis, processed
 
 
@@ -381,6 +381,7 @@ def _evaluate_nominated_node(sched: SchedulerParts, cycle: SchedulingCycle, diag
         return None
     outcome = cycle.fwk.find_nodes_that_pass_filters(cycle.state, cycle.pod, snapshot, np.array([row]), 1)
     if outcome.error is not None:
+        cycle.observer.rejected(cycle, snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)
         raise _CycleError(outcome.error, outcome.error.as_error())
     if len(outcome.feasible):
         _record_filter(snapshot, outcome, diagnosis)

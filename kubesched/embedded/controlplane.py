@@ -64,7 +64,11 @@ class ControlPlane:
 
     @property
     def warnings(self) -> list[str]:
-        """What the controllers could not do that a person should know (claims no volume can satisfy, a
-        pod's ResourceClaim that could not be made)."""
-        claims = self.resource_claims.warnings if self.resource_claims is not None else []
-        return [*self.pv.warnings, *claims]
+        """What the controllers could not do that a person should know (claims no volume can satisfy)."""
+        return list(self.pv.warnings)
+
+    @property
+    def claims_not_made(self) -> dict[str, str]:
+        """Pods whose ResourceClaims the resourceclaim controller could not make, with why: the pod waits
+        (kube-controller-manager says so in a ``FailedResourceClaimCreation`` event, not a warning)."""
+        return dict(self.resource_claims.not_made) if self.resource_claims is not None else {}

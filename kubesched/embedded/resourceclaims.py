@@ -12,7 +12,8 @@ allocated but not reserved for it gets the reservation.
 
 Watch-driven and synchronous: each pod, claim or template event is handled at once (kube-controller-
 manager queues and retries; here a failed claim creation is tried again when the pod changes or a
-template appears, and is reported as a ``FailedResourceClaimCreation`` event on the pod and a warning).
+template appears, and is reported as a ``FailedResourceClaimCreation`` event on the pod, as upstream does;
+:attr:`ResourceClaimController.not_made` keeps the reason while it lasts, for the pending pod's report).
 
 One addition for loaded scenarios: a claim whose pod (by name) records it in its status but has another
 uid than the claim's owner reference is re-pointed to that pod rather than deleted (see :meth:`_adopt`).
@@ -120,8 +121,8 @@ class ResourceClaimController:
         self._owned: dict[str, dict[str, str]] = {}
         self._parsed: dict[tuple[str, str], tuple[Mapping[str, Any], tuple[PodResourceClaim, ...]]] = {}
         self._reserved: tuple[Mapping[str, Any] | None, frozenset[Any]] = (None, frozenset())
-        #: What the controller could not do that a person should know, each said once.
-        self.warnings: list[str] = []
+        #: Pod ``namespace/name`` -> why its claims could not be made (the event's message), while so.
+        self.not_made: dict[str, str] = {}
 
     # -- wiring ---------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -284,6 +285,7 @@ class ResourceClaimController:
         """syncPod: make the claims from templates and record them; reserve allocated claims of a bound pod."""
         pod = self.cluster.lookup("Pod", namespace, name)
         if pod is None or _meta(pod).get("deletionTimestamp"):
+            self.not_made.pop(f"{namespace}/{name}", None)
             return
         made: dict[str, str] = {}
         for entry in _claims_of(pod):
@@ -294,6 +296,7 @@ class ResourceClaimController:
                 return
             if made_name is not None:
                 made[entry.name] = made_name
+        self.not_made.pop(f"{namespace}/{name}", None)
         if made:
             pod = self._record_statuses(namespace, name, made)
         if not (pod.get("spec") or {}).get("nodeName") or is_pod_done(pod):
@@ -401,9 +404,7 @@ class ResourceClaimController:
                                "uid": meta.get("uid")},
             "type": "Warning", "reason": "FailedResourceClaimCreation", "message": message,
             "source": {"component": EVENT_SOURCE}, "reportingController": EVENT_SOURCE})
-        warning = f"pod {namespace}/{name}: {message}"
-        if warning not in self.warnings:
-            self.warnings.append(warning)
+        self.not_made[f"{namespace}/{name}"] = message
 
     # -- claims ---------------------------------------------------------------------------------------
     def sync_claim(self, namespace: str, name: str) -> None:

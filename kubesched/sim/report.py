@@ -63,6 +63,8 @@ def pending_pods(result: SimulationResult) -> list[PendingPod]:
                 reason += " (retried with no cluster change; the simulation stopped retrying it)"
         elif key in gated:
             reason = f"waiting for scheduling gates {gated[key]}"
+        elif key in result.claims_not_made:
+            reason = f"waiting for its ResourceClaims: {result.claims_not_made[key]}"
         elif key in never:
             reason = "never attempted: its schedulerName matches no profile"
         else:

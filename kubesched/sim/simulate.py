@@ -84,6 +84,9 @@ class SimulationResult:
     never_attempted: list[str] = field(default_factory=list)
     looping: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: Pending pods whose ResourceClaims could not be made from their templates, with why: they wait
+    #: for the claims (kube-scheduler's PreEnqueue) and are never attempted.
+    claims_not_made: dict[str, str] = field(default_factory=dict)
     cluster: EmbeddedCluster | None = field(default=None, repr=False)
     scheduler: Scheduler | None = field(default=None, repr=False)
     virtual_seconds: float = 0.0
@@ -324,6 +327,7 @@ class Simulation:
             never_attempted=never,
             looping=sorted(set(self.looping)),
             warnings=warnings,
+            claims_not_made={k: m for k, m in self.control_plane.claims_not_made.items() if final.get(k, "") is None},
             cluster=self.cluster,
             scheduler=self.scheduler,
             virtual_seconds=(self.clock.now() - START_TIME).total_seconds(),

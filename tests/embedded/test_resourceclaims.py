@@ -90,9 +90,10 @@ def test_a_missing_template_is_reported_and_the_claim_made_once_it_appears() -> 
               '"later" not found'
     events = [e for e in cluster.list("Event")[0] if e["reason"] == "FailedResourceClaimCreation"]
     assert [(e["involvedObject"]["name"], e["type"], e["message"]) for e in events] == [("train", "Warning", message)]
-    assert controller.warnings == [f"pod default/train: {message}"]
+    assert controller.not_made == {"default/train": message}
     cluster.create(template_dict("later", request_dict("r")))
     assert [s["name"] for s in statuses(cluster, "train")] == ["gpu"] and len(claims(cluster)) == 1
+    assert controller.not_made == {}
 
 
 @pytest.mark.parametrize(("feature", "request_", "message"), [
@@ -108,7 +109,7 @@ def test_a_template_stored_while_a_feature_was_on_makes_no_claim_with_it_off(fea
     setattr(controller, feature, False)
     cluster.create(claim_pod("p", by_template("gpu", "t")))
     assert claims(cluster) == {}
-    assert controller.warnings == [f"pod default/p: PodResourceClaim gpu: {message}"]
+    assert controller.not_made == {"default/p": f"PodResourceClaim gpu: {message}"}
 
 
 def allocate(cluster: EmbeddedCluster, name: str, *pods: str) -> None:

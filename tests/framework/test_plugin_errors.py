@@ -56,6 +56,16 @@ def test_extension_point_failure_is_an_error_status_naming_the_plugin(point: str
     assert message in first["message"]
 
 
+def test_a_filter_error_is_the_verdict_of_the_node_it_came_from() -> None:
+    # kube-scheduler stops the walk at the first node whose Filter errs; that node got the Error as
+    # its verdict, and the cycle evaluated only it.
+    result = simulate(OBJECTS, config=_config(BAD, {"point": "filter"}), tie_break="name", record="full")
+    first = result.attempts[0]
+    assert first["result"] == "Error" and first["evaluatedNodes"] == 1
+    assert first["filter"] == {"node-a": {"plugin": "Bad", "code": "Error",
+                                          "reasons": ['running "Bad" filter plugin: filter exploded']}}
+
+
 @pytest.mark.parametrize("how", ["raise", "garbage"])
 def test_post_filter_failure_is_an_error(how: str) -> None:
     objs = [node_dict("node-a", cpu="1"), pod_dict("p", cpu="2")]

@@ -11,6 +11,7 @@ import pytest
 import kubesched
 from kubesched import ManifestError
 from kubesched.embedded.apiserver import EmbeddedCluster
+from kubesched.sim.report import pending_pods
 
 DEVICES = """
 apiVersion: v1
@@ -234,8 +235,14 @@ def test_bad_device_requests_end_in_the_plugins_status(tmp_path: Path, name: str
 def test_a_pod_whose_claim_never_appears_waits_and_its_template_is_reported(tmp_path: Path) -> None:
     result = kubesched.simulate(write(tmp_path, DEVICES + _claim_pod("nowhere", template=True)), seed=1)
     assert result.final == {"ml/p": None} and list(result.attempts) == []
-    assert result.warnings == ['pod ml/p: PodResourceClaim gpu: resource claim template "nowhere": '
-                               'resourceclaimtemplate.resource.k8s.io "nowhere" not found']
+    # As kube-controller-manager does, an event on the pod says so; the pod's pending reason too (it is
+    # no warning: the template may yet come, and the reference's runs do not warn of it).
+    why = 'PodResourceClaim gpu: resource claim template "nowhere": resourceclaimtemplate.resource.k8s.io ' \
+          '"nowhere" not found'
+    assert result.warnings == [] and result.claims_not_made == {"ml/p": why}
+    assert [p.reason for p in pending_pods(result)] == [f"waiting for its ResourceClaims: {why}"]
+    events = _cluster(result).list("Event")[0]
+    assert [e["message"] for e in events if e["reason"] == "FailedResourceClaimCreation"] == [why]
 
 
 def _cluster(result: kubesched.SimulationResult) -> EmbeddedCluster:

@@ -58,6 +58,15 @@ Verdicts = tuple[np.ndarray, list[Status]]
 
 
 @dataclass(slots=True)
+class FilterFailure:
+    """A Filter plugin's error: its Error status and, when one node's check raised it, that node's
+    index in the batch (the node gets the status as its verdict, as kube-scheduler records it)."""
+
+    status: Status
+    at: int | None = None
+
+
+@dataclass(slots=True)
 class FilterOutcome:
     """What the Filter pass found: feasible nodes (snapshot rows, in visiting order) and rejections."""
 
@@ -71,8 +80,10 @@ class FilterOutcome:
         return dict(zip(snapshot.names[self.rejected_rows].tolist(), self.rejected_statuses, strict=True))
 
     @classmethod
-    def failed(cls, processed: int, error: Status) -> FilterOutcome:
-        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), [], processed, error=error)
+    def failed(cls, processed: int, failure: FilterFailure, batch: np.ndarray) -> FilterOutcome:
+        """The walk stopped at an error; the node whose check failed, if known, is its only verdict."""
+        rows = np.zeros(0, np.int64) if failure.at is None else batch[failure.at:failure.at + 1]
+        return cls(np.zeros(0, np.int64), rows, [failure.status] * len(rows), processed, error=failure.status)
 
 
 # -- one node -------------------------------------------------------------------------------------
@@ -137,12 +148,12 @@ def find_nodes_that_pass_filters(fwk: FilteringFramework, state: CycleState, pod
     while pos < len(rows) and found < num_to_find:
         batch = rows[pos:pos + chunk]
         verdicts = filter_batch(plugins, fwk.batch_filters, state, pod, snapshot, batch)
-        if isinstance(verdicts, Status):
-            return FilterOutcome.failed(pos, verdicts)
+        if isinstance(verdicts, FilterFailure):
+            return FilterOutcome.failed(pos, verdicts, batch)
         verdict, statuses = verdicts
         error = nominated.recheck(batch, verdict, statuses)
         if error is not None:
-            return FilterOutcome.failed(pos, error)
+            return FilterOutcome.failed(pos, error, batch)
         passed = np.flatnonzero(verdict < 0)
         need = num_to_find - found
         if len(passed) > need:
@@ -186,7 +197,7 @@ class _NominatedRows:
         if rows and (plan := fwk.arithmetic_filters(state)) is not None:
             self._fit_checks = [(plugin.name, checks) for plugin, checks in plan if checks is not None]
 
-    def recheck(self, batch: np.ndarray, verdict: np.ndarray, statuses: list[Status]) -> Status | None:
+    def recheck(self, batch: np.ndarray, verdict: np.ndarray, statuses: list[Status]) -> FilterFailure | None:
         """Nodes of ``batch`` with nominated pods, checked with those pods too (the first pass of
         run_filter_plugins_with_nominated_pods): a rejection there is the node's verdict, whatever the
         pass without them (``verdict``, ``statuses``) found, which stands only when that first pass
@@ -207,7 +218,7 @@ class _NominatedRows:
                 status = filter_with_nominated(self._fwk, self._state, self._pod, infos[row], self._rows[row])
             if status is not None:
                 if status.code is Code.ERROR:
-                    return status
+                    return FilterFailure(status, k)
                 statuses.append(status)
                 verdict[k] = len(statuses) - 1
         return None
@@ -237,7 +248,7 @@ def _fit_with_pods(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapsh
 
 # -- one batch ------------------------------------------------------------------------------------
 def filter_batch(plugins: Sequence[FilterPlugin], batch_forms: Mapping[str, BatchFilterPlugin],
-                 state: CycleState, pod: Pod, snapshot: Snapshot, batch: np.ndarray) -> Verdicts | Status:
+                 state: CycleState, pod: Pod, snapshot: Snapshot, batch: np.ndarray) -> Verdicts | FilterFailure:
     """Per node of ``batch``: -1 when every plugin passed, else the index of the first rejection.
 
     ``batch_forms`` holds the plugins whose batch form is used. A plugin error is returned as is.
@@ -253,12 +264,14 @@ def filter_batch(plugins: Sequence[FilterPlugin], batch_forms: Mapping[str, Batc
             result = _batch_verdicts(batch_form, state, pod, snapshot, batch[alive])
         else:
             result = _node_verdicts(plugin, state, pod, snapshot, batch[alive])
-        if isinstance(result, Status):
+        if isinstance(result, FilterFailure):
+            if result.at is not None:
+                result.at = int(alive[result.at])
             return result
         failed = np.flatnonzero(result.status_index >= 0)
         if len(failed):
             if batch_form is not None and (error := _checked_rejections(plugin.name, result.statuses)):
-                return error
+                return FilterFailure(error)
             verdict[alive[failed]] = result.status_index[failed] + len(statuses)
             statuses.extend(result.statuses)
             alive = alive[result.status_index < 0]
@@ -266,7 +279,7 @@ def filter_batch(plugins: Sequence[FilterPlugin], batch_forms: Mapping[str, Batc
 
 
 def _batch_verdicts(plugin: BatchFilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot,
-                    rows: np.ndarray) -> BatchFilterResult | Status:
+                    rows: np.ndarray) -> BatchFilterResult | FilterFailure:
     """One plugin's batch form over ``rows``, checked; an Error status when it fails."""
     started = time.perf_counter()
     try:
@@ -276,7 +289,7 @@ def _batch_verdicts(plugin: BatchFilterPlugin, state: CycleState, pod: Pod, snap
                                     f"BatchFilterResult for {len(rows)} nodes")
     except Exception as exc:  # a plugin bug must not take the scheduler down
         log.warning("filter plugin %s failed", plugin.name, exc_info=True)
-        return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc)
+        return FilterFailure(Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc))
     if state.plugin_timer is not None:
         state.plugin_timer.observe(plugin.filter_nodes,
                                    status_label(result.statuses[0] if result.statuses else None), started)
@@ -294,8 +307,8 @@ def _checked_rejections(name: str, statuses: list[Status]) -> Status | None:
 
 
 def _node_verdicts(plugin: FilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot,
-                   rows: np.ndarray) -> BatchFilterResult | Status:
-    """One plugin's per-node form over ``rows``, in order, stopping at an error."""
+                   rows: np.ndarray) -> BatchFilterResult | FilterFailure:
+    """One plugin's per-node form over ``rows``, in order, stopping at an error (at that node)."""
     infos = snapshot.node_infos
     index = np.full(len(rows), -1, dtype=np.int32)
     statuses: list[Status] = []
@@ -304,8 +317,8 @@ def _node_verdicts(plugin: FilterPlugin, state: CycleState, pod: Pod, snapshot: 
         if status is None or status.code is Code.SUCCESS:
             continue
         if not status.is_rejected():
-            return Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',),
-                          plugin=plugin.name, error=status.error)
+            return FilterFailure(Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',),
+                                        plugin=plugin.name, error=status.error), k)
         status.plugin = plugin.name
         statuses.append(status)
         index[k] = len(statuses) - 1
