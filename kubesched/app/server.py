@@ -9,6 +9,7 @@ Public API::
         cert_file=None, key_file=None,                # or a certificate of your own (--tls-cert-file ...)
         ready=informers_synced,                       # /readyz check "sched-handler-sync"
         checks=[leader_election_check(elector)],      # on /healthz and /readyz ("leaderElection")
+        configz=lambda: componentconfig(config),      # /configz (see kubesched.app.configz)
     )
     server.port, server.url                           # where it listens (url: as reached from this machine)
     server.begin_shutdown()                           # /readyz fails from now on ("shutdown")
@@ -29,6 +30,8 @@ What each path answers (the apiserver healthz handlers' format, so probes and hu
   skips one. A failing root check answers 500 with ``[-]name failed: reason withheld`` lines, as upstream.
 - ``/metrics``: the Prometheus text format (or OpenMetrics when the scraper asks), from the scheduler's own
   registry plus the process collectors (``process_resident_memory_bytes`` ...).
+- ``/configz``: the configuration running now, as JSON in kube-scheduler's shape (``configz()`` is asked on
+  every request, so a reloaded configuration shows at once); 404 without ``configz``.
 
 A check is ``(name, fn)``: ``fn()`` returns None when healthy or a string saying why not (an exception
 counts as a failure with its text).
@@ -56,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import json
 import logging
 import os
 import socket
@@ -170,6 +174,7 @@ def start_server(
     checks: Iterable[HealthCheck] = (),
     process_metrics: bool = True,
     auth: DelegatedAuth | None = None,
+    configz: Callable[[], Any] | None = None,
 ) -> MetricsServer:
     """Serve the health endpoints and ``registry`` on ``bind_address:port`` from a daemon thread.
 
@@ -206,6 +211,7 @@ def start_server(
     Handler.groups = groups
     Handler.metrics_source = combined
     Handler.auth = auth
+    Handler.configz = configz
 
     family = socket.AF_INET6 if ":" in bind_address else socket.AF_INET
 
@@ -258,6 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
     groups: dict[str, list[HealthCheck]] = {}
     metrics_source: Any = None
     auth: DelegatedAuth | None = None
+    configz: Callable[[], Any] | None = None
     protocol_version = "HTTP/1.1"
     server_version = "kubesched"
     timeout = REQUEST_TIMEOUT
@@ -274,6 +281,10 @@ class _Handler(BaseHTTPRequestHandler):
         if parts == ["metrics"]:
             encoder, content_type = choose_encoder(self.headers.get("Accept") or "")
             self._reply(200, encoder(self.metrics_source), content_type)
+            return
+        configz = type(self).configz  # on the class: a plain function, not a method of the handler
+        if parts == ["configz"] and configz is not None:
+            self._reply(200, json.dumps(configz()).encode(), "application/json")
             return
         if parts and parts[0] in self.groups:
             checks = self.groups[parts[0]]
@@ -418,7 +429,8 @@ class ServingOptions:
         return self.secure_port != 0
 
     def start(self, registry: CollectorRegistry, *, ready: Callable[[], bool] | None = None,
-              checks: Iterable[HealthCheck] = (), review: Review | None = None) -> MetricsServer | None:
+              checks: Iterable[HealthCheck] = (), review: Review | None = None,
+              configz: Callable[[], Any] | None = None) -> MetricsServer | None:
         """Start serving as the flags say; None when ``--secure-port 0`` turned serving off.
 
         With ``review`` (POST a review object to the API server), HTTPS requests outside
@@ -432,7 +444,7 @@ class ServingOptions:
             auth = DelegatedAuth(review, always_allow_paths=self.always_allow_paths)
         return start_server(registry, port=self.secure_port, bind_address=self.bind_address,
                             secure=not self.plain_http, cert_file=self.cert_file, key_file=self.key_file,
-                            ready=ready, checks=checks, auth=auth)
+                            ready=ready, checks=checks, auth=auth, configz=configz)
 
 
 def add_serving_flags(parser: argparse.ArgumentParser) -> None:

@@ -74,6 +74,8 @@ STORAGE_EVENTS: dict[tuple[str, str], ClusterEvent] = {
 WildCardEvent = ClusterEvent(WILDCARD, ActionType.ALL, "WildCardEvent")
 #: A pod sat in the unschedulable pool longer than the configured maximum (a wildcard too).
 UnschedulableTimeout = ClusterEvent(WILDCARD, ActionType.ALL, "UnschedulableTimeout")
+#: The configuration was reloaded: new plugins may judge every waiting pod otherwise (a wildcard too).
+ConfigReload = ClusterEvent(WILDCARD, ActionType.ALL, "ConfigReload")
 
 ClusterEventMap = dict[ClusterEvent, set[str]]
 

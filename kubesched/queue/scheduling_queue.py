@@ -122,19 +122,8 @@ class SchedulingQueue:
         self._initial_backoff = pod_initial_backoff
         self._max_backoff = pod_max_backoff
         self._max_in_unschedulable = pod_max_in_unschedulable_duration
-        self._pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] = pre_enqueue or {}
-        # PreEnqueue plugins whose verdict reads the pod alone: no cluster event lifts their gates.
-        self._pod_only_gates = frozenset(plugin.name for plugins in self._pre_enqueue.values()
-                                         for plugin in plugins if reads_pod_only(plugin))
-        # Registered event -> plugin names, per profile; _ANY_PROFILE applies to every profile.
-        if cluster_event_map_per_profile is not None:
-            self._event_map = {profile: {e: frozenset(names) for e, names in m.items()}
-                               for profile, m in cluster_event_map_per_profile.items()}
-        else:
-            self._event_map = {_ANY_PROFILE: {e: frozenset(names)
-                                              for e, names in (cluster_event_map or {}).items()}}
-        self._interest_cache: dict[tuple[str, ClusterEvent], frozenset[str] | None] = {}
-        self._event_of_interest_cache: dict[ClusterEvent, bool] = {}
+        self._set_plugins(pre_enqueue or {}, cluster_event_map_per_profile
+                          if cluster_event_map_per_profile is not None else {_ANY_PROFILE: cluster_event_map or {}})
         self._affinity_matcher = affinity_matcher
         self._namespace_labels = namespace_labels
         self._metrics = metrics
@@ -143,14 +132,10 @@ class SchedulingQueue:
 
         self._cond = threading.Condition(threading.RLock())
         self._nominator = Nominator(pod_lister, lock=self._cond)
-
-        def uid_of(qpi: QueuedPodInfo) -> str:
-            return qpi.pod.uid
-
         self._active: IndexedHeap[QueuedPodInfo] = (
-            IndexedHeap(uid_of, sort_key=sort_key) if sort_key is not None else IndexedHeap(uid_of, less=less)
+            IndexedHeap(_uid_of, sort_key=sort_key) if sort_key is not None else IndexedHeap(_uid_of, less=less)
         )
-        self._backoff: IndexedHeap[QueuedPodInfo] = IndexedHeap(uid_of, sort_key=self._backoff_time)
+        self._backoff: IndexedHeap[QueuedPodInfo] = IndexedHeap(_uid_of, sort_key=self._backoff_time)
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._gated_uids: set[str] = set()
         self._in_flight: dict[str, Pod] = {}
@@ -158,6 +143,44 @@ class SchedulingQueue:
         self._move_request_cycle = -1
         self._closed = False
         self._last_counts: dict[str, int] = {}
+
+    def _set_plugins(self, pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]],
+                     event_maps: Mapping[str, ClusterEventMap]) -> None:
+        self._pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] = pre_enqueue
+        # PreEnqueue plugins whose verdict reads the pod alone: no cluster event lifts their gates.
+        self._pod_only_gates = frozenset(plugin.name for plugins in pre_enqueue.values()
+                                         for plugin in plugins if reads_pod_only(plugin))
+        # Registered event -> plugin names, per profile; _ANY_PROFILE applies to every profile.
+        self._event_map = {profile: {e: frozenset(names) for e, names in m.items()}
+                           for profile, m in event_maps.items()}
+        self._interest_cache: dict[tuple[str, ClusterEvent], frozenset[str] | None] = {}
+        self._event_of_interest_cache: dict[ClusterEvent, bool] = {}
+
+    def reconfigure(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], *,
+                    sort_key: Callable[[QueuedPodInfo], Any] | None, pod_initial_backoff: timedelta,
+                    pod_max_backoff: timedelta, pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]],
+                    cluster_event_map_per_profile: Mapping[str, ClusterEventMap]) -> None:
+        """New profiles took over (a configuration reload): from now on the queue orders, gates, backs
+        off and requeues as they say. Every queued pod stays queued: activeQ and backoffQ are re-sorted
+        (activeQ through PreEnqueue again), and the unschedulable pool moves as on a wildcard event,
+        since the new plugins may judge its pods otherwise."""
+        with self._cond:
+            self._initial_backoff, self._max_backoff = pod_initial_backoff, pod_max_backoff
+            self._set_plugins(pre_enqueue, cluster_event_map_per_profile)
+            active, backoff, pool = list(self._active), list(self._backoff), list(self._unschedulable.values())
+            self._active = (IndexedHeap(_uid_of, sort_key=sort_key) if sort_key is not None
+                            else IndexedHeap(_uid_of, less=less))
+            self._backoff = IndexedHeap(_uid_of, sort_key=self._backoff_time)
+            for qpi in backoff:
+                self._backoff.add(qpi)
+            for qpi in active:
+                self._add_to_active(qpi)
+            for qpi in pool:
+                self._unschedulable_remove(qpi.pod.uid)
+                self._requeue(qpi, _Strategy.AFTER_BACKOFF, ev.ConfigReload.label)
+            self._move_request_cycle = self._scheduling_cycle
+            self._cond.notify_all()
+            self._publish_counts()
 
     # == adding and popping ========================================================================
     def add(self, pod: Pod) -> None:
@@ -655,6 +678,10 @@ class SchedulingQueue:
     def _count_reasons(self, qpi: QueuedPodInfo, delta: int) -> None:
         if self._unschedulable_reason is not None and (qpi.unschedulable_plugins or qpi.pending_plugins):
             self._unschedulable_reason(qpi.pod.scheduler_name, qpi.rejector_plugins, delta)
+
+
+def _uid_of(qpi: QueuedPodInfo) -> str:
+    return qpi.pod.uid
 
 
 def _log_pre_enqueue(pod: Pod, plugin: str, status: Any) -> None:
