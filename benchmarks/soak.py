@@ -246,8 +246,8 @@ def verdict(which: str, series: Sequence[Minute]) -> str:
     pending = sum(m.deleted_pending for m in steady)
     return (f"{which}: RSS {rss0:.0f} -> {rss1:.0f} MiB ({rss_growth:+.1f} %), threads {thr0:.0f} -> {thr1:.0f} "
             f"({thr_growth:+.1f} %) after {len(series) - len(steady)} min of warm-up: "
-            f"{'steady' if ok else 'GROWING'} (< {STEADY_GROWTH:.0f} %); p99 latency {_s(early)} s -> {_s(late)} s "
-            f"({drift}); {pending} pods deleted before they were bound")
+            f"{'steady' if ok else 'GROWING'} (threshold {STEADY_GROWTH:.0f} %); "
+            f"p99 latency {_s(early)} s -> {_s(late)} s ({drift}); {pending} pods deleted before they were bound")
 
 
 def format_series(runs: dict[str, list[Minute]]) -> str:

@@ -28,7 +28,7 @@ def test_a_steady_run_and_a_growing_one() -> None:
     steady = warm + [minute(i, 200, latencies=(0.1, 0.2)) for i in range(6, 31)]
     line = verdict("kubesched", steady)
     assert line.startswith("kubesched: RSS 200 -> 200 MiB (+0.0 %), threads 10 -> 10 (+0.0 %) after 5 min of warm-up: "
-                           "steady (< 5 %); p99 latency 0.200 s -> 0.200 s (+0 %)")
+                           "steady (threshold 5 %); p99 latency 0.200 s -> 0.200 s (+0 %)")
     growing = warm + [minute(i, 200 + 2 * i, latencies=(0.1 * i,), pending=1) for i in range(6, 31)]
     line = verdict("kubesched", growing)
     assert "GROWING" in line and "25 pods deleted before they were bound" in line
