@@ -6,7 +6,7 @@ profile (:mod:`kubesched.profile`), the scheduling loop and the binding cycles
 (:mod:`kubesched.schedule_one`), and the metrics and recorders that observe every attempt. It talks to
 the cluster only through the cluster protocol, so the same object schedules an embedded (simulated)
 cluster or a live one. A driver (the simulator's loop, ``kubesched run``) moves it through the methods
-below.
+below; :meth:`Scheduler.reconfigure` gives a running scheduler new profiles (a configuration reload).
 """
 
 from __future__ import annotations
