@@ -208,56 +208,59 @@ def start_server(
     class Handler(_Handler):
         pass
 
-    Handler.groups = groups
-    Handler.metrics_source = combined
-    Handler.auth = auth
-    Handler.configz = configz
+    Handler.groups, Handler.metrics_source, Handler.auth, Handler.configz = groups, combined, auth, configz
 
-    family = socket.AF_INET6 if ":" in bind_address else socket.AF_INET
-
-    class Server(ThreadingHTTPServer):
-        address_family = family
-        daemon_threads = True
-        allow_reuse_address = True
-
-        def finish_request(self, request: Any, client_address: Any) -> None:
-            # The TLS handshake happens here, on the connection's own thread: done in accept() it would
-            # let one silent client stall every probe.
-            if isinstance(request, ssl.SSLSocket):
-                request.settimeout(REQUEST_TIMEOUT)
-                try:
-                    request.do_handshake()
-                except (OSError, ssl.SSLError) as err:
-                    log.debug("TLS handshake with %s failed: %s", client_address, err)
-                    return
-            super().finish_request(request, client_address)
-
-    httpd = Server((bind_address, port), Handler)
-    scheme = "http"
-    certificate: bytes | None = None
-    if secure:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        if cert_file and key_file:
-            context.load_cert_chain(cert_file, key_file)
-            with open(cert_file, "rb") as f:
-                certificate = f.read()
-        elif cert_file or key_file:
-            httpd.server_close()
-            raise ValueError("--tls-cert-file and --tls-private-key-file must be given together")
-        else:
-            certificate, key = self_signed_certificate(bind_address)
-            _load_pem_pair(context, certificate, key)
-        httpd.socket = context.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
-        scheme = "https"
+    httpd = (_Server6 if ":" in bind_address else _Server)((bind_address, port), Handler)
+    certificate = _serve_tls(httpd, bind_address, cert_file, key_file) if secure else None
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
                               name="kubesched-serving", daemon=True)
-    server = MetricsServer(httpd, thread, scheme)
+    server = MetricsServer(httpd, thread, "https" if secure else "http")
     server.certificate_pem = certificate
     holder["server"] = server
     thread.start()
     log.info("serving /healthz /livez /readyz /metrics on %s", server.bound_url)
     return server
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        # The TLS handshake happens here, on the connection's own thread: done in accept() it would
+        # let one silent client stall every probe.
+        if isinstance(request, ssl.SSLSocket):
+            request.settimeout(REQUEST_TIMEOUT)
+            try:
+                request.do_handshake()
+            except (OSError, ssl.SSLError) as err:
+                log.debug("TLS handshake with %s failed: %s", client_address, err)
+                return
+        super().finish_request(request, client_address)
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+def _serve_tls(httpd: ThreadingHTTPServer, bind_address: str, cert_file: str | None,
+               key_file: str | None) -> bytes:
+    """Wrap ``httpd``'s socket with TLS (TLS 1.2 at least); the PEM certificate it serves, loaded from
+    ``cert_file`` or made at start-up."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if cert_file and key_file:
+        context.load_cert_chain(cert_file, key_file)
+        with open(cert_file, "rb") as f:
+            certificate = f.read()
+    elif cert_file or key_file:
+        httpd.server_close()
+        raise ValueError("--tls-cert-file and --tls-private-key-file must be given together")
+    else:
+        certificate, key = self_signed_certificate(bind_address)
+        _load_pem_pair(context, certificate, key)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
+    return certificate
 
 
 class _Handler(BaseHTTPRequestHandler):
