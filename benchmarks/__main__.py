@@ -1,5 +1,8 @@
 """``python -m benchmarks [--only PATTERN] [--quick] [--repeat N] [--profile CASE [--measured N]] [--live]``
 
+``--live --soak MINUTES`` churns pods and nodes against kubesched and kube-scheduler for that long
+(:mod:`benchmarks.soak`).
+
 Runs each case in its own subprocess (so peak memory is per case) and prints a Markdown table.
 ``--quick`` runs the reduced cases only; ``--only`` keeps the cases whose name matches PATTERN (a glob,
 or a substring when it has no wildcard); ``--repeat N`` runs them N rounds and keeps each case's fastest
@@ -121,8 +124,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--live", action="store_true",
                         help="kubesched run and upstream kube-scheduler side by side on a real API server "
                              "(benchmarks/live.py; with --quick, reduced sizes)")
+    parser.add_argument("--soak", type=int, metavar="MINUTES",
+                        help="with --live: churn pods and nodes for MINUTES against both schedulers at once and "
+                             "print per-minute pods/s, p99 latency, RSS and threads (benchmarks/soak.py)")
     args = parser.parse_args(argv)
 
+    if args.soak is not None and not args.live:
+        parser.error("--soak runs against a real API server: give --live as well")
+    if args.soak is not None:
+        if args.soak < 1:
+            parser.error("--soak needs at least one minute")
+        from benchmarks.soak import main as soak_main
+
+        return soak_main(args.soak)
     if args.live:
         from benchmarks.live import main as live_main
 

@@ -26,6 +26,12 @@ Who updates what:
   (``PLUGIN_METRICS_SAMPLE_PERCENT``) ``scheduler_plugin_execution_duration_seconds{plugin,
   extension_point,status}`` around each plugin call (each batch call for the vectorised plugins);
 - read when scraped: ``scheduler_cache_size{type}`` (nodes, pods, assumed_pods) from the cache;
+- the configuration reloader of ``kubesched run`` (:mod:`kubesched.app.reload`), registered only with a
+  ``--config`` file, named as kube-apiserver's reloading configuration controllers name theirs:
+  ``scheduler_config_controller_automatic_reloads_total{status}`` and
+  ``scheduler_config_controller_automatic_reload_last_timestamp_seconds{status}`` (status "success" or
+  "failure") as each reload ends, and ``scheduler_config_controller_last_config_info{hash}`` (1, with the
+  sha256 of the file running);
 - the leader elector: ``leader_election_master_status{name}`` and ``leader_election_slowpath_total{name}``
   (client-go's names, without the scheduler_ prefix).
 
@@ -65,6 +71,10 @@ class SchedulerMetrics:
     #: Asynchronous preemption's metrics, once :meth:`register_async_preemption` made them.
     preemption_goroutines_duration: Histogram | None = None
     preemption_goroutines_execution: Counter | None = None
+    #: The configuration reload metrics, once :meth:`register_config_reload` made them.
+    config_reloads: Counter | None = None
+    config_reload_timestamp: Gauge | None = None
+    config_info: Gauge | None = None
 
     def __init__(self, registry: CollectorRegistry | None = None, *,
                  plugin_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT,
@@ -213,6 +223,39 @@ class SchedulerMetrics:
             "scheduler_preemption_goroutines_execution", "Number of preemption goroutines executed.",
             ["result"], registry=self.registry)
 
+    def register_config_reload(self) -> None:
+        """Register the configuration reload metrics (once; ``kubesched run`` with a ``--config`` file),
+        named as kube-apiserver's reloading configuration controllers name theirs."""
+        if self.config_reloads is not None:
+            return
+        self.config_reloads = Counter(
+            "scheduler_config_controller_automatic_reloads",
+            "Total number of reloads of the scheduler configuration file split by status.",
+            ["status"], registry=self.registry)
+        self.config_reload_timestamp = Gauge(
+            "scheduler_config_controller_automatic_reload_last_timestamp_seconds",
+            "Timestamp of the last reload of the scheduler configuration file split by status.",
+            ["status"], registry=self.registry)
+        self.config_info = Gauge(
+            "scheduler_config_controller_last_config_info",
+            "Information about the configuration file the scheduler runs with, with its hash as label.",
+            ["hash"], registry=self.registry)
+
+    def observe_config_reload(self, status: str, config_hash: str | None = None) -> None:
+        """A reload ended: ``status`` "success" (then ``config_hash`` is the file's) or "failure"."""
+        if self.config_reloads is None or self.config_reload_timestamp is None:
+            return
+        self.config_reloads.labels(status=status).inc()
+        self.config_reload_timestamp.labels(status=status).set_to_current_time()
+        if config_hash is not None:
+            self.set_config_hash(config_hash)
+
+    def set_config_hash(self, config_hash: str) -> None:
+        """``scheduler_config_controller_last_config_info{hash}``: the file now running (one series)."""
+        if self.config_info is not None:
+            self.config_info.clear()
+            self.config_info.labels(hash=config_hash).set(1)
+
     def observe_preemption_goroutine(self, result: str, seconds: float) -> None:
         """An asynchronous preemption ended: ``result`` is "success" or "error" (nothing when unregistered)."""
         if self.preemption_goroutines_duration is None or self.preemption_goroutines_execution is None:
@@ -229,6 +272,11 @@ class SchedulerMetrics:
         if fm is None:
             fm = self._profiles[profile] = FrameworkMetrics(self, profile)
         return fm
+
+    def forget_plugins(self) -> None:
+        """The plugins were replaced (a configuration reload): their timing children are looked up afresh,
+        so that a new plugin never reuses a child keyed by a dead one's id."""
+        self._plugin_calls = {}
 
     def sample_plugin_metrics(self) -> bool:
         """Whether this scheduling cycle times its plugins (``plugin_sample_percent`` of cycles)."""

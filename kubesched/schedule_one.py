@@ -615,11 +615,11 @@ def _activate_pods(sched: SchedulerParts, state: CycleState) -> None:
 
 
 def _run_bind(sched: SchedulerParts, cycle: SchedulingCycle) -> Status | None:
-    """An interested binding extender binds the pod; otherwise the Bind plugins do."""
-    host, assumed = cycle.host, cycle.assumed
-    if sched.extenders:
+    """An interested binding extender of the pod's profile (whatever a reload did since) binds it; else Bind plugins."""
+    host, assumed, extenders = cycle.host, cycle.assumed, cycle.fwk.extenders
+    if extenders:
         verdicts = cycle.observer.extender_verdicts(cycle)
-        bound, status = extenders_binding(sched.extenders, assumed, host, verdicts)
+        bound, status = extenders_binding(extenders, assumed, host, verdicts)
         if bound:
             if status is None and sched.bind_for_extenders:
                 status = _bind_on_behalf_of_extender(sched, assumed, host)

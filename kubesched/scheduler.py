@@ -6,7 +6,7 @@ profile (:mod:`kubesched.profile`), the scheduling loop and the binding cycles
 (:mod:`kubesched.schedule_one`), and the metrics and recorders that observe every attempt. It talks to
 the cluster only through the cluster protocol, so the same object schedules an embedded (simulated)
 cluster or a live one. A driver (the simulator's loop, ``kubesched run``) moves it through the methods
-below.
+below; :meth:`Scheduler.reconfigure` gives a running scheduler new profiles (a configuration reload).
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import Clock
 from kubesched.cluster.listers import LISTED_KINDS, Listers, listed_kinds
 from kubesched.cluster.protocol import Cluster, WatchEvent
+from kubesched.config.errors import ConfigError
 from kubesched.config.features import FeatureGates
+from kubesched.config.reload import restart_only_changes
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.cycle_rules import CycleRules
 from kubesched.eventhandlers import EventHandlers, PodStore
@@ -125,6 +127,11 @@ class Scheduler:
         self._executor = executor
         self._watch: Any = None
         self._housekeeping: list[Any] = []
+        self._registry = registry
+        # A reload swaps the profiles between two scheduling cycles (the loop holds _cycle_lock through
+        # one) and between two watch events (handle_event holds _events_lock through one).
+        self._cycle_lock = threading.Lock()
+        self._events_lock = threading.RLock()
 
         self.extenders: list[HTTPExtender] = build_extenders(config.extenders)
         # A binding extender binds through the API server itself. The embedded cluster lives in this
@@ -132,20 +139,20 @@ class Scheduler:
         # extender's behalf once the extender said yes.
         self.bind_for_extenders = (cluster.in_process if bind_for_extenders is None
                                    else bind_for_extenders)
-        self._wire(self._new_profiles(registry))
+        self._wire(self._new_profiles(config, self.extenders))
 
-    def _new_profiles(self, registry: Mapping[str, PluginFactory] | None) -> ProfileMap:
+    def _new_profiles(self, config: KubeSchedulerConfiguration, extenders: list[HTTPExtender]) -> ProfileMap:
         """A framework per profile, reading the scheduler's snapshot, listers, pods and extenders."""
-        return new_map(self.config, FrameworkOptions(
+        return new_map(config, FrameworkOptions(
             cluster=self.cluster, clock=self.clock, snapshot=lambda: self.snapshot, listers=self.listers,
-            extenders=self.extenders, event_recorder=self.events, pod_lister=self.pod_store.list,
+            extenders=extenders, event_recorder=self.events, pod_lister=self.pod_store.list,
             # pod_lister: the scheduler's informer view of a pod (what kube-scheduler's podLister answers),
             # so no plugin needs a live GET in the scheduling or binding cycle. run_async, activate and
             # metrics serve preemption off the scheduling loop.
             extra_handle={"rng": self.rng, "tie_break": self.tie_break, "pod_lister": self.pod_store.current,
                           "run_async": self.run_async, "activate": lambda pods: self.queue.activate(pods),
                           "metrics": self.metrics},
-        ), registry)
+        ), self._registry)
 
     def _wire(self, profiles: ProfileMap) -> None:
         """The queue as the profiles order and gate it, the event handlers, and what observes attempts."""
@@ -157,11 +164,7 @@ class Scheduler:
         self.extra_kinds = profiles.extra_kinds(base)
         self.watched_kinds = (*base, *self.extra_kinds)
         less, sort_key = profiles.queue_sort()
-        # v1.34 (SchedulerQueueingHints) requeues by the plugins' hints; v1.30 by registered events alone.
-        events: dict[str, Any] = (
-            {"queueing_hint_map_per_profile": profiles.queueing_hint_maps(True, extenders=bool(self.extenders))}
-            if self.features.enabled("SchedulerQueueingHints")
-            else {"cluster_event_map_per_profile": profiles.cluster_event_maps()})
+        events = self._queue_events(profiles)
         self.queue = SchedulingQueue(
             less=less, sort_key=sort_key, clock=self.clock.now,
             pod_initial_backoff=timedelta(seconds=config.pod_initial_backoff_seconds),
@@ -179,6 +182,64 @@ class Scheduler:
         self._metrics_observer = MetricsObserver(self.metrics, self.clock.now, profiles.preempting())
         self.observer: AttemptObserver = self._metrics_observer
         self._recorder: Recorder = NullRecorder()
+
+    # -- a new configuration while running ------------------------------------------------------------
+    def _queue_events(self, profiles: ProfileMap) -> dict[str, Any]:
+        """What requeues pods: v1.34 (SchedulerQueueingHints) the plugins' hints; v1.30 registered events."""
+        if self.features.enabled("SchedulerQueueingHints"):
+            return {"queueing_hint_map_per_profile": profiles.queueing_hint_maps(True, extenders=bool(self.extenders))}
+        return {"cluster_event_map_per_profile": profiles.cluster_event_maps()}
+
+    def reconfigure(self, config: KubeSchedulerConfiguration) -> None:
+        """Schedule with ``config``'s profiles, extenders and backoff from the next scheduling cycle on,
+        keeping the queue (every pending pod), the cache and the watch; a pod already in its scheduling
+        or binding cycle finishes under the profile it started with.
+
+        What can fail fails before anything changes (a field only a restart changes, a plugin that cannot
+        be built, a kind the watch lacks), raising a ConfigError, FrameworkError or PluginLoadError that
+        names the field or plugin; the running profiles then stay."""
+        problem = restart_only_changes(self.config, config)
+        if problem is not None:
+            raise problem
+        extenders = self.extenders if config.extenders == self.config.extenders else build_extenders(config.extenders)
+        profiles = self._new_profiles(config, extenders)
+        unwatched = [k for k in profiles.extra_kinds(watched_kinds(self.features)) if k not in self.extra_kinds]
+        if unwatched:
+            raise ConfigError("profiles", f"plugins register events for {', '.join(unwatched)}, which the running "
+                                          "scheduler does not watch: only a restart adds a watch")
+        with self._cycle_lock, self._events_lock:
+            self._swap(config, profiles, extenders)
+
+    def _swap(self, config: KubeSchedulerConfiguration, profiles: ProfileMap, extenders: list[HTTPExtender]) -> None:
+        """Put ``profiles`` in the running ones' place (no cycle and no watch event runs meanwhile)."""
+        old = self.profiles
+        for name, fwk in profiles.frameworks.items():
+            if name in old:  # pods held at Permit stay where the profile's plugins look for them
+                fwk.waiting_pods = old[name].waiting_pods
+        self.config, self.extenders = config, extenders
+        self.profiles = profiles.frameworks
+        self.warnings = list(profiles.warnings)
+        profiles.set_pod_nominator(self.queue)
+        self.metrics.forget_plugins()
+        profiles.instrument(self.metrics)
+        less, sort_key = profiles.queue_sort()
+        self.queue.reconfigure(
+            less, sort_key=sort_key, pod_initial_backoff=timedelta(seconds=config.pod_initial_backoff_seconds),
+            pod_max_backoff=timedelta(seconds=config.pod_max_backoff_seconds),
+            pre_enqueue=profiles.pre_enqueue_plugins(), **self._queue_events(profiles))
+        self.handlers.profiles = self.profiles
+        self._metrics_observer = MetricsObserver(self.metrics, self.clock.now, profiles.preempting())
+        self.recorder = self._recorder  # the observers again, around the new metrics observer
+        gained, lost = self.profiles.keys() - old.keys(), old.keys() - self.profiles.keys()
+        if gained or lost:
+            # Pending pods of a scheduler name that gained a profile are ours now; of one that lost it, not.
+            for pod in self.pod_store.all():
+                if pod.node_name:
+                    continue
+                if pod.scheduler_name in lost:
+                    self.queue.delete(pod)
+                elif pod.scheduler_name in gained:
+                    self.queue.add(pod)
 
     # -- wiring to the cluster -------------------------------------------------------------------------
     def start(self) -> None:
@@ -240,7 +301,8 @@ class Scheduler:
 
     def handle_event(self, event: WatchEvent) -> None:
         """Route one watch event to the cache, the queue or the listers (:mod:`kubesched.eventhandlers`)."""
-        self.handlers.handle(event)
+        with self._events_lock:
+            self.handlers.handle(event)
 
     def namespace_labels(self, name: str) -> Mapping[str, str]:
         return self.listers.namespace_labels(name) or {}
@@ -301,7 +363,8 @@ class Scheduler:
         qpi = self.queue.pop(block=block, timeout=timeout)
         if qpi is None:
             return False
-        schedule_one(self, qpi)
+        with self._cycle_lock:
+            schedule_one(self, qpi)
         return True
 
     def submit(self, task: Callable[[], None]) -> None:

@@ -8,6 +8,9 @@ leader election on, take part in the election and schedule only while leading.
 SIGUSR2 compares the scheduler's cache with the informers' stores and dumps the cache and the queue to the
 log, as kube-scheduler's cache debugger does (:mod:`kubesched.cache.debugger`).
 
+The ``--config`` file is watched: a changed file (or SIGHUP) is validated and applied without a restart,
+the queue, the cache and the Lease kept (:mod:`kubesched.app.reload`); /configz shows what runs.
+
 Shutdown on SIGTERM or SIGINT: /readyz fails at once, no pod is popped any more, bindings in flight are
 let finish (a binding that fails is logged, undone and requeued by the binding cycle as always), the
 Lease is released so that a standby takes over without waiting for it to expire, and the process exits 0.
@@ -32,15 +35,19 @@ from kubesched import __version__
 from kubesched.app.options import add_version_flags, gates_of
 from kubesched.clock import RealClock
 from kubesched.config import load_config
+from kubesched.config.loader import load_config_text
 from kubesched.config.types import KubeSchedulerConfiguration, LeaderElectionConfig
 from kubesched.klog import Logger
 from kubesched.klog.options import FORMATS, configure
 from kubesched.util.extras import require_extra
 
 if TYPE_CHECKING:
+    from kubesched.app.reload import ConfigReloader
     from kubesched.cache.debugger import CacheDebugger
     from kubesched.live.cluster import KubeCluster
     from kubesched.live.connection import RestClient
+    from kubesched.live.leaderelection import LeaderElector
+    from kubesched.metrics import SchedulerMetrics
     from kubesched.scheduler import Scheduler
 
 log = logging.getLogger("kubesched.app.run")
@@ -56,6 +63,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                        "scheduling queue, one framework per profile, leader election and health/metrics serving.")
     add_version_flags(run)
     run.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file")
+    run.add_argument("--config-reload-period", type=_duration, default=None, metavar="DURATION",
+                     help="how often the --config file is read for changes, applied without a restart "
+                          "(default 2s; 0: only on SIGHUP)")
     run.add_argument("--kubeconfig", metavar="FILE", default="",
                      help="kubeconfig with the API server and credentials (overrides clientConnection.kubeconfig); "
                           "without it: $KUBECONFIG, ~/.kube/config, then the in-cluster service account")
@@ -104,9 +114,13 @@ def _duration(value: str) -> timedelta:
         raise argparse.ArgumentTypeError(f"invalid duration {value!r} (e.g. 15s, 1m30s)") from err
 
 
-def effective_config(args: argparse.Namespace) -> KubeSchedulerConfiguration:
-    """The configuration file (or v1 defaults) with the leader-election flags applied on top."""
-    config = load_config(args.config, features=gates_of(args))
+def effective_config(args: argparse.Namespace, text: str | None = None) -> KubeSchedulerConfiguration:
+    """The configuration file (its ``text`` when already read; v1 defaults without one) with the
+    leader-election flags applied on top."""
+    if text is not None:
+        config = load_config_text(text, origin=args.config, features=gates_of(args))
+    else:
+        config = load_config(args.config, features=gates_of(args))
     le: LeaderElectionConfig = config.leader_election
     overrides: dict[str, Any] = {}
     for flag, field in (("leader_elect", "leader_elect"), ("leader_elect_lease_duration", "lease_duration"),
@@ -125,13 +139,15 @@ def effective_config(args: argparse.Namespace) -> KubeSchedulerConfiguration:
 
 def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
     """Run until SIGTERM/SIGINT (or ``stop`` is set); the process exit status."""
+    from kubesched.app.configz import componentconfig
     from kubesched.app.server import ServingOptions, leader_election_check
-    from kubesched.live.leaderelection import LeaderElector, default_identity
+    from kubesched.live.leaderelection import default_identity
     from kubesched.metrics import SchedulerMetrics
     from kubesched.scheduler import Scheduler
     from kubesched.util.gc_tuning import long_lived_heap
 
-    config = effective_config(args)
+    content = _read_config(args.config)
+    config = effective_config(args, None if content is None else content.decode("utf-8"))
     identity = default_identity()
     rest, cluster = _connect(args, config, identity)
     logger.info("Starting Kubernetes Scheduler", "version", __version__)
@@ -140,27 +156,21 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     stop = stop or threading.Event()
     lost = threading.Event()
 
-    elector: LeaderElector | None = None
-    if config.leader_election.leader_elect:
-        def on_stopped_leading() -> None:
-            if not stop.is_set():
-                logger.error(None, "Leaderelection lost")
-                lost.set()
-                stop.set()
-
-        elector = LeaderElector.from_config(_lease_cluster(rest, cluster, config), clock, config.leader_election,
-                                            identity=identity, on_stopped_leading=on_stopped_leading,
-                                            metrics=metrics)
+    elector = _elector(rest, cluster, config, clock, identity, metrics, stop, lost)
     scheduler = Scheduler(cluster, config, clock=clock, tie_break=args.tie_break, metrics=metrics,
                           rng=random.Random(args.seed) if args.seed is not None else None,
                           gate=elector.is_leader if elector is not None else None)
-    _install_signal_handlers(stop)
+    reloader = _reloader(args, content, scheduler, metrics)
+    _install_signal_handlers(stop, reloader)
     _cache_debugger(cluster, scheduler).listen_for_signal(stop)  # SIGUSR2: compare and dump, as upstream
     checks = [leader_election_check(elector)] if elector is not None else []
     # The secure port asks the API server who may read it (TokenReview, SubjectAccessReview), as upstream.
     server = ServingOptions.from_args(args).start(metrics.registry, ready=scheduler.has_synced, checks=checks,
-                                                  review=lambda path, body: rest.request("POST", path, body))
+                                                  review=lambda path, body: rest.request("POST", path, body),
+                                                  configz=lambda: componentconfig(scheduler.config))
     try:
+        if reloader is not None:
+            reloader.start()
         scheduler.start()
         if _wait_for_sync(scheduler.has_synced, stop):
             log.info("informer stores synced; %s", "joining leader election" if elector else "scheduling")
@@ -172,6 +182,8 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     finally:
         if server is not None:
             server.begin_shutdown()
+        if reloader is not None:
+            reloader.stop()
         scheduler.stop()
         if elector is not None:
             elector.stop()  # a leader releases its Lease here
@@ -179,6 +191,47 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
         if server is not None:
             server.stop()
     return EXIT_LOST_LEASE if lost.is_set() else EXIT_OK
+
+
+def _elector(rest: RestClient, cluster: KubeCluster, config: KubeSchedulerConfiguration, clock: RealClock,
+             identity: str, metrics: SchedulerMetrics, stop: threading.Event,
+             lost: threading.Event) -> LeaderElector | None:
+    """The leader elector (None with leader election off); a leader that loses its Lease sets ``lost``
+    and ``stop``."""
+    from kubesched.live.leaderelection import LeaderElector
+
+    if not config.leader_election.leader_elect:
+        return None
+
+    def on_stopped_leading() -> None:
+        if not stop.is_set():
+            logger.error(None, "Leaderelection lost")
+            lost.set()
+            stop.set()
+
+    return LeaderElector.from_config(_lease_cluster(rest, cluster, config), clock, config.leader_election,
+                                     identity=identity, on_stopped_leading=on_stopped_leading, metrics=metrics)
+
+
+def _read_config(path: str | None) -> bytes | None:
+    """The configuration file's bytes (None without one): read once, so that what is loaded is what is hashed."""
+    if not path:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _reloader(args: argparse.Namespace, content: bytes | None, scheduler: Scheduler,
+              metrics: SchedulerMetrics) -> ConfigReloader | None:
+    """The watch on the configuration file (None without one): flags apply on top of it as at start-up."""
+    from kubesched.app.reload import DEFAULT_PERIOD, ConfigReloader
+
+    if content is None:
+        return None
+    period = args.config_reload_period
+    return ConfigReloader(args.config, content, load=lambda text: effective_config(args, text),
+                          apply=scheduler.reconfigure, metrics=metrics,
+                          period=DEFAULT_PERIOD if period is None else period.total_seconds())
 
 
 def _lease_cluster(rest: RestClient, cluster: KubeCluster, config: KubeSchedulerConfiguration) -> KubeCluster:
@@ -233,8 +286,9 @@ def _wait_for_sync(has_synced: Callable[[], bool], stop: threading.Event) -> boo
     return not stop.is_set()
 
 
-def _install_signal_handlers(stop: threading.Event) -> None:
-    """SIGTERM and SIGINT end the run gracefully (only possible from the main thread)."""
+def _install_signal_handlers(stop: threading.Event, reloader: ConfigReloader | None) -> None:
+    """SIGTERM and SIGINT end the run gracefully, SIGHUP reloads the configuration file (only possible
+    from the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return
 
@@ -242,8 +296,15 @@ def _install_signal_handlers(stop: threading.Event) -> None:
         log.warning("received %s, shutting down", signal.Signals(signum).name)
         stop.set()
 
+    def hang_up(_signum: int, _frame: Any) -> None:
+        if reloader is None:
+            log.warning("received SIGHUP: no --config file to reload")
+        else:
+            reloader.request()
+
     signal.signal(signal.SIGTERM, handle)
     signal.signal(signal.SIGINT, handle)
+    signal.signal(signal.SIGHUP, hang_up)
 
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -9,6 +9,7 @@ Public API::
         cert_file=None, key_file=None,                # or a certificate of your own (--tls-cert-file ...)
         ready=informers_synced,                       # /readyz check "sched-handler-sync"
         checks=[leader_election_check(elector)],      # on /healthz and /readyz ("leaderElection")
+        configz=lambda: componentconfig(config),      # /configz (see kubesched.app.configz)
     )
     server.port, server.url                           # where it listens (url: as reached from this machine)
     server.begin_shutdown()                           # /readyz fails from now on ("shutdown")
@@ -29,6 +30,8 @@ What each path answers (the apiserver healthz handlers' format, so probes and hu
   skips one. A failing root check answers 500 with ``[-]name failed: reason withheld`` lines, as upstream.
 - ``/metrics``: the Prometheus text format (or OpenMetrics when the scraper asks), from the scheduler's own
   registry plus the process collectors (``process_resident_memory_bytes`` ...).
+- ``/configz``: the configuration running now, as JSON in kube-scheduler's shape (``configz()`` is asked on
+  every request, so a reloaded configuration shows at once); 404 without ``configz``.
 
 A check is ``(name, fn)``: ``fn()`` returns None when healthy or a string saying why not (an exception
 counts as a failure with its text).
@@ -56,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import json
 import logging
 import os
 import socket
@@ -170,6 +174,7 @@ def start_server(
     checks: Iterable[HealthCheck] = (),
     process_metrics: bool = True,
     auth: DelegatedAuth | None = None,
+    configz: Callable[[], Any] | None = None,
 ) -> MetricsServer:
     """Serve the health endpoints and ``registry`` on ``bind_address:port`` from a daemon thread.
 
@@ -179,7 +184,13 @@ def start_server(
     checks = list(checks)
     # kube-scheduler exposes no *_created series; prometheus_client's switch for them is process-wide.
     disable_created_metrics()
-    combined = _metrics_source(registry, process_metrics)
+    registries: list[Any] = [registry]
+    if process_metrics:
+        process_registry = CollectorRegistry()
+        ProcessCollector(registry=process_registry)
+        PlatformCollector(registry=process_registry)
+        registries.append(process_registry)
+    combined = _Registries(registries)
     holder: dict[str, MetricsServer] = {}
 
     def shutdown_check() -> str | None:
@@ -197,16 +208,9 @@ def start_server(
     class Handler(_Handler):
         pass
 
-    Handler.groups = groups
-    Handler.metrics_source = combined
-    Handler.auth = auth
+    Handler.groups, Handler.metrics_source, Handler.auth, Handler.configz = groups, combined, auth, configz
 
-    family = socket.AF_INET6 if ":" in bind_address else socket.AF_INET
-
-    class Server(_Server):
-        address_family = family
-
-    httpd = Server((bind_address, port), Handler)
+    httpd = (_Server6 if ":" in bind_address else _Server)((bind_address, port), Handler)
     certificate = _serve_tls(httpd, bind_address, cert_file, key_file) if secure else None
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
                               name="kubesched-serving", daemon=True)
@@ -216,17 +220,6 @@ def start_server(
     thread.start()
     log.info("serving /healthz /livez /readyz /metrics on %s", server.bound_url)
     return server
-
-
-def _metrics_source(registry: CollectorRegistry, process_metrics: bool) -> _Registries:
-    """What /metrics renders: ``registry``, and the process collectors unless ``process_metrics`` is off."""
-    registries: list[Any] = [registry]
-    if process_metrics:
-        process_registry = CollectorRegistry()
-        ProcessCollector(registry=process_registry)
-        PlatformCollector(registry=process_registry)
-        registries.append(process_registry)
-    return _Registries(registries)
 
 
 class _Server(ThreadingHTTPServer):
@@ -246,10 +239,14 @@ class _Server(ThreadingHTTPServer):
         super().finish_request(request, client_address)
 
 
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
 def _serve_tls(httpd: ThreadingHTTPServer, bind_address: str, cert_file: str | None,
                key_file: str | None) -> bytes:
-    """Wrap ``httpd``'s socket with TLS (TLS 1.2 or newer): the given certificate and key, or a
-    self-signed pair made now; returns the certificate served (PEM)."""
+    """Wrap ``httpd``'s socket with TLS (TLS 1.2 at least); the PEM certificate it serves, loaded from
+    ``cert_file`` or made at start-up."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     if cert_file and key_file:
@@ -270,6 +267,7 @@ class _Handler(BaseHTTPRequestHandler):
     groups: dict[str, list[HealthCheck]] = {}
     metrics_source: Any = None
     auth: DelegatedAuth | None = None
+    configz: Callable[[], Any] | None = None
     protocol_version = "HTTP/1.1"
     server_version = "kubesched"
     timeout = REQUEST_TIMEOUT
@@ -286,6 +284,10 @@ class _Handler(BaseHTTPRequestHandler):
         if parts == ["metrics"]:
             encoder, content_type = choose_encoder(self.headers.get("Accept") or "")
             self._reply(200, encoder(self.metrics_source), content_type)
+            return
+        configz = type(self).configz  # on the class: a plain function, not a method of the handler
+        if parts == ["configz"] and configz is not None:
+            self._reply(200, json.dumps(configz()).encode(), "application/json")
             return
         if parts and parts[0] in self.groups:
             checks = self.groups[parts[0]]
@@ -430,7 +432,8 @@ class ServingOptions:
         return self.secure_port != 0
 
     def start(self, registry: CollectorRegistry, *, ready: Callable[[], bool] | None = None,
-              checks: Iterable[HealthCheck] = (), review: Review | None = None) -> MetricsServer | None:
+              checks: Iterable[HealthCheck] = (), review: Review | None = None,
+              configz: Callable[[], Any] | None = None) -> MetricsServer | None:
         """Start serving as the flags say; None when ``--secure-port 0`` turned serving off.
 
         With ``review`` (POST a review object to the API server), HTTPS requests outside
@@ -444,7 +447,7 @@ class ServingOptions:
             auth = DelegatedAuth(review, always_allow_paths=self.always_allow_paths)
         return start_server(registry, port=self.secure_port, bind_address=self.bind_address,
                             secure=not self.plain_http, cert_file=self.cert_file, key_file=self.key_file,
-                            ready=ready, checks=checks, auth=auth)
+                            ready=ready, checks=checks, auth=auth, configz=configz)
 
 
 def add_serving_flags(parser: argparse.ArgumentParser) -> None:

@@ -53,7 +53,19 @@ def load_config(source: str | Path | Mapping[str, Any] | None, *,
     features = features or feature_gates()
     if source is None:
         return default_config(features)
-    data: object = source if isinstance(source, Mapping) else _read_file(Path(source))
+    if isinstance(source, Mapping):
+        return _load(source, features)
+    path = Path(source)
+    return load_config_text(path.read_text(encoding="utf-8"), origin=str(path), features=features)
+
+
+def load_config_text(text: str, *, origin: str, features: FeatureGates | None = None) -> KubeSchedulerConfiguration:
+    """Load, default and validate a configuration from a file's text (``origin`` names the file in errors);
+    for callers that must know exactly which bytes they loaded (a reload hashes them)."""
+    return _load(_parse_text(text, origin), features or feature_gates())
+
+
+def _load(data: object, features: FeatureGates) -> KubeSchedulerConfiguration:
     if data is None:
         data = {}
     semantic = ErrorList()
@@ -81,8 +93,7 @@ def _construct_mapping(loader: _StrictSafeLoader, node: yaml.MappingNode) -> dic
 _StrictSafeLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def _read_file(path: Path) -> object:
-    text = path.read_text(encoding="utf-8")
+def _parse_text(text: str, path: str) -> object:
     try:
         check_yaml_structure(text)
     except YamlStructureError as exc:

@@ -99,6 +99,8 @@ STORAGE_EVENTS: dict[tuple[str, str], ClusterEvent] = {
 WildCardEvent = ClusterEvent(WILDCARD, ActionType.ALL, "WildCardEvent")
 #: A pod sat in the unschedulable pool longer than the configured maximum (a wildcard too).
 UnschedulableTimeout = ClusterEvent(WILDCARD, ActionType.ALL, UNSCHEDULABLE_TIMEOUT)
+#: The configuration was reloaded: new plugins may judge every waiting pod otherwise (a wildcard too).
+ConfigReload = ClusterEvent(WILDCARD, ActionType.ALL, "ConfigReload")
 
 # -- named cluster events, v1.34 -------------------------------------------------------------------
 EventAssignedPodAdd = ClusterEvent(ASSIGNED_POD, ActionType.ADD)

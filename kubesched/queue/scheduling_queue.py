@@ -114,15 +114,9 @@ class SchedulingQueue(QueueBase):
         self._dra = features.enabled("DynamicResourceAllocation")
         self._clock = clock
         self._max_in_unschedulable = pod_max_in_unschedulable_duration
-        self._pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] = pre_enqueue or {}
-        # PreEnqueue plugins whose verdict reads the pod alone: v1.30 offers no cluster event to the
-        # pods they gate (v1.34 asks the gating plugin's registered events instead).
-        self._pod_only_gates = frozenset(plugin.name for plugins in self._pre_enqueue.values()
-                                         for plugin in plugins if reads_pod_only(plugin))
-        self._hints = QueueingHints(_hint_maps(queueing_hint_map_per_profile, cluster_event_map_per_profile,
-                                               cluster_event_map), v134_matching=self.hints_enabled,
-                                    on_error=_log_hint_error)
-        self._gating_events = {name: tuple(events) for name, events in self._hints.plugin_events().items()}
+        self._v134 = features.at_least("1.34")
+        self._set_plugins(pre_enqueue or {}, _hint_maps(queueing_hint_map_per_profile, cluster_event_map_per_profile,
+                                                        cluster_event_map))
         self._affinity_matcher = affinity_matcher
         self._namespace_labels = namespace_labels
         self._metrics = metrics
@@ -132,13 +126,10 @@ class SchedulingQueue(QueueBase):
         self._cond = threading.Condition(threading.RLock())
         self._nominator = Nominator(pod_lister, lock=self._cond)
 
-        def uid_of(qpi: QueuedPodInfo) -> str:
-            return qpi.pod.uid
-
         self._active: IndexedHeap[QueuedPodInfo] = (
-            IndexedHeap(uid_of, sort_key=sort_key) if sort_key is not None else IndexedHeap(uid_of, less=less)
+            IndexedHeap(_uid_of, sort_key=sort_key) if sort_key is not None else IndexedHeap(_uid_of, less=less)
         )
-        self._backoff = BackoffQueue(clock, pod_initial_backoff, pod_max_backoff, v134=features.at_least("1.34"),
+        self._backoff = BackoffQueue(clock, pod_initial_backoff, pod_max_backoff, v134=self._v134,
                                      pop_from_backoff=self._pop_from_backoff, less=less, sort_key=sort_key)
         self._unschedulable = UnschedulablePods()
         self._in_flight = InFlight(record_events=self.hints_enabled)
@@ -146,6 +137,42 @@ class SchedulingQueue(QueueBase):
         self._move_request_cycle = -1
         self._closed = False
         self._last_counts: tuple[int, ...] = ()
+
+    def _set_plugins(self, pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]],
+                     hint_maps: Mapping[str, QueueingHintMap]) -> None:
+        self._pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] = pre_enqueue
+        # PreEnqueue plugins whose verdict reads the pod alone: v1.30 offers no cluster event to the
+        # pods they gate (v1.34 asks the gating plugin's registered events instead).
+        self._pod_only_gates = frozenset(plugin.name for plugins in pre_enqueue.values()
+                                         for plugin in plugins if reads_pod_only(plugin))
+        self._hints = QueueingHints(hint_maps, v134_matching=self.hints_enabled, on_error=_log_hint_error)
+        self._gating_events = {name: tuple(events) for name, events in self._hints.plugin_events().items()}
+
+    def reconfigure(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], *,
+                    sort_key: Callable[[QueuedPodInfo], Any] | None, pod_initial_backoff: timedelta,
+                    pod_max_backoff: timedelta, pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]],
+                    queueing_hint_map_per_profile: Mapping[str, QueueingHintMap] | None = None,
+                    cluster_event_map_per_profile: Mapping[str, ClusterEventMap] | None = None) -> None:
+        """New profiles took over (a configuration reload): from now on the queue orders, gates, backs
+        off and requeues as they say. Every queued pod stays queued: activeQ and backoffQ are re-sorted
+        (activeQ through PreEnqueue again), and the unschedulable pool moves as on a wildcard event,
+        since the new plugins may judge its pods otherwise."""
+        with self._cond:
+            self._set_plugins(pre_enqueue, _hint_maps(queueing_hint_map_per_profile, cluster_event_map_per_profile,
+                                                      None))
+            active, backoff = list(self._active), list(self._backoff)
+            self._active = (IndexedHeap(_uid_of, sort_key=sort_key) if sort_key is not None
+                            else IndexedHeap(_uid_of, less=less))
+            self._backoff = BackoffQueue(self._clock, pod_initial_backoff, pod_max_backoff, v134=self._v134,
+                                         pop_from_backoff=self._pop_from_backoff, less=less, sort_key=sort_key)
+            for qpi in backoff:
+                self._backoff.add(qpi)
+            for qpi in active:
+                self._move_to_active(qpi, ev.ConfigReload.label)
+            self._move_pods(list(self._unschedulable.values()), ev.ConfigReload, None, None)
+            self._move_request_cycle = self._scheduling_cycle
+            self._cond.notify_all()
+            self._publish_counts()
 
     # == adding and popping ========================================================================
     def add(self, pod: Pod) -> None:
@@ -603,6 +630,10 @@ def _hint_maps(per_profile: Mapping[str, QueueingHintMap] | None,
 def _log_hint_error(err: BaseException, plugin: str, event: ClusterEvent, qpi: QueuedPodInfo) -> None:
     logger.error(err, "QueueingHintFn returns error", "event", event.event_label, "plugin", plugin,
                  "pod", kobj(qpi.pod))
+
+
+def _uid_of(qpi: QueuedPodInfo) -> str:
+    return qpi.pod.uid
 
 
 def _log_pre_enqueue(pod: Pod, plugin: str, status: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import socket
 import ssl
 import urllib.error
@@ -247,3 +248,19 @@ def test_an_ipv6_wildcard_is_logged_in_brackets(registry: CollectorRegistry) -> 
         assert server.url == f"http://localhost:{server.port}"
     finally:
         server.stop()
+
+
+def test_configz_serves_what_runs_now(registry: CollectorRegistry) -> None:
+    running = {"componentconfig": {"Parallelism": 16}}
+    server = start_server(registry, port=0, bind_address="127.0.0.1", secure=False, configz=lambda: running)
+    try:
+        assert fetch(server, "/configz") == (200, '{"componentconfig": {"Parallelism": 16}}', "application/json")
+        running = {"componentconfig": {"Parallelism": 8}}  # a reload: the next request shows it
+        assert json.loads(fetch(server, "/configz")[1]) == {"componentconfig": {"Parallelism": 8}}
+    finally:
+        server.stop()
+
+
+def test_configz_is_not_found_without_a_configuration(plain: tuple) -> None:
+    server, _, _ = plain
+    assert fetch(server, "/configz")[0] == 404

@@ -1,10 +1,11 @@
 """deploy/kubesched.yaml: what the Deployment promises (three replicas electing a leader on a Lease of
 their own, probes on the endpoints kubesched serves, requests, a budget, the configuration mounted so
-that a ConfigMap edit reaches the file), the configuration loads, and a real API server accepts every
-object."""
+that a ConfigMap edit reaches the file), the configuration loads, a real API server accepts every
+object, and an edit of the ConfigMap is applied by the running scheduler."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -12,7 +13,10 @@ import pytest
 import yaml
 
 from kubesched.config import load_config
-from testing.controlplane.fixture import ControlPlane
+from testing.controlplane.fixture import ControlPlane, free_port
+from tests.deploy.kubelet import project
+from tests.live.conftest import Live, pod
+from tests.live.test_reload import NODES, PREFERS_ZONE_A, Served
 
 MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "kubesched.yaml"
 
@@ -108,3 +112,48 @@ def test_a_real_api_server_accepts_the_manifests(control_plane: ControlPlane) ->
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == len(documents())
     assert all(line.endswith("(server dry run)") for line in lines), lines
+
+
+
+@pytest.mark.controlplane
+def test_an_edit_of_the_configmap_is_applied_by_the_running_replica(control_plane: ControlPlane,
+                                                                    tmp_path: Path) -> None:
+    """The manifest applied, kubesched run as its ServiceAccount with the container's own flags and the
+    ConfigMap projected into a folder as the kubelet projects it: an edit of the ConfigMap through the API
+    reaches the file by the kubelet's link swap, and the leader applies it without a restart."""
+    live = Live(control_plane, tmp_path)
+    live.reset()
+    live.kubectl("apply", "--server-side", "-f", str(MANIFEST))
+    try:
+        name = one("ConfigMap")["metadata"]["name"]
+        folder = tmp_path / "etc-kubesched"
+
+        def kubelet_sync() -> None:
+            config_map = live.get("configmap", name, namespace="kube-system")
+            project(folder, config_map["data"])
+
+        kubelet_sync()
+        port = free_port()
+        mount = str(PurePosixPath(flag("config")).parent)
+        args = [a.replace(mount, str(folder)) for a in container()["args"] if a != "run"]
+        live.start_scheduler(*args, "--plain-http", f"--secure-port={port}", "--bind-address=127.0.0.1",
+                             kubeconfig=control_plane.service_account_kubeconfig("kube-system", "kubesched"))
+        served = Served(port)
+        live.apply(*NODES)
+        live.apply(pod("before", schedulerName="kubesched", **PREFERS_ZONE_A))
+        assert live.wait_bound("before") == {"before": "n2"}
+        holder = live.get("lease", "kubesched", namespace="kube-system")["spec"]["holderIdentity"]
+
+        config = yaml.safe_load(one("ConfigMap")["data"]["config.yaml"])
+        config["profiles"][0]["plugins"] = {"score": {"enabled": [{"name": "NodeAffinity", "weight": 5}]}}
+        live.kubectl("patch", "configmap", name, "-n", "kube-system", "--type=merge", "-p",
+                     json.dumps({"data": {"config.yaml": yaml.safe_dump(config)}}))
+        kubelet_sync()
+        live.wait(lambda: served.reloads("success") == 1, 30, "the edited ConfigMap to be applied")
+        live.apply(pod("after", schedulerName="kubesched", **PREFERS_ZONE_A))
+        assert live.wait_bound("after") == {"after": "n1"}
+        assert live.get("lease", "kubesched", namespace="kube-system")["spec"]["holderIdentity"] == holder
+    finally:
+        live.stop()
+        live.kubectl("delete", "-f", str(MANIFEST), "--ignore-not-found", "--wait=false", check=False)
+        live.kubectl("delete", "lease", "kubesched", "-n", "kube-system", "--ignore-not-found", check=False)

@@ -144,6 +144,12 @@ class Live:
         # Every namespace: other suites (the contract tests) leave pods of their own behind.
         self.kubectl("delete", "pods", "--all", "--all-namespaces", "--grace-period=0", "--force", "--wait=false",
                      check=False)
+        # No controller manager runs to remove the finalizers a Job's pods carry (a test that ran one left
+        # them): free them, or they would stay deleting for ever.
+        for p in json.loads(self.kubectl("get", "pods", "-A", "-o", "json").stdout)["items"]:
+            if p["metadata"].get("finalizers"):
+                self.kubectl("patch", "pod", p["metadata"]["name"], "-n", p["metadata"]["namespace"], "--type=merge",
+                             "-p", '{"metadata":{"finalizers":null}}', check=False)
         self.kubectl("delete", "nodes", "--all", "--wait=false", check=False)
         self.kubectl("delete", "events", "--all", "-n", "default", check=False)
         self.kubectl("delete", "lease", "kube-scheduler", "-n", "kube-system", "--ignore-not-found", check=False)
