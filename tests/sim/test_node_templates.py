@@ -139,7 +139,7 @@ def test_a_slice_of_another_node_is_refused(tmp_path: Path) -> None:
 
 
 def test_other_kinds_in_a_template_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(SimulationError, match="expected exactly one Node .*found Node, ResourceSlice, Job"):
+    with pytest.raises(SimulationError, match=r"expected exactly one Node .*found Node, ResourceSlice, Job"):
         load_node_template(write(tmp_path, "gpu-node.yaml", gpu_node("gpu", 1), job(1)))
 
 
