@@ -66,3 +66,11 @@ def test_a_pod_rejected_by_dynamic_resources_gets_device_counts_per_node_group()
 def test_pods_rejected_for_other_reasons_get_no_device_lines() -> None:
     assert "Devices on the nodes" not in _text() and "devices" not in explain_pending(
         SCENARIO, what_if=False).to_dict()["pods"][0]
+
+
+def test_nodes_added_by_a_what_if_bring_their_devices() -> None:
+    from tests.sim.test_device_use import EXAMPLE, TRAINER
+
+    report = explain_pending([EXAMPLE, TRAINER], max_pools=1)
+    [added] = [r for r in report.remedies[0] if r.kind == "addNodes"]
+    assert added.helps and added.details["nodes"] == 1 and added.details["template"] == "a100-0"
