@@ -72,7 +72,7 @@ class RequestCount:
 
 
 class DeviceInventory:
-    """The cluster's devices after a run; each (selector, device) pair is evaluated at most once."""
+    """The cluster's devices after a run; each selector is evaluated once per kind of device."""
 
     def __init__(self, slices: Iterable[Mapping[str, Any]], classes: Iterable[Mapping[str, Any]],
                  claims: Iterable[Mapping[str, Any]]) -> None:
@@ -81,7 +81,7 @@ class DeviceInventory:
         self.claims = {c.key: c for c in (_parsed(ResourceClaim.from_dict, raw) for raw in claims) if c is not None}
         self.allocated: frozenset[DeviceID] = allocated_devices(self.claims.values())
         self._index = SliceIndex(self.slices)
-        self._verdicts: dict[tuple[str, DeviceID], bool | str] = {}
+        self._verdicts: dict[tuple[str, str, tuple[Any, ...], tuple[Any, ...]], bool | str] = {}
 
     @classmethod
     def of_cluster(cls, cluster: Any) -> DeviceInventory:
@@ -99,10 +99,14 @@ class DeviceInventory:
                 for device in slice_.devices]
 
     def matches(self, selectors: Sequence[str], entry: Entry) -> bool | str:
-        """Whether the device passes every selector: True, False, or the first error's text."""
-        device_id, device, driver = entry
+        """Whether the device passes every selector: True, False, or the first error's text.
+
+        A selector sees the driver, attributes and capacities only, so devices alike (a thousand nodes'
+        identical GPUs) share one evaluation."""
+        _, device, driver = entry
+        attributes, capacity = tuple(sorted(device.attributes.items())), tuple(sorted(device.capacity.items()))
         for expression in selectors:
-            key = (expression, device_id)
+            key = (expression, driver, attributes, capacity)
             verdict = self._verdicts.get(key)
             if verdict is None:
                 verdict = _verdict(expression, device, driver)
