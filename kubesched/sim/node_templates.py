@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,8 +111,3 @@ def _renamed(name: str, old: str, new: str) -> str:
     if count:
         return renamed
     return f"{name}-{new}" if name else new
-
-
-def added_names(groups: Sequence[Sequence[Mapping[str, Any]]]) -> list[str]:
-    """The names of the added nodes of ``groups`` (each a node then its slices)."""
-    return [str(group[0]["metadata"]["name"]) for group in groups]
