@@ -27,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           f"{COST_ANNOTATION} annotation, per node-hour) or, unpriced, the fewest nodes.")
     add_scenario_arguments(parser)
     parser.add_argument("--node-template", required=True, action="append", metavar="NODE.yaml",
-                        help="the node to add (one Node manifest); repeat for a mix of several")
+                        help="the node to add (one Node manifest, with the ResourceSlices of its devices if it "
+                             "has any); repeat for a mix of several")
     parser.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, metavar="N",
                         help=f"give up beyond N added nodes (of each template; default {DEFAULT_MAX_NODES})")
     parser.add_argument("--max-simulations", type=int, default=DEFAULT_MAX_SIMULATIONS, metavar="N",

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.scenario.live import LiveSource
 from kubesched.scenario.pipeline import field_validation, load_scenario
+from kubesched.sim.device_use import NodesCounts, explain_pod_devices
 from kubesched.sim.explain import ExplainError, decision, make_printer, read_trace
 from kubesched.sim.explain_layout import Line, Piece, wrap
 from kubesched.sim.explain_names import matching_pods, pod_key
@@ -47,6 +48,8 @@ class PendingReport:
     simulations: int = 0
     #: A pod named but not pending: where it went.
     not_pending: dict[str, str] = field(default_factory=dict)
+    #: Pods DynamicResources rejected: the device counts on the nodes it rejected (a scenario only).
+    devices: dict[str, list[NodesCounts]] = field(default_factory=dict)
 
     @property
     def pending(self) -> int:
@@ -62,7 +65,8 @@ class PendingReport:
             "groups": [{**g.to_dict(), **({"remedies": [r.to_dict() for r in self.remedies[i]]}
                                           if i in self.remedies else {})} for i, g in enumerate(self.groups)],
             "pods": [{"pod": d.pod, "group": i, "message": d.message, "attempts": d.attempts,
-                      "lastAttempt": dict(d.record) if d.record is not None else None}
+                      "lastAttempt": dict(d.record) if d.record is not None else None,
+                      **({"devices": [n.to_dict() for n in self.devices[d.pod]]} if d.pod in self.devices else {})}
                      for i, g in enumerate(self.groups) for d in g.pods],
             **({"notPending": dict(self.not_pending)} if self.not_pending else {}),
         }
@@ -97,6 +101,7 @@ def explain_pending(
     if pod is not None:
         diagnoses = _named(pod, diagnoses, {k: v or "" for k, v in base.final.items()}, report)
     report.groups = group(diagnoses)
+    report.devices = explain_pod_devices(base.cluster, {d.pod: d.record for d in diagnoses if d.record is not None})
     if what_if:
         checks = WhatIf(scenario, cfg, base, seed=seed, tie_break=tie_break, max_pools=max_pools)
         for index, pending_group in enumerate(report.groups[:max_groups]):
@@ -152,6 +157,20 @@ def print_pending(report: PendingReport, out: TextIO, *, brief: bool = False, ri
                 printer.draw(wrap(f"Pod {d.pod}: {d.message}", printer.width))
             else:
                 printer.draw(decision(d.record, d.attempts, printer))
+            if report.devices.get(d.pod):
+                printer.draw(device_lines(report.devices[d.pod], printer.width))
+
+
+def device_lines(counts: Iterable[NodesCounts], width: int | None) -> list[Piece]:
+    """Per group of nodes DynamicResources rejected: what each request of the pod's claims found there."""
+    lines: list[Piece] = [Line(""), *wrap("Devices on the nodes DynamicResources rejected (the cluster after the "
+                                          "run):", width)]
+    for entry in counts:
+        many = f" ({len(entry.nodes)} nodes)" if len(entry.nodes) > 1 else ""
+        lines += wrap(f"{_names(entry.nodes)}{many}:", width, "  ")
+        for count in entry.counts:
+            lines += wrap(count.describe(), width, "    ")
+    return lines
 
 
 def summary_lines(report: PendingReport, width: int | None) -> list[Piece]:

@@ -17,6 +17,7 @@ scheduling attempt, the simulation's own clock of decisions.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
 import html
 import itertools
@@ -26,10 +27,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched.api.objects import Node, Pod
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.recording.attempt import Attempt
 from kubesched.recording.trace import SCHEDULED
+from kubesched.sim.device_use import DeviceInventory, class_columns
 from kubesched.sim.html_decisions import NodeIndex, Texts, page_decisions
 from kubesched.sim.html_page import PAGE, SCRIPT, STYLE
 from kubesched.sim.node_pools import ClusterUsage, cluster_usage, natural_sorted, pool_stats
@@ -342,6 +346,39 @@ def _table(header: list[str], rows: list[list[str]], collapse_after: int = 20) -
     return out
 
 
+def with_devices(usage: ClusterUsage, inventory: DeviceInventory, nodes: Sequence[Node]) -> ClusterUsage:
+    """``usage`` with a column per DeviceClass (``devices: <class>``, before pods): devices allocated out of
+    the devices each node reaches that match the class, at the end of the run."""
+    labels = {n.name: n.labels for n in nodes}
+    names, allocated, total = class_columns(inventory, [(n, labels.get(n, {})) for n in usage.nodes])
+    if not names:
+        return usage
+    at = len(usage.resources) - (1 if usage.resources and usage.resources[-1] == PODS else 0)
+    shape = (len(usage.nodes), len(names))
+
+    def insert(values: np.ndarray, extra: list[list[int]]) -> np.ndarray:
+        return np.concatenate([values[:, :at], np.array(extra, dtype=np.float64).reshape(shape), values[:, at:]],
+                              axis=1)
+
+    return dataclasses.replace(usage, resources=[*usage.resources[:at], *names, *usage.resources[at:]],
+                               requested=insert(usage.requested, allocated),
+                               allocatable=insert(usage.allocatable, total))
+
+
+def devices_section(inventory: DeviceInventory, nodes: Sequence[Node]) -> list[str]:
+    """Per DeviceClass, over the cluster: devices allocated out of those matching it (each device once)."""
+    use = inventory.class_use((n.name, n.labels) for n in nodes)
+    if not use:
+        return []
+    rows = [[html.escape(name), f"<b>{100 * held / count:.0f}%</b> ({held} of {count})"]
+            for name, (held, count) in use.items()]
+    return ["<h2>Devices</h2>",
+            "<p>Devices (DRA) allocated at the end of the run, per DeviceClass: the devices of the cluster's "
+            "ResourceSlices that match the class's selectors, and how many of them claims hold. The pools' "
+            "table and charts above show the same per node as <code>devices: CLASS</code>.</p>",
+            _table(["DEVICE CLASS", "ALLOCATED"], rows)]
+
+
 def _other_sections(result: SimulationResult, pending: Sequence[PendingPod],
                     figures: list[dict[str, Any]]) -> list[str]:
     out = []
@@ -392,6 +429,9 @@ def _render(result: SimulationResult, group_by: str | None) -> str:
     pods = _parsed_pods(result)
     cluster_nodes = [Node.from_dict(raw) for raw in _objects(result, "Node")]
     usage = cluster_usage(cluster_nodes, pods, group_by, also_requested=series_resources)
+    devices = DeviceInventory.of_cluster(result.cluster) if result.cluster is not None else None
+    if devices:
+        usage = with_devices(usage, devices, cluster_nodes)
     nodes = NodeIndex.of_attempts(usage.nodes, attempts)
     texts = Texts()
     scheduled = sum(1 for n in result.final.values() if n)
@@ -405,6 +445,7 @@ def _render(result: SimulationResult, group_by: str | None) -> str:
         f"{len(attempts)} attempts ({result.virtual_seconds:.1f}s of virtual time) on {len(usage.nodes)} nodes; "
         f"{len(pending)} left pending, {len(result.deleted)} preempted.</p>",
         *pools_section(usage),
+        *(devices_section(devices, cluster_nodes) if devices else []),
         "<h2>Pending pods and utilisation over the run</h2>", '<div id="plot-timeline"></div>',
     ]
     if over_time:

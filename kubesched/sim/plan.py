@@ -22,7 +22,8 @@ from typing import Any
 
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.scenario.manifests import Manifest
-from kubesched.scenario.pipeline import Scenario, field_validation, load_scenario, load_template
+from kubesched.scenario.pipeline import Scenario, field_validation, load_scenario
+from kubesched.sim.node_templates import NodeTemplate, load_node_template
 from kubesched.sim.simulate import Simulation, SimulationError, SimulationResult, resolve_config
 
 DEFAULT_MAX_NODES = 100
@@ -69,7 +70,7 @@ def node_copies(template: Mapping[str, Any], count: int) -> list[dict[str, Any]]
 
 def plan(
     objects_or_paths: Iterable[Any] | str | Path,
-    node_template: str | Path | Mapping[str, Any],
+    node_template: str | Path | Mapping[str, Any] | NodeTemplate,
     config: str | Path | Mapping[str, Any] | KubeSchedulerConfiguration | None = None,
     *,
     max_nodes: int = DEFAULT_MAX_NODES,
@@ -88,15 +89,16 @@ def plan(
     if max_nodes < 0:
         raise SimulationError(f"--max-nodes: must be 0 or more, got {max_nodes}")
     fields = field_validation(validate)
-    template = load_template(node_template, "Node", fields).obj
+    template = load_node_template(node_template, fields)
     scenario = load_scenario(objects_or_paths, fields)
     cfg = resolve_config(config, emulated_version=emulated_version, feature_gates=feature_gates)
     added = _added_nodes(scenario, template, max_nodes)
+    per_node = 1 + len(template.slices)  # each copy: the node, then its slices
     runs: dict[int, SimulationResult] = {}
 
     def run(count: int) -> SimulationResult:
         if count not in runs:
-            sim = Simulation(scenario.extended(added[:count]), cfg, seed=seed, tie_break=tie_break)
+            sim = Simulation(scenario.extended(added[:count * per_node]), cfg, seed=seed, tie_break=tie_break)
             sim.load()
             runs[count] = sim.run()
         return runs[count]
@@ -124,16 +126,22 @@ def plan(
     )
 
 
-def _added_nodes(scenario: Scenario, template: Mapping[str, Any], max_nodes: int) -> list[Manifest]:
-    """The ``max_nodes`` copies of the template a plan may add (a count N takes the first N); their names
-    must not clash with the scenario's nodes."""
-    copies = node_copies(template, max_nodes)
-    existing = {m.obj.get("metadata", {}).get("name") for m in scenario.manifests if m.kind == "Node"}
-    clash = sorted(existing & {n["metadata"]["name"] for n in copies})
+def _added_nodes(scenario: Scenario, template: NodeTemplate, max_nodes: int) -> list[Manifest]:
+    """The ``max_nodes`` copies of the template a plan may add, each the node then its slices (a count N
+    takes the first N copies); their names must not clash with the scenario's nodes or slices."""
+    added = template.manifests(max_nodes)
+    clash = added_clashes(scenario, added)
     if clash:
         raise SimulationError(f"node template: the added nodes' names clash with the scenario's nodes: "
-                              f"{', '.join(clash)}; rename the template")
-    return [Manifest("<node template>", i + 1, n) for i, n in enumerate(copies)]
+                              f"{', '.join(clash[:5])}; rename the template")
+    return added
+
+
+def added_clashes(scenario: Scenario, added: Iterable[Manifest]) -> list[str]:
+    """Names of added Nodes and ResourceSlices the scenario already has (both kinds are cluster-scoped)."""
+    existing = {(m.kind, m.obj.get("metadata", {}).get("name")) for m in scenario.manifests
+                if m.kind in ("Node", "ResourceSlice")}
+    return sorted(name for kind, name in {(m.kind, m.obj["metadata"]["name"]) for m in added} & existing)
 
 
 def fewest_fitting(fits: Callable[[int], bool], max_nodes: int, at_least: int = 0) -> int:

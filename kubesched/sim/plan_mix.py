@@ -37,8 +37,9 @@ from typing import Any
 from kubesched.api.objects import Node, Pod
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.scenario.manifests import Manifest
-from kubesched.scenario.pipeline import Scenario, field_validation, load_scenario, load_template
-from kubesched.sim.plan import DEFAULT_MAX_NODES, fewest_fitting, node_copies, pending_after
+from kubesched.scenario.pipeline import Scenario, field_validation, load_scenario
+from kubesched.sim.node_templates import NodeTemplate, load_node_template
+from kubesched.sim.plan import DEFAULT_MAX_NODES, fewest_fitting, pending_after
 from kubesched.sim.simulate import Simulation, SimulationError, SimulationResult, resolve_config
 
 COST_ANNOTATION = "kubesched.io/cost"
@@ -108,9 +109,9 @@ def plan_mix(
     if max_nodes < 0 or max_simulations < 1:
         raise SimulationError("--max-nodes must be 0 or more and --max-simulations 1 or more")
     fields = field_validation(validate)
-    templates = [load_template(t, "Node", fields) for t in node_templates]
-    names = [str(t.obj["metadata"]["name"]) for t in templates]
-    costs = [template_cost(t.obj, str(given)) for t, given in zip(templates, node_templates, strict=True)]
+    templates = [load_node_template(t, fields) for t in node_templates]
+    names = [t.name for t in templates]
+    costs = [template_cost(t.node.obj, str(given)) for t, given in zip(templates, node_templates, strict=True)]
     if any(c is None for c in costs) and any(c is not None for c in costs):
         unpriced = ", ".join(n for n, c in zip(names, costs, strict=True) if c is None)
         raise SimulationError(f"--node-template: some templates carry {COST_ANNOTATION} and {unpriced} not: "
@@ -128,13 +129,13 @@ def plan_mix(
 
 
 class _MixSearch:
-    def __init__(self, scenario: Scenario, config: KubeSchedulerConfiguration, templates: Sequence[Manifest],
+    def __init__(self, scenario: Scenario, config: KubeSchedulerConfiguration, templates: Sequence[NodeTemplate],
                  max_nodes: int, *, seed: int, tie_break: str) -> None:
         self.scenario, self.config, self.max_nodes = scenario, config, max_nodes
         self.seed, self.tie_break = seed, tie_break
-        self.copies = [node_copies(t.obj, max_nodes) for t in templates]
-        self.allocatable = [Node.from_dict(t.obj).allocatable for t in templates]
-        names = [n["metadata"]["name"] for copies in self.copies for n in copies]
+        self.copies = [t.copies(max_nodes) for t in templates]
+        self.allocatable = [Node.from_dict(t.node.obj).allocatable for t in templates]
+        names = [group[0]["metadata"]["name"] for copies in self.copies for group in copies]
         existing = {m.obj.get("metadata", {}).get("name") for m in scenario.manifests if m.kind == "Node"}
         clash = sorted((existing & set(names)) | {n for n, c in Counter(names).items() if c > 1})
         if clash:
@@ -145,7 +146,8 @@ class _MixSearch:
 
     def run(self, mix: Mix) -> SimulationResult:
         if mix not in self.runs:
-            added = [n for copies, count in zip(self.copies, mix, strict=True) for n in copies[:count]]
+            added = [o for copies, count in zip(self.copies, mix, strict=True)
+                     for group in copies[:count] for o in group]
             sim = Simulation(self.scenario.extended([Manifest("<node template>", i + 1, n)
                                                      for i, n in enumerate(added)]),
                              self.config, seed=self.seed, tie_break=self.tie_break)

@@ -38,6 +38,7 @@ from kubesched.api.taints import find_untolerated_taint
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.scenario.pipeline import Scenario
 from kubesched.sim.deletions import PREEMPTED
+from kubesched.sim.node_templates import renamed_slice
 from kubesched.sim.pending_groups import PendingGroup
 from kubesched.sim.plan import fewest_fitting, node_copies, pending_after
 from kubesched.sim.pools import natural_key, pool_label, pool_of
@@ -194,13 +195,13 @@ class WhatIf:
     def added_nodes(self, group: PendingGroup) -> list[Remedy]:
         out = []
         for pool, template, at_least in self.candidate_pools(group)[:self.max_pools]:
-            copies = node_copies(_template(template), min(len(group.pods), MAX_ADDED))
+            copies = self._with_slices(template, node_copies(_template(template), min(len(group.pods), MAX_ADDED)))
             runs: dict[int, SimulationResult] = {}
 
-            def fits(count: int, copies: list[dict[str, Any]] = copies,
+            def fits(count: int, copies: list[list[dict[str, Any]]] = copies,
                      runs: dict[int, SimulationResult] = runs) -> bool:
                 if count not in runs:
-                    runs[count] = self.run(self.edits.nodes_added(copies[:count]))
+                    runs[count] = self.run(self.edits.nodes_added(o for added in copies[:count] for o in added))
                 return self.still_pending(group, runs[count]) == 0
 
             most = len(copies)
@@ -213,6 +214,12 @@ class WhatIf:
                                     f"{template.name} (pool {pool})", runs[count], pool=pool,
                                     template=template.name, nodes=count))
         return sorted(out, key=lambda r: (not r.helps, r.details["nodes"]))
+
+    def _with_slices(self, node: Node, copies: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+        """Each copy of a pool's node with its own copies of that node's ResourceSlices (its devices)."""
+        slices = [m.obj for m in self.edits.scenario.manifests
+                  if m.kind == "ResourceSlice" and (m.obj.get("spec") or {}).get("nodeName") == node.name]
+        return [[added, *(renamed_slice(s, node.name, added["metadata"]["name"]) for s in slices)] for added in copies]
 
     def candidate_pools(self, group: PendingGroup) -> list[tuple[str, Node, int]]:
         """(pool, its first schedulable node, the fewest copies that could be enough) for every pool whose

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 from kubesched.sim.explain_pending import explain_pending, print_pending
 from tests.sim.scenarios import node, pod
@@ -44,3 +45,32 @@ def test_the_document_names_its_schema_and_links_pods_to_groups() -> None:
     assert [(p["pod"], p["group"]) for p in document["pods"]] == [("default/a", 0), ("default/b", 0)]
     assert document["groups"][0]["causes"] == [{"plugin": "NodeResourcesFit", "reason": "Insufficient cpu",
                                                 "nodes": [1, 1]}]
+
+
+def test_a_pod_rejected_by_dynamic_resources_gets_device_counts_per_node_group() -> None:
+    from tests.sim.test_device_use import EXAMPLE, TRAINER
+
+    report = explain_pending([EXAMPLE, TRAINER], pod="ml/trainer", what_if=False)
+    out = io.StringIO()
+    print_pending(report, out, rich_output=False)
+    lines = out.getvalue().splitlines()
+    at = lines.index("Devices on the nodes DynamicResources rejected (the cluster after the run):")
+    assert lines[at + 1] == "  a100-0, a100-1 (2 nodes):"
+    assert re.fullmatch(r"    claim ml/trainer-gpus-\w+, request gpus \(2 of class gpu-a100\): 5 of 5 devices match, "
+                        r"4 already allocated", lines[at + 2])
+    assert lines[at + 3] == "  t4-0, t4-1 (2 nodes):" and lines[at + 4].endswith("none of 2 devices match")
+    [entry] = report.to_dict()["pods"]
+    assert [d["nodes"] for d in entry["devices"]] == [["a100-0", "a100-1"], ["t4-0", "t4-1"]]
+
+
+def test_pods_rejected_for_other_reasons_get_no_device_lines() -> None:
+    assert "Devices on the nodes" not in _text() and "devices" not in explain_pending(
+        SCENARIO, what_if=False).to_dict()["pods"][0]
+
+
+def test_nodes_added_by_a_what_if_bring_their_devices() -> None:
+    from tests.sim.test_device_use import EXAMPLE, TRAINER
+
+    report = explain_pending([EXAMPLE, TRAINER], max_pools=1)
+    [added] = [r for r in report.remedies[0] if r.kind == "addNodes"]
+    assert added.helps and added.details["nodes"] == 1 and added.details["template"] == "a100-0"

@@ -259,3 +259,24 @@ def test_a_summary_only_result_is_refused_with_a_clear_error(tmp_path: Path) -> 
     result = simulate([node("n1"), pod("p")])
     with pytest.raises(SimulationError, match='record="full"'):
         write_report(result, tmp_path / "r.html")
+
+
+def test_devices_get_a_column_per_device_class_and_a_section() -> None:
+    from tests.sim.test_device_use import EXAMPLE, TRAINER
+
+    page = render(simulate([EXAMPLE, TRAINER], record="full"))
+    data = page_data(page)
+    usage = data["usage"]
+    assert usage["resources"][-3:] == ["devices: gpu-a100", "devices: gpu-t4", "pods"]
+    column = usage["resources"].index("devices: gpu-a100")
+    row = [data["nodes"][i] for i in usage["node"]].index("a100-0")
+    assert (usage["requested"][row][column], usage["allocatable"][row][column]) == (4, 5)
+    t4 = [data["nodes"][i] for i in usage["node"]].index("t4-0")
+    assert usage["allocatable"][t4][column] == 0
+    assert "<h2>Devices</h2>" in page and "<td>gpu-a100</td><td><b>80%</b> (8 of 10)</td>" in page
+
+
+def test_no_device_section_without_devices(result) -> None:
+    page = render(result)
+    assert "<h2>Devices</h2>" not in page and not any(
+        r.startswith("devices:") for r in page_data(page)["usage"]["resources"])
