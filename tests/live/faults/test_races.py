@@ -11,8 +11,13 @@ from tests.live.faults.support import FaultEnv, node, pod
 
 pytestmark = pytest.mark.controlplane
 
-PREFER_DOOMED: dict[str, Any] = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-    {"weight": 100, "preference": {"matchExpressions": [{"key": "doomed", "operator": "Exists"}]}}]}}}
+#: The nodes these tests delete are tainted, so that only the test's own pod (which tolerates the taint
+#: and prefers them) can land there: a churn pod bound to one would break the run's invariants.
+DOOMED_TAINT = [{"key": "doomed", "effect": "NoSchedule"}]
+PREFER_DOOMED: dict[str, Any] = {
+    "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "preference": {"matchExpressions": [{"key": "doomed", "operator": "Exists"}]}}]}},
+    "tolerations": [{"key": "doomed", "operator": "Exists", "effect": "NoSchedule"}]}
 
 
 def hold_binding(env: FaultEnv, name: str) -> Hold:
@@ -33,7 +38,7 @@ def assumed_on_deleted_node(env: FaultEnv, node_name: str, pod_uid: str) -> bool
 
 
 def test_a_node_deleted_while_a_pod_is_assumed_on_it(env: FaultEnv) -> None:
-    env.admin.create_node(node("doomed", labels={"doomed": "true"}))
+    env.admin.create_node(node("doomed", labels={"doomed": "true"}, taints=DOOMED_TAINT))
     hold = hold_binding(env, "doomed-1")
     env.admin.create_pod(pod("doomed-1", **PREFER_DOOMED))
     assert hold.caught.wait(60)
@@ -53,7 +58,7 @@ def test_a_binding_that_lands_after_its_node_was_deleted_is_tracked_until_the_po
     # The binding left before the deletion was seen: the API server accepts it (it does not check the
     # node), as it would from kube-scheduler. The cache keeps the pod on the deleted node, and the
     # debugger names that node, until the pod is deleted (the pod garbage collector's job; the test's here).
-    env.admin.create_node(node("doomed-late", labels={"doomed": "true"}))
+    env.admin.create_node(node("doomed-late", labels={"doomed": "true"}, taints=DOOMED_TAINT))
     hold = hold_binding(env, "doomed-2")
     env.admin.create_pod(pod("doomed-2", **PREFER_DOOMED))
     assert hold.caught.wait(60)
