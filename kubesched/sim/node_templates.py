@@ -30,6 +30,22 @@ from kubesched.sim.simulate import SimulationError
 SLICE_KIND = "ResourceSlice"
 
 
+def node_copies(template: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
+    """``count`` copies of the node template named ``<name>-1`` … ``<name>-<count>``."""
+    base = str((template.get("metadata") or {}).get("name") or "").rstrip("-")
+    nodes = []
+    for i in range(1, count + 1):
+        node = copy.deepcopy(dict(template))
+        node["metadata"] = {**(node.get("metadata") or {}), "name": f"{base}-{i}"}
+        node["metadata"].pop("generateName", None)
+        labels = dict(node["metadata"].get("labels") or {})
+        if "kubernetes.io/hostname" in labels:
+            labels["kubernetes.io/hostname"] = f"{base}-{i}"
+            node["metadata"]["labels"] = labels
+        nodes.append(node)
+    return nodes
+
+
 @dataclass(frozen=True, slots=True)
 class NodeTemplate:
     """One Node and the node-local ResourceSlices that come with each copy of it."""
@@ -43,8 +59,6 @@ class NodeTemplate:
 
     def copies(self, count: int) -> list[list[dict[str, Any]]]:
         """``count`` copies (``<name>-1`` … ``<name>-<count>``), each the node then its slices."""
-        from kubesched.sim.plan import node_copies
-
         return [[node, *(renamed_slice(s.obj, self.name, node["metadata"]["name"]) for s in self.slices)]
                 for node in node_copies(self.node.obj, count)]
 

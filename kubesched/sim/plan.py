@@ -14,7 +14,6 @@ would see it, at N simulations.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,22 +49,6 @@ def pending_after(result: SimulationResult) -> list[str]:
     not pending)."""
     removed = set(result.removed)
     return [key for key, node in result.final.items() if node is None and key not in removed]
-
-
-def node_copies(template: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
-    """``count`` copies of the node template named ``<name>-1`` … ``<name>-<count>``."""
-    base = str((template.get("metadata") or {}).get("name") or "").rstrip("-")
-    nodes = []
-    for i in range(1, count + 1):
-        node = copy.deepcopy(dict(template))
-        node["metadata"] = {**(node.get("metadata") or {}), "name": f"{base}-{i}"}
-        node["metadata"].pop("generateName", None)
-        labels = dict(node["metadata"].get("labels") or {})
-        if "kubernetes.io/hostname" in labels:
-            labels["kubernetes.io/hostname"] = f"{base}-{i}"
-            node["metadata"]["labels"] = labels
-        nodes.append(node)
-    return nodes
 
 
 def plan(

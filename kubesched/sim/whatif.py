@@ -38,9 +38,9 @@ from kubesched.api.taints import find_untolerated_taint
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.scenario.pipeline import Scenario
 from kubesched.sim.deletions import PREEMPTED
-from kubesched.sim.node_templates import renamed_slice
+from kubesched.sim.node_templates import node_copies, renamed_slice
 from kubesched.sim.pending_groups import PendingGroup
-from kubesched.sim.plan import fewest_fitting, node_copies, pending_after
+from kubesched.sim.plan import fewest_fitting, pending_after
 from kubesched.sim.pools import natural_key, pool_label, pool_of
 from kubesched.sim.simulate import Simulation, SimulationResult
 from kubesched.sim.whatif_edits import (

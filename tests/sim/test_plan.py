@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.sim.plan import _monotone, node_copies, plan
+from kubesched.sim.node_templates import node_copies
+from kubesched.sim.plan import _monotone, plan
 from kubesched.sim.simulate import SimulationError
 from tests.sim.scenarios import deployment, node, pod
 
