@@ -256,16 +256,9 @@ class EmbeddedCluster:
     def update(self, obj: dict[str, Any]) -> dict[str, Any]:
         info, obj = self._incoming(obj)
         meta = obj["metadata"]
-        name = meta.get("name")
-        if not isinstance(name, str) or not name:
-            raise Invalid.of(info.kind, "", "metadata.name", "Required value: name is required")
         with self._lock:
-            current = self._current(info, meta.get("namespace", ""), name)
+            current = self._stored_for_write(info, meta)
             cur_meta = current["metadata"]
-            rv = meta.get("resourceVersion")
-            if rv and str(rv) != cur_meta["resourceVersion"]:
-                raise Conflict.modified(info.resource, name)
-            self._check_uid(info.resource, name, meta.get("uid"), cur_meta["uid"])
             for key in ("uid", "creationTimestamp", "generation"):
                 if key in cur_meta:
                     meta[key] = cur_meta[key]
@@ -280,21 +273,26 @@ class EmbeddedCluster:
         self._after_write()
         return _copy(stored)
 
+    def _stored_for_write(self, info: KindInfo, meta: dict[str, Any]) -> dict[str, Any]:
+        """The stored object a write of ``meta`` replaces (caller holds the lock): the name is required, a
+        set resourceVersion must be the stored one, and a set uid must match."""
+        name = meta.get("name")
+        if not isinstance(name, str) or not name:
+            raise Invalid.of(info.kind, "", "metadata.name", "Required value: name is required")
+        current = self._current(info, meta.get("namespace", ""), name)
+        cur_meta = current["metadata"]
+        rv = meta.get("resourceVersion")
+        if rv and str(rv) != cur_meta["resourceVersion"]:
+            raise Conflict.modified(info.resource, name)
+        self._check_uid(info.resource, name, meta.get("uid"), cur_meta["uid"])
+        return current
+
     def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
         """The status subresource (a ResourceClaim's): the stored object with ``obj``'s status; Conflict when
         obj's resourceVersion is set and stale. Spec and metadata changes in ``obj`` are ignored."""
         info, obj = self._incoming(obj)
-        meta = obj["metadata"]
-        name = meta.get("name")
-        if not isinstance(name, str) or not name:
-            raise Invalid.of(info.kind, "", "metadata.name", "Required value: name is required")
         with self._lock:
-            current = self._current(info, meta.get("namespace", ""), name)
-            cur_meta = current["metadata"]
-            rv = meta.get("resourceVersion")
-            if rv and str(rv) != cur_meta["resourceVersion"]:
-                raise Conflict.modified(info.resource, name)
-            self._check_uid(info.resource, name, meta.get("uid"), cur_meta["uid"])
+            current = self._stored_for_write(info, obj["metadata"])
             new = dra_admission.status_update(current, obj, self)
             stored = self._store_update(info, current, new)
         self._after_write()
