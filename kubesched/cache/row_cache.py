@@ -20,16 +20,18 @@ class RowValueCache:
     """Values of one function per snapshot row, for the last few keys (pod shapes) asked for.
 
     ``compute(rows)`` must depend only on those rows' columns (what writing a row changes) and on the
-    key. A key asked for the first time is computed for the rows asked only. From its second time on,
+    key. A few rows, or a key asked for the first time, are computed directly. From its second time on,
     its values are kept for every row: a row is computed when it is asked for and was written since it
     was last computed (or never was). The cache starts over when the rows move or a resource column
     appears.
     """
 
-    __slots__ = ("_capacity", "_entries", "_layout", "_seen")
+    __slots__ = ("_capacity", "_entries", "_layout", "_min_rows", "_seen")
 
-    def __init__(self, capacity: int = 4) -> None:
+    def __init__(self, capacity: int = 4, min_rows: int = 1000) -> None:
         self._capacity = capacity
+        #: Fewer rows than this are computed directly: the bookkeeping would cost what it saves.
+        self._min_rows = min_rows
         #: key -> (values, which rows must be computed again, the snapshot's write mark they are as of)
         self._entries: OrderedDict[Hashable, tuple[np.ndarray, np.ndarray, tuple[int, int]]] = OrderedDict()
         #: Keys asked for once lately: a pod shape seen once may never come back, and is not kept.
@@ -39,6 +41,8 @@ class RowValueCache:
     def values(self, snapshot: Snapshot, key: Hashable, rows: np.ndarray,
                compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """``compute(rows)``, from what is kept where the rows were not written since."""
+        if len(rows) < self._min_rows:
+            return np.asarray(compute(rows), dtype=np.int64)
         layout = (snapshot.layout_version, len(snapshot.resource_columns), len(snapshot))
         if layout != self._layout:
             self._entries.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -45,7 +46,7 @@ def _counting(snapshot: Snapshot, calls: list[int]) -> Callable[[np.ndarray], np
 def test_rows_are_computed_when_asked_for_and_kept_from_a_shapes_second_sighting() -> None:
     _, snapshot = _snapshot(6)
     calls: list[int] = []
-    kept = RowValueCache()
+    kept = RowValueCache(min_rows=0)
     rows = np.array([4, 1])
     assert kept.values(snapshot, "a", rows, _counting(snapshot, calls)).tolist() == [0, 0]
     assert calls == [2]
@@ -60,7 +61,7 @@ def test_rows_are_computed_when_asked_for_and_kept_from_a_shapes_second_sighting
 def test_only_rows_written_since_are_recomputed() -> None:
     cache, snapshot = _snapshot(5)
     calls: list[int] = []
-    kept = RowValueCache()
+    kept = RowValueCache(min_rows=0)
     every = np.arange(5)
     for _ in range(2):
         kept.values(snapshot, "a", every, _counting(snapshot, calls))
@@ -74,7 +75,7 @@ def test_only_rows_written_since_are_recomputed() -> None:
 def test_rows_moving_start_the_cache_over() -> None:
     cache, snapshot = _snapshot(3)
     calls: list[int] = []
-    kept = RowValueCache()
+    kept = RowValueCache(min_rows=0)
     for _ in range(2):
         kept.values(snapshot, "a", np.arange(3), _counting(snapshot, calls))
     cache.add_node(make_node("joining", labels={ZONE: "z"}))
@@ -97,6 +98,10 @@ def test_kept_filter_and_scores_equal_a_fresh_plugins(ops: list[tuple[str, int, 
     snapshot = Snapshot()
     kept_fit = NodeResourcesFit(NodeResourcesFitArgs())
     kept_balanced = NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs())
+    # Keep values from the first row on (the plugins keep them from 1000 rows on).
+    kept_fit._kept_verdicts = RowValueCache(min_rows=0)
+    for plugin in (kept_fit, kept_balanced):
+        plugin.scorer = dataclasses.replace(plugin.scorer, _kept=RowValueCache(min_rows=0))
     bound: dict[str, Pod] = {}
     for step, (op, n, cpu) in enumerate(ops):
         if op == "node":
@@ -126,3 +131,12 @@ def test_kept_filter_and_scores_equal_a_fresh_plugins(ops: list[tuple[str, int, 
                 scores = plugin.score_nodes(state, incoming, snapshot.nodes(rows)).tolist()
                 answers.append((messages, scores))
             assert answers[1] == answers[0] and answers[2] == answers[0]
+
+
+def test_a_few_rows_are_computed_directly() -> None:
+    _, snapshot = _snapshot(6)
+    calls: list[int] = []
+    kept = RowValueCache(min_rows=4)
+    for _ in range(3):
+        kept.values(snapshot, "a", np.array([4, 1]), _counting(snapshot, calls))
+    assert calls == [2, 2, 2]

@@ -40,6 +40,7 @@ from kubesched.framework.interfaces import (
     FilterPlugin,
     Plugin,
     PostFilterResult,
+    PreBindPlugin,
     PreEnqueuePlugin,
     PreFilterResult,
     QueueSortPlugin,
@@ -533,34 +534,7 @@ class Framework:
                 metrics.observe_extension_point("PreBind", status_label(status), time.perf_counter() - started)
                 finish(status)
 
-        def step(index: int) -> None:
-            while index < len(plugins):
-                plugin = plugins[index]
-                index += 1
-                try:
-                    answer = plugin.pre_bind(state, pod, node_name)
-                    if answer is not None and not isinstance(answer, (Status, PendingStatus)):
-                        raise PluginReturnError(f"returned {shown(answer)}, expected a Status or None")
-                except Exception as exc:
-                    log_plugin_failure(plugin.pre_bind, exc)
-                    answer = Status.from_error(exc)
-                if isinstance(answer, PendingStatus):
-                    answer.on_done(functools.partial(after, plugin.name, nxt=index))
-                    return
-                failure = _pre_bind_failure(plugin.name, answer)
-                if failure is not None:
-                    done(failure)
-                    return
-            done(None)
-
-        def after(name: str, status: Status | None, *, nxt: int) -> None:
-            failure = _pre_bind_failure(name, status)
-            if failure is not None:
-                done(failure)
-            else:
-                step(nxt)
-
-        step(0)
+        _run_pre_bind(plugins, state, pod, node_name, done, 0)
 
     @timed_extension_point("Bind")
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -611,6 +585,42 @@ def _events_of(plugin: Plugin) -> list[ClusterEventWithHint]:
                                  "expected ClusterEvent or ClusterEventWithHint values")
         out.append(event)
     return out
+
+
+def _run_pre_bind(plugins: Sequence[PreBindPlugin], state: CycleState, pod: Pod, node_name: str,
+                  done: Callable[[Status | None], None], index: int) -> None:
+    """PreBind plugins from ``index`` on, until one waits (it resumes the rest when it resolves), one
+    fails, or all passed. (Functions, not closures: a closure that names itself, or two that name each
+    other, would keep every binding cycle's objects alive until the garbage collector ran.)"""
+    while index < len(plugins):
+        plugin = plugins[index]
+        index += 1
+        try:
+            answer = plugin.pre_bind(state, pod, node_name)
+            if answer is not None and not isinstance(answer, (Status, PendingStatus)):
+                raise PluginReturnError(f"returned {shown(answer)}, expected a Status or None")
+        except Exception as exc:
+            log_plugin_failure(plugin.pre_bind, exc)
+            answer = Status.from_error(exc)
+        if isinstance(answer, PendingStatus):
+            answer.on_done(functools.partial(_resume_pre_bind, plugins, state, pod, node_name, done, plugin.name,
+                                             index))
+            return
+        failure = _pre_bind_failure(plugin.name, answer)
+        if failure is not None:
+            done(failure)
+            return
+    done(None)
+
+
+def _resume_pre_bind(plugins: Sequence[PreBindPlugin], state: CycleState, pod: Pod, node_name: str,
+                     done: Callable[[Status | None], None], name: str, nxt: int, status: Status | None) -> None:
+    """A waiting PreBind plugin resolved: stop at its failure, or go on with the next plugin."""
+    failure = _pre_bind_failure(name, status)
+    if failure is not None:
+        done(failure)
+    else:
+        _run_pre_bind(plugins, state, pod, node_name, done, nxt)
 
 
 def _pre_bind_failure(name: str, status: Status | None) -> Status | None:
