@@ -53,6 +53,11 @@ def watched_kinds(features: FeatureGates) -> tuple[str, ...]:
 #: kube-scheduler's flush periods: backoffQ every second, the unschedulable leftovers every 30 s.
 BACKOFF_FLUSH_PERIOD = 1.0
 LEFTOVER_FLUSH_PERIOD = 30.0
+#: Binding cycles in flight at once, live. kube-scheduler starts a goroutine for each; here a thread
+#: takes one, and a binding spends nearly all its time waiting for the API server, so the pool is sized
+#: for a loaded server's latency rather than for the cores: with 16 threads and bindings taking 100 ms,
+#: a burst was capped at 160 pods/s while the scheduling loop waited with nothing left to pop.
+BINDING_WORKERS = 64
 
 
 class _JobStep:
@@ -332,7 +337,8 @@ class Scheduler:
 
     def run_forever(self, stop: threading.Event) -> None:
         """Live mode: housekeeping on clock timers, binding on a pool, scheduling on this thread."""
-        pool = ThreadPoolExecutor(max_workers=max(self.config.parallelism, 1), thread_name_prefix="binder")
+        workers = max(self.config.parallelism, BINDING_WORKERS)
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="binder")
 
         def logged(task: Callable[[], None]) -> None:
             try:
