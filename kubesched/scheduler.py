@@ -55,8 +55,8 @@ BACKOFF_FLUSH_PERIOD = 1.0
 LEFTOVER_FLUSH_PERIOD = 30.0
 #: Binding cycles in flight at once, live. kube-scheduler starts a goroutine for each; here a thread
 #: takes one, and a binding spends nearly all its time waiting for the API server, so the pool is sized
-#: for a loaded server's latency rather than for the cores: with 16 threads and bindings taking 100 ms,
-#: a burst was capped at 160 pods/s while the scheduling loop waited with nothing left to pop.
+#: for a loaded server's latency rather than for the cores: with 16 threads, all 16 waited on the API
+#: server through a burst while the scheduling loop had nothing left to pop (docs/benchmarks.md).
 BINDING_WORKERS = 64
 
 
