@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.live:
         from benchmarks.live import main as live_main
 
-        return live_main(quick=args.quick)
+        return live_main(quick=args.quick, only=args.only, repeat=args.repeat)
 
     if args.profile:
         print(profile_case(get_case(args.profile, args.measured), sort=args.sort))

@@ -21,6 +21,7 @@ the figures compare the two schedulers under the same load rather than measure e
 
 from __future__ import annotations
 
+import compileall
 import os
 import statistics
 import subprocess
@@ -212,15 +213,44 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(quick: bool = False, timeout: float = 1800.0) -> int:
+def compare(rows: list[dict[str, Any]]) -> list[str]:
+    """kubesched against kube-scheduler in each round of each case: p50, p99 (lower is better) and pods/s."""
+    lines = []
+    by_round: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        if "error" not in r:
+            by_round.setdefault((r["case"], r.get("round", 1)), {})[r["scheduler"]] = r
+    for (case, round_), pair in by_round.items():
+        ours, theirs = pair.get("kubesched"), pair.get("kube-scheduler")
+        if ours is None or theirs is None or not theirs["p50_s"] or not theirs["p99_s"]:
+            continue
+        lines.append(f"{case} round {round_}: p50 {ours['p50_s'] / theirs['p50_s']:.2f}x, "
+                     f"p99 {ours['p99_s'] / theirs['p99_s']:.2f}x, "
+                     f"pods/s {ours['pods_per_s'] / theirs['pods_per_s']:.2f}x kube-scheduler's")
+    return lines
+
+
+def main(quick: bool = False, timeout: float = 1800.0, only: str | None = None, repeat: int = 1) -> int:
+    """Every case (or those whose name contains ``only``), ``repeat`` rounds of both schedulers."""
     bin_dir = build_binaries()
+    # As an installed package has it: a scheduler started from this tree (with PYTHONDONTWRITEBYTECODE
+    # set) would otherwise compile every module it imports at each start, and time that.
+    compileall.compile_dir(REPO / "kubesched", quiet=1)
     rows: list[dict[str, Any]] = []
-    for case in QUICK if quick else FULL:
-        for which in ("kube-scheduler", "kubesched"):
-            try:
-                rows.append(measure(which, case, bin_dir, timeout))
-            except Exception as err:
-                print(f"[{case.name}/{which}] failed: {err}", file=sys.stderr)
-                rows.append({"case": case.name, "scheduler": which, "error": str(err)})
+    cases = [c for c in (QUICK if quick else FULL) if only is None or only in c.name]
+    for round_ in range(1, repeat + 1):
+        for case in cases:
+            for which in ("kube-scheduler", "kubesched"):
+                try:
+                    row = measure(which, case, bin_dir, timeout)
+                except Exception as err:
+                    print(f"[{case.name}/{which}] failed: {err}", file=sys.stderr)
+                    row = {"case": case.name, "scheduler": which, "error": str(err)}
+                rows.append({**row, "round": round_})
+                print(format_table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     print(format_table(rows))
+    compared = compare(rows)
+    if compared:
+        print("\nkubesched against kube-scheduler, round by round:")
+        print("\n".join(f"  {line}" for line in compared))
     return 0 if all("error" not in r for r in rows) else 1

@@ -56,6 +56,11 @@ def watched_kinds(features: FeatureGates) -> tuple[str, ...]:
 #: kube-scheduler's flush periods: backoffQ every second, the unschedulable leftovers every 30 s.
 BACKOFF_FLUSH_PERIOD = 1.0
 LEFTOVER_FLUSH_PERIOD = 30.0
+#: Binding cycles in flight at once, live. kube-scheduler starts a goroutine for each; here a thread
+#: takes one, and a binding spends nearly all its time waiting for the API server, so the pool is sized
+#: for a loaded server's latency rather than for the cores: with 16 threads, all 16 waited on the API
+#: server through a burst while the scheduling loop had nothing left to pop (docs/benchmarks.md).
+BINDING_WORKERS = 64
 
 
 class _JobStep:
@@ -407,7 +412,8 @@ class Scheduler:
 
     def run_forever(self, stop: threading.Event) -> None:
         """Live mode: housekeeping on clock timers, binding on a pool, scheduling on this thread."""
-        pool = ThreadPoolExecutor(max_workers=max(self.config.parallelism, 1), thread_name_prefix="binder")
+        workers = max(self.config.parallelism, BINDING_WORKERS)
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="binder")
 
         def logged(task: Callable[[], None]) -> None:
             try:

@@ -2,8 +2,8 @@
 
 Start-up follows kube-scheduler's ``Run``: load the configuration (flags win over the file), connect with
 the official client's credentials (found as :mod:`kubesched.live.client_config` says), serve
-/healthz /livez /readyz /metrics, start the informers and wait until every store has synced, then, with
-leader election on, take part in the election and schedule only while leading.
+/healthz /livez /readyz /metrics, start the informers and wait until each has handed what it listed to the
+event handlers, then, with leader election on, take part in the election and schedule only while leading.
 
 SIGUSR2 compares the scheduler's cache with the informers' stores and dumps the cache and the queue to the
 log, as kube-scheduler's cache debugger does (:mod:`kubesched.cache.debugger`).
@@ -55,7 +55,8 @@ logger = Logger("kubesched.app.run")
 
 EXIT_OK = 0
 EXIT_LOST_LEASE = 1
-SYNC_POLL_SECONDS = 0.2
+#: How often start-up checks whether the informers synced (client-go's WaitForCacheSync: every 100 ms).
+SYNC_POLL_SECONDS = 0.1
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
@@ -277,7 +278,7 @@ def _cache_debugger(cluster: KubeCluster, scheduler: Scheduler) -> CacheDebugger
 
 
 def _wait_for_sync(has_synced: Callable[[], bool], stop: threading.Event) -> bool:
-    """Wait until every informer store has synced; False when told to stop first."""
+    """Wait until every informer has synced (its first list handled); False when told to stop first."""
     while not has_synced():
         if stop.wait(SYNC_POLL_SECONDS):
             return False

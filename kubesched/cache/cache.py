@@ -91,8 +91,9 @@ class NodeTree:
         zones = list(self._zones.values())
         if len(zones) == 1:
             return list(zones[0])
-        # Round robin over the zones: the first node of each, then the second of each, and so on.
-        return [name for names in itertools.zip_longest(*zones) for name in names if name is not None]
+        # Round robin over the zones: the first node of each, then the second of each, and so on (the
+        # zones' ends padded with None, which filter drops; no node is named "").
+        return list(filter(None, itertools.chain.from_iterable(itertools.zip_longest(*zones))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +129,12 @@ class Cache:
         self._images_changed = True
         #: Nodes whose info changed since the last snapshot update.
         self._dirty: set[str] = set()
+        #: Nodes that joined the tree since the last snapshot update, and whether any node left it or moved
+        #: zone since (then the kept nodes' order may have changed, and the joins alone do not say it).
+        self._joined: dict[str, None] = {}
+        self._reordered = False
+        #: The generation given to the snapshot updated last: only that one may take the joins alone.
+        self._last_generation = -1
 
     # -- nodes ---------------------------------------------------------------------------------------
     def add_node(self, node: Node) -> NodeInfo:
@@ -142,9 +149,11 @@ class Cache:
             if info.node is None:
                 self._tree.add(node)
                 self._nodes_changed = True
+                self._joined[node.name] = None
             else:
                 self._tree.update(info.node, node)
-                self._nodes_changed = self._nodes_changed or zone_key(info.node) != zone_key(node)
+                if zone_key(info.node) != zone_key(node):
+                    self._nodes_changed = self._reordered = True
             if not same_images:
                 self._add_images(node)
             info.set_node(node)
@@ -167,7 +176,7 @@ class Cache:
                 info.name = ""
             else:
                 del self._nodes[node.name]
-            self._nodes_changed = True
+            self._nodes_changed = self._reordered = True
 
     def _add_images(self, node: Node) -> None:
         for image in node.images:
@@ -374,11 +383,15 @@ class Cache:
                 names = self._tree.list()
                 index = dict(zip(names, range(len(names)), strict=True))
                 get, current = snapshot.index.get, snapshot.node_infos
-                old_rows = np.array([get(name, -1) for name in names], dtype=np.int64)
-                if self._images_changed or not current:
+                joined = self._joined_rows(snapshot, names, index)
+                if joined is not None and not self._images_changed:
+                    old_rows, infos, fresh = self._after_joins(current, index, joined)
+                elif self._images_changed or not current:
+                    old_rows = np.array([get(name, -1) for name in names], dtype=np.int64)
                     fresh = list(range(len(names)))
-                    infos: list[NodeInfo] = [None] * len(names)  # type: ignore[list-item]
+                    infos = [None] * len(names)  # type: ignore[list-item]
                 else:
+                    old_rows = np.array([get(name, -1) for name in names], dtype=np.int64)
                     # Kept nodes keep their copies (joining nodes get a stand-in, replaced just below).
                     infos = [current[row] for row in old_rows.tolist()]
                     fresh = np.flatnonzero(old_rows < 0).tolist()
@@ -397,4 +410,35 @@ class Cache:
                     # Replacing a node also updates the snapshot's used PVCs for it.
                     snapshot.replace_node(self._clone(live))
             self._dirty.clear()
-            snapshot.generation = next_generation()
+            self._joined.clear()
+            self._reordered = False
+            snapshot.generation = self._last_generation = next_generation()
+
+    def _joined_rows(self, snapshot: Snapshot, names: list[str], index: dict[str, int]) -> list[int] | None:
+        """The new rows of the nodes that joined since ``snapshot`` was last updated, ascending, when joining
+        is all that changed the node list; None otherwise.
+
+        Nodes only joining keep every other node's relative order (a node joins at the end of its zone, a
+        new zone comes last), so the new list is the old one with these rows inserted: no need to look
+        every node up again. A node that left or moved zone, or a snapshot another update came between,
+        takes the general path."""
+        if (self._reordered or not self._joined or snapshot.generation != self._last_generation
+                or len(names) != len(snapshot.node_infos) + len(self._joined)):
+            return None
+        rows = [index.get(name, -1) for name in self._joined]
+        if min(rows) < 0 or any(name in snapshot.index for name in self._joined):
+            return None
+        return sorted(rows)
+
+    def _after_joins(self, current: list[NodeInfo], index: dict[str, int],
+                     joined: list[int]) -> tuple[np.ndarray, list[NodeInfo], list[int]]:
+        """(old row of each new row, the node list with stand-ins at the joined rows, the rows to copy)."""
+        old_rows = np.full(len(current) + len(joined), -1, dtype=np.int64)
+        kept = np.ones(len(old_rows), dtype=bool)
+        kept[joined] = False
+        old_rows[kept] = np.arange(len(current), dtype=np.int64)
+        infos = list(current)
+        for row in joined:  # ascending: each lands at its final row
+            infos.insert(row, None)  # type: ignore[arg-type]  # a stand-in, copied over below
+        changed = [i for i in map(index.get, self._dirty) if i is not None and old_rows[i] >= 0]
+        return old_rows, infos, sorted(joined + changed)

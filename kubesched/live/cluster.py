@@ -91,7 +91,7 @@ class InformerWatch:
         return all(inf.has_synced() for inf in self.informers.values())
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
-        return all(inf.store.wait_synced(timeout) for inf in self.informers.values())
+        return all(inf.wait_for_sync(timeout) for inf in self.informers.values())
 
     def cut_watches(self) -> None:
         for inf in self.informers.values():

@@ -58,6 +58,10 @@ DEFAULT_TIMEOUT = 60.0
 #: 401; the client's hook checks the expiry itself, so asking it every few seconds loses nothing.
 CREDENTIALS_TTL = 10.0
 UNAUTHORIZED = 401
+#: Connections kept open for reuse: above the scheduler's binding threads (each holds one while its
+#: request is out) plus the informers', so a burst of bindings does not close and re-open (a TLS
+#: handshake each, for both sides) what it will need again a moment later.
+MAX_IDLE_CONNECTIONS = 96
 
 
 class ConnectionError_(ApiError):
@@ -133,7 +137,8 @@ class RestClient:
         self.options = options
         self.configuration = configuration or load_client_configuration(options.kubeconfig, options.master,
                                                                          options.context)
-        self.configuration.connection_pool_maxsize = max(self.configuration.connection_pool_maxsize or 0, 32)
+        self.configuration.connection_pool_maxsize = max(self.configuration.connection_pool_maxsize or 0,
+                                                          MAX_IDLE_CONNECTIONS)
         self.api_client = client.ApiClient(self.configuration)
         self._pool: urllib3.PoolManager = self.api_client.rest_client.pool_manager
         self.host: str = self.configuration.host.rstrip("/")
@@ -308,15 +313,13 @@ class StreamResponse:
             self._resp.close()
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        # The API server flushes each event as a line of its own (usually one chunk each).
         buffer = b""
         chunks = self._resp.read_chunked(decode_content=True) if self._resp.chunked else self._resp.stream(65536)
         for chunk in chunks:
-            buffer += chunk
-            while True:
-                end = buffer.find(b"\n")
-                if end < 0:
-                    break
-                line, buffer = buffer[:end], buffer[end + 1:]
+            lines = (buffer + chunk if buffer else chunk).split(b"\n")
+            buffer = lines.pop()
+            for line in lines:
                 if line.strip():
                     yield json.loads(line)
         if buffer.strip():

@@ -88,3 +88,44 @@ def test_a_failed_binding_is_undone_and_requeued_then_binds() -> None:
     finally:
         stop.set()
         thread.join(10)
+
+
+class HeldBindCluster(EmbeddedCluster):
+    """Every binding waits (as on a slow API server) until ``release`` is set; counts those in flight."""
+
+    def __init__(self) -> None:
+        super().__init__(synchronous=True)
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        self.release.wait(10)
+        with self.lock:
+            self.in_flight -= 1
+        super().bind(namespace, name, node_name, uid=uid)
+
+
+def test_bindings_waiting_on_the_api_server_do_not_hold_up_the_next_ones() -> None:
+    """As kube-scheduler's goroutine per binding: more bindings wait at once than ``parallelism`` (16)."""
+    cluster = HeldBindCluster()
+    for i in range(4):
+        cluster.create(node_dict(f"n{i}"))
+    sched, stop, thread = start(cluster)
+    try:
+        assert sched.config.parallelism == 16
+        for i in range(40):
+            cluster.create(pod_dict(f"p{i}"))
+        deadline = time.monotonic() + 10
+        while cluster.most_in_flight < 40 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert cluster.most_in_flight == 40
+    finally:
+        cluster.release.set()
+        stop.set()
+        thread.join(10)
+    assert all(node_of(cluster, f"p{i}") for i in range(40))

@@ -8,6 +8,10 @@ over; a list or a watch that cannot be opened, or one that breaks at once, is tr
 (0.8 s doubling to 30 s); when the server answers 410 Gone (the resourceVersion was compacted away) the
 kind is listed again and the difference between that list and the store is handed on. Every change
 reaches ``handler`` exactly once, with the old object for updates, in the order the store saw it.
+
+The informer has synced once the first list's objects have all reached ``handler``, not merely the store:
+kube-scheduler waits for its handlers to sync before the first cycle, so that no pod is scheduled against
+half of the nodes.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ class Informer:
         self.relists = 0
         self._rng = rng or random.Random()
         self._stop = threading.Event()
+        self._handled = threading.Event()
         self._stream: WatchStream | None = None
         self._thread = threading.Thread(target=self._run, name=f"informer-{kind}", daemon=True)
 
@@ -80,7 +85,11 @@ class Informer:
             stream.close()
 
     def has_synced(self) -> bool:
-        return self.store.has_synced()
+        """The first list has been handed to the handler, every object of it."""
+        return self._handled.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return self._handled.wait(timeout)
 
     # -- the reflector loop ---------------------------------------------------------------------------
     def _run(self) -> None:
@@ -114,6 +123,7 @@ class Informer:
         self.resource_version = rv
         self.relists += 1
         self._dispatch(deltas)
+        self._handled.set()
 
     def _watch(self) -> None:
         """Watch from the last resourceVersion until the stream ends. A stream that breaks once it has run

@@ -146,3 +146,27 @@ def test_a_watch_that_breaks_at_once_backs_off(monkeypatch: pytest.MonkeyPatch) 
     inf._stop.set()
     inf.stop()
     assert len(waits) == 1 and waits[0] is not None and waits[0] >= 0.01
+
+
+def test_synced_only_once_the_first_list_reached_the_handler() -> None:
+    """As kube-scheduler's handler sync: the store holding the list is not enough."""
+    api = ScriptedAPI([([pod("a", "5"), pod("b", "6")], "10")], [[]])
+    release = threading.Event()
+    seen: list[str] = []
+    synced_during: list[bool] = []
+    inf: Informer | None = None
+
+    def handler(kind: str, delta: Any) -> None:
+        assert inf is not None
+        synced_during.append(inf.has_synced())
+        release.wait(10)
+        seen.append(delta.obj["metadata"]["name"])
+
+    inf = Informer("Pod", api, handler)
+    inf.start()
+    assert not inf.wait_for_sync(0.2)  # the store has the list; the handler is still on the first object
+    assert inf.store.has_synced()
+    release.set()
+    assert inf.wait_for_sync(10)
+    assert seen == ["a", "b"] and synced_during == [False, False]
+    inf.stop()
