@@ -215,12 +215,15 @@ class EmbeddedCluster:
 
     def load(self, obj: dict[str, Any]) -> None:
         """Create ``obj`` as :meth:`create` does, without the copy it hands back: what a scenario loader,
-        which never reads the result, calls for each of thousands of objects."""
-        self._create(obj)
+        which never reads the result, calls for each of thousands of objects. A uid the object carries is
+        kept: loading restores a cluster's state (a snapshot), whose claims' ``reservedFor`` and owners'
+        references name the objects by uid."""
+        self._create(obj, keep_uid=True)
 
-    def _create(self, obj: dict[str, Any], *, owned: bool = False) -> dict[str, Any]:
+    def _create(self, obj: dict[str, Any], *, owned: bool = False, keep_uid: bool = False) -> dict[str, Any]:
         """Create ``obj`` and return the stored object itself (callers must not change it). ``owned``:
-        the caller built ``obj`` for this call and lets it go, so it is stored without a copy."""
+        the caller built ``obj`` for this call and lets it go, so it is stored without a copy.
+        ``keep_uid``: a non-empty uid in ``obj`` stays (else the server assigns one, as on any create)."""
         info, obj = self._incoming(obj, take_copy=not owned)
         meta = obj["metadata"]
         with self._lock:
@@ -236,7 +239,8 @@ class EmbeddedCluster:
                 raise AlreadyExists.of(info.resource, name)
             meta.pop("resourceVersion", None)
             meta.pop("deletionTimestamp", None)
-            meta["uid"] = self._uid_factory()
+            if not (keep_uid and isinstance(meta.get("uid"), str) and meta["uid"]):
+                meta["uid"] = self._uid_factory()
             if not meta.get("creationTimestamp"):
                 meta["creationTimestamp"] = self.now()
             meta["generation"] = 1

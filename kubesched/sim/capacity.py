@@ -86,8 +86,8 @@ class _Replicas:
         self.replica_of = copy.deepcopy(template.obj)
         meta = self.replica_of.setdefault("metadata", {})
         self.base = base or str(meta.pop("name", None) or meta.get("generateName") or "").rstrip("-")
-        meta.pop("name", None)
-        meta.pop("generateName", None)
+        for key in ("name", "generateName", "uid"):  # each replica is an object of its own
+            meta.pop(key, None)
         self.replica_of.setdefault("spec", {}).pop("nodeName", None)
         self.namespace = meta.get("namespace") or "default"
         self.made = 0

@@ -492,3 +492,14 @@ def test_concurrent_writers_keep_versions_unique(cluster: EmbeddedCluster) -> No
 def test_embedded_cluster_is_a_cluster(cluster: EmbeddedCluster) -> None:
     as_protocol: Cluster = cluster  # mypy checks the structural match
     assert as_protocol.list("Node") == ([], cluster.resource_version())
+
+
+def test_loading_keeps_the_uid_a_create_replaces(cluster: EmbeddedCluster) -> None:
+    """Loading restores state (a snapshot's references name objects by uid); a create is the server's."""
+    loaded, created = pod("loaded"), pod("created")
+    loaded["metadata"]["uid"] = "uid-from-the-snapshot"
+    created["metadata"]["uid"] = "uid-from-the-client"
+    cluster.load(loaded)
+    cluster.create(created)
+    assert cluster.get("Pod", "default", "loaded")["metadata"]["uid"] == "uid-from-the-snapshot"
+    assert cluster.get("Pod", "default", "created")["metadata"]["uid"] not in ("uid-from-the-client", "")

@@ -248,3 +248,63 @@ def test_a_pod_whose_claim_never_appears_waits_and_its_template_is_reported(tmp_
 def _cluster(result: kubesched.SimulationResult) -> EmbeddedCluster:
     assert result.cluster is not None
     return result.cluster
+
+
+
+UID = "6f1c2a9e-0000-4000-8000-000000000001"
+STATE = f"""
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: running, namespace: ml, uid: {UID}}}
+spec:
+  nodeName: n1
+  containers: [{{name: train, image: cuda, resources: {{claims: [{{name: gpu}}]}}}}]
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: two-gpus}}]
+status:
+  resourceClaimStatuses: [{{name: gpu, resourceClaimName: running-gpu-x7k2p}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: running-gpu-x7k2p
+  namespace: ml
+  annotations: {{resource.kubernetes.io/pod-claim-name: gpu}}
+  ownerReferences: [{{apiVersion: v1, kind: Pod, name: running, uid: {UID}, controller: true,
+                     blockOwnerDeletion: true}}]
+spec:
+  devices:
+    requests: [{{name: gpu, exactly: {{deviceClassName: gpu, count: 2}}}}]
+status:
+  allocation:
+    devices:
+      results:
+      - {{request: gpu, driver: gpu.example.com, pool: n1, device: gpu-0}}
+      - {{request: gpu, driver: gpu.example.com, pool: n1, device: gpu-1}}
+  reservedFor: [{{resource: pods, name: running, uid: {UID}}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {{name: two-gpus, namespace: ml}}
+spec:
+  spec:
+    devices:
+      requests: [{{name: gpu, exactly: {{deviceClassName: gpu, count: 2}}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: newcomer, namespace: ml}}
+spec:
+  containers: [{{name: train, image: cuda, resources: {{claims: [{{name: gpu}}]}}}}]
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
+"""
+
+
+def test_a_loaded_claim_stays_allocated_to_the_pod_its_uid_names(tmp_path: Path) -> None:
+    """A snapshot's template claims name their pod by uid (owner and reservedFor): loading keeps the uids,
+    so the devices stay taken (were the pod given a new uid, its claim would look orphaned and go)."""
+    result = kubesched.simulate(write(tmp_path, DEVICES + STATE), seed=0)
+    held = _cluster(result).get("ResourceClaim", "ml", "running-gpu-x7k2p")
+    assert [r["device"] for r in held["status"]["allocation"]["devices"]["results"]] == ["gpu-0", "gpu-1"]
+    assert [r["uid"] for r in held["status"]["reservedFor"]] == [UID]
+    assert result.final["ml/newcomer"] == "n2"  # n1's two devices are held: only the fabric's is free
