@@ -8,9 +8,9 @@ agreement per upstream outcome, the catalogue sections that explained the expect
 mismatches, and every disagreement with both verdicts; writes a JSON report holding, for each
 disagreement, the state and pod that reproduce it (``kubesched.simulate(state + [pod], ...)``).
 
-``--dra`` adds devices, DeviceClasses, claims and claim templates to about half the seeds
-(testing/differential/devices.py) and compares, for pods both bound, the devices allocated (up to
-equivalent devices) and the allocation written; it is opt-in until kubesched has DynamicResources.
+About half the seeds also get devices, DeviceClasses, claims and claim templates
+(testing/differential/devices.py; ``--no-dra`` leaves them out), and for pods both bound the devices
+allocated are compared (up to equivalent devices) with the allocation written.
 
 One control plane, one kube-scheduler and one kube-controller-manager serve every seed; a seed takes a
 second or two, almost all of it on the upstream side. ``KUBESCHED_KEEP_CONTROLPLANE=1`` keeps the run's
@@ -58,8 +58,9 @@ def main(argv: list[str] | None = None, *, plane: ControlPlane | None = None) ->
     parser.add_argument("--start", type=int, default=0, metavar="S", help="first seed (default 0)")
     parser.add_argument("--report", type=Path, default=DEFAULT_REPORT, metavar="PATH",
                         help=f"where to write the JSON report (default {DEFAULT_REPORT})")
-    parser.add_argument("--dra", action="store_true",
-                        help="give about half the seeds GPUs published through DRA and pods claiming them")
+    parser.add_argument("--no-dra", dest="dra", action="store_false",
+                        help="leave out the GPUs published through DRA (and the pods claiming them) that about "
+                             "half the seeds get")
     args = parser.parse_args(argv)
     # A terminated run still stops its control plane and schedulers (the finally clauses below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

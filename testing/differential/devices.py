@@ -1,4 +1,5 @@
-"""DRA in the seeded scenarios (opt-in: ``generate(seed, dra=True)``, ``--dra``): devices, classes, claims.
+"""DRA in the seeded scenarios (``generate(seed, dra=True)``, as the benchmark and the tests ask):
+devices, classes, claims.
 
 In about half the seeds, some nodes get GPUs that the driver ``gpu.example.com`` publishes as a DRA
 driver does (one ResourceSlice per node, its pool named after the node; devices with the attributes

@@ -21,7 +21,8 @@ from testing.differential.verdict import BOUND, PREEMPTED, UNSCHEDULABLE
 
 pytestmark = pytest.mark.controlplane
 
-#: About 1.5 s each on a quiet machine; together they bind, fail and preempt.
+#: About 1.5 s each on a quiet machine; together they bind, fail and preempt; about half of them have
+#: devices published through DRA and pods claiming them.
 SEEDS = range(20)
 
 #: PENDING until kubesched emulates v1.34 (``replay.EMULATED_VERSION = "1.34"``): the FailedScheduling
@@ -34,7 +35,7 @@ EXACT_MESSAGES_PENDING = replay.EMULATED_VERSION != "1.34"
 def results(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory
             ) -> Iterator[list[harness.SeedResult]]:
     with Oracle(control_plane, Path(tmp_path_factory.mktemp("oracle"))) as oracle:
-        yield harness.run_seeds(oracle, SEEDS)
+        yield harness.run_seeds(oracle, SEEDS, dra=True)
 
 
 def _report(comparisons: list[Comparison]) -> str:
@@ -59,6 +60,14 @@ def test_placements_and_preemptions_agree(results: list[harness.SeedResult]) -> 
     assert wrong == [], _report(wrong)
     if not EXACT_MESSAGES_PENDING:
         assert all(c.decision == AGREE for c in harness.comparisons(results))
+
+
+def test_the_devices_allocated_agree(results: list[harness.SeedResult]) -> None:
+    """For pods both bound, the devices written to their claims agree up to equivalent devices."""
+    compared = [c for c in harness.comparisons(results) if c.devices is not None]
+    assert compared, "no pod with claims was bound by both schedulers"
+    wrong = [c for c in compared if c.devices != AGREE]
+    assert wrong == [], _report(wrong)
 
 
 def test_message_differences_are_known_version_differences(results: list[harness.SeedResult]) -> None:

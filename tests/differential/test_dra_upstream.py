@@ -1,7 +1,6 @@
 """The DRA seeds (``generate(seed, dra=True)``) on the real control plane, upstream kube-scheduler alone:
 kube-apiserver v1.34 accepts every generated object, kube-scheduler decides every pod, and a bound pod's
-claims hold devices of its node. (kubesched's side joins the comparison with ``--dra`` once it has
-DynamicResources.)"""
+claims hold devices of its node. (kubesched's decisions on them are compared in test_differential.py.)"""
 
 from __future__ import annotations
 
