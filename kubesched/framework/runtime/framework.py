@@ -124,7 +124,11 @@ class Framework:
         self._parallelizer = Parallelizer(parallelism)
         self.waiting_pods = WaitingPods()
         self.warnings: list[str] = []
+        self._index_plugins(profile, registry)
 
+    def _index_plugins(self, profile: Profile, registry: Mapping[str, PluginFactory]) -> None:
+        """Build the profile's plugins and index them once: per extension point, by weight, by batch form
+        and capability, and by the events they registered."""
         self.plugins: dict[str, Plugin] = self._build_plugins(profile, registry)
         self.lists = PluginLists.build(profile.plugins, self.plugins)
         self.points: dict[str, list[Plugin]] = self.lists.by_point()
