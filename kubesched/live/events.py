@@ -187,6 +187,7 @@ class _Worker:
         related = event.get("related")
         v1 = self.recorder.serves_events_v1()
         if v1:
+            path = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
             body: dict[str, Any] = {
                 "apiVersion": "events.k8s.io/v1", "kind": "Event",
                 "metadata": {"name": name, "namespace": namespace},
@@ -195,10 +196,8 @@ class _Worker:
                 "action": action, "reason": reason, "note": note[:1024], "type": type_,
                 "regarding": regarding,
             }
-            if related:
-                body["related"] = related
-            self.rest.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body)
         else:
+            path = f"/api/v1/namespaces/{namespace}/events"
             stamp = _now()
             body = {
                 "apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": namespace},
@@ -206,9 +205,9 @@ class _Worker:
                 "source": {"component": controller}, "firstTimestamp": stamp, "lastTimestamp": stamp,
                 "count": 1, "reportingComponent": controller, "reportingInstance": self.recorder.instance,
             }
-            if related:
-                body["related"] = related
-            self.rest.request("POST", f"/api/v1/namespaces/{namespace}/events", body)
+        if related:
+            body["related"] = related
+        self.rest.request("POST", path, body)
         return v1
 
     def _bump(self, name: str, namespace: str, count: int, v1: bool) -> None:
