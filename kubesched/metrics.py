@@ -83,6 +83,25 @@ class SchedulerMetrics:
         self.plugin_sample_percent = plugin_sample_percent
         self._rng = rng or random.Random()
         r = self.registry
+        self._register_attempt_metrics(r)
+        self._register_queue_metrics(r)
+        self._register_framework_metrics(r)
+        self._cache_size = _CacheSizeCollector()
+        r.register(self._cache_size)
+
+        self._pending: dict[str, Any] = {}
+        self._pending_last: dict[str, int] = {}
+        self._incoming: dict[tuple[str, str], Any] = {}
+        self._unschedulable: dict[tuple[str, str], Any] = {}
+        self._attempts: dict[tuple[str, str], tuple[Any, Any]] = {}
+        self._sli: dict[str, Any] = {}
+        self._plugin: dict[tuple[str, str, str], Any] = {}
+        # (id of the plugin object, method, status) -> child; plugins live as long as the scheduler.
+        self._plugin_calls: dict[tuple[int, str, str], Any] = {}
+        self._profiles: dict[str, FrameworkMetrics] = {}
+
+    def _register_attempt_metrics(self, r: CollectorRegistry) -> None:
+        """The scheduling attempts': their results and latency, and a pod's attempts until it is scheduled."""
         self.schedule_attempts = Counter(
             "scheduler_schedule_attempts",
             "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
@@ -100,6 +119,9 @@ class SchedulerMetrics:
         self.pod_scheduling_attempts = Histogram(
             "scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
             (), buckets=exponential_buckets(1, 2, 5), registry=r)
+
+    def _register_queue_metrics(self, r: CollectorRegistry) -> None:
+        """The scheduling queue's: pods per sub-queue, pods moved in by event, unschedulable pods per plugin."""
         self.pending_pods = Gauge(
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' "
@@ -117,20 +139,6 @@ class SchedulerMetrics:
             "all plugins that caused it to not schedule and so this metric have meaning only when broken "
             "down by plugin.",
             ["plugin", "profile"], registry=r)
-        self._register_framework_metrics(r)
-        self._cache_size = _CacheSizeCollector()
-        r.register(self._cache_size)
-
-        self._pending: dict[str, Any] = {}
-        self._pending_last: dict[str, int] = {}
-        self._incoming: dict[tuple[str, str], Any] = {}
-        self._unschedulable: dict[tuple[str, str], Any] = {}
-        self._attempts: dict[tuple[str, str], tuple[Any, Any]] = {}
-        self._sli: dict[str, Any] = {}
-        self._plugin: dict[tuple[str, str, str], Any] = {}
-        # (id of the plugin object, method, status) -> child; plugins live as long as the scheduler.
-        self._plugin_calls: dict[tuple[int, str, str], Any] = {}
-        self._profiles: dict[str, FrameworkMetrics] = {}
 
     def _register_framework_metrics(self, r: CollectorRegistry) -> None:
         """Preemption's, the framework's (extension points, plugin calls) and leader election's metrics."""

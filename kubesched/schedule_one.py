@@ -1,144 +1,52 @@
 """One pod through the scheduler: the scheduling cycle, the binding cycle and failure handling.
 
 The scheduling cycle runs alone (one pod at a time against a snapshot): PreFilter, Filter over a
-rotating window of nodes, PostFilter (preemption) when nothing fits, PreScore / Score, host
-selection, then assume + Reserve + Permit. The binding cycle (WaitOnPermit, PreBind, Bind, PostBind)
-is handed to the scheduler's executor so the next scheduling cycle can start before it ends.
+rotating window of nodes (:mod:`kubesched.feasible_nodes`), PostFilter (preemption) when nothing fits,
+PreScore / Score, host selection, then assume + Reserve + Permit. The binding cycle (WaitOnPermit,
+PreBind, Bind, PostBind) is handed to the scheduler's executor so the next scheduling cycle can start
+before it ends.
 
-A :class:`SchedulingCycle`, made once per popped pod, carries the pod, its framework, its CycleState and
-the node it was assumed on from one phase to the next. What the cycle uses of the scheduler is
-:class:`SchedulerParts`. Every step of the attempt is reported once, to the cycle's
-:class:`~kubesched.recording.AttemptObserver`, behind which the metrics and the recorders sit.
+A :class:`~kubesched.cycle.SchedulingCycle`, made once per popped pod, carries the pod, its framework,
+its CycleState and the node it was assumed on from one phase to the next. What the cycle uses of the
+scheduler is :class:`~kubesched.cycle.SchedulerParts`. Every step of the attempt is reported once, to
+the cycle's :class:`~kubesched.recording.AttemptObserver`, behind which the metrics and the recorders sit.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import random
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from kubesched.api.objects import Pod
-from kubesched.cache.cache import Cache, CacheError
-from kubesched.cache.snapshot import NodeInfoList, Snapshot
-from kubesched.cluster.protocol import ApiError, Cluster
-from kubesched.cycle_rules import CycleRules
-from kubesched.extender import (
-    EXTENDER_NAME,
-    ExtenderError,
-    HTTPExtender,
-    extenders_binding,
-    find_nodes_that_pass_extenders,
-)
+from kubesched.cache.cache import CacheError
+from kubesched.cache.snapshot import NodeInfoList
+from kubesched.cluster.protocol import ApiError
+from kubesched.cycle import CycleError, SchedulerParts, SchedulingCycle
+from kubesched.extender import extenders_binding
 from kubesched.extender import prioritize as extender_prioritize
+from kubesched.feasible_nodes import find_nodes_that_fit_pod
 from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState, PodsToActivate
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
-from kubesched.framework.interfaces import PreFilterResult
 from kubesched.framework.preemption import EXTENDER_VERDICTS_KEY
-from kubesched.framework.runtime import FilterOutcome, Framework, ScoreOutcome
-from kubesched.framework.status import Code, Status, unresolvable
+from kubesched.framework.runtime import Framework, ScoreOutcome
+from kubesched.framework.status import Code, Status
 from kubesched.klog import Logger, kobj
 from kubesched.pod_status import pod_scheduled_false, update_pod
-from kubesched.profile.events import ClusterEventRecorder
 from kubesched.queue import events as qevents
 from kubesched.queue.queued_pod_info import QueuedPodInfo
-from kubesched.queue.scheduling_queue import SchedulingQueue
-from kubesched.recording import NULL_ATTEMPT, Attempt, AttemptObserver, NullAttempt
 
 log = logging.getLogger(__name__)
 #: kube-scheduler's lines about each pod, at their verbosity (see docs/live.md, "Logs").
 logger = Logger(__name__)
 
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 #: Key under which DefaultPreemption leaves the victims of its last preemption (for traces).
 VICTIMS_KEY = "DefaultPreemption/victims"
-
-
-class SchedulerParts(Protocol):
-    """What a scheduling cycle uses of its scheduler (:class:`kubesched.scheduler.Scheduler` is one)."""
-
-    #: For binding on a binding extender's behalf and writing the pod's status.
-    cluster: Cluster
-    cache: Cache
-    queue: SchedulingQueue
-    snapshot: Snapshot
-    #: Whether the scheduler records the Binding once a binding extender said yes (the embedded cluster).
-    bind_for_extenders: bool
-    events: ClusterEventRecorder
-    #: Where each new attempt's lifecycle is reported (the metrics, and the recorders when any).
-    observer: AttemptObserver
-    cycle_numbers: Iterator[int]
-    #: Ties between the best nodes: "random" (from ``rng``, as kube-scheduler) or "name" (the first name).
-    tie_break: str
-    rng: random.Random
-    #: Uids of the pods whose binding cycle waits in PreBind.
-    waiting_in_pre_bind: set[str]
-    #: Where the next Filter pass starts in the snapshot's node order (kube-scheduler's nextStartNodeIndex).
-    next_start_node_index: int
-    #: What the emulated version changes in the cycle.
-    cycle_rules: CycleRules
-
-    @property
-    def profiles(self) -> Mapping[str, Framework]: ...
-    @property
-    def extenders(self) -> Sequence[HTTPExtender]: ...
-
-    def may_act(self) -> bool:
-        """The leadership gate: whether this replica may pop, preempt, bind and write."""
-        ...
-
-    def submit(self, task: Callable[[], None]) -> None:
-        """Run ``task`` (a binding cycle) on the scheduler's executor."""
-        ...
-
-    def current_pod(self, pod: Pod) -> Pod | None:
-        """The latest version of ``pod`` the scheduler has seen (None once deleted)."""
-        ...
-
-
-@dataclass(slots=True, eq=False)
-class SchedulingCycle:
-    """One popped pod's way through the scheduler, from the scheduling cycle to the end of its binding."""
-
-    qpi: QueuedPodInfo
-    #: The pod as popped.
-    pod: Pod
-    fwk: Framework
-    state: CycleState
-    #: Where every step of this attempt is reported (kept, so an attempt ends where it began).
-    observer: AttemptObserver
-    number: int
-    #: ``time.perf_counter()`` when the cycle began (the attempt's duration runs from here).
-    started: float
-    #: The pod as assumed on ``host`` (the popped pod until then).
-    assumed: Pod
-    #: The node the pod was assumed on ("" until then).
-    host: str = ""
-    #: What the recorders keep of this attempt (kept by the recording observer).
-    record: Attempt | NullAttempt = NULL_ATTEMPT
-    #: Nodes Filter looked at, and those that passed (for the "Successfully bound" line).
-    evaluated_nodes: int = 0
-    feasible_nodes: int = 0
-
-    @property
-    def profile(self) -> str:
-        return self.fwk.profile_name
-
-    @property
-    def attempts(self) -> int:
-        return self.qpi.attempts
-
-    @property
-    def queued_at(self) -> datetime | None:
-        return self.qpi.initial_attempt_timestamp
 
 
 @dataclass(slots=True)
@@ -158,16 +66,6 @@ class SchedulingFailure(Exception):
         self.status = status
         self.nominated_node = nominated_node
         self.error = error
-
-
-def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
-    """How many feasible nodes are enough: all of a small cluster, an adaptive share of a big one."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    pct = percentage or 0
-    if pct == 0:
-        pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-    return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
 # -- the scheduling cycle -------------------------------------------------------------------------------
@@ -215,7 +113,7 @@ def scheduling_cycle(sched: SchedulerParts, cycle: SchedulingCycle) -> None:
         result = schedule_pod(sched, cycle)
     except FitError as fit:
         raise _post_filter(sched, cycle, fit) from None
-    except _CycleError as err:
+    except CycleError as err:
         if not isinstance(err.error, NoNodesAvailable):  # said when the failure is handled
             logger.error(err.error, "Error selecting node for pod", "pod", kobj(pod))
         raise SchedulingFailure(err.status, None, err.error) from None
@@ -275,13 +173,6 @@ class NoNodesAvailable(RuntimeError):
     """The cluster has no node at all (kube-scheduler's ErrNoNodesAvailable)."""
 
 
-class _CycleError(Exception):
-    def __init__(self, status: Status, error: BaseException | None = None) -> None:
-        super().__init__(status.message)
-        self.status = status
-        self.error = error
-
-
 def assume(sched: SchedulerParts, pod: Pod, host: str) -> Pod:
     """The pod as bound to ``host``, assumed in the cache (no longer a nominee anywhere)."""
     assumed = dataclasses.replace(pod, node_name=host)
@@ -296,7 +187,7 @@ def schedule_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> ScheduleResul
     sched.cache.update_snapshot(sched.snapshot)
     snapshot = sched.snapshot
     if len(snapshot) == 0:
-        raise _CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)),
+        raise CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)),
                           NoNodesAvailable(NO_NODES_AVAILABLE))
     feasible, diagnosis, evaluated = find_nodes_that_fit_pod(sched, cycle)
     if len(feasible) == 0:
@@ -317,123 +208,6 @@ def schedule_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> ScheduleResul
     return ScheduleResult(host, evaluated, len(feasible))
 
 
-def find_nodes_that_fit_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> tuple[np.ndarray, Diagnosis, int]:
-    """PreFilter, then Filter over the candidate nodes (the nominated node first, if any)."""
-    pod, fwk, state, observer = cycle.pod, cycle.fwk, cycle.state, cycle.observer
-    snapshot = sched.snapshot
-    diagnosis = Diagnosis()
-    pre_result, status, narrowing = fwk.run_pre_filter_plugins(state, pod)
-    rules = sched.cycle_rules
-    if rules.pre_filter_result_diagnosis:
-        diagnosis.unschedulable_plugins.update(narrowing)
-    if status is not None:
-        if not status.is_rejected():
-            raise _CycleError(status, status.as_error())
-        diagnosis.node_status = NodeToStatus({info.name: status for info in snapshot.node_infos}, absent=status)
-        diagnosis.pre_filter_msg = status.message
-        diagnosis.add_plugin_status(status)
-        observer.rejected_all(cycle, snapshot.names, status)
-        return np.zeros(0, dtype=np.int64), diagnosis, len(snapshot)
-
-    if pod.nominated_node_name:
-        found = _evaluate_nominated_node(sched, cycle, diagnosis)
-        if found is not None:
-            return found, diagnosis, 1 + len(diagnosis.node_status)
-
-    rows = None if pre_result is None or pre_result.all_nodes() else _candidate_rows(snapshot, pre_result)
-    if rows is not None:
-        if observer.detailed:
-            observer.skipped_outside(cycle, snapshot.names, rows)
-        if rules.pre_filter_result_diagnosis:
-            diagnosis.node_status.absent = unresolvable(f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}]")
-    n = len(rows) if rows is not None else len(snapshot)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), diagnosis, 0
-    num_to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n)
-    if not fwk.has_score_plugins():
-        num_to_find = 1
-    start = sched.next_start_node_index % n
-    if rows is None:  # every node, from the start index round: a view, nothing copied
-        ordered = snapshot.rotated_rows(start)
-    else:
-        ordered = np.concatenate([rows[start:], rows[:start]]) if start else rows
-    if not fwk.has_filter_plugins():
-        feasible = ordered[:num_to_find]
-        processed = len(feasible)
-        sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
-        return _run_extender_filters(sched, cycle, feasible, diagnosis), diagnosis, processed
-    outcome = fwk.find_nodes_that_pass_filters(state, pod, snapshot, ordered, num_to_find)
-    processed = outcome.processed
-    sched.next_start_node_index = (sched.next_start_node_index + processed) % len(snapshot)
-    observer.rejected(cycle, snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)  # an Error: its node
-    observer.evaluated(cycle, processed if outcome.error is None else len(outcome.rejected_rows))
-    if outcome.error is not None:
-        raise _CycleError(outcome.error, outcome.error.as_error())
-    _record_filter(snapshot, outcome, diagnosis)
-    return _run_extender_filters(sched, cycle, outcome.feasible, diagnosis), diagnosis, processed
-
-
-def _evaluate_nominated_node(sched: SchedulerParts, cycle: SchedulingCycle, diagnosis: Diagnosis) -> np.ndarray | None:
-    """The nominated node's row when it still passes every filter; None to search every node."""
-    snapshot = sched.snapshot
-    row = snapshot.index.get(cycle.pod.nominated_node_name or "")
-    if row is None:
-        return None
-    outcome = cycle.fwk.find_nodes_that_pass_filters(cycle.state, cycle.pod, snapshot, np.array([row]), 1)
-    if outcome.error is not None:
-        cycle.observer.rejected(cycle, snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)
-        raise _CycleError(outcome.error, outcome.error.as_error())
-    if len(outcome.feasible):
-        _record_filter(snapshot, outcome, diagnosis)
-        feasible = _run_extender_filters(sched, cycle, outcome.feasible, diagnosis)
-        if len(feasible):
-            return feasible
-    # The nominated node no longer fits: its rejection is part of the diagnosis.
-    for name, st in outcome.node_status_map(snapshot).items():
-        diagnosis.node_status[name] = st
-    cycle.observer.rejected(cycle, snapshot.names, outcome.rejected_rows, outcome.rejected_statuses)
-    return None
-
-
-def _run_extender_filters(sched: SchedulerParts, cycle: SchedulingCycle, feasible: np.ndarray,
-                          diagnosis: Diagnosis) -> np.ndarray:
-    """The feasible rows the extenders keep; the nodes they drop join the diagnosis (and the attempt)."""
-    if not sched.extenders or len(feasible) == 0:
-        return feasible
-    snapshot, observer = sched.snapshot, cycle.observer
-    infos = [snapshot.node_infos[i] for i in feasible.tolist()]
-    verdicts = observer.extender_verdicts(cycle)
-    before = dict(diagnosis.node_status)
-    try:
-        kept = find_nodes_that_pass_extenders(sched.extenders, cycle.pod, infos, diagnosis.node_status, verdicts)
-    except ExtenderError as err:
-        raise _CycleError(Status(Code.ERROR, (str(err),), error=err), err) from None
-    if len(kept) != len(infos):
-        diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
-    if observer.detailed:
-        dropped = [(name, status) for name, status in diagnosis.node_status.items() if before.get(name) is not status]
-        if dropped:
-            rows = np.asarray([snapshot.index[name] for name, _ in dropped], dtype=np.int64)
-            observer.rejected(cycle, snapshot.names, rows, [status for _, status in dropped])
-    return np.asarray([snapshot.index[n.name] for n in kept], dtype=np.int64)
-
-
-def _candidate_rows(snapshot: Any, pre_result: PreFilterResult) -> np.ndarray:
-    """The snapshot rows of the nodes a narrowing PreFilterResult keeps, in row order."""
-    assert pre_result.node_names is not None
-    rows = sorted(snapshot.index[name] for name in pre_result.node_names if name in snapshot.index)
-    return np.asarray(rows, dtype=np.int64)
-
-
-def _record_filter(snapshot: Any, outcome: FilterOutcome, diagnosis: Diagnosis) -> None:
-    """Add the Filter rejections of ``outcome`` to the diagnosis."""
-    statuses = outcome.rejected_statuses
-    diagnosis.node_status.update(zip(snapshot.names[outcome.rejected_rows].tolist(), statuses, strict=True))
-    # Batch filters share one Status object among all the nodes they reject for the same reason.
-    for status in {id(s): s for s in statuses}.values():
-        diagnosis.add_plugin_status(status)
-
-
 def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInfoList,
                      *, record_raw: bool = False, verdicts: dict[str, Any] | None = None) -> ScoreOutcome:
     extenders = fwk.extenders
@@ -441,10 +215,10 @@ def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInf
         return ScoreOutcome(total=np.ones(len(nodes), dtype=np.int64))
     status = fwk.run_pre_score_plugins(state, pod, nodes)
     if status is not None:
-        raise _CycleError(status, status.as_error())
+        raise CycleError(status, status.as_error())
     scores = fwk.run_score_plugins(state, pod, nodes, record_raw=record_raw)
     if isinstance(scores, Status):
-        raise _CycleError(scores, scores.as_error())
+        raise CycleError(scores, scores.as_error())
     if extenders:
         for name, values in extender_prioritize(extenders, pod, list(nodes), verdicts).items():
             weighted = np.asarray(values, dtype=np.int64)

@@ -43,6 +43,7 @@ from kubesched.util.extras import require_extra
 
 if TYPE_CHECKING:
     from kubesched.app.reload import ConfigReloader
+    from kubesched.app.server import MetricsServer
     from kubesched.cache.debugger import CacheDebugger
     from kubesched.live.cluster import KubeCluster
     from kubesched.live.connection import RestClient
@@ -63,6 +64,16 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.description = ("Bind the pending pods of a live cluster, as kube-scheduler does: informers, the "
                        "scheduling queue, one framework per profile, leader election and health/metrics serving.")
     add_version_flags(run)
+    _add_connection_flags(run)
+    _add_leader_election_flags(run)
+    from kubesched.app.server import add_serving_flags
+
+    add_serving_flags(run)
+    _add_scheduling_and_logging_flags(run)
+
+
+def _add_connection_flags(run: argparse.ArgumentParser) -> None:
+    """The configuration file and how the API server is reached."""
     run.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file")
     run.add_argument("--config-reload-period", type=_duration, default=None, metavar="DURATION",
                      help="how often the --config file is read for changes, applied without a restart "
@@ -75,6 +86,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--request-timeout", type=_duration, default=None, metavar="DURATION",
                      help="how long one request to the API server may take, its retries included "
                           "(default 1m, kube-apiserver's own limit; 0: no limit); watches are not bounded by it")
+
+
+def _add_leader_election_flags(run: argparse.ArgumentParser) -> None:
+    """kube-scheduler's ``--leader-elect*`` flags, applied over the file's ``leaderElection``."""
     le = run.add_argument_group("leader election (flags override the configuration file)")
     le.add_argument("--leader-elect", type=_bool, nargs="?", const=True, default=None, metavar="BOOL",
                     help="take part in leader election before scheduling (default true)")
@@ -84,9 +99,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     le.add_argument("--leader-elect-resource-lock", default=None, metavar="leases")
     le.add_argument("--leader-elect-resource-name", default=None, metavar="NAME")
     le.add_argument("--leader-elect-resource-namespace", default=None, metavar="NAMESPACE")
-    from kubesched.app.server import add_serving_flags
 
-    add_serving_flags(run)
+
+def _add_scheduling_and_logging_flags(run: argparse.ArgumentParser) -> None:
+    """Tie-breaking among equal nodes, and the log's verbosity and format."""
     run.add_argument("--tie-break", choices=("random", "name"), default="random",
                      help="among nodes with the best score: random (as kube-scheduler) or smallest name")
     run.add_argument("--seed", type=int, default=None, metavar="N", help="seed for random tie-breaking")
@@ -181,17 +197,24 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
             with long_lived_heap():
                 scheduler.run_forever(stop)
     finally:
-        if server is not None:
-            server.begin_shutdown()
-        if reloader is not None:
-            reloader.stop()
-        scheduler.stop()
-        if elector is not None:
-            elector.stop()  # a leader releases its Lease here
-        cluster.close()
-        if server is not None:
-            server.stop()
+        _shut_down(server, reloader, scheduler, elector, cluster)
     return EXIT_LOST_LEASE if lost.is_set() else EXIT_OK
+
+
+def _shut_down(server: MetricsServer | None, reloader: ConfigReloader | None, scheduler: Scheduler,
+               elector: LeaderElector | None, cluster: KubeCluster) -> None:
+    """Stop in kube-scheduler's order: not ready first, then no new work, bindings let finish, the Lease
+    released, and the server last."""
+    if server is not None:
+        server.begin_shutdown()
+    if reloader is not None:
+        reloader.stop()
+    scheduler.stop()
+    if elector is not None:
+        elector.stop()  # a leader releases its Lease here
+    cluster.close()
+    if server is not None:
+        server.stop()
 
 
 def _elector(rest: RestClient, cluster: KubeCluster, config: KubeSchedulerConfiguration, clock: RealClock,

@@ -46,11 +46,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "clock.")
     add_scenario_arguments(parser)
     add_simulation_flags(parser)
+    _add_arrival_flags(parser)
+    _add_output_file_flags(parser)
+    _add_summary_flags(parser)
+
+
+def _add_arrival_flags(parser: argparse.ArgumentParser) -> None:
+    """When the pending pods arrive, and what else happens to the cluster while they are scheduled."""
     parser.add_argument("--burst", action="store_true",
                         help="create all pending pods at once instead of one after another")
     parser.add_argument("--timeline", metavar="FILE",
                         help="YAML list of {at, action: create|delete|cordon|uncordon|drain, object} steps run "
                              "on the virtual clock")
+
+
+def _add_output_file_flags(parser: argparse.ArgumentParser) -> None:
+    """The files a run writes: the decision trace, the resulting objects and the HTML report."""
     parser.add_argument("--trace", metavar="FILE.jsonl",
                         help="stream one JSON decision record per attempt to FILE (gzip-compressed for .jsonl.gz)")
     parser.add_argument("--output-dir", metavar="DIR",
@@ -60,6 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{SIMULATOR_PREFIX} writes kube-scheduler-simulator's keys and shapes")
     parser.add_argument("--report", metavar="FILE.html",
                         help="write a self-contained HTML report (plots, reasons, every pod's decision)")
+
+
+def _add_summary_flags(parser: argparse.ArgumentParser) -> None:
+    """What the terminal shows: progress, the summary's nodes and pools, its format and loudness."""
     parser.add_argument("--progress", action="store_true",
                         help="show a progress bar even when stderr is no terminal (or with -q)")
     parser.add_argument("--nodes", type=nodes_shown, metavar="all|N",

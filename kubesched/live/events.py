@@ -152,7 +152,6 @@ class _Worker:
 
     def _write(self, event: dict[str, Any]) -> None:
         regarding = event.get("regarding") or event.get("involvedObject") or {}
-        related = event.get("related")
         type_ = event.get("type") or "Normal"
         reason = event.get("reason") or ""
         note = event.get("note") or event.get("message") or ""
@@ -175,8 +174,20 @@ class _Worker:
             self.recorder.dropped += 1
             return
         name = f"{regarding.get('name') or 'event'}.{time.time_ns():x}"
+        v1 = self._create(event, name, namespace, regarding, type_=type_, reason=reason, note=note, action=action,
+                          controller=controller)
+        self.recorder.written += 1
+        self._series[key] = (name, namespace, 1, now, v1)
+        _forget_oldest(self._series)
+
+    def _create(self, event: dict[str, Any], name: str, namespace: str, regarding: dict[str, Any], *, type_: str,
+                reason: str, note: str, action: str, controller: str) -> bool:
+        """POST a new event, in events.k8s.io/v1 when the API server serves it, else in core/v1; whether it
+        was events.k8s.io/v1 (a repeat is then bumped in the same group)."""
+        related = event.get("related")
         v1 = self.recorder.serves_events_v1()
         if v1:
+            path = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
             body: dict[str, Any] = {
                 "apiVersion": "events.k8s.io/v1", "kind": "Event",
                 "metadata": {"name": name, "namespace": namespace},
@@ -185,10 +196,8 @@ class _Worker:
                 "action": action, "reason": reason, "note": note[:1024], "type": type_,
                 "regarding": regarding,
             }
-            if related:
-                body["related"] = related
-            self.rest.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body)
         else:
+            path = f"/api/v1/namespaces/{namespace}/events"
             stamp = _now()
             body = {
                 "apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": namespace},
@@ -196,12 +205,10 @@ class _Worker:
                 "source": {"component": controller}, "firstTimestamp": stamp, "lastTimestamp": stamp,
                 "count": 1, "reportingComponent": controller, "reportingInstance": self.recorder.instance,
             }
-            if related:
-                body["related"] = related
-            self.rest.request("POST", f"/api/v1/namespaces/{namespace}/events", body)
-        self.recorder.written += 1
-        self._series[key] = (name, namespace, 1, now, v1)
-        _forget_oldest(self._series)
+        if related:
+            body["related"] = related
+        self.rest.request("POST", path, body)
+        return v1
 
     def _bump(self, name: str, namespace: str, count: int, v1: bool) -> None:
         """A repeat: raise the existing event's count (core/v1) or series (events.k8s.io/v1)."""

@@ -8,7 +8,7 @@ Three places hold a pending pod, and a pod is in at most one of them:
   ``flush_backoff_q_completed`` moves finished ones to activeQ.
 * ``unschedulable`` - rejected by plugins; waits for a cluster event that may help, or for
   ``pod_max_in_unschedulable_duration``. Pods that a PreEnqueue plugin refuses (e.g. scheduling
-  gates) also wait here, flagged ``gated``; they are never popped.
+  gates) also wait here, flagged ``gated`` (:mod:`kubesched.queue.pre_enqueue`); they are never popped.
 
 The version decides how an event moves a pod (the SchedulerQueueingHints gate):
 
@@ -36,9 +36,7 @@ from typing import Any
 
 from kubesched.api.objects import Pod
 from kubesched.config.features import FeatureGates, feature_gates
-from kubesched.framework.capabilities import reads_pod_only
 from kubesched.framework.interfaces import ClusterEvent, PreEnqueuePlugin
-from kubesched.framework.status import Status
 from kubesched.klog import Logger, kobj
 from kubesched.queue import events as ev
 from kubesched.queue.backoff_queue import BackoffQueue
@@ -46,6 +44,7 @@ from kubesched.queue.heap import IndexedHeap
 from kubesched.queue.hints import QueueingHintMap, QueueingHints, Strategy, hint_map_from_event_map
 from kubesched.queue.in_flight import InFlight
 from kubesched.queue.nominator import MODE_NOOP, Nominator, PodLister
+from kubesched.queue.pre_enqueue import PreEnqueueGates
 from kubesched.queue.queue_base import (
     ACTIVE,
     ANY_PROFILE,
@@ -115,22 +114,17 @@ class SchedulingQueue(QueueBase):
         self._clock = clock
         self._max_in_unschedulable = pod_max_in_unschedulable_duration
         self._v134 = features.at_least("1.34")
+        self._metrics = metrics
+        self._unschedulable_reason = getattr(metrics, "unschedulable_reason", None)
         self._set_plugins(pre_enqueue or {}, _hint_maps(queueing_hint_map_per_profile, cluster_event_map_per_profile,
                                                         cluster_event_map))
         self._affinity_matcher = affinity_matcher
         self._namespace_labels = namespace_labels
-        self._metrics = metrics
-        self._unschedulable_reason = getattr(metrics, "unschedulable_reason", None)
         self._in_place_resize = in_place_pod_vertical_scaling
 
         self._cond = threading.Condition(threading.RLock())
         self._nominator = Nominator(pod_lister, lock=self._cond)
-
-        self._active: IndexedHeap[QueuedPodInfo] = (
-            IndexedHeap(_uid_of, sort_key=sort_key) if sort_key is not None else IndexedHeap(_uid_of, less=less)
-        )
-        self._backoff = BackoffQueue(clock, pod_initial_backoff, pod_max_backoff, v134=self._v134,
-                                     pop_from_backoff=self._pop_from_backoff, less=less, sort_key=sort_key)
+        self._new_heaps(less, sort_key, pod_initial_backoff, pod_max_backoff)
         self._unschedulable = UnschedulablePods()
         self._in_flight = InFlight(record_events=self.hints_enabled)
         self._scheduling_cycle = 0
@@ -140,13 +134,19 @@ class SchedulingQueue(QueueBase):
 
     def _set_plugins(self, pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]],
                      hint_maps: Mapping[str, QueueingHintMap]) -> None:
-        self._pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] = pre_enqueue
-        # PreEnqueue plugins whose verdict reads the pod alone: v1.30 offers no cluster event to the
-        # pods they gate (v1.34 asks the gating plugin's registered events instead).
-        self._pod_only_gates = frozenset(plugin.name for plugins in pre_enqueue.values()
-                                         for plugin in plugins if reads_pod_only(plugin))
         self._hints = QueueingHints(hint_maps, v134_matching=self.hints_enabled, on_error=_log_hint_error)
-        self._gating_events = {name: tuple(events) for name, events in self._hints.plugin_events().items()}
+        self._gates = PreEnqueueGates(pre_enqueue, self._hints.plugin_events(), hints_enabled=self.hints_enabled,
+                                      unschedulable_reason=self._unschedulable_reason)
+
+    def _new_heaps(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+                   sort_key: Callable[[QueuedPodInfo], Any] | None, pod_initial_backoff: timedelta,
+                   pod_max_backoff: timedelta) -> None:
+        """Empty activeQ and backoffQ, ordered by ``sort_key`` when given (else by ``less``)."""
+        self._active: IndexedHeap[QueuedPodInfo] = (
+            IndexedHeap(_uid_of, sort_key=sort_key) if sort_key is not None else IndexedHeap(_uid_of, less=less)
+        )
+        self._backoff = BackoffQueue(self._clock, pod_initial_backoff, pod_max_backoff, v134=self._v134,
+                                     pop_from_backoff=self._pop_from_backoff, less=less, sort_key=sort_key)
 
     def reconfigure(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], *,
                     sort_key: Callable[[QueuedPodInfo], Any] | None, pod_initial_backoff: timedelta,
@@ -161,10 +161,7 @@ class SchedulingQueue(QueueBase):
             self._set_plugins(pre_enqueue, _hint_maps(queueing_hint_map_per_profile, cluster_event_map_per_profile,
                                                       None))
             active, backoff = list(self._active), list(self._backoff)
-            self._active = (IndexedHeap(_uid_of, sort_key=sort_key) if sort_key is not None
-                            else IndexedHeap(_uid_of, less=less))
-            self._backoff = BackoffQueue(self._clock, pod_initial_backoff, pod_max_backoff, v134=self._v134,
-                                         pop_from_backoff=self._pop_from_backoff, less=less, sort_key=sort_key)
+            self._new_heaps(less, sort_key, pod_initial_backoff, pod_max_backoff)
             for qpi in backoff:
                 self._backoff.add(qpi)
             for qpi in active:
@@ -452,38 +449,12 @@ class SchedulingQueue(QueueBase):
     def _poppable(self) -> bool:
         return len(self._active) > 0 or (self._pop_from_backoff and self._backoff.len_backoff() > 0)
 
-    def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> str:
-        """Run the profile's PreEnqueue plugins (with hints, the one that gated the pod last first); the
-        name of the first that refuses (now gating the pod), or "" (no longer gated)."""
-        pod = qpi.pod
-        plugins: Sequence[PreEnqueuePlugin] = self._pre_enqueue.get(pod.scheduler_name, ())
-        if self.hints_enabled and qpi.gating_plugin:
-            first = [p for p in plugins if p.name == qpi.gating_plugin]
-            plugins = [*first, *(p for p in plugins if p.name != qpi.gating_plugin)]
-        for plugin in plugins:
-            status: Status | None
-            try:
-                status = plugin.pre_enqueue(pod)
-            except Exception as err:  # a failing plugin gates the pod, as an Error status would
-                status = Status.from_error(err)
-            if status is None or (type(status) is Status and status.is_success()):
-                continue  # anything but a Status or None gates the pod, as an error would
-            _log_pre_enqueue(pod, plugin.name, status)
-            if plugin.name not in qpi.unschedulable_plugins:
-                qpi.unschedulable_plugins.add(plugin.name)
-                if self._unschedulable_reason is not None:
-                    self._unschedulable_reason(pod.scheduler_name, (plugin.name,), 1)
-            qpi.set_gating(plugin.name, self._gating_events.get(plugin.name, ()))
-            return plugin.name
-        qpi.set_gating("")
-        return ""
-
     def _move_to_active(self, qpi: QueuedPodInfo, label: str) -> bool:
         """Into activeQ if PreEnqueue allows it (v1.34 with PopFromBackoffQ ran it when the pod entered
         backoffQ); otherwise into the unschedulable pool as gated, unless it waits elsewhere."""
         uid = qpi.pod.uid
         if not (self._pop_from_backoff and label == ev.BACKOFF_COMPLETE):
-            self._run_pre_enqueue(qpi)
+            self._gates.run(qpi)
         if qpi.gated:
             if uid not in self._active and uid not in self._backoff:
                 # v1.30 counts no incoming pod for a gated one.
@@ -502,7 +473,7 @@ class SchedulingQueue(QueueBase):
     def _move_to_backoff(self, qpi: QueuedPodInfo, label: str) -> bool:
         """Into backoffQ (v1.34 with PopFromBackoffQ: if PreEnqueue allows it; else gated in the pool)."""
         if self._pop_from_backoff:
-            self._run_pre_enqueue(qpi)
+            self._gates.run(qpi)
             if qpi.gated:
                 self._put_unschedulable(qpi, label)
                 return False
@@ -563,7 +534,7 @@ class SchedulingQueue(QueueBase):
         activated = False
         label = event.event_label
         for qpi in pods:
-            if qpi.gated and not self._gate_may_lift(qpi, event):
+            if qpi.gated and not self._gates.may_lift(qpi, event):
                 continue
             strategy = self._hints.worth_requeuing(qpi, event, old_obj, new_obj)
             if strategy is Strategy.SKIP:
@@ -582,13 +553,6 @@ class SchedulingQueue(QueueBase):
             v.info("Event received while pods are in flight", "event", label)
         if activated:
             self._cond.notify_all()
-
-    def _gate_may_lift(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
-        """Whether ``event`` may let a gated pod out: v1.34 asks the gating plugin's registered events;
-        v1.30 only keeps the pods gated by a plugin that reads the pod alone (scheduling gates)."""
-        if self.hints_enabled:
-            return ev.match_any_cluster_event(event, qpi.gating_plugin_events)
-        return self._pod_only_gates.isdisjoint(qpi.unschedulable_plugins)
 
     def _move_all(self, event: ClusterEvent, old_obj: Any, new_obj: Any,
                   precheck: PreEnqueueCheck | None) -> None:
@@ -634,18 +598,6 @@ def _log_hint_error(err: BaseException, plugin: str, event: ClusterEvent, qpi: Q
 
 def _uid_of(qpi: QueuedPodInfo) -> str:
     return qpi.pod.uid
-
-
-def _log_pre_enqueue(pod: Pod, plugin: str, status: Any) -> None:
-    """A PreEnqueue plugin keeps ``pod`` out of activeQ: an error, or (at V4) the plugin's status."""
-    from kubesched.framework.status import Code
-
-    if isinstance(status, Status) and status.code is Code.ERROR:
-        logger.error(status.as_error(), "Unexpected error running PreEnqueue plugin", "pod", kobj(pod),
-                     "plugin", plugin)
-    elif v := logger.v(4):
-        v.info("Status after running PreEnqueue plugin", "pod", kobj(pod), "plugin", plugin,
-               "status", status.message if isinstance(status, Status) else str(status))
 
 
 PriorityQueue = SchedulingQueue

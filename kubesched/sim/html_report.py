@@ -114,6 +114,16 @@ def run_series(result: SimulationResult, resources: Sequence[str] = (CPU, MEMORY
             for r in resources}
     deleted = set(result.deleted)
     waiting = sum(1 for k in result.never_attempted if not result.final.get(k) and k not in deleted)
+    points = _peaks(_replay(result, by_key, resources, used, allocatable, waiting), max_points)
+    return {"attempt": [p[0] for p in points], "pod": [p[1] for p in points], "pending": [p[2] for p in points],
+            "percent": {r: [p[3][j] for p in points] for j, r in enumerate(resources)}}
+
+
+def _replay(result: SimulationResult, by_key: Mapping[str, Pod], resources: Sequence[str], used: dict[str, int],
+            allocatable: Mapping[str, int], waiting: int) -> list[tuple[int, str, int, list[float]]]:
+    """One point per attempt, in order: the attempt, its pod, the pods pending after it and the % of
+    allocatable requested per resource; ``used`` (the load at the start) is updated as pods bind and
+    victims go."""
     arrived: set[str] = set()
     bound: set[str] = set()
     points: list[tuple[int, str, int, list[float]]] = []
@@ -136,9 +146,7 @@ def run_series(result: SimulationResult, resources: Sequence[str] = (CPU, MEMORY
             add(attempt.pod, 1)
         points.append((i, attempt.pod, waiting + len(arrived) - len(bound),
                        [round(100 * used[r] / allocatable[r], 2) for r in resources]))
-    points = _peaks(points, max_points)
-    return {"attempt": [p[0] for p in points], "pod": [p[1] for p in points], "pending": [p[2] for p in points],
-            "percent": {r: [p[3][j] for p in points] for j, r in enumerate(resources)}}
+    return points
 
 
 def _peaks(points: list[tuple[int, str, int, list[float]]], limit: int) -> list[tuple[int, str, int, list[float]]]:

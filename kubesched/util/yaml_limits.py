@@ -77,22 +77,13 @@ def check_yaml_structure(text: str) -> None:
                 if stack and stack[-1].height <= done.height:
                     stack[-1].height = done.height + 1
             elif kind is alias:
-                named = anchors.get(event.anchor or "")
-                if named is None:
-                    if any(o.anchor == event.anchor for o in stack):
-                        raise YamlStructureError(
-                            doc, f"recursive alias *{event.anchor} (it refers to a node containing it)")
-                    continue  # an undefined alias: loading reports it with its line
-                size, height = named
-                nodes += size
-                aliased += size
-                if aliased > MAX_ALIAS_NODES:
-                    raise YamlStructureError(doc, f"too many aliases (they would expand to more than "
-                                             f"{MAX_ALIAS_NODES} nodes)")
-                if len(stack) + height > MAX_DEPTH:
-                    raise YamlStructureError(doc, f"too deeply nested (more than {MAX_DEPTH} levels, through aliases)")
-                if stack and stack[-1].height < height:
-                    stack[-1].height = height
+                named = _expanded_alias(event.anchor, anchors, stack, aliased, doc)
+                if named is not None:
+                    size, height = named
+                    nodes += size
+                    aliased += size
+                    if stack and stack[-1].height < height:
+                        stack[-1].height = height
             elif kind is document:
                 doc += 1
                 anchors.clear()
@@ -103,6 +94,24 @@ def check_yaml_structure(text: str) -> None:
         if _NESTING_PROBLEM in str(getattr(err, "problem", "")):
             raise YamlStructureError(max(doc, 1), f"too deeply nested (more than {MAX_DEPTH} levels)") from None
         return  # malformed: loading reports it, with its line
+
+
+def _expanded_alias(anchor: str | None, anchors: dict[str, tuple[int, int]], stack: list[_Open], aliased: int,
+                    doc: int) -> tuple[int, int] | None:
+    """What the alias ``*anchor`` expands to (nodes, height); None when no anchor names it (loading reports
+    that, with its line). Refused when recursive, when the document's aliases would expand past
+    MAX_ALIAS_NODES, or when it would nest deeper than MAX_DEPTH."""
+    named = anchors.get(anchor or "")
+    if named is None:
+        if any(o.anchor == anchor for o in stack):
+            raise YamlStructureError(doc, f"recursive alias *{anchor} (it refers to a node containing it)")
+        return None
+    size, height = named
+    if aliased + size > MAX_ALIAS_NODES:
+        raise YamlStructureError(doc, f"too many aliases (they would expand to more than {MAX_ALIAS_NODES} nodes)")
+    if len(stack) + height > MAX_DEPTH:
+        raise YamlStructureError(doc, f"too deeply nested (more than {MAX_DEPTH} levels, through aliases)")
+    return named
 
 
 def nesting_exceeds(value: Any, limit: int) -> bool:

@@ -32,11 +32,13 @@ DRA_POSTFILTER = "§5.16 DynamicResources PostFilter"
 FIT_UNRESOLVABLE = "§5.1 Fit unresolvable"
 BALANCED_SKIP = "§5.2 BalancedAllocation skips zero-request pods"
 
+_RWOP_V134 = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use "
+              "by another pod")
 _RENAMES = {  # v1.34 reason -> v1.30 reason
     "node(s) didn't match PersistentVolume's node affinity": ("node(s) had volume node affinity conflict",
                                                               VOLUME_AFFINITY_TEXT),
-    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod":
-        ("node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode", RWOP_TEXT),
+    _RWOP_V134: ("node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode",
+                 RWOP_TEXT),
 }
 _TAINT_V130 = re.compile(r"^node\(s\) had untolerated taint \{.*\}$")
 _TAINT_V134 = "node(s) had untolerated taint(s)"

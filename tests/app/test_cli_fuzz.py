@@ -286,19 +286,19 @@ def _bad_pod(claim: str) -> dict[str, Any]:
 _PREEMPTION_NOT_HELPFUL = "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 #: What the pod ``bad`` of a row is told (the plugin's status, as kube-scheduler words it).
 DRA_BAD_STATUS: dict[str, str] = {
-    "a claim naming a class that does not exist":
-        f"0/2 nodes are available: request r: device class tpu does not exist. no new claims to deallocate, "
-        f"{_PREEMPTION_NOT_HELPFUL}",
-    "two slices of one pool naming the same device":
-        'running "DynamicResources" filter plugin: pool p is invalid: duplicate device name g0',
-    "more devices requested than exist":
-        f"0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, {_PREEMPTION_NOT_HELPFUL}",
-    "more devices than a claim may hold":
+    "a claim naming a class that does not exist": (
+        "0/2 nodes are available: request r: device class tpu does not exist. no new claims to deallocate, "
+        f"{_PREEMPTION_NOT_HELPFUL}"),
+    "two slices of one pool naming the same device": (
+        'running "DynamicResources" filter plugin: pool p is invalid: duplicate device name g0'),
+    "more devices requested than exist": (
+        f"0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, {_PREEMPTION_NOT_HELPFUL}"),
+    "more devices than a claim may hold": (
         'running "DynamicResources" filter plugin: claim default/greedier: number of requested devices 33 exceeds '
-        "the claim limit of 32",
-    "a selector failing on every device":
+        "the claim limit of 32"),
+    "a selector failing on every device": (
         'running "DynamicResources" filter plugin: claim default/odd: selector #0: CEL runtime error: no such key: '
-        "cores",
+        "cores"),
 }
 
 

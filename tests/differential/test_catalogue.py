@@ -59,8 +59,8 @@ EXPLAINED: list[tuple[str, str, str, PodFacts, list[str] | None]] = [
     ("taints are no longer named, and merge into one count",
      "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) had untolerated taint(s). no new claims to deallocate, "
      "preemption: not eligible due to preemptionPolicy=Never.",
-     "0/4 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {a: b}, 2 node(s) had untolerated "
-     "taint {c: d}. preemption: not eligible due to preemptionPolicy=Never.",
+     "0/4 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {a: b}, 2 node(s) had "
+     "untolerated taint {c: d}. preemption: not eligible due to preemptionPolicy=Never.",
      PLAIN, [DRA_POSTFILTER, TAINT_TEXT]),
     ("a PreFilter rejection stops the PostFilters at DynamicResources' missing state",
      '0/6 nodes are available: persistentvolumeclaim "missing" not found. not found',
@@ -75,8 +75,9 @@ EXPLAINED: list[tuple[str, str, str, PodFacts, list[str] | None]] = [
      "0/4 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: not eligible due to "
      "preemptionPolicy=Never.", PLAIN, None),
     ("nodes outside NodeAffinity's PreFilterResult are counted",
-     "0/5 nodes are available: 1 node(s) had untolerated taint(s), 4 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
-     "no new claims to deallocate, preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.",
+     "0/5 nodes are available: 1 node(s) had untolerated taint(s), 4 node(s) didn't satisfy plugin(s) "
+     "[NodeAffinity]. no new claims to deallocate, preemption: 0/5 nodes are available: 5 Preemption is not helpful "
+     "for scheduling.",
      "0/5 nodes are available: 1 node(s) had untolerated taint {gpu-only: a}. preemption: 0/5 nodes are available: "
      "5 Preemption is not helpful for scheduling.", PLAIN, [ABSENT_NODES, DRA_POSTFILTER, TAINT_TEXT]),
     ("requests above allocatable leave nodes out of the dry run",

@@ -5,6 +5,7 @@
 - :mod:`.filtering` - the Filter point over one node or batches of snapshot rows, nominated pods
   included;
 - :mod:`.scoring` - the Score point: score, normalise, weight;
+- :mod:`.prebind` - the PreBind chain, whose plugins may wait for the cluster;
 - :mod:`.calls` - how plugin code is called: guarded, checked, timed.
 """
 

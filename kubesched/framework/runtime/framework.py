@@ -11,7 +11,6 @@ thousands of nodes costs a few NumPy operations per plugin; they run in :mod:`.f
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -40,16 +39,13 @@ from kubesched.framework.interfaces import (
     FilterPlugin,
     Plugin,
     PostFilterResult,
-    PreBindPlugin,
     PreEnqueuePlugin,
     PreFilterResult,
     QueueSortPlugin,
     ScorePlugin,
 )
-from kubesched.framework.pending import PendingStatus
 from kubesched.framework.runtime import filtering, scoring
 from kubesched.framework.runtime.calls import (
-    PluginReturnError,
     call_plugin,
     call_status,
     log_plugin_failure,
@@ -58,6 +54,7 @@ from kubesched.framework.runtime.calls import (
     timed_extension_point,
 )
 from kubesched.framework.runtime.filtering import FilterOutcome
+from kubesched.framework.runtime.prebind import run_pre_bind
 from kubesched.framework.runtime.scoring import ScoreOutcome
 from kubesched.framework.status import Code, Status, status_label
 from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
@@ -124,7 +121,11 @@ class Framework:
         self._parallelizer = Parallelizer(parallelism)
         self.waiting_pods = WaitingPods()
         self.warnings: list[str] = []
+        self._index_plugins(profile, registry)
 
+    def _index_plugins(self, profile: Profile, registry: Mapping[str, PluginFactory]) -> None:
+        """Build the profile's plugins and index them once: per extension point, by weight, by batch form
+        and capability, and by the events they registered."""
         self.plugins: dict[str, Plugin] = self._build_plugins(profile, registry)
         self.lists = PluginLists.build(profile.plugins, self.plugins)
         self.points: dict[str, list[Plugin]] = self.lists.by_point()
@@ -534,7 +535,7 @@ class Framework:
                 metrics.observe_extension_point("PreBind", status_label(status), time.perf_counter() - started)
                 finish(status)
 
-        _run_pre_bind(plugins, state, pod, node_name, done, 0)
+        run_pre_bind(plugins, state, pod, node_name, done, 0)
 
     @timed_extension_point("Bind")
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -585,52 +586,6 @@ def _events_of(plugin: Plugin) -> list[ClusterEventWithHint]:
                                  "expected ClusterEvent or ClusterEventWithHint values")
         out.append(event)
     return out
-
-
-def _run_pre_bind(plugins: Sequence[PreBindPlugin], state: CycleState, pod: Pod, node_name: str,
-                  done: Callable[[Status | None], None], index: int) -> None:
-    """PreBind plugins from ``index`` on, until one waits (it resumes the rest when it resolves), one
-    fails, or all passed. (Functions, not closures: a closure that names itself, or two that name each
-    other, would keep every binding cycle's objects alive until the garbage collector ran.)"""
-    while index < len(plugins):
-        plugin = plugins[index]
-        index += 1
-        try:
-            answer = plugin.pre_bind(state, pod, node_name)
-            if answer is not None and not isinstance(answer, (Status, PendingStatus)):
-                raise PluginReturnError(f"returned {shown(answer)}, expected a Status or None")
-        except Exception as exc:
-            log_plugin_failure(plugin.pre_bind, exc)
-            answer = Status.from_error(exc)
-        if isinstance(answer, PendingStatus):
-            answer.on_done(functools.partial(_resume_pre_bind, plugins, state, pod, node_name, done, plugin.name,
-                                             index))
-            return
-        failure = _pre_bind_failure(plugin.name, answer)
-        if failure is not None:
-            done(failure)
-            return
-    done(None)
-
-
-def _resume_pre_bind(plugins: Sequence[PreBindPlugin], state: CycleState, pod: Pod, node_name: str,
-                     done: Callable[[Status | None], None], name: str, nxt: int, status: Status | None) -> None:
-    """A waiting PreBind plugin resolved: stop at its failure, or go on with the next plugin."""
-    failure = _pre_bind_failure(name, status)
-    if failure is not None:
-        done(failure)
-    else:
-        _run_pre_bind(plugins, state, pod, node_name, done, nxt)
-
-
-def _pre_bind_failure(name: str, status: Status | None) -> Status | None:
-    """A PreBind plugin's failure as the runner reports it (a rejection as is, else an Error)."""
-    if status is None or status.code is Code.SUCCESS:
-        return None
-    if status.is_rejected():
-        status.plugin = name
-        return status
-    return Status(Code.ERROR, (f'running PreBind plugin "{name}": {status.message}',), plugin=name, error=status.error)
 
 
 def _post_filter_error(name: str, status: Status) -> Status:
