@@ -27,6 +27,13 @@ class KindInfo:
     def preferred_api_version(self) -> str:
         return self.api_versions[0]
 
+    @property
+    def qualified_resource(self) -> str:
+        """The resource as the API server names it in errors: ``resourceclaims.resource.k8s.io``, and
+        the bare plural for the core group (``pods``)."""
+        group, _, version = self.preferred_api_version.rpartition("/")
+        return f"{self.resource}.{group}" if group and version else self.resource
+
 
 def _k(kind: str, resource: str, namespaced: bool, *api_versions: str) -> tuple[str, KindInfo]:
     return kind, KindInfo(kind, resource, namespaced, api_versions)

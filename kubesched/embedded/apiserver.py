@@ -178,7 +178,7 @@ class EmbeddedCluster:
         with self._lock:
             obj = self._store.get(kind, {}).get((ns, name))
             if obj is None:
-                raise NotFound.of(info.resource, name)
+                raise NotFound.of(info.qualified_resource, name)
             return _copy(obj)
 
     # AdmissionStore: admission plugins read the store under the write lock, without copies.
@@ -236,7 +236,7 @@ class EmbeddedCluster:
                 )
             ns = meta.get("namespace", "")
             if (ns, name) in self._store.get(info.kind, {}):
-                raise AlreadyExists.of(info.resource, name)
+                raise AlreadyExists.of(info.qualified_resource, name)
             meta.pop("resourceVersion", None)
             meta.pop("deletionTimestamp", None)
             if not (keep_uid and isinstance(meta.get("uid"), str) and meta["uid"]):
@@ -287,8 +287,8 @@ class EmbeddedCluster:
         cur_meta = current["metadata"]
         rv = meta.get("resourceVersion")
         if rv and str(rv) != cur_meta["resourceVersion"]:
-            raise Conflict.modified(info.resource, name)
-        self._check_uid(info.resource, name, meta.get("uid"), cur_meta["uid"])
+            raise Conflict.modified(info.qualified_resource, name)
+        self._check_uid(info.qualified_resource, name, meta.get("uid"), cur_meta["uid"])
         return current
 
     def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -308,7 +308,7 @@ class EmbeddedCluster:
         ns = self._namespace_arg(info, namespace, allow_all=False) or ""
         with self._lock:
             current = self._current(info, ns, name)
-            self._check_uid(info.resource, name, uid, current["metadata"]["uid"])
+            self._check_uid(info.qualified_resource, name, uid, current["metadata"]["uid"])
             if kind == "Namespace":
                 for other_kind, bucket in list(self._store.items()):
                     for key in sorted(k for k in bucket if k[0] == name):
@@ -555,7 +555,7 @@ class EmbeddedCluster:
     def _current(self, info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
         obj = self._store.get(info.kind, {}).get((namespace if info.namespaced else "", name))
         if obj is None:
-            raise NotFound.of(info.resource, name)
+            raise NotFound.of(info.qualified_resource, name)
         return obj
 
     @staticmethod
