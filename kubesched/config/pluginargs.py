@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, ClassVar, Protocol, Self
 
-from kubesched.config.decode import Fields, as_int, as_list, as_mapping, as_str
+from kubesched.config.decode import Fields, as_duration, as_int, as_list, as_mapping, as_str
 from kubesched.config.errors import (
     ConfigError,
     child,
@@ -502,6 +503,30 @@ class VolumeBindingArgs:
         return errs
 
 
+@dataclass(frozen=True, slots=True)
+class DynamicResourcesArgs:
+    """Args of DynamicResources (v1.34): how long Filter may spend allocating for one node. Accepted and
+    checked as kube-scheduler checks it; a simulated Filter is not timed, so it never runs out."""
+
+    plugin_name: ClassVar[str] = "DynamicResources"
+
+    filter_timeout: timedelta = timedelta(seconds=10)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None, path: str = "args") -> Self:
+        f = _args_fields(cls, data, path)
+        raw = f.raw("filterTimeout")
+        args = cls() if raw is None else cls(filter_timeout=as_duration(raw, f.at("filterTimeout")))
+        f.done()
+        return args
+
+    def validate(self, path: str = "args") -> list[ConfigError]:
+        if self.filter_timeout < timedelta(0):
+            return [invalid(child(path, "filterTimeout"), f"{self.filter_timeout.total_seconds():g}s",
+                            "must be zero or positive")]
+        return []
+
+
 _SELECTOR_OPERATORS = ("DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn")
 
 
@@ -630,6 +655,7 @@ PLUGIN_ARGS: Mapping[str, PluginArgsSpec] = {
     cls.plugin_name: _spec(cls)
     for cls in (
         DefaultPreemptionArgs,
+        DynamicResourcesArgs,
         InterPodAffinityArgs,
         NodeAffinityArgs,
         NodeResourcesBalancedAllocationArgs,

@@ -22,9 +22,6 @@ CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeScheduler
 
 def test_the_document_is_kube_schedulers() -> None:
     upstream = json.loads(UPSTREAM.read_text())
-    # DynamicResources' args (a filter timeout) are not modelled: kubesched's plugin takes none.
-    profile = upstream["componentconfig"]["Profiles"][0]
-    profile["PluginConfig"] = [e for e in profile["PluginConfig"] if e["Name"] != "DynamicResources"]
     assert componentconfig(load_config(CONFIG)) == upstream
 
 

@@ -10,6 +10,7 @@ from kubesched.config import (
     DEFAULT_MULTI_POINT,
     EXTENSION_POINTS,
     DefaultPreemptionArgs,
+    DynamicResourcesArgs,
     InterPodAffinityArgs,
     KubeSchedulerConfiguration,
     NodeAffinityArgs,
@@ -110,6 +111,7 @@ def test_default_profile_plugin_config_has_every_in_tree_args() -> None:
     (profile,) = default_config().profiles
     assert profile.plugin_config == {
         "DefaultPreemption": DefaultPreemptionArgs(10, 100),
+        "DynamicResources": DynamicResourcesArgs(timedelta(seconds=10)),
         "InterPodAffinity": InterPodAffinityArgs(1, False),
         "NodeAffinity": NodeAffinityArgs(None),
         "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from kubesched.config import (
     PLUGIN_ARGS,
     ConfigError,
     DefaultPreemptionArgs,
+    DynamicResourcesArgs,
     InterPodAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
@@ -38,6 +40,8 @@ from kubesched.config import (
         (InterPodAffinityArgs, {"hardPodAffinityWeight": 0}, InterPodAffinityArgs(0, False)),
         (DefaultPreemptionArgs, {"minCandidateNodesPercentage": 0}, DefaultPreemptionArgs(0, 100)),
         (VolumeBindingArgs, {"bindTimeoutSeconds": 30}, VolumeBindingArgs(30)),
+        (DynamicResourcesArgs, {"filterTimeout": "1m30s"}, DynamicResourcesArgs(timedelta(seconds=90))),
+        (DynamicResourcesArgs, {"filterTimeout": "0s"}, DynamicResourcesArgs(timedelta(0))),
         (PodTopologySpreadArgs, {"defaultingType": ""}, PodTopologySpreadArgs((), "System")),
     ],
 )
@@ -50,6 +54,7 @@ def test_from_dict_defaults_field_by_field(cls: Any, data: dict[str, Any] | None
 def test_registry_covers_in_tree_configurable_plugins() -> None:
     assert sorted(PLUGIN_ARGS) == [
         "DefaultPreemption",
+        "DynamicResources",
         "InterPodAffinity",
         "NodeAffinity",
         "NodeResourcesBalancedAllocation",
@@ -88,3 +93,20 @@ def test_config_error_aggregate_flattens() -> None:
     assert outer.errors == (("a", "x"), ("b", "y"), ("c", "z"))
     assert str(outer) == "[a: x, b: y, c: z]"
     assert ConfigError.aggregate([]) is None
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"filterTimeout": "soon"}, "args.filterTimeout"),
+        ({"filterTimeout": "5s", "timeout": "5s"}, "timeout"),
+    ],
+)
+def test_dynamic_resources_args_are_read_strictly(args: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        DynamicResourcesArgs.from_dict(args)
+
+
+def test_a_negative_filter_timeout_is_refused() -> None:
+    (error,) = DynamicResourcesArgs.from_dict({"filterTimeout": "-1s"}).validate("p.args")
+    assert "p.args.filterTimeout" in str(error) and "must be zero or positive" in str(error)

@@ -30,7 +30,7 @@ def test_create_get_update_with_resource_version_conflicts(cluster: EmbeddedClus
     created = cluster.create(lease())
     assert cluster.get("Namespace", None, "kube-system")["metadata"]["name"] == "kube-system"
     assert created["spec"]["holderIdentity"] == "a"
-    with pytest.raises(AlreadyExists, match='leases.coordination.k8s.io "kube-scheduler" already exists'):
+    with pytest.raises(AlreadyExists, match=r'leases\.coordination\.k8s\.io "kube-scheduler" already exists'):
         cluster.create(lease())
     renewed = cluster.update({**created, "spec": {**created["spec"], "renewTime": "2024-01-01T00:00:02.000000Z"}})
     assert int(renewed["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
@@ -39,7 +39,7 @@ def test_create_get_update_with_resource_version_conflicts(cluster: EmbeddedClus
     assert cluster.get("Lease", "kube-system", "kube-scheduler")["spec"]["holderIdentity"] == "a"
     assert [(e.type, e.obj["spec"]["renewTime"]) for e in seen] == [
         ("ADDED", "2024-01-01T00:00:00.000000Z"), ("MODIFIED", "2024-01-01T00:00:02.000000Z")]
-    with pytest.raises(NotFound, match='leases.coordination.k8s.io "other" not found'):
+    with pytest.raises(NotFound, match=r'leases\.coordination\.k8s\.io "other" not found'):
         cluster.get("Lease", "kube-system", "other")
     with pytest.raises(Invalid, match="namespaced"):
         cluster.get("Lease", None, "kube-scheduler")
