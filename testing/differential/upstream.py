@@ -287,7 +287,12 @@ class Oracle:
             self.client.delete("Pod", name, ns)
         if follow.bound_to is not None:
             start = START + timedelta(seconds=index + 1)  # after every existing pod's, and distinct
-            self.client.patch("Pod", name, {"status": _running_status(start)}, ns, subresource="status")
+            try:
+                self.client.patch("Pod", name, {"status": _running_status(start)}, ns, subresource="status")
+            except ApiError as err:  # gone since it was bound: the next states simply lack it
+                if err.status != 404:
+                    raise
+                step.notes.append("deleted after it was bound, before it could be marked running")
         if step.upstream.kind in (UNSCHEDULABLE, PREEMPTED):
             step.event = self._failed_scheduling_event(ns, name)
             if step.event is not None and step.event != step.upstream.message:
