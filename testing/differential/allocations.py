@@ -3,7 +3,9 @@
 Two allocations agree when, claim entry by claim entry, they hold the same requests on equivalent
 devices: devices of one driver whose attributes and capacities are equal (the seeds' devices carry no
 attribute that tells two of a node's devices apart, so a scheduler may pick either), and, when both pods
-went to one node, the same node selector.
+went to one node, the same node selector. When the schedulers chose different nodes of a tie, those
+nodes may hold different devices (a prioritized list then falls to another subrequest): the entries must
+then both be allocated, for the same requests.
 """
 
 from __future__ import annotations
@@ -69,11 +71,20 @@ def equivalent(a: Allocations, b: Allocations, signatures: Mapping[tuple[str, st
             return False
         if not left:
             continue
+        if not same_node:
+            if _requests(left) != _requests(right):
+                return False
+            continue
         if _kinds(left, signatures) != _kinds(right, signatures):
             return False
         if same_node and left.get("nodeSelector") != right.get("nodeSelector"):
             return False
     return True
+
+
+def _requests(allocation: Mapping[str, Any]) -> set[str]:
+    """The claim's requests an allocation served (a prioritized list's subrequest counts as its request)."""
+    return {str(d["request"]).split("/")[0] for d in allocation.get("devices") or []}
 
 
 def _kinds(allocation: Mapping[str, Any], signatures: Mapping[tuple[str, str, str], str]) -> Counter[tuple[str, ...]]:

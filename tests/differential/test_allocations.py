@@ -47,6 +47,18 @@ def test_equivalent_devices_agree_and_others_do_not() -> None:
     assert equivalent(_alloc("gpu-0"), _alloc("gpu-0", selector=None), signatures, same_node=False)
 
 
+
+def test_on_different_nodes_of_a_tie_only_the_requests_served_count() -> None:
+    """Each node holds its own devices (an a100 on one, a t4 on the other): both allocated, same requests."""
+    signatures = device_signatures([SLICE])
+    assert not equivalent(_alloc("gpu-0"), _alloc("gpu-2"), signatures, same_node=True)
+    assert equivalent(_alloc("gpu-0"), _alloc("gpu-2"), signatures, same_node=False)
+    assert not equivalent(_alloc("gpu-0"), {"gpu": {}}, signatures, same_node=False)
+    served_elsewhere = {"gpu": {**_alloc("gpu-0")["gpu"], "devices": [
+        {"request": "other", "driver": "gpu.example.com", "pool": "n2", "device": "gpu-0"}]}}
+    assert not equivalent(_alloc("gpu-0"), served_elsewhere, signatures, same_node=False)
+
+
 def test_compare_judges_the_devices_of_pods_both_bound() -> None:
     pod = {"metadata": {"name": "p"}}
 
