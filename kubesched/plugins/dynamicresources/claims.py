@@ -10,6 +10,7 @@ kube-scheduler's words.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubesched.api.dra import AllocationResult, ClaimNotCreated, ResourceClaim, claim_name, pod_resource_claims
@@ -17,6 +18,7 @@ from kubesched.api.errors import ObjectError
 from kubesched.api.labels import NodeSelector
 from kubesched.api.objects import Pod
 from kubesched.plugins.dynamicresources.allocator import Allocator
+from kubesched.plugins.dynamicresources.device_counts import NodeCounts
 from kubesched.plugins.dynamicresources.dra_manager import ClaimNotFound, ClaimTracker
 
 
@@ -69,6 +71,30 @@ class ClaimInfo:
     allocation: AllocationResult | None = None
 
 
+class NodeAllocations(dict[str, list[AllocationResult]]):
+    """Filter's allocation per node, in the order of the claims to allocate. On the nodes the free-device
+    counts alone passed (``counted``), an allocation is worked out when first asked for (Reserve) by the
+    cycle's allocator: the search Filter would have run, on the same inputs, so the same devices."""
+
+    __slots__ = ("allocator", "claims", "counted")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.allocator: Allocator | None = None
+        self.claims: Sequence[ResourceClaim] = ()
+        #: Filled by Filter without a lock: set.add is atomic.
+        self.counted: set[str] = set()
+
+    def __missing__(self, node_name: str) -> list[AllocationResult]:
+        found = None
+        if self.allocator is not None and node_name in self.counted:
+            found = self.allocator.allocate(node_name, {}, self.claims)
+        if found is None:
+            raise KeyError(node_name)
+        self[node_name] = found
+        return found
+
+
 @dataclass(slots=True)
 class StateData:
     """What PreFilter learnt, shared by every clone of the cycle state (Filter writes into it).
@@ -80,10 +106,12 @@ class StateData:
     claims: list[ResourceClaim] = field(default_factory=list)
     infos: list[ClaimInfo] = field(default_factory=list)
     allocator: Allocator | None = None
+    #: Filter's verdict by free-device counts, when the claims to allocate allow it.
+    counts: NodeCounts | None = None
     #: Allocated claims some node could not reach (Filter); PostFilter may deallocate one of them.
     unavailable: set[int] = field(default_factory=set)
     #: Filter's allocation per node, in the order of the claims to allocate.
-    node_allocations: dict[str, list[AllocationResult]] = field(default_factory=dict)
+    node_allocations: NodeAllocations = field(default_factory=NodeAllocations)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def clone(self) -> StateData:

@@ -28,7 +28,9 @@ import dataclasses
 import logging
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from kubesched.api.dra import ResourceClaim
 from kubesched.api.objects import Pod
@@ -38,6 +40,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     ActionType,
+    BatchFilterResult,
     ClusterEvent,
     ClusterEventWithHint,
     PostFilterResult,
@@ -50,9 +53,13 @@ from kubesched.plugins.dynamicresources import hints
 from kubesched.plugins.dynamicresources.allocator import AllocationError, Allocator, Features
 from kubesched.plugins.dynamicresources.binding import BindError, bind_claim, deallocate, unreserve
 from kubesched.plugins.dynamicresources.claims import ClaimInfo, ClaimsUnavailable, StateData, has_claims, pod_claims
+from kubesched.plugins.dynamicresources.device_counts import simple_request
 from kubesched.plugins.dynamicresources.dra_manager import ClaimNotFound, DRAManager, OutOfSync, manager_for
 from kubesched.plugins.helper import features_of
 from kubesched.queue import events as qevents
+
+if TYPE_CHECKING:
+    from kubesched.cache.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -131,11 +138,21 @@ class DynamicResources:
             if status is not None:
                 return None, status
         if to_allocate:
-            s.allocator = Allocator(self.features, self.tracker.allocated_devices(), self.manager.device_class,
-                                    self.manager.slices())
+            self._prepare_allocation(s, claims)
         s.infos = infos
         s.claims = claims
         return None, None
+
+    def _prepare_allocation(self, s: StateData, claims: list[ResourceClaim]) -> None:
+        """The cycle's allocator and, when the claims to allocate allow it, the free-device counts that
+        decide Filter without a search."""
+        in_use, slices = self.tracker.allocated_devices(), self.manager.slices()
+        s.allocator = Allocator(self.features, in_use, self.manager.device_class, slices)
+        pending = [claim for claim in claims if claim.allocation is None]
+        request = simple_request(self.features, pending, self.manager.device_class)
+        if request is not None:
+            s.counts = self.manager.counts.node_counts(self.features, slices, request, in_use)
+        s.node_allocations.allocator, s.node_allocations.claims = s.allocator, pending
 
     def _check_requests(self, claim: ResourceClaim) -> Status | None:
         """Each request's class must exist: scheduling cannot proceed without it, on any node."""
@@ -181,7 +198,10 @@ class DynamicResources:
                        if info.available_on_nodes is not None
                        and not info.available_on_nodes.matches(node.labels, node.name)]
         allocations = None
-        if s.allocator is not None:
+        fits = None if s.counts is None else s.counts.fits(node.name)
+        if fits is False:
+            return unresolvable(CANNOT_ALLOCATE)
+        if s.allocator is not None and fits is None:
             to_allocate = [claim for _, claim in s.to_allocate()]
             try:
                 allocations = s.allocator.allocate(node.name, node.labels, to_allocate)
@@ -197,7 +217,26 @@ class DynamicResources:
         if allocations is not None:
             with s.lock:
                 s.node_allocations[node.name] = allocations
+        elif fits:
+            s.node_allocations.counted.add(node.name)
         return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
+                     indices: np.ndarray) -> BatchFilterResult | None:
+        """Filter on many nodes at once where the free-device counts decide every one of them (a pod
+        whose only claim to allocate is a simple one, and no allocated claim); else node by node."""
+        if not self.enabled:
+            return BatchFilterResult.all_pass(len(indices))
+        s: StateData | None = state.get(STATE_KEY)
+        if s is not None and not s.claims:
+            return BatchFilterResult.all_pass(len(indices))
+        if s is None or s.counts is None or any(info.available_on_nodes is not None for info in s.infos):
+            return None
+        fits = s.counts.fits_rows(snapshot, indices)
+        if fits is None:
+            return None
+        s.node_allocations.counted.update(snapshot.names[indices[fits]].tolist())
+        return BatchFilterResult.from_mask(fits, unresolvable(CANNOT_ALLOCATE))
 
     # -- PostFilter -----------------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod,
@@ -233,7 +272,12 @@ class DynamicResources:
         to_allocate = s.to_allocate()
         if not to_allocate or s.allocator is None:
             return None  # allocated claims are reserved for the pod in PreBind
-        allocations = s.node_allocations.get(node_name)
+        try:
+            allocations = s.node_allocations[node_name]
+        except KeyError:
+            allocations = None
+        except AllocationError as err:
+            return Status(Code.ERROR, (str(err),), error=err)
         if not allocations:
             return Status(Code.ERROR, ("claim allocation not found for node",))
         if len(allocations) != len(to_allocate):
