@@ -36,7 +36,7 @@ from typing import Any
 
 from kubesched.api.objects import Pod
 from kubesched.config.features import FeatureGates, feature_gates
-from kubesched.framework.capabilities import reads_pod_only
+from kubesched.framework.capabilities import GateHoldingPreEnqueuePlugin, reads_pod_only
 from kubesched.framework.interfaces import ClusterEvent, PreEnqueuePlugin
 from kubesched.framework.status import Status
 from kubesched.klog import Logger, kobj
@@ -146,6 +146,9 @@ class SchedulingQueue(QueueBase):
         self._pod_only_gates = frozenset(plugin.name for plugins in pre_enqueue.values()
                                          for plugin in plugins if reads_pod_only(plugin))
         self._hints = QueueingHints(hint_maps, v134_matching=self.hints_enabled, on_error=_log_hint_error)
+        self._gate_holds = {(profile, plugin.name): plugin.gate_holds_through
+                            for profile, plugins in pre_enqueue.items() for plugin in plugins
+                            if self.hints_enabled and isinstance(plugin, GateHoldingPreEnqueuePlugin)}
         self._gating_events = {name: tuple(events) for name, events in self._hints.plugin_events().items()}
 
     def reconfigure(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], *,
@@ -563,7 +566,7 @@ class SchedulingQueue(QueueBase):
         activated = False
         label = event.event_label
         for qpi in pods:
-            if qpi.gated and not self._gate_may_lift(qpi, event):
+            if qpi.gated and (self._gate_holds_through(qpi, event) or not self._gate_may_lift(qpi, event)):
                 continue
             strategy = self._hints.worth_requeuing(qpi, event, old_obj, new_obj)
             if strategy is Strategy.SKIP:
@@ -582,6 +585,12 @@ class SchedulingQueue(QueueBase):
             v.info("Event received while pods are in flight", "event", label)
         if activated:
             self._cond.notify_all()
+
+    def _gate_holds_through(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """The gating plugin, the pod's only rejector, says its hints would keep the pod where it is."""
+        holds = self._gate_holds.get((qpi.pod.scheduler_name, qpi.gating_plugin))
+        return (holds is not None and not qpi.pending_plugins and len(qpi.unschedulable_plugins) == 1
+                and holds(qpi.pod, event))
 
     def _gate_may_lift(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
         """Whether ``event`` may let a gated pod out: v1.34 asks the gating plugin's registered events;

@@ -52,7 +52,14 @@ from kubesched.plugins import names
 from kubesched.plugins.dynamicresources import hints
 from kubesched.plugins.dynamicresources.allocator import AllocationError, Allocator, Features
 from kubesched.plugins.dynamicresources.binding import BindError, bind_claim, deallocate, unreserve
-from kubesched.plugins.dynamicresources.claims import ClaimInfo, ClaimsUnavailable, StateData, has_claims, pod_claims
+from kubesched.plugins.dynamicresources.claims import (
+    ClaimInfo,
+    ClaimsUnavailable,
+    StateData,
+    has_claims,
+    pod_claims,
+    waits_for_pod,
+)
 from kubesched.plugins.dynamicresources.device_counts import simple_request
 from kubesched.plugins.dynamicresources.dra_manager import ClaimNotFound, DRAManager, OutOfSync, manager_for
 from kubesched.plugins.helper import features_of
@@ -110,6 +117,11 @@ class DynamicResources:
         except ClaimsUnavailable as err:
             return unresolvable(str(err))
         return None
+
+    def gate_holds_through(self, pod: Pod, event: ClusterEvent) -> bool:
+        """For the queue: while the pod alone keeps its claims unusable (see :func:`.claims.waits_for_pod`),
+        the claim hint answers QueueSkip to every claim event."""
+        return self.queueing_hints and event.resource == qevents.RESOURCE_CLAIM and waits_for_pod(pod)
 
     # -- PreFilter ------------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
