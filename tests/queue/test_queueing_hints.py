@@ -351,9 +351,9 @@ class HoldingGate(Gate):
 
 def test_the_queue_skips_the_hint_of_a_gate_that_holds_through_the_event(clock: FakeClock) -> None:
     gate = HoldingGate("Gate")
+    hints = {NODE_LABEL: [QueueingHintFunction("Gate", gate.hint)], NODE_ADD: [QueueingHintFunction("Gate")]}
     q = make_queue(clock, pre_enqueue={"default-scheduler": [gate]},
-                   queueing_hint_map_per_profile={"default-scheduler": {
-                       NODE_LABEL: [QueueingHintFunction("Gate", gate.hint)], NODE_ADD: [QueueingHintFunction("Gate")]}})
+                   queueing_hint_map_per_profile={"default-scheduler": hints})
     pods = [mkpod(f"p{i}") for i in range(3)]
     for pod in pods:
         q.add(pod)

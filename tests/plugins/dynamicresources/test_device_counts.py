@@ -85,7 +85,7 @@ def test_reserve_gets_the_allocators_devices_on_a_node_the_counts_passed() -> No
     assert env.plugin.reserve(state, first, "n1") is None
     assert [r.device for r in s.infos[0].allocation.results] == ["g1"]  # type: ignore[union-attr]
     second = env.pod(claim_pod("second", by_name("gpu", "b")))
-    state2, s2 = state_of(env, second)
+    _, s2 = state_of(env, second)
     assert s2.counts is not None and s2.counts.fits("n1") is False and s2.counts.fits("n3") is True
 
 
