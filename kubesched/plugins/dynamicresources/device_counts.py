@@ -35,6 +35,7 @@ from kubesched.api.dra import (
     DeviceSubRequest,
     ResourceClaim,
 )
+from kubesched.api.labels import IN, NOT_IN, NodeSelector
 from kubesched.plugins.dynamicresources.allocator import Features, cached_verdict
 from kubesched.plugins.dynamicresources.pools import SliceIndex, gather_pools
 
@@ -201,3 +202,22 @@ class CountsCache:
             if counts is None:
                 counts = self._entries[request.key] = MatchCounts(features, slices, request)
         return NodeCounts(counts, counts.free(in_use), request.spec.count)
+
+
+def selector_mask(selector: NodeSelector, snapshot: Snapshot, indices: np.ndarray) -> np.ndarray:
+    """Whether each snapshot row of ``indices`` is a node ``selector`` picks (an allocated claim's
+    ``nodeSelector``): by name in arrays when the terms select node names only (what the allocator
+    writes for node-local devices), else node by node."""
+    if not all(term.match_fields and not term.match_expressions for term in selector.terms):
+        nodes = [snapshot.node_infos[row].node for row in indices.tolist()]  # a snapshot's rows have nodes
+        return np.fromiter((node is not None and selector.matches(node.labels, node.name) for node in nodes),
+                           dtype=bool, count=len(indices))
+    names = snapshot.names[indices]
+    out = np.zeros(len(indices), dtype=bool)
+    for term in selector.terms:
+        picked = np.ones(len(indices), dtype=bool)
+        for requirement in term.match_fields:
+            listed = np.isin(names, list(requirement.values))
+            picked &= listed if requirement.operator == IN else ~listed if requirement.operator == NOT_IN else False
+        out |= picked
+    return out

@@ -60,7 +60,7 @@ from kubesched.plugins.dynamicresources.claims import (
     pod_claims,
     waits_for_pod,
 )
-from kubesched.plugins.dynamicresources.device_counts import simple_request
+from kubesched.plugins.dynamicresources.device_counts import selector_mask, simple_request
 from kubesched.plugins.dynamicresources.dra_manager import ClaimNotFound, DRAManager, OutOfSync, manager_for
 from kubesched.plugins.helper import features_of
 from kubesched.queue import events as qevents
@@ -235,20 +235,33 @@ class DynamicResources:
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
                      indices: np.ndarray) -> BatchFilterResult | None:
-        """Filter on many nodes at once where the free-device counts decide every one of them (a pod
-        whose only claim to allocate is a simple one, and no allocated claim); else node by node."""
+        """Filter on many nodes at once where arrays decide every one of them: the free-device counts
+        for the claim to allocate (when there is one), the node selectors of the allocated claims.
+        Else (a claim the counts cannot decide, a node where the search may fail) node by node."""
         if not self.enabled:
             return BatchFilterResult.all_pass(len(indices))
         s: StateData | None = state.get(STATE_KEY)
         if s is not None and not s.claims:
             return BatchFilterResult.all_pass(len(indices))
-        if s is None or s.counts is None or any(info.available_on_nodes is not None for info in s.infos):
+        if s is None:
             return None
-        fits = s.counts.fits_rows(snapshot, indices)
-        if fits is None:
-            return None
-        s.node_allocations.counted.update(snapshot.names[indices[fits]].tolist())
-        return BatchFilterResult.from_mask(fits, unresolvable(CANNOT_ALLOCATE))
+        fits = np.ones(len(indices), dtype=bool)
+        if s.allocator is not None:
+            found = None if s.counts is None else s.counts.fits_rows(snapshot, indices)
+            if found is None:
+                return None
+            fits = found
+        reached = np.ones(len(indices), dtype=bool)
+        for index, info in enumerate(s.infos):
+            if info.available_on_nodes is not None:
+                reach = selector_mask(info.available_on_nodes, snapshot, indices)
+                if (fits & ~reach).any():
+                    with s.lock:
+                        s.unavailable.add(index)
+                reached &= reach
+        if s.allocator is not None:
+            s.node_allocations.counted.update(snapshot.names[indices[fits & reached]].tolist())
+        return _verdicts(fits, reached)
 
     # -- PostFilter -----------------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod,
@@ -385,6 +398,18 @@ class DynamicResources:
     def is_schedulable_after_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """The queueing hint of a pod's UpdatePodGeneratedResourceClaim (see :mod:`.hints`)."""
         return hints.is_schedulable_after_pod_change(self.tracker, pod, old_obj, new_obj)
+
+
+def _verdicts(fits: np.ndarray, reached: np.ndarray) -> BatchFilterResult:
+    """Per node: passed, or the first reason Filter gives (no allocation here, else an allocated claim
+    out of reach)."""
+    index = np.full(len(fits), -1, dtype=np.int32)
+    statuses: list[Status] = []
+    for failed, message in ((~fits, CANNOT_ALLOCATE), (fits & ~reached, NOT_AVAILABLE)):
+        if failed.any():
+            index[failed] = len(statuses)
+            statuses.append(unresolvable(message))
+    return BatchFilterResult(index, statuses)
 
 
 def new(args: Any, handle: Handle) -> DynamicResources:

@@ -12,7 +12,7 @@ from kubesched.api.dra import ResourceSlice
 from kubesched.api.objects import Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import ActionType, ClusterEvent
-from kubesched.framework.status import Status
+from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins.dynamicresources import STATE_KEY
 from kubesched.plugins.dynamicresources.allocator import Features, cached_verdict
 from kubesched.plugins.dynamicresources.claims import StateData
@@ -32,6 +32,8 @@ from tests.dra import (
 )
 from tests.factories import make_snapshot, node_dict
 from tests.plugins.dynamicresources.env import GPU_CLASS, Env
+from tests.plugins.dynamicresources.test_dynamicresources import FILTER_CASES
+from tests.plugins.dynamicresources.test_dynamicresources import NODES as FILTER_NODES
 
 NODES = [node_dict(f"n{i}") for i in range(1, 5)]
 X = f'device.attributes["{DRIVER}"].x'
@@ -164,3 +166,25 @@ def test_the_gate_holds_through_claim_events_while_the_pod_itself_names_no_claim
     assert not env.plugin.gate_holds_through(env.pod(claim_pod("n", by_name("gpu", "c"))), CLAIM_ADDED)
     recorded = env.pod(claim_pod("r", by_template("gpu", "t"), statuses={"gpu": "r-gpu-x"}))
     assert not env.plugin.gate_holds_through(recorded, CLAIM_ADDED)
+
+
+@pytest.mark.parametrize(("name", "slices", "claim", "want"), FILTER_CASES, ids=[c[0] for c in FILTER_CASES])
+def test_the_batch_form_agrees_with_filter(name: str, slices: list[dict[str, Any]], claim: dict[str, Any],
+                                           want: dict[str, Status | None]) -> None:
+    env = Env(GPU_CLASS, *slices, claim, nodes=FILTER_NODES)
+    pod = env.pod(claim_pod("p", by_name("gpu", "c")))
+    state, _ = state_of(env, pod)
+    got = batch(env, state, pod)
+    assert got is None or got == want
+    assert env.filter_all(state, pod) == want
+
+
+def test_the_batch_form_records_allocated_claims_out_of_reach() -> None:
+    held = {"allocation": {**allocated(("r", DRIVER, "n1", "g0"))["allocation"], "nodeSelector": on_node("n1")}}
+    env = Env(GPU_CLASS, *SLICES, claim_dict("c", request_dict("r"), status=held), nodes=NODES)
+    pod = env.pod(claim_pod("p", by_name("gpu", "c")))
+    state, s = state_of(env, pod)
+    got = batch(env, state, pod)
+    assert got is not None and got["n1"] is None
+    assert got["n2"] == unresolvable("resourceclaim not available on the node")
+    assert s.unavailable == {0}
