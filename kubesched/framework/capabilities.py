@@ -20,7 +20,7 @@ the shortcut gives different answers from the plain path (the in-tree ones are t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
@@ -88,6 +88,16 @@ class GateHoldingPreEnqueuePlugin(PreEnqueuePlugin, Protocol):
     cost one check per pod and event rather than one hint run."""
 
     def gate_holds_through(self, pod: Pod, event: ClusterEvent) -> bool: ...
+
+
+#: By (profile, plugin name): the gate checks of the GateHoldingPreEnqueuePlugins.
+GateHolders = Mapping[tuple[str, str], Callable[[Pod, ClusterEvent], bool]]
+
+
+def gate_holders(pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]]) -> GateHolders:
+    """The gate checks of each profile's PreEnqueue plugins that offer one."""
+    return {(profile, plugin.name): plugin.gate_holds_through for profile, plugins in pre_enqueue.items()
+            for plugin in plugins if isinstance(plugin, GateHoldingPreEnqueuePlugin)}
 
 
 def reads_node_only(plugin: object) -> bool:

@@ -2,29 +2,27 @@
 
 Three places hold a pending pod, and a pod is in at most one of them:
 
-* ``activeQ`` - ready to be tried, ordered by the profile's queue-sort function; ``pop`` takes its
-  head.
+* ``activeQ`` - ready to be tried, ordered by the profile's queue-sort function; ``pop`` takes its head.
 * ``backoffQ`` - tried and failed recently, waiting out a backoff (:mod:`kubesched.queue.backoff_queue`);
   ``flush_backoff_q_completed`` moves finished ones to activeQ.
 * ``unschedulable`` - rejected by plugins; waits for a cluster event that may help, or for
-  ``pod_max_in_unschedulable_duration``. Pods that a PreEnqueue plugin refuses (e.g. scheduling
-  gates) also wait here, flagged ``gated``; they are never popped.
+  ``pod_max_in_unschedulable_duration``. Pods that a PreEnqueue plugin refuses (e.g. scheduling gates) also wait here,
+  flagged ``gated``; they are never popped.
 
 The version decides how an event moves a pod (the SchedulerQueueingHints gate):
 
-* off (v1.30's default): a plugin that registered an event is taken to say "queue" for it, and a
-  pod that fails while a move request arrived during its attempt goes to backoffQ instead of the
-  unschedulable pool.
-* on (v1.34, locked): each rejecting plugin's hint decides (:mod:`kubesched.queue.hints`); events
-  that arrive while a pod is being scheduled are kept (:mod:`kubesched.queue.in_flight`) and judged
-  when it fails; an update of a waiting pod is matched as the events it makes; a gated pod only
-  hears the events its gating plugin registered. With SchedulerPopFromBackoffQ, an empty activeQ
-  takes the head of backoffQ, and PreEnqueue runs when a pod enters backoffQ.
+* off (v1.30's default): a plugin that registered an event is taken to say "queue" for it, and a pod that fails while
+  a move request arrived during its attempt goes to backoffQ instead of the unschedulable pool.
+* on (v1.34, locked): each rejecting plugin's hint decides (:mod:`kubesched.queue.hints`); events that arrive while a
+  pod is being scheduled are kept (:mod:`kubesched.queue.in_flight`) and judged when it fails; an update of a waiting
+  pod is matched as the events it makes; a gated pod only hears the events its gating plugin registered, but not those
+  it says cannot lift the gate (:class:`~kubesched.framework.capabilities.GateHoldingPreEnqueuePlugin`). With
+  SchedulerPopFromBackoffQ, an empty activeQ takes backoffQ's head, and PreEnqueue runs as a pod enters backoffQ.
 
-The queue never reads the wall clock or sleeps by itself: time comes from the injected ``clock``,
-and the owner drives the periodic flushes. So the same object serves a simulator stepping a
-virtual clock on one thread (``pop(block=False)``) and a live scheduler whose event handlers run on
-other threads (``pop(block=True)`` waits on a condition variable; ``close`` releases it).
+The queue never reads the wall clock or sleeps by itself: time comes from the injected ``clock``, and the owner drives
+the periodic flushes. So the same object serves a simulator stepping a virtual clock on one thread
+(``pop(block=False)``) and a live scheduler whose event handlers run on other threads (``pop(block=True)`` waits on a
+condition variable; ``close`` releases it).
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ from typing import Any
 
 from kubesched.api.objects import Pod
 from kubesched.config.features import FeatureGates, feature_gates
-from kubesched.framework.capabilities import GateHoldingPreEnqueuePlugin, reads_pod_only
+from kubesched.framework.capabilities import gate_holders, reads_pod_only
 from kubesched.framework.interfaces import ClusterEvent, PreEnqueuePlugin
 from kubesched.framework.status import Status
 from kubesched.klog import Logger, kobj
@@ -146,9 +144,7 @@ class SchedulingQueue(QueueBase):
         self._pod_only_gates = frozenset(plugin.name for plugins in pre_enqueue.values()
                                          for plugin in plugins if reads_pod_only(plugin))
         self._hints = QueueingHints(hint_maps, v134_matching=self.hints_enabled, on_error=_log_hint_error)
-        self._gate_holds = {(profile, plugin.name): plugin.gate_holds_through
-                            for profile, plugins in pre_enqueue.items() for plugin in plugins
-                            if self.hints_enabled and isinstance(plugin, GateHoldingPreEnqueuePlugin)}
+        self._holds = gate_holders(pre_enqueue) if self.hints_enabled else {}
         self._gating_events = {name: tuple(events) for name, events in self._hints.plugin_events().items()}
 
     def reconfigure(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], *,
@@ -566,7 +562,7 @@ class SchedulingQueue(QueueBase):
         activated = False
         label = event.event_label
         for qpi in pods:
-            if qpi.gated and (self._gate_holds_through(qpi, event) or not self._gate_may_lift(qpi, event)):
+            if qpi.gated and not self._gate_may_lift(qpi, event):
                 continue
             strategy = self._hints.worth_requeuing(qpi, event, old_obj, new_obj)
             if strategy is Strategy.SKIP:
@@ -586,17 +582,11 @@ class SchedulingQueue(QueueBase):
         if activated:
             self._cond.notify_all()
 
-    def _gate_holds_through(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
-        """The gating plugin, the pod's only rejector, says its hints would keep the pod where it is."""
-        holds = self._gate_holds.get((qpi.pod.scheduler_name, qpi.gating_plugin))
-        return (holds is not None and not qpi.pending_plugins and len(qpi.unschedulable_plugins) == 1
-                and holds(qpi.pod, event))
-
     def _gate_may_lift(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
-        """Whether ``event`` may let a gated pod out: v1.34 asks the gating plugin's registered events;
-        v1.30 only keeps the pods gated by a plugin that reads the pod alone (scheduling gates)."""
+        """Whether ``event`` may let a gated pod out: v1.34 asks the gating plugin's registered events and
+        whether the gate holds; v1.30 keeps the pods gated by a plugin reading the pod alone (scheduling gates)."""
         if self.hints_enabled:
-            return ev.match_any_cluster_event(event, qpi.gating_plugin_events)
+            return not qpi.gate_held(self._holds, event) and ev.match_any_cluster_event(event, qpi.gating_plugin_events)
         return self._pod_only_gates.isdisjoint(qpi.unschedulable_plugins)
 
     def _move_all(self, event: ClusterEvent, old_obj: Any, new_obj: Any,
