@@ -4,9 +4,9 @@ DRA workloads, kubesched and upstream kube-scheduler v1.34 in one run on one mac
 For each case (:mod:`benchmarks.dra_workloads`), on the same objects:
 
 - **kubesched**: in a process of its own, ``kubesched.simulate`` with the measured pods in a burst
-  (:mod:`benchmarks.run`: the scenario loaded untimed, then the run timed; the embedded resourceclaim
-  controller makes the template claims while loading). It fails, saying so, while kubesched has no
-  DynamicResources plugin.
+  (:mod:`benchmarks.run`: the scenario loaded untimed, then the run timed; the measured pods are created
+  as the run starts, so the embedded resourceclaim controller makes their template claims in the timed
+  part).
 - **kube-scheduler**: a fresh etcd + kube-apiserver (testing/controlplane); the nodes, their slices, the
   class, the init load (claims allocated through the status subresource, pods bound) and the measured
   pods are created, and kube-controller-manager's resourceclaim controller makes the measured pods'

@@ -5,7 +5,7 @@ SchedulingWithResourceClaim (five pods to a claim, 2 devices per node) at 5000 n
 5000-pod mix of init and measured pods (2500 each; the init pods bound with their claims allocated), and
 a quick size of each. kubesched runs them through ``kubesched.simulate`` (:mod:`benchmarks.run`); upstream
 kube-scheduler on the same objects in the same run (:mod:`benchmarks.dra`). They are left out of
-``python -m benchmarks`` until kubesched has DynamicResources.
+``python -m benchmarks``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ declaration (``isinstance`` against these protocols, once when a framework or qu
 * :class:`FitFilterPlugin` - the Filter verdict is arithmetic on the node's pod count and requested
   resources (:class:`FitChecks`), so such a re-check over many nodes is a few array operations;
 * :class:`PodOnlyPreEnqueuePlugin` - the PreEnqueue verdict reads the pod alone, so no cluster event
-  can lift it and the queue does not offer events to the pods it gates.
+  can lift it and the queue does not offer events to the pods it gates;
+* :class:`GateHoldingPreEnqueuePlugin` - for some pods and events, the gate holds whatever the event
+  says, so the queue need not run the plugin's hint for them.
 
 Declaring a capability is a promise: a plugin that declares one must behave exactly as declared, or
 the shortcut gives different answers from the plain path (the in-tree ones are tested to agree).
@@ -18,14 +20,14 @@ the shortcut gives different answers from the plain path (the in-tree ones are t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from kubesched.api.objects import Pod
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import FilterPlugin, PreEnqueuePlugin
+from kubesched.framework.interfaces import ClusterEvent, FilterPlugin, PreEnqueuePlugin
 from kubesched.framework.status import Status
 
 if TYPE_CHECKING:
@@ -75,6 +77,27 @@ class PodOnlyPreEnqueuePlugin(PreEnqueuePlugin, Protocol):
     ``pre_enqueue_reads_pod_only = True``."""
 
     pre_enqueue_reads_pod_only: ClassVar[bool]
+
+
+@runtime_checkable
+class GateHoldingPreEnqueuePlugin(PreEnqueuePlugin, Protocol):
+    """A PreEnqueue plugin that can tell, for a pod it gates, that a cluster event cannot lift the gate
+    while the pod stays as it is: every queueing hint it registered for the event would answer
+    QueueSkip for the pod (DynamicResources, for a pod whose template claim its status does not name
+    yet, and a claim event). The queue then skips asking, which is what makes a burst of such pods
+    cost one check per pod and event rather than one hint run."""
+
+    def gate_holds_through(self, pod: Pod, event: ClusterEvent) -> bool: ...
+
+
+#: By (profile, plugin name): the gate checks of the GateHoldingPreEnqueuePlugins.
+GateHolders = Mapping[tuple[str, str], Callable[[Pod, ClusterEvent], bool]]
+
+
+def gate_holders(pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]]) -> GateHolders:
+    """The gate checks of each profile's PreEnqueue plugins that offer one."""
+    return {(profile, plugin.name): plugin.gate_holds_through for profile, plugins in pre_enqueue.items()
+            for plugin in plugins if isinstance(plugin, GateHoldingPreEnqueuePlugin)}
 
 
 def reads_node_only(plugin: object) -> bool:

@@ -251,7 +251,10 @@ class FilterPlugin(Plugin, Protocol):
 @runtime_checkable
 class BatchFilterPlugin(FilterPlugin, Protocol):
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult: ...
+                     indices: np.ndarray) -> BatchFilterResult | None:
+        """The verdicts on the snapshot rows ``indices``; None to have ``filter`` called node by node
+        instead (for a cycle whose verdicts the batch form cannot give)."""
+        ...
 
 
 @runtime_checkable

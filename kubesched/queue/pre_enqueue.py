@@ -2,8 +2,9 @@
 
 A pod a PreEnqueue plugin refuses (scheduling gates, a missing claim) waits in the unschedulable pool
 flagged ``gated`` and is never popped. Which cluster events may lift that gate depends on the version:
-v1.34 asks the events the gating plugin registered; v1.30 offers none to the pods gated by a plugin
-whose verdict reads the pod alone (only an update of the pod itself can ungate those).
+v1.34 asks the events the gating plugin registered, less those it says cannot lift the gate
+(:class:`~kubesched.framework.capabilities.GateHoldingPreEnqueuePlugin`); v1.30 offers none to the pods
+gated by a plugin whose verdict reads the pod alone (only an update of the pod itself can ungate those).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubesched.api.objects import Pod
-from kubesched.framework.capabilities import reads_pod_only
+from kubesched.framework.capabilities import gate_holders, reads_pod_only
 from kubesched.framework.interfaces import ClusterEvent, PreEnqueuePlugin
 from kubesched.framework.status import Code, Status
 from kubesched.klog import Logger, kobj
@@ -40,6 +41,8 @@ class PreEnqueueGates:
         self._pod_only = frozenset(plugin.name for per_profile in plugins.values()
                                    for plugin in per_profile if reads_pod_only(plugin))
         self._gating_events = {name: tuple(events) for name, events in plugin_events.items()}
+        # v1.34: plugins that can say an event cannot lift the gate they hold on a pod.
+        self._holds = gate_holders(plugins) if hints_enabled else {}
 
     def run(self, qpi: QueuedPodInfo) -> str:
         """Run the profile's PreEnqueue plugins (with hints, the one that gated the pod last first); the
@@ -68,10 +71,12 @@ class PreEnqueueGates:
         return ""
 
     def may_lift(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
-        """Whether ``event`` may let a gated pod out: v1.34 asks the gating plugin's registered events;
-        v1.30 only keeps the pods gated by a plugin that reads the pod alone (scheduling gates)."""
+        """Whether ``event`` may let a gated pod out: v1.34 asks the gating plugin's registered events and
+        whether the gate holds; v1.30 only keeps the pods gated by a plugin that reads the pod alone
+        (scheduling gates)."""
         if self._hints_enabled:
-            return ev.match_any_cluster_event(event, qpi.gating_plugin_events)
+            return not qpi.gate_held(self._holds, event) and ev.match_any_cluster_event(
+                event, qpi.gating_plugin_events)
         return self._pod_only.isdisjoint(qpi.unschedulable_plugins)
 
 

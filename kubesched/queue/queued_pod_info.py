@@ -15,6 +15,7 @@ from typing import Any
 
 from kubesched.api.objects import Pod
 from kubesched.api.pod_affinity import PodAffinityTerm
+from kubesched.framework.capabilities import GateHolders
 from kubesched.framework.interfaces import ClusterEvent
 
 
@@ -61,6 +62,13 @@ class QueuedPodInfo:
         self.gated = bool(plugin)
         if plugin:
             self.gating_plugin_events = events
+
+    def gate_held(self, holders: GateHolders, event: ClusterEvent) -> bool:
+        """The gating plugin, the pod's only rejector, says its hints would keep the pod gated through
+        ``event`` (see :class:`~kubesched.framework.capabilities.GateHoldingPreEnqueuePlugin`)."""
+        holds = holders.get((self.pod.scheduler_name, self.gating_plugin))
+        return (holds is not None and not self.pending_plugins and len(self.unschedulable_plugins) == 1
+                and holds(self.pod, event))
 
     @property
     def required_affinity_terms(self) -> tuple[PodAffinityTerm, ...]:

@@ -2,8 +2,7 @@
 
 Three places hold a pending pod, and a pod is in at most one of them:
 
-* ``activeQ`` - ready to be tried, ordered by the profile's queue-sort function; ``pop`` takes its
-  head.
+* ``activeQ`` - ready to be tried, ordered by the profile's queue-sort function; ``pop`` takes its head.
 * ``backoffQ`` - tried and failed recently, waiting out a backoff (:mod:`kubesched.queue.backoff_queue`);
   ``flush_backoff_q_completed`` moves finished ones to activeQ.
 * ``unschedulable`` - rejected by plugins; waits for a cluster event that may help, or for
@@ -12,19 +11,18 @@ Three places hold a pending pod, and a pod is in at most one of them:
 
 The version decides how an event moves a pod (the SchedulerQueueingHints gate):
 
-* off (v1.30's default): a plugin that registered an event is taken to say "queue" for it, and a
-  pod that fails while a move request arrived during its attempt goes to backoffQ instead of the
-  unschedulable pool.
-* on (v1.34, locked): each rejecting plugin's hint decides (:mod:`kubesched.queue.hints`); events
-  that arrive while a pod is being scheduled are kept (:mod:`kubesched.queue.in_flight`) and judged
-  when it fails; an update of a waiting pod is matched as the events it makes; a gated pod only
-  hears the events its gating plugin registered. With SchedulerPopFromBackoffQ, an empty activeQ
-  takes the head of backoffQ, and PreEnqueue runs when a pod enters backoffQ.
+* off (v1.30's default): a plugin that registered an event is taken to say "queue" for it, and a pod that fails while
+  a move request arrived during its attempt goes to backoffQ instead of the unschedulable pool.
+* on (v1.34, locked): each rejecting plugin's hint decides (:mod:`kubesched.queue.hints`); events that arrive while a
+  pod is being scheduled are kept (:mod:`kubesched.queue.in_flight`) and judged when it fails; an update of a waiting
+  pod is matched as the events it makes; a gated pod only hears the events its gating plugin registered, but not those
+  it says cannot lift the gate (:class:`~kubesched.framework.capabilities.GateHoldingPreEnqueuePlugin`). With
+  SchedulerPopFromBackoffQ, an empty activeQ takes backoffQ's head, and PreEnqueue runs as a pod enters backoffQ.
 
-The queue never reads the wall clock or sleeps by itself: time comes from the injected ``clock``,
-and the owner drives the periodic flushes. So the same object serves a simulator stepping a
-virtual clock on one thread (``pop(block=False)``) and a live scheduler whose event handlers run on
-other threads (``pop(block=True)`` waits on a condition variable; ``close`` releases it).
+The queue never reads the wall clock or sleeps by itself: time comes from the injected ``clock``, and the owner drives
+the periodic flushes. So the same object serves a simulator stepping a virtual clock on one thread
+(``pop(block=False)``) and a live scheduler whose event handlers run on other threads (``pop(block=True)`` waits on a
+condition variable; ``close`` releases it).
 """
 
 from __future__ import annotations

@@ -331,3 +331,37 @@ def test_v130_with_the_gate_set_runs_the_hint_driven_queue_with_v130s_backoff(cl
     assert q.queue_of(pod.uid) == BACKOFF
     assert q.pop(block=False) is None
     assert q.backoff_expiries() == [T0 + timedelta(seconds=1)]  # exact, from the pop count
+
+
+class HoldingGate(Gate):
+    """A gate that says when its hint would keep a pod gated (GateHoldingPreEnqueuePlugin)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.holds = True
+        self.asked = 0
+
+    def gate_holds_through(self, pod: Pod, event: ClusterEvent) -> bool:
+        return self.holds and event == NODE_LABEL
+
+    def hint(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        self.asked += 1
+        return QueueingHint.QUEUE_SKIP
+
+
+def test_the_queue_skips_the_hint_of_a_gate_that_holds_through_the_event(clock: FakeClock) -> None:
+    gate = HoldingGate("Gate")
+    hints = {NODE_LABEL: [QueueingHintFunction("Gate", gate.hint)], NODE_ADD: [QueueingHintFunction("Gate")]}
+    q = make_queue(clock, pre_enqueue={"default-scheduler": [gate]},
+                   queueing_hint_map_per_profile={"default-scheduler": hints})
+    pods = [mkpod(f"p{i}") for i in range(3)]
+    for pod in pods:
+        q.add(pod)
+    q.move_all_to_active_or_backoff_queue(NODE_LABEL, None, Node("n"))
+    assert gate.asked == 0 and {q.queue_of(p.uid) for p in pods} == {GATED}
+    gate.holds = False  # the plugin no longer vouches: its hint decides, as without the capability
+    q.move_all_to_active_or_backoff_queue(NODE_LABEL, None, Node("n"))
+    assert gate.asked == 3 and {q.queue_of(p.uid) for p in pods} == {GATED}
+    gate.holds, gate.closed = True, False
+    q.move_all_to_active_or_backoff_queue(NODE_ADD, None, Node("n"))  # an event it does not hold through
+    assert {q.queue_of(p.uid) for p in pods} == {ACTIVE}

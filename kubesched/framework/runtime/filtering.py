@@ -284,6 +284,8 @@ def _batch_verdicts(plugin: BatchFilterPlugin, state: CycleState, pod: Pod, snap
     started = time.perf_counter()
     try:
         result = plugin.filter_nodes(state, pod, snapshot, rows)
+        if result is None:  # the plugin has no batch answer this cycle: node by node
+            return _node_verdicts(plugin, state, pod, snapshot, rows)
         if type(result) is not BatchFilterResult or len(result.status_index) != len(rows):
             raise PluginReturnError(f"filter_nodes returned {shown(result)}, expected a "
                                     f"BatchFilterResult for {len(rows)} nodes")

@@ -349,10 +349,7 @@ class _Attempt:
     def _selectors_match(self, device: Device, device_id: DeviceID, selectors: Sequence[str], owner: str) -> bool:
         consumable = self.features.consumable_capacity
         for i, expression in enumerate(selectors):
-            verdict = device.memo.get((expression, consumable))
-            if verdict is None:
-                verdict = _verdict(expression, device, device_id.driver, consumable)
-                device.memo[(expression, consumable)] = verdict
+            verdict = cached_verdict(expression, device, device_id.driver, consumable)
             if isinstance(verdict, str):
                 raise AllocationError(f"{owner}: selector #{i}: {verdict}")
             if not verdict:
@@ -448,6 +445,40 @@ class _Attempt:
                     if f"{request.name}/{sub}" in config.requests:
                         out.append(dict(entry))
         return out
+
+
+#: Verdicts by expression and by what a selector sees of a device (:func:`_cel_identity`): the devices
+#: of a driver mostly repeat a few such identities, so each is evaluated once, whichever slice it is in.
+_VERDICTS: dict[tuple[Any, ...], bool | str] = {}
+_VERDICTS_MAX = 1 << 16
+
+
+def cached_verdict(expression: str, device: Device, driver: str, consumable: bool) -> bool | str:
+    """:func:`_verdict`, kept on the device for as long as its slice's view lives, and shared by devices
+    that look alike to a selector."""
+    verdict: bool | str | None = device.memo.get((expression, consumable))
+    if verdict is not None:
+        return verdict
+    key = (expression, consumable, _cel_identity(device, driver))
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        verdict = _verdict(expression, device, driver, consumable)
+        if len(_VERDICTS) >= _VERDICTS_MAX:
+            _VERDICTS.clear()
+        _VERDICTS[key] = verdict
+    device.memo[(expression, consumable)] = verdict
+    return verdict
+
+
+def _cel_identity(device: Device, driver: str) -> tuple[Any, ...]:
+    """Everything a selector reads of a device (its CEL input): driver, attributes, capacity and
+    allowMultipleAllocations, in the slice's order (two devices equal in a different order just miss)."""
+    key = ("cel-identity", driver)
+    found: tuple[Any, ...] | None = device.memo.get(key)
+    if found is None:
+        found = device.memo[key] = (driver, tuple(device.attributes.items()), tuple(device.capacity.items()),
+                                    bool(device.allow_multiple_allocations))
+    return found
 
 
 def _verdict(expression: str, device: Device, driver: str, consumable: bool) -> bool | str:

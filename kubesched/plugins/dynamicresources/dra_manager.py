@@ -19,6 +19,7 @@ from collections import Counter
 
 from kubesched.api.dra import DeviceClass, DeviceID, ResourceClaim, ResourceSlice
 from kubesched.cluster.listers import Listers
+from kubesched.plugins.dynamicresources.device_counts import CountsCache
 from kubesched.plugins.dynamicresources.pools import SliceIndex
 
 #: Where the shared manager lives on the listers (see :meth:`Listers.derived`).
@@ -53,6 +54,8 @@ class ClaimTracker:
         self._latest: dict[str, ResourceClaim] = {}
         self._in_flight: dict[str, ResourceClaim] = {}
         self._devices: Counter[DeviceID] = Counter()
+        #: The devices some claim holds (a count above zero), kept with the counts.
+        self._held: set[DeviceID] = set()
         self._revision = 0
         self._allocated: tuple[int, frozenset[DeviceID]] = (0, frozenset())
         listers.add_view_handler("ResourceClaim", self.on_informer_change)
@@ -78,10 +81,17 @@ class ClaimTracker:
         before = self._latest.pop(key, None)
         if claim is not None:
             self._latest[key] = claim
+        devices, held = self._devices, self._held
         if before is not None:
-            self._devices.subtract(before.allocated_devices())
+            for device in before.allocated_devices():
+                devices[device] -= 1
+                if devices[device] <= 0:
+                    del devices[device]
+                    held.discard(device)
         if claim is not None:
-            self._devices.update(claim.allocated_devices())
+            for device in claim.allocated_devices():
+                devices[device] += 1
+                held.add(device)
         self._revision += 1
 
     # -- reads ------------------------------------------------------------------------------------------
@@ -102,7 +112,7 @@ class ClaimTracker:
         with self._lock:
             revision, devices = self._allocated
             if revision != self._revision:
-                devices = frozenset(d for d, n in self._devices.items() if n > 0)
+                devices = frozenset(self._held)
                 self._allocated = (self._revision, devices)
             if not self._in_flight:
                 return devices
@@ -153,6 +163,8 @@ class DRAManager:
         self._lock = threading.Lock()
         self._slice_revision = 0
         self._index: tuple[int, SliceIndex] | None = None
+        #: Per-node free-device counts of simple requests, for the current slices.
+        self.counts = CountsCache()
         listers.add_view_handler("ResourceSlice", self._slice_changed)
 
     def _slice_changed(self, old: ResourceSlice | None, new: ResourceSlice | None) -> None:

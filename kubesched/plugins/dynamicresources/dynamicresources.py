@@ -28,7 +28,9 @@ import dataclasses
 import logging
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from kubesched.api.dra import ResourceClaim
 from kubesched.api.objects import Pod
@@ -38,6 +40,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     ActionType,
+    BatchFilterResult,
     ClusterEvent,
     ClusterEventWithHint,
     PostFilterResult,
@@ -49,10 +52,21 @@ from kubesched.plugins import names
 from kubesched.plugins.dynamicresources import hints
 from kubesched.plugins.dynamicresources.allocator import AllocationError, Allocator, Features
 from kubesched.plugins.dynamicresources.binding import BindError, bind_claim, deallocate, unreserve
-from kubesched.plugins.dynamicresources.claims import ClaimInfo, ClaimsUnavailable, StateData, has_claims, pod_claims
+from kubesched.plugins.dynamicresources.claims import (
+    ClaimInfo,
+    ClaimsUnavailable,
+    StateData,
+    has_claims,
+    pod_claims,
+    waits_for_pod,
+)
+from kubesched.plugins.dynamicresources.device_counts import selector_mask, simple_request
 from kubesched.plugins.dynamicresources.dra_manager import ClaimNotFound, DRAManager, OutOfSync, manager_for
 from kubesched.plugins.helper import features_of
 from kubesched.queue import events as qevents
+
+if TYPE_CHECKING:
+    from kubesched.cache.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +118,11 @@ class DynamicResources:
             return unresolvable(str(err))
         return None
 
+    def gate_holds_through(self, pod: Pod, event: ClusterEvent) -> bool:
+        """For the queue: while the pod alone keeps its claims unusable (see :func:`.claims.waits_for_pod`),
+        the claim hint answers QueueSkip to every claim event."""
+        return self.queueing_hints and event.resource == qevents.RESOURCE_CLAIM and waits_for_pod(pod)
+
     # -- PreFilter ------------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         if not self.enabled:
@@ -131,11 +150,21 @@ class DynamicResources:
             if status is not None:
                 return None, status
         if to_allocate:
-            s.allocator = Allocator(self.features, self.tracker.allocated_devices(), self.manager.device_class,
-                                    self.manager.slices())
+            self._prepare_allocation(s, claims)
         s.infos = infos
         s.claims = claims
         return None, None
+
+    def _prepare_allocation(self, s: StateData, claims: list[ResourceClaim]) -> None:
+        """The cycle's allocator and, when the claims to allocate allow it, the free-device counts that
+        decide Filter without a search."""
+        in_use, slices = self.tracker.allocated_devices(), self.manager.slices()
+        s.allocator = Allocator(self.features, in_use, self.manager.device_class, slices)
+        pending = [claim for claim in claims if claim.allocation is None]
+        request = simple_request(self.features, pending, self.manager.device_class)
+        if request is not None:
+            s.counts = self.manager.counts.node_counts(self.features, slices, request, in_use)
+        s.node_allocations.allocator, s.node_allocations.claims = s.allocator, pending
 
     def _check_requests(self, claim: ResourceClaim) -> Status | None:
         """Each request's class must exist: scheduling cannot proceed without it, on any node."""
@@ -181,7 +210,10 @@ class DynamicResources:
                        if info.available_on_nodes is not None
                        and not info.available_on_nodes.matches(node.labels, node.name)]
         allocations = None
-        if s.allocator is not None:
+        fits = None if s.counts is None else s.counts.fits(node.name)
+        if fits is False:
+            return unresolvable(CANNOT_ALLOCATE)
+        if s.allocator is not None and fits is None:
             to_allocate = [claim for _, claim in s.to_allocate()]
             try:
                 allocations = s.allocator.allocate(node.name, node.labels, to_allocate)
@@ -197,7 +229,39 @@ class DynamicResources:
         if allocations is not None:
             with s.lock:
                 s.node_allocations[node.name] = allocations
+        elif fits:
+            s.node_allocations.counted.add(node.name)
         return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
+                     indices: np.ndarray) -> BatchFilterResult | None:
+        """Filter on many nodes at once where arrays decide every one of them: the free-device counts
+        for the claim to allocate (when there is one), the node selectors of the allocated claims.
+        Else (a claim the counts cannot decide, a node where the search may fail) node by node."""
+        if not self.enabled:
+            return BatchFilterResult.all_pass(len(indices))
+        s: StateData | None = state.get(STATE_KEY)
+        if s is not None and not s.claims:
+            return BatchFilterResult.all_pass(len(indices))
+        if s is None:
+            return None
+        fits = np.ones(len(indices), dtype=bool)
+        if s.allocator is not None:
+            found = None if s.counts is None else s.counts.fits_rows(snapshot, indices)
+            if found is None:
+                return None
+            fits = found
+        reached = np.ones(len(indices), dtype=bool)
+        for index, info in enumerate(s.infos):
+            if info.available_on_nodes is not None:
+                reach = selector_mask(info.available_on_nodes, snapshot, indices)
+                if (fits & ~reach).any():
+                    with s.lock:
+                        s.unavailable.add(index)
+                reached &= reach
+        if s.allocator is not None:
+            s.node_allocations.counted.update(snapshot.names[indices[fits & reached]].tolist())
+        return _verdicts(fits, reached)
 
     # -- PostFilter -----------------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod,
@@ -233,7 +297,12 @@ class DynamicResources:
         to_allocate = s.to_allocate()
         if not to_allocate or s.allocator is None:
             return None  # allocated claims are reserved for the pod in PreBind
-        allocations = s.node_allocations.get(node_name)
+        try:
+            allocations = s.node_allocations[node_name]
+        except KeyError:
+            allocations = None
+        except AllocationError as err:
+            return Status(Code.ERROR, (str(err),), error=err)
         if not allocations:
             return Status(Code.ERROR, ("claim allocation not found for node",))
         if len(allocations) != len(to_allocate):
@@ -329,6 +398,18 @@ class DynamicResources:
     def is_schedulable_after_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """The queueing hint of a pod's UpdatePodGeneratedResourceClaim (see :mod:`.hints`)."""
         return hints.is_schedulable_after_pod_change(self.tracker, pod, old_obj, new_obj)
+
+
+def _verdicts(fits: np.ndarray, reached: np.ndarray) -> BatchFilterResult:
+    """Per node: passed, or the first reason Filter gives (no allocation here, else an allocated claim
+    out of reach)."""
+    index = np.full(len(fits), -1, dtype=np.int32)
+    statuses: list[Status] = []
+    for failed, message in ((~fits, CANNOT_ALLOCATE), (fits & ~reached, NOT_AVAILABLE)):
+        if failed.any():
+            index[failed] = len(statuses)
+            statuses.append(unresolvable(message))
+    return BatchFilterResult(index, statuses)
 
 
 def new(args: Any, handle: Handle) -> DynamicResources:

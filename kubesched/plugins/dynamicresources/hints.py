@@ -8,6 +8,7 @@ claim it made from a template). Anything else is skipped.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,16 +24,31 @@ QUEUE = QueueingHint.QUEUE
 QUEUE_SKIP = QueueingHint.QUEUE_SKIP
 
 
+#: The event objects parsed last, with their views: the queue asks the hint about one event once per
+#: waiting pod, so each object is parsed once (entries hold the object, so its id stays its own).
+_PARSED: list[tuple[Any, ResourceClaim | None]] = []
+_PARSED_SIZE = 4
+_parsed_lock = threading.Lock()
+
+
 def _claim(obj: Any) -> ResourceClaim | None:
     """A claim event's object: a parsed view, or a dict as the watch hands it (None when unreadable)."""
     if obj is None or isinstance(obj, ResourceClaim):
         return obj
-    if isinstance(obj, Mapping):
-        try:
-            return ResourceClaim.from_dict(obj)
-        except ObjectError:
-            return None
-    return None
+    if not isinstance(obj, Mapping):
+        return None
+    with _parsed_lock:
+        for known, parsed in _PARSED:
+            if known is obj:
+                return parsed
+    try:
+        parsed = ResourceClaim.from_dict(obj)
+    except ObjectError:
+        parsed = None
+    with _parsed_lock:
+        _PARSED.insert(0, (obj, parsed))
+        del _PARSED[_PARSED_SIZE:]
+    return parsed
 
 
 def _status(claim: ResourceClaim) -> Any:
