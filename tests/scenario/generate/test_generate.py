@@ -177,3 +177,14 @@ def test_generate_cli_reports_bad_arguments(tmp_path: Path, capsys: pytest.Captu
     assert main(["generate", "openb", "--node-list", str(tmp_path / "none.csv"), "--pod-list", str(PODS_CSV),
                  "-o", str(tmp_path / "y")]) == 2
     assert "none.csv" in capsys.readouterr().err
+
+
+def test_a_generator_failing_late_leaves_the_earlier_scenario(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The lifetime distribution is read as pods are drawn: a bad one must not empty the folder."""
+    assert main(["generate", "poisson", "--pods", "5", "--rate", "1", "-o", str(tmp_path)]) == 0
+    before = {p.name: p.read_text() for p in tmp_path.iterdir()}
+    assert main(["generate", "poisson", "--pods", "5", "--rate", "1", "--lifetime", "100000",
+                 "-o", str(tmp_path)]) != 0
+    assert "unknown distribution" in capsys.readouterr().err
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == before
