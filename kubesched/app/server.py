@@ -64,6 +64,7 @@ import logging
 import os
 import socket
 import ssl
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -237,6 +238,15 @@ class _Server(ThreadingHTTPServer):
                 log.debug("TLS handshake with %s failed: %s", client_address, err)
                 return
         super().finish_request(request, client_address)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that goes away mid-answer (a scraper's timeout, a probe closing early) is routine:
+        a debug line, not the traceback socketserver prints; anything else is logged as an error."""
+        err = sys.exc_info()[1]
+        if isinstance(err, ConnectionError | TimeoutError | ssl.SSLError):
+            log.debug("connection from %s ended early: %s", client_address, err)
+            return
+        log.error("serving %s failed", client_address, exc_info=err)
 
 
 class _Server6(_Server):

@@ -9,6 +9,7 @@ import ssl
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from prometheus_client import CollectorRegistry, Counter
 from kubesched.app.server import (
     MetricsServer,
     ServingOptions,
+    _Server,
     add_serving_flags,
     leader_election_check,
     self_signed_certificate,
@@ -264,3 +266,26 @@ def test_configz_serves_what_runs_now(registry: CollectorRegistry) -> None:
 def test_configz_is_not_found_without_a_configuration(plain: tuple) -> None:
     server, _, _ = plain
     assert fetch(server, "/configz")[0] == 404
+
+
+@pytest.mark.parametrize("error", [ssl.SSLEOFError(8, "EOF occurred in violation of protocol"),
+                                   BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "reset")])
+def test_a_client_gone_mid_answer_is_a_debug_line_not_a_traceback(
+        error: Exception, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    server = _Server(("127.0.0.1", 0), BaseHTTPRequestHandler, bind_and_activate=False)
+    caplog.set_level("DEBUG", logger="kubesched.app.server")
+    try:
+        raise error
+    except Exception:
+        server.handle_error(None, ("127.0.0.1", 1234))
+    assert capsys.readouterr().err == ""
+    assert [r.levelname for r in caplog.records] == ["DEBUG"] and "ended early" in caplog.text
+
+
+def test_other_failures_while_serving_are_errors(caplog: pytest.LogCaptureFixture) -> None:
+    server = _Server(("127.0.0.1", 0), BaseHTTPRequestHandler, bind_and_activate=False)
+    try:
+        raise KeyError("bug")
+    except KeyError:
+        server.handle_error(None, ("127.0.0.1", 1234))
+    assert [r.levelname for r in caplog.records] == ["ERROR"] and "KeyError" in caplog.text
