@@ -480,8 +480,14 @@ class Evaluator:
         # A policy that copies what it changes itself gets the snapshot's node and the cycle's state
         # as they are (DefaultPreemption often decides without changing either).
         copies_itself = getattr(self.policy, "copies_what_it_changes", False)
+        screen = getattr(self.policy, "screen_victims", None)
+        screened = screen(self.state, pod, potential) if screen is not None else None
         for i in range(n):
-            info = potential[(offset + i) % n]
+            k = (offset + i) % n
+            info = potential[k]
+            if screened is not None and (known := screened[k]) is not None:
+                node_statuses[info.name] = known  # no candidate: the policy told without trying
+                continue
             if not copies_itself:
                 info = info.snapshot()
             victims, violations, status = self.policy.select_victims_on_node(

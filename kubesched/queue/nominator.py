@@ -34,9 +34,12 @@ class Nominator:
         self._lock: AbstractContextManager[Any] = lock if lock is not None else threading.RLock()
         self._by_node: dict[str, dict[str, Pod]] = {}
         self._node_of: dict[str, str] = {}
-        #: Bumped by every change; :meth:`nominations` rebuilds its view only when it moved.
+        #: Bumped by every change; :meth:`nominations` renews its view only when it moved.
         self._version = 0
         self._view: tuple[int, dict[str, tuple[Pod, ...]]] = (0, {})
+        #: Nodes whose nominations changed since the view was last renewed: the next view copies the
+        #: last one and rebuilds only their entries (unchanged nodes keep the very same tuples).
+        self._dirty: set[str] = set()
 
     # -- public API --------------------------------------------------------------------------------
     def add_nominated_pod(self, pod: Pod, nominated_node_name: str = "", mode: str | None = None) -> None:
@@ -77,7 +80,14 @@ class Nominator:
         if version == self._version:
             return view
         with self._lock:
-            view = {node: tuple(pods.values()) for node, pods in self._by_node.items()}
+            view = dict(self._view[1])
+            for node in self._dirty:
+                pods = self._by_node.get(node)
+                if pods:
+                    view[node] = tuple(pods.values())
+                else:
+                    view.pop(node, None)
+            self._dirty.clear()
             self._view = (self._version, view)
             return view
 
@@ -112,6 +122,7 @@ class Nominator:
             return
         self._node_of[pod.uid] = node_name
         self._by_node.setdefault(node_name, {})[pod.uid] = pod
+        self._dirty.add(node_name)
         self._version += 1
 
     def _delete(self, uid: str) -> None:
@@ -119,6 +130,7 @@ class Nominator:
         if node_name is None:
             return
         self._version += 1
+        self._dirty.add(node_name)
         pods = self._by_node.get(node_name)
         if pods is not None:
             pods.pop(uid, None)

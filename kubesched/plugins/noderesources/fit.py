@@ -18,7 +18,7 @@ nominated pods, and preemption picks victims, by arithmetic instead of copies an
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -297,6 +297,25 @@ class PreFilterState:
                   adding: Mapping[str, int] | None = None) -> tuple[str, ...]:
         short = short_resources(self.checks, allocatable, requested, num_pods, adding)
         return tuple([shortage_reason(name) for name in short]) if short else ()
+
+    @property
+    def shape(self) -> tuple[tuple[str, int], ...]:
+        """What the checks answer from: the (resource, amount) pairs."""
+        return self.checks
+
+    def shortages_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
+                          requested_delta: Callable[[str], np.ndarray]) -> BatchFilterResult:
+        """:meth:`shortages` on many rows at once, each row's pods shifted (see ShiftedFitChecks)."""
+        reasons = [TOO_MANY_PODS, *(insufficient_reason(name) for name, _ in self.checks)]
+        codes = (snapshot.pod_count[rows] + pods_delta + 1 > snapshot.allowed_pods[rows]).astype(np.int64)
+        for j, (name, amount) in enumerate(self.checks, start=1):
+            col = snapshot.resource_column(name)
+            if col is None:  # no node offers it (nor hosts a pod asking for it)
+                codes |= 1 << j
+                continue
+            free = snapshot.allocatable[rows, col] - snapshot.requested[rows, col] - requested_delta(name)
+            codes |= (amount > free).astype(np.int64) << j
+        return _coded_result(reasons, codes, False)
 
     def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,
                          extras: Sequence[Sequence[Pod]]) -> list[Status | None]:

@@ -1,0 +1,203 @@
+"""Victim selection's first check, asked of every potential node at once.
+
+Selecting victims on a node starts by asking whether the preemptor fits there with every lower-priority
+pod gone (and the pods nominated there at equal or higher priority in place); a node where it does not,
+or that hosts no lower-priority pod, is no candidate. On a crowded cluster most nodes fail that check,
+and asking it node by node is most of what a dry run costs. When the Filter verdicts are arithmetic
+(:meth:`Handle.arithmetic_filters`: node-only plugins and FitChecks), the check is a few array
+operations over the snapshot's columns: :class:`VictimScreen` gives each node that fails it the status
+the node-by-node selection would give it, in the same order of plugins, and leaves the others to it.
+
+What the lower-priority pods of a node request is kept per row and per priority (a
+:class:`~kubesched.cache.row_cache.RowValueCache`): one cycle changes few nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kubesched.api.objects import Pod
+from kubesched.cache.node_info import NodeInfo
+from kubesched.cache.row_cache import RowValueCache
+from kubesched.cache.snapshot import Snapshot
+from kubesched.framework.capabilities import FitChecks, ShiftedFitChecks
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import BatchFilterResult, FilterPlugin
+from kubesched.framework.status import Code, Status
+
+if TYPE_CHECKING:
+    from kubesched.framework.handle import Handle
+
+#: Key of a row's lower-priority pod count in the cache (a resource name keys its requests).
+_COUNT = ""
+
+
+class VictimScreen:
+    """Statuses of the nodes where victim selection fails at its first check (see the module)."""
+
+    __slots__ = ("_lower", "_nominated")
+
+    def __init__(self) -> None:
+        self._lower = RowValueCache(capacity=8, min_rows=64)
+        self._nominated: dict[int, _NominatedSums] = {}
+
+    def _nominated_sums(self, priority: int) -> _NominatedSums:
+        sums = self._nominated.get(priority)
+        if sums is None:
+            if len(self._nominated) >= 4:  # preemptors of a few priorities at a time
+                self._nominated.pop(next(iter(self._nominated)))
+            sums = self._nominated[priority] = _NominatedSums(priority)
+        return sums
+
+    def statuses(self, handle: Handle, state: CycleState, pod: Pod, infos: Sequence[NodeInfo],
+                 plan: Sequence[tuple[FilterPlugin, FitChecks | None]], no_victims: Status,
+                 ) -> list[Status | None] | None:
+        """Per node of ``infos`` (snapshot nodes): the status its victim selection ends with at the first
+        check, or None when it gets past it. ``no_victims`` is the status of a node without any
+        lower-priority pod. None when the plan's first FitChecks cannot answer for many nodes at once
+        or a node-only plugin fails with an error (the node-by-node path words errors)."""
+        fit_at = next((i for i, (_, checks) in enumerate(plan) if checks is not None), None)
+        if fit_at is None:
+            return None
+        checks = plan[fit_at][1]
+        if not isinstance(checks, ShiftedFitChecks):
+            return None
+        snapshot = handle.snapshot
+        index = snapshot.index
+        rows = np.fromiter((index[info.name] for info in infos), dtype=np.int64, count=len(infos))
+        out: list[Status | None] = [None] * len(rows)
+        lower_count = self._lower_sum(snapshot, rows, pod.priority, _COUNT)
+        alive = np.flatnonzero(lower_count > 0)
+        for k in np.flatnonzero(lower_count == 0).tolist():
+            out[k] = no_victims
+        for plugin, _ in plan[:fit_at]:
+            result = _node_only_verdicts(handle, plugin, state, pod, snapshot, rows[alive])
+            if result is None:
+                return None
+            alive = _record(out, alive, result)
+        nominated = self._nominated_sums(pod.priority)
+        view = handle.nominator.nominations()
+        live = rows[alive]
+
+        def shift(name: str) -> np.ndarray:
+            delta = -self._lower_sum(snapshot, live, pod.priority, name)
+            added = nominated.gather(view, snapshot, pod, live, name)
+            return delta if added is None else delta + added
+
+        pods_delta = shift(_COUNT)
+        _record(out, alive, checks.shortages_shifted(snapshot, live, pods_delta, shift))
+        return out
+
+    def _lower_sum(self, snapshot: Snapshot, rows: np.ndarray, priority: int, name: str) -> np.ndarray:
+        """Per row: how many pods below ``priority`` it hosts (``name`` empty), or what they request of
+        resource ``name``."""
+        infos = snapshot.node_infos
+
+        def compute(changed: np.ndarray) -> np.ndarray:
+            if name == _COUNT:
+                values = (sum(1 for p in infos[r].pods if p.priority < priority) for r in changed.tolist())
+            else:
+                values = (sum(p.requests.get(name, 0) for p in infos[r].pods if p.priority < priority)
+                          for r in changed.tolist())
+            return np.fromiter(values, dtype=np.int64, count=len(changed))
+
+        return self._lower.values(snapshot, (priority, name), rows, compute)
+
+
+def _record(out: list[Status | None], alive: np.ndarray, result: BatchFilterResult) -> np.ndarray:
+    """Give the rejected positions of ``alive`` their statuses; the positions still alive."""
+    index = result.status_index
+    for k, i in zip(alive[index >= 0].tolist(), index[index >= 0].tolist(), strict=True):
+        out[k] = result.statuses[i]
+    kept: np.ndarray = alive[index < 0]
+    return kept
+
+
+def _node_only_verdicts(handle: Handle, plugin: FilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot,
+                        rows: np.ndarray) -> BatchFilterResult | None:
+    """A node-only plugin's rejections on ``rows`` (its batch form when it has one), named after it; None
+    when it fails with an error or answers something other than a rejection."""
+    batch_form = getattr(handle, "batch_filters", {}).get(plugin.name)
+    try:
+        if batch_form is not None:
+            result = batch_form.filter_nodes(state, pod, snapshot, rows)
+            if type(result) is not BatchFilterResult or len(result.status_index) != len(rows):
+                return None
+        else:
+            infos = snapshot.node_infos
+            result = BatchFilterResult.from_node_statuses([plugin.filter(state, pod, infos[r]) for r in rows.tolist()])
+    except Exception:  # the node-by-node path reports it
+        return None
+    for status in result.statuses:
+        if status.code is Code.ERROR or not status.is_rejected():
+            return None
+        status.plugin = plugin.name
+    return result
+
+
+class _NominatedSums:
+    """What the pods nominated to each snapshot row add for a preemptor of one priority (those at or above
+    it): their count (key ``""``) and requests by resource. Kept from cycle to cycle: only the nodes whose
+    nominations changed are renewed (the nominator's view keeps the very same tuple for the others)."""
+
+    __slots__ = ("_layout", "_priority", "_seen", "_sums", "_where")
+
+    def __init__(self, priority: int) -> None:
+        self._priority = priority
+        self._layout: tuple[int, int] | None = None
+        self._seen: dict[str, tuple[Pod, ...]] = {}
+        self._sums: dict[str, np.ndarray] = {}
+        #: uid -> (row, pod) of every nominated pod counted.
+        self._where: dict[str, tuple[int, Pod]] = {}
+
+    def gather(self, view: Mapping[str, tuple[Pod, ...]], snapshot: Snapshot, pod: Pod, rows: np.ndarray,
+               name: str) -> np.ndarray | None:
+        """The sum for resource ``name`` on each of ``rows``, ``pod``'s own nomination left out; None when
+        no counted pod asks for it."""
+        self._renew(view, snapshot)
+        column = self._sums.get(name)
+        if column is None:
+            return None
+        out: np.ndarray = column[rows]
+        own = self._where.get(pod.uid)
+        if own is not None:
+            row, nominated = own
+            value = 1 if name == _COUNT else nominated.requests.get(name, 0)
+            out[rows == row] -= value
+        return out
+
+    def _renew(self, view: Mapping[str, tuple[Pod, ...]], snapshot: Snapshot) -> None:
+        layout = (snapshot.layout_version, len(snapshot))
+        if layout != self._layout:
+            self._layout, self._seen, self._sums, self._where = layout, {}, {}, {}
+        seen = self._seen
+        for node, pods in view.items():
+            old = seen.get(node)
+            if old is not pods:
+                self._count(snapshot, node, old or (), -1)
+                self._count(snapshot, node, pods, +1)
+                seen[node] = pods
+        if len(seen) > len(view):
+            for node in [node for node in seen if node not in view]:
+                self._count(snapshot, node, seen.pop(node), -1)
+
+    def _count(self, snapshot: Snapshot, node: str, pods: Sequence[Pod], sign: int) -> None:
+        row = snapshot.index.get(node)
+        if row is None:
+            return
+        sums, n = self._sums, len(snapshot)
+        for other in pods:
+            if other.priority < self._priority:
+                continue
+            if sign > 0:
+                self._where[other.uid] = (row, other)
+            else:
+                self._where.pop(other.uid, None)
+            for name, value in ((_COUNT, 1), *other.requests.items()):
+                column = sums.get(name)
+                if column is None:
+                    column = sums[name] = np.zeros(n, dtype=np.int64)
+                column[row] += sign * value
