@@ -14,7 +14,8 @@ What the lower-priority pods of a node request is kept per row and per priority 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,7 +24,7 @@ from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
 from kubesched.cache.row_cache import RowValueCache
 from kubesched.cache.snapshot import Snapshot
-from kubesched.framework.capabilities import FitChecks, ShiftedFitChecks
+from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import BatchFilterResult, FilterPlugin
 from kubesched.framework.status import Code, Status
@@ -54,17 +55,15 @@ class VictimScreen:
 
     def statuses(self, handle: Handle, state: CycleState, pod: Pod, infos: Sequence[NodeInfo],
                  plan: Sequence[tuple[FilterPlugin, FitChecks | None]], no_victims: Status,
-                 ) -> list[Status | None] | None:
+                 ) -> tuple[list[Status | None], dict[str, int]] | None:
         """Per node of ``infos`` (snapshot nodes): the status its victim selection ends with at the first
-        check, or None when it gets past it. ``no_victims`` is the status of a node without any
-        lower-priority pod. None when the plan's first FitChecks cannot answer for many nodes at once
-        or a node-only plugin fails with an error (the node-by-node path words errors)."""
-        fit_at = next((i for i, (_, checks) in enumerate(plan) if checks is not None), None)
-        if fit_at is None:
-            return None
-        checks = plan[fit_at][1]
-        if not isinstance(checks, ShiftedFitChecks):
-            return None
+        check, or None when the check passes; and the nodes where it passes, with the generation they
+        were seen at. ``no_victims`` is the status of a node without any lower-priority pod. None when
+        a FitChecks of the plan cannot answer for many nodes at once or a node-only plugin fails with
+        an error (the node-by-node path words errors)."""
+        shifted = [getattr(checks, "shortages_shifted", None) for _, checks in plan]
+        if any(checks is not None and ask is None for (_, checks), ask in zip(plan, shifted, strict=True)):
+            return None  # (asked by attribute: isinstance on a runtime protocol costs more than the screen)
         snapshot = handle.snapshot
         index = snapshot.index
         rows = np.fromiter((index[info.name] for info in infos), dtype=np.int64, count=len(infos))
@@ -73,23 +72,29 @@ class VictimScreen:
         alive = np.flatnonzero(lower_count > 0)
         for k in np.flatnonzero(lower_count == 0).tolist():
             out[k] = no_victims
-        for plugin, _ in plan[:fit_at]:
-            result = _node_only_verdicts(handle, plugin, state, pod, snapshot, rows[alive])
-            if result is None:
+        shift = self._shift(handle, snapshot, pod)
+        for (plugin, _), ask in zip(plan, shifted, strict=True):
+            live = rows[alive]
+            if ask is not None:
+                result = ask(snapshot, live, shift(live, _COUNT), partial(shift, live))
+            elif (result := _node_only_verdicts(handle, plugin, state, pod, snapshot, live)) is None:
                 return None
             alive = _record(out, alive, result)
+        passed = rows[alive]
+        return out, dict(zip(snapshot.names[passed].tolist(), snapshot.row_generation[passed].tolist(), strict=True))
+
+    def _shift(self, handle: Handle, snapshot: Snapshot, pod: Pod) -> Callable[[np.ndarray, str], np.ndarray]:
+        """What the preemptor's first check changes on rows, by resource (``""``: the pod count): the
+        lower-priority pods gone, the pods nominated there that it must leave room for added."""
         nominated = self._nominated_sums(pod.priority)
         view = handle.nominator.nominations()
-        live = rows[alive]
 
-        def shift(name: str) -> np.ndarray:
-            delta = -self._lower_sum(snapshot, live, pod.priority, name)
-            added = nominated.gather(view, snapshot, pod, live, name)
+        def shift(rows: np.ndarray, name: str) -> np.ndarray:
+            delta = -self._lower_sum(snapshot, rows, pod.priority, name)
+            added = nominated.gather(view, snapshot, pod, rows, name)
             return delta if added is None else delta + added
 
-        pods_delta = shift(_COUNT)
-        _record(out, alive, checks.shortages_shifted(snapshot, live, pods_delta, shift))
-        return out
+        return shift
 
     def _lower_sum(self, snapshot: Snapshot, rows: np.ndarray, priority: int, name: str) -> np.ndarray:
         """Per row: how many pods below ``priority`` it hosts (``name`` empty), or what they request of

@@ -119,6 +119,9 @@ class DefaultPreemption:
         self._shapes: tuple[Hashable, ...] | None = None
         self.screen = VictimScreen()
         self.reprieves = ReprieveCache()
+        #: The nodes where the last screen saw the first check pass (name -> generation), and for whom.
+        self._passed: dict[str, int] = {}
+        self._passed_for: tuple[CycleState, str] | None = None
         #: Where the dry run starts among ``n`` potential nodes; kube-scheduler draws it at random.
         #: Replace it (e.g. with :func:`first_offset`) for reproducible simulations.
         self.offset_fn: Callable[[int], int] = offset_fn if offset_fn is not None else self._random_offset
@@ -175,6 +178,16 @@ class DefaultPreemption:
         """The fewest pods (by reprieving the most important first) whose removal lets ``pod`` fit."""
         handle = self.handle
         plan = self._arithmetic_plan(state)
+        if (self._passed_for == (state, pod.uid) and not pdbs and self._shapes is not None
+                and self._passed.get(node_info.name) == node_info.generation):
+            # The screen saw the first check pass on this very node: what is left are the reprieves.
+            nominated = handle.nominator.nominations().get(node_info.name, ())
+            def reprieve() -> Reprieved:
+                potential, room = _without_lower(pod, node_info, nominated)
+                return _reprieve(handle, pod, potential, pdbs, self._shapes_plan(), room, self.v134)
+
+            victims, violating = self.reprieves.outcome(pod, node_info, nominated, self._shapes, reprieve)
+            return victims, violating, None
         reprieves = (self.reprieves, self._shapes) if self._shapes is not None else None
         quick = (_arithmetic_select(handle, state, pod, node_info, pdbs, plan, self.v134, reprieves)
                  if plan is not None else None)
@@ -189,7 +202,16 @@ class DefaultPreemption:
         if plan is None:
             return None
         no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
-        return self.screen.statuses(self.handle, state, pod, infos, plan, no_victims)
+        screened = self.screen.statuses(self.handle, state, pod, infos, plan, no_victims)
+        if screened is None:
+            return None
+        statuses, self._passed = screened
+        self._passed_for = (state, pod.uid)
+        return statuses
+
+    def _shapes_plan(self) -> ArithmeticPlan:
+        assert self._plan is not None
+        return self._plan
 
     def _arithmetic_plan(self, state: CycleState) -> ArithmeticPlan | None:
         """The plan depends on the cycle state only; the dry run asks with the same state for every
@@ -335,16 +357,10 @@ def _arithmetic_select(handle: Handle, state: CycleState, pod: Pod, node_info: N
     an error (the general procedure words it). ``reprieves``: where the outcome of earlier dry runs'
     reprieves is kept, and the shapes of the plan's FitChecks.
     """
-    potential = [p for p in node_info.pods if p.priority < pod.priority]
+    nominated = handle.nominator.nominations().get(node_info.name, ())
+    potential, room = _without_lower(pod, node_info, nominated)
     if not potential:
         return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
-    room = _Room(node_info)
-    for p in potential:
-        room.shift(p, -1)
-    nominated = handle.nominator.nominations().get(node_info.name, ())
-    for other in nominated:
-        if other.priority >= pod.priority and other.uid != pod.uid:
-            room.shift(other, +1)
     decided, status = _first_check(plan, state, pod, node_info, room)
     if not decided:
         return None
@@ -355,6 +371,19 @@ def _arithmetic_select(handle: Handle, state: CycleState, pod: Pod, node_info: N
     cache, shapes = reprieves
     return (*cache.outcome(pod, node_info, nominated, shapes,
                            lambda: _reprieve(handle, pod, potential, pdbs, plan, room, resort)), None)
+
+
+def _without_lower(pod: Pod, node_info: NodeInfo, nominated: Sequence[Pod]) -> tuple[list[Pod], _Room]:
+    """The node's pods below the preemptor's priority, and the node's room once they are gone and the
+    ``nominated`` pods it must leave room for (equal or higher priority, not itself) are in place."""
+    potential = [p for p in node_info.pods if p.priority < pod.priority]
+    room = _Room(node_info)
+    for p in potential:
+        room.shift(p, -1)
+    for other in nominated:
+        if other.priority >= pod.priority and other.uid != pod.uid:
+            room.shift(other, +1)
+    return potential, room
 
 
 class _Room:
