@@ -192,6 +192,14 @@ def default_score_funcs(nodes_to_victims: Mapping[str, Victims], now: datetime) 
             latest_start_of_top_victims]
 
 
+def _default_scores(victims: Victims, now: datetime) -> tuple[int, int, int, int, int]:
+    """One node's scores by :func:`default_score_funcs`' criteria, most significant first."""
+    pods = victims.pods
+    earliest = earliest_pod_start_time(victims, now)
+    return (-victims.num_pdb_violations, -pods[0].priority, -sum(p.priority + MAX_INT32 + 1 for p in pods),
+            -len(pods), MIN_INT64 if earliest is None else _unix_nano(earliest))
+
+
 def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], score_funcs: list[ScoreFunc] | None,
                                  now: datetime) -> str:
     """The node to preempt on: the best by each score function in turn; remaining ties -> first.
@@ -201,8 +209,11 @@ def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], score_
     """
     if not nodes_to_victims:
         return ""
+    if not score_funcs:
+        # The criteria in turn, ties to the next: the first node with the greatest scores in that order.
+        return max(nodes_to_victims, key=lambda node: _default_scores(nodes_to_victims[node], now))
     remaining = list(nodes_to_victims)
-    funcs = score_funcs or default_score_funcs(nodes_to_victims, now)
+    funcs = score_funcs
     for func in funcs:
         best = MIN_INT64
         selected: list[str] = []
@@ -231,10 +242,16 @@ def nodes_where_preemption_might_help(nodes: Sequence[NodeInfo], statuses: Mappi
     not_helped: dict[str, Status] = {}
     unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL_MSG,))
     absent_code = code_of(absent) if absent is not None else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    codes: dict[int, Code] = {}  # by status object: nodes rejected alike share one
     for info in nodes:
         name = info.name
         status = statuses.get(name)
-        code = code_of(status) if status is not None or name in statuses else absent_code
+        if status is not None:
+            code = codes.get(id(status))
+            if code is None:
+                code = codes[id(status)] = code_of(status)
+        else:
+            code = code_of(status) if name in statuses else absent_code
         if code is Code.UNSCHEDULABLE:
             potential.append(info)
         elif code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
