@@ -77,6 +77,12 @@ class ShiftedFitChecks(FitChecks, Protocol):
         :meth:`FitChecks.shortages` answers there, an Unschedulable status per rejection."""
         ...
 
+    def filter_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
+                       requested_delta: Callable[[str], np.ndarray]) -> list[Status | None]:
+        """:meth:`FitChecks.filter_with_pods` with the pods added to each row given by their count and
+        the sums of their requests (per row, as for :meth:`shortages_shifted`)."""
+        ...
+
 @runtime_checkable
 class FitFilterPlugin(FilterPlugin, Protocol):
     """A Filter whose verdict is :class:`FitChecks` prepared by its PreFilter for the cycle's pod."""

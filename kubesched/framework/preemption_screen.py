@@ -14,7 +14,7 @@ What the lower-priority pods of a node request is kept per row and per priority 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -27,13 +27,14 @@ from kubesched.cache.snapshot import Snapshot
 from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import BatchFilterResult, FilterPlugin
+from kubesched.framework.nominated_sums import COUNT, NominatedSumsByPriority
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from kubesched.framework.handle import Handle
 
 #: Key of a row's lower-priority pod count in the cache (a resource name keys its requests).
-_COUNT = ""
+_COUNT = COUNT
 
 
 class VictimScreen:
@@ -43,15 +44,7 @@ class VictimScreen:
 
     def __init__(self) -> None:
         self._lower = RowValueCache(capacity=8, min_rows=64)
-        self._nominated: dict[int, _NominatedSums] = {}
-
-    def _nominated_sums(self, priority: int) -> _NominatedSums:
-        sums = self._nominated.get(priority)
-        if sums is None:
-            if len(self._nominated) >= 4:  # preemptors of a few priorities at a time
-                self._nominated.pop(next(iter(self._nominated)))
-            sums = self._nominated[priority] = _NominatedSums(priority)
-        return sums
+        self._nominated = NominatedSumsByPriority()
 
     def statuses(self, handle: Handle, state: CycleState, pod: Pod, infos: Sequence[NodeInfo],
                  plan: Sequence[tuple[FilterPlugin, FitChecks | None]], no_victims: Status,
@@ -86,7 +79,7 @@ class VictimScreen:
     def _shift(self, handle: Handle, snapshot: Snapshot, pod: Pod) -> Callable[[np.ndarray, str], np.ndarray]:
         """What the preemptor's first check changes on rows, by resource (``""``: the pod count): the
         lower-priority pods gone, the pods nominated there that it must leave room for added."""
-        nominated = self._nominated_sums(pod.priority)
+        nominated = self._nominated.at(pod.priority)
         view = handle.nominator.nominations()
 
         def shift(rows: np.ndarray, name: str) -> np.ndarray:
@@ -141,68 +134,3 @@ def _node_only_verdicts(handle: Handle, plugin: FilterPlugin, state: CycleState,
             return None
         status.plugin = plugin.name
     return result
-
-
-class _NominatedSums:
-    """What the pods nominated to each snapshot row add for a preemptor of one priority (those at or above
-    it): their count (key ``""``) and requests by resource. Kept from cycle to cycle: only the nodes whose
-    nominations changed are renewed (the nominator's view keeps the very same tuple for the others)."""
-
-    __slots__ = ("_layout", "_priority", "_seen", "_sums", "_where")
-
-    def __init__(self, priority: int) -> None:
-        self._priority = priority
-        self._layout: tuple[int, int] | None = None
-        self._seen: dict[str, tuple[Pod, ...]] = {}
-        self._sums: dict[str, np.ndarray] = {}
-        #: uid -> (row, pod) of every nominated pod counted.
-        self._where: dict[str, tuple[int, Pod]] = {}
-
-    def gather(self, view: Mapping[str, tuple[Pod, ...]], snapshot: Snapshot, pod: Pod, rows: np.ndarray,
-               name: str) -> np.ndarray | None:
-        """The sum for resource ``name`` on each of ``rows``, ``pod``'s own nomination left out; None when
-        no counted pod asks for it."""
-        self._renew(view, snapshot)
-        column = self._sums.get(name)
-        if column is None:
-            return None
-        out: np.ndarray = column[rows]
-        own = self._where.get(pod.uid)
-        if own is not None:
-            row, nominated = own
-            value = 1 if name == _COUNT else nominated.requests.get(name, 0)
-            out[rows == row] -= value
-        return out
-
-    def _renew(self, view: Mapping[str, tuple[Pod, ...]], snapshot: Snapshot) -> None:
-        layout = (snapshot.layout_version, len(snapshot))
-        if layout != self._layout:
-            self._layout, self._seen, self._sums, self._where = layout, {}, {}, {}
-        seen = self._seen
-        for node, pods in view.items():
-            old = seen.get(node)
-            if old is not pods:
-                self._count(snapshot, node, old or (), -1)
-                self._count(snapshot, node, pods, +1)
-                seen[node] = pods
-        if len(seen) > len(view):
-            for node in [node for node in seen if node not in view]:
-                self._count(snapshot, node, seen.pop(node), -1)
-
-    def _count(self, snapshot: Snapshot, node: str, pods: Sequence[Pod], sign: int) -> None:
-        row = snapshot.index.get(node)
-        if row is None:
-            return
-        sums, n = self._sums, len(snapshot)
-        for other in pods:
-            if other.priority < self._priority:
-                continue
-            if sign > 0:
-                self._where[other.uid] = (row, other)
-            else:
-                self._where.pop(other.uid, None)
-            for name, value in ((_COUNT, 1), *other.requests.items()):
-                column = sums.get(name)
-                if column is None:
-                    column = sums[name] = np.zeros(n, dtype=np.int64)
-                column[row] += sign * value

@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 import numpy as np
@@ -27,6 +28,7 @@ from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import PodNominator
 from kubesched.framework.interfaces import BatchFilterPlugin, BatchFilterResult, FilterPlugin
+from kubesched.framework.nominated_sums import COUNT, NominatedSums
 from kubesched.framework.runtime.calls import PluginReturnError, call_status, shown
 from kubesched.framework.status import Code, Status, status_label
 
@@ -174,14 +176,24 @@ def find_nodes_that_pass_filters(fwk: FilteringFramework, state: CycleState, pod
 class _NominatedRows:
     """The rows of a walk that pods are nominated to, and how to re-check them with those pods."""
 
-    __slots__ = ("_array", "_fit_checks", "_fwk", "_pod", "_rows", "_snapshot", "_state")
+    __slots__ = ("_array", "_fit_checks", "_fwk", "_pod", "_rows", "_snapshot", "_state", "_sums")
 
     def __init__(self, fwk: FilteringFramework, state: CycleState, pod: Pod, snapshot: Snapshot,
                  walk: np.ndarray) -> None:
         self._fwk, self._state, self._pod, self._snapshot = fwk, state, pod, snapshot
+        self._sums: _Sums | None = None
+        nominations = fwk.nominator.nominations()
+        self._fit_checks: list[tuple[str, FitChecks]] | None = None
+        if nominations and (plan := fwk.arithmetic_filters(state)) is not None:
+            self._fit_checks = [(plugin.name, checks) for plugin, checks in plan if checks is not None]
+            kept = getattr(fwk, "nominated_sums", None)
+            if kept is not None and all(hasattr(checks, "filter_shifted") for _, checks in self._fit_checks):
+                self._sums = _Sums(kept.at(pod.priority), nominations, snapshot, pod)
+                self._array = walk[self._sums.count(walk) > 0]
+                self._rows: dict[int, list[Pod]] = {row: [] for row in self._array.tolist()}  # asked via _pods_on
+                return
         rows: dict[int, list[Pod]] = {}
         index, priority, uid = snapshot.index, pod.priority, pod.uid
-        nominations = fwk.nominator.nominations()
         if len(walk) < len(nominations):  # a short walk (the nominated node alone): look its nodes up
             named = ((row, nominations.get(name)) for row, name in zip(walk.tolist(), snapshot.names[walk].tolist(),
                                                                         strict=True))
@@ -193,9 +205,6 @@ class _NominatedRows:
                 rows[row] = nominated
         self._rows = rows
         self._array = np.fromiter(rows, dtype=np.int64, count=len(rows))
-        self._fit_checks: list[tuple[str, FitChecks]] | None = None
-        if rows and (plan := fwk.arithmetic_filters(state)) is not None:
-            self._fit_checks = [(plugin.name, checks) for plugin, checks in plan if checks is not None]
 
     def recheck(self, batch: np.ndarray, verdict: np.ndarray, statuses: list[Status]) -> FilterFailure | None:
         """Nodes of ``batch`` with nominated pods, checked with those pods too (the first pass of
@@ -215,7 +224,7 @@ class _NominatedRows:
                 status = with_pods[k]
             else:  # rejected without them: every filter runs again, in order, with them
                 row = int(batch[k])
-                status = filter_with_nominated(self._fwk, self._state, self._pod, infos[row], self._rows[row])
+                status = filter_with_nominated(self._fwk, self._state, self._pod, infos[row], self._pods_on(row))
             if status is not None:
                 if status.code is Code.ERROR:
                     return FilterFailure(status, k)
@@ -226,12 +235,54 @@ class _NominatedRows:
     def _passed_without(self, batch: np.ndarray, ks: list[int]) -> Iterable[Status | None]:
         """The first pass on the nodes ``batch[ks]`` that passed every filter without their nominated
         pods (filters that read only the node pass them again): vectorised when the filters allow."""
-        extras = [self._rows[int(batch[k])] for k in ks]
+        if self._sums is not None and self._fit_checks is not None:
+            return _fit_shifted(self._fit_checks, self._snapshot, batch[ks], self._sums)
+        extras = [self._pods_on(int(batch[k])) for k in ks]
         if self._fit_checks is not None:
             return _fit_with_pods(self._fit_checks, self._snapshot, batch[ks], extras)
         infos = self._snapshot.node_infos
         return [filter_with_nominated(self._fwk, self._state, self._pod, infos[int(batch[k])], extra,
                                       passed_without=True) for k, extra in zip(ks, extras, strict=True)]
+
+
+    def _pods_on(self, row: int) -> list[Pod]:
+        """The pods nominated to the row that the pod must leave room for."""
+        if self._sums is None:
+            return self._rows[row]
+        pod = self._pod
+        nominated = self._fwk.nominator.nominations().get(self._snapshot.node_infos[row].name, ())
+        return [p for p in nominated if p.priority >= pod.priority and p.uid != pod.uid]
+
+
+class _Sums:
+    """The kept sums of the pods nominated to each row for one pod (see nominated_sums)."""
+
+    __slots__ = ("_kept", "_nominations", "_pod", "_snapshot")
+
+    def __init__(self, kept: NominatedSums, nominations: Mapping[str, tuple[Pod, ...]], snapshot: Snapshot,
+                 pod: Pod) -> None:
+        self._kept, self._nominations, self._snapshot, self._pod = kept, nominations, snapshot, pod
+
+    def count(self, rows: np.ndarray) -> np.ndarray:
+        return self.requested(rows, COUNT)
+
+    def requested(self, rows: np.ndarray, name: str) -> np.ndarray:
+        sums = self._kept.gather(self._nominations, self._snapshot, self._pod, rows, name)
+        return np.zeros(len(rows), dtype=np.int64) if sums is None else sums
+
+
+def _fit_shifted(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray,
+                 sums: _Sums) -> list[Status | None]:
+    """:func:`_fit_with_pods` from the kept sums of the nominated pods."""
+    out: list[Status | None] = [None] * len(rows)
+    for name, checks in fit_checks:
+        statuses = checks.filter_shifted(snapshot, rows, sums.count(rows),  # type: ignore[attr-defined]
+                                         partial(sums.requested, rows))
+        for k, status in enumerate(statuses):
+            if status is not None and out[k] is None:
+                status.plugin = name
+                out[k] = status
+    return out
 
 
 def _fit_with_pods(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray,

@@ -174,11 +174,25 @@ def rejection(reasons: tuple[str, ...], unresolvable: bool) -> Status:
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, reasons)
 
 
+#: Pods added on each row of a batch: their count per row, and per row what they request of a resource.
+Shift = tuple[np.ndarray, Callable[[str], np.ndarray]]
+
+
+def _extras_shift(extras: Sequence[Sequence[Pod]]) -> Shift:
+    """The :data:`Shift` of placing the pods ``extras[k]`` on the k-th row."""
+    n = len(extras)
+
+    def requested(name: str) -> np.ndarray:
+        return np.fromiter((sum(p.requests.get(name, 0) for p in e) for e in extras), dtype=np.int64, count=n)
+
+    return np.fromiter((len(e) for e in extras), dtype=np.int64, count=n), requested
+
+
 def _fail_matrix(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray,
-                 extras: Sequence[Sequence[Pod]] | None = None, unresolvable: bool = False,
+                 shift: Shift | None = None, unresolvable: bool = False,
                  ) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """The reasons Filter can give and, per snapshot row of ``rows`` (with its ``extras`` pods placed
-    too, when given), which of them apply: the vectorised :func:`short_resources`. With
+    """The reasons Filter can give and, per snapshot row of ``rows`` (with the pods of ``shift``
+    placed too, when given), which of them apply: the vectorised :func:`short_resources`. With
     ``unresolvable``, also which rows offer less of some resource than the pod asks for
     (:func:`beyond_allocatable`); else None."""
     n = len(rows)
@@ -186,8 +200,8 @@ def _fail_matrix(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np
     fails = np.zeros((n, len(reasons)), dtype=bool)
     beyond = np.zeros(n, dtype=bool) if unresolvable else None
     pod_count = snapshot.pod_count[rows]
-    if extras is not None:
-        pod_count = pod_count + np.fromiter((len(e) for e in extras), dtype=np.int64, count=n)
+    if shift is not None:
+        pod_count = pod_count + shift[0]
     fails[:, 0] = pod_count + 1 > snapshot.allowed_pods[rows]
     for j, (name, amount) in enumerate(checks, start=1):
         col = snapshot.resource_column(name)
@@ -198,9 +212,8 @@ def _fail_matrix(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np
             continue
         allocatable = snapshot.allocatable[rows, col]
         free = allocatable - snapshot.requested[rows, col]
-        if extras is not None:
-            free = free - np.fromiter((sum(p.requests.get(name, 0) for p in e) for e in extras),
-                                      dtype=np.int64, count=n)
+        if shift is not None:
+            free = free - shift[1](name)
         fails[:, j] = amount > free
         if beyond is not None:
             beyond |= amount > allocatable
@@ -319,7 +332,13 @@ class PreFilterState:
 
     def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,
                          extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
-        reasons, fails, beyond = _fail_matrix(self.checks, snapshot, rows, extras, self.unresolvable)
+        return self.filter_shifted(snapshot, rows, *_extras_shift(extras))
+
+    def filter_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
+                       requested_delta: Callable[[str], np.ndarray]) -> list[Status | None]:
+        """:meth:`filter_with_pods` with the added pods given by their sums (see ShiftedFitChecks)."""
+        reasons, fails, beyond = _fail_matrix(self.checks, snapshot, rows, (pods_delta, requested_delta),
+                                              self.unresolvable)
         out: list[Status | None] = [None] * len(rows)
         made: dict[tuple[bytes, bool], Status] = {}  # rows failing alike share one Status
         for i in np.flatnonzero(fails.any(axis=1)).tolist():
