@@ -243,15 +243,21 @@ def nodes_where_preemption_might_help(nodes: Sequence[NodeInfo], statuses: Mappi
     unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL_MSG,))
     absent_code = code_of(absent) if absent is not None else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     codes: dict[int, Code] = {}  # by status object: nodes rejected alike share one
+    for listed in statuses.values():
+        if id(listed) not in codes:
+            codes[id(listed)] = code_of(listed)
+    if (len(statuses) == len(nodes) and all(code is Code.UNSCHEDULABLE for code in codes.values())
+            and all(info.name in statuses for info in nodes)):
+        return list(nodes), not_helped  # every node rejected, and only for what preemption may change
     for info in nodes:
         name = info.name
         status = statuses.get(name)
         if status is not None:
-            code = codes.get(id(status))
-            if code is None:
-                code = codes[id(status)] = code_of(status)
+            code = codes[id(status)]
+        elif name in statuses:
+            code = code_of(status)
         else:
-            code = code_of(status) if name in statuses else absent_code
+            code = absent_code
         if code is Code.UNSCHEDULABLE:
             potential.append(info)
         elif code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:

@@ -58,8 +58,7 @@ class VictimScreen:
         if any(checks is not None and ask is None for (_, checks), ask in zip(plan, shifted, strict=True)):
             return None  # (asked by attribute: isinstance on a runtime protocol costs more than the screen)
         snapshot = handle.snapshot
-        index = snapshot.index
-        rows = np.fromiter((index[info.name] for info in infos), dtype=np.int64, count=len(infos))
+        rows = _rows_of(snapshot, infos)
         out: list[Status | None] = [None] * len(rows)
         lower_count = self._lower_sum(snapshot, rows, pod.priority, _COUNT)
         alive = np.flatnonzero(lower_count > 0)
@@ -103,6 +102,14 @@ class VictimScreen:
             return np.fromiter(values, dtype=np.int64, count=len(changed))
 
         return self._lower.values(snapshot, (priority, name), rows, compute)
+
+
+def _rows_of(snapshot: Snapshot, infos: Sequence[NodeInfo]) -> np.ndarray:
+    """The snapshot rows of ``infos`` (snapshot nodes); most often every node, in row order."""
+    if len(infos) == len(snapshot) and list(infos) == snapshot.node_infos:  # compared by identity first
+        return np.arange(len(infos), dtype=np.int64)
+    index = snapshot.index
+    return np.fromiter((index[info.name] for info in infos), dtype=np.int64, count=len(infos))
 
 
 def _record(out: list[Status | None], alive: np.ndarray, result: BatchFilterResult) -> np.ndarray:
