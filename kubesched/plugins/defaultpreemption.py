@@ -178,16 +178,11 @@ class DefaultPreemption:
         """The fewest pods (by reprieving the most important first) whose removal lets ``pod`` fit."""
         handle = self.handle
         plan = self._arithmetic_plan(state)
-        if (self._passed_for == (state, pod.uid) and not pdbs and self._shapes is not None
-                and self._passed.get(node_info.name) == node_info.generation):
+        screened = self._passed_for
+        if (screened is not None and screened[0] is state and screened[1] == pod.uid and not pdbs
+                and plan is not None and self._passed.get(node_info.name) == node_info.generation):
             # The screen saw the first check pass on this very node: what is left are the reprieves.
-            nominated = handle.nominator.nominations().get(node_info.name, ())
-            def reprieve() -> Reprieved:
-                potential, room = _without_lower(pod, node_info, nominated)
-                return _reprieve(handle, pod, potential, pdbs, self._shapes_plan(), room, self.v134)
-
-            victims, violating = self.reprieves.outcome(pod, node_info, nominated, self._shapes, reprieve)
-            return victims, violating, None
+            return (*self._kept_reprieves(pod, node_info, plan), None)
         reprieves = (self.reprieves, self._shapes) if self._shapes is not None else None
         quick = (_arithmetic_select(handle, state, pod, node_info, pdbs, plan, self.v134, reprieves)
                  if plan is not None else None)
@@ -209,9 +204,18 @@ class DefaultPreemption:
         self._passed_for = (state, pod.uid)
         return statuses
 
-    def _shapes_plan(self) -> ArithmeticPlan:
-        assert self._plan is not None
-        return self._plan
+    def _kept_reprieves(self, pod: Pod, node_info: NodeInfo, plan: ArithmeticPlan) -> Reprieved:
+        """The reprieves on a node whose first check passed (no PodDisruptionBudget), as kept when
+        nothing that decides them changed."""
+        handle, nominated = self.handle, self.handle.nominator.nominations().get(node_info.name, ())
+
+        def reprieve() -> Reprieved:
+            potential, room = _without_lower(pod, node_info, nominated)
+            return _reprieve(handle, pod, potential, (), plan, room, self.v134)
+
+        if self._shapes is None:
+            return reprieve()
+        return self.reprieves.outcome(pod, node_info, nominated, self._shapes, reprieve)
 
     def _arithmetic_plan(self, state: CycleState) -> ArithmeticPlan | None:
         """The plan depends on the cycle state only; the dry run asks with the same state for every
@@ -220,6 +224,7 @@ class DefaultPreemption:
             self._plan_for, self._plan_skip = state, set(state.skip_filter_plugins)
             self._plan = self.handle.arithmetic_filters(state)
             self._shapes = checks_shapes(self._plan) if self._plan is not None else None
+            self._passed_for = None  # what the screen saw held for the plan it had
         return self._plan
 
     def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc] | None:

@@ -94,3 +94,17 @@ def test_nominations_view_follows_every_change() -> None:
     n.delete_nominated_pod_if_exists(b)
     n.update_nominated_pod(a, mkpod("a"))  # a new object without a nomination keeps the in-memory one
     assert {k: names(list(v)) for k, v in n.nominations().items()} == {"n2": ["a"]}
+
+
+def test_a_new_view_keeps_the_tuples_of_nodes_that_did_not_change() -> None:
+    n = Nominator()
+    a, b, c = mkpod("a"), mkpod("b"), mkpod("c")
+    n.add_nominated_pod(a, "n1")
+    n.add_nominated_pod(b, "n2")
+    before = n.nominations()
+    n.add_nominated_pod(c, "n2")
+    after = n.nominations()
+    assert after is not before and after["n1"] is before["n1"]  # what readers compare by identity
+    assert names(list(after["n2"])) == ["b", "c"]
+    n.delete_nominated_pod_if_exists(a)
+    assert "n1" not in n.nominations() and n.nominations()["n2"] is after["n2"]
