@@ -11,7 +11,7 @@ for the others).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -77,6 +77,10 @@ class NominatedSums:
             self._layout, self._seen, self._sums, self._where = layout, {}, {}, {}
         elif view is self._view:
             return  # the nominator hands out a new view after every change
+        elif self._view is not None and (nodes := _changed(view, self._view)) is not None:
+            self._view = view
+            self._renew_nodes(view, snapshot, nodes)
+            return
         self._view = view
         seen = self._seen
         for node, pods in view.items():
@@ -88,6 +92,20 @@ class NominatedSums:
         if len(seen) > len(view):
             for node in [node for node in seen if node not in view]:
                 self._count(snapshot, node, seen.pop(node), -1)
+
+    def _renew_nodes(self, view: Mapping[str, tuple[Pod, ...]], snapshot: Snapshot, nodes: Iterable[str]) -> None:
+        """Renew the sums of ``nodes`` only (the others' entries are the ones last seen)."""
+        seen = self._seen
+        for node in nodes:
+            old, pods = seen.get(node), view.get(node)
+            if old is pods:
+                continue
+            if old is not None:
+                self._count(snapshot, node, old, -1)
+                del seen[node]
+            if pods is not None:
+                self._count(snapshot, node, pods, +1)
+                seen[node] = pods
 
     def _count(self, snapshot: Snapshot, node: str, pods: Sequence[Pod], sign: int) -> None:
         row = snapshot.index.get(node)
@@ -106,3 +124,13 @@ class NominatedSums:
                 if column is None:
                     column = sums[name] = np.zeros(n, dtype=np.int64)
                 column[row] += sign * value
+
+
+def _changed(view: Mapping[str, tuple[Pod, ...]], seen: Mapping[str, tuple[Pod, ...]]) -> set[str] | None:
+    """The nodes whose entries differ between the view ``seen`` and ``view``, when the views tell."""
+    changed_since = getattr(view, "changed_since", None)
+    version = getattr(seen, "version", None)
+    if changed_since is None or version is None:
+        return None
+    nodes: set[str] | None = changed_since(version)
+    return nodes

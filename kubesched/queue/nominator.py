@@ -24,6 +24,36 @@ PodLister = Callable[[Pod], Pod | None]
 """Returns the live version of a pod (looked up by namespace/name), or None when it is gone."""
 
 
+class NominationsView(dict[str, tuple[Pod, ...]]):
+    """Every nomination by node as of one version of the nominator, which can say which nodes' entries
+    changed since an earlier view (:meth:`changed_since`): a reader that keeps sums renews only those."""
+
+    __slots__ = ("_log", "version")
+
+    def __init__(self, entries: Mapping[str, tuple[Pod, ...]] | None = None, version: int = 0,
+                 log: tuple[tuple[int, int, frozenset[str]], ...] = ()) -> None:
+        super().__init__(entries or {})
+        self.version = version
+        self._log = log
+
+    def changed_since(self, version: int) -> set[str] | None:
+        """The nodes whose entries differ between the view of ``version`` and this one; None when
+        that is no longer known (then compare every entry)."""
+        changed: set[str] = set()
+        for start, end, nodes in reversed(self._log):
+            if end <= version:
+                break
+            if end <= self.version:
+                changed |= nodes
+            if start <= version:
+                return changed
+        return changed if version == self.version else None
+
+
+#: How many renewals of the view the nominator remembers the changed nodes of.
+VIEW_LOG = 64
+
+
 class Nominator:
     """Nominated pods per node; safe to share between threads (uses the lock it is given)."""
 
@@ -36,7 +66,10 @@ class Nominator:
         self._node_of: dict[str, str] = {}
         #: Bumped by every change; :meth:`nominations` renews its view only when it moved.
         self._version = 0
-        self._view: tuple[int, dict[str, tuple[Pod, ...]]] = (0, {})
+        self._view: tuple[int, NominationsView] = (0, NominationsView())
+        #: (version renewed from, version renewed to, nodes changed) of the last views (a new tuple each time:
+        #: views are read without the lock).
+        self._log: tuple[tuple[int, int, frozenset[str]], ...] = ()
         #: Nodes whose nominations changed since the view was last renewed: the next view copies the
         #: last one and rebuilds only their entries (unchanged nodes keep the very same tuples).
         self._dirty: set[str] = set()
@@ -80,7 +113,9 @@ class Nominator:
         if version == self._version:
             return view
         with self._lock:
-            view = dict(self._view[1])
+            base = self._view[1]
+            self._log = (*self._log[1 - VIEW_LOG:], (base.version, self._version, frozenset(self._dirty)))
+            view = NominationsView(base, self._version, self._log)
             for node in self._dirty:
                 pods = self._by_node.get(node)
                 if pods:
