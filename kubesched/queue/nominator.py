@@ -106,7 +106,7 @@ class Nominator:
         with self._lock:
             return list(self._by_node.get(node_name, {}).values())
 
-    def nominations(self) -> Mapping[str, tuple[Pod, ...]]:
+    def nominations(self) -> NominationsView:
         """Every nomination by node, in nomination order: one read for a whole scheduling cycle (the
         view is shared and rebuilt only after a change; callers must not change it)."""
         version, view = self._view
