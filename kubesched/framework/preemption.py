@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from itertools import filterfalse, repeat
+from itertools import compress, filterfalse, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -496,40 +496,48 @@ class Evaluator:
                            offset: int, num_candidates: int
                            ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         """Try nodes from ``offset`` on (wrapping) until a PDB-respecting candidate is known and
-        candidates of both kinds reach ``num_candidates``; PDB-respecting ones come first."""
-        non_violating = _CandidateList(num_candidates)
-        violating = _CandidateList(num_candidates)
-        node_statuses: dict[str, Status] = {}
+        candidates of both kinds reach ``num_candidates``; PDB-respecting ones come first. Nodes a
+        policy can tell apart without trying (``screen_victims``) are not tried one by one."""
+        found = (_CandidateList(num_candidates), _CandidateList(num_candidates))  # PDB-respecting, violating
         errors: list[str] = []
         n = len(potential)
+        offset %= n
+        order = [*potential[offset:], *potential[:offset]]
+        screen = getattr(self.policy, "screen_victims", None)
+        screened = screen(self.state, pod, potential) if screen is not None else None
+        # Per node in visiting order, why it is no candidate (None: it is one, or was not tried).
+        marks: list[Status | None] = [*screened[offset:], *screened[:offset]] if screened is not None else [None] * n
+        stop = n
+        for i in [i for i, mark in enumerate(marks) if mark is None]:
+            status = self._try_node(pod, order[i], pdbs, found)
+            if status is None:
+                if len(found[0]) > 0 and len(found[0]) + len(found[1]) >= num_candidates:
+                    stop = i + 1
+                    break
+                continue
+            if status.code is Code.ERROR:
+                errors.append(status.message)
+            marks[i] = status
+        visited = marks[:stop]
+        node_statuses = dict(compress(zip(map(attrgetter("name"), order[:stop]), visited, strict=True), visited))
+        return found[0].items + found[1].items, node_statuses, errors
+
+    def _try_node(self, pod: Pod, info: NodeInfo, pdbs: Sequence[PodDisruptionBudget],
+                  found: tuple[_CandidateList, _CandidateList]) -> Status | None:
+        """Victim selection on one node: None when it is a candidate (added to ``found``), else why not."""
         # A policy that copies what it changes itself gets the snapshot's node and the cycle's state
         # as they are (DefaultPreemption often decides without changing either).
         copies_itself = getattr(self.policy, "copies_what_it_changes", False)
-        screen = getattr(self.policy, "screen_victims", None)
-        screened = screen(self.state, pod, potential) if screen is not None else None
-        for i in range(n):
-            k = (offset + i) % n
-            info = potential[k]
-            if screened is not None and (known := screened[k]) is not None:
-                node_statuses[info.name] = known  # no candidate: the policy told without trying
-                continue
-            if not copies_itself:
-                info = info.snapshot()
-            victims, violations, status = self.policy.select_victims_on_node(
-                self.state if copies_itself else self.state.clone(), pod, info, pdbs)
-            if is_success(status) and victims:
-                candidate = Candidate(info.name, Victims(victims, violations))
-                (non_violating if violations == 0 else violating).add(candidate)
-                if len(non_violating) > 0 and len(non_violating) + len(violating) >= num_candidates:
-                    break
-                continue
-            if is_success(status):
-                status = Status(Code.ERROR, (f'expected at least one victim pod on node "{info.name}"',))
-            assert status is not None
-            if status.code is Code.ERROR:
-                errors.append(status.message)
-            node_statuses[info.name] = status
-        return non_violating.items + violating.items, node_statuses, errors
+        victims, violations, status = self.policy.select_victims_on_node(
+            self.state if copies_itself else self.state.clone(), pod, info if copies_itself else info.snapshot(),
+            pdbs)
+        if is_success(status) and victims:
+            found[0 if violations == 0 else 1].add(Candidate(info.name, Victims(victims, violations)))
+            return None
+        if is_success(status):
+            return Status(Code.ERROR, (f'expected at least one victim pod on node "{info.name}"',))
+        assert status is not None
+        return status
 
     # 4) selection
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
