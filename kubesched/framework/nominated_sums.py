@@ -12,6 +12,7 @@ for the others).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -20,6 +21,17 @@ from kubesched.cache.snapshot import Snapshot
 
 #: Key of the nominated pods' count (a resource name keys what they request of it).
 COUNT = ""
+
+
+_KEPT: WeakKeyDictionary[object, NominatedSumsByPriority] = WeakKeyDictionary()
+
+
+def kept_for(owner: object) -> NominatedSumsByPriority:
+    """The sums ``owner`` (a profile's framework) keeps, made on first use and gone with it."""
+    kept = _KEPT.get(owner)
+    if kept is None:
+        kept = _KEPT[owner] = NominatedSumsByPriority()
+    return kept
 
 
 class NominatedSumsByPriority:

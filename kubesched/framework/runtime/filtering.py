@@ -28,7 +28,7 @@ from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import PodNominator
 from kubesched.framework.interfaces import BatchFilterPlugin, BatchFilterResult, FilterPlugin
-from kubesched.framework.nominated_sums import COUNT, NominatedSums
+from kubesched.framework.nominated_sums import COUNT, NominatedSums, kept_for
 from kubesched.framework.runtime.calls import PluginReturnError, call_status, shown
 from kubesched.framework.status import Code, Status, status_label
 
@@ -186,9 +186,8 @@ class _NominatedRows:
         self._fit_checks: list[tuple[str, FitChecks]] | None = None
         if nominations and (plan := fwk.arithmetic_filters(state)) is not None:
             self._fit_checks = [(plugin.name, checks) for plugin, checks in plan if checks is not None]
-            kept = getattr(fwk, "nominated_sums", None)
-            if kept is not None and all(hasattr(checks, "filter_shifted") for _, checks in self._fit_checks):
-                self._sums = _Sums(kept.at(pod.priority), nominations, snapshot, pod)
+            if all(hasattr(checks, "filter_shifted") for _, checks in self._fit_checks):
+                self._sums = _Sums(kept_for(fwk).at(pod.priority), nominations, snapshot, pod)
                 self._array = walk[self._sums.count(walk) > 0]
                 self._rows: dict[int, list[Pod]] = {row: [] for row in self._array.tolist()}  # asked via _pods_on
                 return

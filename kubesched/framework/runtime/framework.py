@@ -46,7 +46,6 @@ from kubesched.framework.interfaces import (
     QueueSortPlugin,
     ScorePlugin,
 )
-from kubesched.framework.nominated_sums import NominatedSumsByPriority
 from kubesched.framework.pending import PendingStatus
 from kubesched.framework.runtime import filtering, scoring
 from kubesched.framework.runtime.calls import (
@@ -138,8 +137,6 @@ class Framework:
         self.batch_scorers = {p.name: p for p in self.plugins.values() if isinstance(p, BatchScorePlugin)}
         self._node_only_filters = frozenset(p.name for p in self.lists.filter if reads_node_only(p))
         self._fit_filters = {p.name: p for p in self.lists.filter if isinstance(p, FitFilterPlugin)}
-        #: What the pods nominated to each node add, per priority (kept across cycles for the Filter walk).
-        self.nominated_sums = NominatedSumsByPriority()
 
         #: Per plugin: the events it registered, each with its queueing hint (None: always queue).
         self.enqueue_hints: dict[str, list[ClusterEventWithHint]] = {
