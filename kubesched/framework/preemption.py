@@ -508,8 +508,9 @@ class Evaluator:
         # Per node in visiting order, why it is no candidate (None: it is one, or was not tried).
         marks: list[Status | None] = [*screened[offset:], *screened[:offset]] if screened is not None else [None] * n
         stop = n
+        copies_itself = getattr(self.policy, "copies_what_it_changes", False)
         for i in [i for i, mark in enumerate(marks) if mark is None]:
-            status = self._try_node(pod, order[i], pdbs, found)
+            status = self._try_node(pod, order[i], pdbs, found, copies_itself)
             if status is None:
                 if len(found[0]) > 0 and len(found[0]) + len(found[1]) >= num_candidates:
                     stop = i + 1
@@ -523,11 +524,10 @@ class Evaluator:
         return found[0].items + found[1].items, node_statuses, errors
 
     def _try_node(self, pod: Pod, info: NodeInfo, pdbs: Sequence[PodDisruptionBudget],
-                  found: tuple[_CandidateList, _CandidateList]) -> Status | None:
-        """Victim selection on one node: None when it is a candidate (added to ``found``), else why not."""
-        # A policy that copies what it changes itself gets the snapshot's node and the cycle's state
-        # as they are (DefaultPreemption often decides without changing either).
-        copies_itself = getattr(self.policy, "copies_what_it_changes", False)
+                  found: tuple[_CandidateList, _CandidateList], copies_itself: bool) -> Status | None:
+        """Victim selection on one node: None when it is a candidate (added to ``found``), else why not.
+        A policy that ``copies_itself`` what it changes gets the snapshot's node and the cycle's state as
+        they are (DefaultPreemption often decides without changing either)."""
         victims, violations, status = self.policy.select_victims_on_node(
             self.state if copies_itself else self.state.clone(), pod, info if copies_itself else info.snapshot(),
             pdbs)

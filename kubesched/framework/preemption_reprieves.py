@@ -46,12 +46,12 @@ class ReprieveCache:
                 compute: Callable[[], Reprieved]) -> Reprieved:
         """The outcome kept for the node when nothing that decides it changed since, else ``compute()``'s.
         ``nominated`` is the nominator's tuple of the pods nominated to the node (compared by identity)."""
-        own = next((other.uid for other in nominated if other.uid == pod.uid), None)
+        own = next((other.uid for other in nominated if other.uid == pod.uid), None) if nominated else None
         key = (node_info.generation, pod.priority, own, shapes)
         entry = self._entries.get(node_info.name)
         if entry is not None and entry[1] is nominated and entry[0] == key:
-            victims, violating = entry[2]
-            return list(victims), violating
+            kept, violating = entry[2]
+            return list(kept), violating
         victims, violating = compute()
         self._entries[node_info.name] = (key, nominated, (list(victims), violating))
         return victims, violating

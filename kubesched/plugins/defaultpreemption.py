@@ -122,6 +122,7 @@ class DefaultPreemption:
         #: The nodes where the last screen saw the first check pass (name -> generation), and for whom.
         self._passed: dict[str, int] = {}
         self._passed_for: tuple[CycleState, str] | None = None
+        self._nominations: Mapping[str, tuple[Pod, ...]] = {}
         #: Where the dry run starts among ``n`` potential nodes; kube-scheduler draws it at random.
         #: Replace it (e.g. with :func:`first_offset`) for reproducible simulations.
         self.offset_fn: Callable[[int], int] = offset_fn if offset_fn is not None else self._random_offset
@@ -202,12 +203,13 @@ class DefaultPreemption:
             return None
         statuses, self._passed = screened
         self._passed_for = (state, pod.uid)
+        self._nominations = self.handle.nominator.nominations()  # unchanged while the dry run lasts
         return statuses
 
     def _kept_reprieves(self, pod: Pod, node_info: NodeInfo, plan: ArithmeticPlan) -> Reprieved:
         """The reprieves on a node whose first check passed (no PodDisruptionBudget), as kept when
         nothing that decides them changed."""
-        handle, nominated = self.handle, self.handle.nominator.nominations().get(node_info.name, ())
+        handle, nominated = self.handle, self._nominations.get(node_info.name, ())
 
         def reprieve() -> Reprieved:
             potential, room = _without_lower(pod, node_info, nominated)
