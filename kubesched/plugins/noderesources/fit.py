@@ -339,16 +339,9 @@ class PreFilterState:
         """:meth:`filter_with_pods` with the added pods given by their sums (see ShiftedFitChecks)."""
         reasons, fails, beyond = _fail_matrix(self.checks, snapshot, rows, (pods_delta, requested_delta),
                                               self.unresolvable)
-        out: list[Status | None] = [None] * len(rows)
-        made: dict[tuple[bytes, bool], Status] = {}  # rows failing alike share one Status
-        for i in np.flatnonzero(fails.any(axis=1)).tolist():
-            key = (fails[i].tobytes(), beyond is not None and bool(beyond[i]))
-            status = made.get(key)
-            if status is None:
-                failed = tuple(r for r, bad in zip(reasons, fails[i].tolist(), strict=True) if bad)
-                status = made[key] = rejection(failed, key[1])
-            out[i] = status
-        return out
+        result = _batch_result(reasons, fails, beyond)  # rows failing alike share one Status
+        statuses: list[Status | None] = [*result.statuses, None]  # index -1: passed
+        return [statuses[i] for i in result.status_index.tolist()]
 
 
 def _missing_state(key: str) -> Status:
