@@ -189,7 +189,7 @@ class _NominatedRows:
             if all(hasattr(checks, "filter_shifted") for _, checks in self._fit_checks):
                 self._sums = _Sums(kept_for(fwk).at(pod.priority), nominations, snapshot, pod)
                 self._array = walk[self._sums.count(walk) > 0]
-                self._rows: dict[int, list[Pod]] = {row: [] for row in self._array.tolist()}  # asked via _pods_on
+                self._rows: dict[int, list[Pod]] = {}  # the pods are asked for through _pods_on
                 return
         rows: dict[int, list[Pod]] = {}
         index, priority, uid = snapshot.index, pod.priority, pod.uid
@@ -210,7 +210,7 @@ class _NominatedRows:
         run_filter_plugins_with_nominated_pods): a rejection there is the node's verdict, whatever the
         pass without them (``verdict``, ``statuses``) found, which stands only when that first pass
         passes. Verdicts are changed in place; an Error status stops the walk."""
-        if not self._rows:
+        if not len(self._array):
             return None
         ks = np.flatnonzero(np.isin(batch, self._array)).tolist()
         if not ks:
