@@ -46,12 +46,24 @@ class ReprieveCache:
                 compute: Callable[[], Reprieved]) -> Reprieved:
         """The outcome kept for the node when nothing that decides it changed since, else ``compute()``'s.
         ``nominated`` is the nominator's tuple of the pods nominated to the node (compared by identity)."""
-        own = next((other.uid for other in nominated if other.uid == pod.uid), None) if nominated else None
-        key = (node_info.generation, pod.priority, own, shapes)
-        entry = self._entries.get(node_info.name)
-        if entry is not None and entry[1] is nominated and entry[0] == key:
-            kept, violating = entry[2]
-            return list(kept), violating
+        kept = self.kept(pod, node_info, nominated, shapes)
+        if kept is not None:
+            return kept
         victims, violating = compute()
-        self._entries[node_info.name] = (key, nominated, (list(victims), violating))
+        self._entries[node_info.name] = (_key(pod, node_info, nominated, shapes), nominated,
+                                         (list(victims), violating))
         return victims, violating
+
+    def kept(self, pod: Pod, node_info: NodeInfo, nominated: tuple[Pod, ...], shapes: tuple[Hashable, ...]
+             ) -> Reprieved | None:
+        """The outcome kept for the node (a copy), or None when something that decides it changed."""
+        entry = self._entries.get(node_info.name)
+        if entry is None or entry[1] is not nominated or entry[0] != _key(pod, node_info, nominated, shapes):
+            return None
+        victims, violating = entry[2]
+        return list(victims), violating
+
+
+def _key(pod: Pod, node_info: NodeInfo, nominated: tuple[Pod, ...], shapes: tuple[Hashable, ...]) -> Hashable:
+    own = next((other.uid for other in nominated if other.uid == pod.uid), None) if nominated else None
+    return node_info.generation, pod.priority, own, shapes

@@ -177,13 +177,14 @@ class DefaultPreemption:
     def select_victims_on_node(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                                pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
         """The fewest pods (by reprieving the most important first) whose removal lets ``pod`` fit."""
-        handle = self.handle
-        plan = self._arithmetic_plan(state)
         screened = self._passed_for
         if (screened is not None and screened[0] is state and screened[1] == pod.uid and not pdbs
-                and plan is not None and self._passed.get(node_info.name) == node_info.generation):
+                and self._passed.get(node_info.name) == node_info.generation
+                and self._plan_skip == state.skip_filter_plugins):
             # The screen saw the first check pass on this very node: what is left are the reprieves.
-            return (*self._kept_reprieves(pod, node_info, plan), None)
+            return (*self._kept_reprieves(pod, node_info), None)
+        handle = self.handle
+        plan = self._arithmetic_plan(state)
         reprieves = (self.reprieves, self._shapes) if self._shapes is not None else None
         quick = (_arithmetic_select(handle, state, pod, node_info, pdbs, plan, self.v134, reprieves)
                  if plan is not None else None)
@@ -206,18 +207,18 @@ class DefaultPreemption:
         self._nominations = self.handle.nominator.nominations()  # unchanged while the dry run lasts
         return statuses
 
-    def _kept_reprieves(self, pod: Pod, node_info: NodeInfo, plan: ArithmeticPlan) -> Reprieved:
+    def _kept_reprieves(self, pod: Pod, node_info: NodeInfo) -> Reprieved:
         """The reprieves on a node whose first check passed (no PodDisruptionBudget), as kept when
-        nothing that decides them changed."""
-        handle, nominated = self.handle, self._nominations.get(node_info.name, ())
-
-        def reprieve() -> Reprieved:
-            potential, room = _without_lower(pod, node_info, nominated)
-            return _reprieve(handle, pod, potential, (), plan, room, self.v134)
-
-        if self._shapes is None:
-            return reprieve()
-        return self.reprieves.outcome(pod, node_info, nominated, self._shapes, reprieve)
+        nothing that decides them changed. Only after a screen (which had a plan)."""
+        nominated, shapes = self._nominations.get(node_info.name, ()), self._shapes
+        if shapes is not None and (kept := self.reprieves.kept(pod, node_info, nominated, shapes)) is not None:
+            return kept
+        plan = self._plan
+        assert plan is not None
+        potential, room = _without_lower(pod, node_info, nominated)
+        reprieved = _reprieve(self.handle, pod, potential, (), plan, room, self.v134)
+        return reprieved if shapes is None else self.reprieves.outcome(pod, node_info, nominated, shapes,
+                                                                       lambda: reprieved)
 
     def _arithmetic_plan(self, state: CycleState) -> ArithmeticPlan | None:
         """The plan depends on the cycle state only; the dry run asks with the same state for every

@@ -164,7 +164,7 @@ def find_nodes_that_pass_filters(fwk: FilteringFramework, state: CycleState, pod
         feasible_parts.append(batch[passed])
         failed = np.flatnonzero(verdict >= 0)
         rejected_rows.append(batch[failed])
-        rejected_statuses.extend(statuses[i] for i in verdict[failed].tolist())
+        rejected_statuses.extend(map(statuses.__getitem__, verdict[failed].tolist()))
         found += len(passed)
         pos += len(batch)
         chunk = max(chunk * 2, 256)
