@@ -251,16 +251,21 @@ def _coded_result(reasons: Sequence[str], codes: np.ndarray, unresolvable: bool)
     """What :func:`_batch_result` gives, from the rows' :func:`_fail_codes`."""
     if not codes.any():
         return BatchFilterResult.all_pass(len(codes))
-    uniq, inverse = np.unique(codes, return_inverse=True)
-    statuses: list[Status] = []
-    table = np.full(len(uniq), -1, dtype=np.int32)
     beyond_bit = 1 << len(reasons)
-    for u, code in enumerate(uniq.tolist()):
+    if beyond_bit < 1 << 12:  # few checks (the common case): a row's code is its slot in a table of every code
+        present = np.flatnonzero(np.bincount(codes, minlength=2 * beyond_bit))
+        slots, slot_of, size = present, codes, 2 * beyond_bit
+    else:
+        present, slot_of = np.unique(codes, return_inverse=True)
+        slots, size = np.arange(len(present)), len(present)
+    table = np.full(size, -1, dtype=np.int32)
+    statuses: list[Status] = []
+    for slot, code in zip(slots.tolist(), present.tolist(), strict=True):
         failed = tuple(r for j, r in enumerate(reasons) if code >> j & 1)
         if failed:
-            table[u] = len(statuses)
+            table[slot] = len(statuses)
             statuses.append(rejection(failed, unresolvable and bool(code & beyond_bit)))
-    return BatchFilterResult(table[inverse.reshape(-1)], statuses)
+    return BatchFilterResult(table[slot_of.reshape(-1)], statuses)
 
 
 def _distinct_rows(fails: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
