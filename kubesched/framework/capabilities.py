@@ -78,9 +78,9 @@ class ShiftedFitChecks(FitChecks, Protocol):
         ...
 
     def filter_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
-                       requested_delta: Callable[[str], np.ndarray]) -> list[Status | None]:
+                       requested_delta: Callable[[str], np.ndarray]) -> BatchFilterResult:
         """:meth:`FitChecks.filter_with_pods` with the pods added to each row given by their count and
-        the sums of their requests (per row, as for :meth:`shortages_shifted`)."""
+        the sums of their requests (per row, as for :meth:`shortages_shifted`), as a batch result."""
         ...
 
 @runtime_checkable

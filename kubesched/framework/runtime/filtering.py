@@ -212,6 +212,8 @@ class _NominatedRows:
         passes. Verdicts are changed in place; an Error status stops the walk."""
         if not len(self._array):
             return None
+        if self._sums is not None and self._fit_checks is not None:
+            return self._recheck_shifted(batch, verdict, statuses)
         ks = np.flatnonzero(np.isin(batch, self._array)).tolist()
         if not ks:
             return None
@@ -231,11 +233,33 @@ class _NominatedRows:
                 verdict[k] = len(statuses) - 1
         return None
 
+    def _recheck_shifted(self, batch: np.ndarray, verdict: np.ndarray, statuses: list[Status]
+                         ) -> FilterFailure | None:
+        """:meth:`recheck` with the nodes that passed without their nominated pods checked from the
+        kept sums of those pods, all at once."""
+        assert self._sums is not None and self._fit_checks is not None
+        ks = np.flatnonzero(np.isin(batch, self._array))
+        rejected = ks[verdict[ks] >= 0].tolist()
+        passed = ks[verdict[ks] < 0]
+        if len(passed):
+            found = _fit_shifted(self._fit_checks, self._snapshot, batch[passed], self._sums)
+            hit = found.status_index >= 0
+            verdict[passed[hit]] = found.status_index[hit] + len(statuses)
+            statuses.extend(found.statuses)
+        infos = self._snapshot.node_infos
+        for k in rejected:  # rejected without them: every filter runs again, in order, with them
+            row = int(batch[k])
+            status = filter_with_nominated(self._fwk, self._state, self._pod, infos[row], self._pods_on(row))
+            if status is not None:
+                if status.code is Code.ERROR:
+                    return FilterFailure(status, k)
+                statuses.append(status)
+                verdict[k] = len(statuses) - 1
+        return None
+
     def _passed_without(self, batch: np.ndarray, ks: list[int]) -> Iterable[Status | None]:
         """The first pass on the nodes ``batch[ks]`` that passed every filter without their nominated
         pods (filters that read only the node pass them again): vectorised when the filters allow."""
-        if self._sums is not None and self._fit_checks is not None:
-            return _fit_shifted(self._fit_checks, self._snapshot, batch[ks], self._sums)
         extras = [self._pods_on(int(batch[k])) for k in ks]
         if self._fit_checks is not None:
             return _fit_with_pods(self._fit_checks, self._snapshot, batch[ks], extras)
@@ -271,17 +295,19 @@ class _Sums:
 
 
 def _fit_shifted(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray,
-                 sums: _Sums) -> list[Status | None]:
-    """:func:`_fit_with_pods` from the kept sums of the nominated pods."""
-    out: list[Status | None] = [None] * len(rows)
+                 sums: _Sums) -> BatchFilterResult:
+    """:func:`_fit_with_pods` from the kept sums of the nominated pods, as one batch result."""
+    index = np.full(len(rows), -1, dtype=np.int64)
+    statuses: list[Status] = []
     for name, checks in fit_checks:
-        statuses = checks.filter_shifted(snapshot, rows, sums.count(rows),  # type: ignore[attr-defined]
-                                         partial(sums.requested, rows))
-        for k, status in enumerate(statuses):
-            if status is not None and out[k] is None:
-                status.plugin = name
-                out[k] = status
-    return out
+        result = checks.filter_shifted(snapshot, rows, sums.count(rows),  # type: ignore[attr-defined]
+                                       partial(sums.requested, rows))
+        first = (index < 0) & (result.status_index >= 0)  # the first rejection in profile order stands
+        index[first] = result.status_index[first] + len(statuses)
+        for status in result.statuses:
+            status.plugin = name
+        statuses.extend(result.statuses)
+    return BatchFilterResult(index, statuses)
 
 
 def _fit_with_pods(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray,

@@ -337,16 +337,16 @@ class PreFilterState:
 
     def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,
                          extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
-        return self.filter_shifted(snapshot, rows, *_extras_shift(extras))
+        result = self.filter_shifted(snapshot, rows, *_extras_shift(extras))
+        statuses: list[Status | None] = [*result.statuses, None]  # index -1: passed
+        return [statuses[i] for i in result.status_index.tolist()]
 
     def filter_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
-                       requested_delta: Callable[[str], np.ndarray]) -> list[Status | None]:
+                       requested_delta: Callable[[str], np.ndarray]) -> BatchFilterResult:
         """:meth:`filter_with_pods` with the added pods given by their sums (see ShiftedFitChecks)."""
         reasons, fails, beyond = _fail_matrix(self.checks, snapshot, rows, (pods_delta, requested_delta),
                                               self.unresolvable)
-        result = _batch_result(reasons, fails, beyond)  # rows failing alike share one Status
-        statuses: list[Status | None] = [*result.statuses, None]  # index -1: passed
-        return [statuses[i] for i in result.status_index.tolist()]
+        return _batch_result(reasons, fails, beyond)  # rows failing alike share one Status
 
 
 def _missing_state(key: str) -> Status:
