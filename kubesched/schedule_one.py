@@ -430,7 +430,7 @@ def _record_filter(snapshot: Any, outcome: FilterOutcome, diagnosis: Diagnosis) 
     statuses = outcome.rejected_statuses
     diagnosis.node_status.update(zip(snapshot.names[outcome.rejected_rows].tolist(), statuses, strict=True))
     # Batch filters share one Status object among all the nodes they reject for the same reason.
-    for status in dict(zip(map(id, statuses), statuses, strict=True)).values():
+    for status in {id(s): s for s in statuses}.values():
         diagnosis.add_plugin_status(status)
 
 
