@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import compress, filterfalse, repeat
-from operator import attrgetter
+from operator import attrgetter, not_
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.api.disruption_budget import PodDisruptionBudget
@@ -509,7 +509,7 @@ class Evaluator:
         marks: list[Status | None] = [*screened[offset:], *screened[:offset]] if screened is not None else [None] * n
         stop = n
         copies_itself = getattr(self.policy, "copies_what_it_changes", False)
-        for i in [i for i, mark in enumerate(marks) if mark is None]:
+        for i in list(compress(range(n), map(not_, marks))):  # the nodes without a mark (statuses are truthy)
             status = self._try_node(pod, order[i], pdbs, found, copies_itself)
             if status is None:
                 if len(found[0]) > 0 and len(found[0]) + len(found[1]) >= num_candidates:

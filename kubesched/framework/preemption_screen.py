@@ -59,11 +59,11 @@ class VictimScreen:
             return None  # (asked by attribute: isinstance on a runtime protocol costs more than the screen)
         snapshot = handle.snapshot
         rows = _rows_of(snapshot, infos)
-        out: list[Status | None] = [None] * len(rows)
+        # Per node, its status's place in ``found`` (-1: None, the check passes).
+        verdict, found = np.full(len(rows), -1, dtype=np.int64), [no_victims]
         lower_count = self._lower_sum(snapshot, rows, pod.priority, _COUNT)
         alive = np.flatnonzero(lower_count > 0)
-        for k in np.flatnonzero(lower_count == 0).tolist():
-            out[k] = no_victims
+        verdict[lower_count == 0] = 0
         shift = self._shift(handle, snapshot, pod)
         for (plugin, _), ask in zip(plan, shifted, strict=True):
             live = rows[alive]
@@ -71,8 +71,9 @@ class VictimScreen:
                 result = ask(snapshot, live, shift(live, _COUNT), partial(shift, live))
             elif (result := _node_only_verdicts(handle, plugin, state, pod, snapshot, live)) is None:
                 return None
-            alive = _record(out, alive, result)
+            alive = _record(verdict, found, alive, result)
         passed = rows[alive]
+        out: list[Status | None] = list(map([*found, None].__getitem__, verdict.tolist()))  # -1 picks None
         return out, dict(zip(snapshot.names[passed].tolist(), snapshot.row_generation[passed].tolist(), strict=True))
 
     def _shift(self, handle: Handle, snapshot: Snapshot, pod: Pod) -> Callable[[np.ndarray, str], np.ndarray]:
@@ -112,12 +113,14 @@ def _rows_of(snapshot: Snapshot, infos: Sequence[NodeInfo]) -> np.ndarray:
     return np.fromiter((index[info.name] for info in infos), dtype=np.int64, count=len(infos))
 
 
-def _record(out: list[Status | None], alive: np.ndarray, result: BatchFilterResult) -> np.ndarray:
-    """Give the rejected positions of ``alive`` their statuses; the positions still alive."""
+def _record(verdict: np.ndarray, found: list[Status], alive: np.ndarray, result: BatchFilterResult) -> np.ndarray:
+    """Give the rejected positions of ``alive`` their statuses (added to ``found``); the positions still
+    alive."""
     index = result.status_index
-    for k, i in zip(alive[index >= 0].tolist(), index[index >= 0].tolist(), strict=True):
-        out[k] = result.statuses[i]
-    kept: np.ndarray = alive[index < 0]
+    rejected = index >= 0
+    verdict[alive[rejected]] = index[rejected] + len(found)
+    found.extend(result.statuses)
+    kept: np.ndarray = alive[~rejected]
     return kept
 
 
