@@ -20,14 +20,14 @@ the shortcut gives different answers from the plain path (the in-tree ones are t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from kubesched.api.objects import Pod
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import ClusterEvent, FilterPlugin, PreEnqueuePlugin
+from kubesched.framework.interfaces import BatchFilterResult, ClusterEvent, FilterPlugin, PreEnqueuePlugin
 from kubesched.framework.status import Status
 
 if TYPE_CHECKING:
@@ -60,6 +60,30 @@ class FitChecks(Protocol):
         the k-th row too (None: it passes). Vectorised over the rows."""
         ...
 
+
+
+@runtime_checkable
+class ShiftedFitChecks(FitChecks, Protocol):
+    """FitChecks that also answer for many nodes at once with each node's pods shifted by given amounts
+    (preemption's first check on every potential node: its lower-priority pods gone).
+
+    ``shape`` is a hashable value that is equal for two FitChecks only when they answer alike."""
+
+    @property
+    def shape(self) -> Hashable: ...
+
+    def shortages_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
+                          requested_delta: Callable[[str], np.ndarray]) -> BatchFilterResult:
+        """Filter's verdict on each snapshot row of ``rows`` with its pod count changed by ``pods_delta``
+        and its requests of a resource by ``requested_delta(resource)`` (both per row): what
+        :meth:`FitChecks.shortages` answers there, an Unschedulable status per rejection."""
+        ...
+
+    def filter_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
+                       requested_delta: Callable[[str], np.ndarray]) -> BatchFilterResult:
+        """:meth:`FitChecks.filter_with_pods` with the pods added to each row given by their count and
+        the sums of their requests (per row, as for :meth:`shortages_shifted`), as a batch result."""
+        ...
 
 @runtime_checkable
 class FitFilterPlugin(FilterPlugin, Protocol):

@@ -5,6 +5,7 @@ Shared by the scheduling cycle and preemption, which reports its own dry runs in
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -82,9 +83,11 @@ def fit_error_message(num_all_nodes: int, node_status: Mapping[str, Status], pre
         msg += f" {pre_filter_msg}."
     else:
         histogram: dict[str, int] = {}
-        for status in node_status.values():
-            for reason in status.reasons:
-                histogram[reason] = histogram.get(reason, 0) + 1
+        # Nodes rejected alike share one Status: count the statuses, then their reasons.
+        statuses = dict(zip(map(id, node_status.values()), node_status.values(), strict=True))
+        for key, n in Counter(map(id, node_status.values())).items():
+            for reason in statuses[key].reasons:
+                histogram[reason] = histogram.get(reason, 0) + n
         absent = num_all_nodes - len(node_status)
         if absent > 0:
             for reason in absent_node_reasons(node_status):

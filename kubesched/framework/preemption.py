@@ -27,6 +27,8 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import compress, filterfalse, repeat
+from operator import attrgetter, not_
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.api.disruption_budget import PodDisruptionBudget
@@ -192,6 +194,14 @@ def default_score_funcs(nodes_to_victims: Mapping[str, Victims], now: datetime) 
             latest_start_of_top_victims]
 
 
+def _default_scores(victims: Victims, now: datetime) -> tuple[int, int, int, int, int]:
+    """One node's scores by :func:`default_score_funcs`' criteria, most significant first."""
+    pods = victims.pods
+    earliest = earliest_pod_start_time(victims, now)
+    return (-victims.num_pdb_violations, -pods[0].priority, -sum(p.priority + MAX_INT32 + 1 for p in pods),
+            -len(pods), MIN_INT64 if earliest is None else _unix_nano(earliest))
+
+
 def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], score_funcs: list[ScoreFunc] | None,
                                  now: datetime) -> str:
     """The node to preempt on: the best by each score function in turn; remaining ties -> first.
@@ -201,8 +211,11 @@ def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], score_
     """
     if not nodes_to_victims:
         return ""
+    if not score_funcs:
+        # The criteria in turn, ties to the next: the first node with the greatest scores in that order.
+        return max(nodes_to_victims, key=lambda node: _default_scores(nodes_to_victims[node], now))
     remaining = list(nodes_to_victims)
-    funcs = score_funcs or default_score_funcs(nodes_to_victims, now)
+    funcs = score_funcs
     for func in funcs:
         best = MIN_INT64
         selected: list[str] = []
@@ -231,10 +244,21 @@ def nodes_where_preemption_might_help(nodes: Sequence[NodeInfo], statuses: Mappi
     not_helped: dict[str, Status] = {}
     unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL_MSG,))
     absent_code = code_of(absent) if absent is not None else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    # By status object: nodes rejected alike share one.
+    distinct = dict(zip(map(id, statuses.values()), statuses.values(), strict=True))
+    codes = {key: code_of(listed) for key, listed in distinct.items()}
+    if (len(statuses) == len(nodes) and all(code is Code.UNSCHEDULABLE for code in codes.values())
+            and all(map(statuses.__contains__, map(attrgetter("name"), nodes)))):
+        return list(nodes), not_helped  # every node rejected, and only for what preemption may change
     for info in nodes:
         name = info.name
         status = statuses.get(name)
-        code = code_of(status) if status is not None or name in statuses else absent_code
+        if status is not None:
+            code = codes[id(status)]
+        elif name in statuses:
+            code = code_of(status)
+        else:
+            code = absent_code
         if code is Code.UNSCHEDULABLE:
             potential.append(info)
         elif code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -458,8 +482,9 @@ class Evaluator:
             dry_run.update(not_helped)
             return dry_run
         unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL_MSG,))
-        for info in all_nodes:
-            dry_run.setdefault(info.name, unresolvable)
+        # Every node not tried, in node order (a C-level pass: this runs for every preemptor).
+        dry_run.update(zip(filterfalse(dry_run.__contains__, map(attrgetter("name"), all_nodes)),
+                           repeat(unresolvable)))
         return dry_run
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
@@ -471,34 +496,48 @@ class Evaluator:
                            offset: int, num_candidates: int
                            ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         """Try nodes from ``offset`` on (wrapping) until a PDB-respecting candidate is known and
-        candidates of both kinds reach ``num_candidates``; PDB-respecting ones come first."""
-        non_violating = _CandidateList(num_candidates)
-        violating = _CandidateList(num_candidates)
-        node_statuses: dict[str, Status] = {}
+        candidates of both kinds reach ``num_candidates``; PDB-respecting ones come first. Nodes a
+        policy can tell apart without trying (``screen_victims``) are not tried one by one."""
+        found = (_CandidateList(num_candidates), _CandidateList(num_candidates))  # PDB-respecting, violating
         errors: list[str] = []
         n = len(potential)
-        # A policy that copies what it changes itself gets the snapshot's node and the cycle's state
-        # as they are (DefaultPreemption often decides without changing either).
+        offset %= n
+        order = [*potential[offset:], *potential[:offset]]
+        screen = getattr(self.policy, "screen_victims", None)
+        screened = screen(self.state, pod, potential) if screen is not None else None
+        # Per node in visiting order, why it is no candidate (None: it is one, or was not tried).
+        marks: list[Status | None] = [*screened[offset:], *screened[:offset]] if screened is not None else [None] * n
+        stop = n
         copies_itself = getattr(self.policy, "copies_what_it_changes", False)
-        for i in range(n):
-            info = potential[(offset + i) % n]
-            if not copies_itself:
-                info = info.snapshot()
-            victims, violations, status = self.policy.select_victims_on_node(
-                self.state if copies_itself else self.state.clone(), pod, info, pdbs)
-            if is_success(status) and victims:
-                candidate = Candidate(info.name, Victims(victims, violations))
-                (non_violating if violations == 0 else violating).add(candidate)
-                if len(non_violating) > 0 and len(non_violating) + len(violating) >= num_candidates:
+        for i in list(compress(range(n), map(not_, marks))):  # the nodes without a mark (statuses are truthy)
+            status = self._try_node(pod, order[i], pdbs, found, copies_itself)
+            if status is None:
+                if len(found[0]) > 0 and len(found[0]) + len(found[1]) >= num_candidates:
+                    stop = i + 1
                     break
                 continue
-            if is_success(status):
-                status = Status(Code.ERROR, (f'expected at least one victim pod on node "{info.name}"',))
-            assert status is not None
             if status.code is Code.ERROR:
                 errors.append(status.message)
-            node_statuses[info.name] = status
-        return non_violating.items + violating.items, node_statuses, errors
+            marks[i] = status
+        visited = marks[:stop]
+        node_statuses = dict(compress(zip(map(attrgetter("name"), order[:stop]), visited, strict=True), visited))
+        return found[0].items + found[1].items, node_statuses, errors
+
+    def _try_node(self, pod: Pod, info: NodeInfo, pdbs: Sequence[PodDisruptionBudget],
+                  found: tuple[_CandidateList, _CandidateList], copies_itself: bool) -> Status | None:
+        """Victim selection on one node: None when it is a candidate (added to ``found``), else why not.
+        A policy that ``copies_itself`` what it changes gets the snapshot's node and the cycle's state as
+        they are (DefaultPreemption often decides without changing either)."""
+        victims, violations, status = self.policy.select_victims_on_node(
+            self.state if copies_itself else self.state.clone(), pod, info if copies_itself else info.snapshot(),
+            pdbs)
+        if is_success(status) and victims:
+            found[0 if violations == 0 else 1].add(Candidate(info.name, Victims(victims, violations)))
+            return None
+        if is_success(status):
+            return Status(Code.ERROR, (f'expected at least one victim pod on node "{info.name}"',))
+        assert status is not None
+        return status
 
     # 4) selection
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:

@@ -169,22 +169,12 @@ class VictimPreemption:
 
     def _delete(self, node: str, preemptor: Pod, victim: Pod, cancelled: bool) -> bool:
         """The condition patch and the DELETE; False when the victim was already gone."""
-        cluster = self.handle.cluster
         if self.disruption_condition:
-            condition = self._disruption_condition(preemptor, victim)
-            if condition_changes(victim, condition):
-                try:
-                    if cancelled:
-                        raise PreemptionCancelled("context canceled")
-                    cluster.patch_pod_status(victim.namespace, victim.name, conditions=[condition])
-                except Exception as err:
-                    logger.error(err, "Could not add DisruptionTarget condition due to preemption", "logger",
-                                 self.logger_name, "pod", kobj(victim), "preemptor", kobj(preemptor))
-                    raise
+            self._mark_disrupted(preemptor, victim, cancelled)
         try:
             if cancelled:
                 raise PreemptionCancelled("context canceled")
-            cluster.delete("Pod", victim.namespace, victim.name)
+            self.handle.cluster.delete("Pod", victim.namespace, victim.name)
         except NotFound as err:
             if not self.v134:
                 logger.error(err, "Preempted pod", "logger", self.logger_name, "pod", kobj(victim),
@@ -202,6 +192,20 @@ class VictimPreemption:
             v.info("Preemptor Pod preempted victim Pod", "logger", self.logger_name, "preemptor", kobj(preemptor),
                    "victim", kobj(victim), "node", node)
         return True
+
+    def _mark_disrupted(self, preemptor: Pod, victim: Pod, cancelled: bool) -> None:
+        """The victim's DisruptionTarget condition, patched unless it already says so."""
+        condition = self._disruption_condition(preemptor, victim)
+        if not condition_changes(victim, condition):
+            return
+        try:
+            if cancelled:
+                raise PreemptionCancelled("context canceled")
+            self.handle.cluster.patch_pod_status(victim.namespace, victim.name, conditions=[condition])
+        except Exception as err:
+            logger.error(err, "Could not add DisruptionTarget condition due to preemption", "logger",
+                         self.logger_name, "pod", kobj(victim), "preemptor", kobj(preemptor))
+            raise
 
     def _disruption_condition(self, preemptor: Pod, victim: Pod) -> dict[str, Any]:
         condition: dict[str, Any] = {
@@ -306,17 +310,8 @@ class VictimPreemption:
         if not victims:
             return failed
         yield
-        # A failure cancels the rest: later victims are left alone, and the last one's API calls fail.
-        cancelled = False
-        for victim in victims[:-1]:
-            if cancelled:
-                continue
-            try:
-                self.preempt_pod(node, preemptor, victim)
-            except Exception as err:
-                logger.error(err, "Error occurred during async preemption", "logger", self.logger_name)
-                failed = cancelled = True
-            yield
+        cancelled = yield from self._all_but_last(node, preemptor, victims[:-1])
+        failed = failed or cancelled
         # Unmarked before the last deletion, so that deletion's event finds the preemptor no longer gated.
         preempting.discard(preemptor.uid)
         try:
@@ -328,6 +323,21 @@ class VictimPreemption:
             v.info("Async Preemption finished completely", "logger", self.logger_name, "preemptor", kobj(preemptor),
                    "node", node, "result", RESULT_ERROR if failed else RESULT_SUCCESS)
         return failed
+
+    def _all_but_last(self, node: str, preemptor: Pod, victims: Sequence[Pod]) -> Generator[None, None, bool]:
+        """Preempt ``victims`` one step each; returns whether one failed, which cancels the rest (later
+        victims are left alone, and the last one's API calls fail)."""
+        cancelled = False
+        for victim in victims:
+            if cancelled:
+                continue
+            try:
+                self.preempt_pod(node, preemptor, victim)
+            except Exception as err:
+                logger.error(err, "Error occurred during async preemption", "logger", self.logger_name)
+                cancelled = True
+            yield
+        return cancelled
 
     def _finish(self, preemptor: Pod, failed: bool, seconds: float) -> None:
         """The goroutine metrics; after a failure the preemptor is moved to activeQ, lest it wait for an

@@ -19,7 +19,7 @@ re-sorts a node's victims by importance when some of them violate a PodDisruptio
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,8 @@ from kubesched.framework.preemption import (
     clock_reading,
     more_important_pod,
 )
+from kubesched.framework.preemption_reprieves import ReprieveCache, Reprieved, checks_shapes
+from kubesched.framework.preemption_screen import VictimScreen
 from kubesched.framework.preemption_victims import (
     DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
@@ -114,6 +116,13 @@ class DefaultPreemption:
         self._plan_for: CycleState | None = None
         self._plan_skip: set[str] = set()
         self._plan: ArithmeticPlan | None = None
+        self._shapes: tuple[Hashable, ...] | None = None
+        self.screen = VictimScreen()
+        self.reprieves = ReprieveCache()
+        #: The nodes where the last screen saw the first check pass (name -> generation), and for whom.
+        self._passed: dict[str, int] = {}
+        self._passed_for: tuple[CycleState, str] | None = None
+        self._nominations: Mapping[str, tuple[Pod, ...]] = {}
         #: Where the dry run starts among ``n`` potential nodes; kube-scheduler draws it at random.
         #: Replace it (e.g. with :func:`first_offset`) for reproducible simulations.
         self.offset_fn: Callable[[int], int] = offset_fn if offset_fn is not None else self._random_offset
@@ -168,17 +177,58 @@ class DefaultPreemption:
     def select_victims_on_node(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                                pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
         """The fewest pods (by reprieving the most important first) whose removal lets ``pod`` fit."""
+        screened = self._passed_for
+        if (screened is not None and screened[0] is state and screened[1] == pod.uid and not pdbs
+                and self._passed.get(node_info.name) == node_info.generation
+                and self._plan_skip == state.skip_filter_plugins):
+            # The screen saw the first check pass on this very node: what is left are the reprieves.
+            return (*self._kept_reprieves(pod, node_info), None)
         handle = self.handle
-        # The plan depends on the cycle state only; the dry run asks with the same state for every
-        # node it tries, so it is worked out once per state.
-        if self._plan_for is not state or self._plan_skip != state.skip_filter_plugins:
-            self._plan_for, self._plan_skip = state, set(state.skip_filter_plugins)
-            self._plan = handle.arithmetic_filters(state)
-        quick = (_arithmetic_select(handle, state, pod, node_info, pdbs, self._plan, self.v134)
-                 if self._plan is not None else None)
+        plan = self._arithmetic_plan(state)
+        reprieves = (self.reprieves, self._shapes) if self._shapes is not None else None
+        quick = (_arithmetic_select(handle, state, pod, node_info, pdbs, plan, self.v134, reprieves)
+                 if plan is not None else None)
         if quick is not None:
             return quick
         return _procedure_select(handle, state, pod, node_info, pdbs, self.v134)
+
+    def screen_victims(self, state: CycleState, pod: Pod, infos: Sequence[NodeInfo]) -> list[Status | None] | None:
+        """Per node of ``infos``, the status :meth:`select_victims_on_node` would end with at its first
+        check (None: it gets further), all at once; None when that cannot be told without trying."""
+        plan = self._arithmetic_plan(state)
+        if plan is None:
+            return None
+        no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
+        screened = self.screen.statuses(self.handle, state, pod, infos, plan, no_victims)
+        if screened is None:
+            return None
+        statuses, self._passed = screened
+        self._passed_for = (state, pod.uid)
+        self._nominations = self.handle.nominator.nominations()  # unchanged while the dry run lasts
+        return statuses
+
+    def _kept_reprieves(self, pod: Pod, node_info: NodeInfo) -> Reprieved:
+        """The reprieves on a node whose first check passed (no PodDisruptionBudget), as kept when
+        nothing that decides them changed. Only after a screen (which had a plan)."""
+        nominated, shapes = self._nominations.get(node_info.name, ()), self._shapes
+        if shapes is not None and (kept := self.reprieves.kept(pod, node_info, nominated, shapes)) is not None:
+            return kept
+        plan = self._plan
+        assert plan is not None
+        potential, room = _without_lower(pod, node_info, nominated)
+        reprieved = _reprieve(self.handle, pod, potential, (), plan, room, self.v134)
+        return reprieved if shapes is None else self.reprieves.outcome(pod, node_info, nominated, shapes,
+                                                                       lambda: reprieved)
+
+    def _arithmetic_plan(self, state: CycleState) -> ArithmeticPlan | None:
+        """The plan depends on the cycle state only; the dry run asks with the same state for every
+        node it tries, so it is worked out once per state."""
+        if self._plan_for is not state or self._plan_skip != state.skip_filter_plugins:
+            self._plan_for, self._plan_skip = state, set(state.skip_filter_plugins)
+            self._plan = self.handle.arithmetic_filters(state)
+            self._shapes = checks_shapes(self._plan) if self._plan is not None else None
+            self._passed_for = None  # what the screen saw held for the plan it had
+        return self._plan
 
     def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc] | None:
         return None
@@ -302,6 +352,7 @@ def _procedure_select(handle: Handle, state: CycleState, pod: Pod, node_info: No
 
 def _arithmetic_select(handle: Handle, state: CycleState, pod: Pod, node_info: NodeInfo,
                        pdbs: Sequence[PodDisruptionBudget], plan: ArithmeticPlan, resort: bool,
+                       reprieves: tuple[ReprieveCache, tuple[Hashable, ...]] | None = None,
                        ) -> tuple[list[Pod], int, Status | None] | None:
     """SelectVictimsOnNode as arithmetic on the node's pod count and requests, when that is exact.
 
@@ -310,56 +361,96 @@ def _arithmetic_select(handle: Handle, state: CycleState, pod: Pod, node_info: N
     Then each check the procedure makes (the node without any lower-priority pod, then with each
     reprieved pod back, always with the pods nominated there at equal or higher priority, fitting
     with which implies fitting without) is decided by the node-only plugins once and by the
-    FitChecks, asked in profile order so that a failure is reported as the framework would report
-    it. Nothing is copied or run per reprieved pod. None when a node-only plugin fails with an error
-    (the general procedure words it).
+    FitChecks. Nothing is copied or run per reprieved pod. None when a node-only plugin fails with
+    an error (the general procedure words it). ``reprieves``: where the outcome of earlier dry runs'
+    reprieves is kept, and the shapes of the plan's FitChecks.
     """
-    potential = [p for p in node_info.pods if p.priority < pod.priority]
+    nominated = handle.nominator.nominations().get(node_info.name, ())
+    potential, room = _without_lower(pod, node_info, nominated)
     if not potential:
         return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
-    # The node's pod count and requested amounts as pods come and go (node_info is left as it is).
-    allocatable, requested, count = node_info.allocatable, dict(node_info.requested), len(node_info.pods)
+    decided, status = _first_check(plan, state, pod, node_info, room)
+    if not decided:
+        return None
+    if status is not None:
+        return [], 0, status
+    if reprieves is None or pdbs:
+        return (*_reprieve(handle, pod, potential, pdbs, plan, room, resort), None)
+    cache, shapes = reprieves
+    return (*cache.outcome(pod, node_info, nominated, shapes,
+                           lambda: _reprieve(handle, pod, potential, pdbs, plan, room, resort)), None)
 
-    def shift(p: Pod, sign: int) -> None:
-        nonlocal count
-        count += sign
+
+def _without_lower(pod: Pod, node_info: NodeInfo, nominated: Sequence[Pod]) -> tuple[list[Pod], _Room]:
+    """The node's pods below the preemptor's priority, and the node's room once they are gone and the
+    ``nominated`` pods it must leave room for (equal or higher priority, not itself) are in place."""
+    potential = [p for p in node_info.pods if p.priority < pod.priority]
+    room = _Room(node_info)
+    for p in potential:
+        room.shift(p, -1)
+    for other in nominated:
+        if other.priority >= pod.priority and other.uid != pod.uid:
+            room.shift(other, +1)
+    return potential, room
+
+
+class _Room:
+    """A node's pod count and requested amounts as pods come and go (the node itself is left as it is)."""
+
+    __slots__ = ("allocatable", "count", "requested")
+
+    def __init__(self, node_info: NodeInfo) -> None:
+        self.allocatable = node_info.allocatable
+        self.requested = dict(node_info.requested)
+        self.count = len(node_info.pods)
+
+    def shift(self, p: Pod, sign: int) -> None:
+        self.count += sign
+        requested = self.requested
         for name, value in p.requests.items():
             requested[name] = requested.get(name, 0) + sign * value
 
-    for p in potential:
-        shift(p, -1)
-    for other in handle.nominator.nominated_pods_for_node(node_info.name):
-        if other.priority >= pod.priority and other.uid != pod.uid:
-            shift(other, +1)
 
+def _first_check(plan: ArithmeticPlan, state: CycleState, pod: Pod, node_info: NodeInfo,
+                 room: _Room) -> tuple[bool, Status | None]:
+    """The pod on the node with every lower-priority pod gone, asked of the plan's plugins in profile
+    order: ``(True, None)`` when it fits, ``(True, rejection)``, or ``(False, None)`` when a node-only
+    plugin fails with an error (the framework words errors)."""
     for plugin, checks in plan:
         if checks is None:
             status = plugin.filter(state, pod, node_info)
         else:
-            reasons = checks.shortages(allocatable, requested, count)
+            reasons = checks.shortages(room.allocatable, room.requested, room.count)
             status = Status(Code.UNSCHEDULABLE, reasons) if reasons else None
         if status is not None and status.code is not Code.SUCCESS:
             if not status.is_rejected():
-                return None  # the framework words errors
+                return False, None
             status.plugin = plugin.name
-            return [], 0, status
+            return True, status
+    return True, None
 
+
+def _reprieve(handle: Handle, pod: Pod, potential: list[Pod], pdbs: Sequence[PodDisruptionBudget],
+              plan: ArithmeticPlan, room: _Room, resort: bool) -> Reprieved:
+    """Put the lower-priority pods back, most important first (PodDisruptionBudget violators before the
+    others), each that still lets the pod fit: the rest are the victims."""
     now = clock_reading(handle.clock(), potential)
     go_sort_slice(potential, lambda a, b: more_important_pod(a, b, now))
     violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
     shortages = [checks.shortages for _, checks in plan if checks is not None]
+    allocatable, requested = room.allocatable, room.requested
     victims: list[Pod] = []
     num_violating = 0
     for group, counts_as_violation in ((violating, True), (non_violating, False)):
         for p in group:
             for missing in shortages:
-                if missing(allocatable, requested, count, p.requests):
+                if missing(allocatable, requested, room.count, p.requests):
                     victims.append(p)
                     num_violating += counts_as_violation
                     break
             else:  # it fits back: reprieved
-                shift(p, +1)
-    return _ordered(victims, violating, non_violating, now, resort), num_violating, None
+                room.shift(p, +1)
+    return _ordered(victims, violating, non_violating, now, resort), num_violating
 
 
 def _ordered(victims: list[Pod], violating: Sequence[Pod], non_violating: Sequence[Pod], now: datetime,

@@ -24,6 +24,36 @@ PodLister = Callable[[Pod], Pod | None]
 """Returns the live version of a pod (looked up by namespace/name), or None when it is gone."""
 
 
+class NominationsView(dict[str, tuple[Pod, ...]]):
+    """Every nomination by node as of one version of the nominator, which can say which nodes' entries
+    changed since an earlier view (:meth:`changed_since`): a reader that keeps sums renews only those."""
+
+    __slots__ = ("_log", "version")
+
+    def __init__(self, entries: Mapping[str, tuple[Pod, ...]] | None = None, version: int = 0,
+                 log: tuple[tuple[int, int, frozenset[str]], ...] = ()) -> None:
+        super().__init__(entries or {})
+        self.version = version
+        self._log = log
+
+    def changed_since(self, version: int) -> set[str] | None:
+        """The nodes whose entries differ between the view of ``version`` and this one; None when
+        that is no longer known (then compare every entry)."""
+        changed: set[str] = set()
+        for start, end, nodes in reversed(self._log):
+            if end <= version:
+                break
+            if end <= self.version:
+                changed |= nodes
+            if start <= version:
+                return changed
+        return changed if version == self.version else None
+
+
+#: How many renewals of the view the nominator remembers the changed nodes of.
+VIEW_LOG = 64
+
+
 class Nominator:
     """Nominated pods per node; safe to share between threads (uses the lock it is given)."""
 
@@ -34,9 +64,15 @@ class Nominator:
         self._lock: AbstractContextManager[Any] = lock if lock is not None else threading.RLock()
         self._by_node: dict[str, dict[str, Pod]] = {}
         self._node_of: dict[str, str] = {}
-        #: Bumped by every change; :meth:`nominations` rebuilds its view only when it moved.
+        #: Bumped by every change; :meth:`nominations` renews its view only when it moved.
         self._version = 0
-        self._view: tuple[int, dict[str, tuple[Pod, ...]]] = (0, {})
+        self._view: tuple[int, NominationsView] = (0, NominationsView())
+        #: (version renewed from, version renewed to, nodes changed) of the last views (a new tuple each time:
+        #: views are read without the lock).
+        self._log: tuple[tuple[int, int, frozenset[str]], ...] = ()
+        #: Nodes whose nominations changed since the view was last renewed: the next view copies the
+        #: last one and rebuilds only their entries (unchanged nodes keep the very same tuples).
+        self._dirty: set[str] = set()
 
     # -- public API --------------------------------------------------------------------------------
     def add_nominated_pod(self, pod: Pod, nominated_node_name: str = "", mode: str | None = None) -> None:
@@ -70,14 +106,23 @@ class Nominator:
         with self._lock:
             return list(self._by_node.get(node_name, {}).values())
 
-    def nominations(self) -> Mapping[str, tuple[Pod, ...]]:
+    def nominations(self) -> NominationsView:
         """Every nomination by node, in nomination order: one read for a whole scheduling cycle (the
         view is shared and rebuilt only after a change; callers must not change it)."""
         version, view = self._view
         if version == self._version:
             return view
         with self._lock:
-            view = {node: tuple(pods.values()) for node, pods in self._by_node.items()}
+            base = self._view[1]
+            self._log = (*self._log[1 - VIEW_LOG:], (base.version, self._version, frozenset(self._dirty)))
+            view = NominationsView(base, self._version, self._log)
+            for node in self._dirty:
+                pods = self._by_node.get(node)
+                if pods:
+                    view[node] = tuple(pods.values())
+                else:
+                    view.pop(node, None)
+            self._dirty.clear()
             self._view = (self._version, view)
             return view
 
@@ -112,6 +157,7 @@ class Nominator:
             return
         self._node_of[pod.uid] = node_name
         self._by_node.setdefault(node_name, {})[pod.uid] = pod
+        self._dirty.add(node_name)
         self._version += 1
 
     def _delete(self, uid: str) -> None:
@@ -119,6 +165,7 @@ class Nominator:
         if node_name is None:
             return
         self._version += 1
+        self._dirty.add(node_name)
         pods = self._by_node.get(node_name)
         if pods is not None:
             pods.pop(uid, None)

@@ -62,6 +62,23 @@ class NameOrder:
         return rank
 
 
+def _smallest(values: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` smallest of ``values`` (all distinct), smallest first. A few minima found
+    one by one cost less than a partition of thousands of values, which every attempt asks for."""
+    if len(values) <= k:
+        return np.argsort(values)
+    if k > 8:
+        best = np.argpartition(values, k - 1)[:k]
+        return best[np.argsort(values[best])]
+    left = values.copy()
+    out = np.empty(k, dtype=np.int64)
+    ceiling = np.iinfo(left.dtype).max
+    for j in range(k):
+        out[j] = i = int(left.argmin())
+        left[i] = ceiling
+    return out
+
+
 class NullAttempt:
     """The attempt of a recorder that keeps nothing: every report is dropped on the floor."""
 
@@ -265,20 +282,11 @@ class Attempt:
         ranks = (order or NameOrder()).rank(names)
         tied = np.flatnonzero(totals == totals.max())
         if len(tied) >= k:  # the k best all share the best total: the first k of them by name
-            tied_ranks = ranks[self.scored_rows[tied]]
-            if len(tied) > k:
-                pick = np.argpartition(tied_ranks, k - 1)[:k]
-                tied, tied_ranks = tied[pick], tied_ranks[pick]
-            best = tied[np.argsort(tied_ranks)]
+            best = tied[_smallest(ranks[self.scored_rows[tied]], k)]
             return list(zip(names[self.scored_rows[best]].tolist(), best.tolist(), strict=True))
         rank = ranks[self.scored_rows]
         # Best total first, then name order, as one integer per node (ranks are distinct, below len(names)).
-        key = (int(totals.max()) - totals) * len(names) + rank
-        if len(key) > k:
-            best = np.argpartition(key, k - 1)[:k]
-            best = best[np.argsort(key[best])]
-        else:
-            best = np.argsort(key)
+        best = _smallest((int(totals.max()) - totals) * len(names) + rank, k)
         return list(zip(names[self.scored_rows[best]].tolist(), best.tolist(), strict=True))
 
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from kubesched.api.objects import Pod
-from kubesched.queue.nominator import Nominator
+from kubesched.queue.nominator import VIEW_LOG, Nominator
 from tests.queue.conftest import mkpod
 
 
@@ -94,3 +94,37 @@ def test_nominations_view_follows_every_change() -> None:
     n.delete_nominated_pod_if_exists(b)
     n.update_nominated_pod(a, mkpod("a"))  # a new object without a nomination keeps the in-memory one
     assert {k: names(list(v)) for k, v in n.nominations().items()} == {"n2": ["a"]}
+
+
+def test_a_new_view_keeps_the_tuples_of_nodes_that_did_not_change() -> None:
+    n = Nominator()
+    a, b, c = mkpod("a"), mkpod("b"), mkpod("c")
+    n.add_nominated_pod(a, "n1")
+    n.add_nominated_pod(b, "n2")
+    before = n.nominations()
+    n.add_nominated_pod(c, "n2")
+    after = n.nominations()
+    assert after is not before and after["n1"] is before["n1"]  # what readers compare by identity
+    assert names(list(after["n2"])) == ["b", "c"]
+    n.delete_nominated_pod_if_exists(a)
+    assert "n1" not in n.nominations() and n.nominations()["n2"] is after["n2"]
+
+
+def test_a_view_tells_which_nodes_changed_since_an_earlier_one() -> None:
+    n = Nominator()
+    a, b, c = mkpod("a"), mkpod("b"), mkpod("c")
+    n.add_nominated_pod(a, "n1")
+    first = n.nominations()
+    n.add_nominated_pod(b, "n2")
+    second = n.nominations()
+    n.add_nominated_pod(c, "n3")
+    n.delete_nominated_pod_if_exists(a)
+    third = n.nominations()
+    assert third.changed_since(second.version) == {"n1", "n3"}
+    assert third.changed_since(first.version) == {"n1", "n2", "n3"}
+    assert second.changed_since(first.version) == {"n2"}  # an older view knows nothing of later changes
+    assert third.changed_since(third.version) == set()
+    for i in range(VIEW_LOG + 1):  # the oldest changes are forgotten: readers compare every entry then
+        n.add_nominated_pod(mkpod(f"x{i}"), "n9")
+        n.nominations()
+    assert n.nominations().changed_since(first.version) is None

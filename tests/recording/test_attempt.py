@@ -121,3 +121,13 @@ def test_the_best_nodes_are_the_best_totals_then_names(totals: list[int], k: int
     attempt.scheduled(str(names[rows[0]]))
     want = sorted(zip(names[rows].tolist(), totals, strict=True), key=lambda p: (-p[1], p[0]))[:k]
     assert attempt.top_nodes(k) == want
+
+
+def test_smallest_gives_the_k_smallest_in_order() -> None:
+    from kubesched.recording.attempt import _smallest
+
+    rng = np.random.default_rng(7)
+    for n in (1, 3, 9, 50, 5000):
+        values = rng.permutation(10 * n)[:n].astype(np.int64)
+        for k in (1, 3, 8, 9, 12):
+            assert _smallest(values, k).tolist() == np.argsort(values)[:k].tolist()

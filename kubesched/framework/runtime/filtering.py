@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 import numpy as np
@@ -27,6 +28,7 @@ from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import PodNominator
 from kubesched.framework.interfaces import BatchFilterPlugin, BatchFilterResult, FilterPlugin
+from kubesched.framework.nominated_sums import COUNT, NominatedSums, kept_for
 from kubesched.framework.runtime.calls import PluginReturnError, call_status, shown
 from kubesched.framework.status import Code, Status, status_label
 
@@ -162,7 +164,7 @@ def find_nodes_that_pass_filters(fwk: FilteringFramework, state: CycleState, pod
         feasible_parts.append(batch[passed])
         failed = np.flatnonzero(verdict >= 0)
         rejected_rows.append(batch[failed])
-        rejected_statuses.extend(statuses[i] for i in verdict[failed].tolist())
+        rejected_statuses.extend(map(statuses.__getitem__, verdict[failed].tolist()))
         found += len(passed)
         pos += len(batch)
         chunk = max(chunk * 2, 256)
@@ -174,14 +176,23 @@ def find_nodes_that_pass_filters(fwk: FilteringFramework, state: CycleState, pod
 class _NominatedRows:
     """The rows of a walk that pods are nominated to, and how to re-check them with those pods."""
 
-    __slots__ = ("_array", "_fit_checks", "_fwk", "_pod", "_rows", "_snapshot", "_state")
+    __slots__ = ("_array", "_fit_checks", "_fwk", "_pod", "_rows", "_snapshot", "_state", "_sums")
 
     def __init__(self, fwk: FilteringFramework, state: CycleState, pod: Pod, snapshot: Snapshot,
                  walk: np.ndarray) -> None:
         self._fwk, self._state, self._pod, self._snapshot = fwk, state, pod, snapshot
+        self._sums: _Sums | None = None
+        nominations = fwk.nominator.nominations()
+        self._fit_checks: list[tuple[str, FitChecks]] | None = None
+        if nominations and (plan := fwk.arithmetic_filters(state)) is not None:
+            self._fit_checks = [(plugin.name, checks) for plugin, checks in plan if checks is not None]
+            if all(hasattr(checks, "filter_shifted") for _, checks in self._fit_checks):
+                self._sums = _Sums(kept_for(fwk).at(pod.priority), nominations, snapshot, pod)
+                self._array = walk[self._sums.count(walk) > 0]
+                self._rows: dict[int, list[Pod]] = {}  # the pods are asked for through _pods_on
+                return
         rows: dict[int, list[Pod]] = {}
         index, priority, uid = snapshot.index, pod.priority, pod.uid
-        nominations = fwk.nominator.nominations()
         if len(walk) < len(nominations):  # a short walk (the nominated node alone): look its nodes up
             named = ((row, nominations.get(name)) for row, name in zip(walk.tolist(), snapshot.names[walk].tolist(),
                                                                         strict=True))
@@ -193,17 +204,16 @@ class _NominatedRows:
                 rows[row] = nominated
         self._rows = rows
         self._array = np.fromiter(rows, dtype=np.int64, count=len(rows))
-        self._fit_checks: list[tuple[str, FitChecks]] | None = None
-        if rows and (plan := fwk.arithmetic_filters(state)) is not None:
-            self._fit_checks = [(plugin.name, checks) for plugin, checks in plan if checks is not None]
 
     def recheck(self, batch: np.ndarray, verdict: np.ndarray, statuses: list[Status]) -> FilterFailure | None:
         """Nodes of ``batch`` with nominated pods, checked with those pods too (the first pass of
         run_filter_plugins_with_nominated_pods): a rejection there is the node's verdict, whatever the
         pass without them (``verdict``, ``statuses``) found, which stands only when that first pass
         passes. Verdicts are changed in place; an Error status stops the walk."""
-        if not self._rows:
+        if not len(self._array):
             return None
+        if self._sums is not None and self._fit_checks is not None:
+            return self._recheck_shifted(batch, verdict, statuses)
         ks = np.flatnonzero(np.isin(batch, self._array)).tolist()
         if not ks:
             return None
@@ -215,7 +225,31 @@ class _NominatedRows:
                 status = with_pods[k]
             else:  # rejected without them: every filter runs again, in order, with them
                 row = int(batch[k])
-                status = filter_with_nominated(self._fwk, self._state, self._pod, infos[row], self._rows[row])
+                status = filter_with_nominated(self._fwk, self._state, self._pod, infos[row], self._pods_on(row))
+            if status is not None:
+                if status.code is Code.ERROR:
+                    return FilterFailure(status, k)
+                statuses.append(status)
+                verdict[k] = len(statuses) - 1
+        return None
+
+    def _recheck_shifted(self, batch: np.ndarray, verdict: np.ndarray, statuses: list[Status]
+                         ) -> FilterFailure | None:
+        """:meth:`recheck` with the nodes that passed without their nominated pods checked from the
+        kept sums of those pods, all at once."""
+        assert self._sums is not None and self._fit_checks is not None
+        ks = np.flatnonzero(np.isin(batch, self._array))
+        rejected = ks[verdict[ks] >= 0].tolist()
+        passed = ks[verdict[ks] < 0]
+        if len(passed):
+            found = _fit_shifted(self._fit_checks, self._snapshot, batch[passed], self._sums)
+            hit = found.status_index >= 0
+            verdict[passed[hit]] = found.status_index[hit] + len(statuses)
+            statuses.extend(found.statuses)
+        infos = self._snapshot.node_infos
+        for k in rejected:  # rejected without them: every filter runs again, in order, with them
+            row = int(batch[k])
+            status = filter_with_nominated(self._fwk, self._state, self._pod, infos[row], self._pods_on(row))
             if status is not None:
                 if status.code is Code.ERROR:
                     return FilterFailure(status, k)
@@ -226,12 +260,54 @@ class _NominatedRows:
     def _passed_without(self, batch: np.ndarray, ks: list[int]) -> Iterable[Status | None]:
         """The first pass on the nodes ``batch[ks]`` that passed every filter without their nominated
         pods (filters that read only the node pass them again): vectorised when the filters allow."""
-        extras = [self._rows[int(batch[k])] for k in ks]
+        extras = [self._pods_on(int(batch[k])) for k in ks]
         if self._fit_checks is not None:
             return _fit_with_pods(self._fit_checks, self._snapshot, batch[ks], extras)
         infos = self._snapshot.node_infos
         return [filter_with_nominated(self._fwk, self._state, self._pod, infos[int(batch[k])], extra,
                                       passed_without=True) for k, extra in zip(ks, extras, strict=True)]
+
+
+    def _pods_on(self, row: int) -> list[Pod]:
+        """The pods nominated to the row that the pod must leave room for."""
+        if self._sums is None:
+            return self._rows[row]
+        pod = self._pod
+        nominated = self._fwk.nominator.nominations().get(self._snapshot.node_infos[row].name, ())
+        return [p for p in nominated if p.priority >= pod.priority and p.uid != pod.uid]
+
+
+class _Sums:
+    """The kept sums of the pods nominated to each row for one pod (see nominated_sums)."""
+
+    __slots__ = ("_kept", "_nominations", "_pod", "_snapshot")
+
+    def __init__(self, kept: NominatedSums, nominations: Mapping[str, tuple[Pod, ...]], snapshot: Snapshot,
+                 pod: Pod) -> None:
+        self._kept, self._nominations, self._snapshot, self._pod = kept, nominations, snapshot, pod
+
+    def count(self, rows: np.ndarray) -> np.ndarray:
+        return self.requested(rows, COUNT)
+
+    def requested(self, rows: np.ndarray, name: str) -> np.ndarray:
+        sums = self._kept.gather(self._nominations, self._snapshot, self._pod, rows, name)
+        return np.zeros(len(rows), dtype=np.int64) if sums is None else sums
+
+
+def _fit_shifted(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray,
+                 sums: _Sums) -> BatchFilterResult:
+    """:func:`_fit_with_pods` from the kept sums of the nominated pods, as one batch result."""
+    index = np.full(len(rows), -1, dtype=np.int64)
+    statuses: list[Status] = []
+    for name, checks in fit_checks:
+        result = checks.filter_shifted(snapshot, rows, sums.count(rows),  # type: ignore[attr-defined]
+                                       partial(sums.requested, rows))
+        first = (index < 0) & (result.status_index >= 0)  # the first rejection in profile order stands
+        index[first] = result.status_index[first] + len(statuses)
+        for status in result.statuses:
+            status.plugin = name
+        statuses.extend(result.statuses)
+    return BatchFilterResult(index, statuses)
 
 
 def _fit_with_pods(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray,

@@ -18,7 +18,7 @@ nominated pods, and preemption picks victims, by arithmetic instead of copies an
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -174,11 +174,25 @@ def rejection(reasons: tuple[str, ...], unresolvable: bool) -> Status:
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, reasons)
 
 
+#: Pods added on each row of a batch: their count per row, and per row what they request of a resource.
+Shift = tuple[np.ndarray, Callable[[str], np.ndarray]]
+
+
+def _extras_shift(extras: Sequence[Sequence[Pod]]) -> Shift:
+    """The :data:`Shift` of placing the pods ``extras[k]`` on the k-th row."""
+    n = len(extras)
+
+    def requested(name: str) -> np.ndarray:
+        return np.fromiter((sum(p.requests.get(name, 0) for p in e) for e in extras), dtype=np.int64, count=n)
+
+    return np.fromiter((len(e) for e in extras), dtype=np.int64, count=n), requested
+
+
 def _fail_matrix(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray,
-                 extras: Sequence[Sequence[Pod]] | None = None, unresolvable: bool = False,
+                 shift: Shift | None = None, unresolvable: bool = False,
                  ) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """The reasons Filter can give and, per snapshot row of ``rows`` (with its ``extras`` pods placed
-    too, when given), which of them apply: the vectorised :func:`short_resources`. With
+    """The reasons Filter can give and, per snapshot row of ``rows`` (with the pods of ``shift``
+    placed too, when given), which of them apply: the vectorised :func:`short_resources`. With
     ``unresolvable``, also which rows offer less of some resource than the pod asks for
     (:func:`beyond_allocatable`); else None."""
     n = len(rows)
@@ -186,8 +200,8 @@ def _fail_matrix(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np
     fails = np.zeros((n, len(reasons)), dtype=bool)
     beyond = np.zeros(n, dtype=bool) if unresolvable else None
     pod_count = snapshot.pod_count[rows]
-    if extras is not None:
-        pod_count = pod_count + np.fromiter((len(e) for e in extras), dtype=np.int64, count=n)
+    if shift is not None:
+        pod_count = pod_count + shift[0]
     fails[:, 0] = pod_count + 1 > snapshot.allowed_pods[rows]
     for j, (name, amount) in enumerate(checks, start=1):
         col = snapshot.resource_column(name)
@@ -198,9 +212,8 @@ def _fail_matrix(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np
             continue
         allocatable = snapshot.allocatable[rows, col]
         free = allocatable - snapshot.requested[rows, col]
-        if extras is not None:
-            free = free - np.fromiter((sum(p.requests.get(name, 0) for p in e) for e in extras),
-                                      dtype=np.int64, count=n)
+        if shift is not None:
+            free = free - shift[1](name)
         fails[:, j] = amount > free
         if beyond is not None:
             beyond |= amount > allocatable
@@ -238,16 +251,21 @@ def _coded_result(reasons: Sequence[str], codes: np.ndarray, unresolvable: bool)
     """What :func:`_batch_result` gives, from the rows' :func:`_fail_codes`."""
     if not codes.any():
         return BatchFilterResult.all_pass(len(codes))
-    uniq, inverse = np.unique(codes, return_inverse=True)
-    statuses: list[Status] = []
-    table = np.full(len(uniq), -1, dtype=np.int32)
     beyond_bit = 1 << len(reasons)
-    for u, code in enumerate(uniq.tolist()):
+    if beyond_bit < 1 << 12:  # few checks (the common case): a row's code is its slot in a table of every code
+        present = np.flatnonzero(np.bincount(codes, minlength=2 * beyond_bit))
+        slots, slot_of, size = present, codes, 2 * beyond_bit
+    else:
+        present, slot_of = np.unique(codes, return_inverse=True)
+        slots, size = np.arange(len(present)), len(present)
+    table = np.full(size, -1, dtype=np.int32)
+    statuses: list[Status] = []
+    for slot, code in zip(slots.tolist(), present.tolist(), strict=True):
         failed = tuple(r for j, r in enumerate(reasons) if code >> j & 1)
         if failed:
-            table[u] = len(statuses)
+            table[slot] = len(statuses)
             statuses.append(rejection(failed, unresolvable and bool(code & beyond_bit)))
-    return BatchFilterResult(table[inverse.reshape(-1)], statuses)
+    return BatchFilterResult(table[slot_of.reshape(-1)], statuses)
 
 
 def _distinct_rows(fails: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -298,19 +316,37 @@ class PreFilterState:
         short = short_resources(self.checks, allocatable, requested, num_pods, adding)
         return tuple([shortage_reason(name) for name in short]) if short else ()
 
+    @property
+    def shape(self) -> tuple[tuple[str, int], ...]:
+        """What the checks answer from: the (resource, amount) pairs."""
+        return self.checks
+
+    def shortages_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
+                          requested_delta: Callable[[str], np.ndarray]) -> BatchFilterResult:
+        """:meth:`shortages` on many rows at once, each row's pods shifted (see ShiftedFitChecks)."""
+        reasons = [TOO_MANY_PODS, *(insufficient_reason(name) for name, _ in self.checks)]
+        codes = (snapshot.pod_count[rows] + pods_delta + 1 > snapshot.allowed_pods[rows]).astype(np.int64)
+        for j, (name, amount) in enumerate(self.checks, start=1):
+            col = snapshot.resource_column(name)
+            if col is None:  # no node offers it (nor hosts a pod asking for it)
+                codes |= 1 << j
+                continue
+            free = snapshot.allocatable[rows, col] - snapshot.requested[rows, col] - requested_delta(name)
+            codes |= (amount > free).astype(np.int64) << j
+        return _coded_result(reasons, codes, False)
+
     def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,
                          extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
-        reasons, fails, beyond = _fail_matrix(self.checks, snapshot, rows, extras, self.unresolvable)
-        out: list[Status | None] = [None] * len(rows)
-        made: dict[tuple[bytes, bool], Status] = {}  # rows failing alike share one Status
-        for i in np.flatnonzero(fails.any(axis=1)).tolist():
-            key = (fails[i].tobytes(), beyond is not None and bool(beyond[i]))
-            status = made.get(key)
-            if status is None:
-                failed = tuple(r for r, bad in zip(reasons, fails[i].tolist(), strict=True) if bad)
-                status = made[key] = rejection(failed, key[1])
-            out[i] = status
-        return out
+        result = self.filter_shifted(snapshot, rows, *_extras_shift(extras))
+        statuses: list[Status | None] = [*result.statuses, None]  # index -1: passed
+        return [statuses[i] for i in result.status_index.tolist()]
+
+    def filter_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
+                       requested_delta: Callable[[str], np.ndarray]) -> BatchFilterResult:
+        """:meth:`filter_with_pods` with the added pods given by their sums (see ShiftedFitChecks)."""
+        reasons, fails, beyond = _fail_matrix(self.checks, snapshot, rows, (pods_delta, requested_delta),
+                                              self.unresolvable)
+        return _batch_result(reasons, fails, beyond)  # rows failing alike share one Status
 
 
 def _missing_state(key: str) -> Status:
