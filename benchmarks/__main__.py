@@ -29,8 +29,7 @@ from benchmarks.storage_workloads import SimCase
 from benchmarks.workloads import EMULATED_VERSION_ENV, Case, emulated_features
 from kubesched.config.features import check_version
 
-COLUMNS = ("workload", "nodes", "existing", "measured", "config", "path", "pods/s", "wall s", "pods/cpu-s",
-           "peak MiB")
+COLUMNS = ("workload", "nodes", "existing", "measured", "config", "path", "pods/s", "wall s", "pods/cpu-s", "peak MiB")
 
 #: What a user path must reach: a share of the core loop's pods/s in the same run, and a peak memory (MiB).
 TARGETS = {"basic-5000-default-simulate": (0.70, 1024.0), "basic-5000-default-simulate-trace": (0.50, 1024.0)}
@@ -52,12 +51,31 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     for r in rows:
         path = r.get("path", "core")
         if "error" in r:
-            cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"], path, "FAILED", "-", "-",
-                     "-"]
+            cells = [
+                r["workload"],
+                r["nodes"],
+                r["existing"],
+                r["measured"],
+                r["config"],
+                path,
+                "FAILED",
+                "-",
+                "-",
+                "-",
+            ]
         else:
-            cells = [r["workload"], r["nodes"], r["existing"], r["measured"], r["config"], path,
-                     f"{r['pods_per_s']:.1f}", f"{r['wall_s']:.2f}", f"{r.get('pods_per_cpu_s', 0.0):.1f}",
-                     f"{r['peak_mib']:.0f}"]
+            cells = [
+                r["workload"],
+                r["nodes"],
+                r["existing"],
+                r["measured"],
+                r["config"],
+                path,
+                f"{r['pods_per_s']:.1f}",
+                f"{r['wall_s']:.2f}",
+                f"{r.get('pods_per_cpu_s', 0.0):.1f}",
+                f"{r['peak_mib']:.0f}",
+            ]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 
@@ -82,8 +100,10 @@ def compare_user_paths(rows: Sequence[dict[str, Any]]) -> list[str]:
             line += f" [{base['cpu_s'] / r['cpu_s']:.0%} by cpu seconds]"
         if r["case"] in TARGETS:
             target, peak = TARGETS[r["case"]]
-            line += (f" (target >= {target:.0%}: {_met(share >= target)}); peak {r['peak_mib']:.0f} MiB "
-                     f"(target <= {peak:.0f}: {_met(r['peak_mib'] <= peak)})")
+            line += (
+                f" (target >= {target:.0%}: {_met(share >= target)}); peak {r['peak_mib']:.0f} MiB "
+                f"(target <= {peak:.0f}: {_met(r['peak_mib'] <= peak)})"
+            )
         lines.append(line)
     return lines
 
@@ -106,27 +126,52 @@ def _size(row: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", metavar="PATTERN", help="run only cases whose name matches")
     parser.add_argument("--quick", action="store_true", help="run the reduced-size cases")
-    parser.add_argument("--profile", metavar="CASE", choices=sorted(ALL_CASES),
-                        help="profile one case in-process and print the top 30 functions")
-    parser.add_argument("--measured", type=int, default=None,
-                        help="override the number of measured pods (with --profile)")
-    parser.add_argument("--sort", default="cumulative", choices=("cumulative", "tottime"),
-                        help="order of the profile's functions (with --profile)")
-    parser.add_argument("--repeat", type=int, default=1, metavar="N",
-                        help="run the selected cases N times, round after round, and keep each case's fastest run "
-                             "(steadier figures on a shared machine)")
-    parser.add_argument("--emulated-version", metavar="VERSION",
-                        help="the kube-scheduler version every case runs as (default: kubesched's, 1.34)")
-    parser.add_argument("--live", action="store_true",
-                        help="kubesched run and upstream kube-scheduler side by side on a real API server "
-                             "(benchmarks/live.py; with --quick, reduced sizes)")
-    parser.add_argument("--soak", type=int, metavar="MINUTES",
-                        help="with --live: churn pods and nodes for MINUTES against both schedulers at once and "
-                             "print per-minute pods/s, p99 latency, RSS and threads (benchmarks/soak.py)")
+    parser.add_argument(
+        "--profile",
+        metavar="CASE",
+        choices=sorted(ALL_CASES),
+        help="profile one case in-process and print the top 30 functions",
+    )
+    parser.add_argument(
+        "--measured", type=int, default=None, help="override the number of measured pods (with --profile)"
+    )
+    parser.add_argument(
+        "--sort",
+        default="cumulative",
+        choices=("cumulative", "tottime"),
+        help="order of the profile's functions (with --profile)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run the selected cases N times, round after round, and keep each case's fastest run "
+        "(steadier figures on a shared machine)",
+    )
+    parser.add_argument(
+        "--emulated-version",
+        metavar="VERSION",
+        help="the kube-scheduler version every case runs as (default: kubesched's, 1.34)",
+    )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="kubesched run and upstream kube-scheduler side by side on a real API server "
+        "(benchmarks/live.py; with --quick, reduced sizes)",
+    )
+    parser.add_argument(
+        "--soak",
+        type=int,
+        metavar="MINUTES",
+        help="with --live: churn pods and nodes for MINUTES against both schedulers at once and "
+        "print per-minute pods/s, p99 latency, RSS and threads (benchmarks/soak.py)",
+    )
     args = parser.parse_args(argv)
 
     if args.soak is not None and not args.live:
@@ -164,9 +209,16 @@ def main(argv: list[str] | None = None) -> int:
             except BenchmarkError as err:
                 failed = True
                 print(str(err), file=sys.stderr)
-                row = {"case": case.name, "workload": case.workload, "nodes": case.nodes,
-                       "existing": case.existing, "measured": args.measured or case.measured,
-                       "config": case.config, "path": getattr(case, "path", "core"), "error": str(err)}
+                row = {
+                    "case": case.name,
+                    "workload": case.workload,
+                    "nodes": case.nodes,
+                    "existing": case.existing,
+                    "measured": args.measured or case.measured,
+                    "config": case.config,
+                    "path": getattr(case, "path", "core"),
+                    "error": str(err),
+                }
             best[case.name] = better(best.get(case.name), row)
     rows = [best[case.name] for case in cases]
     print(f"kube-scheduler v{emulated_features().version} emulated\n")

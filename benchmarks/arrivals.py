@@ -32,8 +32,20 @@ from typing import Any
 from benchmarks.run import cpu_seconds, peak_rss_mib
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
-COLUMNS = ("case", "nodes", "arrivals", "path", "wall s", "cpu s", "arrivals/s", "peak MiB", "virtual h",
-           "cpu mean", "cpu peak", "p99 bind s")
+COLUMNS = (
+    "case",
+    "nodes",
+    "arrivals",
+    "path",
+    "wall s",
+    "cpu s",
+    "arrivals/s",
+    "peak MiB",
+    "virtual h",
+    "cpu mean",
+    "cpu peak",
+    "p99 bind s",
+)
 #: Seconds and MiB a row must stay within.
 TARGETS = {"arrivals-200k-5000-api": (300.0, 2048.0), "arrivals-200k-5000-cli": (300.0, 2048.0)}
 
@@ -48,17 +60,20 @@ class ArrivalCase:
     default: bool = True
 
 
-CASES = {c.name: c for c in (
-    ArrivalCase("arrivals-quick-api", 200, 3000, "api", quick=True),
-    ArrivalCase("arrivals-quick-cli", 200, 3000, "cli", quick=True),
-    ArrivalCase("arrivals-quick-stream", 200, 3000, "stream", quick=True),
-    ArrivalCase("arrivals-200k-5000-api", 5000, 200_000, "api"),
-    ArrivalCase("arrivals-200k-5000-cli", 5000, 200_000, "cli"),
-    ArrivalCase("arrivals-1m-5000-stream", 5000, 1_000_000, "stream", default=False),
-    # How the cost grows with the number of arrivals on the same 5000 nodes (run when named).
-    ArrivalCase("arrivals-20k-5000-stream", 5000, 20_000, "stream", default=False),
-    ArrivalCase("arrivals-100k-5000-stream", 5000, 100_000, "stream", default=False),
-)}
+CASES = {
+    c.name: c
+    for c in (
+        ArrivalCase("arrivals-quick-api", 200, 3000, "api", quick=True),
+        ArrivalCase("arrivals-quick-cli", 200, 3000, "cli", quick=True),
+        ArrivalCase("arrivals-quick-stream", 200, 3000, "stream", quick=True),
+        ArrivalCase("arrivals-200k-5000-api", 5000, 200_000, "api"),
+        ArrivalCase("arrivals-200k-5000-cli", 5000, 200_000, "cli"),
+        ArrivalCase("arrivals-1m-5000-stream", 5000, 1_000_000, "stream", default=False),
+        # How the cost grows with the number of arrivals on the same 5000 nodes (run when named).
+        ArrivalCase("arrivals-20k-5000-stream", 5000, 20_000, "stream", default=False),
+        ArrivalCase("arrivals-100k-5000-stream", 5000, 100_000, "stream", default=False),
+    )
+}
 
 
 def _shapes() -> tuple[Any, Any, Any]:
@@ -112,15 +127,25 @@ def measure(case: ArrivalCase) -> dict[str, Any]:
             if status != 0:
                 raise RuntimeError(f"kubesched simulate exited {status}")
         wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
-    row: dict[str, Any] = {"case": case.name, "nodes": case.nodes, "arrivals": case.arrivals, "path": case.path,
-                           "wall_s": wall, "cpu_s": cpu, "peak_mib": peak_rss_mib()}
+    row: dict[str, Any] = {
+        "case": case.name,
+        "nodes": case.nodes,
+        "arrivals": case.arrivals,
+        "path": case.path,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "peak_mib": peak_rss_mib(),
+    }
     if result is not None:
         scheduled = sum(1 for n in result.final.values() if n)
         assert result.series is not None
-        row.update(virtual_h=result.virtual_seconds / 3600, scheduled=scheduled,
-                   cpu_mean=result.series.utilisation().get("cpu", {}).get("mean", 0.0),
-                   cpu_peak=result.series.utilisation().get("cpu", {}).get("peak", 0.0),
-                   p99=result.latency().get("p99", 0.0))
+        row.update(
+            virtual_h=result.virtual_seconds / 3600,
+            scheduled=scheduled,
+            cpu_mean=result.series.utilisation().get("cpu", {}).get("mean", 0.0),
+            cpu_peak=result.series.utilisation().get("cpu", {}).get("peak", 0.0),
+            p99=result.latency().get("p99", 0.0),
+        )
         if scheduled < case.arrivals * 0.99:
             raise RuntimeError(f"{case.name}: only {scheduled} of {case.arrivals} pods were bound")
     return row
@@ -130,8 +155,12 @@ def _logged(pods: Any, start: float, every: int = 50_000) -> Any:
     """Pass ``pods`` through, noting progress on stderr (long runs on a busy machine)."""
     for n, pod in enumerate(pods, 1):
         if n % every == 0:
-            print(f"{n} arrivals read: wall {time.perf_counter() - start:.0f} s, cpu {cpu_seconds():.0f} s, "
-                  f"peak {peak_rss_mib():.0f} MiB", file=sys.stderr, flush=True)
+            print(
+                f"{n} arrivals read: wall {time.perf_counter() - start:.0f} s, cpu {cpu_seconds():.0f} s, "
+                f"peak {peak_rss_mib():.0f} MiB",
+                file=sys.stderr,
+                flush=True,
+            )
         yield pod
 
 
@@ -141,25 +170,36 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         if "error" in r:
             cells = [r["case"], r["nodes"], r["arrivals"], r["path"], "FAILED", *["-"] * 7]
         else:
-            cells = [r["case"], r["nodes"], r["arrivals"], r["path"], f"{r['wall_s']:.1f}", f"{r['cpu_s']:.1f}",
-                     f"{r['arrivals'] / r['wall_s']:.0f}", f"{r['peak_mib']:.0f}",
-                     f"{r['virtual_h']:.1f}" if "virtual_h" in r else "-",
-                     f"{r['cpu_mean']:.0%}" if "cpu_mean" in r else "-",
-                     f"{r['cpu_peak']:.0%}" if "cpu_peak" in r else "-",
-                     f"{r['p99']:.2f}" if "p99" in r else "-"]
+            cells = [
+                r["case"],
+                r["nodes"],
+                r["arrivals"],
+                r["path"],
+                f"{r['wall_s']:.1f}",
+                f"{r['cpu_s']:.1f}",
+                f"{r['arrivals'] / r['wall_s']:.0f}",
+                f"{r['peak_mib']:.0f}",
+                f"{r['virtual_h']:.1f}" if "virtual_h" in r else "-",
+                f"{r['cpu_mean']:.0%}" if "cpu_mean" in r else "-",
+                f"{r['cpu_peak']:.0%}" if "cpu_peak" in r else "-",
+                f"{r['p99']:.2f}" if "p99" in r else "-",
+            ]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     for r in rows:
         if r["case"] in TARGETS and "error" not in r:
             seconds, mib = TARGETS[r["case"]]
             ok = r["wall_s"] <= seconds and r["peak_mib"] <= mib
-            lines.append(f"\n{r['case']}: {r['wall_s']:.0f} s (target <= {seconds:.0f}), {r['peak_mib']:.0f} MiB "
-                         f"(target <= {mib:.0f}): {'met' if ok else 'NOT met'}")
+            lines.append(
+                f"\n{r['case']}: {r['wall_s']:.0f} s (target <= {seconds:.0f}), {r['peak_mib']:.0f} MiB "
+                f"(target <= {mib:.0f}): {'met' if ok else 'NOT met'}"
+            )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.arrivals", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.arrivals", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", metavar="PATTERN", help="run only cases whose name matches (also non-default)")
     parser.add_argument("--quick", action="store_true", help="run the reduced-size cases")
     parser.add_argument("--case", help=argparse.SUPPRESS)  # one case, in this process (JSON out)
@@ -176,13 +216,25 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     for case in chosen:
         print(f"running {case.name} ...", file=sys.stderr, flush=True)
-        proc = subprocess.run([sys.executable, "-m", "benchmarks.arrivals", "--case", case.name],
-                              capture_output=True, text=True, check=False, cwd=_REPO_ROOT)
+        proc = subprocess.run(
+            [sys.executable, "-m", "benchmarks.arrivals", "--case", case.name],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=_REPO_ROOT,
+        )
         if proc.returncode != 0 or not proc.stdout.strip():
             failed = True
             print(proc.stderr.strip()[-2000:], file=sys.stderr)
-            rows.append({"case": case.name, "nodes": case.nodes, "arrivals": case.arrivals, "path": case.path,
-                         "error": proc.stderr.strip()[-200:]})
+            rows.append(
+                {
+                    "case": case.name,
+                    "nodes": case.nodes,
+                    "arrivals": case.arrivals,
+                    "path": case.path,
+                    "error": proc.stderr.strip()[-200:],
+                }
+            )
             continue
         rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     print(format_table(rows))

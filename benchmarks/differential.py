@@ -45,22 +45,36 @@ def _progress(result: harness.SeedResult) -> None:
         return
     bad = sum(1 for c in result.comparisons if DISAGREE in (c.decision, c.message, c.devices))
     expected = sum(1 for c in result.comparisons if not c.agrees) - bad
-    print(f"seed {result.seed}: {len(result.comparisons)} pods, {bad} disagreeing, {expected} expected differences "
-          f"({result.upstream_seconds:.1f}s upstream, {result.kubesched_seconds:.1f}s kubesched)",
-          file=sys.stderr, flush=True)
+    print(
+        f"seed {result.seed}: {len(result.comparisons)} pods, {bad} disagreeing, {expected} expected differences "
+        f"({result.upstream_seconds:.1f}s upstream, {result.kubesched_seconds:.1f}s kubesched)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None, *, plane: ControlPlane | None = None) -> int:
     """``plane``: run on this control plane instead of starting one (the oracle clears it first)."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.differential", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.differential",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--seeds", type=int, default=20, metavar="N", help="how many seeds (default 20)")
     parser.add_argument("--start", type=int, default=0, metavar="S", help="first seed (default 0)")
-    parser.add_argument("--report", type=Path, default=DEFAULT_REPORT, metavar="PATH",
-                        help=f"where to write the JSON report (default {DEFAULT_REPORT})")
-    parser.add_argument("--no-dra", dest="dra", action="store_false",
-                        help="leave out the GPUs published through DRA (and the pods claiming them) that about "
-                             "half the seeds get")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        default=DEFAULT_REPORT,
+        metavar="PATH",
+        help=f"where to write the JSON report (default {DEFAULT_REPORT})",
+    )
+    parser.add_argument(
+        "--no-dra",
+        dest="dra",
+        action="store_false",
+        help="leave out the GPUs published through DRA (and the pods claiming them) that about half the seeds get",
+    )
     args = parser.parse_args(argv)
     # A terminated run still stops its control plane and schedulers (the finally clauses below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -86,8 +100,10 @@ def main(argv: list[str] | None = None, *, plane: ControlPlane | None = None) ->
     args.report.write_text(json.dumps(report, indent=1))
 
     version = replay.EMULATED_VERSION or "kubesched's default (v1.30)"
-    print(f"{report['pods']} pods over {len(results)} seeds ({args.start}..{args.start + args.seeds - 1}); "
-          f"kubesched emulating {version}; {wall:.0f}s wall, per seed {report['timing']['perSeedSeconds']}")
+    print(
+        f"{report['pods']} pods over {len(results)} seeds ({args.start}..{args.start + args.seeds - 1}); "
+        f"kubesched emulating {version}; {wall:.0f}s wall, per seed {report['timing']['perSeedSeconds']}"
+    )
     print(harness.agreement_table(results))
     sizes = ", ".join(f"{n} node{'s' if n > 1 else ''}: {count}" for n, count in harness.tie_sizes(results).items())
     print(f"kubesched's best-score ties for the pods upstream bound ({sizes})")

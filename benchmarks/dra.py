@@ -54,8 +54,9 @@ def measure_kubesched(case: SimCase, timeout: float) -> dict[str, Any]:
 def _setup(cluster: KubeCluster, objects: list[dict[str, Any]]) -> None:
     """Everything but the measured pods, in an order the API server accepts; statuses (nodes aside,
     which keep theirs on create) through the status subresource."""
-    create_all(cluster, [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-                         for ns in (INIT_NS, TEST_NS)])
+    create_all(
+        cluster, [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in (INIT_NS, TEST_NS)]
+    )
     for kinds in (("Node", "ResourceSlice", "DeviceClass"), ("ResourceClaim", "ResourceClaimTemplate"), ("Pod",)):
         batch = [o for o in objects if o["kind"] in kinds and not is_measured(o)]
         create_all(cluster, [{k: v for k, v in o.items() if k != "status" or o["kind"] == "Node"} for o in batch])
@@ -68,19 +69,25 @@ def _setup(cluster: KubeCluster, objects: list[dict[str, Any]]) -> None:
 def _wait_for_claims(cluster: KubeCluster, pods: list[dict[str, Any]], timeout: float) -> None:
     """Until the resourceclaim controller has made every template claim of the measured pods and reserved
     every init claim for its bound pods, so that none of its writes falls in the measured time."""
-    wanted = {p["metadata"]["name"] for p in pods if any("resourceClaimTemplateName" in e
-                                                          for e in p["spec"]["resourceClaims"])}
+    wanted = {
+        p["metadata"]["name"]
+        for p in pods
+        if any("resourceClaimTemplateName" in e for e in p["spec"]["resourceClaims"])
+    }
     deadline = time.monotonic() + timeout
     while True:
         listed = cluster.list("Pod", TEST_NS)[0]
         wanted -= {p["metadata"]["name"] for p in listed if (p.get("status") or {}).get("resourceClaimStatuses")}
-        unreserved = [c for c in cluster.list("ResourceClaim", INIT_NS)[0]
-                      if not (c.get("status") or {}).get("reservedFor")]
+        unreserved = [
+            c for c in cluster.list("ResourceClaim", INIT_NS)[0] if not (c.get("status") or {}).get("reservedFor")
+        ]
         if not wanted and not unreserved:
             return
         if time.monotonic() > deadline:
-            raise BenchmarkError(f"after {timeout:.0f}s, {len(wanted)} measured pods are without their claims and "
-                                 f"{len(unreserved)} init claims unreserved")
+            raise BenchmarkError(
+                f"after {timeout:.0f}s, {len(wanted)} measured pods are without their claims and "
+                f"{len(unreserved)} init claims unreserved"
+            )
         time.sleep(0.5)
 
 
@@ -101,8 +108,7 @@ def measure_upstream(case: SimCase, bin_dir: Path, timeout: float) -> dict[str, 
         watcher.watch.wait_for_sync(120)
         log = open(work / "kube-scheduler.log", "w")  # noqa: SIM115 - closed with the process
         start = time.monotonic()
-        proc = subprocess.Popen(scheduler_command("kube-scheduler", plane, work), stdout=log,
-                                stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(scheduler_command("kube-scheduler", plane, work), stdout=log, stderr=subprocess.STDOUT)
         procs.append(proc)
         stop, peak, cpu = threading.Event(), [0], [0.0]
         threading.Thread(target=rss_sampler, args=(proc.pid, stop, peak, cpu), daemon=True).start()
@@ -113,12 +119,22 @@ def measure_upstream(case: SimCase, bin_dir: Path, timeout: float) -> dict[str, 
         stop.set()
         watcher.watch.stop()
         if missing:
-            raise BenchmarkError(f"{len(missing)} of {len(names)} measured pods not bound by kube-scheduler "
-                                 f"(log: {work / 'kube-scheduler.log'})")
+            raise BenchmarkError(
+                f"{len(missing)} of {len(names)} measured pods not bound by kube-scheduler "
+                f"(log: {work / 'kube-scheduler.log'})"
+            )
         wall = max(watcher.bound_at[n] for n in names) - start
-        return {"case": case.name, "scheduler": "kube-scheduler", "nodes": case.nodes, "existing": case.existing,
-                "measured": case.measured, "pods_per_s": case.measured / wall, "wall_s": wall,
-                "cpu_s": cpu[0], "rss_mib": peak[0] / 1024}
+        return {
+            "case": case.name,
+            "scheduler": "kube-scheduler",
+            "nodes": case.nodes,
+            "existing": case.existing,
+            "measured": case.measured,
+            "pods_per_s": case.measured / wall,
+            "wall_s": wall,
+            "cpu_s": cpu[0],
+            "rss_mib": peak[0] / 1024,
+        }
     finally:
         for proc in procs:
             proc.terminate()
@@ -135,14 +151,17 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         if "error" in r:
             lines.append(f"| {r['case']} | {r['scheduler']} | FAILED: {r['error']} |")
             continue
-        lines.append(f"| {r['case']} | {r['scheduler']} | {r['nodes']} | {r['existing']} | {r['measured']} "
-                     f"| {r['pods_per_s']:.1f} | {r['wall_s']:.2f} | {r.get('cpu_s', 0.0):.1f} | {r['rss_mib']:.0f} |")
+        lines.append(
+            f"| {r['case']} | {r['scheduler']} | {r['nodes']} | {r['existing']} | {r['measured']} "
+            f"| {r['pods_per_s']:.1f} | {r['wall_s']:.2f} | {r.get('cpu_s', 0.0):.1f} | {r['rss_mib']:.0f} |"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.dra", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.dra", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="the reduced sizes")
     parser.add_argument("--only", metavar="PATTERN", help="cases whose name matches (a glob, or a substring)")
     parser.add_argument("--skip-kubesched", action="store_true", help="run upstream only")

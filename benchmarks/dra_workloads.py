@@ -20,8 +20,10 @@ from kubesched.scenario.generate.perf_dra import DRA_WORKLOADS, TEST_NS
 
 def _dra_cases() -> list[SimCase]:
     out = []
-    for short, workload in (("dra-claim-template", "SchedulingWithResourceClaimTemplate"),
-                            ("dra-claim", "SchedulingWithResourceClaim")):
+    for short, workload in (
+        ("dra-claim-template", "SchedulingWithResourceClaimTemplate"),
+        ("dra-claim", "SchedulingWithResourceClaim"),
+    ):
         out.append(SimCase(f"{short}-5000-default", workload, 5000, 2500, 2500))
         out.append(SimCase(f"{short}-quick-default", workload, 100, 100, 200, quick=True))
     return out

@@ -37,8 +37,10 @@ API = "kubescheduler.config.k8s.io/v1"
 def _config(*plugins: str, extenders: list[dict[str, Any]] | None = None, queue_sort: str = "") -> dict[str, Any]:
     cfg: dict[str, Any] = {"apiVersion": API, "kind": "KubeSchedulerConfiguration"}
     if plugins:
-        profile: dict[str, Any] = {"schedulerName": "default-scheduler",
-                                   "plugins": {"multiPoint": {"enabled": [{"name": p} for p in plugins]}}}
+        profile: dict[str, Any] = {
+            "schedulerName": "default-scheduler",
+            "plugins": {"multiPoint": {"enabled": [{"name": p} for p in plugins]}},
+        }
         if queue_sort:
             profile["plugins"]["queueSort"] = {"enabled": [{"name": queue_sort}], "disabled": [{"name": "*"}]}
         cfg["profiles"] = [profile]
@@ -77,9 +79,11 @@ def _per_pod(objs: list[dict[str, Any]], cfg: dict[str, Any], repeats: int) -> t
 # -- plugin overhead ----------------------------------------------------------------------------------
 def plugin_overhead(nodes: int, pods: int, repeats: int = 5) -> list[dict[str, Any]]:
     objs = [node_dict(i) for i in range(nodes)] + [pod_dict(f"pod-{i}") for i in range(pods)]
-    variants = (("default plugins", None),
-                ("+ trivial filter+score, per-node form", "benchmarks.trivial_plugins:TrivialPerNode"),
-                ("+ trivial filter+score, batch form", "benchmarks.trivial_plugins:TrivialBatch"))
+    variants = (
+        ("default plugins", None),
+        ("+ trivial filter+score, per-node form", "benchmarks.trivial_plugins:TrivialPerNode"),
+        ("+ trivial filter+score, batch form", "benchmarks.trivial_plugins:TrivialBatch"),
+    )
     best: dict[str, tuple[float, float, Any]] = {}
     # Rounds interleave the variants, so that a burst of load elsewhere hits all of them alike.
     for _ in range(repeats):
@@ -93,9 +97,18 @@ def plugin_overhead(nodes: int, pods: int, repeats: int = 5) -> list[dict[str, A
         wall, per_pod, result = best[label]
         assert all(result.final.values()), "every pod must be scheduled"
         evaluated = result.attempts[-1]["evaluatedNodes"]
-        rows.append({"case": "plugin-overhead", "variant": label, "nodes": nodes, "pods": pods, "wall_s": wall,
-                     "per_pod_ms": per_pod * 1000, "extra_ms": (per_pod - base) * 1000 if plugin else None,
-                     "note": f"{evaluated} nodes filtered per pod, best of {repeats}"})
+        rows.append(
+            {
+                "case": "plugin-overhead",
+                "variant": label,
+                "nodes": nodes,
+                "pods": pods,
+                "wall_s": wall,
+                "per_pod_ms": per_pod * 1000,
+                "extra_ms": (per_pod - base) * 1000 if plugin else None,
+                "note": f"{evaluated} nodes filtered per pod, best of {repeats}",
+            }
+        )
     return rows
 
 
@@ -138,8 +151,13 @@ def extender(nodes: int, pods: int) -> list[dict[str, Any]]:
     server = _Extender()
     try:
         objs = [node_dict(i) for i in range(nodes)] + [pod_dict(f"pod-{i}") for i in range(pods)]
-        ext = {"urlPrefix": server.url, "filterVerb": "filter", "prioritizeVerb": "prioritize", "weight": 1,
-               "nodeCacheCapable": True}
+        ext = {
+            "urlPrefix": server.url,
+            "filterVerb": "filter",
+            "prioritizeVerb": "prioritize",
+            "weight": 1,
+            "nodeCacheCapable": True,
+        }
         base_wall, base, _ = _per_pod(objs, _config(), 3)
         wall, per_pod, result = _per_pod(objs, _config(extenders=[ext]), 3)
         assert all(result.final.values())
@@ -152,13 +170,34 @@ def extender(nodes: int, pods: int) -> list[dict[str, Any]]:
         server.close()
     extra = (per_pod - base) * 1000
     return [
-        {"case": "extender", "variant": "default plugins", "nodes": nodes, "pods": pods, "wall_s": base_wall,
-         "per_pod_ms": base * 1000, "extra_ms": None},
-        {"case": "extender", "variant": "+ HTTP extender filter+prioritize (2 round trips/pod)", "nodes": nodes,
-         "pods": pods, "wall_s": wall, "per_pod_ms": per_pod * 1000, "extra_ms": extra,
-         "note": f"{extra / 2:.2f} ms per round trip in the cycle"},
-        {"case": "extender", "variant": "bare loopback round trip (transport only)", "nodes": 1, "pods": rounds,
-         "wall_s": bare, "per_pod_ms": bare / rounds * 1000, "extra_ms": None},
+        {
+            "case": "extender",
+            "variant": "default plugins",
+            "nodes": nodes,
+            "pods": pods,
+            "wall_s": base_wall,
+            "per_pod_ms": base * 1000,
+            "extra_ms": None,
+        },
+        {
+            "case": "extender",
+            "variant": "+ HTTP extender filter+prioritize (2 round trips/pod)",
+            "nodes": nodes,
+            "pods": pods,
+            "wall_s": wall,
+            "per_pod_ms": per_pod * 1000,
+            "extra_ms": extra,
+            "note": f"{extra / 2:.2f} ms per round trip in the cycle",
+        },
+        {
+            "case": "extender",
+            "variant": "bare loopback round trip (transport only)",
+            "nodes": 1,
+            "pods": rounds,
+            "wall_s": bare,
+            "per_pod_ms": bare / rounds * 1000,
+            "extra_ms": None,
+        },
     ]
 
 
@@ -176,9 +215,14 @@ def gangs(nodes: int, groups: int, size: int, room_for: int, *, burst: bool) -> 
         filler["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
         objs.append(filler)
     for g in range(groups):
-        objs.append({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-                     "metadata": {"name": f"gang-{g}", "namespace": "default"},
-                     "spec": {"minMember": size, "scheduleTimeoutSeconds": 10}})
+        objs.append(
+            {
+                "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                "kind": "PodGroup",
+                "metadata": {"name": f"gang-{g}", "namespace": "default"},
+                "spec": {"minMember": size, "scheduleTimeoutSeconds": 10},
+            }
+        )
         for m in range(size):
             pod = pod_dict(f"gang-{g}-{m}")
             pod["metadata"].update(namespace="default", labels={"scheduling.x-k8s.io/pod-group": f"gang-{g}"})
@@ -195,10 +239,19 @@ def gangs(nodes: int, groups: int, size: int, room_for: int, *, burst: bool) -> 
     partial = sum(1 for n in placed.values() if n != size)
     pods = groups * size
     variant = f"{groups} gangs of {size}, room for {room_for}" + (" (burst)" if burst else "")
-    return [{"case": "gangs", "variant": variant,
-             "nodes": nodes, "pods": pods, "wall_s": wall, "per_pod_ms": wall / pods * 1000, "extra_ms": None,
-             "note": f"{whole} gangs placed whole, {partial} partly; {len(result.attempts)} attempts, "
-                     f"{result.virtual_seconds:.0f}s virtual"}]
+    return [
+        {
+            "case": "gangs",
+            "variant": variant,
+            "nodes": nodes,
+            "pods": pods,
+            "wall_s": wall,
+            "per_pod_ms": wall / pods * 1000,
+            "extra_ms": None,
+            "note": f"{whole} gangs placed whole, {partial} partly; {len(result.attempts)} attempts, "
+            f"{result.virtual_seconds:.0f}s virtual",
+        }
+    ]
 
 
 COLUMNS = ("case", "variant", "nodes", "pods", "wall s", "ms/pod", "extra ms/pod", "note")
@@ -208,15 +261,24 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for r in rows:
         extra = "-" if r.get("extra_ms") is None else f"{r['extra_ms']:.2f}"
-        cells = [r["case"], r["variant"], r["nodes"], r["pods"], f"{r['wall_s']:.2f}", f"{r['per_pod_ms']:.2f}",
-                 extra, r.get("note", "")]
+        cells = [
+            r["case"],
+            r["variant"],
+            r["nodes"],
+            r["pods"],
+            f"{r['wall_s']:.2f}",
+            f"{r['per_pod_ms']:.2f}",
+            extra,
+            r.get("note", ""),
+        ]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.extending", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.extending", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--only", choices=("plugin-overhead", "extender", "gangs"))
     args = parser.parse_args(argv)

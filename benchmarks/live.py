@@ -63,18 +63,36 @@ QUICK = (LiveCase("growing", 100, 500, 400, 1000), LiveCase("backlog", 500, 1000
 def node(i: int) -> dict:
     name = f"node-{i:05d}"
     res = {"cpu": "4", "memory": "32Gi", "pods": "110"}
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
-                                                  "topology.kubernetes.io/zone": f"zone-{i % 3}"}},
-            "status": {"capacity": res, "allocatable": res, "conditions": [{"type": "Ready", "status": "True"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": f"zone-{i % 3}"},
+        },
+        "status": {"capacity": res, "allocatable": res, "conditions": [{"type": "Ready", "status": "True"}]},
+    }
 
 
 def pod(i: int) -> dict:
     # scheduler_perf's pod-default.yaml: one pause container requesting 100m cpu and 500Mi memory.
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i:05d}", "namespace": "default"},
-            "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                                     "resources": {"requests": {"cpu": "100m", "memory": "500Mi"},
-                                                   "limits": {"cpu": "100m", "memory": "500Mi"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"pod-{i:05d}", "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {
+                        "requests": {"cpu": "100m", "memory": "500Mi"},
+                        "limits": {"cpu": "100m", "memory": "500Mi"},
+                    },
+                }
+            ]
+        },
+    }
 
 
 class BindWatcher:
@@ -124,9 +142,12 @@ def rss_sampler(pid: int, stop: threading.Event, peak: list[int], cpu: list[floa
 
 
 def scheduler_command(which: str, plane: ControlPlane, work: Path) -> list[str]:
-    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-              "clientConnection": {"kubeconfig": str(plane.scheduler_kubeconfig), "qps": QPS, "burst": QPS},
-              "leaderElection": {"leaderElect": False}}
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": str(plane.scheduler_kubeconfig), "qps": QPS, "burst": QPS},
+        "leaderElection": {"leaderElect": False},
+    }
     path = work / f"{which}-config.yaml"
     path.write_text(yaml.safe_dump(config))
     if which == "kubesched":
@@ -141,8 +162,11 @@ def measure(which: str, case: LiveCase, bin_dir: Path, timeout: float) -> dict[s
     try:
         cluster = KubeCluster(RestClient(ConnectionOptions(kubeconfig=str(plane.admin_kubeconfig), qps=-1)))
         total_nodes, total_pods = case.initial_nodes + case.nodes, case.initial_pods + case.pods
-        print(f"[{case.name}/{which}] creating {case.initial_nodes} nodes and {case.initial_pods} pods ...",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{case.name}/{which}] creating {case.initial_nodes} nodes and {case.initial_pods} pods ...",
+            file=sys.stderr,
+            flush=True,
+        )
         create_all(cluster, [node(i) for i in range(case.initial_nodes)])
         create_all(cluster, [pod(i) for i in range(case.initial_pods)])
         watcher = BindWatcher(cluster)
@@ -150,12 +174,16 @@ def measure(which: str, case: LiveCase, bin_dir: Path, timeout: float) -> dict[s
         log = open(work / f"{which}.log", "w")  # noqa: SIM115 - closed below
         env = dict(os.environ, PYTHONPATH=str(REPO))
         start = time.monotonic()
-        proc = subprocess.Popen(scheduler_command(which, plane, work), stdout=log, stderr=subprocess.STDOUT,
-                                env=env, cwd=REPO)
+        proc = subprocess.Popen(
+            scheduler_command(which, plane, work), stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO
+        )
         stop, peak, cpu = threading.Event(), [0], [0.0]
         threading.Thread(target=rss_sampler, args=(proc.pid, stop, peak, cpu), daemon=True).start()
-        print(f"[{case.name}/{which}] started; creating {case.nodes} nodes and {case.pods} pods ...",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{case.name}/{which}] started; creating {case.nodes} nodes and {case.pods} pods ...",
+            file=sys.stderr,
+            flush=True,
+        )
         created_at: dict[str, float] = {}
         later_nodes = [node(i) for i in range(case.initial_nodes, total_nodes)]
         later_pods = [pod(i) for i in range(case.initial_pods, total_pods)]
@@ -170,11 +198,18 @@ def measure(which: str, case: LiveCase, bin_dir: Path, timeout: float) -> dict[s
         last = max(watcher.bound_at.values())
         latencies = sorted(watcher.bound_at[n] - t for n, t in created_at.items() if n.startswith("pod-"))
         watcher.watch.stop()
-        return {"case": case.name, "scheduler": which, "nodes": total_nodes, "pods": total_pods,
-                "pods_per_s": total_pods / (last - start), "wall_s": last - start,
-                "p50_s": statistics.median(latencies) if latencies else None,
-                "p99_s": latencies[int(0.99 * (len(latencies) - 1))] if latencies else None,
-                "rss_mib": peak[0] / 1024, "cpu_s": cpu[0]}
+        return {
+            "case": case.name,
+            "scheduler": which,
+            "nodes": total_nodes,
+            "pods": total_pods,
+            "pods_per_s": total_pods / (last - start),
+            "wall_s": last - start,
+            "p50_s": statistics.median(latencies) if latencies else None,
+            "p99_s": latencies[int(0.99 * (len(latencies) - 1))] if latencies else None,
+            "rss_mib": peak[0] / 1024,
+            "cpu_s": cpu[0],
+        }
     finally:
         if proc is not None and proc.poll() is None:
             proc.terminate()
@@ -196,8 +231,18 @@ def _interleave(nodes: list[dict], pods: list[dict]) -> list[tuple[dict, ...]]:
     return out
 
 
-COLUMNS = ("case", "scheduler", "nodes", "pods", "pods/s", "start→last bound s", "p50 s", "p99 s", "peak RSS MiB",
-           "CPU s")
+COLUMNS = (
+    "case",
+    "scheduler",
+    "nodes",
+    "pods",
+    "pods/s",
+    "start→last bound s",
+    "p50 s",
+    "p99 s",
+    "peak RSS MiB",
+    "CPU s",
+)
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -208,8 +253,10 @@ def format_table(rows: list[dict[str, Any]]) -> str:
             continue
         p50 = "-" if r["p50_s"] is None else f"{r['p50_s']:.2f}"
         p99 = "-" if r["p99_s"] is None else f"{r['p99_s']:.2f}"
-        lines.append(f"| {r['case']} | {r['scheduler']} | {r['nodes']} | {r['pods']} | {r['pods_per_s']:.1f} "
-                     f"| {r['wall_s']:.1f} | {p50} | {p99} | {r['rss_mib']:.0f} | {r['cpu_s']:.1f} |")
+        lines.append(
+            f"| {r['case']} | {r['scheduler']} | {r['nodes']} | {r['pods']} | {r['pods_per_s']:.1f} "
+            f"| {r['wall_s']:.1f} | {p50} | {p99} | {r['rss_mib']:.0f} | {r['cpu_s']:.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -224,9 +271,11 @@ def compare(rows: list[dict[str, Any]]) -> list[str]:
         ours, theirs = pair.get("kubesched"), pair.get("kube-scheduler")
         if ours is None or theirs is None or not theirs["p50_s"] or not theirs["p99_s"]:
             continue
-        lines.append(f"{case} round {round_}: p50 {ours['p50_s'] / theirs['p50_s']:.2f}x, "
-                     f"p99 {ours['p99_s'] / theirs['p99_s']:.2f}x, "
-                     f"pods/s {ours['pods_per_s'] / theirs['pods_per_s']:.2f}x kube-scheduler's")
+        lines.append(
+            f"{case} round {round_}: p50 {ours['p50_s'] / theirs['p50_s']:.2f}x, "
+            f"p99 {ours['p99_s'] / theirs['p99_s']:.2f}x, "
+            f"pods/s {ours['pods_per_s'] / theirs['pods_per_s']:.2f}x kube-scheduler's"
+        )
     return lines
 
 

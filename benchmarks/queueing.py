@@ -40,8 +40,19 @@ from kubesched.scenario.generate.poisson import NodeShape, PodShape, node_object
 
 #: The rows: v1.30, v1.34, and v1.34 without popping backoffQ when activeQ is empty.
 VERSIONS = ("1.30", "1.34", "1.34:SchedulerPopFromBackoffQ=false")
-COLUMNS = ("workload", "version", "pods", "attempts", "failed", "wasted", "wasted % of failed", "scheduled",
-           "pending at end", "virtual h", "wall s")
+COLUMNS = (
+    "workload",
+    "version",
+    "pods",
+    "attempts",
+    "failed",
+    "wasted",
+    "wasted % of failed",
+    "scheduled",
+    "pending at end",
+    "virtual h",
+    "wall s",
+)
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
 LIFETIME = "exp:10m"
@@ -81,19 +92,39 @@ class WastedAttempts:
 
 
 def _spread(app: str) -> dict[str, Any]:
-    return {"labels": {"app": app}, "spec": {"topologySpreadConstraints": [{
-        "maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
-        "labelSelector": {"matchLabels": {"app": app}}}]}}
+    return {
+        "labels": {"app": app},
+        "spec": {
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": ZONE,
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": app}},
+                }
+            ]
+        },
+    }
 
 
 def _anti(app: str, key: str = HOSTNAME) -> dict[str, Any]:
-    return {"labels": {"app": app}, "spec": {"affinity": {"podAntiAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": [{
-            "labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}]}}}}
+    return {
+        "labels": {"app": app},
+        "spec": {
+            "affinity": {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}
+                    ]
+                }
+            }
+        },
+    }
 
 
-_TOLERATES_BATCH = {"spec": {"tolerations": [{"key": "dedicated", "operator": "Equal", "value": "batch",
-                                              "effect": "NoSchedule"}]}}
+_TOLERATES_BATCH = {
+    "spec": {"tolerations": [{"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}]}
+}
 
 
 def resources_kind(index: int) -> dict[str, Any]:
@@ -130,8 +161,9 @@ class Workload:
     kind: Callable[[int], dict[str, Any]]
 
 
-WORKLOADS = {w.name: w for w in (Workload("resources", 1.1, resources_kind),
-                                 Workload("constraints", 0.15, constraints_kind))}
+WORKLOADS = {
+    w.name: w for w in (Workload("resources", 1.1, resources_kind), Workload("constraints", 0.15, constraints_kind))
+}
 
 
 def nodes(count: int) -> list[dict[str, Any]]:
@@ -165,9 +197,18 @@ def timeline(node_count: int, seconds: float) -> list[dict[str, Any]]:
         if k % 4 == 0:
             name = f"joined-{k // 4}"
             zone = f"zone-{ZONES if k % 8 == 0 else k % ZONES}"
-            steps.append({"at": at, "action": "create", "object": {
-                "apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {HOSTNAME: name, ZONE: zone}},
-                "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}})
+            steps.append(
+                {
+                    "at": at,
+                    "action": "create",
+                    "object": {
+                        "apiVersion": "v1",
+                        "kind": "Node",
+                        "metadata": {"name": name, "labels": {HOSTNAME: name, ZONE: zone}},
+                        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+                    },
+                }
+            )
         else:
             steps.append({"at": at, "action": ("cordon", "uncordon", "drain")[k % 4 - 1], "object": f"Node/{target}"})
     return steps
@@ -177,37 +218,66 @@ def run(workload: Workload, version: str, node_count: int, pod_count: int, seed:
     """One emulated version (``1.34`` or ``1.34:Gate=false,…``) on the workload: counts, outcome, wall time."""
     emulated, _, gates = version.partition(":")
     started = time.perf_counter()
-    result = kubesched.simulate(nodes(node_count), arrivals=arrivals(workload, pod_count, node_count, seed),
-                                timeline=timeline(node_count, pod_count / _rate(workload, node_count)), seed=seed,
-                                emulated_version=emulated, feature_gates=gates or None)
+    result = kubesched.simulate(
+        nodes(node_count),
+        arrivals=arrivals(workload, pod_count, node_count, seed),
+        timeline=timeline(node_count, pod_count / _rate(workload, node_count)),
+        seed=seed,
+        emulated_version=emulated,
+        feature_gates=gates or None,
+    )
     wall = time.perf_counter() - started
     counter = WastedAttempts.of(result.summaries)
     placed = sum(1 for node in result.final.values() if node)
-    return {"workload": workload.name, "version": version, "pods": pod_count, "attempts": counter.attempts,
-            "failed": counter.failed, "wasted": counter.wasted, "scheduled": placed,
-            "pending": len(result.final) - placed, "virtual_h": result.virtual_seconds / 3600, "wall_s": wall}
+    return {
+        "workload": workload.name,
+        "version": version,
+        "pods": pod_count,
+        "attempts": counter.attempts,
+        "failed": counter.failed,
+        "wasted": counter.wasted,
+        "scheduled": placed,
+        "pending": len(result.final) - placed,
+        "virtual_h": result.virtual_seconds / 3600,
+        "wall_s": wall,
+    }
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for r in rows:
         share = 100.0 * r["wasted"] / r["failed"] if r["failed"] else 0.0
-        cells = (r["workload"], r["version"], r["pods"], r["attempts"], r["failed"], r["wasted"], f"{share:.0f}%",
-                 r["scheduled"], r["pending"], f"{r['virtual_h']:.1f}", f"{r['wall_s']:.1f}")
+        cells = (
+            r["workload"],
+            r["version"],
+            r["pods"],
+            r["attempts"],
+            r["failed"],
+            r["wasted"],
+            f"{share:.0f}%",
+            r["scheduled"],
+            r["pending"],
+            f"{r['virtual_h']:.1f}",
+            f"{r['wall_s']:.1f}",
+        )
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.queueing",
-                                     description="Wasted scheduling attempts on churn, per emulated version.")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.queueing", description="Wasted scheduling attempts on churn, per emulated version."
+    )
     parser.add_argument("--workload", choices=[*WORKLOADS, "all"], default="all")
     parser.add_argument("--nodes", type=int, default=40)
     parser.add_argument("--pods", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="a small run (20 nodes, 400 pods)")
-    parser.add_argument("--versions", default=";".join(VERSIONS),
-                        help="emulated versions, ';'-separated, each with optional ':Gate=value,…'")
+    parser.add_argument(
+        "--versions",
+        default=";".join(VERSIONS),
+        help="emulated versions, ';'-separated, each with optional ':Gate=value,…'",
+    )
     args = parser.parse_args(argv)
     node_count, pod_count = (20, 400) if args.quick else (args.nodes, args.pods)
     chosen = WORKLOADS.values() if args.workload == "all" else [WORKLOADS[args.workload]]

@@ -98,8 +98,10 @@ def measure_simulation(case: SimCase, *, profile: cProfile.Profile | None = None
         profile.disable()
     unbound = [k for k, node in result.final.items() if node is None]
     if unbound:
-        raise BenchmarkError(f"{case.name}: {len(unbound)} of {case.measured} measured pods were not bound "
-                             f"(first: {', '.join(unbound[:5])})")
+        raise BenchmarkError(
+            f"{case.name}: {len(unbound)} of {case.measured} measured pods were not bound "
+            f"(first: {', '.join(unbound[:5])})"
+        )
     if case.workload == "PreemptionBasic":
         preemptors = {a["pod"] for a in result.attempts if a.get("victims")}
         if len(preemptors) != case.measured:
@@ -109,11 +111,21 @@ def measure_simulation(case: SimCase, *, profile: cProfile.Profile | None = None
         if node:
             placements[node] = placements.get(node, 0) + 1
     return {
-        "case": case.name, "workload": case.workload, "nodes": case.nodes, "existing": case.existing,
-        "measured": case.measured, "config": case.config, "path": case.path, "cycles": result.attempt_count,
-        "pods_per_s": case.measured / wall if wall > 0 else float("inf"), "wall_s": wall, "setup_s": setup_s,
-        "cpu_s": cpu, "pods_per_cpu_s": case.measured / cpu if cpu > 0 else float("inf"),
-        "peak_mib": peak_rss_mib(), "nodes_used": len(placements),
+        "case": case.name,
+        "workload": case.workload,
+        "nodes": case.nodes,
+        "existing": case.existing,
+        "measured": case.measured,
+        "config": case.config,
+        "path": case.path,
+        "cycles": result.attempt_count,
+        "pods_per_s": case.measured / wall if wall > 0 else float("inf"),
+        "wall_s": wall,
+        "setup_s": setup_s,
+        "cpu_s": cpu,
+        "pods_per_cpu_s": case.measured / cpu if cpu > 0 else float("inf"),
+        "peak_mib": peak_rss_mib(),
+        "nodes_used": len(placements),
         "max_pods_per_node": max(placements.values(), default=0),
         "deleted": len(result.deleted),
         "plugins_left_out": sorted(_left_out(result.warnings)),
@@ -146,7 +158,8 @@ def measure(case: Case | SimCase, *, profile: cProfile.Profile | None = None) ->
     if unbound:
         raise BenchmarkError(
             f"{case.name}: {len(unbound)} of {case.measured} measured pods were not bound "
-            f"(first: {', '.join(unbound[:5])})")
+            f"(first: {', '.join(unbound[:5])})"
+        )
     violations = prepared.violations()
     if violations:
         raise BenchmarkError(f"{case.name}: " + "; ".join(violations))
@@ -198,16 +211,19 @@ def measure_user_path(case: Case, *, profile: cProfile.Profile | None = None) ->
         if profile is not None:
             profile.enable()
         start, cpu_start = time.perf_counter(), cpu_seconds()
-        result = kubesched.simulate(objects, config=config_dict(case.percentage), burst=True,
-                                    emulated_version=emulated_version(), **options)
+        result = kubesched.simulate(
+            objects, config=config_dict(case.percentage), burst=True, emulated_version=emulated_version(), **options
+        )
         wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
         if profile is not None:
             profile.disable()
         trace_mib = options["trace"].stat().st_size / (1 << 20) if "trace" in options else 0.0
     pending = [key for key, node in result.final.items() if node is None]
     if pending:
-        raise BenchmarkError(f"{case.name}: {len(pending)} of {case.measured} measured pods were not bound "
-                             f"(first: {', '.join(pending[:5])})")
+        raise BenchmarkError(
+            f"{case.name}: {len(pending)} of {case.measured} measured pods were not bound "
+            f"(first: {', '.join(pending[:5])})"
+        )
     placements: dict[str, int] = {}
     for node in result.final.values():
         assert node is not None
@@ -258,8 +274,10 @@ def profile_case(case: Case | SimCase, *, top: int = 30, sort: str = "cumulative
     prof = cProfile.Profile()
     result = measure(case, profile=prof)
     out = io.StringIO()
-    out.write(f"{case.name} ({case.measured} measured pods): {result['pods_per_s']:.1f} pods/s under cProfile, "
-              f"{result['wall_s']:.2f} s\n")
+    out.write(
+        f"{case.name} ({case.measured} measured pods): {result['pods_per_s']:.1f} pods/s under cProfile, "
+        f"{result['wall_s']:.2f} s\n"
+    )
     pstats.Stats(prof, stream=out).sort_stats(sort).print_stats(top)
     return out.getvalue()
 

@@ -75,10 +75,23 @@ class Minute:
 
 def soak_pod(i: int) -> dict:
     """The live benchmark's pod (scheduler_perf's pod-default), with a name of its own."""
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"soak-{i:07d}", "namespace": "default"},
-            "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                                     "resources": {"requests": {"cpu": "100m", "memory": "500Mi"},
-                                                   "limits": {"cpu": "100m", "memory": "500Mi"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"soak-{i:07d}", "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {
+                        "requests": {"cpu": "100m", "memory": "500Mi"},
+                        "limits": {"cpu": "100m", "memory": "500Mi"},
+                    },
+                }
+            ]
+        },
+    }
 
 
 def proc_status(pid: int) -> tuple[float, int]:
@@ -135,8 +148,9 @@ class ChurnDriver:
             if next_node <= now:
                 self._replace_node()
                 next_node += self.churn.node_period_s
-            stop.wait(max(0.0, min(next_pod, next_node, self._pods[0][0] if self._pods else next_pod)
-                          - time.monotonic()))
+            stop.wait(
+                max(0.0, min(next_pod, next_node, self._pods[0][0] if self._pods else next_pod) - time.monotonic())
+            )
         self._pool.shutdown(wait=True)
 
     def _create_pod(self, i: int) -> None:
@@ -171,15 +185,21 @@ def soak_one(which: str, minutes: int, churn: Churn, bin_dir: Path, series: list
     proc: subprocess.Popen | None = None
     stop = threading.Event()
     try:
-        cluster = KubeCluster(RestClient(ConnectionOptions(kubeconfig=str(plane.admin_kubeconfig), qps=-1)),
-                              delete_grace_period=0)
+        cluster = KubeCluster(
+            RestClient(ConnectionOptions(kubeconfig=str(plane.admin_kubeconfig), qps=-1)), delete_grace_period=0
+        )
         driver = ChurnDriver(cluster, churn)
         driver.create_nodes()
         watcher = BindWatcher(cluster)
         watcher.watch.wait_for_sync(120)
         with open(work / f"{which}.log", "w") as log:
-            proc = subprocess.Popen(scheduler_command(which, plane, work), stdout=log, stderr=subprocess.STDOUT,
-                                    env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO)
+            proc = subprocess.Popen(
+                scheduler_command(which, plane, work),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=dict(os.environ, PYTHONPATH=str(REPO)),
+                cwd=REPO,
+            )
         churner = threading.Thread(target=driver.run, args=(stop, watcher), name=f"churn-{which}", daemon=True)
         start = time.monotonic()
         churner.start()
@@ -191,8 +211,12 @@ def soak_one(which: str, minutes: int, churn: Churn, bin_dir: Path, series: list
                 raise RuntimeError(f"{which} exited with {proc.returncode} (log: {work / (which + '.log')})")
             series.append(minute_of(minute, start, watcher, driver, proc.pid))
             m = series[-1]
-            print(f"[soak/{which}] minute {minute + 1}: {m.pods_per_s:.1f} pods/s, p99 {_s(m.p99_s)} s, "
-                  f"RSS {m.rss_mib:.0f} MiB, {m.threads} threads", file=sys.stderr, flush=True)
+            print(
+                f"[soak/{which}] minute {minute + 1}: {m.pods_per_s:.1f} pods/s, p99 {_s(m.p99_s)} s, "
+                f"RSS {m.rss_mib:.0f} MiB, {m.threads} threads",
+                file=sys.stderr,
+                flush=True,
+            )
         stop.set()
         churner.join(60)
         watcher.watch.stop()
@@ -214,8 +238,15 @@ def minute_of(minute: int, start: float, watcher: BindWatcher, driver: ChurnDriv
         bound = [(name, at) for name, at in watcher.bound_at.items() if lo <= at < hi]
     latencies = [at - driver.created_at[name] for name, at in bound if name in driver.created_at]
     rss, threads = proc_status(pid)
-    return Minute(minute + 1, len(bound), p99(latencies), rss, threads,
-                  sum(1 for at in list(driver.deleted_pending) if lo <= at < hi), latencies)
+    return Minute(
+        minute + 1,
+        len(bound),
+        p99(latencies),
+        rss,
+        threads,
+        sum(1 for at in list(driver.deleted_pending) if lo <= at < hi),
+        latencies,
+    )
 
 
 # -- the verdict -------------------------------------------------------------------------------------------
@@ -235,7 +266,7 @@ def verdict(which: str, series: Sequence[Minute]) -> str:
     """One line: RSS and thread growth after the warm-up, and the drift of the p99 latency."""
     if not series:
         return f"{which}: no minute measured"
-    steady = list(series[warmup_minutes(len(series)):])
+    steady = list(series[warmup_minutes(len(series)) :])
     rss0, rss1, rss_growth = growth([m.rss_mib for m in steady])
     thr0, thr1, thr_growth = growth([float(m.threads) for m in steady])
     half = max(1, len(steady) // 2)
@@ -244,10 +275,12 @@ def verdict(which: str, series: Sequence[Minute]) -> str:
     drift = f"{(late / early - 1) * 100:+.0f} %" if early and late else "n/a"
     ok = rss_growth < STEADY_GROWTH and thr_growth < STEADY_GROWTH
     pending = sum(m.deleted_pending for m in steady)
-    return (f"{which}: RSS {rss0:.0f} -> {rss1:.0f} MiB ({rss_growth:+.1f} %), threads {thr0:.0f} -> {thr1:.0f} "
-            f"({thr_growth:+.1f} %) after {len(series) - len(steady)} min of warm-up: "
-            f"{'steady' if ok else 'GROWING'} (threshold {STEADY_GROWTH:.0f} %); "
-            f"p99 latency {_s(early)} s -> {_s(late)} s ({drift}); {pending} pods deleted before they were bound")
+    return (
+        f"{which}: RSS {rss0:.0f} -> {rss1:.0f} MiB ({rss_growth:+.1f} %), threads {thr0:.0f} -> {thr1:.0f} "
+        f"({thr_growth:+.1f} %) after {len(series) - len(steady)} min of warm-up: "
+        f"{'steady' if ok else 'GROWING'} (threshold {STEADY_GROWTH:.0f} %); "
+        f"p99 latency {_s(early)} s -> {_s(late)} s ({drift}); {pending} pods deleted before they were bound"
+    )
 
 
 def format_series(runs: dict[str, list[Minute]]) -> str:
@@ -258,8 +291,9 @@ def format_series(runs: dict[str, list[Minute]]) -> str:
         cells = [str(minute + 1)]
         for w in names:
             m = runs[w][minute] if minute < len(runs[w]) else None
-            cells += (["-"] * 4 if m is None else
-                      [f"{m.pods_per_s:.1f}", _s(m.p99_s), f"{m.rss_mib:.0f}", str(m.threads)])
+            cells += (
+                ["-"] * 4 if m is None else [f"{m.pods_per_s:.1f}", _s(m.p99_s), f"{m.rss_mib:.0f}", str(m.threads)]
+            )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -286,11 +320,14 @@ def main(minutes: int, churn: Churn | None = None) -> int:
         t.start()
     for t in threads:
         t.join()
-    print(f"Soak: {minutes} min, {churn.pods_per_s:g} pods/s created, each deleted after {churn.pod_lifetime_s:g} s, "
-          f"{churn.nodes} nodes, one replaced every {churn.node_period_s:g} s\n")
+    print(
+        f"Soak: {minutes} min, {churn.pods_per_s:g} pods/s created, each deleted after {churn.pod_lifetime_s:g} s, "
+        f"{churn.nodes} nodes, one replaced every {churn.node_period_s:g} s\n"
+    )
     print(format_series(runs))
     print()
     for which in SCHEDULERS:
-        print(f"verdict {which}: FAILED: {errors[which]}" if which in errors
-              else f"verdict {verdict(which, runs[which])}")
+        print(
+            f"verdict {which}: FAILED: {errors[which]}" if which in errors else f"verdict {verdict(which, runs[which])}"
+        )
     return 1 if errors else 0

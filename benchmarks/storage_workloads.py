@@ -55,20 +55,46 @@ def _sim_cases() -> list[SimCase]:
     out.append(SimCase("preemption-1000-default", "PreemptionBasic", 1000, 4000, 1000))
     out.append(SimCase("preemption-quick-default", "PreemptionBasic", 100, 400, 100, quick=True))
     # PreemptionBasic through the user path as it grows: four low-priority pods on every node.
-    for size, nodes, measured in (("1k", 1000, 1000), ("5k", 5000, 5000), ("50k", 50_000, 10_000),
-                                  ("100k", 100_000, 10_000)):
-        out.append(SimCase(f"scale-preemption-{size}", "PreemptionBasic", nodes, 4 * nodes, measured,
-                           path="simulate", default=False))
+    for size, nodes, measured in (
+        ("1k", 1000, 1000),
+        ("5k", 5000, 5000),
+        ("50k", 50_000, 10_000),
+        ("100k", 100_000, 10_000),
+    ):
+        out.append(
+            SimCase(
+                f"scale-preemption-{size}",
+                "PreemptionBasic",
+                nodes,
+                4 * nodes,
+                measured,
+                path="simulate",
+                default=False,
+            )
+        )
     return out
 
 
 SIM_CASES: dict[str, SimCase] = {c.name: c for c in _sim_cases()}
 
 
-def _pod(name: str, *, node: str | None = None, claim: str | None = None, cpu: str = "100m",
-         priority_class: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [{"name": "pause", "image": IMAGE, "resources": {
-        "requests": {"cpu": cpu, "memory": "500Mi"}, "limits": {"cpu": cpu, "memory": "500Mi"}}}]}
+def _pod(
+    name: str,
+    *,
+    node: str | None = None,
+    claim: str | None = None,
+    cpu: str = "100m",
+    priority_class: str | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "pause",
+                "image": IMAGE,
+                "resources": {"requests": {"cpu": cpu, "memory": "500Mi"}, "limits": {"cpu": cpu, "memory": "500Mi"}},
+            }
+        ]
+    }
     if claim is not None:
         spec["volumes"] = [{"name": "vol", "persistentVolumeClaim": {"claimName": claim}}]
     if priority_class is not None:
@@ -77,41 +103,79 @@ def _pod(name: str, *, node: str | None = None, claim: str | None = None, cpu: s
     if node is not None:
         spec["nodeName"] = node
         status = {"phase": "Running"}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NAMESPACE},
-            "spec": spec, "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": spec,
+        "status": status,
+    }
 
 
 def _volume_pair(index: int, csi: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """A PV and its claim, bound to each other (as scheduler_perf creates them)."""
     pv_name, claim_name = f"pv-{index}", f"pvc-{index}"
-    source = ({"csi": {"driver": CSI_DRIVER, "fsType": "ext4", "volumeHandle": f"vol-{index:017x}"}} if csi
-              else {"awsElasticBlockStore": {"volumeID": f"vol-{index:017x}", "fsType": "ext4"}})
-    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": pv_name},
-          "spec": {"accessModes": ["ReadOnlyMany"], "capacity": {"storage": "1Gi"},
-                   "persistentVolumeReclaimPolicy": "Retain", **source,
-                   "claimRef": {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": NAMESPACE,
-                                "name": claim_name}},
-          "status": {"phase": "Bound"}}
-    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-           "metadata": {"name": claim_name, "namespace": NAMESPACE,
-                        "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
-           "spec": {"accessModes": ["ReadOnlyMany"], "resources": {"requests": {"storage": "1Gi"}},
-                    "storageClassName": "", "volumeName": pv_name},
-           "status": {"phase": "Bound", "accessModes": ["ReadOnlyMany"], "capacity": {"storage": "1Gi"}}}
+    source = (
+        {"csi": {"driver": CSI_DRIVER, "fsType": "ext4", "volumeHandle": f"vol-{index:017x}"}}
+        if csi
+        else {"awsElasticBlockStore": {"volumeID": f"vol-{index:017x}", "fsType": "ext4"}}
+    )
+    pv = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": pv_name},
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "capacity": {"storage": "1Gi"},
+            "persistentVolumeReclaimPolicy": "Retain",
+            **source,
+            "claimRef": {
+                "kind": "PersistentVolumeClaim",
+                "apiVersion": "v1",
+                "namespace": NAMESPACE,
+                "name": claim_name,
+            },
+        },
+        "status": {"phase": "Bound"},
+    }
+    pvc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": claim_name,
+            "namespace": NAMESPACE,
+            "annotations": {"pv.kubernetes.io/bind-completed": "yes"},
+        },
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            "storageClassName": "",
+            "volumeName": pv_name,
+        },
+        "status": {"phase": "Bound", "accessModes": ["ReadOnlyMany"], "capacity": {"storage": "1Gi"}},
+    }
     return pv, pvc
 
 
 def _csi_node(name: str) -> dict[str, Any]:
-    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": name},
-            "spec": {"drivers": [{"name": CSI_DRIVER, "nodeID": name, "allocatable": {"count": MAX_VOLUMES}}]}}
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": name},
+        "spec": {"drivers": [{"name": CSI_DRIVER, "nodeID": name, "allocatable": {"count": MAX_VOLUMES}}]},
+    }
 
 
 def objects(case: SimCase) -> Iterator[dict[str, Any]]:
     """Every object of the case in manifest order: cluster objects, existing pods, measured pods."""
     if case.workload == "PreemptionBasic":
         for name, value in (("low", 1), ("high", 10)):
-            yield {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-                   "value": value}
+            yield {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+            }
         for i in range(case.nodes):
             yield node_dict(i)
         for i in range(case.existing):

@@ -28,8 +28,20 @@ GRID = "NodeResourcesFit.weight=1,5"
 
 def _sweep(seeds: int, extra: list[str]) -> tuple[float, Any, int]:
     """Wall seconds, the printed comparison and the number of runs of one ``kubesched sweep`` command."""
-    command = [sys.executable, "-m", "kubesched", "sweep", str(SCENARIO), "--grid", GRID, "--seeds", str(seeds),
-               "-o", "json", *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "kubesched",
+        "sweep",
+        str(SCENARIO),
+        "--grid",
+        GRID,
+        "--seeds",
+        str(seeds),
+        "-o",
+        "json",
+        *extra,
+    ]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
@@ -55,11 +67,19 @@ def main(argv: list[str] | None = None) -> int:
     runs = 0
     cluster = None
     if distributed is not None:
-        cluster = distributed.LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
-                                           host="127.0.0.1", dashboard_address=None, protocol="tcp")
+        cluster = distributed.LocalCluster(
+            n_workers=cores,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            protocol="tcp",
+        )
     try:
-        engines: list[tuple[str, list[str]]] = [("sequential (--workers 1)", ["--workers", "1"]),
-                                                (f"process pool ({cores} processes)", [])]
+        engines: list[tuple[str, list[str]]] = [
+            ("sequential (--workers 1)", ["--workers", "1"]),
+            (f"process pool ({cores} processes)", []),
+        ]
         if cluster is not None:
             engines.append((f"dask.distributed ({cores} workers)", ["--address", cluster.scheduler_address]))
         for _ in range(args.repeat):
@@ -71,8 +91,10 @@ def main(argv: list[str] | None = None) -> int:
         if cluster is not None:
             cluster.close()
     first = next(iter(rows.values()))
-    print(f"kubesched sweep {SCENARIO.relative_to(REPO)} --grid {GRID} --seeds {args.seeds}: {runs} runs, "
-          f"{cores} cores, fastest of {args.repeat}")
+    print(
+        f"kubesched sweep {SCENARIO.relative_to(REPO)} --grid {GRID} --seeds {args.seeds}: {runs} runs, "
+        f"{cores} cores, fastest of {args.repeat}"
+    )
     print("| engine | wall s | runs/s | speed-up |")
     print("|---|---|---|---|")
     sequential = best[engines[0][0]]

@@ -43,8 +43,25 @@ from kubesched.scenario.generate.perf import (
 from kubesched.scheduler import Scheduler
 from kubesched.sim.driver import Driver
 
-__all__ = ["CASES", "HOSTNAME_LABEL", "IMAGE", "NAMESPACE", "SETUP_NS", "TEST_NS", "USER_PATHS", "WORKLOADS",
-           "ZONES", "ZONE_LABEL", "Case", "PodShape", "Prepared", "Workload", "node_dict", "pod_dict", "prepare"]
+__all__ = [
+    "CASES",
+    "HOSTNAME_LABEL",
+    "IMAGE",
+    "NAMESPACE",
+    "SETUP_NS",
+    "TEST_NS",
+    "USER_PATHS",
+    "WORKLOADS",
+    "ZONES",
+    "ZONE_LABEL",
+    "Case",
+    "PodShape",
+    "Prepared",
+    "Workload",
+    "node_dict",
+    "pod_dict",
+    "prepare",
+]
 
 START_TIME = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -84,6 +101,7 @@ def emulated_version() -> str | None:
 
 def emulated_features() -> FeatureGates:
     return feature_gates(emulated_version())
+
 
 #: User paths: the ``kubesched.simulate()`` options each one adds to the defaults (burst arrival aside,
 #: which every case uses). "trace" streams the full trace to a file in a temporary folder.
@@ -125,8 +143,20 @@ def _cases() -> list[Case]:
     by_name = {c.name: c for c in cases}
     for base in ("basic-500-pct100", "basic-5000-default"):
         c = by_name[base]
-        cases.extend(Case(f"{base}-{p.replace('+', '-')}", c.workload, c.nodes, c.existing, c.measured, c.config,
-                          c.percentage, c.quick, p) for p in ("core+summary", "core+full", "core+trace"))
+        cases.extend(
+            Case(
+                f"{base}-{p.replace('+', '-')}",
+                c.workload,
+                c.nodes,
+                c.existing,
+                c.measured,
+                c.config,
+                c.percentage,
+                c.quick,
+                p,
+            )
+            for p in ("core+summary", "core+full", "core+trace")
+        )
     user_paths = {
         "basic-500-default": ("simulate", "simulate-none"),
         "basic-500-pct100": ("simulate", "simulate-none", "simulate-full", "simulate-trace"),
@@ -135,8 +165,10 @@ def _cases() -> list[Case]:
     }
     for base, paths in user_paths.items():
         c = by_name[base]
-        cases.extend(Case(f"{base}-{p}", c.workload, c.nodes, c.existing, c.measured, c.config, c.percentage,
-                          c.quick, p) for p in paths)
+        cases.extend(
+            Case(f"{base}-{p}", c.workload, c.nodes, c.existing, c.measured, c.config, c.percentage, c.quick, p)
+            for p in paths
+        )
     return cases + _scale_cases()
 
 
@@ -154,10 +186,31 @@ def _scale_cases() -> list[Case]:
     (``scale-basic-*``) and every node scored (``scale-pct100-*``): how the cost grows with size."""
     cases = []
     for size, node_count, basic, full in SCALES:
-        cases.append(Case(f"scale-basic-{size}", "SchedulingBasic", node_count, 1000, basic, "default",
-                          path="simulate", default=False))
-        cases.append(Case(f"scale-pct100-{size}", "SchedulingBasic", node_count, 1000, full, "pct100", 100,
-                          path="simulate", default=False))
+        cases.append(
+            Case(
+                f"scale-basic-{size}",
+                "SchedulingBasic",
+                node_count,
+                1000,
+                basic,
+                "default",
+                path="simulate",
+                default=False,
+            )
+        )
+        cases.append(
+            Case(
+                f"scale-pct100-{size}",
+                "SchedulingBasic",
+                node_count,
+                1000,
+                full,
+                "pct100",
+                100,
+                path="simulate",
+                default=False,
+            )
+        )
     return cases
 
 

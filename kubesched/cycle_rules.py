@@ -19,5 +19,7 @@ class CycleRules:
 
     @classmethod
     def of(cls, features: FeatureGates) -> CycleRules:
-        return cls(pre_filter_result_diagnosis=features.at_least("1.34"),
-                   track_observed_generation=features.enabled("PodObservedGenerationTracking"))
+        return cls(
+            pre_filter_result_diagnosis=features.at_least("1.34"),
+            track_observed_generation=features.enabled("PodObservedGenerationTracking"),
+        )

@@ -84,8 +84,12 @@ class PodStore:
             sets = [self._by_label.get((namespace, k, v), set()) for k, v in labels.items()]
             uids = set.intersection(*sets) if len(sets) > 1 else sets[0]
             return [self._pods[uid] for uid in sorted(uids, key=lambda u: self._pods[u].key)]
-        return [p for p in self._pods.values() if (namespace is None or p.namespace == namespace)
-                and all(p.labels.get(k) == v for k, v in (labels or {}).items())]
+        return [
+            p
+            for p in self._pods.values()
+            if (namespace is None or p.namespace == namespace)
+            and all(p.labels.get(k) == v for k, v in (labels or {}).items())
+        ]
 
     def remember(self, pod: Pod) -> None:
         """Keep ``pod`` as the latest version of itself."""
@@ -115,10 +119,19 @@ class PodStore:
 class EventHandlers:
     """The scheduler's watch handlers: one :meth:`handle` per watch event."""
 
-    def __init__(self, *, cache: Cache, queue: SchedulingQueue, pods: PodStore, listers: Listers,
-                 profiles: Mapping[str, Framework], extra_kinds: Collection[str],
-                 events: ClusterEventRecorder, rules: ResourceRules = V1_34_RULES,
-                 features: FeatureGates | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        cache: Cache,
+        queue: SchedulingQueue,
+        pods: PodStore,
+        listers: Listers,
+        profiles: Mapping[str, Framework],
+        extra_kinds: Collection[str],
+        events: ClusterEventRecorder,
+        rules: ResourceRules = V1_34_RULES,
+        features: FeatureGates | None = None,
+    ) -> None:
         self.cache = cache
         #: How pods' requests add up (the emulated release's rules): every pod is read with them.
         self.rules = rules
@@ -304,9 +317,15 @@ class EventHandlers:
                 meta = obj.get("metadata") or {}
                 ns, name = meta.get("namespace", "default"), meta.get("name", "?")
                 log.error("pod %s/%s is malformed and stays pending: %s", ns, name, err)
-                self.events.object_event("Pod", ns, name, "Warning", "FailedScheduling",
-                                         f"pod is malformed and cannot be scheduled: {err}",
-                                         uid=str(meta.get("uid") or ""))
+                self.events.object_event(
+                    "Pod",
+                    ns,
+                    name,
+                    "Warning",
+                    "FailedScheduling",
+                    f"pod is malformed and cannot be scheduled: {err}",
+                    uid=str(meta.get("uid") or ""),
+                )
             return None
 
     def _responsible_for(self, pod: Pod) -> bool:
@@ -358,13 +377,20 @@ def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
     spec, old_spec = raw.get("spec"), old.raw.get("spec")
     meta, old_meta = raw.get("metadata"), old.raw.get("metadata")
     status, old_status = raw.get("status") or {}, old.raw.get("status") or {}
-    if not (isinstance(spec, dict) and isinstance(old_spec, dict) and isinstance(meta, dict)
-            and isinstance(old_meta, dict) and isinstance(status, dict) and isinstance(old_status, dict)):
+    if not (
+        isinstance(spec, dict)
+        and isinstance(old_spec, dict)
+        and isinstance(meta, dict)
+        and isinstance(old_meta, dict)
+        and isinstance(status, dict)
+        and isinstance(old_status, dict)
+    ):
         return None
     if {k: v for k, v in spec.items() if k != "nodeName"} != {k: v for k, v in old_spec.items() if k != "nodeName"}:
         return None
-    if ({k: v for k, v in meta.items() if k not in _REWRITTEN_META}
-            != {k: v for k, v in old_meta.items() if k not in _REWRITTEN_META}):
+    if {k: v for k, v in meta.items() if k not in _REWRITTEN_META} != {
+        k: v for k, v in old_meta.items() if k not in _REWRITTEN_META
+    }:
         return None
     if any(status.get(k) != old_status.get(k) for k in _PARSED_STATUS):
         return None
@@ -374,8 +400,9 @@ def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
     if not isinstance(node_name, str):
         return None
     resource_version = str(meta.get("resourceVersion") or "")
-    return dataclasses.replace(old, raw=raw, node_name=node_name,
-                               meta=dataclasses.replace(old.meta, resource_version=resource_version))
+    return dataclasses.replace(
+        old, raw=raw, node_name=node_name, meta=dataclasses.replace(old.meta, resource_version=resource_version)
+    )
 
 
 def node_scheduling_properties_changes(old: Node, new: Node) -> list[ClusterEvent]:
@@ -409,8 +436,9 @@ def pre_check_for_node(info: NodeInfo) -> Callable[[Pod], bool]:
         node = info.node
         if node is None:
             return False
-        return admission_check(pod, info) and find_untolerated_taint(
-            node.taints, pod.tolerations, ("NoSchedule",)) is None
+        return (
+            admission_check(pod, info) and find_untolerated_taint(node.taints, pod.tolerations, ("NoSchedule",)) is None
+        )
 
     return check
 

@@ -111,8 +111,9 @@ def _evaluate_nominated_node(sched: SchedulerParts, cycle: SchedulingCycle, diag
     return None
 
 
-def _run_extender_filters(sched: SchedulerParts, cycle: SchedulingCycle, feasible: np.ndarray,
-                          diagnosis: Diagnosis) -> np.ndarray:
+def _run_extender_filters(
+    sched: SchedulerParts, cycle: SchedulingCycle, feasible: np.ndarray, diagnosis: Diagnosis
+) -> np.ndarray:
     """The feasible rows the extenders keep; the nodes they drop join the diagnosis (and the attempt)."""
     if not sched.extenders or len(feasible) == 0:
         return feasible

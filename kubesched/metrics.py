@@ -76,9 +76,13 @@ class SchedulerMetrics:
     config_reload_timestamp: Gauge | None = None
     config_info: Gauge | None = None
 
-    def __init__(self, registry: CollectorRegistry | None = None, *,
-                 plugin_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        *,
+        plugin_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT,
+        rng: random.Random | None = None,
+    ) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         self.plugin_sample_percent = plugin_sample_percent
         self._rng = rng or random.Random()
@@ -106,19 +110,31 @@ class SchedulerMetrics:
             "scheduler_schedule_attempts",
             "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
             "scheduled, while 'error' means an internal scheduler problem.",
-            ["result", "profile"], registry=r)
+            ["result", "profile"],
+            registry=r,
+        )
         self.scheduling_attempt_duration = Histogram(
             "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+            ["result", "profile"],
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
         self.pod_scheduling_sli_duration = Histogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
             "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
             "might involve multiple scheduling attempts.",
-            ["attempts"], buckets=exponential_buckets(0.01, 2, 20), registry=r)
+            ["attempts"],
+            buckets=exponential_buckets(0.01, 2, 20),
+            registry=r,
+        )
         self.pod_scheduling_attempts = Histogram(
-            "scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
-            (), buckets=exponential_buckets(1, 2, 5), registry=r)
+            "scheduler_pod_scheduling_attempts",
+            "Number of attempts to successfully schedule a pod.",
+            (),
+            buckets=exponential_buckets(1, 2, 5),
+            registry=r,
+        )
 
     def _register_queue_metrics(self, r: CollectorRegistry) -> None:
         """The scheduling queue's: pods per sub-queue, pods moved in by event, unschedulable pods per plugin."""
@@ -128,43 +144,64 @@ class SchedulerMetrics:
             "means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that "
             "the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that "
             "the scheduler never attempted to schedule because they are gated.",
-            ["queue"], registry=r)
+            ["queue"],
+            registry=r,
+        )
         self.queue_incoming_pods = Counter(
             "scheduler_queue_incoming_pods",
             "Number of pods added to scheduling queues by event and queue type.",
-            ["queue", "event"], registry=r)
+            ["queue", "event"],
+            registry=r,
+        )
         self.unschedulable_pods = Gauge(
             "scheduler_unschedulable_pods",
             "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "
             "all plugins that caused it to not schedule and so this metric have meaning only when broken "
             "down by plugin.",
-            ["plugin", "profile"], registry=r)
+            ["plugin", "profile"],
+            registry=r,
+        )
 
     def _register_framework_metrics(self, r: CollectorRegistry) -> None:
         """Preemption's, the framework's (extension points, plugin calls) and leader election's metrics."""
         self.preemption_attempts = Counter(
-            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r)
+            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r
+        )
         self.preemption_victims = Histogram(
-            "scheduler_preemption_victims", "Number of selected preemption victims",
-            (), buckets=exponential_buckets(1, 2, 7), registry=r)
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims",
+            (),
+            buckets=exponential_buckets(1, 2, 7),
+            registry=r,
+        )
         self.framework_extension_point_duration = Histogram(
             "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
-            ["extension_point", "status", "profile"], buckets=exponential_buckets(0.0001, 2, 12), registry=r)
+            ["extension_point", "status", "profile"],
+            buckets=exponential_buckets(0.0001, 2, 12),
+            registry=r,
+        )
         self.plugin_execution_duration = Histogram(
             "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point.",
-            ["plugin", "extension_point", "status"], buckets=exponential_buckets(0.00001, 1.5, 20), registry=r)
+            ["plugin", "extension_point", "status"],
+            buckets=exponential_buckets(0.00001, 1.5, 20),
+            registry=r,
+        )
         self.leader_election_master_status = Gauge(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
             "master. 'name' is the string used to identify the lease. Please make sure to group by name.",
-            ["name"], registry=r)
+            ["name"],
+            registry=r,
+        )
         self.leader_election_slowpath = Counter(
             "leader_election_slowpath",
             "Total number of slow path exercised in renewing leader leases. 'name' is the string used to "
             "identify the lease. Please make sure to group by name.",
-            ["name"], registry=r)
+            ["name"],
+            registry=r,
+        )
 
     # -- the queue's hooks (called under the queue's lock: dict lookups and sets only) ------------------
     def pending_pods_changed(self, counts: Mapping[str, int]) -> None:
@@ -189,7 +226,8 @@ class SchedulerMetrics:
             child = self._unschedulable.get((plugin, profile))
             if child is None:
                 child = self._unschedulable[(plugin, profile)] = self.unschedulable_pods.labels(
-                    plugin=plugin, profile=profile)
+                    plugin=plugin, profile=profile
+                )
             child.inc(delta)
 
     # -- the scheduler's --------------------------------------------------------------------------------
@@ -198,7 +236,8 @@ class SchedulerMetrics:
         if children is None:
             children = self._attempts[(result, profile)] = (
                 self.schedule_attempts.labels(result=result, profile=profile),
-                self.scheduling_attempt_duration.labels(result=result, profile=profile))
+                self.scheduling_attempt_duration.labels(result=result, profile=profile),
+            )
         children[0].inc()
         children[1].observe(seconds)
 
@@ -226,10 +265,16 @@ class SchedulerMetrics:
         self.preemption_goroutines_duration = Histogram(
             "scheduler_preemption_goroutines_duration_seconds",
             "Duration in seconds for running goroutines for the preemption.",
-            ["result"], buckets=exponential_buckets(0.01, 2, 20), registry=self.registry)
+            ["result"],
+            buckets=exponential_buckets(0.01, 2, 20),
+            registry=self.registry,
+        )
         self.preemption_goroutines_execution = Counter(
-            "scheduler_preemption_goroutines_execution", "Number of preemption goroutines executed.",
-            ["result"], registry=self.registry)
+            "scheduler_preemption_goroutines_execution",
+            "Number of preemption goroutines executed.",
+            ["result"],
+            registry=self.registry,
+        )
 
     def register_config_reload(self) -> None:
         """Register the configuration reload metrics (once; ``kubesched run`` with a ``--config`` file),
@@ -239,15 +284,21 @@ class SchedulerMetrics:
         self.config_reloads = Counter(
             "scheduler_config_controller_automatic_reloads",
             "Total number of reloads of the scheduler configuration file split by status.",
-            ["status"], registry=self.registry)
+            ["status"],
+            registry=self.registry,
+        )
         self.config_reload_timestamp = Gauge(
             "scheduler_config_controller_automatic_reload_last_timestamp_seconds",
             "Timestamp of the last reload of the scheduler configuration file split by status.",
-            ["status"], registry=self.registry)
+            ["status"],
+            registry=self.registry,
+        )
         self.config_info = Gauge(
             "scheduler_config_controller_last_config_info",
             "Information about the configuration file the scheduler runs with, with its hash as label.",
-            ["hash"], registry=self.registry)
+            ["hash"],
+            registry=self.registry,
+        )
 
     def observe_config_reload(self, status: str, config_hash: str | None = None) -> None:
         """A reload ended: ``status`` "success" (then ``config_hash`` is the file's) or "failure"."""
@@ -294,7 +345,8 @@ class SchedulerMetrics:
         child = self._plugin.get((plugin, point, status))
         if child is None:
             child = self._plugin[(plugin, point, status)] = self.plugin_execution_duration.labels(
-                plugin=plugin, extension_point=point, status=status)
+                plugin=plugin, extension_point=point, status=status
+            )
         child.observe(seconds)
 
     # -- the leader elector's (kubesched.live.leaderelection.LeaderMetrics) -----------------------------------
@@ -322,7 +374,8 @@ class FrameworkMetrics:
         child = self._children.get((point, status))
         if child is None:
             child = self._children[(point, status)] = self._parent.framework_extension_point_duration.labels(
-                extension_point=point, status=status, profile=self.profile)
+                extension_point=point, status=status, profile=self.profile
+            )
         child.observe(seconds)
 
     def plugin_timer(self) -> PluginTimer | None:
@@ -379,14 +432,23 @@ class MetricsObserver:
     def rejected(self, cycle: object, names: object, rows: object, statuses: object) -> None: ...
     def evaluated(self, cycle: object, count: int) -> None: ...
     def feasible(self, cycle: object, names: object, rows: object) -> None: ...
-    def scored(self, cycle: object, rows: object, plugin_scores: object, total: object, raw_scores: object,
-               tie_rows: object) -> None: ...
+    def scored(
+        self, cycle: object, rows: object, plugin_scores: object, total: object, raw_scores: object, tie_rows: object
+    ) -> None: ...
     def weighted(self, cycle: object, weights: object) -> None: ...
     def extender_verdicts(self, cycle: object) -> None:
         return None
 
-    def post_filtered(self, cycle: TimedCycle, plugin: str, message: str, victims: Sized | None, nominated: str,
-                      extender_verdicts: object, ran: Collection[str] = ()) -> None:
+    def post_filtered(
+        self,
+        cycle: TimedCycle,
+        plugin: str,
+        message: str,
+        victims: Sized | None,
+        nominated: str,
+        extender_verdicts: object,
+        ran: Collection[str] = (),
+    ) -> None:
         """A preemption attempt, with the chosen candidate's victims, when the profile's preemption plugin
         was among the PostFilter plugins that ran (``ran``)."""
         if self._preempting.get(cycle.profile) in ran:
@@ -395,8 +457,9 @@ class MetricsObserver:
     def failed_at(self, cycle: object, point: str, plugin: str, message: str) -> None: ...
 
     def failed(self, cycle: TimedCycle, unschedulable: bool, message: str, nominated_node: str | None) -> None:
-        self._metrics.observe_attempt("unschedulable" if unschedulable else "error", cycle.profile,
-                                      time.perf_counter() - cycle.started)
+        self._metrics.observe_attempt(
+            "unschedulable" if unschedulable else "error", cycle.profile, time.perf_counter() - cycle.started
+        )
 
     def scheduled(self, cycle: TimedCycle, node: str) -> None:
         entered = cycle.queued_at
@@ -446,7 +509,8 @@ class PluginTimer:
         if child is None:
             plugin = getattr(owner, "name", None) or type(owner).__name__
             child = children[key] = self._metrics.plugin_execution_duration.labels(
-                plugin=str(plugin), extension_point=EXTENSION_POINT_OF_METHOD.get(method, method), status=label)
+                plugin=str(plugin), extension_point=EXTENSION_POINT_OF_METHOD.get(method, method), status=label
+            )
         child.observe(seconds)
 
 
@@ -457,9 +521,11 @@ class _CacheSizeCollector(Collector):
         self.source: Callable[[], Mapping[str, int]] | None = None
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        family = GaugeMetricFamily("scheduler_cache_size",
-                                   "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
-                                   labels=["type"])
+        family = GaugeMetricFamily(
+            "scheduler_cache_size",
+            "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            labels=["type"],
+        )
         if self.source is not None:
             for kind, value in self.source().items():
                 family.add_metric([kind], value)
@@ -470,8 +536,15 @@ class Histogram(Collector):
     """A (labelled) histogram with prometheus_client's ``labels(...)`` / ``observe(v)`` surface, kept as one
     count array and one sum per child under one lock; collected as a histogram family."""
 
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str] = (), *,
-                 buckets: Sequence[float], registry: CollectorRegistry) -> None:
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: Sequence[str] = (),
+        *,
+        buckets: Sequence[float],
+        registry: CollectorRegistry,
+    ) -> None:
         self.name = name
         self.documentation = documentation
         self.labelnames = tuple(labelnames)

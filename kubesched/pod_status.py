@@ -24,16 +24,26 @@ def pod_scheduled_false(pod: Pod, reason: str, message: str, *, tracking: bool) 
     return with_observed_generation(pod, condition, tracking=tracking)
 
 
-def update_pod(cluster: Cluster, pod: Pod, current: Pod | None, condition: dict[str, Any],
-               nominated_node: str | None) -> None:
+def update_pod(
+    cluster: Cluster, pod: Pod, current: Pod | None, condition: dict[str, Any], nominated_node: str | None
+) -> None:
     """Patch ``condition`` and the nomination onto the pod unless that changes nothing on ``current``
     (the pod as last seen). ``nominated_node``: "" leave it, None clear it, a name set it."""
     if v := logger.v(3):
         # A nomination to set or clear is kube-scheduler's ModeOverride (1).
         nominating = () if nominated_node == "" else ("nominatedNodeName", nominated_node or "", "nominatingMode", 1)
-        v.info("Updating pod condition and nominated node name", "pod", kobj(pod), "conditionType",
-               condition["type"], "conditionStatus", condition["status"], "conditionReason", condition["reason"],
-               *nominating)
+        v.info(
+            "Updating pod condition and nominated node name",
+            "pod",
+            kobj(pod),
+            "conditionType",
+            condition["type"],
+            "conditionStatus",
+            condition["status"],
+            "conditionReason",
+            condition["reason"],
+            *nominating,
+        )
     nnn: Any = ...
     if nominated_node is None and pod.nominated_node_name:
         nnn = None

@@ -76,8 +76,12 @@ def schedule_one(sched: SchedulerParts, qpi: QueuedPodInfo) -> None:
         v.info("About to try and schedule pod", "pod", kobj(pod))
     fwk = sched.profiles.get(pod.scheduler_name)
     if fwk is None:
-        logger.error(LookupError(f'profile not found for scheduler name "{pod.scheduler_name}"'), "Error occurred",
-                     "pod", kobj(pod))
+        logger.error(
+            LookupError(f'profile not found for scheduler name "{pod.scheduler_name}"'),
+            "Error occurred",
+            "pod",
+            kobj(pod),
+        )
     if fwk is None or skip_pod_schedule(sched, pod):
         sched.queue.done(pod.uid)
         return
@@ -85,8 +89,9 @@ def schedule_one(sched: SchedulerParts, qpi: QueuedPodInfo) -> None:
         v.info("Attempting to schedule pod", "pod", kobj(pod))
     state = CycleState()
     state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
-    cycle = SchedulingCycle(qpi, pod, fwk, state, sched.observer, next(sched.cycle_numbers), time.perf_counter(),
-                            assumed=pod)
+    cycle = SchedulingCycle(
+        qpi, pod, fwk, state, sched.observer, next(sched.cycle_numbers), time.perf_counter(), assumed=pod
+    )
     cycle.observer.begin(cycle)
     try:
         scheduling_cycle(sched, cycle)
@@ -149,13 +154,21 @@ def _post_filter(sched: SchedulerParts, cycle: SchedulingCycle, fit: FitError) -
     post_result, status = fwk.run_post_filter_plugins(state, cycle.pod, fit.diagnosis.node_status)
     fit.diagnosis.post_filter_msg = status.message
     if status.code is Code.ERROR:
-        logger.error(None, "Status after running PostFilter plugins for pod", "pod", kobj(cycle.pod),
-                     "status", status.message)
+        logger.error(
+            None, "Status after running PostFilter plugins for pod", "pod", kobj(cycle.pod), "status", status.message
+        )
     elif v := logger.v(5):
         v.info("Status after running PostFilter plugins for pod", "pod", kobj(cycle.pod), "status", status.message)
     nominated = "" if post_result is None else post_result.nominated_node_name
-    cycle.observer.post_filtered(cycle, status.plugin or "", status.message or "success", state.get(VICTIMS_KEY),
-                                 nominated, state.get(EXTENDER_VERDICTS_KEY), fwk.post_filter_plugins_ran(status))
+    cycle.observer.post_filtered(
+        cycle,
+        status.plugin or "",
+        status.message or "success",
+        state.get(VICTIMS_KEY),
+        nominated,
+        state.get(EXTENDER_VERDICTS_KEY),
+        fwk.post_filter_plugins_ran(status),
+    )
     # An overriding result sets the nomination (or clears it when it names no node).
     mode_override = post_result is not None and post_result.mode == "override"
     return SchedulingFailure(Status(Code.UNSCHEDULABLE), (nominated or None) if mode_override else "", fit)
@@ -187,8 +200,9 @@ def schedule_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> ScheduleResul
     sched.cache.update_snapshot(sched.snapshot)
     snapshot = sched.snapshot
     if len(snapshot) == 0:
-        raise CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)),
-                          NoNodesAvailable(NO_NODES_AVAILABLE))
+        raise CycleError(
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)), NoNodesAvailable(NO_NODES_AVAILABLE)
+        )
     feasible, diagnosis, evaluated = find_nodes_that_fit_pod(sched, cycle)
     if len(feasible) == 0:
         raise FitError(pod, len(snapshot), diagnosis)
@@ -208,8 +222,15 @@ def schedule_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> ScheduleResul
     return ScheduleResult(host, evaluated, len(feasible))
 
 
-def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: NodeInfoList,
-                     *, record_raw: bool = False, verdicts: dict[str, Any] | None = None) -> ScoreOutcome:
+def prioritize_nodes(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    nodes: NodeInfoList,
+    *,
+    record_raw: bool = False,
+    verdicts: dict[str, Any] | None = None,
+) -> ScoreOutcome:
     extenders = fwk.extenders
     if not fwk.has_score_plugins() and not extenders:
         return ScoreOutcome(total=np.ones(len(nodes), dtype=np.int64))
@@ -246,8 +267,13 @@ def select_host(sched: SchedulerParts, nodes: NodeInfoList, totals: np.ndarray) 
 
 
 # -- failure handling ---------------------------------------------------------------------------------
-def handle_scheduling_failure(sched: SchedulerParts, cycle: SchedulingCycle, status: Status,
-                              nominated_node: str | None, error: BaseException | None) -> None:
+def handle_scheduling_failure(
+    sched: SchedulerParts,
+    cycle: SchedulingCycle,
+    status: Status,
+    nominated_node: str | None,
+    error: BaseException | None,
+) -> None:
     """Requeue the pod, keep or change its nomination, and tell the cluster why it is pending."""
     qpi = cycle.qpi
     pod = qpi.pod
@@ -271,8 +297,13 @@ def handle_scheduling_failure(sched: SchedulerParts, cycle: SchedulingCycle, sta
         if current is None:
             logger.info("Pod doesn't exist in informer cache", "pod", kobj(pod), "err", f'pod "{pod.name}" not found')
         else:
-            logger.info("Pod has been assigned to node. Abort adding it back to queue.", "pod", kobj(pod),
-                        "node", current.node_name)
+            logger.info(
+                "Pod has been assigned to node. Abort adding it back to queue.",
+                "pod",
+                kobj(pod),
+                "node",
+                current.node_name,
+            )
         sched.queue.done(pod.uid)
     if nominated_node is None:
         sched.queue.delete_nominated_pod_if_exists(pod)
@@ -373,8 +404,17 @@ def _bind(sched: SchedulerParts, cycle: SchedulingCycle) -> None:
         return
     sched.events.pod_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
     if v := logger.v(2):
-        v.info("Successfully bound pod to node", "pod", kobj(assumed), "node", host,
-               "evaluatedNodes", cycle.evaluated_nodes, "feasibleNodes", cycle.feasible_nodes)
+        v.info(
+            "Successfully bound pod to node",
+            "pod",
+            kobj(assumed),
+            "node",
+            host,
+            "evaluatedNodes",
+            cycle.evaluated_nodes,
+            "feasibleNodes",
+            cycle.feasible_nodes,
+        )
     cycle.observer.scheduled(cycle, host)
     cycle.fwk.run_post_bind_plugins(cycle.state, assumed, host)
     sched.queue.done(assumed.uid)
@@ -436,8 +476,7 @@ def _abandon_binding(sched: SchedulerParts, cycle: SchedulingCycle) -> None:
         sched.queue.done(qpi.pod.uid)
 
 
-def _binding_failed(sched: SchedulerParts, cycle: SchedulingCycle, status: Status,
-                    error: BaseException | None) -> None:
+def _binding_failed(sched: SchedulerParts, cycle: SchedulingCycle, status: Status, error: BaseException | None) -> None:
     host, assumed = cycle.host, cycle.assumed
     cycle.fwk.run_reserve_plugins_unreserve(cycle.state, assumed, host)
     try:

@@ -53,6 +53,7 @@ def watched_kinds(features: FeatureGates) -> tuple[str, ...]:
     """The kinds kube-scheduler of ``features.version`` watches (VolumeAttachments from v1.34 on)."""
     return ("Node", "Pod", *listed_kinds(features))
 
+
 #: kube-scheduler's flush periods: backoffQ every second, the unschedulable leftovers every 30 s.
 BACKOFF_FLUSH_PERIOD = 1.0
 LEFTOVER_FLUSH_PERIOD = 30.0
@@ -142,22 +143,35 @@ class Scheduler:
         # A binding extender binds through the API server itself. The embedded cluster lives in this
         # process where no extender can reach it, so there the scheduler records the Binding on the
         # extender's behalf once the extender said yes.
-        self.bind_for_extenders = (cluster.in_process if bind_for_extenders is None
-                                   else bind_for_extenders)
+        self.bind_for_extenders = cluster.in_process if bind_for_extenders is None else bind_for_extenders
         self._wire(self._new_profiles(config, self.extenders))
 
     def _new_profiles(self, config: KubeSchedulerConfiguration, extenders: list[HTTPExtender]) -> ProfileMap:
         """A framework per profile, reading the scheduler's snapshot, listers, pods and extenders."""
-        return new_map(config, FrameworkOptions(
-            cluster=self.cluster, clock=self.clock, snapshot=lambda: self.snapshot, listers=self.listers,
-            extenders=extenders, event_recorder=self.events, pod_lister=self.pod_store.list,
-            # pod_lister: the scheduler's informer view of a pod (what kube-scheduler's podLister answers),
-            # so no plugin needs a live GET in the scheduling or binding cycle. run_async, activate and
-            # metrics serve preemption off the scheduling loop.
-            extra_handle={"rng": self.rng, "tie_break": self.tie_break, "pod_lister": self.pod_store.current,
-                          "run_async": self.run_async, "activate": lambda pods: self.queue.activate(pods),
-                          "metrics": self.metrics},
-        ), self._registry)
+        return new_map(
+            config,
+            FrameworkOptions(
+                cluster=self.cluster,
+                clock=self.clock,
+                snapshot=lambda: self.snapshot,
+                listers=self.listers,
+                extenders=extenders,
+                event_recorder=self.events,
+                pod_lister=self.pod_store.list,
+                # pod_lister: the scheduler's informer view of a pod (what kube-scheduler's podLister answers),
+                # so no plugin needs a live GET in the scheduling or binding cycle. run_async, activate and
+                # metrics serve preemption off the scheduling loop.
+                extra_handle={
+                    "rng": self.rng,
+                    "tie_break": self.tie_break,
+                    "pod_lister": self.pod_store.current,
+                    "run_async": self.run_async,
+                    "activate": lambda pods: self.queue.activate(pods),
+                    "metrics": self.metrics,
+                },
+            ),
+            self._registry,
+        )
 
     def _wire(self, profiles: ProfileMap) -> None:
         """The queue as the profiles order and gate it, the event handlers, and what observes attempts."""
@@ -171,19 +185,34 @@ class Scheduler:
         less, sort_key = profiles.queue_sort()
         events = self._queue_events(profiles)
         self.queue = SchedulingQueue(
-            less=less, sort_key=sort_key, clock=self.clock.now,
+            less=less,
+            sort_key=sort_key,
+            clock=self.clock.now,
             pod_initial_backoff=timedelta(seconds=config.pod_initial_backoff_seconds),
             pod_max_backoff=timedelta(seconds=config.pod_max_backoff_seconds),
-            pre_enqueue=profiles.pre_enqueue_plugins(), namespace_labels=self.namespace_labels,
-            metrics=self.metrics, features=self.features, **events)
+            pre_enqueue=profiles.pre_enqueue_plugins(),
+            namespace_labels=self.namespace_labels,
+            metrics=self.metrics,
+            features=self.features,
+            **events,
+        )
         profiles.set_pod_nominator(self.queue)
-        self.handlers = EventHandlers(cache=self.cache, queue=self.queue, pods=self.pod_store, listers=self.listers,
-                                      profiles=self.profiles, extra_kinds=self.extra_kinds, events=self.events,
-                                      rules=resource_rules(self.features), features=self.features)
+        self.handlers = EventHandlers(
+            cache=self.cache,
+            queue=self.queue,
+            pods=self.pod_store,
+            listers=self.listers,
+            profiles=self.profiles,
+            extra_kinds=self.extra_kinds,
+            events=self.events,
+            rules=resource_rules(self.features),
+            features=self.features,
+        )
         profiles.instrument(self.metrics)
         cache = self.cache
-        self.metrics.set_cache_source(lambda: {
-            "assumed_pods": cache.assumed_pod_count(), "pods": cache.pod_count(), "nodes": cache.node_count()})
+        self.metrics.set_cache_source(
+            lambda: {"assumed_pods": cache.assumed_pod_count(), "pods": cache.pod_count(), "nodes": cache.node_count()}
+        )
         self._metrics_observer = MetricsObserver(self.metrics, self.clock.now, profiles.preempting())
         self.observer: AttemptObserver = self._metrics_observer
         self._recorder: Recorder = NullRecorder()
@@ -210,8 +239,11 @@ class Scheduler:
         profiles = self._new_profiles(config, extenders)
         unwatched = [k for k in profiles.extra_kinds(watched_kinds(self.features)) if k not in self.extra_kinds]
         if unwatched:
-            raise ConfigError("profiles", f"plugins register events for {', '.join(unwatched)}, which the running "
-                                          "scheduler does not watch: only a restart adds a watch")
+            raise ConfigError(
+                "profiles",
+                f"plugins register events for {', '.join(unwatched)}, which the running "
+                "scheduler does not watch: only a restart adds a watch",
+            )
         with self._cycle_lock, self._events_lock:
             self._swap(config, profiles, extenders)
 
@@ -229,9 +261,13 @@ class Scheduler:
         profiles.instrument(self.metrics)
         less, sort_key = profiles.queue_sort()
         self.queue.reconfigure(
-            less, sort_key=sort_key, pod_initial_backoff=timedelta(seconds=config.pod_initial_backoff_seconds),
+            less,
+            sort_key=sort_key,
+            pod_initial_backoff=timedelta(seconds=config.pod_initial_backoff_seconds),
             pod_max_backoff=timedelta(seconds=config.pod_max_backoff_seconds),
-            pre_enqueue=profiles.pre_enqueue_plugins(), **self._queue_events(profiles))
+            pre_enqueue=profiles.pre_enqueue_plugins(),
+            **self._queue_events(profiles),
+        )
         self.handlers.profiles = self.profiles
         self._metrics_observer = MetricsObserver(self.metrics, self.clock.now, profiles.preempting())
         self.recorder = self._recorder  # the observers again, around the new metrics observer
@@ -341,8 +377,11 @@ class Scheduler:
     def recorder(self, recorder: Recorder) -> None:
         self._recorder = recorder
         # Cycles report to the metrics alone unless something records: then to both, metrics first.
-        self.observer = (Observers([self._metrics_observer, RecordingObserver(recorder)]) if recorder.enabled
-                         else self._metrics_observer)
+        self.observer = (
+            Observers([self._metrics_observer, RecordingObserver(recorder)])
+            if recorder.enabled
+            else self._metrics_observer
+        )
 
     def add_recorder(self, recorder: Recorder) -> None:
         """Report attempts to ``recorder`` as well as to the recorders already attached."""

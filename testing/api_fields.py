@@ -44,14 +44,24 @@ LEAF = 0
 #: scheduler-plugins' PodGroup v1alpha1 (a CRD: not in the API server's OpenAPI documents).
 POD_GROUP_TYPES: dict[str, dict[str, Any]] = {
     "x-k8s.scheduling.v1alpha1.PodGroup": {
-        "apiVersion": LEAF, "kind": LEAF, "metadata": "meta.v1.ObjectMeta",
-        "spec": "x-k8s.scheduling.v1alpha1.PodGroupSpec", "status": "x-k8s.scheduling.v1alpha1.PodGroupStatus",
+        "apiVersion": LEAF,
+        "kind": LEAF,
+        "metadata": "meta.v1.ObjectMeta",
+        "spec": "x-k8s.scheduling.v1alpha1.PodGroupSpec",
+        "status": "x-k8s.scheduling.v1alpha1.PodGroupStatus",
     },
     "x-k8s.scheduling.v1alpha1.PodGroupSpec": {
-        "minMember": LEAF, "minResources": LEAF, "scheduleTimeoutSeconds": LEAF,
+        "minMember": LEAF,
+        "minResources": LEAF,
+        "scheduleTimeoutSeconds": LEAF,
     },
     "x-k8s.scheduling.v1alpha1.PodGroupStatus": {
-        "phase": LEAF, "occupiedBy": LEAF, "scheduled": LEAF, "running": LEAF, "succeeded": LEAF, "failed": LEAF,
+        "phase": LEAF,
+        "occupiedBy": LEAF,
+        "scheduled": LEAF,
+        "running": LEAF,
+        "succeeded": LEAF,
+        "failed": LEAF,
         "scheduleStartTime": LEAF,
     },
 }
@@ -82,7 +92,7 @@ def read_schemas(folder: Path) -> dict[str, Any]:
 def short(name: str) -> str:
     for prefix in PREFIXES:
         if name.startswith(prefix):
-            return name[len(prefix):]
+            return name[len(prefix) :]
     return name
 
 

@@ -9,5 +9,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-CORPUS = Path(os.environ.get("KUBESCHED_CONFORMANCE_DIR",
-                             Path(__file__).resolve().parents[2] / "shared" / "conformance"))
+CORPUS = Path(
+    os.environ.get("KUBESCHED_CONFORMANCE_DIR", Path(__file__).resolve().parents[2] / "shared" / "conformance")
+)

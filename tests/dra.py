@@ -26,8 +26,9 @@ def attr(value: object) -> dict[str, Any]:
     return {"version": text[1:]} if text.startswith("v") and text[1:2].isdigit() else {"string": text}
 
 
-def device_dict(name: str, attributes: Mapping[str, object] | None = None,
-                capacity: Mapping[str, str] | None = None, **extra: Any) -> dict[str, Any]:
+def device_dict(
+    name: str, attributes: Mapping[str, object] | None = None, capacity: Mapping[str, str] | None = None, **extra: Any
+) -> dict[str, Any]:
     out: dict[str, Any] = {"name": name}
     if attributes:
         out["attributes"] = {k: attr(v) for k, v in attributes.items()}
@@ -37,12 +38,23 @@ def device_dict(name: str, attributes: Mapping[str, object] | None = None,
     return out
 
 
-def slice_dict(name: str, devices: Iterable[Mapping[str, Any] | str], *, node: str | None = None,
-               driver: str = DRIVER, pool: str | None = None, generation: int = 0, count: int = 1,
-               all_nodes: bool = False, node_selector: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"driver": driver, "pool": {"name": pool or node or name, "generation": generation,
-                                                        "resourceSliceCount": count},
-                            "devices": [device_dict(d) if isinstance(d, str) else dict(d) for d in devices]}
+def slice_dict(
+    name: str,
+    devices: Iterable[Mapping[str, Any] | str],
+    *,
+    node: str | None = None,
+    driver: str = DRIVER,
+    pool: str | None = None,
+    generation: int = 0,
+    count: int = 1,
+    all_nodes: bool = False,
+    node_selector: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "driver": driver,
+        "pool": {"name": pool or node or name, "generation": generation, "resourceSliceCount": count},
+        "devices": [device_dict(d) if isinstance(d, str) else dict(d) for d in devices],
+    }
     if node is not None:
         spec["nodeName"] = node
     if all_nodes:
@@ -52,8 +64,15 @@ def slice_dict(name: str, devices: Iterable[Mapping[str, Any] | str], *, node: s
     return {"apiVersion": API, "kind": "ResourceSlice", "metadata": {"name": name}, "spec": spec}
 
 
-def request_dict(name: str, device_class: str = "gpu", *, count: int | None = None, mode: str | None = None,
-                 selectors: Iterable[str] = (), admin: bool | None = None) -> dict[str, Any]:
+def request_dict(
+    name: str,
+    device_class: str = "gpu",
+    *,
+    count: int | None = None,
+    mode: str | None = None,
+    selectors: Iterable[str] = (),
+    admin: bool | None = None,
+) -> dict[str, Any]:
     exactly: dict[str, Any] = {"deviceClassName": device_class}
     if selectors:
         exactly["selectors"] = [{"cel": {"expression": e}} for e in selectors]
@@ -71,9 +90,15 @@ def first_available_dict(name: str, *subs: Mapping[str, Any]) -> dict[str, Any]:
     return {"name": name, "firstAvailable": [{"name": s["name"], **s["exactly"]} for s in subs]}
 
 
-def claim_dict(name: str, *requests: Mapping[str, Any], namespace: str = "default",
-               constraints: Iterable[Mapping[str, Any]] = (), config: Iterable[Mapping[str, Any]] = (),
-               status: Mapping[str, Any] | None = None, uid: str = "") -> dict[str, Any]:
+def claim_dict(
+    name: str,
+    *requests: Mapping[str, Any],
+    namespace: str = "default",
+    constraints: Iterable[Mapping[str, Any]] = (),
+    config: Iterable[Mapping[str, Any]] = (),
+    status: Mapping[str, Any] | None = None,
+    uid: str = "",
+) -> dict[str, Any]:
     devices: dict[str, Any] = {"requests": [dict(r) for r in requests]}
     if constraints:
         devices["constraints"] = [dict(c) for c in constraints]
@@ -82,8 +107,7 @@ def claim_dict(name: str, *requests: Mapping[str, Any], namespace: str = "defaul
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
     if uid:
         meta["uid"] = uid
-    out: dict[str, Any] = {"apiVersion": API, "kind": "ResourceClaim", "metadata": meta,
-                           "spec": {"devices": devices}}
+    out: dict[str, Any] = {"apiVersion": API, "kind": "ResourceClaim", "metadata": meta, "spec": {"devices": devices}}
     if status is not None:
         out["status"] = dict(status)
     return out
@@ -91,8 +115,12 @@ def claim_dict(name: str, *requests: Mapping[str, Any], namespace: str = "defaul
 
 def template_dict(name: str, *requests: Mapping[str, Any], namespace: str = "default") -> dict[str, Any]:
     claim = claim_dict(name, *requests)
-    return {"apiVersion": API, "kind": "ResourceClaimTemplate", "metadata": {"name": name, "namespace": namespace},
-            "spec": {"spec": claim["spec"]}}
+    return {
+        "apiVersion": API,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"spec": claim["spec"]},
+    }
 
 
 def opaque(driver: str = DRIVER, **parameters: Any) -> dict[str, Any]:
@@ -120,13 +148,20 @@ def by_template(pod_claim: str, template: str) -> dict[str, Any]:
     return {"name": pod_claim, "resourceClaimTemplateName": template}
 
 
-def claim_pod(name: str, *entries: Mapping[str, Any], namespace: str = "default",
-              statuses: Mapping[str, str | None] | None = None, node_name: str = "",
-              annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+def claim_pod(
+    name: str,
+    *entries: Mapping[str, Any],
+    namespace: str = "default",
+    statuses: Mapping[str, str | None] | None = None,
+    node_name: str = "",
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """A pod using claims (``entries`` from :func:`by_name` / :func:`by_template`); ``statuses`` maps a pod
     claim to its generated claim (``status.resourceClaimStatuses``)."""
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "cuda", "resources": {
-        "claims": [{"name": e["name"]} for e in entries]}}], "resourceClaims": [dict(e) for e in entries]}
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "cuda", "resources": {"claims": [{"name": e["name"]} for e in entries]}}],
+        "resourceClaims": [dict(e) for e in entries],
+    }
     if node_name:
         spec["nodeName"] = node_name
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
@@ -134,24 +169,38 @@ def claim_pod(name: str, *entries: Mapping[str, Any], namespace: str = "default"
         meta["annotations"] = dict(annotations)
     out: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
     if statuses is not None:
-        out["status"] = {"resourceClaimStatuses": [
-            {"name": k, **({"resourceClaimName": v} if v is not None else {})} for k, v in statuses.items()]}
+        out["status"] = {
+            "resourceClaimStatuses": [
+                {"name": k, **({"resourceClaimName": v} if v is not None else {})} for k, v in statuses.items()
+            ]
+        }
     return out
 
 
 def owned_by(claim: dict[str, Any], pod: Mapping[str, Any], pod_claim: str = "gpu") -> dict[str, Any]:
     """``claim`` as the resourceclaim controller makes it for ``pod`` (controller reference, annotation)."""
     meta = claim["metadata"]
-    meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
-                                "uid": pod["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+    meta["ownerReferences"] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": pod["metadata"]["name"],
+            "uid": pod["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
     meta.setdefault("annotations", {})["resource.kubernetes.io/pod-claim-name"] = pod_claim
     return claim
 
 
 def node_selector(**labels: str) -> dict[str, Any]:
     """A node selector of one term requiring each label's value."""
-    return {"nodeSelectorTerms": [{"matchExpressions": [
-        {"key": k, "operator": "In", "values": [v]} for k, v in labels.items()]}]}
+    return {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": k, "operator": "In", "values": [v]} for k, v in labels.items()]}
+        ]
+    }
 
 
 def on_node(node: str) -> dict[str, Any]:

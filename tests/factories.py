@@ -47,8 +47,7 @@ def node_dict(
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "uid": f"node-{name}",
-                     "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "metadata": {"name": name, "uid": f"node-{name}", "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
         "spec": spec,
         "status": {"capacity": dict(alloc), "allocatable": dict(alloc), "images": [dict(i) for i in images]},
     }
@@ -84,9 +83,13 @@ def pod_dict(
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "uid": uid or f"uid-{name}-{next(_uids)}",
-                     "labels": dict(labels or {}),
-                     "creationTimestamp": "2024-01-01T00:00:00Z"},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": uid or f"uid-{name}-{next(_uids)}",
+            "labels": dict(labels or {}),
+            "creationTimestamp": "2024-01-01T00:00:00Z",
+        },
         "spec": body,
         "status": {"phase": "Running" if node_name else "Pending"},
     }

@@ -137,8 +137,11 @@ class LabelFilter(_Base):
             return Status(Code.ERROR, ("filter broke",))
         if node_info.node is not None and node_info.node.labels.get(self.args.get("key", "fake")) == "yes":
             return None
-        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if self.args.get("code") == "UnschedulableAndUnresolvable" \
+        code = (
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            if self.args.get("code") == "UnschedulableAndUnresolvable"
             else Code.UNSCHEDULABLE
+        )
         return Status(code, (f"node(s) lacked label {self.args.get('key', 'fake')}",))
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
@@ -345,8 +348,7 @@ def config_dict(*profiles: dict[str, Any], **top: Any) -> dict[str, Any]:
     return cfg
 
 
-def profile_with(plugins: dict[str, Any], plugin_config: dict[str, Any] | None = None,
-                 **extra: Any) -> dict[str, Any]:
+def profile_with(plugins: dict[str, Any], plugin_config: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     """A profile dict: ``plugins`` as in YAML, ``plugin_config`` as {name: args}."""
     prof: dict[str, Any] = {"plugins": plugins, **extra}
     if plugin_config:
@@ -357,8 +359,15 @@ def profile_with(plugins: dict[str, Any], plugin_config: dict[str, Any] | None =
 class Harness:
     """A :class:`Scheduler` on an :class:`EmbeddedCluster` and a :class:`VirtualClock`, stepped by hand."""
 
-    def __init__(self, config: dict[str, Any] | None = None, *, tie_break: str = "name", seed: int = 0,
-                 objects: Sequence[dict[str, Any]] = (), version: str | None = None) -> None:
+    def __init__(
+        self,
+        config: dict[str, Any] | None = None,
+        *,
+        tie_break: str = "name",
+        seed: int = 0,
+        objects: Sequence[dict[str, Any]] = (),
+        version: str | None = None,
+    ) -> None:
         """``version``: the emulated kube-scheduler version of the cluster and the scheduler (the newest
         when None)."""
         import random
@@ -376,8 +385,13 @@ class Harness:
         self.cluster = EmbeddedCluster(clock=self.clock.now, features=features)
         for obj in objects:
             self.cluster.create(obj)
-        self.scheduler = Scheduler(self.cluster, load_config(config or dict(API), features=features),
-                                   clock=self.clock, tie_break=tie_break, rng=random.Random(seed))
+        self.scheduler = Scheduler(
+            self.cluster,
+            load_config(config or dict(API), features=features),
+            clock=self.clock,
+            tie_break=tie_break,
+            rng=random.Random(seed),
+        )
         self.recorder = FullRecorder()
         self.scheduler.recorder = self.recorder
         # The simulator's loop, without its loop detection: tests decide themselves when to stop.

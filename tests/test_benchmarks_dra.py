@@ -15,8 +15,10 @@ from benchmarks.storage_workloads import SimCase
 
 def test_dra_cases_are_run_by_their_own_benchmark() -> None:
     assert set(DRA_CASES) <= set(ALL_CASES)
-    assert {c.workload for c in DRA_CASES.values()} == {"SchedulingWithResourceClaimTemplate",
-                                                         "SchedulingWithResourceClaim"}
+    assert {c.workload for c in DRA_CASES.values()} == {
+        "SchedulingWithResourceClaimTemplate",
+        "SchedulingWithResourceClaim",
+    }
     assert {c.nodes for c in DRA_CASES.values() if not c.quick} == {5000}
     assert [c.name for c in ALL_CASES.values() if is_dra(c)] == list(DRA_CASES)
 
@@ -30,8 +32,17 @@ def test_dra_cases_fit_their_devices(name: str) -> None:
 
 
 def test_table_shows_failures_beside_numbers() -> None:
-    ok = {"case": "c", "scheduler": "kube-scheduler", "nodes": 3, "existing": 1, "measured": 2, "pods_per_s": 4.56,
-          "wall_s": 0.44, "cpu_s": 1.0, "rss_mib": 80.4}
+    ok = {
+        "case": "c",
+        "scheduler": "kube-scheduler",
+        "nodes": 3,
+        "existing": 1,
+        "measured": 2,
+        "pods_per_s": 4.56,
+        "wall_s": 0.44,
+        "cpu_s": 1.0,
+        "rss_mib": 80.4,
+    }
     lines = dra.format_table([ok, {"case": "c", "scheduler": "kubesched (simulate)", "error": "2 of 2 unbound"}])
     assert lines.splitlines()[2] == "| c | kube-scheduler | 3 | 1 | 2 | 4.6 | 0.44 | 1.0 | 80 |"
     assert lines.splitlines()[3] == "| c | kubesched (simulate) | FAILED: 2 of 2 unbound |"

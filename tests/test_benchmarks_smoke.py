@@ -73,17 +73,50 @@ def test_profile_lists_functions() -> None:
     ("only", "quick", "expected"),
     [
         ("basic-5000-pct100", False, {"basic-5000-pct100"}),
-        ("basic-5000", False, {"basic-5000-default", "basic-5000-pct100", "basic-5000-default-simulate",
-                               "basic-5000-default-simulate-trace", "basic-5000-default-simulate-trace-gz",
-                               *(f"basic-5000-default-core-{r}" for r in ("summary", "full", "trace"))}),
+        (
+            "basic-5000",
+            False,
+            {
+                "basic-5000-default",
+                "basic-5000-pct100",
+                "basic-5000-default-simulate",
+                "basic-5000-default-simulate-trace",
+                "basic-5000-default-simulate-trace-gz",
+                *(f"basic-5000-default-core-{r}" for r in ("summary", "full", "trace")),
+            },
+        ),
         ("*-pct100", False, {"basic-500-pct100", "basic-5000-pct100"}),
-        ("basic-500-pct100*", False, {"basic-500-pct100", *(f"basic-500-pct100-simulate{p}" for p in (
-            "", "-none", "-full", "-trace")), *(f"basic-500-pct100-core-{r}" for r in ("summary", "full", "trace"))}),
+        (
+            "basic-500-pct100*",
+            False,
+            {
+                "basic-500-pct100",
+                *(f"basic-500-pct100-simulate{p}" for p in ("", "-none", "-full", "-trace")),
+                *(f"basic-500-pct100-core-{r}" for r in ("summary", "full", "trace")),
+            },
+        ),
         ("spreading", False, {"spreading-5000-default", "preferred-spreading-5000-default"}),
-        (None, True, {"basic-quick-default", "basic-quick-pct100", "basic-quick-default-simulate",
-                      "basic-quick-default-simulate-trace", *(
-            f"{w}-quick-default" for w in ("anti-affinity", "affinity", "preferred-affinity",
-                                           "preferred-anti-affinity", "spreading", "preferred-spreading"))}),
+        (
+            None,
+            True,
+            {
+                "basic-quick-default",
+                "basic-quick-pct100",
+                "basic-quick-default-simulate",
+                "basic-quick-default-simulate-trace",
+                *(
+                    f"{w}-quick-default"
+                    for w in (
+                        "anti-affinity",
+                        "affinity",
+                        "preferred-affinity",
+                        "preferred-anti-affinity",
+                        "spreading",
+                        "preferred-spreading",
+                    )
+                ),
+            },
+        ),
         ("nothing", False, set()),
     ],
 )
@@ -92,8 +125,17 @@ def test_select(only: str | None, quick: bool, expected: set[str]) -> None:
 
 
 def test_table_has_a_row_per_result() -> None:
-    ok = {"workload": "W", "nodes": 1, "existing": 0, "measured": 2, "config": "c",
-          "pods_per_s": 12.345, "wall_s": 0.5, "pods_per_cpu_s": 20.0, "peak_mib": 40.2}
+    ok = {
+        "workload": "W",
+        "nodes": 1,
+        "existing": 0,
+        "measured": 2,
+        "config": "c",
+        "pods_per_s": 12.345,
+        "wall_s": 0.5,
+        "pods_per_cpu_s": 20.0,
+        "peak_mib": 40.2,
+    }
     bad = {"workload": "W", "nodes": 1, "existing": 0, "measured": 2, "config": "c", "error": "boom"}
     lines = bench_main.format_table([ok, bad]).splitlines()
     assert lines[0].startswith("| workload | nodes |") and len(lines) == 4
@@ -118,8 +160,16 @@ def test_core_loop_with_a_recorder_attached(path: str) -> None:
 
 
 def test_user_path_fails_loudly_when_pods_stay_pending() -> None:
-    case = Case("overfull", "SchedulingBasic", nodes=2, existing=0, measured=85, config="pct100", percentage=100,
-                path="simulate")
+    case = Case(
+        "overfull",
+        "SchedulingBasic",
+        nodes=2,
+        existing=0,
+        measured=85,
+        config="pct100",
+        percentage=100,
+        path="simulate",
+    )
     with pytest.raises(bench_run.BenchmarkError, match="5 of 85 measured pods were not bound"):
         bench_run.measure(case)
 
@@ -129,8 +179,13 @@ def test_user_paths_are_set_against_the_core_row_of_their_size() -> None:
     rows = [
         {**size, "case": "basic-5000-default", "path": "core", "pods_per_s": 2000.0, "peak_mib": 160.0},
         {**size, "case": "basic-5000-default-simulate", "path": "simulate", "pods_per_s": 1500.0, "peak_mib": 600.0},
-        {**size, "case": "basic-5000-default-simulate-trace", "path": "simulate-trace", "pods_per_s": 900.0,
-         "peak_mib": 1200.0},
+        {
+            **size,
+            "case": "basic-5000-default-simulate-trace",
+            "path": "simulate-trace",
+            "pods_per_s": 900.0,
+            "peak_mib": 1200.0,
+        },
         {**size, "nodes": 7, "case": "other-simulate", "path": "simulate", "pods_per_s": 10.0, "peak_mib": 1.0},
     ]
     assert bench_main.compare_user_paths(rows) == [
@@ -163,10 +218,13 @@ def test_violations_name_a_broken_spread() -> None:
 
 def test_user_path_share_by_cpu_seconds_when_both_rows_have_them() -> None:
     size = {"workload": "W", "nodes": 1, "existing": 0, "measured": 10, "config": "c"}
-    rows = [{**size, "case": "w", "path": "core", "pods_per_s": 100.0, "cpu_s": 0.1, "peak_mib": 1.0},
-            {**size, "case": "w-simulate", "path": "simulate", "pods_per_s": 50.0, "cpu_s": 0.125, "peak_mib": 1.0}]
+    rows = [
+        {**size, "case": "w", "path": "core", "pods_per_s": 100.0, "cpu_s": 0.1, "peak_mib": 1.0},
+        {**size, "case": "w-simulate", "path": "simulate", "pods_per_s": 50.0, "cpu_s": 0.125, "peak_mib": 1.0},
+    ]
     assert bench_main.compare_user_paths(rows) == [
-        "w-simulate: 50% of the core loop's 100.0 pods/s [80% by cpu seconds]"]
+        "w-simulate: 50% of the core loop's 100.0 pods/s [80% by cpu seconds]"
+    ]
 
 
 def test_repeated_runs_keep_the_fastest_and_a_failure_only_when_nothing_ran() -> None:
@@ -183,8 +241,10 @@ def test_extending_benchmarks_run_small() -> None:
     rows = extending.gangs(100, 10, 4, 6, burst=True)
     assert rows[0]["note"].startswith("6 gangs placed whole, 0 partly")
     overhead = extending.plugin_overhead(50, 3)
-    assert [r["variant"] for r in overhead][1:] == ["+ trivial filter+score, per-node form",
-                                                   "+ trivial filter+score, batch form"]
+    assert [r["variant"] for r in overhead][1:] == [
+        "+ trivial filter+score, per-node form",
+        "+ trivial filter+score, batch form",
+    ]
     ext = extending.extender(5, 3)
     assert ext[-1]["variant"].startswith("bare loopback round trip")
     assert "| gangs | 10 gangs of 4, room for 6 (burst) |" in extending.format_table(rows)
@@ -207,11 +267,17 @@ def test_wasted_attempts_are_failures_repeating_the_previous_message() -> None:
 
     from benchmarks.queueing import WastedAttempts
 
-    attempts = [SimpleNamespace(pod=pod, attempt=attempt, result=result, message=message)
-                for pod, attempt, result, message in [
-                    ("a", 1, "Unschedulable", "no room"), ("a", 2, "Unschedulable", "no room"),
-                    ("a", 3, "Unschedulable", "other"), ("b", 1, "Unschedulable", "no room"),
-                    ("a", 4, "Scheduled", None), ("a", 5, "Unschedulable", "other")]]
+    attempts = [
+        SimpleNamespace(pod=pod, attempt=attempt, result=result, message=message)
+        for pod, attempt, result, message in [
+            ("a", 1, "Unschedulable", "no room"),
+            ("a", 2, "Unschedulable", "no room"),
+            ("a", 3, "Unschedulable", "other"),
+            ("b", 1, "Unschedulable", "no room"),
+            ("a", 4, "Scheduled", None),
+            ("a", 5, "Unschedulable", "other"),
+        ]
+    ]
     counter = WastedAttempts.of(reversed(attempts))  # each pod's attempts are taken in their order
     assert (counter.attempts, counter.failed, counter.wasted) == (6, 5, 1)
 

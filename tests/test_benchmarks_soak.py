@@ -10,8 +10,15 @@ from benchmarks.soak import Minute, format_series, growth, verdict, warmup_minut
 
 
 def minute(n: int, rss: float, threads: int = 10, latencies: tuple[float, ...] = (0.1,), pending: int = 0) -> Minute:
-    return Minute(n, bound=600, p99_s=max(latencies), rss_mib=rss, threads=threads, deleted_pending=pending,
-                  latencies=list(latencies))
+    return Minute(
+        n,
+        bound=600,
+        p99_s=max(latencies),
+        rss_mib=rss,
+        threads=threads,
+        deleted_pending=pending,
+        latencies=list(latencies),
+    )
 
 
 def test_warm_up_is_a_sixth_of_the_run_at_most_five_minutes() -> None:
@@ -27,8 +34,10 @@ def test_a_steady_run_and_a_growing_one() -> None:
     warm = [minute(i, 400.0 - i) for i in range(1, 6)]  # the warm-up is left out whatever it does
     steady = warm + [minute(i, 200, latencies=(0.1, 0.2)) for i in range(6, 31)]
     line = verdict("kubesched", steady)
-    assert line.startswith("kubesched: RSS 200 -> 200 MiB (+0.0 %), threads 10 -> 10 (+0.0 %) after 5 min of warm-up: "
-                           "steady (threshold 5 %); p99 latency 0.200 s -> 0.200 s (+0 %)")
+    assert line.startswith(
+        "kubesched: RSS 200 -> 200 MiB (+0.0 %), threads 10 -> 10 (+0.0 %) after 5 min of warm-up: "
+        "steady (threshold 5 %); p99 latency 0.200 s -> 0.200 s (+0 %)"
+    )
     growing = warm + [minute(i, 200 + 2 * i, latencies=(0.1 * i,), pending=1) for i in range(6, 31)]
     line = verdict("kubesched", growing)
     assert "GROWING" in line and "25 pods deleted before they were bound" in line

@@ -18,6 +18,7 @@ def at(seconds: float) -> datetime:
 def test_timers_fire_in_due_order_with_time_set_to_each_due() -> None:
     clock = VirtualClock(T0)
     fired: list[tuple[str, datetime]] = []
+
     def record(name: str) -> Callable[[], None]:
         return lambda: fired.append((name, clock.now()))
 

@@ -81,14 +81,16 @@ def parse_examples(text: str, source: str) -> list[Example]:
             i += 1
         if i == len(lines):
             raise DocFormatError(f"{source}:{start}: the block opened here is never closed")
-        body = [line[len(indent):] if line.startswith(indent) else line.lstrip() for line in lines[start:i]]
+        body = [line[len(indent) :] if line.startswith(indent) else line.lstrip() for line in lines[start:i]]
         if info == "console":
             examples.append(Example(source, start, _commands(body, source, start)))
         else:
             for offset, line in enumerate(body):
                 if line.startswith(COMMAND_PREFIX):
-                    raise DocFormatError(f"{source}:{start + offset + 1}: a shown command in a ```{info} block; "
-                                         "use ```console so that it is run and its output checked")
+                    raise DocFormatError(
+                        f"{source}:{start + offset + 1}: a shown command in a ```{info} block; "
+                        "use ```console so that it is run and its output checked"
+                    )
         i += 1
     return examples
 
@@ -97,7 +99,7 @@ def _commands(body: list[str], source: str, start: int) -> tuple[Command, ...]:
     commands: list[Command] = []
     for offset, line in enumerate(body):
         if line.startswith(COMMAND_PREFIX):
-            commands.append(Command(start + offset + 1, line[len(COMMAND_PREFIX):], ()))
+            commands.append(Command(start + offset + 1, line[len(COMMAND_PREFIX) :], ()))
         elif not commands:
             raise DocFormatError(f"{source}:{start + offset + 1}: a console block must start with a '$ ' command")
         else:
@@ -161,8 +163,16 @@ def run_command(command: str, work: Path) -> tuple[int, str]:
     env.pop("COLUMNS", None)
     env["PATH"] = f"{work.parent / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    done = subprocess.run(["bash", "-c", command], cwd=work, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_SECONDS, check=False)
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
     return done.returncode, done.stdout
 
 
@@ -191,8 +201,13 @@ def check_command(command: Command, source: str, work: Path) -> str | None:
 @pytest.mark.parametrize("page", PAGES)
 def test_shown_output_is_what_the_command_prints(page: str, tmp_path: Path) -> None:
     work = scratch_root(tmp_path)
-    problems = [problem for example in EXAMPLES if example.source == page for command in example.commands
-                if (problem := check_command(command, page, work)) is not None]
+    problems = [
+        problem
+        for example in EXAMPLES
+        if example.source == page
+        for command in example.commands
+        if (problem := check_command(command, page, work)) is not None
+    ]
     if problems:
         pytest.fail("\n\n".join(problems), pytrace=False)
 
@@ -253,13 +268,18 @@ def test_links_between_the_docs_resolve() -> None:
 def test_broken_links_are_found(tmp_path: Path) -> None:
     (tmp_path / "other.md").write_text("# Other page\n", encoding="utf-8")
     page = tmp_path / "page.md"
-    page.write_text("## Here\n[a](other.md#other-page) [b](#here) [c](https://example.com/x#y)\n"
-                    "[d](other.md#gone) [e](missing.md) [f](#no\nwhere) [wrapped\ntext](#nowhere)\n"
-                    "```sh\n[g](ignored.md)\n```\n",
-                    encoding="utf-8")
+    page.write_text(
+        "## Here\n[a](other.md#other-page) [b](#here) [c](https://example.com/x#y)\n"
+        "[d](other.md#gone) [e](missing.md) [f](#no\nwhere) [wrapped\ntext](#nowhere)\n"
+        "```sh\n[g](ignored.md)\n```\n",
+        encoding="utf-8",
+    )
     # "[f](#no\nwhere)" is no link (a target cannot be wrapped); "[wrapped\ntext](#nowhere)" is one.
-    assert broken_links(page) == ["page.md: other.md#gone: no such heading", "page.md: missing.md: no such file",
-                                  "page.md: #nowhere: no such heading"]
+    assert broken_links(page) == [
+        "page.md: other.md#gone: no such heading",
+        "page.md: missing.md: no such file",
+        "page.md: #nowhere: no such heading",
+    ]
 
 
 def test_anchors_are_made_as_github_makes_them() -> None:

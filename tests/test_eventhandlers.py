@@ -40,15 +40,24 @@ NO_PREEMPTION = {"postFilter": {"disabled": [{"name": "*"}]}}
 def two_profiles(nodes: list[dict[str, Any]]) -> Harness:
     """Profile "labels" rejects through LabelFilter (Node Add/label events); "never" through a plugin
     that registered no event at all."""
-    cfg = dict(API, profiles=[
-        dict(profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]}, **NO_PREEMPTION}),
-             schedulerName="labels"),
-        dict(profile_with({"filter": {"enabled": [{"name": ref(RejectAllFilterNoEvents)}]}, **NO_PREEMPTION}),
-             schedulerName="never"),
-        dict(profile_with({"filter": {"enabled": [{"name": ref(RejectAllFilter)}]}, **NO_PREEMPTION}),
-             schedulerName="wildcard"),
-        dict(profile_with(NO_PREEMPTION), schedulerName="default-scheduler"),
-    ])
+    cfg = dict(
+        API,
+        profiles=[
+            dict(
+                profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]}, **NO_PREEMPTION}),
+                schedulerName="labels",
+            ),
+            dict(
+                profile_with({"filter": {"enabled": [{"name": ref(RejectAllFilterNoEvents)}]}, **NO_PREEMPTION}),
+                schedulerName="never",
+            ),
+            dict(
+                profile_with({"filter": {"enabled": [{"name": ref(RejectAllFilter)}]}, **NO_PREEMPTION}),
+                schedulerName="wildcard",
+            ),
+            dict(profile_with(NO_PREEMPTION), schedulerName="default-scheduler"),
+        ],
+    )
     return Harness(cfg, objects=nodes)
 
 
@@ -83,9 +92,10 @@ def test_bound_pods_go_to_the_cache() -> None:
 
 
 def test_pending_pod_bound_by_someone_else_leaves_the_queue_for_the_cache() -> None:
-    h = Harness(dict(API, profiles=[profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]},
-                                                  **NO_PREEMPTION})]),
-                objects=[node_dict("n1")])
+    h = Harness(
+        dict(API, profiles=[profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]}, **NO_PREEMPTION})]),
+        objects=[node_dict("n1")],
+    )
     h.create(pod_dict("p", cpu="1"))
     h.step()
     assert h.where("p") == "unschedulable"
@@ -107,8 +117,17 @@ def test_pod_deleted_while_queued_is_dropped() -> None:
 
 
 def test_pod_deleted_while_waiting_on_permit_is_not_bound() -> None:
-    cfg = dict(API, profiles=[profile_with({"permit": {"enabled": [{"name": ref(PermitPlugin)}]},
-                                            "reserve": {"enabled": [{"name": ref(RecordingReserve)}]}})])
+    cfg = dict(
+        API,
+        profiles=[
+            profile_with(
+                {
+                    "permit": {"enabled": [{"name": ref(PermitPlugin)}]},
+                    "reserve": {"enabled": [{"name": ref(RecordingReserve)}]},
+                }
+            )
+        ],
+    )
     h = Harness(cfg, objects=[node_dict("n1")])
     h.create(pod_dict("p", cpu="1"))
     h.step()
@@ -139,7 +158,8 @@ def test_node_add_moves_only_pods_whose_rejector_registered_it() -> None:
     h.create(pod_for("labels", "labels"), pod_for("never", "never"), pod_for("wildcard", "wildcard"))
     h.run()
     assert {n: h.where(n) for n in ("labels", "never", "wildcard")} == dict.fromkeys(
-        ("labels", "never", "wildcard"), "unschedulable")
+        ("labels", "never", "wildcard"), "unschedulable"
+    )
     h.create(node_dict("n2", labels={"fake": "yes"}))
     assert h.where("labels") in ("active", "backoff")
     assert h.where("wildcard") in ("active", "backoff")  # no events_to_register: every event
@@ -222,8 +242,10 @@ def test_terminal_pods_are_ignored(phase: str) -> None:
 
 
 def test_running_pod_turning_terminal_frees_its_node() -> None:
-    h = Harness(dict(API, profiles=[profile_with(NO_PREEMPTION)]),
-                objects=[node_dict("n1", cpu="2"), pod_dict("job", cpu="2", node_name="n1")])
+    h = Harness(
+        dict(API, profiles=[profile_with(NO_PREEMPTION)]),
+        objects=[node_dict("n1", cpu="2"), pod_dict("job", cpu="2", node_name="n1")],
+    )
     h.create(pod_dict("p", cpu="2"))
     h.step()
     assert h.where("p") == "unschedulable"
@@ -335,8 +357,9 @@ def _stored(name: str, namespace: str = "default", **labels: str) -> Pod:
         ("default", {"app": "db"}, []),
     ],
 )
-def test_pod_store_lists_by_namespace_and_labels(namespace: str | None, labels: dict[str, str] | None,
-                                                 want: list[str]) -> None:
+def test_pod_store_lists_by_namespace_and_labels(
+    namespace: str | None, labels: dict[str, str] | None, want: list[str]
+) -> None:
     store = PodStore()
     for pod in (_stored("b", app="web"), _stored("a", app="web", tier="front"), _stored("c", "other", app="web")):
         store.remember(pod)
@@ -390,8 +413,11 @@ _READY = [{"type": "Ready", "status": "True", "lastHeartbeatTime": "2024-01-01T0
         ({}, {"cpu": "8"}, [qevents.NodeAllocatableChange]),
         ({}, {"labels": {"zone": "a"}}, [qevents.NodeLabelChange]),
         ({}, {"taints": [{"key": "k", "effect": "NoSchedule"}]}, [qevents.NodeTaintChange]),
-        ({"conditions": _READY}, {"conditions": [dict(_READY[0], lastHeartbeatTime="2024-01-01T00:01:00Z")]},
-         []),  # a heartbeat is no change
+        (
+            {"conditions": _READY},
+            {"conditions": [dict(_READY[0], lastHeartbeatTime="2024-01-01T00:01:00Z")]},
+            [],
+        ),  # a heartbeat is no change
         ({"conditions": _READY}, {"conditions": [dict(_READY[0], status="False")]}, [qevents.NodeConditionChange]),
         ({}, {"annotations": {"a": "b"}}, [qevents.NodeAnnotationChange]),
         ({}, {"cpu": "8", "labels": {"zone": "a"}}, [qevents.NodeAllocatableChange, qevents.NodeLabelChange]),
@@ -472,9 +498,12 @@ def test_a_bound_pod_reaches_every_plugin_registering_pod_additions_in_v134(vers
 
 
 def _attachment(name: str, node: str) -> dict[str, Any]:
-    return {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment", "metadata": {"name": name},
-            "spec": {"attacher": "csi.example.com", "nodeName": node,
-                     "source": {"persistentVolumeName": f"pv-{name}"}}}
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "VolumeAttachment",
+        "metadata": {"name": name},
+        "spec": {"attacher": "csi.example.com", "nodeName": node, "source": {"persistentVolumeName": f"pv-{name}"}},
+    }
 
 
 @pytest.mark.parametrize(("version", "moves"), [("1.30", False), ("1.34", True)])
@@ -517,8 +546,12 @@ def test_an_annotation_change_requeues_a_waiting_pod_only_in_v130(version: str, 
 
 def _of_priority(name: str, value: int) -> list[dict[str, Any]]:
     """A PriorityClass of ``value`` and a pending 1-cpu pod of that class."""
-    cls = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{value}"},
-           "value": value}
+    cls = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": f"p{value}"},
+        "value": value,
+    }
     pod = pod_dict(name, cpu="1", spec={"priorityClassName": f"p{value}"})
     del pod["spec"]["priority"]
     return [cls, pod]
@@ -527,8 +560,11 @@ def _of_priority(name: str, value: int) -> list[dict[str, Any]]:
 def _nominated(version: str) -> Harness:
     """Three pending pods no node fits (a hog holds n1's cpu); "nominee" (priority 100) holds a
     nomination to n1, "low" (10) and "high" (200) wait."""
-    h = Harness(config_dict(profile_with(NO_PREEMPTION)), version=version,
-                objects=[node_dict("n1", cpu="2"), pod_dict("hog", cpu="2", node_name="n1")])
+    h = Harness(
+        config_dict(profile_with(NO_PREEMPTION)),
+        version=version,
+        objects=[node_dict("n1", cpu="2"), pod_dict("hog", cpu="2", node_name="n1")],
+    )
     h.create(*_of_priority("nominee", 100), *_of_priority("low", 10), *_of_priority("high", 200))
     h.run()
     h.cluster.patch_pod_status("default", "nominee", nominated_node_name="n1")

@@ -12,8 +12,12 @@ from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import Harness, LabelFilter, config_dict, profile_with, ref
 
 
-def harness(plugins: dict[str, Any] | None = None, nodes: int | list[dict[str, Any]] = 1,
-            top: dict[str, Any] | None = None, profile: dict[str, Any] | None = None) -> Harness:
+def harness(
+    plugins: dict[str, Any] | None = None,
+    nodes: int | list[dict[str, Any]] = 1,
+    top: dict[str, Any] | None = None,
+    profile: dict[str, Any] | None = None,
+) -> Harness:
     objs = [node_dict(f"n{i + 1}") for i in range(nodes)] if isinstance(nodes, int) else nodes
     return Harness(config_dict(profile_with(plugins or {}, None, **(profile or {})), **(top or {})), objects=objs)
 
@@ -60,8 +64,9 @@ def test_percentage_of_nodes_to_score_limits_and_rotates_the_search() -> None:
 
 def test_rejected_nodes_count_as_processed() -> None:
     nodes = [node_dict(f"n{i:03d}", labels={"fake": "yes" if i % 2 else "no"}) for i in range(300)]
-    h = harness({"filter": {"enabled": [{"name": ref(LabelFilter)}]}}, nodes=nodes,
-                top={"percentageOfNodesToScore": 10})
+    h = harness(
+        {"filter": {"enabled": [{"name": ref(LabelFilter)}]}}, nodes=nodes, top={"percentageOfNodesToScore": 10}
+    )
     order = _snapshot_order(h)
     h.create(pod_dict("a"))
     h.step()
@@ -76,8 +81,11 @@ def test_rejected_nodes_count_as_processed() -> None:
 
 
 def test_profile_percentage_overrides_the_global_one() -> None:
-    h = harness(nodes=[node_dict(f"n{i:03d}") for i in range(200)], top={"percentageOfNodesToScore": 50},
-                profile={"percentageOfNodesToScore": 100})
+    h = harness(
+        nodes=[node_dict(f"n{i:03d}") for i in range(200)],
+        top={"percentageOfNodesToScore": 50},
+        profile={"percentageOfNodesToScore": 100},
+    )
     h.create(pod_dict("a"))
     h.step()
     assert h.records[-1].evaluated_nodes == 200

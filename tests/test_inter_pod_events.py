@@ -23,33 +23,55 @@ def _after_backoff(h: Harness) -> None:
     h.scheduler.run_periodic()
     h.run()
 
+
 ZONE = "topology.kubernetes.io/zone"
 NO_PREEMPTION = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-    "profiles": [{"schedulerName": "default-scheduler",
-                  "plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}],
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [
+        {"schedulerName": "default-scheduler", "plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}
+    ],
 }
 
 
 def _spread(max_skew: int = 1) -> dict[str, Any]:
-    return {"topologySpreadConstraints": [{
-        "maxSkew": max_skew, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
-        "labelSelector": {"matchLabels": {"app": "web"}}}]}
+    return {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": max_skew,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "web"}},
+            }
+        ]
+    }
 
 
 def _requires(app: str, key: str = ZONE) -> dict[str, Any]:
-    return {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}]}}}
+    return {
+        "affinity": {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}
+                ]
+            }
+        }
+    }
 
 
 @pytest.mark.parametrize("version", ["1.30", "1.34"])
 def test_spread_rejection_waits_for_a_matching_pod_to_leave(version: str) -> None:
     # Zone b is full; zone a already has a web pod, so a second there would make the skew 2 - 0 > 1.
-    h = Harness(NO_PREEMPTION, objects=[
-        node_dict("a1", labels={ZONE: "a"}), node_dict("b1", cpu="1", labels={ZONE: "b"}),
-        pod_dict("web-0", node_name="a1", labels={"app": "web"}),
-        pod_dict("filler", node_name="b1", cpu="1"),
-    ], version=version)
+    h = Harness(
+        NO_PREEMPTION,
+        objects=[
+            node_dict("a1", labels={ZONE: "a"}),
+            node_dict("b1", cpu="1", labels={ZONE: "b"}),
+            pod_dict("web-0", node_name="a1", labels={"app": "web"}),
+            pod_dict("filler", node_name="b1", cpu="1"),
+        ],
+        version=version,
+    )
     h.create(pod_dict("web-2", cpu="100m", labels={"app": "web"}, spec=_spread()))
     h.run()
     assert h.where("web-2") == "unschedulable"
@@ -64,11 +86,17 @@ def test_spread_rejection_waits_for_a_matching_pod_to_leave(version: str) -> Non
 @pytest.mark.parametrize("version", ["1.30", "1.34"])
 def test_spread_rejection_moves_when_a_node_gets_the_topology_label(version: str) -> None:
     # a1 would make the skew 2 - 0 > 1 (zone b is full), and "plain" has no zone at all.
-    h = Harness(NO_PREEMPTION, objects=[
-        node_dict("a1", labels={ZONE: "a"}), node_dict("b1", cpu="1", labels={ZONE: "b"}), node_dict("plain"),
-        pod_dict("web-0", node_name="a1", labels={"app": "web"}),
-        pod_dict("filler", node_name="b1", cpu="1"),
-    ], version=version)
+    h = Harness(
+        NO_PREEMPTION,
+        objects=[
+            node_dict("a1", labels={ZONE: "a"}),
+            node_dict("b1", cpu="1", labels={ZONE: "b"}),
+            node_dict("plain"),
+            pod_dict("web-0", node_name="a1", labels={"app": "web"}),
+            pod_dict("filler", node_name="b1", cpu="1"),
+        ],
+        version=version,
+    )
     h.create(pod_dict("web-2", cpu="100m", labels={"app": "web"}, spec=_spread()))
     h.run()
     assert h.where("web-2") == "unschedulable"
@@ -81,8 +109,11 @@ def test_spread_rejection_moves_when_a_node_gets_the_topology_label(version: str
 
 @pytest.mark.parametrize("version", ["1.30", "1.34"])
 def test_affinity_rejection_waits_for_a_matching_pod_to_be_bound(version: str) -> None:
-    h = Harness(NO_PREEMPTION, objects=[node_dict("a1", labels={ZONE: "a"}), node_dict("b1", labels={ZONE: "b"})],
-                version=version)
+    h = Harness(
+        NO_PREEMPTION,
+        objects=[node_dict("a1", labels={ZONE: "a"}), node_dict("b1", labels={ZONE: "b"})],
+        version=version,
+    )
     h.create(pod_dict("cache", spec=_requires("db")))
     h.run()
     assert h.where("cache") == "unschedulable"
@@ -99,8 +130,15 @@ def test_affinity_rejection_waits_for_a_matching_pod_to_be_bound(version: str) -
 
 def _blocked_by_existing_anti_affinity(version: str) -> Harness:
     """db-2 has no terms of its own; the bound pod "db" refuses it by its own anti-affinity."""
-    anti = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}}
+    anti = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}
+                ]
+            }
+        }
+    }
     blocker = pod_dict("db", node_name="n1", labels={"app": "db"}, spec=anti)
     h = Harness(NO_PREEMPTION, objects=[node_dict("n1"), blocker], version=version)
     h.create(pod_dict("db-2", labels={"app": "db"}))

@@ -35,7 +35,7 @@ def _imports(path: Path) -> set[str]:
             base = node.module or ""
             if node.level:  # relative: from the package, one level up per extra dot
                 parts = package.split(".")
-                base = ".".join([*parts[:len(parts) - node.level + 1], *([base] if base else [])])
+                base = ".".join([*parts[: len(parts) - node.level + 1], *([base] if base else [])])
             names = [f"{base}.{alias.name}" for alias in node.names]
             found.update(names)
             if not all(_is_module(name) for name in names):  # ``from pkg import sub`` imports sub, not pkg
@@ -56,15 +56,27 @@ def _within(module: str, package: str) -> bool:
 
 
 def _offending(importers: tuple[str, ...], imported: str) -> list[str]:
-    return sorted(f"{module} imports {name}" for module, names in MODULES.items()
-                  if any(_within(module, p) for p in importers)
-                  for name in names if _within(name, imported))
+    return sorted(
+        f"{module} imports {name}"
+        for module, names in MODULES.items()
+        if any(_within(module, p) for p in importers)
+        for name in names
+        if _within(name, imported)
+    )
 
 
-
-SCHEDULER_SIDE = ("kubesched.scheduler", "kubesched.schedule_one", "kubesched.feasible_nodes", "kubesched.cycle",
-                  "kubesched.eventhandlers", "kubesched.framework", "kubesched.plugins", "kubesched.queue",
-                  "kubesched.profile", "kubesched.extender")
+SCHEDULER_SIDE = (
+    "kubesched.scheduler",
+    "kubesched.schedule_one",
+    "kubesched.feasible_nodes",
+    "kubesched.cycle",
+    "kubesched.eventhandlers",
+    "kubesched.framework",
+    "kubesched.plugins",
+    "kubesched.queue",
+    "kubesched.profile",
+    "kubesched.extender",
+)
 
 
 @pytest.mark.parametrize("folder", ["kubesched.embedded", "kubesched.live", "kubesched.cluster", "kubesched.api"])
@@ -79,9 +91,13 @@ def test_the_input_pipeline_imports_nothing_of_the_simulator_or_the_commands() -
 
 def test_the_logging_package_imports_nothing_else_of_kubesched() -> None:
     """Every floor logs through kubesched.klog, so it stands below them all."""
-    outside = sorted(f"{module} imports {name}" for module, names in MODULES.items()
-                     if _within(module, "kubesched.klog")
-                     for name in names if not _within(name, "kubesched.klog"))
+    outside = sorted(
+        f"{module} imports {name}"
+        for module, names in MODULES.items()
+        if _within(module, "kubesched.klog")
+        for name in names
+        if not _within(name, "kubesched.klog")
+    )
     assert outside == []
 
 
@@ -89,8 +105,9 @@ def test_the_scan_sees_lazy_imports_of_the_control_plane() -> None:
     assert "kubesched.api.podgroup" in MODULES["kubesched.embedded.admission"]
 
 
-@pytest.mark.parametrize("floor", ["kubesched.api", "kubesched.config", "kubesched.cache", "kubesched.queue",
-                                   "kubesched.framework"])
+@pytest.mark.parametrize(
+    "floor", ["kubesched.api", "kubesched.config", "kubesched.cache", "kubesched.queue", "kubesched.framework"]
+)
 def test_core_floors_never_import_plugins(floor: str) -> None:
     assert _offending((floor,), "kubesched.plugins") == []
 
@@ -106,9 +123,11 @@ def test_metrics_know_nothing_of_the_framework() -> None:
 
 @pytest.mark.parametrize(
     ("lower", "upper"),
-    [("kubesched.api.pod_affinity", "kubesched.api.objects"),
-     ("kubesched.config.defaults", "kubesched.config.types"),
-     ("kubesched.config.profiles", "kubesched.config.defaults")],
+    [
+        ("kubesched.api.pod_affinity", "kubesched.api.objects"),
+        ("kubesched.config.defaults", "kubesched.config.types"),
+        ("kubesched.config.profiles", "kubesched.config.defaults"),
+    ],
 )
 def test_no_circle_between(lower: str, upper: str) -> None:
     assert any(_within(name, lower) for name in MODULES[upper]), f"{upper} builds on {lower}"
@@ -122,13 +141,16 @@ def test_the_scan_sees_imports_inside_functions_and_type_checking_blocks() -> No
 
 def _module_graph() -> dict[str, set[str]]:
     """Module -> the kubesched modules it imports (a name imported from a module counts as that module)."""
+
     def as_module(name: str) -> str | None:
         while name and name not in MODULES:
             name = name.rpartition(".")[0]
         return name or None
 
-    return {module: {m for name in names if (m := as_module(name)) and m != module and m != "kubesched"}
-            for module, names in MODULES.items()}
+    return {
+        module: {m for name in names if (m := as_module(name)) and m != module and m != "kubesched"}
+        for module, names in MODULES.items()
+    }
 
 
 def _circles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -32,9 +32,9 @@ from tests.fakeplugins import API
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
+
 def priority_class(name: str, value: int) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-            "value": value}
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
 
 
 def pod_of_class(name: str, cls: str, cpu: str, **kw: Any) -> dict[str, Any]:
@@ -51,8 +51,14 @@ class Run:
         self.cluster = EmbeddedCluster(self.clock.now)
         for obj in objects:
             self.cluster.create(obj)
-        self.scheduler = Scheduler(self.cluster, load_config(dict(API)), clock=self.clock, tie_break="name",
-                                   rng=random.Random(0), metrics=metrics)
+        self.scheduler = Scheduler(
+            self.cluster,
+            load_config(dict(API)),
+            clock=self.clock,
+            tie_break="name",
+            rng=random.Random(0),
+            metrics=metrics,
+        )
         self.scheduler.start()
         self.settle()
 
@@ -99,8 +105,10 @@ def labelled(family: Any, suffix: str = "", **labels: str) -> float:
 @pytest.fixture(scope="module")
 def scraped() -> Iterator[tuple[dict[str, Any], Run]]:
     metrics = SchedulerMetrics(plugin_sample_percent=100)
-    run = Run(metrics, [priority_class("low", 0), priority_class("high", 1000),
-                        node_dict("n1", cpu="2"), node_dict("n2", cpu="2")])
+    run = Run(
+        metrics,
+        [priority_class("low", 0), priority_class("high", 1000), node_dict("n1", cpu="2"), node_dict("n2", cpu="2")],
+    )
     elector = LeaderElector(run.cluster, run.clock, identity="me", jitter_factor=0.0, metrics=metrics)
     elector.start()
     run.create(pod_of_class("lo-1", "low", "2"), pod_of_class("lo-2", "low", "2"))
@@ -193,17 +201,34 @@ def test_framework_and_plugin_timings(scraped: tuple[dict[str, Any], Run]) -> No
     families, _ = scraped
     points = families["scheduler_framework_extension_point_duration_seconds"]
     seen = {(s.labels["extension_point"], s.labels["status"]) for s in samples(points, "_count") if s.value}
-    assert {("PreFilter", "Success"), ("PreScore", "Success"), ("Score", "Success"), ("Reserve", "Success"),
-            ("Permit", "Success"), ("PreBind", "Success"), ("Bind", "Success"), ("PostBind", "Success"),
-            ("PostFilter", "Unschedulable"), ("PostFilter", "Success")} <= seen
+    assert {
+        ("PreFilter", "Success"),
+        ("PreScore", "Success"),
+        ("Score", "Success"),
+        ("Reserve", "Success"),
+        ("Permit", "Success"),
+        ("PreBind", "Success"),
+        ("Bind", "Success"),
+        ("PostBind", "Success"),
+        ("PostFilter", "Unschedulable"),
+        ("PostFilter", "Success"),
+    } <= seen
     assert not any(point == "Filter" for point, _ in seen)  # timed per node upstream: not at all
     plugins = families["scheduler_plugin_execution_duration_seconds"]
-    seen_plugins = {(s.labels["plugin"], s.labels["extension_point"], s.labels["status"])
-                    for s in samples(plugins, "_count") if s.value}
-    assert {("NodeResourcesFit", "Filter", "Success"), ("NodeResourcesFit", "Filter", "Unschedulable"),
-            ("NodeResourcesFit", "PreFilter", "Success"), ("DefaultBinder", "Bind", "Success"),
-            ("DefaultPreemption", "PostFilter", "Success"), ("TaintToleration", "Score", "Success"),
-            ("TaintToleration", "ScoreExtensionNormalize", "Success")} <= seen_plugins
+    seen_plugins = {
+        (s.labels["plugin"], s.labels["extension_point"], s.labels["status"])
+        for s in samples(plugins, "_count")
+        if s.value
+    }
+    assert {
+        ("NodeResourcesFit", "Filter", "Success"),
+        ("NodeResourcesFit", "Filter", "Unschedulable"),
+        ("NodeResourcesFit", "PreFilter", "Success"),
+        ("DefaultBinder", "Bind", "Success"),
+        ("DefaultPreemption", "PostFilter", "Success"),
+        ("TaintToleration", "Score", "Success"),
+        ("TaintToleration", "ScoreExtensionNormalize", "Success"),
+    } <= seen_plugins
 
 
 def test_cache_size_and_leader_status(scraped: tuple[dict[str, Any], Run]) -> None:
@@ -221,12 +246,20 @@ def test_plugins_are_timed_on_the_sampled_share_of_cycles() -> None:
         run = Run(metrics, [node_dict("n1", cpu="100", pods="300")])
         run.create(*[pod_dict(f"p{i}", cpu="100m") for i in range(200)])
         run.run()
-        bind = metrics.registry.get_sample_value(
-            "scheduler_plugin_execution_duration_seconds_count",
-            {"plugin": "DefaultBinder", "extension_point": "Bind", "status": "Success"}) or 0.0
-        point = metrics.registry.get_sample_value(
-            "scheduler_framework_extension_point_duration_seconds_count",
-            {"extension_point": "Bind", "status": "Success", "profile": "default-scheduler"}) or 0.0
+        bind = (
+            metrics.registry.get_sample_value(
+                "scheduler_plugin_execution_duration_seconds_count",
+                {"plugin": "DefaultBinder", "extension_point": "Bind", "status": "Success"},
+            )
+            or 0.0
+        )
+        point = (
+            metrics.registry.get_sample_value(
+                "scheduler_framework_extension_point_duration_seconds_count",
+                {"extension_point": "Bind", "status": "Success", "profile": "default-scheduler"},
+            )
+            or 0.0
+        )
         return bind, point
 
     assert plugin_samples(0) == (0.0, 200.0)
@@ -267,8 +300,9 @@ def test_buckets_are_kube_schedulers() -> None:
 class _Cycle:
     """The parts of a scheduling cycle the metrics read."""
 
-    def __init__(self, profile: str = "default-scheduler", attempts: int = 1,
-                 queued_at: datetime | None = None) -> None:
+    def __init__(
+        self, profile: str = "default-scheduler", attempts: int = 1, queued_at: datetime | None = None
+    ) -> None:
         self.profile, self.attempts, self.queued_at = profile, attempts, queued_at
         self.started = time.perf_counter()
         self.state = CycleState()
@@ -324,4 +358,5 @@ def test_async_preemption_metrics_exist_only_with_the_gate(gates: str | None, re
     sample = metrics.registry.get_sample_value
     assert sample("scheduler_preemption_goroutines_execution_total", {"result": "error"}) == (1 if registered else None)
     assert sample("scheduler_preemption_goroutines_duration_seconds_sum", {"result": "error"}) == (
-        0.25 if registered else None)
+        0.25 if registered else None
+    )

@@ -11,19 +11,28 @@ from tests.fakeplugins import Harness
 
 
 def test_preemption_and_binding_make_no_get_or_list() -> None:
-    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-            "value": 1000}
-    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-           "metadata": {"name": "pdb", "namespace": "default"},
-           "spec": {"minAvailable": 0, "selector": {"matchLabels": {"app": "low"}}}}
-    h = Harness(objects=[node_dict("n1", cpu="2"), high, pdb,
-                         pod_dict("victim", cpu="1500m", node_name="n1", labels={"app": "low"})])
+    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "pdb", "namespace": "default"},
+        "spec": {"minAvailable": 0, "selector": {"matchLabels": {"app": "low"}}},
+    }
+    h = Harness(
+        objects=[
+            node_dict("n1", cpu="2"),
+            high,
+            pdb,
+            pod_dict("victim", cpu="1500m", node_name="n1", labels={"app": "low"}),
+        ]
+    )
     reads: list[tuple[str, Any]] = []
 
     def forbid(name: str) -> Any:
         def read(*args: Any, **kwargs: Any) -> Any:
             reads.append((name, args))
             raise AssertionError(f"live {name}{args} during scheduling")
+
         return read
 
     h.cluster.get = forbid("get")  # type: ignore[method-assign]

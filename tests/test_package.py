@@ -30,8 +30,9 @@ def under(modules: list[str], packages: tuple[str, ...]) -> list[str]:
     return [m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)]
 
 
-@pytest.mark.parametrize("module", ["kubesched", "kubesched.framework", "kubesched.cluster.protocol",
-                                    "kubesched.scheduler"])
+@pytest.mark.parametrize(
+    "module", ["kubesched", "kubesched.framework", "kubesched.cluster.protocol", "kubesched.scheduler"]
+)
 def test_a_lower_floor_loads_no_upper_floor(module: str) -> None:
     loaded = loaded_after(f"import {module}")
     assert module in loaded

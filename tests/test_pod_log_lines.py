@@ -36,9 +36,11 @@ def test_at_v2_each_binding_and_each_pod_left_waiting() -> None:
     lines = bodies(out.getvalue())
     assert '"Successfully bound pod to node" pod="default/web-1" node="n1" evaluatedNodes=2 feasibleNodes=2' in lines
     waiting = [line for line in lines if line.startswith('"Unable to schedule pod; no fit; waiting"')]
-    assert waiting == ['"Unable to schedule pod; no fit; waiting" pod="default/big" err="0/2 nodes are available: '
-                       '2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are available: '
-                       '2 Preemption is not helpful for scheduling."']
+    assert waiting == [
+        '"Unable to schedule pod; no fit; waiting" pod="default/big" err="0/2 nodes are available: '
+        "2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are available: "
+        '2 Preemption is not helpful for scheduling."'
+    ]
     assert not any("event for" in line or "Attempting" in line for line in lines)  # V3 lines stay hidden
 
 
@@ -47,16 +49,19 @@ def test_at_v3_events_and_attempts() -> None:
     with captured(3) as out:
         run(h, node_dict("n1"), pod_dict("p", cpu="1"))
     lines = bodies(out.getvalue())
-    for want in ['"Add event for node" node="n1"',
-                 '"Added node to NodeTree" node="n1" zone=""',
-                 '"Add event for unscheduled pod" pod="default/p"',
-                 '"Attempting to schedule pod" pod="default/p"',
-                 '"Attempting to bind pod to node" logger="Bind.DefaultBinder" pod="default/p" node="n1"',
-                 '"Delete event for unscheduled pod" pod="default/p"',  # the pod leaves the pending pods
-                 '"Add event for scheduled pod" pod="default/p"']:
+    for want in [
+        '"Add event for node" node="n1"',
+        '"Added node to NodeTree" node="n1" zone=""',
+        '"Add event for unscheduled pod" pod="default/p"',
+        '"Attempting to schedule pod" pod="default/p"',
+        '"Attempting to bind pod to node" logger="Bind.DefaultBinder" pod="default/p" node="n1"',
+        '"Delete event for unscheduled pod" pod="default/p"',  # the pod leaves the pending pods
+        '"Add event for scheduled pod" pod="default/p"',
+    ]:
         assert want in lines, (want, lines)
     assert lines.index('"Attempting to schedule pod" pod="default/p"') < lines.index(
-        '"Add event for scheduled pod" pod="default/p"')
+        '"Add event for scheduled pod" pod="default/p"'
+    )
     assert not any("About to try" in line for line in lines)  # V4
 
 
@@ -67,15 +72,21 @@ def test_queue_moves_at_v4_and_v5() -> None:
         run(h, node_dict("n2", cpu="4"))
     lines = bodies(out.getvalue())
     # v1.34 names a new pending pod's event after its resource (v1.30: PodAdd).
-    assert ('"Pod moved to an internal scheduling queue" pod="default/big" event="UnschedulablePodAdd" '
-            'queue="Active"') in lines
-    assert ('"Pod moved to an internal scheduling queue" pod="default/big" event="ScheduleAttemptFailure" '
-            'queue="Unschedulable"') in lines
-    assert ('"Pod moved to an internal scheduling queue" pod="default/big" event="NodeAdd" queue="Backoff" '
-            "hint=1") in lines
+    assert (
+        '"Pod moved to an internal scheduling queue" pod="default/big" event="UnschedulablePodAdd" queue="Active"'
+    ) in lines
+    assert (
+        '"Pod moved to an internal scheduling queue" pod="default/big" event="ScheduleAttemptFailure" '
+        'queue="Unschedulable"'
+    ) in lines
+    assert (
+        '"Pod moved to an internal scheduling queue" pod="default/big" event="NodeAdd" queue="Backoff" hint=1'
+    ) in lines
     # Preemption found no candidate: the nomination is cleared (kube-scheduler's ModeOverride, 1).
-    assert ('"Updating pod condition and nominated node name" pod="default/big" conditionType="PodScheduled" '
-            'conditionStatus="False" conditionReason="Unschedulable" nominatedNodeName="" nominatingMode=1') in lines
+    assert (
+        '"Updating pod condition and nominated node name" pod="default/big" conditionType="PodScheduled" '
+        'conditionStatus="False" conditionReason="Unschedulable" nominatedNodeName="" nominatingMode=1'
+    ) in lines
 
 
 def test_no_nodes() -> None:
@@ -83,7 +94,8 @@ def test_no_nodes() -> None:
     with captured(2) as out:
         run(h, pod_dict("p"))
     assert bodies(out.getvalue()) == [
-        '"Unable to schedule pod; no nodes are registered to the cluster; waiting" pod="default/p"']
+        '"Unable to schedule pod; no nodes are registered to the cluster; waiting" pod="default/p"'
+    ]
 
 
 def test_an_error_is_logged_at_every_verbosity() -> None:
@@ -93,13 +105,14 @@ def test_an_error_is_logged_at_every_verbosity() -> None:
         run(h, pod_dict("p"))
     lines = out.getvalue().splitlines()
     assert len(lines) == 1 and lines[0].startswith("E")
-    assert lines[0].endswith(f'] "Error scheduling pod; retrying" err="running Bind plugin \\"{ref(ErrorBinder)}\\": '
-                             'binding exploded" pod="default/p"')
+    assert lines[0].endswith(
+        f'] "Error scheduling pod; retrying" err="running Bind plugin \\"{ref(ErrorBinder)}\\": '
+        'binding exploded" pod="default/p"'
+    )
 
 
 def test_preemption_names_preemptor_and_victim() -> None:
-    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-            "value": 100}
+    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 100}
     h = Harness(objects=[node_dict("n1", cpu="1"), high])
     run(h, pod_dict("low", cpu="1"))
     preemptor = pod_dict("high", cpu="1", spec={"priorityClassName": "high"})
@@ -107,10 +120,14 @@ def test_preemption_names_preemptor_and_victim() -> None:
     with captured(2) as out:
         run(h, preemptor)
     lines = bodies(out.getvalue())
-    assert ('"Preemptor Pod preempted victim Pod" logger="PostFilter.DefaultPreemption" preemptor="default/high" '
-            'victim="default/low" node="n1"') in lines
-    assert ('"the target node for the preemption is determined" logger="PostFilter.DefaultPreemption" node="n1" '
-            'pod="default/high"') in lines
+    assert (
+        '"Preemptor Pod preempted victim Pod" logger="PostFilter.DefaultPreemption" preemptor="default/high" '
+        'victim="default/low" node="n1"'
+    ) in lines
+    assert (
+        '"the target node for the preemption is determined" logger="PostFilter.DefaultPreemption" node="n1" '
+        'pod="default/high"'
+    ) in lines
 
 
 def test_json_lines_parse() -> None:

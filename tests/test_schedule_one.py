@@ -40,12 +40,18 @@ from tests.fakeplugins import (
 NO_PREEMPTION = {"postFilter": {"disabled": [{"name": "*"}]}}
 
 
-def harness(plugins: dict[str, Any] | None = None, args: dict[str, Any] | None = None,
-            nodes: int | list[dict[str, Any]] = 1, top: dict[str, Any] | None = None,
-            profile: dict[str, Any] | None = None, version: str | None = None) -> Harness:
+def harness(
+    plugins: dict[str, Any] | None = None,
+    args: dict[str, Any] | None = None,
+    nodes: int | list[dict[str, Any]] = 1,
+    top: dict[str, Any] | None = None,
+    profile: dict[str, Any] | None = None,
+    version: str | None = None,
+) -> Harness:
     objs = [node_dict(f"n{i + 1}") for i in range(nodes)] if isinstance(nodes, int) else nodes
-    return Harness(config_dict(profile_with(plugins or {}, args, **(profile or {})), **(top or {})), objects=objs,
-                   version=version)
+    return Harness(
+        config_dict(profile_with(plugins or {}, args, **(profile or {})), **(top or {})), objects=objs, version=version
+    )
 
 
 # -- messages -------------------------------------------------------------------------------------------
@@ -56,22 +62,45 @@ def _st(*reasons: str) -> Status:
 @pytest.mark.parametrize(
     ("num", "statuses", "pre", "post", "want"),
     [
-        (3, {"a": _st("Insufficient cpu"), "b": _st("Insufficient cpu", "Insufficient memory"),
-             "c": _st("node(s) had untolerated taint {x: y}")}, "", "",
-         "0/3 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {x: y}, "
-         "2 Insufficient cpu."),
+        (
+            3,
+            {
+                "a": _st("Insufficient cpu"),
+                "b": _st("Insufficient cpu", "Insufficient memory"),
+                "c": _st("node(s) had untolerated taint {x: y}"),
+            },
+            "",
+            "",
+            "0/3 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {x: y}, "
+            "2 Insufficient cpu.",
+        ),
         # Plain string order, as Go's sort.Strings: "10 ..." sorts before "9 ...".
-        (19, {**{f"a{i}": _st("X") for i in range(10)}, **{f"b{i}": _st("Y") for i in range(9)}}, "", "",
-         "0/19 nodes are available: 10 X, 9 Y."),
+        (
+            19,
+            {**{f"a{i}": _st("X") for i in range(10)}, **{f"b{i}": _st("Y") for i in range(9)}},
+            "",
+            "",
+            "0/19 nodes are available: 10 X, 9 Y.",
+        ),
         # The PreFilter message replaces the per-node histogram (every node carries the same status).
         (2, {"a": _st("pre"), "b": _st("pre")}, "pre", "", "0/2 nodes are available: pre."),
-        (2, {"a": _st("Insufficient cpu")}, "", "preemption: not eligible due to preemptionPolicy=Never.",
-         "0/2 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."),
+        (
+            2,
+            {"a": _st("Insufficient cpu")},
+            "",
+            "preemption: not eligible due to preemptionPolicy=Never.",
+            "0/2 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.",
+        ),
         (1, {"a": _st("pre")}, "pre", "preemption: x.", "0/1 nodes are available: pre. preemption: x."),
         (0, {}, "", "", "0/0 nodes are available:"),
         # Nodes a NodeToStatus does not list count under its absent-node status's reasons (v1.34)...
-        (4, NodeToStatus({"a": _st("Insufficient cpu")}, absent=unresolvable("node(s) didn't satisfy plugin(s) [X]")),
-         "", "", "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [X]."),
+        (
+            4,
+            NodeToStatus({"a": _st("Insufficient cpu")}, absent=unresolvable("node(s) didn't satisfy plugin(s) [X]")),
+            "",
+            "",
+            "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [X].",
+        ),
         # ...and not at all when it has none (the default, and every status before v1.34).
         (4, NodeToStatus({"a": _st("Insufficient cpu")}), "", "", "0/4 nodes are available: 1 Insufficient cpu."),
     ],
@@ -106,24 +135,37 @@ def test_postfilter_message_is_appended_to_the_fit_error() -> None:
     h.step()
     # In v1.34 DynamicResources' PostFilter runs first and its text leads (a pod without claims); the node
     # is smaller than the pod, so preemption does not try it.
-    assert h.records[-1].message == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
-                                     "preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
-                                     "scheduling.")
+    assert h.records[-1].message == (
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
+        "scheduling."
+    )
     assert h.condition("p")["message"] == h.records[-1].message
 
 
 # -- the diagnosis of a PreFilterResult (v1.34) ---------------------------------------------------------
-NARROWED = {"preFilter": {"enabled": [{"name": ref(PreFilterNodes)}]},
-            "filter": {"enabled": [{"name": ref(LabelFilter)}]}, **NO_PREEMPTION}
+NARROWED = {
+    "preFilter": {"enabled": [{"name": ref(PreFilterNodes)}]},
+    "filter": {"enabled": [{"name": ref(LabelFilter)}]},
+    **NO_PREEMPTION,
+}
 
 
-@pytest.mark.parametrize(("version", "message", "rejectors"), [
-    ("1.34", f"0/3 nodes are available: 1 node(s) lacked label fake, 2 node(s) didn't satisfy plugin(s) "
-             f"[{ref(PreFilterNodes)}].", {ref(PreFilterNodes), ref(LabelFilter)}),
-    ("1.30", "0/3 nodes are available: 1 node(s) lacked label fake.", {ref(LabelFilter)}),
-])
-def test_nodes_outside_a_prefilter_result_are_counted_from_v1_34(version: str, message: str,
-                                                                  rejectors: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("version", "message", "rejectors"),
+    [
+        (
+            "1.34",
+            f"0/3 nodes are available: 1 node(s) lacked label fake, 2 node(s) didn't satisfy plugin(s) "
+            f"[{ref(PreFilterNodes)}].",
+            {ref(PreFilterNodes), ref(LabelFilter)},
+        ),
+        ("1.30", "0/3 nodes are available: 1 node(s) lacked label fake.", {ref(LabelFilter)}),
+    ],
+)
+def test_nodes_outside_a_prefilter_result_are_counted_from_v1_34(
+    version: str, message: str, rejectors: set[str]
+) -> None:
     h = harness(NARROWED, {ref(PreFilterNodes): {"nodes": ["n1"]}}, nodes=3, version=version)
     h.create(pod_dict("p"))
     h.step()
@@ -134,12 +176,18 @@ def test_nodes_outside_a_prefilter_result_are_counted_from_v1_34(version: str, m
     assert qpi is not None and qpi.unschedulable_plugins == rejectors
 
 
-@pytest.mark.parametrize(("version", "message", "rejectors"), [
-    ("1.34", f"0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [{ref(PreFilterNodes)}].",
-     {ref(PreFilterNodes)}),
-    # v1.30: no verdict and no rejector at all (the pod is retried from backoff, with no event to wait for).
-    ("1.30", "0/2 nodes are available:", set()),
-])
+@pytest.mark.parametrize(
+    ("version", "message", "rejectors"),
+    [
+        (
+            "1.34",
+            f"0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [{ref(PreFilterNodes)}].",
+            {ref(PreFilterNodes)},
+        ),
+        # v1.30: no verdict and no rejector at all (the pod is retried from backoff, with no event to wait for).
+        ("1.30", "0/2 nodes are available:", set()),
+    ],
+)
 def test_a_prefilter_result_naming_only_missing_nodes(version: str, message: str, rejectors: set[str]) -> None:
     h = harness(NARROWED, {ref(PreFilterNodes): {"nodes": ["ghost"]}}, nodes=2, version=version)
     h.create(pod_dict("p"))
@@ -150,14 +198,18 @@ def test_a_prefilter_result_naming_only_missing_nodes(version: str, message: str
 
 
 # -- PostFilter -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("version", "post_filter_text", "preempted"), [
-    # VolumeRestrictions' PreFilter stops the cycle before DynamicResources' PreFilter runs: its PostFilter
-    # finds no state ("not found") and DefaultPreemption, after it, is never called.
-    ("1.34", "not found", 0),
-    ("1.30", "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.", 1),
-])
-def test_a_prefilter_that_stops_the_cycle_before_dynamic_resources(version: str, post_filter_text: str,
-                                                                    preempted: int) -> None:
+@pytest.mark.parametrize(
+    ("version", "post_filter_text", "preempted"),
+    [
+        # VolumeRestrictions' PreFilter stops the cycle before DynamicResources' PreFilter runs: its PostFilter
+        # finds no state ("not found") and DefaultPreemption, after it, is never called.
+        ("1.34", "not found", 0),
+        ("1.30", "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.", 1),
+    ],
+)
+def test_a_prefilter_that_stops_the_cycle_before_dynamic_resources(
+    version: str, post_filter_text: str, preempted: int
+) -> None:
     h = harness(nodes=2, version=version)
     claim = {"name": "data", "persistentVolumeClaim": {"claimName": "missing"}}
     h.create(pod_dict("p", spec={"volumes": [claim]}))
@@ -210,16 +262,35 @@ def test_a_condition_equal_but_for_its_observed_generation_is_not_written_again(
 @pytest.mark.parametrize(
     ("version", "mode", "result", "reason", "message", "queue"),
     [
-        ("1.30", "reject", "Unschedulable", "Unschedulable",
-         "0/1 nodes are available: 1 no room in the reservation book.", "unschedulable"),
-        ("1.34", "reject", "Unschedulable", "Unschedulable",
-         "0/1 nodes are available: 1 no room in the reservation book.", "backoff"),
-        ("1.34", "error", "Error", "SchedulerError", f'running Reserve plugin "{ref(FailingReserve)}": reserve broke',
-         "backoff"),
+        (
+            "1.30",
+            "reject",
+            "Unschedulable",
+            "Unschedulable",
+            "0/1 nodes are available: 1 no room in the reservation book.",
+            "unschedulable",
+        ),
+        (
+            "1.34",
+            "reject",
+            "Unschedulable",
+            "Unschedulable",
+            "0/1 nodes are available: 1 no room in the reservation book.",
+            "backoff",
+        ),
+        (
+            "1.34",
+            "error",
+            "Error",
+            "SchedulerError",
+            f'running Reserve plugin "{ref(FailingReserve)}": reserve broke',
+            "backoff",
+        ),
     ],
 )
-def test_reserve_failure_unreserves_forgets_and_requeues(version: str, mode: str, result: str, reason: str,
-                                                         message: str, queue: str) -> None:
+def test_reserve_failure_unreserves_forgets_and_requeues(
+    version: str, mode: str, result: str, reason: str, message: str, queue: str
+) -> None:
     plugins = {"reserve": {"enabled": [{"name": ref(RecordingReserve)}, {"name": ref(FailingReserve)}]}}
     h = harness(plugins, {ref(FailingReserve): {"mode": mode}}, version=version)
     h.create(pod_dict("p", cpu="1"))
@@ -240,8 +311,10 @@ def test_reserve_failure_unreserves_forgets_and_requeues(version: str, mode: str
 
 # -- Permit ---------------------------------------------------------------------------------------------
 def permit_harness(mode: str = "wait", timeout: float = 10, version: str | None = None) -> Harness:
-    plugins = {"permit": {"enabled": [{"name": ref(PermitPlugin)}]},
-               "reserve": {"enabled": [{"name": ref(RecordingReserve)}]}}
+    plugins = {
+        "permit": {"enabled": [{"name": ref(PermitPlugin)}]},
+        "reserve": {"enabled": [{"name": ref(RecordingReserve)}]},
+    }
     return harness(plugins, {ref(PermitPlugin): {"mode": mode, "timeout": timeout}}, nodes=1, version=version)
 
 
@@ -293,8 +366,9 @@ def test_permit_timeout_on_the_virtual_clock(version: str, queue: str) -> None:
     h.settle()
     rec = h.records[-1]
     assert rec.result == "Unschedulable"
-    assert rec.message == (f"0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin "
-                           f"{ref(PermitPlugin)}.")
+    assert rec.message == (
+        f"0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin {ref(PermitPlugin)}."
+    )
     assert h.condition("p")["reason"] == "Unschedulable"
     assert h.where("p") == queue  # v1.34: its own status update wakes a plugin registering every event
     assert ("unreserve", "p", "n1") in h.plugin(RecordingReserve).calls
@@ -308,8 +382,7 @@ def test_permit_timeout_on_the_virtual_clock(version: str, queue: str) -> None:
         ("1.34", "error", "Error", f'running Permit plugin "{ref(PermitPlugin)}": permit broke', "backoff"),
     ],
 )
-def test_permit_rejects_in_the_scheduling_cycle(version: str, mode: str, result: str, message: str,
-                                                queue: str) -> None:
+def test_permit_rejects_in_the_scheduling_cycle(version: str, mode: str, result: str, message: str, queue: str) -> None:
     h = permit_harness(mode, version=version)
     h.create(pod_dict("p"))
     h.step()
@@ -349,8 +422,9 @@ def test_bind_error_forgets_requeues_with_backoff_and_reports(version: str, wait
 
 
 def test_skipping_binder_hands_over_to_the_next() -> None:
-    plugins = {"bind": {"enabled": [{"name": ref(SkipBinder)}, {"name": names.DEFAULT_BINDER}],
-                        "disabled": [{"name": "*"}]}}
+    plugins = {
+        "bind": {"enabled": [{"name": ref(SkipBinder)}, {"name": names.DEFAULT_BINDER}], "disabled": [{"name": "*"}]}
+    }
     h = harness(plugins, nodes=1)
     h.create(pod_dict("p"))
     h.step()
@@ -375,11 +449,9 @@ def test_failed_scheduling_event_and_condition_on_unschedulable() -> None:
     h.create(pod_dict("p"))
     h.step()
     message = "0/2 nodes are available: 2 node(s) lacked label fake."
-    assert [(e["type"], e["reason"], e["message"]) for e in h.events("p")] == [
-        ("Warning", "FailedScheduling", message)]
+    assert [(e["type"], e["reason"], e["message"]) for e in h.events("p")] == [("Warning", "FailedScheduling", message)]
     cond = h.condition("p")
-    assert cond and (cond["status"], cond["reason"], cond["message"]) == (
-        "False", "Unschedulable", message)
+    assert cond and (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", message)
     assert h.where("p") == "unschedulable"
 
 
@@ -389,13 +461,16 @@ def test_successful_bind_records_a_scheduled_event() -> None:
     h.step()
     assert h.node_of("p") == "n1"
     assert [(e["type"], e["reason"], e["message"]) for e in h.events("p")] == [
-        ("Normal", "Scheduled", "Successfully assigned default/p to n1")]
+        ("Normal", "Scheduled", "Successfully assigned default/p to n1")
+    ]
 
 
 # -- PreBind that waits -----------------------------------------------------------------------------
 def pre_bind_harness() -> Harness:
-    plugins = {"preBind": {"enabled": [{"name": ref(PendingPreBind)}]},
-               "reserve": {"enabled": [{"name": ref(RecordingReserve)}]}}
+    plugins = {
+        "preBind": {"enabled": [{"name": ref(PendingPreBind)}]},
+        "reserve": {"enabled": [{"name": ref(RecordingReserve)}]},
+    }
     return harness(plugins, nodes=1)
 
 
@@ -443,9 +518,11 @@ class StepLog:
 
 
 def test_one_cycle_object_carries_the_pod_from_scheduling_through_a_permit_wait_to_binding() -> None:
-    plugins = {"reserve": {"enabled": [{"name": ref(StateKeeper)}]},
-               "postBind": {"enabled": [{"name": ref(StateKeeper)}]},
-               "permit": {"enabled": [{"name": ref(PermitPlugin)}]}}
+    plugins = {
+        "reserve": {"enabled": [{"name": ref(StateKeeper)}]},
+        "postBind": {"enabled": [{"name": ref(StateKeeper)}]},
+        "permit": {"enabled": [{"name": ref(PermitPlugin)}]},
+    }
     h = harness(plugins, {ref(PermitPlugin): {"mode": "wait"}})
     log = StepLog()
     h.scheduler.observer = Observers([log, h.scheduler.observer])
@@ -487,7 +564,8 @@ def test_each_lifecycle_step_reaches_the_metrics_and_the_recorder_once() -> None
     # The first PostFilter plugin that rejected is named with every rejection's text (v1.34: DynamicResources).
     assert h.records[1].details["postfilter"] == {
         "DynamicResources": "no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is "
-                            "not helpful for scheduling."}
+        "not helpful for scheduling."
+    }
 
 
 ENDS = ("begin", "post_filtered", "failed", "scheduled")

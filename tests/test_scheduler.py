@@ -51,16 +51,23 @@ def test_tie_break_must_be_known() -> None:
 
 
 def test_plugins_that_register_other_kinds_get_them_watched() -> None:
-    coscheduling = profile_with({"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-                                 "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}})
+    coscheduling = profile_with(
+        {
+            "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+            "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+        }
+    )
     assert scheduler(config_dict(coscheduling)).watched_kinds == (*WATCHED_KINDS, *sorted((*DRA_KINDS, "PodGroup")))
     assert scheduler().watched_kinds == (*WATCHED_KINDS, *DRA_KINDS)
 
 
 def test_dra_objects_are_watched_where_dynamic_resources_runs() -> None:
     assert scheduler(version="1.30").watched_kinds == watched_kinds(feature_gates("1.30"))
-    off = Scheduler(EmbeddedCluster(), load_config(None, features=feature_gates(settings={
-        "DynamicResourceAllocation": False})), clock=VirtualClock())
+    off = Scheduler(
+        EmbeddedCluster(),
+        load_config(None, features=feature_gates(settings={"DynamicResourceAllocation": False})),
+        clock=VirtualClock(),
+    )
     assert off.watched_kinds == WATCHED_KINDS
 
 

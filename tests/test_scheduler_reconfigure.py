@@ -14,10 +14,22 @@ from tests.fakeplugins import Harness, PermitPlugin, config_dict, profile_with, 
 
 #: n1 is preferred by every pod (NodeAffinity, weight 2 by default) but has a PreferNoSchedule taint
 #: (TaintToleration, weight 3): 2 x 100 against 3 x 100, n2 wins; NodeAffinity at weight 5 turns it round.
-NODES = [node_dict("n1", labels={"zone": "a"}, taints=[{"key": "k", "value": "v", "effect": "PreferNoSchedule"}]),
-         node_dict("n2", labels={"zone": "b"})]
-PREFERS_N1 = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-    {"weight": 100, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}}]}}}
+NODES = [
+    node_dict("n1", labels={"zone": "a"}, taints=[{"key": "k", "value": "v", "effect": "PreferNoSchedule"}]),
+    node_dict("n2", labels={"zone": "b"}),
+]
+PREFERS_N1 = {
+    "affinity": {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+                }
+            ]
+        }
+    }
+}
 
 
 def preferring(name: str, **extra: Any) -> dict[str, Any]:
@@ -46,8 +58,12 @@ def test_pending_pods_stay_queued_and_the_new_plugin_set_judges_them() -> None:
     h.create(pod_dict("p", cpu="100m"))
     h.run()
     assert h.where("p") == "unschedulable"
-    no_taints = profile_with({"filter": {"disabled": [{"name": "TaintToleration"}]},
-                              "multiPoint": {"disabled": [{"name": "TaintToleration"}]}})
+    no_taints = profile_with(
+        {
+            "filter": {"disabled": [{"name": "TaintToleration"}]},
+            "multiPoint": {"disabled": [{"name": "TaintToleration"}]},
+        }
+    )
     h.scheduler.reconfigure(load_config(config_dict(no_taints)))
     assert h.where("p") in ("active", "backoff")  # moved out of the unschedulable pool, still queued
     h.clock.advance(10)
@@ -90,8 +106,10 @@ def test_a_profile_added_takes_its_pending_pods_and_one_removed_lets_them_go() -
 
 
 def test_a_pod_held_at_permit_finishes_under_the_profile_it_started_with() -> None:
-    permit = {"plugins": {"permit": {"enabled": [{"name": ref(PermitPlugin)}]}},
-              "pluginConfig": [{"name": ref(PermitPlugin), "args": {"mode": "wait", "timeout": 60}}]}
+    permit = {
+        "plugins": {"permit": {"enabled": [{"name": ref(PermitPlugin)}]}},
+        "pluginConfig": [{"name": ref(PermitPlugin), "args": {"mode": "wait", "timeout": 60}}],
+    }
     h = Harness(config_dict(permit), objects=NODES)
     h.create(pod_dict("held", cpu="100m"))
     h.run()

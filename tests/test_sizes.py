@@ -25,8 +25,9 @@ FUNCTIONS_OVER: dict[str, int] = {}
 
 
 def _module_sizes() -> dict[str, int]:
-    return {path.relative_to(PACKAGE).as_posix(): len(path.read_text().splitlines())
-            for path in sorted(ROOT.rglob("*.py"))}
+    return {
+        path.relative_to(PACKAGE).as_posix(): len(path.read_text().splitlines()) for path in sorted(ROOT.rglob("*.py"))
+    }
 
 
 def _function_sizes() -> dict[str, int]:
@@ -51,8 +52,9 @@ def _collect(node: ast.AST, prefix: str, sizes: dict[str, int]) -> None:
 
 def _over(sizes: dict[str, int], limit: int, allowed: dict[str, int]) -> list[str]:
     """What is over ``limit`` and not allowed, or grew past its allowance."""
-    return sorted(f"{name}: {size} lines" for name, size in sizes.items()
-                  if size > limit and size > allowed.get(name, limit))
+    return sorted(
+        f"{name}: {size} lines" for name, size in sizes.items() if size > limit and size > allowed.get(name, limit)
+    )
 
 
 def _stale(sizes: dict[str, int], limit: int, allowed: dict[str, int]) -> list[str]:
@@ -74,8 +76,10 @@ def test_the_allowances_only_cover_what_is_still_over() -> None:
 
 
 def test_sizes_are_counted_from_def_to_the_last_line() -> None:
-    tree = ast.parse("class A:\n    @staticmethod\n    def f():\n        def g():\n            pass\n"
-                     "        return 1\n\n\ndef h(): pass\n")
+    tree = ast.parse(
+        "class A:\n    @staticmethod\n    def f():\n        def g():\n            pass\n"
+        "        return 1\n\n\ndef h(): pass\n"
+    )
     sizes: dict[str, int] = {}
     _collect(tree, "m.py::", sizes)
     assert sizes == {"m.py::A.f": 4, "m.py::A.f.g": 2, "m.py::h": 1}

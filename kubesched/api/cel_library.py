@@ -27,8 +27,10 @@ SEMVER_KEY = "__semver__"
 _NUMERIC = r"(?:0|[1-9]\d*)"
 _PRE_ID = r"(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
 _BUILD_ID = r"[0-9a-zA-Z-]+"
-SEMVER_RE = re.compile(rf"({_NUMERIC})\.({_NUMERIC})\.({_NUMERIC})(?:-({_PRE_ID}(?:\.{_PRE_ID})*))?"
-                       rf"(?:\+({_BUILD_ID}(?:\.{_BUILD_ID})*))?")
+SEMVER_RE = re.compile(
+    rf"({_NUMERIC})\.({_NUMERIC})\.({_NUMERIC})(?:-({_PRE_ID}(?:\.{_PRE_ID})*))?"
+    rf"(?:\+({_BUILD_ID}(?:\.{_BUILD_ID})*))?"
+)
 
 
 class NoSuchOverload(TypeError):
@@ -49,8 +51,9 @@ def parse_semver(text: str) -> tuple[int, int, int, tuple[int | str, ...]]:
         raise ValueError("Version string empty")
     match = SEMVER_RE.fullmatch(text)
     if match is None:
-        raise ValueError(f"Invalid semantic version {text!r}: expected MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD] "
-                         "without leading zeroes")
+        raise ValueError(
+            f"Invalid semantic version {text!r}: expected MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD] without leading zeroes"
+        )
     pre = tuple(int(p) if p.isdigit() else p for p in (match.group(4) or "").split(".") if p)
     return int(match.group(1)), int(match.group(2)), int(match.group(3)), pre
 
@@ -128,8 +131,9 @@ def _parse(text: str) -> dict[str, str]:
     try:
         return quantity_value(parse_quantity(text))
     except ObjectError:
-        raise ValueError("quantities must match the regular expression "
-                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'") from None
+        raise ValueError(
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        ) from None
 
 
 def _is_quantity(text: str) -> bool:
@@ -189,8 +193,14 @@ FUNCTIONS: tuple[tuple[str, str, bool, tuple[str, ...], str, Callable[..., Any]]
     ("quantity", "string_to_quantity", False, ("string",), "value", _parse),
     ("isQuantity", "is_quantity_string", False, ("string",), "bool", _is_quantity),
     ("sign", "quantity_sign", False, ("value",), "int", _sign),
-    ("asApproximateFloat", "quantity_get_float", True, ("value",), "double",
-     lambda q: float(_amount(q, "asApproximateFloat"))),
+    (
+        "asApproximateFloat",
+        "quantity_get_float",
+        True,
+        ("value",),
+        "double",
+        lambda q: float(_amount(q, "asApproximateFloat")),
+    ),
     ("asInteger", "quantity_get_int", True, ("value",), "int", _as_integer),
     ("isInteger", "quantity_is_integer", True, ("value",), "bool", _is_integer),
     ("add", "quantity_add", True, ("value", "value"), "value", lambda a, b: _plus(a, b, "add", 1)),
@@ -204,10 +214,15 @@ FUNCTIONS: tuple[tuple[str, str, bool, tuple[str, ...], str, Callable[..., Any]]
     ("major", "semver_major", True, ("value",), "int", lambda v: parse_semver(_version(v, "major"))[0]),
     ("minor", "semver_minor", True, ("value",), "int", lambda v: parse_semver(_version(v, "minor"))[1]),
     ("patch", "semver_patch", True, ("value",), "int", lambda v: parse_semver(_version(v, "patch"))[2]),
-    ("isGreaterThan", "is_greater_than", True, ("value", "value"), "bool",
-     lambda a, b: _compare(a, b, "isGreaterThan") > 0),
-    ("isLessThan", "is_less_than", True, ("value", "value"), "bool",
-     lambda a, b: _compare(a, b, "isLessThan") < 0),
+    (
+        "isGreaterThan",
+        "is_greater_than",
+        True,
+        ("value", "value"),
+        "bool",
+        lambda a, b: _compare(a, b, "isGreaterThan") > 0,
+    ),
+    ("isLessThan", "is_less_than", True, ("value", "value"), "bool", lambda a, b: _compare(a, b, "isLessThan") < 0),
     ("compareTo", "compare_to", True, ("value", "value"), "int", lambda a, b: _compare(a, b, "compareTo")),
     ("find", "string_find_string", True, ("string", "string"), "string", _find),
     ("findAll", "string_find_all_string", True, ("string", "string"), "strings", _find_all),

@@ -147,10 +147,14 @@ class Device:
     def from_dict(cls, raw: object, path: str) -> Device:
         body = f.mapping(raw, path)
         attrs_path, cap_path = _path(path, "attributes"), _path(path, "capacity")
-        attributes = {str(k): DeviceAttribute.from_dict(v, f"{attrs_path}.{k}")
-                      for k, v in f.mapping(body.get("attributes"), attrs_path).items()}
-        capacity = {str(k): _quantity(f.mapping(v, f"{cap_path}.{k}").get("value"), f"{cap_path}.{k}.value")
-                    for k, v in f.mapping(body.get("capacity"), cap_path).items()}
+        attributes = {
+            str(k): DeviceAttribute.from_dict(v, f"{attrs_path}.{k}")
+            for k, v in f.mapping(body.get("attributes"), attrs_path).items()
+        }
+        capacity = {
+            str(k): _quantity(f.mapping(v, f"{cap_path}.{k}").get("value"), f"{cap_path}.{k}.value")
+            for k, v in f.mapping(body.get("capacity"), cap_path).items()
+        }
         return cls(
             name=f.string(body.get("name"), _path(path, "name")),
             attributes=attributes,
@@ -162,8 +166,9 @@ class Device:
             all_nodes=f.boolean(body.get("allNodes"), _path(path, "allNodes")),
             binding_conditions=_strings(body.get("bindingConditions"), _path(path, "bindingConditions")),
             binds_to_node=f.boolean(body.get("bindsToNode"), _path(path, "bindsToNode")),
-            allow_multiple_allocations=_optional_bool(body.get("allowMultipleAllocations"),
-                                                      _path(path, "allowMultipleAllocations")),
+            allow_multiple_allocations=_optional_bool(
+                body.get("allowMultipleAllocations"), _path(path, "allowMultipleAllocations")
+            ),
             taints=_maps(body.get("taints"), _path(path, "taints")),
         )
 
@@ -206,8 +211,10 @@ class ResourceSlice:
             node_selector=_node_selector(spec.get("nodeSelector"), "spec.nodeSelector"),
             all_nodes=f.boolean(spec.get("allNodes"), "spec.allNodes"),
             per_device_node_selection=f.boolean(spec.get("perDeviceNodeSelection"), "spec.perDeviceNodeSelection"),
-            devices=tuple(Device.from_dict(d, f"spec.devices[{i}]")
-                          for i, d in enumerate(f.sequence(spec.get("devices"), "spec.devices"))),
+            devices=tuple(
+                Device.from_dict(d, f"spec.devices[{i}]")
+                for i, d in enumerate(f.sequence(spec.get("devices"), "spec.devices"))
+            ),
             node_selector_raw=spec.get("nodeSelector"),
         )
 
@@ -236,8 +243,10 @@ class DeviceConfiguration:
     @classmethod
     def from_dict(cls, raw: object, path: str) -> DeviceConfiguration:
         body = f.mapping(raw, path)
-        return cls(_strings(body.get("requests"), _path(path, "requests")),
-                   f.mapping(body.get("opaque"), _path(path, "opaque")))
+        return cls(
+            _strings(body.get("requests"), _path(path, "requests")),
+            f.mapping(body.get("opaque"), _path(path, "opaque")),
+        )
 
 
 def _configs(value: object, path: str) -> tuple[DeviceConfiguration, ...]:
@@ -257,9 +266,13 @@ class DeviceClass:
         meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=False)
         spec = f.mapping(raw.get("spec"), "spec")
         ext = spec.get("extendedResourceName")
-        return cls(raw=raw, name=meta.name, selectors=_selectors(spec.get("selectors"), "spec.selectors"),
-                   config=_configs(spec.get("config"), "spec.config"),
-                   extended_resource_name=None if ext is None else f.string(ext, "spec.extendedResourceName"))
+        return cls(
+            raw=raw,
+            name=meta.name,
+            selectors=_selectors(spec.get("selectors"), "spec.selectors"),
+            config=_configs(spec.get("config"), "spec.config"),
+            extended_resource_name=None if ext is None else f.string(ext, "spec.extendedResourceName"),
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -313,11 +326,17 @@ class DeviceRequest:
         body = f.mapping(raw, path)
         name = f.string(body.get("name"), _path(path, "name"))
         exact = body.get("exactly")
-        subs = tuple(DeviceSubRequest.from_dict(s, f"{path}.firstAvailable[{i}]")
-                     for i, s in enumerate(f.sequence(body.get("firstAvailable"), _path(path, "firstAvailable"))))
-        return cls(name=name, first_available=subs,
-                   exactly=None if exact is None else DeviceSubRequest.from_dict(
-                       exact, _path(path, "exactly"), name=name, exact=True))
+        subs = tuple(
+            DeviceSubRequest.from_dict(s, f"{path}.firstAvailable[{i}]")
+            for i, s in enumerate(f.sequence(body.get("firstAvailable"), _path(path, "firstAvailable")))
+        )
+        return cls(
+            name=name,
+            first_available=subs,
+            exactly=None
+            if exact is None
+            else DeviceSubRequest.from_dict(exact, _path(path, "exactly"), name=name, exact=True),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,9 +349,11 @@ class DeviceConstraint:
     def from_dict(cls, raw: object, path: str) -> DeviceConstraint:
         body = f.mapping(raw, path)
         match, distinct = body.get("matchAttribute"), body.get("distinctAttribute")
-        return cls(_strings(body.get("requests"), _path(path, "requests")),
-                   None if match is None else f.string(match, _path(path, "matchAttribute")),
-                   None if distinct is None else f.string(distinct, _path(path, "distinctAttribute")))
+        return cls(
+            _strings(body.get("requests"), _path(path, "requests")),
+            None if match is None else f.string(match, _path(path, "matchAttribute")),
+            None if distinct is None else f.string(distinct, _path(path, "distinctAttribute")),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,10 +369,14 @@ class DeviceClaim:
         devices = f.mapping(f.mapping(raw, path).get("devices"), _path(path, "devices"))
         base = _path(path, "devices")
         return cls(
-            requests=tuple(DeviceRequest.from_dict(r, f"{base}.requests[{i}]")
-                           for i, r in enumerate(f.sequence(devices.get("requests"), f"{base}.requests"))),
-            constraints=tuple(DeviceConstraint.from_dict(c, f"{base}.constraints[{i}]")
-                              for i, c in enumerate(f.sequence(devices.get("constraints"), f"{base}.constraints"))),
+            requests=tuple(
+                DeviceRequest.from_dict(r, f"{base}.requests[{i}]")
+                for i, r in enumerate(f.sequence(devices.get("requests"), f"{base}.requests"))
+            ),
+            constraints=tuple(
+                DeviceConstraint.from_dict(c, f"{base}.constraints[{i}]")
+                for i, c in enumerate(f.sequence(devices.get("constraints"), f"{base}.constraints"))
+            ),
             config=_configs(devices.get("config"), f"{base}.config"),
         )
 
@@ -369,8 +394,7 @@ class DeviceRequestAllocationResult:
         return DeviceID(self.driver, self.pool, self.device)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"request": self.request, "driver": self.driver, "pool": self.pool,
-                               "device": self.device}
+        out: dict[str, Any] = {"request": self.request, "driver": self.driver, "pool": self.pool, "device": self.device}
         if self.admin_access is not None:
             out["adminAccess"] = self.admin_access
         return out
@@ -378,10 +402,16 @@ class DeviceRequestAllocationResult:
     @classmethod
     def from_dict(cls, raw: object, path: str) -> DeviceRequestAllocationResult:
         body = f.mapping(raw, path)
-        request, driver, pool, device = (f.string(body.get(k), _path(path, k))
-                                         for k in ("request", "driver", "pool", "device"))
-        return cls(request, driver, pool, device,
-                   admin_access=_optional_bool(body.get("adminAccess"), _path(path, "adminAccess")))
+        request, driver, pool, device = (
+            f.string(body.get(k), _path(path, k)) for k in ("request", "driver", "pool", "device")
+        )
+        return cls(
+            request,
+            driver,
+            pool,
+            device,
+            admin_access=_optional_bool(body.get("adminAccess"), _path(path, "adminAccess")),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,12 +450,17 @@ class AllocationResult:
     def from_dict(cls, raw: object, path: str) -> AllocationResult:
         body = f.mapping(raw, path)
         devices = f.mapping(body.get("devices"), _path(path, "devices"))
-        results = tuple(DeviceRequestAllocationResult.from_dict(r, f"{path}.devices.results[{i}]")
-                        for i, r in enumerate(f.sequence(devices.get("results"), f"{path}.devices.results")))
+        results = tuple(
+            DeviceRequestAllocationResult.from_dict(r, f"{path}.devices.results[{i}]")
+            for i, r in enumerate(f.sequence(devices.get("results"), f"{path}.devices.results"))
+        )
         selector_raw = body.get("nodeSelector")
-        return cls(results=results, config=_maps(devices.get("config"), f"{path}.devices.config"),
-                   node_selector=_node_selector(selector_raw, _path(path, "nodeSelector")),
-                   node_selector_raw=None if selector_raw is None else f.mapping(selector_raw, ""))
+        return cls(
+            results=results,
+            config=_maps(devices.get("config"), f"{path}.devices.config"),
+            node_selector=_node_selector(selector_raw, _path(path, "nodeSelector")),
+            node_selector_raw=None if selector_raw is None else f.mapping(selector_raw, ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,10 +524,14 @@ class ResourceClaim:
         status = f.mapping(raw.get("status"), "status")
         allocation = status.get("allocation")
         return cls(
-            raw=raw, meta=meta, spec=DeviceClaim.from_spec(raw.get("spec"), "spec"),
+            raw=raw,
+            meta=meta,
+            spec=DeviceClaim.from_spec(raw.get("spec"), "spec"),
             allocation=None if allocation is None else AllocationResult.from_dict(allocation, "status.allocation"),
-            reserved_for=tuple(ConsumerReference.from_dict(r, f"status.reservedFor[{i}]")
-                               for i, r in enumerate(f.sequence(status.get("reservedFor"), "status.reservedFor"))),
+            reserved_for=tuple(
+                ConsumerReference.from_dict(r, f"status.reservedFor[{i}]")
+                for i, r in enumerate(f.sequence(status.get("reservedFor"), "status.reservedFor"))
+            ),
         )
 
 
@@ -508,8 +547,12 @@ class ResourceClaimTemplate:
     def from_dict(cls, raw: Mapping[str, Any]) -> ResourceClaimTemplate:
         meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=True)
         spec = f.mapping(raw.get("spec"), "spec")
-        return cls(raw=raw, meta=meta, claim_metadata=f.mapping(spec.get("metadata"), "spec.metadata"),
-                   spec=DeviceClaim.from_spec(spec.get("spec"), "spec.spec"))
+        return cls(
+            raw=raw,
+            meta=meta,
+            claim_metadata=f.mapping(spec.get("metadata"), "spec.metadata"),
+            spec=DeviceClaim.from_spec(spec.get("spec"), "spec.spec"),
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -541,10 +584,13 @@ def pod_resource_claims(pod: Mapping[str, Any]) -> tuple[PodResourceClaim, ...]:
         path = f"spec.resourceClaims[{i}]"
         body = f.mapping(item, path)
         by_name, by_template = body.get("resourceClaimName"), body.get("resourceClaimTemplateName")
-        out.append(PodResourceClaim(
-            f.string(body.get("name"), f"{path}.name"),
-            None if by_name is None else f.string(by_name, f"{path}.resourceClaimName"),
-            None if by_template is None else f.string(by_template, f"{path}.resourceClaimTemplateName")))
+        out.append(
+            PodResourceClaim(
+                f.string(body.get("name"), f"{path}.name"),
+                None if by_name is None else f.string(by_name, f"{path}.resourceClaimName"),
+                None if by_template is None else f.string(by_template, f"{path}.resourceClaimTemplateName"),
+            )
+        )
     return tuple(out)
 
 
@@ -560,8 +606,12 @@ def container_claims(pod: Mapping[str, Any]) -> dict[str, tuple[ContainerClaim, 
             claims = []
             for j, claim in enumerate(f.sequence(resources.get("claims"), f"{path}.resources.claims")):
                 entry = f.mapping(claim, f"{path}.resources.claims[{j}]")
-                claims.append(ContainerClaim(f.string(entry.get("name"), f"{path}.resources.claims[{j}].name"),
-                                             f.string(entry.get("request"), f"{path}.resources.claims[{j}].request")))
+                claims.append(
+                    ContainerClaim(
+                        f.string(entry.get("name"), f"{path}.resources.claims[{j}].name"),
+                        f.string(entry.get("request"), f"{path}.resources.claims[{j}].request"),
+                    )
+                )
             if claims:
                 out[f.string(body.get("name"), f"{path}.name")] = tuple(claims)
     return out

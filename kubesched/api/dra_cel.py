@@ -81,24 +81,36 @@ def _environment(consumable_capacity: bool) -> Any:
         from cel_expr_python import cel
         from cel_expr_python.ext import ext_bindings, ext_strings
     except ImportError:
-        raise CelUnavailable("CEL device selectors need the cel-expr-python package "
-                             "(pip install cel-expr-python)") from None
+        raise CelUnavailable(
+            "CEL device selectors need the cel-expr-python package (pip install cel-expr-python)"
+        ) from None
     t = cel.Type
     value = t.Map(t.STRING, t.DYN)
-    kinds = {"string": t.STRING, "bool": t.BOOL, "int": t.INT, "double": t.DOUBLE, "value": value,
-             "strings": t.List(t.STRING)}
+    kinds = {
+        "string": t.STRING,
+        "bool": t.BOOL,
+        "int": t.INT,
+        "double": t.DOUBLE,
+        "value": value,
+        "strings": t.List(t.STRING),
+    }
     by_name: dict[str, list[Any]] = {}
     for name, overload_id, member, params, result, impl in cel_library.FUNCTIONS:
-        by_name.setdefault(name, []).append(cel.Overload(
-            overload_id, kinds[result], [kinds[p] for p in params], is_member=member, impl=impl))
-    variables = {"device.driver": t.STRING,
-                 "device.attributes": t.Map(t.STRING, t.Map(t.STRING, t.DYN)),
-                 "device.capacity": t.Map(t.STRING, t.Map(t.STRING, value))}
+        by_name.setdefault(name, []).append(
+            cel.Overload(overload_id, kinds[result], [kinds[p] for p in params], is_member=member, impl=impl)
+        )
+    variables = {
+        "device.driver": t.STRING,
+        "device.attributes": t.Map(t.STRING, t.Map(t.STRING, t.DYN)),
+        "device.capacity": t.Map(t.STRING, t.Map(t.STRING, value)),
+    }
     if consumable_capacity:
         variables["device.allowMultipleAllocations"] = t.BOOL
-    return cel.NewEnv(variables=variables,
-                      functions=[cel.FunctionDecl(name, overloads) for name, overloads in by_name.items()],
-                      extensions=[ext_bindings.ExtBindings(), ext_strings.ExtStrings()])
+    return cel.NewEnv(
+        variables=variables,
+        functions=[cel.FunctionDecl(name, overloads) for name, overloads in by_name.items()],
+        extensions=[ext_bindings.ExtBindings(), ext_strings.ExtStrings()],
+    )
 
 
 _cache: dict[tuple[str, bool], CompiledSelector] = {}
@@ -129,8 +141,14 @@ def _compile(expression: str, consumable_capacity: bool) -> CompiledSelector:
     result = type_name(program.return_type().name())
     if result not in ("bool", "dyn"):
         return CompiledSelector(expression, error=f"must evaluate to bool or the unknown type, not {result}")
-    domains = tuple(sorted({(m.group(1), m.group(2) if m.group(2) is not None else m.group(3))
-                            for m in _DOMAIN_RE.finditer(expression)}))
+    domains = tuple(
+        sorted(
+            {
+                (m.group(1), m.group(2) if m.group(2) is not None else m.group(3))
+                for m in _DOMAIN_RE.finditer(expression)
+            }
+        )
+    )
     return CompiledSelector(expression, program=program, domains=domains)
 
 
@@ -145,8 +163,10 @@ _RUNTIME_MESSAGES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^divide by zero$"), "division by zero"),
     (re.compile(r"^No matching overloads? found.*$"), "no such overload"),
     (re.compile(r"^Index error: index=(-?\d+) size=(\d+)$"), r"index '\1' out of range in list size '\2'"),
-    (re.compile(r"^cannot convert (string|int|uint|double|bool|bytes) to (string|int|uint|double|bool|bytes)$"),
-     r"type conversion error from '\1' to '\2'"),
+    (
+        re.compile(r"^cannot convert (string|int|uint|double|bool|bytes) to (string|int|uint|double|bool|bytes)$"),
+        r"type conversion error from '\1' to '\2'",
+    ),
 )
 
 
@@ -159,8 +179,7 @@ def runtime_message(message: str) -> str:
     return text
 
 
-_TYPE_NAMES = {"NULL": "null_type", "DURATION": "google.protobuf.Duration",
-               "TIMESTAMP": "google.protobuf.Timestamp"}
+_TYPE_NAMES = {"NULL": "null_type", "DURATION": "google.protobuf.Duration", "TIMESTAMP": "google.protobuf.Timestamp"}
 
 
 def type_name(engine_name: str) -> str:
@@ -204,8 +223,12 @@ def device_input(device: Device, driver: str) -> dict[str, Any]:
     for name, amount in device.capacity.items():
         domain, ident = split_qualified_name(name, driver)
         capacity.setdefault(domain, {})[ident] = cel_library.quantity_value(Fraction(amount))
-    data = {"device.driver": driver, "device.attributes": attributes, "device.capacity": capacity,
-            "device.allowMultipleAllocations": bool(device.allow_multiple_allocations)}
+    data = {
+        "device.driver": driver,
+        "device.attributes": attributes,
+        "device.capacity": capacity,
+        "device.allowMultipleAllocations": bool(device.allow_multiple_allocations),
+    }
     device.memo[key] = data
     return dict(data)
 
@@ -236,5 +259,6 @@ def evaluate(selector: CompiledSelector, device: Device, driver: str) -> bool:
     if kind == "ERROR":
         raise SelectorRuntimeError(runtime_message(str(result.value())))
     name = type_name(kind)
-    raise SelectorRuntimeError(f"CEL result of type {name} could not be converted to bool: "
-                               f"type conversion error from '{name}' to 'bool'")
+    raise SelectorRuntimeError(
+        f"CEL result of type {name} could not be converted to bool: type conversion error from '{name}' to 'bool'"
+    )

@@ -45,20 +45,29 @@ TOLERATION_OPERATORS = ("Equal", "Exists")
 _LABEL_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _C_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SEMVER_RE = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
-                        r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
-                        r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?")
-_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-              "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
-              "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
-_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                  "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-                  "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-_C_IDENTIFIER_MSG = ("a valid C identifier must start with alphabetic character or '_', followed by a string of "
-                     "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for "
-                     "validation is '[A-Za-z_][A-Za-z0-9_]*')")
-_REQUEST_REF_MSG = ("must be the name of a request in the claim or the name of a request and a subrequest "
-                    "separated by '/'")
+_SEMVER_RE = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
+    r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?"
+)
+_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+_C_IDENTIFIER_MSG = (
+    "a valid C identifier must start with alphabetic character or '_', followed by a string of "
+    "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for "
+    "validation is '[A-Za-z_][A-Za-z0-9_]*')"
+)
+_REQUEST_REF_MSG = (
+    "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
+)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -101,8 +110,9 @@ def duplicate(path: str, value: object) -> ObjectError:
 
 
 def not_supported(path: str, value: object, allowed: Iterable[str]) -> ObjectError:
-    return ObjectError(path, f"Unsupported value: {shown(value)}: supported values: "
-                             + ", ".join(json.dumps(a) for a in allowed))
+    return ObjectError(
+        path, f"Unsupported value: {shown(value)}: supported values: " + ", ".join(json.dumps(a) for a in allowed)
+    )
 
 
 def immutable(path: str, value: object) -> ObjectError:
@@ -269,9 +279,13 @@ def _toleration(body: Mapping[str, Any], path: str) -> None:
             raise invalid(f"{path}.value", value, "must be empty for operator `Exists`")
     elif operator == "Equal":
         if value and (len(value) > 63 or not re.fullmatch(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]", value)):
-            raise invalid(f"{path}.value", value, "a valid label must be an empty string or consist of "
-                                                  "alphanumeric characters, '-', '_' or '.', and must start and "
-                                                  "end with an alphanumeric character")
+            raise invalid(
+                f"{path}.value",
+                value,
+                "a valid label must be an empty string or consist of "
+                "alphanumeric characters, '-', '_' or '.', and must start and "
+                "end with an alphanumeric character",
+            )
     elif operator == "":
         raise required(f"{path}.operator")
     else:
@@ -309,8 +323,9 @@ def _device_request(body: Mapping[str, Any], path: str) -> None:
     if not subs and exactly is None:
         raise required(path, "exactly one of `exactly` or `firstAvailable` is required")
     if subs and exactly is not None:
-        raise invalid(path, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple "
-                                  "fields are set")
+        raise invalid(
+            path, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"
+        )
 
 
 def _request_names(requests: list[tuple[str, Mapping[str, Any]]]) -> dict[str, frozenset[str] | None]:
@@ -318,8 +333,7 @@ def _request_names(requests: list[tuple[str, Mapping[str, Any]]]) -> dict[str, f
     names: dict[str, frozenset[str] | None] = {}
     for _, request in requests:
         subs = f.sequence(request.get("firstAvailable"), "")
-        names[str(request.get("name"))] = (frozenset(str(f.mapping(s, "").get("name")) for s in subs)
-                                           if subs else None)
+        names[str(request.get("name"))] = frozenset(str(f.mapping(s, "").get("name")) for s in subs) if subs else None
     return names
 
 
@@ -495,8 +509,11 @@ def _node_selection(body: Mapping[str, Any], path: str, options: str) -> list[st
         except ObjectError as err:
             raise err.under(f"{path}nodeSelector") from None
         if options == "slice" and len(parsed.terms) != 1:
-            raise invalid(f"{path}nodeSelector.nodeSelectorTerms", selector.get("nodeSelectorTerms"),
-                          "must have exactly one node selector term")
+            raise invalid(
+                f"{path}nodeSelector.nodeSelectorTerms",
+                selector.get("nodeSelectorTerms"),
+                "must have exactly one node selector term",
+            )
         chosen.append("`nodeSelector`")
     for name in ("allNodes", "perDeviceNodeSelection") if options == "slice" else ("allNodes",):
         value = body.get(name)
@@ -513,8 +530,11 @@ def _device(body: Mapping[str, Any], path: str, per_device: bool) -> None:
     capacity = f.mapping(body.get("capacity"), f"{path}.capacity")
     total = len(attributes) + len(capacity)
     if total > ATTRIBUTES_AND_CAPACITIES_MAX:
-        raise invalid(path, total, f"the total number of attributes and capacities must not exceed "
-                                   f"{ATTRIBUTES_AND_CAPACITIES_MAX}")
+        raise invalid(
+            path,
+            total,
+            f"the total number of attributes and capacities must not exceed {ATTRIBUTES_AND_CAPACITIES_MAX}",
+        )
     for key, value in attributes.items():
         qualified_name(str(key), f"{path}.attributes[{key}]")
         _attribute(f.mapping(value, f"{path}.attributes[{key}]"), f"{path}.attributes[{key}]")
@@ -535,12 +555,18 @@ def _device(body: Mapping[str, Any], path: str, per_device: bool) -> None:
     chosen = _node_selection(body, f"{path}.", "device")
     if per_device:
         if len(chosen) != 1:
-            detail = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
-                      "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+            detail = (
+                "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
+                "`perDeviceNodeSelection` is set to true in the ResourceSlice spec"
+            )
             raise required(path, detail) if not chosen else invalid(path, "{" + ", ".join(chosen) + "}", detail)
     elif chosen:
-        raise invalid(path, None, "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
-                                  "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+        raise invalid(
+            path,
+            None,
+            "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
+            "`perDeviceNodeSelection` is set to true in the ResourceSlice spec",
+        )
 
 
 def resource_slice(obj: Mapping[str, Any]) -> None:
@@ -598,8 +624,9 @@ def pod_resource_claims(spec: Mapping[str, Any], path: str) -> None:
         names.add(name)
         by_name, by_template = claim.get("resourceClaimName"), claim.get("resourceClaimTemplateName")
         if by_name is not None and by_template is not None:
-            raise invalid(where, dict(claim), "at most one of `resourceClaimName` or `resourceClaimTemplateName` "
-                                              "may be specified")
+            raise invalid(
+                where, dict(claim), "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"
+            )
         if by_name is None and by_template is None:
             raise invalid(where, dict(claim), "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")
         for key, value in (("resourceClaimName", by_name), ("resourceClaimTemplateName", by_template)):
@@ -627,8 +654,9 @@ def _container_claims(value: object, path: str, pod_claims: set[str]) -> None:
         seen.add(key)
         if name not in pod_claims:
             known = ": " + ", ".join(sorted(pod_claims)) if pod_claims else " which is empty"
-            raise ObjectError(f"{path}[{i}]", f'Not found: "{name}": must be one of the names in '
-                                              f"pod.spec.resourceClaims{known}")
+            raise ObjectError(
+                f"{path}[{i}]", f'Not found: "{name}": must be one of the names in pod.spec.resourceClaims{known}'
+            )
 
 
 BY_KIND: dict[str, Callable[[Mapping[str, Any]], None]] = {

@@ -87,8 +87,9 @@ def parse_schema(data: dict[str, Any]) -> FieldSchema:
             if shape:
                 target = shape.lstrip("[]{}")
                 nested[field_name] = (shape[: len(shape) - len(target)], types[target])
-    kinds = {(version, kind): types[name] for version, by_kind in data["kinds"].items()
-             for kind, name in by_kind.items()}
+    kinds = {
+        (version, kind): types[name] for version, by_kind in data["kinds"].items() for kind, name in by_kind.items()
+    }
     return FieldSchema(str(data.get("source", "")), types, kinds)
 
 

@@ -154,8 +154,11 @@ def int_or_percent(value: object, path: str) -> int | str | None:
     if isinstance(parsed, str):
         digits = parsed[:-1]
         if not parsed.endswith("%") or not digits.isdigit():
-            raise ObjectError(path, f'Invalid value: "{parsed}": a valid percent string must be a numeric '
-                                    "string followed by an ending '%' (e.g. '1%',  or '93%')")
+            raise ObjectError(
+                path,
+                f'Invalid value: "{parsed}": a valid percent string must be a numeric '
+                "string followed by an ending '%' (e.g. '1%',  or '93%')",
+            )
         return parsed
     if parsed is not None and parsed < 0:
         raise ObjectError(path, f"Invalid value: {parsed}: must be greater than or equal to 0")

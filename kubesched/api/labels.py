@@ -65,9 +65,7 @@ def validate_label_key(key: str, path: str = "key") -> None:
     """Refuse keys that are not ``[prefix/]name`` qualified names, as the apiserver would."""
     prefix, slash, name = key.rpartition("/")
     if slash and (not prefix or "/" in prefix):
-        raise ObjectError(
-            path, f"invalid label key {key!r}: expected at most one '/' after a non-empty prefix"
-        )
+        raise ObjectError(path, f"invalid label key {key!r}: expected at most one '/' after a non-empty prefix")
     if slash and (len(prefix) > 253 or not _DNS_SUBDOMAIN_RE.fullmatch(prefix)):
         raise ObjectError(path, f"invalid label key {key!r}: prefix must be a DNS subdomain")
     if not name:
@@ -328,9 +326,7 @@ def _check_label_expression(requirement: NodeSelectorRequirement) -> None:
 
 def _check_field_expression(requirement: NodeSelectorRequirement) -> None:
     if requirement.key != NODE_NAME_FIELD:
-        raise ObjectError(
-            "key", f"unsupported field {requirement.key!r}: only {NODE_NAME_FIELD} can be selected"
-        )
+        raise ObjectError("key", f"unsupported field {requirement.key!r}: only {NODE_NAME_FIELD} can be selected")
     if requirement.operator not in NODE_FIELD_OPERATORS:
         raise ObjectError(
             "operator", f"unsupported operator {requirement.operator!r} for a field: expected In or NotIn"

@@ -42,7 +42,6 @@ PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 PREEMPT_NEVER = "Never"
 
 
-
 def _map(obj: Any, path: str) -> Mapping[str, Any]:
     if obj is None:
         return {}
@@ -137,8 +136,10 @@ class ObjectMeta:
             resource_version=str(meta.get("resourceVersion") or ""),
             creation_timestamp=parse_time(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
             deletion_timestamp=parse_time(meta.get("deletionTimestamp"), "metadata.deletionTimestamp"),
-            owner_references=tuple(_map(o, "metadata.ownerReferences") for o in
-                                   _list(meta.get("ownerReferences"), "metadata.ownerReferences")),
+            owner_references=tuple(
+                _map(o, "metadata.ownerReferences")
+                for o in _list(meta.get("ownerReferences"), "metadata.ownerReferences")
+            ),
         )
 
 
@@ -171,11 +172,13 @@ class Container:
         ports = []
         for i, p in enumerate(_list(c.get("ports"), "ports")):
             pm = _map(p, f"ports[{i}]")
-            ports.append(ContainerPort(
-                host_port=fields.port(pm.get("hostPort"), f"ports[{i}].hostPort", allow_zero=True),
-                protocol=str(pm.get("protocol") or "TCP"),
-                host_ip=str(pm.get("hostIP") or ""),
-            ))
+            ports.append(
+                ContainerPort(
+                    host_port=fields.port(pm.get("hostPort"), f"ports[{i}].hostPort", allow_zero=True),
+                    protocol=str(pm.get("protocol") or "TCP"),
+                    host_ip=str(pm.get("hostIP") or ""),
+                )
+            )
         return cls(
             name=str(c.get("name") or ""),
             image=str(c.get("image") or ""),
@@ -196,13 +199,17 @@ class NodeAffinity:
         req_raw = na.get("requiredDuringSchedulingIgnoredDuringExecution")
         required = (
             _parse(NodeSelector.from_dict, req_raw, "requiredDuringSchedulingIgnoredDuringExecution")
-            if req_raw is not None else None
+            if req_raw is not None
+            else None
         )
         preferred = tuple(
-            _parse(PreferredSchedulingTerm.from_dict, p,
-                   f"preferredDuringSchedulingIgnoredDuringExecution[{i}]")
-            for i, p in enumerate(_list(na.get("preferredDuringSchedulingIgnoredDuringExecution"),
-                                        "preferredDuringSchedulingIgnoredDuringExecution"))
+            _parse(PreferredSchedulingTerm.from_dict, p, f"preferredDuringSchedulingIgnoredDuringExecution[{i}]")
+            for i, p in enumerate(
+                _list(
+                    na.get("preferredDuringSchedulingIgnoredDuringExecution"),
+                    "preferredDuringSchedulingIgnoredDuringExecution",
+                )
+            )
         )
         return cls(required=required, preferred=preferred)
 
@@ -378,9 +385,11 @@ def _parse_spec(raw_spec: Any, namespace: str, rules: ResourceRules) -> dict[str
         "pod_affinity": _parse(lambda a: PodAffinity.from_affinity(a, namespace), affinity, "spec.affinity"),
         "topology_spread_constraints": parse_constraints(
             _list(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"),
-            "spec.topologySpreadConstraints"),
-        "volumes": tuple(_map(v, f"spec.volumes[{i}]")
-                         for i, v in enumerate(_list(spec.get("volumes"), "spec.volumes"))),
+            "spec.topologySpreadConstraints",
+        ),
+        "volumes": tuple(
+            _map(v, f"spec.volumes[{i}]") for i, v in enumerate(_list(spec.get("volumes"), "spec.volumes"))
+        ),
         "pod_level_requests": pod_level,
         **resources,
         "spec_requests": resources["requests"],
@@ -398,10 +407,15 @@ def _pod_level_requests(raw: Any) -> ResourceList | None:
     return supported or None
 
 
-def _resource_fields(containers: tuple[Container, ...], init_containers: tuple[Container, ...],
-                     overhead: ResourceList, pod_level: ResourceList | None, rules: ResourceRules,
-                     app: list[ResourceList] | None = None,
-                     init: list[tuple[ResourceList, bool]] | None = None) -> dict[str, Any]:
+def _resource_fields(
+    containers: tuple[Container, ...],
+    init_containers: tuple[Container, ...],
+    overhead: ResourceList,
+    pod_level: ResourceList | None,
+    rules: ResourceRules,
+    app: list[ResourceList] | None = None,
+    init: list[tuple[ResourceList, bool]] | None = None,
+) -> dict[str, Any]:
     """The Pod fields the scheduler's resource accounting reads, in scheduler units. ``app`` and
     ``init`` replace the containers' own requests (with what their status reports)."""
     if app is None:
@@ -434,11 +448,18 @@ def resize_status(status: Mapping[str, Any]) -> tuple[Any, ...] | None:
     if not has_resize_status(status):
         return None
     listed = [status.get("containerStatuses"), status.get("initContainerStatuses")]
-    entries = tuple((cs.get("name"), cs.get("resources"), cs.get("allocatedResources"))
-                    for items in listed if isinstance(items, list)
-                    for cs in items if isinstance(cs, Mapping))
-    pending = [c.get("reason") for c in status.get("conditions") or ()
-               if isinstance(c, Mapping) and c.get("type") == _RESIZE_PENDING]
+    entries = tuple(
+        (cs.get("name"), cs.get("resources"), cs.get("allocatedResources"))
+        for items in listed
+        if isinstance(items, list)
+        for cs in items
+        if isinstance(cs, Mapping)
+    )
+    pending = [
+        c.get("reason")
+        for c in status.get("conditions") or ()
+        if isinstance(c, Mapping) and c.get("type") == _RESIZE_PENDING
+    ]
     return entries, status.get("resize"), pending[:1]
 
 
@@ -451,8 +472,13 @@ def _container_statuses(status: Mapping[str, Any], rules: ResourceRules) -> dict
             cs = _map(raw, f"status.{key}[{i}]")
             path = f"status.{key}[{i}]"
             reported = cs.get("resources")
-            requests = None if reported is None else parse_resource_list(
-                _map(reported, f"{path}.resources").get("requests"), f"{path}.resources.requests")
+            requests = (
+                None
+                if reported is None
+                else parse_resource_list(
+                    _map(reported, f"{path}.resources").get("requests"), f"{path}.resources.requests"
+                )
+            )
             allocated = parse_resource_list(cs.get("allocatedResources"), f"{path}.allocatedResources")
             out[str(cs.get("name") or "")] = ContainerResizeStatus(requests, allocated)
     return out
@@ -469,8 +495,7 @@ def _resize_infeasible(status: Mapping[str, Any], rules: ResourceRules) -> bool:
     return False
 
 
-def _resized_fields(from_spec: Mapping[str, Any], status: Mapping[str, Any],
-                    rules: ResourceRules) -> dict[str, Any]:
+def _resized_fields(from_spec: Mapping[str, Any], status: Mapping[str, Any], rules: ResourceRules) -> dict[str, Any]:
     """The accounting fields again, with the resources the containers' statuses report."""
     statuses = _container_statuses(status, rules)
     if not statuses:
@@ -480,10 +505,18 @@ def _resized_fields(from_spec: Mapping[str, Any], status: Mapping[str, Any],
     init_containers: tuple[Container, ...] = from_spec["init_containers"]
     app = [resized_requests(c.requests, statuses.get(c.name), infeasible, rules) for c in containers]
     # Only sidecars keep running, and only v1.34 reads their statuses.
-    init = [(resized_requests(c.requests, statuses.get(c.name), infeasible, rules)
-             if c.is_sidecar and rules.v134 else c.requests, c.is_sidecar) for c in init_containers]
-    resized = _resource_fields(containers, init_containers, from_spec["overhead"], from_spec["pod_level_requests"],
-                               rules, app, init)
+    init = [
+        (
+            resized_requests(c.requests, statuses.get(c.name), infeasible, rules)
+            if c.is_sidecar and rules.v134
+            else c.requests,
+            c.is_sidecar,
+        )
+        for c in init_containers
+    ]
+    resized = _resource_fields(
+        containers, init_containers, from_spec["overhead"], from_spec["pod_level_requests"], rules, app, init
+    )
     if rules.v134:
         del resized["scoring_requests"]  # v1.34's NodeResourcesFit weighs the spec (its scorer reads no status)
     return resized
@@ -528,8 +561,13 @@ def _node_fields(raw_spec: Any, raw_status: Any) -> dict[str, Any]:
     key: bytes | None = None
     if isinstance(raw_spec, dict | None) and isinstance(raw_status, dict | None):
         spec, status = raw_spec or {}, raw_status or {}
-        read = (spec.get("unschedulable"), spec.get("taints"), status.get("capacity"), status.get("allocatable"),
-                status.get("images"))
+        read = (
+            spec.get("unschedulable"),
+            spec.get("taints"),
+            status.get("capacity"),
+            status.get("allocatable"),
+            status.get("images"),
+        )
         try:
             key = marshal.dumps(read, 2)  # what is parsed below, and nothing else (not conditions)
         except ValueError:
@@ -558,8 +596,10 @@ def _parse_node(raw_spec: Any, raw_status: Any) -> dict[str, Any]:
         images.append(ImageState(names=names, size_bytes=_int(im.get("sizeBytes"), f"status.images[{i}].sizeBytes")))
     return {
         "unschedulable": fields.boolean(spec.get("unschedulable"), "spec.unschedulable"),
-        "taints": tuple(_parse(Taint.from_dict, t, f"spec.taints[{i}]")
-                        for i, t in enumerate(_list(spec.get("taints"), "spec.taints"))),
+        "taints": tuple(
+            _parse(Taint.from_dict, t, f"spec.taints[{i}]")
+            for i, t in enumerate(_list(spec.get("taints"), "spec.taints"))
+        ),
         "allocatable": _check_fits(scheduler_resources(allocatable), allocatable, "status.allocatable"),
         "capacity": _check_fits(scheduler_resources(capacity), capacity, "status.capacity"),
         "images": tuple(images),

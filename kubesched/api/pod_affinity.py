@@ -110,8 +110,12 @@ class PodAffinity:
 
     @property
     def has_terms(self) -> bool:
-        return bool(self.required_affinity or self.required_anti_affinity
-                    or self.preferred_affinity or self.preferred_anti_affinity)
+        return bool(
+            self.required_affinity
+            or self.required_anti_affinity
+            or self.preferred_affinity
+            or self.preferred_anti_affinity
+        )
 
     @classmethod
     def from_affinity(cls, affinity: Mapping[str, Any], owner_namespace: str) -> PodAffinity:

@@ -77,8 +77,12 @@ def _container_amounts(spec: Mapping[str, Any], key: str, field: str) -> list[tu
     for i, c in enumerate(f.sequence(spec.get(key), f"spec.{key}")):
         c = f.mapping(c, f"spec.{key}[{i}]")
         resources = f.mapping(c.get("resources"), f"spec.{key}[{i}].resources")
-        out.append((_amounts(resources.get(field), f"spec.{key}[{i}].resources.{field}"),
-                    key == "initContainers" and c.get("restartPolicy") == "Always"))
+        out.append(
+            (
+                _amounts(resources.get(field), f"spec.{key}[{i}].resources.{field}"),
+                key == "initContainers" and c.get("restartPolicy") == "Always",
+            )
+        )
     return out
 
 
@@ -178,42 +182,54 @@ def _checked_amounts(raw: object, path: str) -> dict[str, Amount]:
     return out
 
 
-def _check_requests_within_limits(requests: Mapping[str, Amount], limits: Mapping[str, Amount],
-                                  where: str) -> None:
+def _check_requests_within_limits(requests: Mapping[str, Amount], limits: Mapping[str, Amount], where: str) -> None:
     for name, request in requests.items():
         limit = limits.get(name)
         if limit is None:
             if not overcommit_allowed(name):
-                raise ObjectError(f"{where}.limits",
-                                  "Required value: Limit must be set for non overcommitable resources")
+                raise ObjectError(
+                    f"{where}.limits", "Required value: Limit must be set for non overcommitable resources"
+                )
         elif request[0] != limit[0] and not overcommit_allowed(name):
-            raise ObjectError(f"{where}.requests", f'Invalid value: "{_shown(request)}": must be equal to '
-                                                   f"{name} limit of {_shown(limit)}")
+            raise ObjectError(
+                f"{where}.requests",
+                f'Invalid value: "{_shown(request)}": must be equal to {name} limit of {_shown(limit)}',
+            )
         elif request[0] > limit[0]:
-            raise ObjectError(f"{where}.requests", f'Invalid value: "{_shown(request)}": must be less than or '
-                                                   f"equal to {name} limit of {_shown(limit)}")
+            raise ObjectError(
+                f"{where}.requests",
+                f'Invalid value: "{_shown(request)}": must be less than or equal to {name} limit of {_shown(limit)}',
+            )
 
 
-def _check_consistency(spec: Mapping[str, Any], requests: Mapping[str, Amount], limits: Mapping[str, Amount],
-                       where: str) -> None:
+def _check_consistency(
+    spec: Mapping[str, Any], requests: Mapping[str, Amount], limits: Mapping[str, Amount], where: str
+) -> None:
     """The pod's amounts against its containers' (validatePodResourceConsistency)."""
     for name, total in sorted(aggregate_containers(spec, "requests").items()):
         own = requests.get(name)
         if own is not None and total[0] > own[0]:
-            raise ObjectError(f"{where}.requests[{name}]", f'Invalid value: "{_shown(own)}": must be greater than '
-                                                           f"or equal to aggregate container requests of "
-                                                           f"{_shown(total)}")
+            raise ObjectError(
+                f"{where}.requests[{name}]",
+                f'Invalid value: "{_shown(own)}": must be greater than '
+                f"or equal to aggregate container requests of "
+                f"{_shown(total)}",
+            )
     for name, total in sorted(aggregate_containers(spec, "limits").items()):
         own = limits.get(name)
         if is_hugepages(name) and own is not None and total[0] > own[0]:
-            raise ObjectError(f"{where}.limits[{name}]", f'Invalid value: "{_shown(own)}": must be greater than '
-                                                         f"or equal to aggregate container limits of {_shown(total)}")
+            raise ObjectError(
+                f"{where}.limits[{name}]",
+                f'Invalid value: "{_shown(own)}": must be greater than '
+                f"or equal to aggregate container limits of {_shown(total)}",
+            )
     containers: Sequence[tuple[dict[str, Amount], bool]] = _container_amounts(spec, "containers", "limits")
     for i, (container_limits, _) in enumerate(containers):
         for name, limit in sorted(container_limits.items()):
             own = limits.get(name)
             if own is not None and limit[0] > own[0]:
                 # The API server names this field so: the container under spec.resources.
-                raise ObjectError(f"{where}.containers[{i}][{name}].limits",
-                                  f'Invalid value: "{_shown(limit)}": must be less than or equal to pod limits '
-                                  f"of {_shown(own)}")
+                raise ObjectError(
+                    f"{where}.containers[{i}][{name}].limits",
+                    f'Invalid value: "{_shown(limit)}": must be less than or equal to pod limits of {_shown(own)}',
+                )

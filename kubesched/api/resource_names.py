@@ -32,22 +32,51 @@ HUGEPAGES_PREFIX = "hugepages-"
 #: Resources a container may request without a prefix (hugepages-<size> too).
 STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 #: Every unprefixed name the API knows (helper.standardResources).
-STANDARD_RESOURCES = frozenset({
-    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
-    "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "resourcequotas", "services",
-    "replicationcontrollers", "secrets", "configmaps", "persistentvolumeclaims", "storage",
-    "requests.storage", "services.nodeports", "services.loadbalancers",
-})
+STANDARD_RESOURCES = frozenset(
+    {
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "storage",
+        "requests.storage",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
 #: Resources counted in whole units (helper.integerResources), extended resources aside.
-INTEGER_RESOURCES = frozenset({
-    "pods", "resourcequotas", "services", "replicationcontrollers", "secrets", "configmaps",
-    "persistentvolumeclaims", "services.nodeports", "services.loadbalancers",
-})
+INTEGER_RESOURCES = frozenset(
+    {
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
 
 _NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_NAME_RULE = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-              "with an alphanumeric character")
+_NAME_RULE = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character"
+)
 
 
 def _invalid(name: str, why: str) -> str:
@@ -61,8 +90,10 @@ def qualified_name_error(name: str) -> str | None:
         if not prefix:
             return "prefix part must be non-empty"
         if len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-            return ("prefix part must be a lowercase RFC 1123 subdomain: alphanumeric characters, '-' or '.', "
-                    "starting and ending with an alphanumeric character")
+            return (
+                "prefix part must be a lowercase RFC 1123 subdomain: alphanumeric characters, '-' or '.', "
+                "starting and ending with an alphanumeric character"
+            )
     if not short:
         return "name part must be non-empty"
     if len(short) > 63:
@@ -108,8 +139,14 @@ def validate_resource_name(name: str, path: str) -> None:
     if why is not None:
         raise ObjectError(path, _invalid(name, why))
     if "/" not in name and name not in STANDARD_RESOURCES and not is_hugepages(name):
-        raise ObjectError(path, _invalid(name, "must be a standard resource type or fully qualified"
-                                         + _did_you_mean(name, STANDARD_CONTAINER_RESOURCES | {"pods"})))
+        raise ObjectError(
+            path,
+            _invalid(
+                name,
+                "must be a standard resource type or fully qualified"
+                + _did_you_mean(name, STANDARD_CONTAINER_RESOURCES | {"pods"}),
+            ),
+        )
 
 
 def validate_container_resource_name(name: str, path: str) -> None:
@@ -148,14 +185,19 @@ def check_amount_fits(name: str, quantity: Fraction, path: str, *, shown: str | 
         return
     limit = Fraction(MAX_SCHEDULER_UNITS, 1000) if name == CPU else Fraction(MAX_SCHEDULER_UNITS)
     shown = format_quantity(quantity) if shown is None else shown
-    raise ObjectError(path, _invalid(shown, f"must be less than or equal to {format_quantity(limit)} "
-                                            "(the largest amount kubesched can account for)"))
+    raise ObjectError(
+        path,
+        _invalid(
+            shown,
+            f"must be less than or equal to {format_quantity(limit)} (the largest amount kubesched can account for)",
+        ),
+    )
 
 
 def _check_hugepages(name: str, quantity: Fraction, value: object, path: str) -> None:
     """helper.IsHugePageResourceValueDivisible: a whole number of pages of the size the name gives."""
     try:
-        page = parse_quantity(name[len(HUGEPAGES_PREFIX):])
+        page = parse_quantity(name[len(HUGEPAGES_PREFIX) :])
     except QuantityError:
         page = Fraction(0)
     ok = page > 0 and (page * 1000).denominator == 1 and (page * 1000) % 1000 == 0

@@ -285,8 +285,11 @@ def pod_resources(
         cpu, mem = _cpu_and_memory(scoring)  # the same sum: every container with the defaults
     else:
         missing = {name: amount for name, amount in NON_MISSING_DEFAULTS.items() if name not in requests}
-        non_zero = requests if not missing else pod_requests(
-            containers, init_containers, overhead, non_missing=missing, pod_level=pod_level)
+        non_zero = (
+            requests
+            if not missing
+            else pod_requests(containers, init_containers, overhead, non_missing=missing, pod_level=pod_level)
+        )
         cpu, mem = _cpu_and_memory(non_zero)
     return PodResources(requests, cpu, mem, scoring)
 
@@ -308,8 +311,9 @@ def _max_of(first: Mapping[str, Fraction], *others: Mapping[str, Fraction]) -> R
     return out
 
 
-def resized_requests(spec: ResourceList, status: ContainerResizeStatus | None, infeasible: bool,
-                     rules: ResourceRules) -> ResourceList:
+def resized_requests(
+    spec: ResourceList, status: ContainerResizeStatus | None, infeasible: bool, rules: ResourceRules
+) -> ResourceList:
     """A running container's requests once its status is taken into account.
 
     v1.34 reads containers whose status has a ``resources`` block: the larger of spec, status and
@@ -321,6 +325,9 @@ def resized_requests(spec: ResourceList, status: ContainerResizeStatus | None, i
     if rules.v134:
         if status.requests is None:
             return spec
-        return _max_of(status.requests, status.allocated) if infeasible else \
-            _max_of(spec, status.requests, status.allocated)
+        return (
+            _max_of(status.requests, status.allocated)
+            if infeasible
+            else _max_of(spec, status.requests, status.allocated)
+        )
     return dict(status.allocated) if infeasible else _max_of(spec, status.allocated)

@@ -152,8 +152,9 @@ class PersistentVolume:
         spec = _map(raw.get("spec"), "spec")
         affinity = _map(spec.get("nodeAffinity"), "spec.nodeAffinity")
         required = affinity.get("required")
-        node_affinity = (_parse(NodeSelector.from_dict, required, "spec.nodeAffinity.required")
-                         if required is not None else None)
+        node_affinity = (
+            _parse(NodeSelector.from_dict, required, "spec.nodeAffinity.required") if required is not None else None
+        )
         source: str = ""
         body: Mapping[str, Any] = {}
         for key in ("csi", "local", "hostPath", "nfs", *IN_TREE_SOURCES):
@@ -274,9 +275,10 @@ class StorageClass:
             name=meta.name,
             provisioner=str(raw.get("provisioner") or ""),
             volume_binding_mode=None if mode is None else str(mode),
-            allowed_topologies=tuple(_map(t, f"allowedTopologies[{i}]")
-                                     for i, t in enumerate(_list(raw.get("allowedTopologies"),
-                                                                 "allowedTopologies"))),
+            allowed_topologies=tuple(
+                _map(t, f"allowedTopologies[{i}]")
+                for i, t in enumerate(_list(raw.get("allowedTopologies"), "allowedTopologies"))
+            ),
             reclaim_policy=str(raw.get("reclaimPolicy") or "Delete"),
         )
 
@@ -329,8 +331,12 @@ class CSIDriver:
     def from_dict(cls, raw: Mapping[str, Any]) -> CSIDriver:
         meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=False)
         spec = _map(raw.get("spec"), "spec")
-        return cls(raw=raw, name=meta.name, attach_required=spec.get("attachRequired", True) is not False,
-                   storage_capacity=spec.get("storageCapacity") is True)
+        return cls(
+            raw=raw,
+            name=meta.name,
+            attach_required=spec.get("attachRequired", True) is not False,
+            storage_capacity=spec.get("storageCapacity") is True,
+        )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -349,9 +355,13 @@ class VolumeAttachment:
         meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=False)
         spec = _map(raw.get("spec"), "spec")
         pv_name = _map(spec.get("source"), "spec.source").get("persistentVolumeName")
-        return cls(raw=raw, name=meta.name, attacher=str(spec.get("attacher") or ""),
-                   node_name=str(spec.get("nodeName") or ""),
-                   persistent_volume_name=None if pv_name is None else str(pv_name))
+        return cls(
+            raw=raw,
+            name=meta.name,
+            attacher=str(spec.get("attacher") or ""),
+            node_name=str(spec.get("nodeName") or ""),
+            persistent_volume_name=None if pv_name is None else str(pv_name),
+        )
 
 
 # -- helpers (component-helpers/storage/volume) ---------------------------------------------------------
@@ -370,9 +380,14 @@ def volume_attributes_class_mismatch(claim: PersistentVolumeClaim, volume: Persi
     return claim.volume_attributes_class != volume.volume_attributes_class
 
 
-def find_matching_volume(claim: PersistentVolumeClaim, volumes: list[PersistentVolume],
-                         node_labels: Mapping[str, str] | None, excluded: set[str] | frozenset[str],
-                         *, match_attributes_class: bool = False) -> PersistentVolume | None:
+def find_matching_volume(
+    claim: PersistentVolumeClaim,
+    volumes: list[PersistentVolume],
+    node_labels: Mapping[str, str] | None,
+    excluded: set[str] | frozenset[str],
+    *,
+    match_attributes_class: bool = False,
+) -> PersistentVolume | None:
     """FindMatchingVolume (delayed binding): the volume pre-bound to the claim if it fits the node,
     else the smallest Available volume of the claim's class whose size, volume mode, selector, node
     affinity and access modes fit.

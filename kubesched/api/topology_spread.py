@@ -39,8 +39,9 @@ class TopologySpreadConstraint:
             raise ObjectError("topologyKey", "required value")
         when = raw.get("whenUnsatisfiable")
         if when not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-            raise ObjectError("whenUnsatisfiable",
-                              f"unsupported value {when!r}: expected {DO_NOT_SCHEDULE} or {SCHEDULE_ANYWAY}")
+            raise ObjectError(
+                "whenUnsatisfiable", f"unsupported value {when!r}: expected {DO_NOT_SCHEDULE} or {SCHEDULE_ANYWAY}"
+            )
         min_domains = raw.get("minDomains")
         if min_domains is not None:
             if isinstance(min_domains, bool) or not isinstance(min_domains, int) or min_domains <= 0:

@@ -105,7 +105,7 @@ def _clean_within(value: Any, steps: str, target: ObjectType) -> bool:
         items: Iterable[Any] = value if isinstance(value, list) else ()
     else:
         items = value.values() if isinstance(value, dict) else ()
-    rest = steps[len(LIST_OF):]
+    rest = steps[len(LIST_OF) :]
     return all(_clean_within(item, rest, target) for item in items)
 
 
@@ -121,7 +121,7 @@ def _locate(value: Mapping[str, Any], of: ObjectType, at: Location, found: list[
 
 
 def _locate_within(value: Any, steps: str, target: ObjectType, at: Location, found: list[UnknownField]) -> None:
-    rest = steps[len(LIST_OF):]
+    rest = steps[len(LIST_OF) :]
     if steps == OBJECT:
         if isinstance(value, dict):
             _locate(value, target, at, found)

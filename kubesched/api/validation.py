@@ -89,17 +89,23 @@ _DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0
 def _dns_subdomain(name: str, path: str) -> None:
     """Object names (apimachinery's NameIsDNSSubdomain): they also key results as namespace/name."""
     if len(name) > 253 or not _DNS_SUBDOMAIN_RE.fullmatch(name):
-        raise ObjectError(path, f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower '
-                                "case alphanumeric characters, '-' or '.', and must start and end with an "
-                                "alphanumeric character")
+        raise ObjectError(
+            path,
+            f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower '
+            "case alphanumeric characters, '-' or '.', and must start and end with an "
+            "alphanumeric character",
+        )
 
 
 def _dns_label(name: str, path: str) -> None:
     """Namespace names (NameIsDNSLabel)."""
     if len(name) > 63 or not _DNS_LABEL_RE.fullmatch(name):
-        raise ObjectError(path, f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case '
-                                "alphanumeric characters or '-', and must start and end with an alphanumeric "
-                                "character")
+        raise ObjectError(
+            path,
+            f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case '
+            "alphanumeric characters or '-', and must start and end with an alphanumeric "
+            "character",
+        )
 
 
 def _parse(fn: Callable[[Any], Any], raw: object, path: str) -> Any:
@@ -154,8 +160,9 @@ def _container_resources(raw: object, path: str) -> dict[str, Fraction]:
         field = f"{path}.requests.{name}"
         if limit is None:
             if not overcommit_allowed(name):
-                raise ObjectError(f"{path}.limits", f"Required value: Limit must be set for non overcommitable "
-                                                     f"resources ({name})")
+                raise ObjectError(
+                    f"{path}.limits", f"Required value: Limit must be set for non overcommitable resources ({name})"
+                )
         elif request != limit and not overcommit_allowed(name):
             raise ObjectError(field, f"must be equal to {name} limit of {_fmt(limit)}")
         elif request > limit:
@@ -216,10 +223,14 @@ def pod_spec(raw: object, path: str) -> None:
 
 def _check_pod_spec(raw: object, path: str) -> None:
     spec = f.mapping(raw, path)
-    containers = [_container(c, f"{path}.containers[{i}]")
-                  for i, c in enumerate(f.sequence(spec.get("containers"), f"{path}.containers"))]
-    init = [(_container(c, f"{path}.initContainers[{i}]"), f.mapping(c, "").get("restartPolicy") == "Always")
-            for i, c in enumerate(f.sequence(spec.get("initContainers"), f"{path}.initContainers"))]
+    containers = [
+        _container(c, f"{path}.containers[{i}]")
+        for i, c in enumerate(f.sequence(spec.get("containers"), f"{path}.containers"))
+    ]
+    init = [
+        (_container(c, f"{path}.initContainers[{i}]"), f.mapping(c, "").get("restartPolicy") == "Always")
+        for i, c in enumerate(f.sequence(spec.get("initContainers"), f"{path}.initContainers"))
+    ]
     overhead = resource_list(spec.get("overhead"), f"{path}.overhead", validate_container_resource_name)
     for name, total in pod_requests(containers, init, overhead).items():
         check_amount_fits(name, total, f"{path}.containers (total {name} request of the pod)")
@@ -228,8 +239,16 @@ def _check_pod_spec(raw: object, path: str) -> None:
     pod_level = f.mapping(spec.get("resources"), f"{path}.resources")
     for part in ("requests", "limits"):
         parse_resource_list(pod_level.get(part), f"{path}.resources.{part}")
-    for name in ("nodeName", "schedulerName", "priorityClassName", "restartPolicy", "dnsPolicy",
-                 "serviceAccountName", "hostname", "subdomain"):
+    for name in (
+        "nodeName",
+        "schedulerName",
+        "priorityClassName",
+        "restartPolicy",
+        "dnsPolicy",
+        "serviceAccountName",
+        "hostname",
+        "subdomain",
+    ):
         f.string(spec.get(name), f"{path}.{name}")
     f.integer(spec.get("priority"), f"{path}.priority", minimum=f.INT32_MIN, maximum=f.INT32_MAX)
     f.one_of(spec.get("preemptionPolicy"), f"{path}.preemptionPolicy", PREEMPTION_POLICIES)
@@ -247,8 +266,10 @@ def _check_pod_spec(raw: object, path: str) -> None:
         f.integer(t.get("tolerationSeconds"), f"{path}.tolerations[{i}].tolerationSeconds")
     for i, g in enumerate(f.sequence(spec.get("schedulingGates"), f"{path}.schedulingGates")):
         f.string(f.mapping(g, f"{path}.schedulingGates[{i}]").get("name"), f"{path}.schedulingGates[{i}].name")
-    _spread_constraints(f.sequence(spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints"),
-                        f"{path}.topologySpreadConstraints")
+    _spread_constraints(
+        f.sequence(spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints"),
+        f"{path}.topologySpreadConstraints",
+    )
     for i, v in enumerate(f.sequence(spec.get("volumes"), f"{path}.volumes")):
         where = f"{path}.volumes[{i}]"
         v = f.mapping(v, where)
@@ -268,9 +289,10 @@ def _spread_constraints(constraints: list[Any], path: str) -> None:
         c = f.mapping(c, f"{path}[{i}]")
         pairs.append((c.get("topologyKey"), c.get("whenUnsatisfiable")))
     for i, (key, action) in enumerate(pairs):
-        if isinstance(key, str) and isinstance(action, str) and (key, action) in pairs[i + 1:]:
-            raise ObjectError(f"{path}[{i}].{{topologyKey, whenUnsatisfiable}}",
-                              f'Duplicate value: "{{{key}, {action}}}"')
+        if isinstance(key, str) and isinstance(action, str) and (key, action) in pairs[i + 1 :]:
+            raise ObjectError(
+                f"{path}[{i}].{{topologyKey, whenUnsatisfiable}}", f'Duplicate value: "{{{key}, {action}}}"'
+            )
 
 
 def _pod(obj: Mapping[str, Any]) -> None:
@@ -414,8 +436,9 @@ def _pod_disruption_budget(obj: Mapping[str, Any]) -> None:
     max_unavailable = f.int_or_percent(spec.get("maxUnavailable"), "spec.maxUnavailable")
     if min_available is not None and max_unavailable is not None:
         raise ObjectError("spec", "Invalid value: minAvailable and maxUnavailable cannot be both set")
-    f.one_of(spec.get("unhealthyPodEvictionPolicy"), "spec.unhealthyPodEvictionPolicy",
-             ("IfHealthyBudget", "AlwaysAllow"))
+    f.one_of(
+        spec.get("unhealthyPodEvictionPolicy"), "spec.unhealthyPodEvictionPolicy", ("IfHealthyBudget", "AlwaysAllow")
+    )
     status = f.mapping(obj.get("status"), "status")
     for name in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"):
         f.integer(status.get(name), f"status.{name}", minimum=0, maximum=f.INT32_MAX)
@@ -504,11 +527,13 @@ def _volume_attachment(obj: Mapping[str, Any]) -> None:
     f.mapping(inline, "spec.source.inlineVolumeSpec")
     if (pv_name is None) == (inline is None):
         verdict = "Required value" if pv_name is None else "Forbidden"
-        raise ObjectError("spec.source", f"{verdict}: must specify exactly one of inlineVolumeSpec and "
-                                         "persistentVolumeName")
+        raise ObjectError(
+            "spec.source", f"{verdict}: must specify exactly one of inlineVolumeSpec and persistentVolumeName"
+        )
     if pv_name is not None and not f.string(pv_name, "spec.source.persistentVolumeName"):
-        raise ObjectError("spec.source.persistentVolumeName", "Required value: must specify non empty "
-                                                              "persistentVolumeName")
+        raise ObjectError(
+            "spec.source.persistentVolumeName", "Required value: must specify non empty persistentVolumeName"
+        )
 
 
 def _config_data(obj: Mapping[str, Any]) -> None:

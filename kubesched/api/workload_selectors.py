@@ -30,8 +30,12 @@ from kubesched.api.labels import LabelSelector
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"})
 _MISMATCH = "`selector` does not match template `labels`"
 #: The word upstream's "empty selector is invalid for …" uses, per kind (ReplicaSet's says deployment).
-_EMPTY_NAME = {"Deployment": "deployment", "ReplicaSet": "deployment", "StatefulSet": "statefulset",
-               "DaemonSet": "daemonset"}
+_EMPTY_NAME = {
+    "Deployment": "deployment",
+    "ReplicaSet": "deployment",
+    "StatefulSet": "statefulset",
+    "DaemonSet": "daemonset",
+}
 #: The labels the API server puts on a Job's pod template for its generated selector (besides the uid ones).
 _JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 #: A uid no selector written before the Job existed can name.
@@ -62,8 +66,10 @@ def check_workload_selector(obj: Mapping[str, Any]) -> None:
     if kind == "DaemonSet" and (selector is None or not selector.matches(labels or {})):
         raise ObjectError("spec.template.metadata.labels", f"Invalid value: {_json(labels)}: {_MISMATCH}")
     if selector is not None and selector.empty:
-        raise ObjectError("spec.selector", f"Invalid value: {_json(raw)}: empty selector is invalid for "
-                                           f"{_EMPTY_NAME.get(kind, kind.lower())}")
+        raise ObjectError(
+            "spec.selector",
+            f"Invalid value: {_json(raw)}: empty selector is invalid for {_EMPTY_NAME.get(kind, kind.lower())}",
+        )
     if selector is not None and not selector.matches(labels or {}):
         raise ObjectError("spec.template.metadata.labels", f"Invalid value: {_json(labels)}: {_MISMATCH}")
 

@@ -49,19 +49,43 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("simulate", "schedule the pending pods of a scenario on an in-memory cluster",
-            "kubesched.app.simulate", quiet_log=True),
+    Command(
+        "simulate",
+        "schedule the pending pods of a scenario on an in-memory cluster",
+        "kubesched.app.simulate",
+        quiet_log=True,
+    ),
     Command("run", "schedule a live cluster through its API server", "kubesched.app.run"),
-    Command("capacity", "how many more replicas of a pod fit (cluster-capacity's question)",
-            "kubesched.app.capacity", quiet_log=True),
-    Command("plan", "the fewest copies of a node to add so that every pending pod is scheduled",
-            "kubesched.app.plan", quiet_log=True),
-    Command("explain", "one pod's decision from a trace, or every pending pod grouped by cause with what would help",
-            "kubesched.app.explain", quiet_log=True),
-    Command("sweep", "compare configurations over scenarios and seeds, with confidence intervals, on a pool",
-            "kubesched.app.sweep", quiet_log=True),
-    Command("snapshot", "write a live cluster's nodes, pods and scheduling objects as manifests for simulate",
-            "kubesched.app.snapshot", quiet_log=True),
+    Command(
+        "capacity",
+        "how many more replicas of a pod fit (cluster-capacity's question)",
+        "kubesched.app.capacity",
+        quiet_log=True,
+    ),
+    Command(
+        "plan",
+        "the fewest copies of a node to add so that every pending pod is scheduled",
+        "kubesched.app.plan",
+        quiet_log=True,
+    ),
+    Command(
+        "explain",
+        "one pod's decision from a trace, or every pending pod grouped by cause with what would help",
+        "kubesched.app.explain",
+        quiet_log=True,
+    ),
+    Command(
+        "sweep",
+        "compare configurations over scenarios and seeds, with confidence intervals, on a pool",
+        "kubesched.app.sweep",
+        quiet_log=True,
+    ),
+    Command(
+        "snapshot",
+        "write a live cluster's nodes, pods and scheduling objects as manifests for simulate",
+        "kubesched.app.snapshot",
+        quiet_log=True,
+    ),
     Command("generate", "write a generated scenario folder", "kubesched.app.generate"),
     Command("version", "print the kubesched version", "kubesched.app.version"),
 )
@@ -102,7 +126,8 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
     """The parser, with the flags of ``commands`` (default: every command) and the others by name only."""
     wanted = set(BY_NAME if commands is None else commands)
     parser = _Parser(
-        prog=PROG, description="kube-scheduler rebuilt in Python: a real scheduler and an explainable simulator.")
+        prog=PROG, description="kube-scheduler rebuilt in Python: a real scheduler and an explainable simulator."
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         sub = subparsers.add_parser(command.name, help=command.help, description=command.help)
@@ -122,8 +147,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     if command.quiet_log:
-        logging.basicConfig(level=logging.WARNING if getattr(args, "verbose", False) else logging.ERROR,
-                            format=f"{PROG}: %(levelname)s: %(message)s", stream=sys.stderr, force=True)
+        logging.basicConfig(
+            level=logging.WARNING if getattr(args, "verbose", False) else logging.ERROR,
+            format=f"{PROG}: %(levelname)s: %(message)s",
+            stream=sys.stderr,
+            force=True,
+        )
         from kubesched.klog.options import unstructured_only
 
         logging.root.handlers[0].addFilter(unstructured_only)  # the command's output reports each pod

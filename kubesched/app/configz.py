@@ -20,8 +20,16 @@ from typing import Any
 from kubesched.config.types import API_VERSION, EXTENSION_POINTS, KubeSchedulerConfiguration, PluginSet, Profile
 
 #: Go's spelling of names whose v1 (or snake_case) spelling does not just capitalise.
-_GO_NAMES = {"qps": "QPS", "url_prefix": "URLPrefix", "urlPrefix": "URLPrefix", "enableHTTPS": "EnableHTTPS",
-             "tlsConfig": "TLSConfig", "httpTimeout": "HTTPTimeout", "caFile": "CAFile", "caData": "CAData"}
+_GO_NAMES = {
+    "qps": "QPS",
+    "url_prefix": "URLPrefix",
+    "urlPrefix": "URLPrefix",
+    "enableHTTPS": "EnableHTTPS",
+    "tlsConfig": "TLSConfig",
+    "httpTimeout": "HTTPTimeout",
+    "caFile": "CAFile",
+    "caData": "CAData",
+}
 #: Never served: a private key an extender's TLS configuration may hold.
 _SECRET = "keyData"
 
@@ -29,23 +37,30 @@ _SECRET = "keyData"
 def componentconfig(config: KubeSchedulerConfiguration) -> dict[str, Any]:
     """The body of /configz for ``config``."""
     le = config.leader_election
-    return {"componentconfig": {
-        "apiVersion": API_VERSION,
-        "Parallelism": config.parallelism,
-        "LeaderElection": {"LeaderElect": le.leader_elect, "LeaseDuration": go_duration(le.lease_duration),
-                           "RenewDeadline": go_duration(le.renew_deadline),
-                           "RetryPeriod": go_duration(le.retry_period), "ResourceLock": le.resource_lock,
-                           "ResourceName": le.resource_name, "ResourceNamespace": le.resource_namespace},
-        "ClientConnection": _go_keys(config.client_connection),
-        "EnableProfiling": config.enable_profiling,
-        "EnableContentionProfiling": config.enable_contention_profiling,
-        "PercentageOfNodesToScore": config.percentage_of_nodes_to_score,
-        "PodInitialBackoffSeconds": config.pod_initial_backoff_seconds,
-        "PodMaxBackoffSeconds": config.pod_max_backoff_seconds,
-        "Profiles": [_profile(p) for p in config.profiles],
-        "Extenders": [_go_keys(e) for e in config.extenders] or None,
-        "DelayCacheUntilActive": config.delay_cache_until_active,
-    }}
+    return {
+        "componentconfig": {
+            "apiVersion": API_VERSION,
+            "Parallelism": config.parallelism,
+            "LeaderElection": {
+                "LeaderElect": le.leader_elect,
+                "LeaseDuration": go_duration(le.lease_duration),
+                "RenewDeadline": go_duration(le.renew_deadline),
+                "RetryPeriod": go_duration(le.retry_period),
+                "ResourceLock": le.resource_lock,
+                "ResourceName": le.resource_name,
+                "ResourceNamespace": le.resource_namespace,
+            },
+            "ClientConnection": _go_keys(config.client_connection),
+            "EnableProfiling": config.enable_profiling,
+            "EnableContentionProfiling": config.enable_contention_profiling,
+            "PercentageOfNodesToScore": config.percentage_of_nodes_to_score,
+            "PodInitialBackoffSeconds": config.pod_initial_backoff_seconds,
+            "PodMaxBackoffSeconds": config.pod_max_backoff_seconds,
+            "Profiles": [_profile(p) for p in config.profiles],
+            "Extenders": [_go_keys(e) for e in config.extenders] or None,
+            "DelayCacheUntilActive": config.delay_cache_until_active,
+        }
+    }
 
 
 def _profile(profile: Profile) -> dict[str, Any]:
@@ -58,8 +73,10 @@ def _profile(profile: Profile) -> dict[str, Any]:
 
 
 def _plugin_set(plugins: PluginSet) -> dict[str, Any]:
-    return {"Enabled": [{"Name": p.name, "Weight": p.weight} for p in plugins.enabled] or None,
-            "Disabled": [{"Name": name, "Weight": 0} for name in plugins.disabled] or None}
+    return {
+        "Enabled": [{"Name": p.name, "Weight": p.weight} for p in plugins.enabled] or None,
+        "Disabled": [{"Name": name, "Weight": 0} for name in plugins.disabled] or None,
+    }
 
 
 def _value(value: Any) -> Any:

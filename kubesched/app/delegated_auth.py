@@ -54,16 +54,30 @@ class Denial:
 
 
 def _status(code: int, reason: str, message: str) -> Denial:
-    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-              "reason": reason, "details": {}, "code": code}
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "details": {},
+        "code": code,
+    }
     return Denial(code, json.dumps(status).encode())
 
 
 class DelegatedAuth:
     """Decides, through the API server, whether a request to the secure port may proceed."""
 
-    def __init__(self, review: Review, *, always_allow_paths: Iterable[str] = DEFAULT_ALWAYS_ALLOW_PATHS,
-                 cache_ttl: float = CACHE_TTL, now: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        review: Review,
+        *,
+        always_allow_paths: Iterable[str] = DEFAULT_ALWAYS_ALLOW_PATHS,
+        cache_ttl: float = CACHE_TTL,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._review = review
         self.always_allow_paths = tuple(p.rstrip("/") or "/" for p in always_allow_paths)
         self._ttl = cache_ttl
@@ -115,8 +129,9 @@ class DelegatedAuth:
         if status.get("authenticated"):
             info = status.get("user") or {}
             extra = tuple(sorted((k, tuple(v)) for k, v in (info.get("extra") or {}).items()))
-            user = User(str(info.get("username") or ""), str(info.get("uid") or ""),
-                        tuple(info.get("groups") or ()), extra)
+            user = User(
+                str(info.get("username") or ""), str(info.get("uid") or ""), tuple(info.get("groups") or ()), extra
+            )
         with self._lock:
             self._tokens[token] = (now + self._ttl, user)
         return user
@@ -128,8 +143,11 @@ class DelegatedAuth:
             cached = self._decisions.get(key)
         if cached is not None and cached[0] > now:
             return cached[1]
-        spec: dict[str, Any] = {"user": user.name, "groups": list(user.groups),
-                      "nonResourceAttributes": {"path": path, "verb": verb}}
+        spec: dict[str, Any] = {
+            "user": user.name,
+            "groups": list(user.groups),
+            "nonResourceAttributes": {"path": path, "verb": verb},
+        }
         if user.uid:
             spec["uid"] = user.uid
         if user.extra:

@@ -18,30 +18,54 @@ from kubesched.sim.explain import ExplainError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Read a trace written by simulate --trace (.jsonl or .jsonl.gz) and print, for one "
-                          "attempt of one pod, every node's filter verdict or its raw, normalised and weighted "
-                          "scores. A POD no pod has exactly is read as a workload (Deployment/ns/name) or a name "
-                          "prefix: one matching pod is explained, several are listed. Without POD, or with a "
-                          "scenario (--scenario, --live, --kubeconfig) instead of a trace, every pending pod is "
-                          "explained: grouped by cause, with the smallest changes that would let each group "
-                          "schedule, each checked by simulating it.")
-    parser.add_argument("trace", nargs="?", metavar="TRACE",
-                        help="trace file (.jsonl or .jsonl.gz); not given with a scenario")
-    parser.add_argument("pod", nargs="?", metavar="POD",
-                        help="namespace/name (a bare name means the default namespace), a prefix of it, or "
-                             "Kind/namespace/name of a Deployment, ReplicaSet, StatefulSet, DaemonSet or Job")
+    parser.description = (
+        "Read a trace written by simulate --trace (.jsonl or .jsonl.gz) and print, for one "
+        "attempt of one pod, every node's filter verdict or its raw, normalised and weighted "
+        "scores. A POD no pod has exactly is read as a workload (Deployment/ns/name) or a name "
+        "prefix: one matching pod is explained, several are listed. Without POD, or with a "
+        "scenario (--scenario, --live, --kubeconfig) instead of a trace, every pending pod is "
+        "explained: grouped by cause, with the smallest changes that would let each group "
+        "schedule, each checked by simulating it."
+    )
+    parser.add_argument(
+        "trace", nargs="?", metavar="TRACE", help="trace file (.jsonl or .jsonl.gz); not given with a scenario"
+    )
+    parser.add_argument(
+        "pod",
+        nargs="?",
+        metavar="POD",
+        help="namespace/name (a bare name means the default namespace), a prefix of it, or "
+        "Kind/namespace/name of a Deployment, ReplicaSet, StatefulSet, DaemonSet or Job",
+    )
     parser.add_argument("--attempt", type=int, metavar="N", help="which attempt (default: the last)")
     parser.add_argument("--node", metavar="NAME", help="only this node, plugin by plugin")
-    parser.add_argument("--width", type=int, metavar="COLUMNS",
-                        help="lay out for this many columns (default: the terminal's, or $COLUMNS; unlimited when "
-                             "piped)")
-    parser.add_argument("--scenario", action="append", default=[], metavar="PATH",
-                        help="simulate this manifest file or folder (repeatable) and explain its pending pods")
+    parser.add_argument(
+        "--width",
+        type=int,
+        metavar="COLUMNS",
+        help="lay out for this many columns (default: the terminal's, or $COLUMNS; unlimited when piped)",
+    )
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="simulate this manifest file or folder (repeatable) and explain its pending pods",
+    )
     add_live_flags(parser)
-    parser.add_argument("--no-what-if", dest="what_if", action="store_false",
-                        help="group the pending pods and show their decisions, without simulating any change")
-    parser.add_argument("--max-groups", type=int, default=10, metavar="N",
-                        help="check what would help for the N largest groups only (default 10)")
+    parser.add_argument(
+        "--no-what-if",
+        dest="what_if",
+        action="store_false",
+        help="group the pending pods and show their decisions, without simulating any change",
+    )
+    parser.add_argument(
+        "--max-groups",
+        type=int,
+        default=10,
+        metavar="N",
+        help="check what would help for the N largest groups only (default 10)",
+    )
     parser.add_argument("--brief", action="store_true", help="the groups only, not every pod's decision")
     add_simulation_flags(parser)
     add_output_flag(parser)
@@ -75,9 +99,18 @@ def _pending(args: argparse.Namespace, out: TextIO, sources: list[Any] | None, p
         report = explain_trace_pending(args.trace, pod=pod)
     else:
         gates = gates_of(args)
-        report = explain_pending(sources, args.config, pod=pod, what_if=args.what_if, max_groups=args.max_groups,
-                                 seed=args.seed, tie_break=args.tie_break, validate=field_validation(args),
-                                 emulated_version=gates.version, feature_gates=dict(gates.overrides))
+        report = explain_pending(
+            sources,
+            args.config,
+            pod=pod,
+            what_if=args.what_if,
+            max_groups=args.max_groups,
+            seed=args.seed,
+            tie_break=args.tie_break,
+            validate=field_validation(args),
+            emulated_version=gates.version,
+            feature_gates=dict(gates.overrides),
+        )
     if args.output == "json":
         print(json.dumps(report.to_dict(), indent=2), file=out)
     else:

@@ -21,12 +21,21 @@ if TYPE_CHECKING:
 
 def add_version_flags(parser: argparse.ArgumentParser) -> None:
     """--emulated-version and --feature-gates: which kube-scheduler decides, spelt as its own flags."""
-    parser.add_argument("--emulated-version", metavar="VERSION", default=DEFAULT_EMULATED_VERSION,
-                        help=f"the kube-scheduler version whose default behaviour to reproduce: "
-                             f"{' or '.join(EMULATED_VERSIONS)} (default {DEFAULT_EMULATED_VERSION})")
-    parser.add_argument("--feature-gates", metavar="NAME=BOOL,...", action="append", default=[],
-                        help="feature gates to set on top of the version's defaults, as kube-scheduler's "
-                             "(e.g. SchedulerAsyncPreemption=false); may be repeated")
+    parser.add_argument(
+        "--emulated-version",
+        metavar="VERSION",
+        default=DEFAULT_EMULATED_VERSION,
+        help=f"the kube-scheduler version whose default behaviour to reproduce: "
+        f"{' or '.join(EMULATED_VERSIONS)} (default {DEFAULT_EMULATED_VERSION})",
+    )
+    parser.add_argument(
+        "--feature-gates",
+        metavar="NAME=BOOL,...",
+        action="append",
+        default=[],
+        help="feature gates to set on top of the version's defaults, as kube-scheduler's "
+        "(e.g. SchedulerAsyncPreemption=false); may be repeated",
+    )
 
 
 def gates_of(args: argparse.Namespace) -> FeatureGates:
@@ -34,13 +43,15 @@ def gates_of(args: argparse.Namespace) -> FeatureGates:
     try:
         version = check_version(args.emulated_version)
     except FeatureGateError as err:
-        raise FeatureGateError(f'invalid argument "{args.emulated_version}" for "--emulated-version" flag: '
-                               f"{err}") from None
+        raise FeatureGateError(
+            f'invalid argument "{args.emulated_version}" for "--emulated-version" flag: {err}'
+        ) from None
     try:
         return feature_gates(version, args.feature_gates)
     except FeatureGateError as err:
-        raise FeatureGateError(f'invalid argument "{",".join(args.feature_gates)}" for "--feature-gates" flag: '
-                               f"{err}") from None
+        raise FeatureGateError(
+            f'invalid argument "{",".join(args.feature_gates)}" for "--feature-gates" flag: {err}'
+        ) from None
 
 
 def add_simulation_flags(parser: argparse.ArgumentParser) -> None:
@@ -48,15 +59,24 @@ def add_simulation_flags(parser: argparse.ArgumentParser) -> None:
     add_version_flags(parser)
     parser.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file; default: v1 defaults")
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed for tie-breaking and UIDs (default 0)")
-    parser.add_argument("--tie-break", choices=("random", "name"), default="random",
-                        help="among nodes with the best score: seeded random (as kube-scheduler) or smallest name")
+    parser.add_argument(
+        "--tie-break",
+        choices=("random", "name"),
+        default="random",
+        help="among nodes with the best score: seeded random (as kube-scheduler) or smallest name",
+    )
     add_validate_flag(parser)
 
 
 def add_validate_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--validate", type=_validate_mode, default="strict", metavar="strict|warn|ignore",
-                        help="unknown and duplicate fields in manifests: refused (strict or true, the default), "
-                             "dropped with a warning each (warn) or dropped (ignore or false), as kubectl's --validate")
+    parser.add_argument(
+        "--validate",
+        type=_validate_mode,
+        default="strict",
+        metavar="strict|warn|ignore",
+        help="unknown and duplicate fields in manifests: refused (strict or true, the default), "
+        "dropped with a warning each (warn) or dropped (ignore or false), as kubectl's --validate",
+    )
 
 
 def _validate_mode(value: str) -> str:
@@ -81,23 +101,33 @@ def add_output_flag(parser: argparse.ArgumentParser) -> None:
 
 def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
     """SCENARIO... and the live-cluster flags: what a command simulates (files, a live cluster, or both)."""
-    parser.add_argument("scenario", nargs="*", metavar="SCENARIO",
-                        help="manifest file or folder of manifests (with --live, added to the cluster's objects)")
+    parser.add_argument(
+        "scenario",
+        nargs="*",
+        metavar="SCENARIO",
+        help="manifest file or folder of manifests (with --live, added to the cluster's objects)",
+    )
     add_live_flags(parser)
 
 
 def add_live_flags(parser: argparse.ArgumentParser) -> None:
     """--live, --kubeconfig and --context: a live cluster, read once and never written, as the scenario."""
     group = parser.add_argument_group(
-        "a live cluster as the scenario", "read once (one list per kind, nothing watched or written; list "
-        "permission is all it needs), then simulated like manifest files")
-    group.add_argument("--live", action="store_true",
-                       help="read the cluster kubectl would talk to: $KUBECONFIG, ~/.kube/config, then the "
-                            "in-cluster service account")
-    group.add_argument("--kubeconfig", metavar="FILE", default="",
-                       help="read the cluster of this kubeconfig (implies --live)")
-    group.add_argument("--context", metavar="NAME",
-                       help="kubeconfig context (implies --live; default: the current one)")
+        "a live cluster as the scenario",
+        "read once (one list per kind, nothing watched or written; list "
+        "permission is all it needs), then simulated like manifest files",
+    )
+    group.add_argument(
+        "--live",
+        action="store_true",
+        help="read the cluster kubectl would talk to: $KUBECONFIG, ~/.kube/config, then the in-cluster service account",
+    )
+    group.add_argument(
+        "--kubeconfig", metavar="FILE", default="", help="read the cluster of this kubeconfig (implies --live)"
+    )
+    group.add_argument(
+        "--context", metavar="NAME", help="kubeconfig context (implies --live; default: the current one)"
+    )
 
 
 def live_source(args: argparse.Namespace) -> LiveSource | None:
@@ -115,6 +145,8 @@ def scenario_of(args: argparse.Namespace) -> list[Any]:
     if live is None and not args.scenario:
         from kubesched.scenario.pipeline import SimulationError
 
-        raise SimulationError("no scenario: give manifest files or folders (SCENARIO...), or read a live cluster "
-                              "with --live or --kubeconfig FILE")
+        raise SimulationError(
+            "no scenario: give manifest files or folders (SCENARIO...), or read a live cluster "
+            "with --live or --kubeconfig FILE"
+        )
     return [*([live] if live is not None else []), *args.scenario]

@@ -52,9 +52,16 @@ class ConfigReloader:
     """Watches one configuration file; ``load`` turns its text into a configuration (raising what a bad
     file raises at start-up) and ``apply`` runs it (raising, with nothing changed, when it cannot)."""
 
-    def __init__(self, path: str, content: bytes, *, load: Callable[[str], KubeSchedulerConfiguration],
-                 apply: Callable[[KubeSchedulerConfiguration], None], metrics: SchedulerMetrics,
-                 period: float = DEFAULT_PERIOD) -> None:
+    def __init__(
+        self,
+        path: str,
+        content: bytes,
+        *,
+        load: Callable[[str], KubeSchedulerConfiguration],
+        apply: Callable[[KubeSchedulerConfiguration], None],
+        metrics: SchedulerMetrics,
+        period: float = DEFAULT_PERIOD,
+    ) -> None:
         """``content`` is what the scheduler was started with."""
         self.path = path
         self.period = period
@@ -112,8 +119,9 @@ class ConfigReloader:
             if forced:
                 return self._refuse(err, None)
             if not self._unreadable:
-                logger.error(err, "Cannot read the configuration file; the running configuration stays",
-                             "path", self.path)
+                logger.error(
+                    err, "Cannot read the configuration file; the running configuration stays", "path", self.path
+                )
             self._unreadable = True
             return None
         self._unreadable = False
@@ -135,8 +143,15 @@ class ConfigReloader:
             return self._refuse(err, digest)
         self._running, self._refused = digest, None
         self._metrics.observe_config_reload("success", digest)
-        logger.info("Reloaded the configuration", "path", self.path, "hash", digest,
-                    "profiles", [p.scheduler_name for p in config.profiles])
+        logger.info(
+            "Reloaded the configuration",
+            "path",
+            self.path,
+            "hash",
+            digest,
+            "profiles",
+            [p.scheduler_name for p in config.profiles],
+        )
         return "success"
 
     def _refuse(self, err: BaseException, digest: str | None) -> Outcome:

@@ -61,8 +61,10 @@ SYNC_POLL_SECONDS = 0.1
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
-    run.description = ("Bind the pending pods of a live cluster, as kube-scheduler does: informers, the "
-                       "scheduling queue, one framework per profile, leader election and health/metrics serving.")
+    run.description = (
+        "Bind the pending pods of a live cluster, as kube-scheduler does: informers, the "
+        "scheduling queue, one framework per profile, leader election and health/metrics serving."
+    )
     add_version_flags(run)
     _add_connection_flags(run)
     _add_leader_election_flags(run)
@@ -75,24 +77,49 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 def _add_connection_flags(run: argparse.ArgumentParser) -> None:
     """The configuration file and how the API server is reached."""
     run.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file")
-    run.add_argument("--config-reload-period", type=_duration, default=None, metavar="DURATION",
-                     help="how often the --config file is read for changes, applied without a restart "
-                          "(default 2s; 0: only on SIGHUP)")
-    run.add_argument("--kubeconfig", metavar="FILE", default="",
-                     help="kubeconfig with the API server and credentials (overrides clientConnection.kubeconfig); "
-                          "without it: $KUBECONFIG, ~/.kube/config, then the in-cluster service account")
-    run.add_argument("--master", metavar="URL", default="",
-                     help="API server address (overrides the kubeconfig's; alone: no credentials)")
-    run.add_argument("--request-timeout", type=_duration, default=None, metavar="DURATION",
-                     help="how long one request to the API server may take, its retries included "
-                          "(default 1m, kube-apiserver's own limit; 0: no limit); watches are not bounded by it")
+    run.add_argument(
+        "--config-reload-period",
+        type=_duration,
+        default=None,
+        metavar="DURATION",
+        help="how often the --config file is read for changes, applied without a restart "
+        "(default 2s; 0: only on SIGHUP)",
+    )
+    run.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        default="",
+        help="kubeconfig with the API server and credentials (overrides clientConnection.kubeconfig); "
+        "without it: $KUBECONFIG, ~/.kube/config, then the in-cluster service account",
+    )
+    run.add_argument(
+        "--master",
+        metavar="URL",
+        default="",
+        help="API server address (overrides the kubeconfig's; alone: no credentials)",
+    )
+    run.add_argument(
+        "--request-timeout",
+        type=_duration,
+        default=None,
+        metavar="DURATION",
+        help="how long one request to the API server may take, its retries included "
+        "(default 1m, kube-apiserver's own limit; 0: no limit); watches are not bounded by it",
+    )
 
 
 def _add_leader_election_flags(run: argparse.ArgumentParser) -> None:
     """kube-scheduler's ``--leader-elect*`` flags, applied over the file's ``leaderElection``."""
     le = run.add_argument_group("leader election (flags override the configuration file)")
-    le.add_argument("--leader-elect", type=_bool, nargs="?", const=True, default=None, metavar="BOOL",
-                    help="take part in leader election before scheduling (default true)")
+    le.add_argument(
+        "--leader-elect",
+        type=_bool,
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="BOOL",
+        help="take part in leader election before scheduling (default true)",
+    )
     le.add_argument("--leader-elect-lease-duration", type=_duration, default=None, metavar="DURATION")
     le.add_argument("--leader-elect-renew-deadline", type=_duration, default=None, metavar="DURATION")
     le.add_argument("--leader-elect-retry-period", type=_duration, default=None, metavar="DURATION")
@@ -103,14 +130,26 @@ def _add_leader_election_flags(run: argparse.ArgumentParser) -> None:
 
 def _add_scheduling_and_logging_flags(run: argparse.ArgumentParser) -> None:
     """Tie-breaking among equal nodes, and the log's verbosity and format."""
-    run.add_argument("--tie-break", choices=("random", "name"), default="random",
-                     help="among nodes with the best score: random (as kube-scheduler) or smallest name")
+    run.add_argument(
+        "--tie-break",
+        choices=("random", "name"),
+        default="random",
+        help="among nodes with the best score: random (as kube-scheduler) or smallest name",
+    )
     run.add_argument("--seed", type=int, default=None, metavar="N", help="seed for random tie-breaking")
-    run.add_argument("-v", "--v", type=int, default=0, dest="v", metavar="LEVEL",
-                     help="log verbosity, as kube-scheduler's: 2 each binding and failure, 3 each event and "
-                          "attempt, 4-5 queue moves; other libraries' lines from 6 on")
-    run.add_argument("--logging-format", choices=FORMATS, default="text",
-                     help="text (klog's lines) or json (one object per line)")
+    run.add_argument(
+        "-v",
+        "--v",
+        type=int,
+        default=0,
+        dest="v",
+        metavar="LEVEL",
+        help="log verbosity, as kube-scheduler's: 2 each binding and failure, 3 each event and "
+        "attempt, 4-5 queue moves; other libraries' lines from 6 on",
+    )
+    run.add_argument(
+        "--logging-format", choices=FORMATS, default="text", help="text (klog's lines) or json (one object per line)"
+    )
 
 
 def _bool(value: str) -> bool:
@@ -140,12 +179,15 @@ def effective_config(args: argparse.Namespace, text: str | None = None) -> KubeS
         config = load_config(args.config, features=gates_of(args))
     le: LeaderElectionConfig = config.leader_election
     overrides: dict[str, Any] = {}
-    for flag, field in (("leader_elect", "leader_elect"), ("leader_elect_lease_duration", "lease_duration"),
-                        ("leader_elect_renew_deadline", "renew_deadline"),
-                        ("leader_elect_retry_period", "retry_period"),
-                        ("leader_elect_resource_lock", "resource_lock"),
-                        ("leader_elect_resource_name", "resource_name"),
-                        ("leader_elect_resource_namespace", "resource_namespace")):
+    for flag, field in (
+        ("leader_elect", "leader_elect"),
+        ("leader_elect_lease_duration", "lease_duration"),
+        ("leader_elect_renew_deadline", "renew_deadline"),
+        ("leader_elect_retry_period", "retry_period"),
+        ("leader_elect_resource_lock", "resource_lock"),
+        ("leader_elect_resource_name", "resource_name"),
+        ("leader_elect_resource_namespace", "resource_namespace"),
+    ):
         value = getattr(args, flag, None)
         if value is not None:
             overrides[field] = value
@@ -174,17 +216,27 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     lost = threading.Event()
 
     elector = _elector(rest, cluster, config, clock, identity, metrics, stop, lost)
-    scheduler = Scheduler(cluster, config, clock=clock, tie_break=args.tie_break, metrics=metrics,
-                          rng=random.Random(args.seed) if args.seed is not None else None,
-                          gate=elector.is_leader if elector is not None else None)
+    scheduler = Scheduler(
+        cluster,
+        config,
+        clock=clock,
+        tie_break=args.tie_break,
+        metrics=metrics,
+        rng=random.Random(args.seed) if args.seed is not None else None,
+        gate=elector.is_leader if elector is not None else None,
+    )
     reloader = _reloader(args, content, scheduler, metrics)
     _install_signal_handlers(stop, reloader)
     _cache_debugger(cluster, scheduler).listen_for_signal(stop)  # SIGUSR2: compare and dump, as upstream
     checks = [leader_election_check(elector)] if elector is not None else []
     # The secure port asks the API server who may read it (TokenReview, SubjectAccessReview), as upstream.
-    server = ServingOptions.from_args(args).start(metrics.registry, ready=scheduler.has_synced, checks=checks,
-                                                  review=lambda path, body: rest.request("POST", path, body),
-                                                  configz=lambda: componentconfig(scheduler.config))
+    server = ServingOptions.from_args(args).start(
+        metrics.registry,
+        ready=scheduler.has_synced,
+        checks=checks,
+        review=lambda path, body: rest.request("POST", path, body),
+        configz=lambda: componentconfig(scheduler.config),
+    )
     try:
         if reloader is not None:
             reloader.start()
@@ -201,8 +253,13 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     return EXIT_LOST_LEASE if lost.is_set() else EXIT_OK
 
 
-def _shut_down(server: MetricsServer | None, reloader: ConfigReloader | None, scheduler: Scheduler,
-               elector: LeaderElector | None, cluster: KubeCluster) -> None:
+def _shut_down(
+    server: MetricsServer | None,
+    reloader: ConfigReloader | None,
+    scheduler: Scheduler,
+    elector: LeaderElector | None,
+    cluster: KubeCluster,
+) -> None:
     """Stop in kube-scheduler's order: not ready first, then no new work, bindings let finish, the Lease
     released, and the server last."""
     if server is not None:
@@ -217,9 +274,16 @@ def _shut_down(server: MetricsServer | None, reloader: ConfigReloader | None, sc
         server.stop()
 
 
-def _elector(rest: RestClient, cluster: KubeCluster, config: KubeSchedulerConfiguration, clock: RealClock,
-             identity: str, metrics: SchedulerMetrics, stop: threading.Event,
-             lost: threading.Event) -> LeaderElector | None:
+def _elector(
+    rest: RestClient,
+    cluster: KubeCluster,
+    config: KubeSchedulerConfiguration,
+    clock: RealClock,
+    identity: str,
+    metrics: SchedulerMetrics,
+    stop: threading.Event,
+    lost: threading.Event,
+) -> LeaderElector | None:
     """The leader elector (None with leader election off); a leader that loses its Lease sets ``lost``
     and ``stop``."""
     from kubesched.live.leaderelection import LeaderElector
@@ -233,8 +297,14 @@ def _elector(rest: RestClient, cluster: KubeCluster, config: KubeSchedulerConfig
             lost.set()
             stop.set()
 
-    return LeaderElector.from_config(_lease_cluster(rest, cluster, config), clock, config.leader_election,
-                                     identity=identity, on_stopped_leading=on_stopped_leading, metrics=metrics)
+    return LeaderElector.from_config(
+        _lease_cluster(rest, cluster, config),
+        clock,
+        config.leader_election,
+        identity=identity,
+        on_stopped_leading=on_stopped_leading,
+        metrics=metrics,
+    )
 
 
 def _read_config(path: str | None) -> bytes | None:
@@ -245,17 +315,23 @@ def _read_config(path: str | None) -> bytes | None:
         return f.read()
 
 
-def _reloader(args: argparse.Namespace, content: bytes | None, scheduler: Scheduler,
-              metrics: SchedulerMetrics) -> ConfigReloader | None:
+def _reloader(
+    args: argparse.Namespace, content: bytes | None, scheduler: Scheduler, metrics: SchedulerMetrics
+) -> ConfigReloader | None:
     """The watch on the configuration file (None without one): flags apply on top of it as at start-up."""
     from kubesched.app.reload import DEFAULT_PERIOD, ConfigReloader
 
     if content is None:
         return None
     period = args.config_reload_period
-    return ConfigReloader(args.config, content, load=lambda text: effective_config(args, text),
-                          apply=scheduler.reconfigure, metrics=metrics,
-                          period=DEFAULT_PERIOD if period is None else period.total_seconds())
+    return ConfigReloader(
+        args.config,
+        content,
+        load=lambda text: effective_config(args, text),
+        apply=scheduler.reconfigure,
+        metrics=metrics,
+        period=DEFAULT_PERIOD if period is None else period.total_seconds(),
+    )
 
 
 def _lease_cluster(rest: RestClient, cluster: KubeCluster, config: KubeSchedulerConfiguration) -> KubeCluster:
@@ -267,12 +343,14 @@ def _lease_cluster(rest: RestClient, cluster: KubeCluster, config: KubeScheduler
 
     deadline = config.leader_election.renew_deadline.total_seconds()
     # Its LeaderElection events go out through the scheduler's own event recorder.
-    return KubeCluster(Client(dataclasses.replace(rest.options, timeout=deadline), rest.configuration),
-                       recorder=cluster.recorder)
+    return KubeCluster(
+        Client(dataclasses.replace(rest.options, timeout=deadline), rest.configuration), recorder=cluster.recorder
+    )
 
 
-def _connect(args: argparse.Namespace, config: KubeSchedulerConfiguration,
-             identity: str) -> tuple[RestClient, KubeCluster]:
+def _connect(
+    args: argparse.Namespace, config: KubeSchedulerConfiguration, identity: str
+) -> tuple[RestClient, KubeCluster]:
     """The API server's client and the cluster on top of it (with an event recorder of its own)."""
     from kubesched.live.cluster import KubeCluster
     from kubesched.live.connection import DEFAULT_TIMEOUT, ConnectionOptions, RestClient
@@ -280,13 +358,17 @@ def _connect(args: argparse.Namespace, config: KubeSchedulerConfiguration,
 
     timeout = getattr(args, "request_timeout", None)
     options = ConnectionOptions.from_client_connection(
-        config.client_connection, kubeconfig=args.kubeconfig, master=args.master,
-        timeout=DEFAULT_TIMEOUT if timeout is None else timeout.total_seconds())
+        config.client_connection,
+        kubeconfig=args.kubeconfig,
+        master=args.master,
+        timeout=DEFAULT_TIMEOUT if timeout is None else timeout.total_seconds(),
+    )
     rest = RestClient(options)
     # A client of its own for events (kube-scheduler's eventClient): a storm of events does not eat the
     # scheduler's request budget.
-    recorder = EventRecorder(RestClient(options, rest.configuration), controller=config.profiles[0].scheduler_name,
-                             instance=identity)
+    recorder = EventRecorder(
+        RestClient(options, rest.configuration), controller=config.profiles[0].scheduler_name, instance=identity
+    )
     return rest, KubeCluster(rest, recorder=recorder)
 
 

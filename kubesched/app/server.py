@@ -127,8 +127,9 @@ class MetricsServer:
         self.bound_host: str = str(httpd.server_address[0])
         self.port: int = httpd.server_address[1]
         #: Where a client on this machine reaches it (a wildcard address is reached on loopback).
-        self.host: str = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "localhost"}.get(self.bound_host,
-                                                                                       self.bound_host)
+        self.host: str = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "localhost"}.get(
+            self.bound_host, self.bound_host
+        )
         self._shutting_down = threading.Event()
         #: The PEM certificate served (self-signed or loaded), so clients can pin it; None for plain HTTP.
         self.certificate_pem: bytes | None = None
@@ -213,8 +214,9 @@ def start_server(
 
     httpd = (_Server6 if ":" in bind_address else _Server)((bind_address, port), Handler)
     certificate = _serve_tls(httpd, bind_address, cert_file, key_file) if secure else None
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
-                              name="kubesched-serving", daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.2}, name="kubesched-serving", daemon=True
+    )
     server = MetricsServer(httpd, thread, "https" if secure else "http")
     server.certificate_pem = certificate
     holder["server"] = server
@@ -253,8 +255,7 @@ class _Server6(_Server):
     address_family = socket.AF_INET6
 
 
-def _serve_tls(httpd: ThreadingHTTPServer, bind_address: str, cert_file: str | None,
-               key_file: str | None) -> bytes:
+def _serve_tls(httpd: ThreadingHTTPServer, bind_address: str, cert_file: str | None, key_file: str | None) -> bytes:
     """Wrap ``httpd``'s socket with TLS (TLS 1.2 at least); the PEM certificate it serves, loaded from
     ``cert_file`` or made at start-up."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -371,8 +372,7 @@ def self_signed_certificate(bind_address: str = "0.0.0.0") -> tuple[bytes, bytes
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     now = datetime.now(UTC)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"localhost@{int(now.timestamp())}")])
-    addresses: list[x509.GeneralName] = [x509.DNSName("localhost"),
-                                         x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    addresses: list[x509.GeneralName] = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
     try:
         bound = ipaddress.ip_address(bind_address)
     except ValueError:
@@ -389,15 +389,27 @@ def self_signed_certificate(bind_address: str = "0.0.0.0") -> tuple[bytes, bytes
         .not_valid_after(now + timedelta(days=365))
         .add_extension(x509.SubjectAlternativeName(addresses), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=True,
-                                     data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                     crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=True,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
         .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .sign(key, hashes.SHA256())
     )
     cert_pem = cert.public_bytes(serialization.Encoding.PEM)
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                                serialization.NoEncryption())
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    )
     return cert_pem, key_pem
 
 
@@ -433,17 +445,22 @@ class ServingOptions:
             cert_file=args.tls_cert_file,
             key_file=args.tls_private_key_file,
             plain_http=args.plain_http,
-            always_allow_paths=tuple(p.strip() for p in args.authorization_always_allow_paths.split(",")
-                                     if p.strip()),
+            always_allow_paths=tuple(p.strip() for p in args.authorization_always_allow_paths.split(",") if p.strip()),
         )
 
     @property
     def enabled(self) -> bool:
         return self.secure_port != 0
 
-    def start(self, registry: CollectorRegistry, *, ready: Callable[[], bool] | None = None,
-              checks: Iterable[HealthCheck] = (), review: Review | None = None,
-              configz: Callable[[], Any] | None = None) -> MetricsServer | None:
+    def start(
+        self,
+        registry: CollectorRegistry,
+        *,
+        ready: Callable[[], bool] | None = None,
+        checks: Iterable[HealthCheck] = (),
+        review: Review | None = None,
+        configz: Callable[[], Any] | None = None,
+    ) -> MetricsServer | None:
         """Start serving as the flags say; None when ``--secure-port 0`` turned serving off.
 
         With ``review`` (POST a review object to the API server), HTTPS requests outside
@@ -455,26 +472,49 @@ class ServingOptions:
         auth = None
         if review is not None and not self.plain_http:
             auth = DelegatedAuth(review, always_allow_paths=self.always_allow_paths)
-        return start_server(registry, port=self.secure_port, bind_address=self.bind_address,
-                            secure=not self.plain_http, cert_file=self.cert_file, key_file=self.key_file,
-                            ready=ready, checks=checks, auth=auth, configz=configz)
+        return start_server(
+            registry,
+            port=self.secure_port,
+            bind_address=self.bind_address,
+            secure=not self.plain_http,
+            cert_file=self.cert_file,
+            key_file=self.key_file,
+            ready=ready,
+            checks=checks,
+            auth=auth,
+            configz=configz,
+        )
 
 
 def add_serving_flags(parser: argparse.ArgumentParser) -> None:
     """Add --secure-port, --bind-address, --tls-cert-file, --tls-private-key-file and --plain-http."""
     group = parser.add_argument_group("serving")
-    group.add_argument("--secure-port", type=int, default=DEFAULT_SECURE_PORT, metavar="PORT",
-                       help="port for /healthz, /livez, /readyz and /metrics (HTTPS); 0 turns serving off "
-                            f"(default {DEFAULT_SECURE_PORT})")
-    group.add_argument("--bind-address", default="0.0.0.0", metavar="IP",
-                       help="address to listen on (default 0.0.0.0)")
-    group.add_argument("--tls-cert-file", default=None, metavar="FILE",
-                       help="x509 certificate for HTTPS (default: a self-signed one made at start-up)")
-    group.add_argument("--tls-private-key-file", default=None, metavar="FILE",
-                       help="private key matching --tls-cert-file")
-    group.add_argument("--plain-http", action="store_true",
-                       help="serve the same endpoints over plain HTTP on --secure-port (no TLS, no "
-                            "authorization)")
-    group.add_argument("--authorization-always-allow-paths", default=",".join(DEFAULT_ALWAYS_ALLOW_PATHS),
-                       metavar="PATHS",
-                       help="paths served without asking the API server (default /healthz,/readyz,/livez)")
+    group.add_argument(
+        "--secure-port",
+        type=int,
+        default=DEFAULT_SECURE_PORT,
+        metavar="PORT",
+        help="port for /healthz, /livez, /readyz and /metrics (HTTPS); 0 turns serving off "
+        f"(default {DEFAULT_SECURE_PORT})",
+    )
+    group.add_argument("--bind-address", default="0.0.0.0", metavar="IP", help="address to listen on (default 0.0.0.0)")
+    group.add_argument(
+        "--tls-cert-file",
+        default=None,
+        metavar="FILE",
+        help="x509 certificate for HTTPS (default: a self-signed one made at start-up)",
+    )
+    group.add_argument(
+        "--tls-private-key-file", default=None, metavar="FILE", help="private key matching --tls-cert-file"
+    )
+    group.add_argument(
+        "--plain-http",
+        action="store_true",
+        help="serve the same endpoints over plain HTTP on --secure-port (no TLS, no authorization)",
+    )
+    group.add_argument(
+        "--authorization-always-allow-paths",
+        default=",".join(DEFAULT_ALWAYS_ALLOW_PATHS),
+        metavar="PATHS",
+        help="paths served without asking the API server (default /healthz,/readyz,/livez)",
+    )

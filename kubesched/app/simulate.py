@@ -41,9 +41,11 @@ class OutputPathError(ValueError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Load Kubernetes manifests (files or folders) into an embedded cluster and schedule "
-                          "every pod without spec.nodeName, one at a time, with the real scheduler on a virtual "
-                          "clock.")
+    parser.description = (
+        "Load Kubernetes manifests (files or folders) into an embedded cluster and schedule "
+        "every pod without spec.nodeName, one at a time, with the real scheduler on a virtual "
+        "clock."
+    )
     add_scenario_arguments(parser)
     add_simulation_flags(parser)
     _add_arrival_flags(parser)
@@ -53,43 +55,72 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _add_arrival_flags(parser: argparse.ArgumentParser) -> None:
     """When the pending pods arrive, and what else happens to the cluster while they are scheduled."""
-    parser.add_argument("--burst", action="store_true",
-                        help="create all pending pods at once instead of one after another")
-    parser.add_argument("--timeline", metavar="FILE",
-                        help="YAML list of {at, action: create|delete|cordon|uncordon|drain, object} steps run "
-                             "on the virtual clock")
+    parser.add_argument(
+        "--burst", action="store_true", help="create all pending pods at once instead of one after another"
+    )
+    parser.add_argument(
+        "--timeline",
+        metavar="FILE",
+        help="YAML list of {at, action: create|delete|cordon|uncordon|drain, object} steps run on the virtual clock",
+    )
 
 
 def _add_output_file_flags(parser: argparse.ArgumentParser) -> None:
     """The files a run writes: the decision trace, the resulting objects and the HTML report."""
-    parser.add_argument("--trace", metavar="FILE.jsonl",
-                        help="stream one JSON decision record per attempt to FILE (gzip-compressed for .jsonl.gz)")
-    parser.add_argument("--output-dir", metavar="DIR",
-                        help="write the resulting nodes and pods (with kubesched.io/ result annotations) as YAML")
-    parser.add_argument("--annotation-prefix", metavar="PREFIX", default=PREFIX,
-                        help=f"prefix of the result annotations in --output-dir (default {PREFIX}); "
-                             f"{SIMULATOR_PREFIX} writes kube-scheduler-simulator's keys and shapes")
-    parser.add_argument("--report", metavar="FILE.html",
-                        help="write a self-contained HTML report (plots, reasons, every pod's decision)")
+    parser.add_argument(
+        "--trace",
+        metavar="FILE.jsonl",
+        help="stream one JSON decision record per attempt to FILE (gzip-compressed for .jsonl.gz)",
+    )
+    parser.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="write the resulting nodes and pods (with kubesched.io/ result annotations) as YAML",
+    )
+    parser.add_argument(
+        "--annotation-prefix",
+        metavar="PREFIX",
+        default=PREFIX,
+        help=f"prefix of the result annotations in --output-dir (default {PREFIX}); "
+        f"{SIMULATOR_PREFIX} writes kube-scheduler-simulator's keys and shapes",
+    )
+    parser.add_argument(
+        "--report",
+        metavar="FILE.html",
+        help="write a self-contained HTML report (plots, reasons, every pod's decision)",
+    )
 
 
 def _add_summary_flags(parser: argparse.ArgumentParser) -> None:
     """What the terminal shows: progress, the summary's nodes and pools, its format and loudness."""
-    parser.add_argument("--progress", action="store_true",
-                        help="show a progress bar even when stderr is no terminal (or with -q)")
-    parser.add_argument("--nodes", type=nodes_shown, metavar="all|N",
-                        help=f"nodes the summary lists: all, or the N most and N least used (default: all up to "
-                             f"{LIST_ALL_UP_TO} nodes, else {DEFAULT_SHOWN} of each, with the pools' totals)")
-    parser.add_argument("--group-by", metavar="LABEL",
-                        help="node label whose values are the pools the summary and the HTML report group nodes "
-                             "into (default: the first node-pool label the nodes carry, else the instance type, "
-                             "else the zone)")
+    parser.add_argument(
+        "--progress", action="store_true", help="show a progress bar even when stderr is no terminal (or with -q)"
+    )
+    parser.add_argument(
+        "--nodes",
+        type=nodes_shown,
+        metavar="all|N",
+        help=f"nodes the summary lists: all, or the N most and N least used (default: all up to "
+        f"{LIST_ALL_UP_TO} nodes, else {DEFAULT_SHOWN} of each, with the pools' totals)",
+    )
+    parser.add_argument(
+        "--group-by",
+        metavar="LABEL",
+        help="node label whose values are the pools the summary and the HTML report group nodes "
+        "into (default: the first node-pool label the nodes carry, else the instance type, "
+        "else the zone)",
+    )
     add_output_flag(parser)
     loudness = parser.add_mutually_exclusive_group()
-    loudness.add_argument("-v", "--verbose", action="store_true",
-                          help="also list where each pod went and every deletion, and log warnings")
-    loudness.add_argument("-q", "--quiet", action="store_true",
-                          help="print nothing but errors (the exit status tells the rest)")
+    loudness.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also list where each pod went and every deletion, and log warnings",
+    )
+    loudness.add_argument(
+        "-q", "--quiet", action="store_true", help="print nothing but errors (the exit status tells the rest)"
+    )
 
 
 def nodes_shown(text: str) -> int | str:
@@ -117,13 +148,22 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # The trace is streamed while the run goes; annotations keep per attempt only what they show.
     annotations = AnnotationRecorder() if args.output_dir else None
     try:
-        result = simulate(scenario_of(args), config=args.config, seed=args.seed, burst=args.burst,
-                          emulated_version=gates.version, feature_gates=dict(gates.overrides),
-                          tie_break=args.tie_break, progress=progress, timeline=args.timeline,
-                          trace=args.trace, recorders=[annotations] if annotations is not None else [],
-                          validate=field_validation(args),
-                          # The HTML report shows every attempt's full decision.
-                          record="full" if args.report else "summary")
+        result = simulate(
+            scenario_of(args),
+            config=args.config,
+            seed=args.seed,
+            burst=args.burst,
+            emulated_version=gates.version,
+            feature_gates=dict(gates.overrides),
+            tie_break=args.tie_break,
+            progress=progress,
+            timeline=args.timeline,
+            trace=args.trace,
+            recorders=[annotations] if annotations is not None else [],
+            validate=field_validation(args),
+            # The HTML report shows every attempt's full decision.
+            record="full" if args.report else "summary",
+        )
     finally:
         close()
     try:
@@ -137,8 +177,9 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def write_files(result: SimulationResult, args: argparse.Namespace, annotations: AnnotationRecorder | None,
-                said: TextIO | None) -> None:
+def write_files(
+    result: SimulationResult, args: argparse.Namespace, annotations: AnnotationRecorder | None, said: TextIO | None
+) -> None:
     """Write ``--output-dir`` and ``--report``, and say what was written (the trace too) on ``said``."""
     if args.trace and said is not None:
         print(f"\nTrace: {result.attempt_count} attempts written to {args.trace}", file=said)
@@ -218,8 +259,9 @@ def naming_flag(flag: str) -> Iterator[None]:
         raise OutputPathError(f"{flag}: {one_line(error)}") from error
 
 
-def progress_bar(stream: TextIO, *, forced: bool,
-                 quiet: bool = False) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+def progress_bar(
+    stream: TextIO, *, forced: bool, quiet: bool = False
+) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
     """A ``simulate(progress=…)`` callback drawing a tqdm bar on ``stream`` (a TTY unless ``quiet``, or
     when forced). The total grows as workload controllers create pods; the bar follows it."""
     if not (forced or (stream.isatty() and not quiet)):

@@ -49,12 +49,18 @@ class SnapshotError(ValueError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("List nodes, pods, namespaces, PriorityClasses, PodDisruptionBudgets, PersistentVolumes, "
-                          "claims, StorageClasses and CSINodes of a live cluster and write them, without "
-                          "server-managed fields, as manifests that simulate reads.")
-    parser.add_argument("--kubeconfig", metavar="FILE", default="",
-                        help="kubeconfig of the cluster to read (default: $KUBECONFIG, ~/.kube/config, then the "
-                             "in-cluster service account, as kubectl)")
+    parser.description = (
+        "List nodes, pods, namespaces, PriorityClasses, PodDisruptionBudgets, PersistentVolumes, "
+        "claims, StorageClasses and CSINodes of a live cluster and write them, without "
+        "server-managed fields, as manifests that simulate reads."
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        default="",
+        help="kubeconfig of the cluster to read (default: $KUBECONFIG, ~/.kube/config, then the "
+        "in-cluster service account, as kubectl)",
+    )
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
     parser.add_argument("-o", "--output-dir", required=True, metavar="DIR", help="folder to write the manifests to")
 

@@ -24,29 +24,54 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Simulate every scenario under every configuration (and grid point) with every seed, "
-                          "and compare pods scheduled and pending, utilisation, fragmentation, preemptions and "
-                          "p99 latency, with 95% confidence intervals over the seeds. Runs go to local processes, "
-                          "or to a running dask.distributed cluster with --address.")
-    parser.add_argument("scenario", nargs="+", metavar="SCENARIO",
-                        help="one scenario each: a manifest file or a folder of manifests")
-    parser.add_argument("--config", action="append", default=[], metavar="FILE",
-                        help="a KubeSchedulerConfiguration to compare (repeatable; default: the v1 defaults)")
-    parser.add_argument("--grid", action="append", default=[], metavar="PLUGIN.weight=V,…",
-                        help="a parameter to vary over every configuration: a Score plugin's weight "
-                             "(NodeResourcesFit.weight=1,2,5) or a field of its args "
-                             "(NodeResourcesFit.args.scoringStrategy.type=LeastAllocated,MostAllocated); repeatable "
-                             "(the cross product)")
+    parser.description = (
+        "Simulate every scenario under every configuration (and grid point) with every seed, "
+        "and compare pods scheduled and pending, utilisation, fragmentation, preemptions and "
+        "p99 latency, with 95% confidence intervals over the seeds. Runs go to local processes, "
+        "or to a running dask.distributed cluster with --address."
+    )
+    parser.add_argument(
+        "scenario", nargs="+", metavar="SCENARIO", help="one scenario each: a manifest file or a folder of manifests"
+    )
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a KubeSchedulerConfiguration to compare (repeatable; default: the v1 defaults)",
+    )
+    parser.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="PLUGIN.weight=V,…",
+        help="a parameter to vary over every configuration: a Score plugin's weight "
+        "(NodeResourcesFit.weight=1,2,5) or a field of its args "
+        "(NodeResourcesFit.args.scoringStrategy.type=LeastAllocated,MostAllocated); repeatable "
+        "(the cross product)",
+    )
     parser.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 0..N-1 for each run (default 3)")
-    parser.add_argument("--tie-break", choices=("random", "name"), default="random",
-                        help="among nodes with the best score: seeded random (as kube-scheduler) or smallest name")
+    parser.add_argument(
+        "--tie-break",
+        choices=("random", "name"),
+        default="random",
+        help="among nodes with the best score: seeded random (as kube-scheduler) or smallest name",
+    )
     add_validate_flag(parser)
-    parser.add_argument("--workers", type=int, metavar="N",
-                        help="local worker processes (default: one per core; 1 runs everything in this process)")
-    parser.add_argument("--address", metavar="tcp://HOST:PORT",
-                        help="run on the dask.distributed cluster whose scheduler listens there")
-    parser.add_argument("--output-dir", metavar="DIR",
-                        help="write runs.json, comparison.json, comparison.csv and report.html (plotly) there")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="local worker processes (default: one per core; 1 runs everything in this process)",
+    )
+    parser.add_argument(
+        "--address", metavar="tcp://HOST:PORT", help="run on the dask.distributed cluster whose scheduler listens there"
+    )
+    parser.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="write runs.json, comparison.json, comparison.csv and report.html (plotly) there",
+    )
     add_version_flags(parser)
     add_output_flag(parser)
 
@@ -65,8 +90,7 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_variants(variants, gates)
     validate = field_validation(args)
     scenarios = {_label(p): scenario_objects([p], validate) for p in args.scenario}
-    tasks = tasks_for(scenarios, variants, range(args.seeds), tie_break=args.tie_break,
-                      emulated_version=gates.version)
+    tasks = tasks_for(scenarios, variants, range(args.seeds), tie_break=args.tie_break, emulated_version=gates.version)
     comparison = compare(run_tasks(tasks, workers=args.workers, address=args.address))
     from kubesched.sim.sweep_report import format_comparison, write_outputs
 
@@ -76,8 +100,10 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(format_comparison(comparison), file=out)
     if args.output_dir:
         written = write_outputs(comparison, args.output_dir)
-        print(f"Wrote {', '.join(p.name for p in written)} to {args.output_dir}",
-              file=err if args.output == "json" else out)
+        print(
+            f"Wrote {', '.join(p.name for p in written)} to {args.output_dir}",
+            file=err if args.output == "json" else out,
+        )
     return EXIT_OK
 
 

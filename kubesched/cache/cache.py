@@ -248,9 +248,17 @@ class Cache:
                 if state.pod.node_name != pod.node_name:
                     # Bound somewhere else than assumed: move it. (The line names the nodes as
                     # kube-scheduler's does: "assumedNode" is where the pod is bound.)
-                    logger.info("Pod was added to a different node than it was assumed", "podKey", pod.uid,
-                                "pod", kobj(pod), "assumedNode", kref("", pod.node_name),
-                                "currentNode", kref("", state.pod.node_name))
+                    logger.info(
+                        "Pod was added to a different node than it was assumed",
+                        "podKey",
+                        pod.uid,
+                        "pod",
+                        kobj(pod),
+                        "assumedNode",
+                        kref("", pod.node_name),
+                        "currentNode",
+                        kref("", state.pod.node_name),
+                    )
                     self._remove_from_node(state.pod)
                     self._node_for(pod.node_name).add_pod(pod)
                 else:
@@ -322,8 +330,13 @@ class Cache:
                 state = self._pod_states[uid]
                 if not state.binding_finished:
                     if v := logger.v(5):
-                        v.info("Could not expire cache for pod as binding is still in progress", "podKey", uid,
-                               "pod", kobj(state.pod))
+                        v.info(
+                            "Could not expire cache for pod as binding is still in progress",
+                            "podKey",
+                            uid,
+                            "pod",
+                            kobj(state.pod),
+                        )
                     continue
                 if state.deadline is not None and now > state.deadline:
                     logger.info("Pod expired", "podKey", uid, "pod", kobj(state.pod))
@@ -422,16 +435,21 @@ class Cache:
         new zone comes last), so the new list is the old one with these rows inserted: no need to look
         every node up again. A node that left or moved zone, or a snapshot another update came between,
         takes the general path."""
-        if (self._reordered or not self._joined or snapshot.generation != self._last_generation
-                or len(names) != len(snapshot.node_infos) + len(self._joined)):
+        if (
+            self._reordered
+            or not self._joined
+            or snapshot.generation != self._last_generation
+            or len(names) != len(snapshot.node_infos) + len(self._joined)
+        ):
             return None
         rows = [index.get(name, -1) for name in self._joined]
         if min(rows) < 0 or any(name in snapshot.index for name in self._joined):
             return None
         return sorted(rows)
 
-    def _after_joins(self, current: list[NodeInfo], index: dict[str, int],
-                     joined: list[int]) -> tuple[np.ndarray, list[NodeInfo], list[int]]:
+    def _after_joins(
+        self, current: list[NodeInfo], index: dict[str, int], joined: list[int]
+    ) -> tuple[np.ndarray, list[NodeInfo], list[int]]:
         """(old row of each new row, the node list with stand-ins at the joined rows, the rows to copy)."""
         old_rows = np.full(len(current) + len(joined), -1, dtype=np.int64)
         kept = np.ones(len(old_rows), dtype=bool)

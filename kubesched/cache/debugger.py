@@ -72,8 +72,9 @@ class CacheDiff:
 
     @property
     def empty(self) -> bool:
-        return not (self.missed_nodes or self.redundant_nodes or self.missed_pods or self.redundant_pods
-                    or self.mismatched_pods)
+        return not (
+            self.missed_nodes or self.redundant_nodes or self.missed_pods or self.redundant_pods or self.mismatched_pods
+        )
 
 
 # -- the comparer's pieces -----------------------------------------------------------------------------
@@ -97,22 +98,25 @@ def compare_strings(actual: Iterable[str], cached: Iterable[str]) -> tuple[list[
     return missed, redundant
 
 
-def compare_nodes(nodes: Iterable[Mapping[str, Any]],
-                  node_infos: Mapping[str, NodeInfo]) -> tuple[list[str], list[str]]:
+def compare_nodes(
+    nodes: Iterable[Mapping[str, Any]], node_infos: Mapping[str, NodeInfo]
+) -> tuple[list[str], list[str]]:
     """Node names the listers hold against the cached ones: (missed, redundant)."""
     return compare_strings((_meta(n).get("name") or "" for n in nodes), node_infos)
 
 
-def compare_pods(pods: Iterable[Mapping[str, Any]], waiting: Iterable[Pod],
-                 node_infos: Mapping[str, NodeInfo]) -> tuple[list[str], list[str]]:
+def compare_pods(
+    pods: Iterable[Mapping[str, Any]], waiting: Iterable[Pod], node_infos: Mapping[str, NodeInfo]
+) -> tuple[list[str], list[str]]:
     """Pod uids the listers hold against those on cached nodes and pending in the queue: (missed, redundant)."""
     cached = [p.uid for info in node_infos.values() for p in info.pods]
     cached += [p.uid for p in waiting]
     return compare_strings((str(_meta(p).get("uid") or "") for p in pods), cached)
 
 
-def compare_pod_nodes(pods: Iterable[Mapping[str, Any]], waiting: Iterable[Pod],
-                      node_infos: Mapping[str, NodeInfo]) -> list[str]:
+def compare_pod_nodes(
+    pods: Iterable[Mapping[str, Any]], waiting: Iterable[Pod], node_infos: Mapping[str, NodeInfo]
+) -> list[str]:
     """Pods the listers and the scheduler both hold whose node differs, one line each, sorted:
     ``namespace/name(uid): cache n1, cluster n2`` (``(queue)`` for a pending pod, ``(none)`` unbound)."""
     placed: dict[str, list[str]] = {}
@@ -130,8 +134,10 @@ def compare_pod_nodes(pods: Iterable[Mapping[str, Any]], waiting: Iterable[Pod],
         bound = str((obj.get("spec") or {}).get("nodeName") or "")
         expected = bound or QUEUED
         if any(place != expected for place in where):
-            found.append(f"{meta.get('namespace') or ''}/{meta.get('name') or ''}({meta.get('uid')}): "
-                         f"cache {', '.join(sorted(where))}, cluster {bound or UNBOUND}")
+            found.append(
+                f"{meta.get('namespace') or ''}/{meta.get('name') or ''}({meta.get('uid')}): "
+                f"cache {', '.join(sorted(where))}, cluster {bound or UNBOUND}"
+            )
     return sorted(found)
 
 
@@ -142,24 +148,33 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 # -- the dumper's text, as kube-scheduler prints it ----------------------------------------------------------
 def print_resource(resources: Mapping[str, int]) -> str:
     """A resource list as Go prints kube-scheduler's ``*framework.Resource`` with ``%+v``."""
-    scalar = " ".join(f"{name}:{value}" for name, value in sorted(resources.items())
-                      if name not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS))
-    return (f"&{{MilliCPU:{resources.get(CPU, 0)} Memory:{resources.get(MEMORY, 0)} "
-            f"EphemeralStorage:{resources.get(EPHEMERAL_STORAGE, 0)} AllowedPodNumber:{resources.get(PODS, 0)} "
-            f"ScalarResources:map[{scalar}]}}")
+    scalar = " ".join(
+        f"{name}:{value}"
+        for name, value in sorted(resources.items())
+        if name not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+    )
+    return (
+        f"&{{MilliCPU:{resources.get(CPU, 0)} Memory:{resources.get(MEMORY, 0)} "
+        f"EphemeralStorage:{resources.get(EPHEMERAL_STORAGE, 0)} AllowedPodNumber:{resources.get(PODS, 0)} "
+        f"ScalarResources:map[{scalar}]}}"
+    )
 
 
 def print_pod(pod: Pod) -> str:
-    return (f"name: {pod.name}, namespace: {pod.namespace}, uid: {pod.uid}, phase: {pod.phase}, "
-            f"nominated node: {pod.nominated_node_name}\n")
+    return (
+        f"name: {pod.name}, namespace: {pod.namespace}, uid: {pod.uid}, phase: {pod.phase}, "
+        f"nominated node: {pod.nominated_node_name}\n"
+    )
 
 
 def print_node_info(name: str, info: NodeInfo, nominated: Sequence[Pod]) -> str:
     requested = {k: v for k, v in info.requested.items() if k != PODS}  # upstream never counts pods there
-    text = (f"Node name: {name}\nDeleted: {'true' if info.node is None else 'false'}\n"
-            f"Requested Resources: {print_resource(requested)}\n"
-            f"Allocatable Resources:{print_resource(info.allocatable)}\n"
-            f"Scheduled Pods(number: {len(info.pods)}):\n")
+    text = (
+        f"Node name: {name}\nDeleted: {'true' if info.node is None else 'false'}\n"
+        f"Requested Resources: {print_resource(requested)}\n"
+        f"Allocatable Resources:{print_resource(info.allocatable)}\n"
+        f"Scheduled Pods(number: {len(info.pods)}):\n"
+    )
     text += "".join(print_pod(p) for p in info.pods)
     if nominated:
         text += f"Nominated Pods(number: {len(nominated)}):\n" + "".join(print_pod(p) for p in nominated)
@@ -168,8 +183,10 @@ def print_node_info(name: str, info: NodeInfo, nominated: Sequence[Pod]) -> str:
 
 def queue_summary(counts: Mapping[str, int]) -> str:
     """kube-scheduler's summary of PendingPods (gated pods wait among the unschedulable ones there)."""
-    return (f"activeQ:{counts.get('active', 0)}; backoffQ:{counts.get('backoff', 0)}; "
-            f"unschedulablePods:{counts.get('unschedulable', 0) + counts.get('gated', 0)}")
+    return (
+        f"activeQ:{counts.get('active', 0)}; backoffQ:{counts.get('backoff', 0)}; "
+        f"unschedulablePods:{counts.get('unschedulable', 0) + counts.get('gated', 0)}"
+    )
 
 
 # -- the debugger ------------------------------------------------------------------------------------------
@@ -205,13 +222,20 @@ class CacheDebugger:
     def dump_all(self) -> None:
         """Log the cached nodes (with their pods) and the scheduling queue."""
         dump = self.cache.dump()
-        blocks = [print_node_info(name, info, self.queue.nominated_pods_for_node(name))
-                  for name, info in sorted(dump.nodes.items())]
+        blocks = [
+            print_node_info(name, info, self.queue.nominated_pods_for_node(name))
+            for name, info in sorted(dump.nodes.items())
+        ]
         # A blank line between nodes, as upstream, for the eye.
         logger.info("Dump of cached NodeInfo", "nodes", "\n\n".join(blocks), "assumedPods", sorted(dump.assumed_pods))
         pending = self.queue.pending_pod_list()
-        logger.info("Dump of scheduling queue", "summary", queue_summary(self.queue.pending_pods()),
-                    "pods", "".join(print_pod(p) for p in pending))
+        logger.info(
+            "Dump of scheduling queue",
+            "summary",
+            queue_summary(self.queue.pending_pods()),
+            "pods",
+            "".join(print_pod(p) for p in pending),
+        )
 
     def listen_for_signal(self, stop: threading.Event) -> bool:
         """Compare and dump on every SIGUSR2 until ``stop`` is set, from a thread of its own (the signal

@@ -166,8 +166,9 @@ class PodLabelIndex:
     def namespaces(self) -> Iterable[str]:
         return self._by_namespace.keys()
 
-    def rows_matching(self, namespaces: Collection[str] | None, selector: LabelSelector | None, *,
-                      skip_terminating: bool = False) -> np.ndarray:
+    def rows_matching(
+        self, namespaces: Collection[str] | None, selector: LabelSelector | None, *, skip_terminating: bool = False
+    ) -> np.ndarray:
         """The node row of every matching pod (a row repeats once per pod on that node).
 
         ``namespaces`` None means every namespace; a ``None`` selector matches nothing and ``{}``
@@ -187,24 +188,32 @@ class PodLabelIndex:
                     slots = self._arrays[fast] = _slots_array(members)
                 parts.append(self._slots.rows(slots))
                 continue
-            rows_list = [row for pod, row in self._scan(ns, selector)
-                         if not (skip_terminating and pod.uid in self._terminating)]
+            rows_list = [
+                row for pod, row in self._scan(ns, selector) if not (skip_terminating and pod.uid in self._terminating)
+            ]
             if rows_list:
                 parts.append(np.asarray(rows_list, dtype=np.int64))
         if not parts:
             return _EMPTY_ROWS
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def pods_matching(self, namespaces: Collection[str] | None,
-                      selector: LabelSelector | None) -> Iterator[tuple[Pod, int]]:
+    def pods_matching(
+        self, namespaces: Collection[str] | None, selector: LabelSelector | None
+    ) -> Iterator[tuple[Pod, int]]:
         """Every matching pod with its node row (same conventions as :meth:`rows_matching`)."""
         if selector is None:
             return
         for ns in self._namespaces(namespaces):
             yield from self._scan(ns, selector)
 
-    def count_per_node(self, n_rows: int, namespaces: Collection[str] | None, selector: LabelSelector | None,
-                       *, skip_terminating: bool = False) -> np.ndarray:
+    def count_per_node(
+        self,
+        n_rows: int,
+        namespaces: Collection[str] | None,
+        selector: LabelSelector | None,
+        *,
+        skip_terminating: bool = False,
+    ) -> np.ndarray:
         """Matching pods per snapshot row (int64, length ``n_rows``)."""
         rows = self.rows_matching(namespaces, selector, skip_terminating=skip_terminating)
         return np.bincount(rows, minlength=n_rows).astype(np.int64, copy=False)
@@ -284,8 +293,10 @@ class TermCounts:
         """(rows, counts) as int64 arrays (the slot side cached until the term's placement changes)."""
         if self._arrays is None:
             n = len(self.per_slot)
-            self._arrays = (np.fromiter(self.per_slot.keys(), dtype=np.int64, count=n),
-                            np.fromiter(self.per_slot.values(), dtype=np.int64, count=n))
+            self._arrays = (
+                np.fromiter(self.per_slot.keys(), dtype=np.int64, count=n),
+                np.fromiter(self.per_slot.values(), dtype=np.int64, count=n),
+            )
         slots, counts = self._arrays
         return self.slots.rows(slots), counts
 

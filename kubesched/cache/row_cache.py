@@ -38,8 +38,9 @@ class RowValueCache:
         self._seen: OrderedDict[Hashable, None] = OrderedDict()
         self._layout: tuple[int, int, int] | None = None
 
-    def values(self, snapshot: Snapshot, key: Hashable, rows: np.ndarray,
-               compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    def values(
+        self, snapshot: Snapshot, key: Hashable, rows: np.ndarray, compute: Callable[[np.ndarray], np.ndarray]
+    ) -> np.ndarray:
         """``compute(rows)``, from what is kept where the rows were not written since."""
         if len(rows) < self._min_rows:
             return np.asarray(compute(rows), dtype=np.int64)

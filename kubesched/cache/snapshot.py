@@ -157,7 +157,7 @@ class Snapshot:
             rows = np.arange(n, dtype=np.int64)
             self._doubled_rows = np.concatenate([rows, rows])
             self._doubled_rows.flags.writeable = False
-        return self._doubled_rows[start:start + n]
+        return self._doubled_rows[start : start + n]
 
     def nodes(self, indices: np.ndarray) -> NodeInfoList:
         return NodeInfoList(self, indices)
@@ -188,7 +188,9 @@ class Snapshot:
         if column is None:
             column = self._node_columns[value] = np.fromiter(
                 (value(info.node) for info in self.node_infos),  # type: ignore[arg-type]
-                dtype=dtype, count=len(self.node_infos))
+                dtype=dtype,
+                count=len(self.node_infos),
+            )
         return column
 
     def taint_groups(self) -> tuple[np.ndarray, list[tuple[Taint, ...]]]:
@@ -275,8 +277,9 @@ class Snapshot:
         self.images_version += 1
         self.refresh_used_pvcs()
 
-    def update_nodes(self, infos: list[NodeInfo], names: list[str], index: dict[str, int],
-                     old_rows: np.ndarray, fresh: list[int]) -> None:
+    def update_nodes(
+        self, infos: list[NodeInfo], names: list[str], index: dict[str, int], old_rows: np.ndarray, fresh: list[int]
+    ) -> None:
         """Take the node list ``infos`` (node-tree order) when nodes joined or moved, reusing every row
         whose NodeInfo object is unchanged.
 
@@ -292,8 +295,9 @@ class Snapshot:
         if not old_infos or int(np.count_nonzero(kept)) != len(old_infos):
             self.replace_all(infos)  # first fill, or some node left: renumber from scratch
             return
-        self._ensure_resource_columns(sorted({name for i in fresh
-                                              for name in (*infos[i].allocatable, *infos[i].requested)}))
+        self._ensure_resource_columns(
+            sorted({name for i in fresh for name in (*infos[i].allocatable, *infos[i].requested)})
+        )
         self.slots.move(old_rows)
         source = np.where(kept, old_rows, 0)
         self.allocatable = self.allocatable[source]
@@ -330,8 +334,9 @@ class Snapshot:
         self._label_columns = {}
         for key, col in columns.items():
             codes = np.where(kept, col.codes[source], -1).astype(np.int32)
-            vocab = dict(col._positions) if col._positions or not col.values else \
-                {v: i for i, v in enumerate(col.values)}
+            vocab = (
+                dict(col._positions) if col._positions or not col.values else {v: i for i, v in enumerate(col.values)}
+            )
             for i in changed:
                 node = self.node_infos[i].node
                 assert node is not None

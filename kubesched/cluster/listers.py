@@ -63,8 +63,16 @@ DRA_KINDS = tuple(DRA_VIEWS)
 _VIEWS = {**STORAGE_VIEWS, **DRA_VIEWS}
 
 #: Kinds plugins read through listers (besides nodes and pods, which live in the cache).
-LISTED_KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
-                "PodDisruptionBudget", *STORAGE_KINDS, "CSIStorageCapacity")
+LISTED_KINDS = (
+    "Namespace",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+    "PodDisruptionBudget",
+    *STORAGE_KINDS,
+    "CSIStorageCapacity",
+)
 #: Listed kinds a version's kube-scheduler does not watch yet (and whose read its RBAC role may lack).
 LISTED_SINCE: Mapping[str, str] = {"VolumeAttachment": "1.34"}
 
@@ -173,7 +181,6 @@ class Listers:
         with self._lock:
             namespaces = list(self._namespaces.values())
         return [ns.name for ns in namespaces if selector.matches(ns.labels)]
-
 
     # -- storage (parsed views) ------------------------------------------------------------------------
     def pv(self, name: str) -> PersistentVolume | None:

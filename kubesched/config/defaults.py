@@ -105,9 +105,7 @@ def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
     """Merge every extension point of ``custom`` into ``default``."""
     if custom is None:
         return default
-    merged = {
-        attr: merge_plugin_set(getattr(default, attr), getattr(custom, attr)) for _, attr in EXTENSION_POINTS
-    }
+    merged = {attr: merge_plugin_set(getattr(default, attr), getattr(custom, attr)) for _, attr in EXTENSION_POINTS}
     return Plugins(**merged)
 
 
@@ -120,8 +118,7 @@ def default_plugin_config(plugins: Plugins, given: Mapping[str, object]) -> dict
     return config
 
 
-def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME,
-                    features: FeatureGates | None = None) -> Profile:
+def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME, features: FeatureGates | None = None) -> Profile:
     """A profile as kube-scheduler builds it when the config names nothing."""
     plugins = default_plugins(features)
     return Profile(

@@ -119,8 +119,9 @@ class FeatureGates:
         return f"{self.version} ({','.join(f'{k}={str(v).lower()}' for k, v in self.overrides)})"
 
 
-def feature_gates(version: str | None = None,
-                  settings: Mapping[str, bool] | str | Iterable[str] | None = None) -> FeatureGates:
+def feature_gates(
+    version: str | None = None, settings: Mapping[str, bool] | str | Iterable[str] | None = None
+) -> FeatureGates:
     """The gates of ``version`` (default: the newest) with ``settings`` applied.
 
     ``settings`` is a mapping of gate names to booleans, or ``--feature-gates`` text
@@ -146,10 +147,13 @@ def feature_gates(version: str | None = None,
         if spec is None:
             raise FeatureGateError(
                 f"cannot set feature gate {name} to {str(value).lower()}, feature is PreAlpha at emulated version "
-                f"{version}")
+                f"{version}"
+            )
         if spec.locked and value != spec.default:
-            raise FeatureGateError(f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to "
-                                   f"{str(spec.default).lower()}")
+            raise FeatureGateError(
+                f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to "
+                f"{str(spec.default).lower()}"
+            )
         (enabled.add if value else enabled.discard)(name)
         overrides.append((name, value))
     return FeatureGates(version, frozenset(enabled), tuple(sorted(overrides)))
@@ -162,8 +166,9 @@ def check_version(version: str | None) -> str:
     text = str(version).strip().removeprefix("v")
     major_minor = ".".join(text.split(".")[:2])
     if major_minor not in EMULATED_VERSIONS:
-        raise FeatureGateError(f"emulated version {version} is not supported: kubesched emulates "
-                               f"{' and '.join(EMULATED_VERSIONS)}")
+        raise FeatureGateError(
+            f"emulated version {version} is not supported: kubesched emulates {' and '.join(EMULATED_VERSIONS)}"
+        )
     return major_minor
 
 
@@ -192,8 +197,9 @@ def parse_feature_gates(text: str | Iterable[str]) -> dict[str, bool]:
             elif value in _FALSE:
                 result[name] = False
             else:
-                raise FeatureGateError(f'invalid value of {name}={value}, err: strconv.ParseBool: parsing "{value}": '
-                                       "invalid syntax")
+                raise FeatureGateError(
+                    f'invalid value of {name}={value}, err: strconv.ParseBool: parsing "{value}": invalid syntax'
+                )
     return result
 
 

@@ -41,8 +41,9 @@ def default_config(features: FeatureGates | None = None) -> KubeSchedulerConfigu
     return KubeSchedulerConfiguration(profiles=(default_profile(features=features),), features=features)
 
 
-def load_config(source: str | Path | Mapping[str, Any] | None, *,
-                features: FeatureGates | None = None) -> KubeSchedulerConfiguration:
+def load_config(
+    source: str | Path | Mapping[str, Any] | None, *, features: FeatureGates | None = None
+) -> KubeSchedulerConfiguration:
     """Load, default and validate a configuration.
 
     ``source`` is a path to a YAML or JSON file, an already parsed mapping,
@@ -234,8 +235,7 @@ def _decode_extender(raw: object, path: str) -> dict[str, Any]:
     return dict(f.data)
 
 
-def _decode_profile(raw: object, path: str, semantic: ErrorList, features: FeatureGates, *,
-                    sole: bool) -> Profile:
+def _decode_profile(raw: object, path: str, semantic: ErrorList, features: FeatureGates, *, sole: bool) -> Profile:
     f = Fields(raw, path)
     name = f.opt_str("schedulerName")
     if name is None:
@@ -280,18 +280,19 @@ def _plugin_name_paths(user_plugins: Plugins | None, path: str) -> list[tuple[st
     for yaml_name, attr in EXTENSION_POINTS if user_plugins is not None else ():
         plugin_set: PluginSet = getattr(user_plugins, attr)
         point = child(path, yaml_name)
-        found.extend((child(index(child(point, "enabled"), i), "name"), ref.name)
-                     for i, ref in enumerate(plugin_set.enabled))
-        found.extend((child(index(child(point, "disabled"), i), "name"), name)
-                     for i, name in enumerate(plugin_set.disabled))
+        found.extend(
+            (child(index(child(point, "enabled"), i), "name"), ref.name) for i, ref in enumerate(plugin_set.enabled)
+        )
+        found.extend(
+            (child(index(child(point, "disabled"), i), "name"), name) for i, name in enumerate(plugin_set.disabled)
+        )
     return found
 
 
 def _decode_plugins(raw: object, path: str, semantic: ErrorList) -> Plugins:
     f = Fields(raw, path)
     sets = {
-        attr: _decode_plugin_set(f.raw(yaml_name), f.at(yaml_name), semantic)
-        for yaml_name, attr in EXTENSION_POINTS
+        attr: _decode_plugin_set(f.raw(yaml_name), f.at(yaml_name), semantic) for yaml_name, attr in EXTENSION_POINTS
     }
     f.done()
     return Plugins(**sets)
@@ -302,9 +303,7 @@ def _decode_plugin_set(raw: object, path: str, semantic: ErrorList) -> PluginSet
         return PluginSet()
     f = Fields(raw, path)
     enabled = tuple(_decode_plugin(p, index(f.at("enabled"), i)) for i, p in enumerate(f.get_list("enabled")))
-    disabled = tuple(
-        _decode_plugin(p, index(f.at("disabled"), i)).name for i, p in enumerate(f.get_list("disabled"))
-    )
+    disabled = tuple(_decode_plugin(p, index(f.at("disabled"), i)).name for i, p in enumerate(f.get_list("disabled")))
     f.done()
     # Checked on the user's own list so the index points into their file.
     semantic.extend(duplicate_plugin_errors([p.name for p in enabled], path))

@@ -148,11 +148,7 @@ def _validate_shape(shape: tuple[UtilizationShapePoint, ...], path: str) -> list
             break
     for i, point in enumerate(shape):
         if not 0 <= point.utilization <= 100:
-            errs.append(
-                invalid(
-                    child(index(path, i), "utilization"), point.utilization, "not in valid range [0, 100]"
-                )
-            )
+            errs.append(invalid(child(index(path, i), "utilization"), point.utilization, "not in valid range [0, 100]"))
         if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
             errs.append(
                 invalid(
@@ -403,9 +399,7 @@ class PodTopologySpreadArgs:
             if not action:
                 errs.append(required(child(ip, "whenUnsatisfiable"), "can not be empty"))
             elif action not in ("DoNotSchedule", "ScheduleAnyway"):
-                errs.append(
-                    not_supported(child(ip, "whenUnsatisfiable"), action, ["DoNotSchedule", "ScheduleAnyway"])
-                )
+                errs.append(not_supported(child(ip, "whenUnsatisfiable"), action, ["DoNotSchedule", "ScheduleAnyway"]))
             if c.get("labelSelector") is not None:
                 errs.append(
                     forbidden(
@@ -453,9 +447,7 @@ class DefaultPreemptionArgs:
             errs.append(invalid(ap, absolute, "not in valid range [0, inf)"))
         if pct == 0 and absolute == 0:
             errs.append(invalid(pp, pct, "cannot be zero at the same time as minCandidateNodesAbsolute"))
-            errs.append(
-                invalid(ap, absolute, "cannot be zero at the same time as minCandidateNodesPercentage")
-            )
+            errs.append(invalid(ap, absolute, "cannot be zero at the same time as minCandidateNodesPercentage"))
         return errs
 
 
@@ -522,8 +514,13 @@ class DynamicResourcesArgs:
 
     def validate(self, path: str = "args") -> list[ConfigError]:
         if self.filter_timeout < timedelta(0):
-            return [invalid(child(path, "filterTimeout"), f"{self.filter_timeout.total_seconds():g}s",
-                            "must be zero or positive")]
+            return [
+                invalid(
+                    child(path, "filterTimeout"),
+                    f"{self.filter_timeout.total_seconds():g}s",
+                    "must be zero or positive",
+                )
+            ]
         return []
 
 
@@ -550,20 +547,14 @@ def _validate_node_selector_term(raw_term: object, tp: str) -> list[ConfigError]
         if op not in _SELECTOR_OPERATORS:
             errs.append(not_supported(child(rp, "operator"), op, _SELECTOR_OPERATORS))
         elif op in ("In", "NotIn") and not values:
-            errs.append(
-                required(child(rp, "values"), "for 'in', 'notin' operators, values set can't be empty")
-            )
+            errs.append(required(child(rp, "values"), "for 'in', 'notin' operators, values set can't be empty"))
         elif op in ("Exists", "DoesNotExist") and values:
             errs.append(
-                forbidden(
-                    child(rp, "values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                )
+                forbidden(child(rp, "values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
             )
         elif op in ("Gt", "Lt"):
             if len(values) != 1:
-                errs.append(
-                    required(child(rp, "values"), "for 'Gt', 'Lt' operators, exactly one value is required")
-                )
+                errs.append(required(child(rp, "values"), "for 'Gt', 'Lt' operators, exactly one value is required"))
             elif not (isinstance(values[0], str) and re.fullmatch(r"-?\d+", values[0])):
                 errs.append(
                     invalid(

@@ -33,16 +33,19 @@ def restart_only_changes(running: KubeSchedulerConfiguration, new: KubeScheduler
     for path, attr in RESTART_ONLY:
         old_value, new_value = getattr(running, attr), getattr(new, attr)
         if old_value != new_value:
-            errors.extend(forbidden(sub, "changes only at a restart; the running value is kept")
-                          for sub in _changed_paths(path, old_value, new_value))
+            errors.extend(
+                forbidden(sub, "changes only at a restart; the running value is kept")
+                for sub in _changed_paths(path, old_value, new_value)
+            )
     return ConfigError.aggregate(errors)
 
 
 def _changed_paths(path: str, old: Any, new: Any) -> list[str]:
     """The paths of the sub-fields that differ (the field itself when it has none)."""
     if dataclasses.is_dataclass(old) and dataclasses.is_dataclass(new):
-        return [child(path, _camel(f.name)) for f in dataclasses.fields(old)
-                if getattr(old, f.name) != getattr(new, f.name)]
+        return [
+            child(path, _camel(f.name)) for f in dataclasses.fields(old) if getattr(old, f.name) != getattr(new, f.name)
+        ]
     if isinstance(old, dict) and isinstance(new, dict):
         return [child(path, key) for key in sorted({*old, *new}) if old.get(key) != new.get(key)]
     return [path]

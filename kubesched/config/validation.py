@@ -56,9 +56,7 @@ def validate_config(cfg: KubeSchedulerConfiguration, *, check_duplicate_plugins:
 
     errs.add(_validate_percentage("percentageOfNodesToScore", cfg.percentage_of_nodes_to_score))
     if cfg.pod_initial_backoff_seconds <= 0:
-        errs.add(
-            invalid("podInitialBackoffSeconds", cfg.pod_initial_backoff_seconds, "must be greater than 0")
-        )
+        errs.add(invalid("podInitialBackoffSeconds", cfg.pod_initial_backoff_seconds, "must be greater than 0"))
     if cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds:
         errs.add(
             invalid(

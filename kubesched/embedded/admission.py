@@ -40,8 +40,7 @@ SYSTEM_PRIORITY_CLASSES: tuple[tuple[str, int, str], ...] = (
     (
         "system-cluster-critical",
         2000000000,
-        "Used for system critical pods that must run in the cluster, but can be moved to another node "
-        "if necessary.",
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
     ),
 )
 
@@ -266,8 +265,9 @@ def admit_update(obj: dict[str, Any], old: dict[str, Any], features: FeatureGate
                 spec[key] = old_spec[key]
 
 
-def _admit_pod_level_resources(pod: dict[str, Any], old: dict[str, Any] | None, features: FeatureGates, *,
-                               validate: bool) -> None:
+def _admit_pod_level_resources(
+    pod: dict[str, Any], old: dict[str, Any] | None, features: FeatureGates, *, validate: bool
+) -> None:
     """Pod-level resources (``spec.resources``): defaulted and, on create, validated with PodLevelResources
     on; dropped with it off, unless the stored pod already uses them (a field the API server does not
     serve is not kept)."""
@@ -312,8 +312,9 @@ def default_priority_class(classes: Iterable[Mapping[str, Any]]) -> Mapping[str,
     return best
 
 
-def pod_priority(spec: Mapping[str, Any], lookup: Callable[[str], Mapping[str, Any] | None],
-                 default: Mapping[str, Any] | None) -> PodPriority | None:
+def pod_priority(
+    spec: Mapping[str, Any], lookup: Callable[[str], Mapping[str, Any] | None], default: Mapping[str, Any] | None
+) -> PodPriority | None:
     """The priority a pod with ``spec`` is admitted with: from the class it names (``lookup`` by name),
     else from ``default`` (see :func:`default_priority_class`), else 0. None when the class it names
     does not exist."""
@@ -323,8 +324,11 @@ def pod_priority(spec: Mapping[str, Any], lookup: Callable[[str], Mapping[str, A
         if class_name:
             return None
         return PodPriority("", DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS, PREEMPT_LOWER_PRIORITY)
-    return PodPriority(str((pc.get("metadata") or {}).get("name") or ""), priority_class_value(pc),
-                       pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY)
+    return PodPriority(
+        str((pc.get("metadata") or {}).get("name") or ""),
+        priority_class_value(pc),
+        pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY,
+    )
 
 
 def priority_contradiction(spec: Mapping[str, Any], admitted: PodPriority) -> tuple[str, str] | None:
@@ -332,13 +336,17 @@ def priority_contradiction(spec: Mapping[str, Any], admitted: PodPriority) -> tu
     None when it agrees (or gives none)."""
     given = spec.get("priority")
     if given is not None and given != admitted.value:
-        return "priority", (f"the integer value of priority ({given}) must not be provided in pod spec; priority "
-                            f"admission controller computed {admitted.value} from the given PriorityClass name")
+        return "priority", (
+            f"the integer value of priority ({given}) must not be provided in pod spec; priority "
+            f"admission controller computed {admitted.value} from the given PriorityClass name"
+        )
     given_policy = spec.get("preemptionPolicy")
     if given_policy is not None and given_policy != admitted.preemption_policy:
-        return "preemptionPolicy", (f"the string value of PreemptionPolicy ({given_policy}) must not be provided in "
-                                    f"pod spec; priority admission controller computed "
-                                    f"{admitted.preemption_policy} from the given PriorityClass name")
+        return "preemptionPolicy", (
+            f"the string value of PreemptionPolicy ({given_policy}) must not be provided in "
+            f"pod spec; priority admission controller computed "
+            f"{admitted.preemption_policy} from the given PriorityClass name"
+        )
     return None
 
 
@@ -346,8 +354,11 @@ def _admit_pod_priority(pod: dict[str, Any], store: AdmissionStore) -> None:
     """The Priority admission plugin on pod create: priorityClassName → spec.priority, preemptionPolicy."""
     spec = pod["spec"]
     name = pod["metadata"]["name"]
-    admitted = pod_priority(spec, lambda class_name: store.lookup("PriorityClass", None, class_name),
-                            default_priority_class(store.objects("PriorityClass")))
+    admitted = pod_priority(
+        spec,
+        lambda class_name: store.lookup("PriorityClass", None, class_name),
+        default_priority_class(store.objects("PriorityClass")),
+    )
     if admitted is None:
         raise Forbidden.of("pods", name, f"no PriorityClass with name {spec['priorityClassName']} was found")
     contradiction = priority_contradiction(spec, admitted)
@@ -372,8 +383,7 @@ def _admit_priority_class(pc: dict[str, Any], store: AdmissionStore) -> None:
             raise Forbidden.of(
                 "priorityclasses",
                 name,
-                f"PriorityClass {other['metadata']['name']} is already marked as default. "
-                "Only one default can exist",
+                f"PriorityClass {other['metadata']['name']} is already marked as default. Only one default can exist",
             )
 
 
@@ -406,9 +416,7 @@ def _admit_default_storage_class(pvc: dict[str, Any], store: AdmissionStore) -> 
         return
     # Newest creationTimestamp first (RFC3339 in UTC sorts as text), then by name.
     newest = max(sc["metadata"].get("creationTimestamp", "") for sc in defaults)
-    chosen = min(
-        sc["metadata"]["name"] for sc in defaults if sc["metadata"].get("creationTimestamp", "") == newest
-    )
+    chosen = min(sc["metadata"]["name"] for sc in defaults if sc["metadata"].get("creationTimestamp", "") == newest)
     spec["storageClassName"] = chosen
 
 
@@ -428,8 +436,10 @@ def validate_lease(lease: dict[str, Any]) -> None:
     holder = spec.get("holderIdentity")
     if holder is not None and not isinstance(holder, str):
         raise invalid("holderIdentity", f"Invalid value: {holder!r}: must be a string")
-    for key, minimum, rule in (("leaseDurationSeconds", 1, "must be greater than 0"),
-                               ("leaseTransitions", 0, "must be greater than or equal to 0")):
+    for key, minimum, rule in (
+        ("leaseDurationSeconds", 1, "must be greater than 0"),
+        ("leaseTransitions", 0, "must be greater than or equal to 0"),
+    ):
         value = spec.get(key)
         if value is None:
             continue

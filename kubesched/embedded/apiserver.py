@@ -231,9 +231,7 @@ class EmbeddedCluster:
                 meta["name"] = self._generate_name(info, meta)
             name = meta.get("name")
             if not isinstance(name, str) or not name:
-                raise Invalid.of(
-                    info.kind, "", "metadata.name", "Required value: name or generateName is required"
-                )
+                raise Invalid.of(info.kind, "", "metadata.name", "Required value: name or generateName is required")
             ns = meta.get("namespace", "")
             if (ns, name) in self._store.get(info.kind, {}):
                 raise AlreadyExists.of(info.qualified_resource, name)
@@ -324,14 +322,10 @@ class EmbeddedCluster:
             current = self._current(info, namespace, name)
             self._check_uid("pods/binding", name, uid, current["metadata"]["uid"])
             if current["metadata"].get("deletionTimestamp"):
-                raise Conflict.of(
-                    "pods/binding", name, f"pod {name} is being deleted, cannot be assigned to a host"
-                )
+                raise Conflict.of("pods/binding", name, f"pod {name} is being deleted, cannot be assigned to a host")
             bound_to = (current.get("spec") or {}).get("nodeName")
             if bound_to:
-                raise Conflict.of(
-                    "pods/binding", name, f'pod {name} is already assigned to node "{bound_to}"'
-                )
+                raise Conflict.of("pods/binding", name, f'pod {name} is already assigned to node "{bound_to}"')
             new = _shallow_status_copy(current)
             new["spec"] = {**(current.get("spec") or {}), "nodeName": node_name}
             status = new["status"]
@@ -446,8 +440,14 @@ class EmbeddedCluster:
     # ------------------------------------------------------------------------------------------------
     # watch
 
-    def watch(self, kinds: Collection[str], handler: Callable[[WatchEvent], None], *,
-              private_copies: bool = True, read_only: bool = False) -> _Watcher:
+    def watch(
+        self,
+        kinds: Collection[str],
+        handler: Callable[[WatchEvent], None],
+        *,
+        private_copies: bool = True,
+        read_only: bool = False,
+    ) -> _Watcher:
         """Register ``handler`` for changes of ``kinds`` made after this call.
 
         Each event hands the handler its own copy of the objects. A watcher that never changes what it
@@ -459,8 +459,9 @@ class EmbeddedCluster:
         for kind in wanted:
             kind_info(kind)
         with self._lock:
-            watcher = _Watcher(self, wanted, handler, self._event_seq,
-                               private_copies and not (read_only or self._read_only_watchers))
+            watcher = _Watcher(
+                self, wanted, handler, self._event_seq, private_copies and not (read_only or self._read_only_watchers)
+            )
             self._watchers.append(watcher)
             self._watched_kinds = self._watched_kinds | wanted
             return watcher
@@ -644,8 +645,9 @@ def _shallow_status_copy(current: dict[str, Any]) -> dict[str, Any]:
     return new
 
 
-def _merge_conditions(existing: list[dict[str, Any]], patch: list[dict[str, Any]], now: str, *,
-                      replace: bool) -> list[dict[str, Any]]:
+def _merge_conditions(
+    existing: list[dict[str, Any]], patch: list[dict[str, Any]], now: str, *, replace: bool
+) -> list[dict[str, Any]]:
     """Conditions keyed by type: patched fields win (or the whole condition when ``replace``), and
     lastTransitionTime moves only when the status changes (podutil.UpdatePodCondition's rule)."""
     merged = [dict(c) for c in existing]

@@ -33,8 +33,11 @@ class ControlPlane:
         self.pv = PVController(self.cluster)
         self.disruption = DisruptionController(self.cluster)
         self.workloads = ControllerManager(self.cluster, rng)
-        self.resource_claims = (ResourceClaimController(self.cluster)
-                                if self.cluster.features.enabled("DynamicResourceAllocation") else None)
+        self.resource_claims = (
+            ResourceClaimController(self.cluster)
+            if self.cluster.features.enabled("DynamicResourceAllocation")
+            else None
+        )
         self.pod_groups = PodGroupController(self.cluster)
         self.started = False
 

@@ -36,8 +36,9 @@ def scaled_int_or_percent(value: object, total: int, *, round_up: bool) -> int:
     raise ValueError(f"invalid value for IntOrString: invalid type: string is not a percentage: {value!r}")
 
 
-def compute_pdb_status(pdb: dict[str, Any], pods: list[dict[str, Any]], matches: Callable[[dict[str, Any]], bool],
-                       now: str) -> dict[str, Any]:
+def compute_pdb_status(
+    pdb: dict[str, Any], pods: list[dict[str, Any]], matches: Callable[[dict[str, Any]], bool], now: str
+) -> dict[str, Any]:
     """The status the disruption controller would write for ``pdb`` given the pods in its namespace.
 
     Every bound, non-terminal pod the selector matches is taken as expected and healthy (the simulation
@@ -69,9 +70,7 @@ def compute_pdb_status(pdb: dict[str, Any], pods: list[dict[str, Any]], matches:
         cond_status, reason = "False", "SyncFailed"
     else:
         cond_status, reason = ("True", "SufficientPods") if allowed > 0 else ("False", "InsufficientPods")
-    old_cond = next(
-        (c for c in old_status.get("conditions") or [] if c.get("type") == "DisruptionAllowed"), None
-    )
+    old_cond = next((c for c in old_status.get("conditions") or [] if c.get("type") == "DisruptionAllowed"), None)
     transition = old_cond["lastTransitionTime"] if old_cond and old_cond.get("status") == cond_status else now
     return {
         "observedGeneration": generation,
@@ -139,14 +138,12 @@ class DisruptionController:
         if event.type == "MODIFIED" and event.old is not None and not _counted_change(event.old, event.obj):
             return
         pods = [event.obj] if event.old is None else [event.obj, event.old]
-        names = [b["metadata"]["name"] for b in self._budgets(namespace)
-                 if any(self._matcher(b)(pod) for pod in pods)]
+        names = [b["metadata"]["name"] for b in self._budgets(namespace) if any(self._matcher(b)(pod) for pod in pods)]
         if names:
             update_pdb_status(self.cluster, namespace, names)
 
     def _budgets(self, namespace: str) -> Iterable[dict[str, Any]]:
-        return (p for p in self.cluster.objects("PodDisruptionBudget")
-                if p["metadata"].get("namespace") == namespace)
+        return (p for p in self.cluster.objects("PodDisruptionBudget") if p["metadata"].get("namespace") == namespace)
 
     def _matcher(self, budget: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
         meta = budget["metadata"]
@@ -163,13 +160,16 @@ class DisruptionController:
 
 def _counted_change(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether a pod update changes what a budget counts: its node, its phase or its labels."""
-    return (((old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get("nodeName"))
-            or ((old.get("status") or {}).get("phase") != (new.get("status") or {}).get("phase"))
-            or ((old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels")))
+    return (
+        ((old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get("nodeName"))
+        or ((old.get("status") or {}).get("phase") != (new.get("status") or {}).get("phase"))
+        or ((old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels"))
+    )
 
 
-def update_pdb_status(cluster: EmbeddedCluster, namespace: str | None = None,
-                      names: Collection[str] | None = None) -> int:
+def update_pdb_status(
+    cluster: EmbeddedCluster, namespace: str | None = None, names: Collection[str] | None = None
+) -> int:
     """Recompute the status of every PodDisruptionBudget created without one (in ``namespace``, of
     ``names``, when given); returns how many changed.
 

@@ -95,13 +95,19 @@ def _admin_access(obj: Mapping[str, Any], path: str | None, store: NamespaceLook
     ns = store.lookup("Namespace", None, namespace) or {}
     labels = (ns.get("metadata") or {}).get("labels") or {}
     if labels.get(ADMIN_ACCESS_NAMESPACE_LABEL) != "true":
-        raise _invalid(obj, ObjectError(path, f"Forbidden: admin access to devices requires the "
-                                              f"`{ADMIN_ACCESS_NAMESPACE_LABEL}: true` label on the containing "
-                                              "namespace"))
+        raise _invalid(
+            obj,
+            ObjectError(
+                path,
+                f"Forbidden: admin access to devices requires the "
+                f"`{ADMIN_ACCESS_NAMESPACE_LABEL}: true` label on the containing "
+                "namespace",
+            ),
+        )
 
 
 def _allocation_admin_path(obj: Mapping[str, Any]) -> str | None:
-    allocation = ((obj.get("status") or {}).get("allocation") or {})
+    allocation = (obj.get("status") or {}).get("allocation") or {}
     for i, result in enumerate(((allocation.get("devices") or {}).get("results")) or []):
         if isinstance(result, dict) and result.get("adminAccess") is True:
             return f"status.allocation.devices.results[{i}].adminAccess"

@@ -51,8 +51,11 @@ def prepare_label_keys(pod: dict[str, Any], features: FeatureGates) -> None:
         return
     labels = (pod.get("metadata") or {}).get("labels") or {}
     terms = list(affinity_terms(spec))
-    constraints = [(f"spec.topologySpreadConstraints[{i}]", c)
-                   for i, c in enumerate(_list(spec.get("topologySpreadConstraints"))) if isinstance(c, dict)]
+    constraints = [
+        (f"spec.topologySpreadConstraints[{i}]", c)
+        for i, c in enumerate(_list(spec.get("topologySpreadConstraints")))
+        if isinstance(c, dict)
+    ]
     affinity_on = features.enabled(AFFINITY_GATE)
     spread_on = features.enabled(SPREAD_GATE)
     spread_merge = spread_on and features.enabled(SPREAD_MERGE_GATE)
@@ -77,12 +80,17 @@ def prepare_label_keys(pod: dict[str, Any], features: FeatureGates) -> None:
         raise invalid(pod, errors)
 
 
-def _validate(terms: list[tuple[str, dict[str, Any]]], constraints: list[tuple[str, dict[str, Any]]],
-              spread_merge: bool, labels: Mapping[str, Any]) -> list[str]:
+def _validate(
+    terms: list[tuple[str, dict[str, Any]]],
+    constraints: list[tuple[str, dict[str, Any]]],
+    spread_merge: bool,
+    labels: Mapping[str, Any],
+) -> list[str]:
     errors: list[str] = []
     for path, term in terms:
-        errors += label_keys_errors(path, _keys(term, MATCH, path), _keys(term, MISMATCH, path),
-                                    term.get("labelSelector"))
+        errors += label_keys_errors(
+            path, _keys(term, MATCH, path), _keys(term, MISMATCH, path), term.get("labelSelector")
+        )
     for path, c in constraints:
         keys = _keys(c, MATCH, path)
         if spread_merge:
@@ -120,9 +128,14 @@ def merge_label_keys(holder: dict[str, Any], labels: Mapping[str, Any], fields: 
     if not isinstance(selector, dict) or not any(holder.get(name) for name, _ in fields):
         return
     existing = _list(selector.get("matchExpressions"))
-    added = [requirement for name, operator in fields for key in _list(holder.get(name))
-             if isinstance(key, str) and key in labels
-             and (requirement := merged_requirement(key, operator, labels[key])) not in existing]
+    added = [
+        requirement
+        for name, operator in fields
+        for key in _list(holder.get(name))
+        if isinstance(key, str)
+        and key in labels
+        and (requirement := merged_requirement(key, operator, labels[key])) not in existing
+    ]
     if added:
         selector["matchExpressions"] = [*existing, *added]
 
@@ -141,8 +154,11 @@ def label_keys_errors(path: str, match: tuple[str, ...], mismatch: tuple[str, ..
         if selector is None:
             errors.append(f"{path}.{name}: {NO_SELECTOR}")
             continue
-        errors += [f"{path}.{name}[{i}]: Invalid value: {_quote(key)}: {problem}"
-                   for i, key in enumerate(keys) if (problem := qualified_name_error(key)) is not None]
+        errors += [
+            f"{path}.{name}[{i}]: Invalid value: {_quote(key)}: {problem}"
+            for i, key in enumerate(keys)
+            if (problem := qualified_name_error(key)) is not None
+        ]
     if isinstance(selector, dict):
         index = {key: i for i, key in enumerate(match)}
         seen = {str(k) for k in (selector.get("matchLabels") or {})}
@@ -151,12 +167,17 @@ def label_keys_errors(path: str, match: tuple[str, ...], mismatch: tuple[str, ..
             if not isinstance(key, str):
                 continue
             if key in index and key in seen:
-                errors.append(f"{path}[{index[key]}]: Invalid value: {_quote(key)}: "
-                              "exists in both matchLabelKeys and labelSelector")
+                errors.append(
+                    f"{path}[{index[key]}]: Invalid value: {_quote(key)}: "
+                    "exists in both matchLabelKeys and labelSelector"
+                )
             seen.add(key)
     mismatched = set(mismatch)
-    errors += [f"{path}.{MATCH}[{i}]: Invalid value: {_quote(key)}: exists in both matchLabelKeys and "
-               "mismatchLabelKeys" for i, key in enumerate(match) if key in mismatched]
+    errors += [
+        f"{path}.{MATCH}[{i}]: Invalid value: {_quote(key)}: exists in both matchLabelKeys and mismatchLabelKeys"
+        for i, key in enumerate(match)
+        if key in mismatched
+    ]
     return errors
 
 
@@ -170,8 +191,11 @@ def legacy_spread_errors(path: str, keys: tuple[str, ...], selector: Any, labels
     if isinstance(selector, dict):
         merged = [merged_requirement(k, "In", labels[k]) for k in keys if k in labels]
         taken = {str(k) for k in (selector.get("matchLabels") or {})}
-        taken |= {str(e.get("key")) for e in _list(selector.get("matchExpressions"))
-                  if isinstance(e, dict) and e not in merged}
+        taken |= {
+            str(e.get("key"))
+            for e in _list(selector.get("matchExpressions"))
+            if isinstance(e, dict) and e not in merged
+        }
     else:
         errors.append(f"{path}: {NO_SELECTOR}")
     for i, key in enumerate(keys):
@@ -179,8 +203,7 @@ def legacy_spread_errors(path: str, keys: tuple[str, ...], selector: Any, labels
         if problem is not None:
             errors.append(f"{path}[{i}]: Invalid value: {_quote(key)}: {problem}")
         if key in taken:
-            errors.append(f"{path}[{i}]: Invalid value: {_quote(key)}: exists in both matchLabelKeys and "
-                          "labelSelector")
+            errors.append(f"{path}[{i}]: Invalid value: {_quote(key)}: exists in both matchLabelKeys and labelSelector")
     return errors
 
 

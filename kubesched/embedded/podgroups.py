@@ -32,8 +32,11 @@ def compute_status(group: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) 
     min_member = int((group.get("spec") or {}).get("minMember") or 0)
     phases = [str((p.get("status") or {}).get("phase") or "") for p in pods]
     running, succeeded, failed = phases.count("Running"), phases.count("Succeeded"), phases.count("Failed")
-    scheduled = sum(1 for p, ph in zip(pods, phases, strict=True)
-                    if (p.get("spec") or {}).get("nodeName") and ph not in ("Succeeded", "Failed"))
+    scheduled = sum(
+        1
+        for p, ph in zip(pods, phases, strict=True)
+        if (p.get("spec") or {}).get("nodeName") and ph not in ("Succeeded", "Failed")
+    )
     status.update(scheduled=scheduled, running=running, succeeded=succeeded, failed=failed)
     if len(pods) < min_member:
         status["phase"] = "Pending"
@@ -48,8 +51,10 @@ def compute_status(group: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) 
     if min_member and succeeded >= min_member:
         status["phase"] = "Finished"
     if status["phase"] != "Pending" and phase in ("", "Pending") and pods:
-        owners = sorted(f"{(pods[0].get('metadata') or {}).get('namespace')}/{ref.get('name')}"
-                        for ref in (pods[0].get("metadata") or {}).get("ownerReferences") or [])
+        owners = sorted(
+            f"{(pods[0].get('metadata') or {}).get('namespace')}/{ref.get('name')}"
+            for ref in (pods[0].get("metadata") or {}).get("ownerReferences") or []
+        )
         if owners:
             status["occupiedBy"] = ",".join(owners)
     return status

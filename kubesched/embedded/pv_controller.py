@@ -112,8 +112,14 @@ class PVController:
         if self.match_attributes_class:
             volumes = [v for v in volumes if not volume_attributes_class_mismatch(claim, v)]
         # Volumes pre-bound to this claim (a user's claimRef, or VolumeBinding's PreBind) come first.
-        pre_bound = next((v for v in volumes if v.is_bound_to(claim) and v.capacity >= claim.request
-                          and v.volume_mode == claim.volume_mode), None)
+        pre_bound = next(
+            (
+                v
+                for v in volumes
+                if v.is_bound_to(claim) and v.capacity >= claim.request and v.volume_mode == claim.volume_mode
+            ),
+            None,
+        )
         if pre_bound is not None:
             self._bind(pre_bound, claim)
             return
@@ -142,8 +148,11 @@ class PVController:
         if self.cluster.lookup("PersistentVolume", None, name) is not None:
             return
         spec: dict[str, Any] = {
-            "capacity": {"storage": ((claim.raw.get("spec") or {}).get("resources") or {})
-                         .get("requests", {}).get("storage", "0")},
+            "capacity": {
+                "storage": ((claim.raw.get("spec") or {}).get("resources") or {})
+                .get("requests", {})
+                .get("storage", "0")
+            },
             "accessModes": list(claim.access_modes),
             "persistentVolumeReclaimPolicy": str(sc.get("reclaimPolicy") or "Delete"),
             "storageClassName": claim.storage_class,
@@ -154,8 +163,13 @@ class PVController:
         if selected_node is not None:
             node = self.cluster.lookup("Node", None, selected_node)
             hostname = ((node or {}).get("metadata", {}).get("labels") or {}).get(HOSTNAME_LABEL, selected_node)
-            spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                {"key": HOSTNAME_LABEL, "operator": "In", "values": [hostname]}]}]}}
+            spec["nodeAffinity"] = {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": HOSTNAME_LABEL, "operator": "In", "values": [hostname]}]}
+                    ]
+                }
+            }
         pv = {
             "apiVersion": "v1",
             "kind": "PersistentVolume",
@@ -237,8 +251,7 @@ class PVController:
         self.warnings.append(f"pvc {claim.key}: {text}")
 
 
-def _smallest_immediate_match(claim: PersistentVolumeClaim, volumes: list[PersistentVolume]
-                              ) -> PersistentVolume | None:
+def _smallest_immediate_match(claim: PersistentVolumeClaim, volumes: list[PersistentVolume]) -> PersistentVolume | None:
     """FindMatchingVolume without a node: the smallest Available volume of the claim's class that
     fits its size, volume mode, selector and access modes."""
     best: PersistentVolume | None = None
@@ -259,5 +272,11 @@ def _smallest_immediate_match(claim: PersistentVolumeClaim, volumes: list[Persis
 
 
 def _claim_ref(claim: PersistentVolumeClaim) -> dict[str, str]:
-    return {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": claim.namespace,
-            "name": claim.name, "uid": claim.meta.uid, "resourceVersion": claim.meta.resource_version}
+    return {
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": claim.namespace,
+        "name": claim.name,
+        "uid": claim.meta.uid,
+        "resourceVersion": claim.meta.resource_version,
+    }

@@ -56,23 +56,30 @@ def _status(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def is_pod_done(pod: Mapping[str, Any]) -> bool:
     """isPodDone: it ran to completion, or was deleted before it was scheduled."""
-    return (_status(pod).get("phase") in ("Succeeded", "Failed")
-            or bool(_meta(pod).get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName")))
+    return _status(pod).get("phase") in ("Succeeded", "Failed") or bool(
+        _meta(pod).get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName")
+    )
 
 
 def is_for_pod(pod: Mapping[str, Any], claim: Mapping[str, Any]) -> bool:
     """The claim is in the pod's namespace and the pod is its controller."""
     uid = _meta(pod).get("uid")
-    return (_meta(claim).get("namespace") == _meta(pod).get("namespace")
-            and any(r.get("controller") is True and r.get("uid") == uid
-                    for r in _meta(claim).get("ownerReferences") or () if isinstance(r, Mapping)))
+    return _meta(claim).get("namespace") == _meta(pod).get("namespace") and any(
+        r.get("controller") is True and r.get("uid") == uid
+        for r in _meta(claim).get("ownerReferences") or ()
+        if isinstance(r, Mapping)
+    )
 
 
 def owning_pod(claim: Mapping[str, Any]) -> tuple[str, str]:
     """The pod controlling the claim (name, uid), or ("", "")."""
     for ref in _meta(claim).get("ownerReferences") or ():
-        if isinstance(ref, Mapping) and ref.get("controller") is True and ref.get("apiVersion") == "v1" \
-                and ref.get("kind") == "Pod":
+        if (
+            isinstance(ref, Mapping)
+            and ref.get("controller") is True
+            and ref.get("apiVersion") == "v1"
+            and ref.get("kind") == "Pod"
+        ):
             return str(ref.get("name") or ""), str(ref.get("uid") or "")
     return "", ""
 
@@ -82,8 +89,11 @@ def generate_name_base(pod_name: str, claim: str) -> str:
     the whole would leave no room for the random suffix."""
     base = f"{pod_name}-{claim}-"
     if len(base) > MAX_BASE_LENGTH:
-        base = (pod_name[:len(pod_name) * MAX_BASE_LENGTH // len(base)] + "-"
-                + claim[:len(claim) * MAX_BASE_LENGTH // len(base)])
+        base = (
+            pod_name[: len(pod_name) * MAX_BASE_LENGTH // len(base)]
+            + "-"
+            + claim[: len(claim) * MAX_BASE_LENGTH // len(base)]
+        )
     return base
 
 
@@ -126,8 +136,9 @@ class ResourceClaimController:
 
     # -- wiring ---------------------------------------------------------------------------------------
     def start(self) -> None:
-        self._watch = self.cluster.watch(("Pod", "ResourceClaim", "ResourceClaimTemplate"), self.handle_event,
-                                         private_copies=False)
+        self._watch = self.cluster.watch(
+            ("Pod", "ResourceClaim", "ResourceClaimTemplate"), self.handle_event, private_copies=False
+        )
         for claim in self.cluster.list("ResourceClaim")[0]:
             self._index_claim(claim, deleted=False)
         for pod in self.cluster.list("Pod")[0]:
@@ -276,8 +287,10 @@ class ResourceClaimController:
     def _reserved_for(self, claim: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
         """Whether the claim is reserved for the pod; the uids are gathered once per stored claim version."""
         if self._reserved[0] is not claim:
-            self._reserved = (claim, frozenset(r.get("uid") for r in _status(claim).get("reservedFor") or ()
-                                               if isinstance(r, Mapping)))
+            self._reserved = (
+                claim,
+                frozenset(r.get("uid") for r in _status(claim).get("reservedFor") or () if isinstance(r, Mapping)),
+            )
         return _meta(pod).get("uid") in self._reserved[1]
 
     # -- pods -----------------------------------------------------------------------------------------
@@ -344,8 +357,10 @@ class ResourceClaimController:
         namespace = str(_meta(pod).get("namespace") or "default")
         template = self.cluster.lookup("ResourceClaimTemplate", namespace, template_name)
         if template is None:
-            raise ClaimCreationError(f'resource claim template "{template_name}": '
-                                     f'resourceclaimtemplate.resource.k8s.io "{template_name}" not found')
+            raise ClaimCreationError(
+                f'resource claim template "{template_name}": '
+                f'resourceclaimtemplate.resource.k8s.io "{template_name}" not found'
+            )
         spec = template.get("spec") or {}
         requests = ((spec.get("spec") or {}).get("devices") or {}).get("requests") or []
         if not self.admin_access and any((r.get("exactly") or {}).get("adminAccess") for r in requests):
@@ -355,12 +370,21 @@ class ResourceClaimController:
         claim_meta = spec.get("metadata") or {}
         pod_meta = _meta(pod)
         claim = {
-            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
             "metadata": {
                 "generateName": generate_name_base(str(pod_meta.get("name")), pod_claim),
                 "namespace": namespace,
-                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod_meta.get("name"),
-                                     "uid": pod_meta.get("uid"), "controller": True, "blockOwnerDeletion": True}],
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "name": pod_meta.get("name"),
+                        "uid": pod_meta.get("uid"),
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
                 "annotations": {**(claim_meta.get("annotations") or {}), POD_CLAIM_NAME_ANNOTATION: pod_claim},
                 **({"labels": dict(claim_meta["labels"])} if claim_meta.get("labels") else {}),
             },
@@ -390,20 +414,38 @@ class ResourceClaimController:
 
     def _reserve(self, claim: Mapping[str, Any], pod: Mapping[str, Any]) -> None:
         """reserveForPod."""
-        new = {**claim, "status": {**_status(claim), "reservedFor": [
-            *(_status(claim).get("reservedFor") or []),
-            {"resource": "pods", "name": _meta(pod).get("name"), "uid": _meta(pod).get("uid")}]}}
+        new = {
+            **claim,
+            "status": {
+                **_status(claim),
+                "reservedFor": [
+                    *(_status(claim).get("reservedFor") or []),
+                    {"resource": "pods", "name": _meta(pod).get("name"), "uid": _meta(pod).get("uid")},
+                ],
+            },
+        }
         self.cluster.update_status(new)
 
     def _report(self, pod: Mapping[str, Any], message: str) -> None:
         meta = _meta(pod)
         namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name"))
-        self.cluster.record_event({
-            "metadata": {"namespace": namespace},
-            "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name,
-                               "uid": meta.get("uid")},
-            "type": "Warning", "reason": "FailedResourceClaimCreation", "message": message,
-            "source": {"component": EVENT_SOURCE}, "reportingController": EVENT_SOURCE})
+        self.cluster.record_event(
+            {
+                "metadata": {"namespace": namespace},
+                "involvedObject": {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "namespace": namespace,
+                    "name": name,
+                    "uid": meta.get("uid"),
+                },
+                "type": "Warning",
+                "reason": "FailedResourceClaimCreation",
+                "message": message,
+                "source": {"component": EVENT_SOURCE},
+                "reportingController": EVENT_SOURCE,
+            }
+        )
         self.not_made[f"{namespace}/{name}"] = message
 
     # -- claims ---------------------------------------------------------------------------------------

@@ -86,14 +86,20 @@ class HTTPExtender:
             kept = [str(n) for n in _sequence(names, "NodeNames", self.name)]
         elif node_list is not None:
             items = _get(_mapping(node_list, "filter", self.name), "Items") or []
-            kept = [str(((item or {}).get("metadata") or {}).get("name") or "")
-                    for item in _sequence(items, "Nodes.items", self.name)]
+            kept = [
+                str(((item or {}).get("metadata") or {}).get("name") or "")
+                for item in _sequence(items, "Nodes.items", self.name)
+            ]
         for name in kept:
             if name not in known:
                 raise ExtenderError(
-                    f'extender "{self.name}" claims a filtered node "{name}" which is not found in the input node list')
-        return FilterAnswer(kept, _failed(_get(answer, "FailedNodes"), self.name),
-                            _failed(_get(answer, "FailedAndUnresolvableNodes"), self.name))
+                    f'extender "{self.name}" claims a filtered node "{name}" which is not found in the input node list'
+                )
+        return FilterAnswer(
+            kept,
+            _failed(_get(answer, "FailedNodes"), self.name),
+            _failed(_get(answer, "FailedAndUnresolvableNodes"), self.name),
+        )
 
     def prioritize(self, pod: Pod, nodes: Sequence[NodeInfo]) -> tuple[dict[str, int], int]:
         """Node -> score (0..10) and this extender's weight; no verb means zero for all, weight 0."""
@@ -109,19 +115,30 @@ class HTTPExtender:
             scores[str(_get(entry, "Host") or "")] = score
         return scores, self.config.weight
 
-    def process_preemption(self, pod: Pod, victims: Mapping[str, Victims],
-                           node_infos: Mapping[str, NodeInfo]) -> dict[str, Victims]:
+    def process_preemption(
+        self, pod: Pod, victims: Mapping[str, Victims], node_infos: Mapping[str, NodeInfo]
+    ) -> dict[str, Victims]:
         """Ask the preempt verb which candidate nodes and victims it accepts."""
         if not self.config.preempt_verb:
             raise ExtenderError(f"preempt verb is not defined for extender {self.name} but run with interest")
         if self.config.node_cache_capable:
-            args: dict[str, Any] = {"Pod": pod.raw, "NodeNameToVictims": None, "NodeNameToMetaVictims": {
-                node: {"Pods": [{"UID": p.uid} for p in v.pods], "NumPDBViolations": v.num_pdb_violations}
-                for node, v in victims.items()}}
+            args: dict[str, Any] = {
+                "Pod": pod.raw,
+                "NodeNameToVictims": None,
+                "NodeNameToMetaVictims": {
+                    node: {"Pods": [{"UID": p.uid} for p in v.pods], "NumPDBViolations": v.num_pdb_violations}
+                    for node, v in victims.items()
+                },
+            }
         else:
-            args = {"Pod": pod.raw, "NodeNameToMetaVictims": None, "NodeNameToVictims": {
-                node: {"Pods": [p.raw for p in v.pods], "NumPDBViolations": v.num_pdb_violations}
-                for node, v in victims.items()}}
+            args = {
+                "Pod": pod.raw,
+                "NodeNameToMetaVictims": None,
+                "NodeNameToVictims": {
+                    node: {"Pods": [p.raw for p in v.pods], "NumPDBViolations": v.num_pdb_violations}
+                    for node, v in victims.items()
+                },
+            }
         answer = _mapping(self.transport.send(self.config.preempt_verb, args), "preempt", self.name)
         out: dict[str, Victims] = {}
         for node, meta in (_mapping(_get(answer, "NodeNameToMetaVictims") or {}, "preempt", self.name)).items():
@@ -137,8 +154,10 @@ class HTTPExtender:
             for entry in _sequence(_get(meta, "Pods") or [], "Pods", self.name):
                 uid = str(_get(_mapping(entry, "preempt", self.name), "UID") or "")
                 if uid not in by_uid:
-                    raise ExtenderError(f"extender: {self.name} claims to preempt pod (UID: {uid}) on node: "
-                                        f"{node}, but the pod is not found on that node")
+                    raise ExtenderError(
+                        f"extender: {self.name} claims to preempt pod (UID: {uid}) on node: "
+                        f"{node}, but the pod is not found on that node"
+                    )
                 pods.append(by_uid[uid])
             out[node] = Victims(pods, int(_get(meta, "NumPDBViolations") or 0))
         return out

@@ -47,13 +47,18 @@ def build_extenders(configs: Iterable[Mapping[str, Any]]) -> list[HTTPExtender]:
 
 def ignored_by_scheduler(configs: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
     """Managed resources the scheduler's own NodeResourcesFit must not check."""
-    return tuple(str(r.get("name")) for raw in configs for r in raw.get("managedResources") or ()
-                 if r.get("ignoredByScheduler"))
+    return tuple(
+        str(r.get("name")) for raw in configs for r in raw.get("managedResources") or () if r.get("ignoredByScheduler")
+    )
 
 
-def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod: Pod, nodes: list[NodeInfo],
-                                   statuses: dict[str, Status],
-                                   verdicts: dict[str, Any] | None = None) -> list[NodeInfo]:
+def find_nodes_that_pass_extenders(
+    extenders: Sequence[Extender],
+    pod: Pod,
+    nodes: list[NodeInfo],
+    statuses: dict[str, Status],
+    verdicts: dict[str, Any] | None = None,
+) -> list[NodeInfo]:
     """The feasible nodes every interested extender keeps; rejections go into ``statuses``.
 
     Raises ExtenderError when a non-ignorable extender fails.
@@ -89,15 +94,18 @@ def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod: Pod, node
                 statuses[name] = Status(earlier.code, (*earlier.reasons, msg), plugin=earlier.plugin)
         if verdicts is not None:
             verdicts.setdefault("filter", {})[ext.name] = {
-                "nodes": list(answer.nodes), "failedNodes": dict(answer.failed),
-                "failedAndUnresolvableNodes": dict(answer.failed_and_unresolvable)}
+                "nodes": list(answer.nodes),
+                "failedNodes": dict(answer.failed),
+                "failedAndUnresolvableNodes": dict(answer.failed_and_unresolvable),
+            }
         by_name = {n.name: n for n in nodes}
         nodes = [by_name[name] for name in answer.nodes]
     return nodes
 
 
-def prioritize(extenders: Sequence[Extender], pod: Pod, nodes: Sequence[NodeInfo],
-               verdicts: dict[str, Any] | None = None) -> dict[str, list[int]]:
+def prioritize(
+    extenders: Sequence[Extender], pod: Pod, nodes: Sequence[NodeInfo], verdicts: dict[str, Any] | None = None
+) -> dict[str, list[int]]:
     """Extender name -> final score per node of ``nodes`` (score x weight x 100 / 10)."""
     out: dict[str, list[int]] = {}
     scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
@@ -118,8 +126,9 @@ def prioritize(extenders: Sequence[Extender], pod: Pod, nodes: Sequence[NodeInfo
     return out
 
 
-def extenders_binding(extenders: Sequence[Extender], pod: Pod, node: str,
-                      verdicts: dict[str, Any] | None = None) -> tuple[bool, Status | None]:
+def extenders_binding(
+    extenders: Sequence[Extender], pod: Pod, node: str, verdicts: dict[str, Any] | None = None
+) -> tuple[bool, Status | None]:
     """(True, status) when an extender took the binding; (False, None) for the Bind plugins to do it."""
     for ext in extenders:
         if not ext.is_binder() or not ext.is_interested(pod):
@@ -130,8 +139,9 @@ def extenders_binding(extenders: Sequence[Extender], pod: Pod, node: str,
             if verdicts is not None:
                 verdicts.setdefault("bind", {})[ext.name] = str(err)
             if ext.is_ignorable():
-                log.info("skipping extender %s in bind as it returned error and has ignorable flag set: %s",
-                         ext.name, err)
+                log.info(
+                    "skipping extender %s in bind as it returned error and has ignorable flag set: %s", ext.name, err
+                )
                 continue
             return True, Status(Code.ERROR, (str(err),), plugin=EXTENDER_NAME, error=err)
         if verdicts is not None:

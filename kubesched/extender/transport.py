@@ -44,7 +44,7 @@ class CallableTransport:
 
     def __init__(self, url_prefix: str) -> None:
         self.url_prefix = url_prefix
-        self.fn = load_callable(url_prefix[len(PYTHON_SCHEME):])
+        self.fn = load_callable(url_prefix[len(PYTHON_SCHEME) :])
 
     def send(self, verb: str, args: Any) -> Any:
         try:
@@ -77,8 +77,10 @@ class HTTPTransport:
         self.url_prefix = config.url_prefix.rstrip("/")
         parts = urlsplit(self.url_prefix)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f'extender urlPrefix "{config.url_prefix}": expected http(s)://host[:port]/path '
-                             f"or {PYTHON_SCHEME}package.module:function")
+            raise ValueError(
+                f'extender urlPrefix "{config.url_prefix}": expected http(s)://host[:port]/path '
+                f"or {PYTHON_SCHEME}package.module:function"
+            )
         self.https = parts.scheme == "https"
         self.host = parts.hostname
         self.port = parts.port
@@ -92,8 +94,9 @@ class HTTPTransport:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             if self.https:
-                conn = _HTTPSConnection(self.host, self.port, timeout=self.timeout, context=self.context,
-                                        server_name=self.server_name)
+                conn = _HTTPSConnection(
+                    self.host, self.port, timeout=self.timeout, context=self.context, server_name=self.server_name
+                )
             else:
                 conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
             self._local.conn = conn
@@ -137,8 +140,9 @@ class HTTPTransport:
 class _HTTPSConnection(http.client.HTTPSConnection):
     """HTTPS with tlsConfig.serverName as the name checked (and sent as SNI) instead of the host."""
 
-    def __init__(self, host: str, port: int | None, *, timeout: float, context: ssl.SSLContext | None,
-                 server_name: str) -> None:
+    def __init__(
+        self, host: str, port: int | None, *, timeout: float, context: ssl.SSLContext | None, server_name: str
+    ) -> None:
         super().__init__(host, port, timeout=timeout, context=context)
         self._server_name = server_name
         self._ctx = context

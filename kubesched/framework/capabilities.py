@@ -47,19 +47,24 @@ class FitChecks(Protocol):
     """A Filter's verdict for the cycle's pod as arithmetic on a node's pod count and requested
     resources (NodeResourcesFit's: pod slots, then each resource the pod asks for)."""
 
-    def shortages(self, allocatable: Mapping[str, int], requested: Mapping[str, int], num_pods: int,
-                  adding: Mapping[str, int] | None = None) -> tuple[str, ...]:
+    def shortages(
+        self,
+        allocatable: Mapping[str, int],
+        requested: Mapping[str, int],
+        num_pods: int,
+        adding: Mapping[str, int] | None = None,
+    ) -> tuple[str, ...]:
         """The reasons Filter rejects a node offering ``allocatable`` that hosts ``num_pods`` pods
         requesting ``requested`` in all, and one more pod requesting ``adding`` when that is given;
         empty when the pod fits."""
         ...
 
-    def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,
-                         extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
+    def filter_with_pods(
+        self, snapshot: Snapshot, rows: np.ndarray, extras: Sequence[Sequence[Pod]]
+    ) -> list[Status | None]:
         """Filter's verdict on each snapshot row of ``rows`` as if the pods ``extras[k]`` were placed on
         the k-th row too (None: it passes). Vectorised over the rows."""
         ...
-
 
 
 @runtime_checkable
@@ -72,18 +77,21 @@ class ShiftedFitChecks(FitChecks, Protocol):
     @property
     def shape(self) -> Hashable: ...
 
-    def shortages_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
-                          requested_delta: Callable[[str], np.ndarray]) -> BatchFilterResult:
+    def shortages_shifted(
+        self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray, requested_delta: Callable[[str], np.ndarray]
+    ) -> BatchFilterResult:
         """Filter's verdict on each snapshot row of ``rows`` with its pod count changed by ``pods_delta``
         and its requests of a resource by ``requested_delta(resource)`` (both per row): what
         :meth:`FitChecks.shortages` answers there, an Unschedulable status per rejection."""
         ...
 
-    def filter_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
-                       requested_delta: Callable[[str], np.ndarray]) -> BatchFilterResult:
+    def filter_shifted(
+        self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray, requested_delta: Callable[[str], np.ndarray]
+    ) -> BatchFilterResult:
         """:meth:`FitChecks.filter_with_pods` with the pods added to each row given by their count and
         the sums of their requests (per row, as for :meth:`shortages_shifted`), as a batch result."""
         ...
+
 
 @runtime_checkable
 class FitFilterPlugin(FilterPlugin, Protocol):
@@ -120,8 +128,12 @@ GateHolders = Mapping[tuple[str, str], Callable[[Pod, ClusterEvent], bool]]
 
 def gate_holders(pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]]) -> GateHolders:
     """The gate checks of each profile's PreEnqueue plugins that offer one."""
-    return {(profile, plugin.name): plugin.gate_holds_through for profile, plugins in pre_enqueue.items()
-            for plugin in plugins if isinstance(plugin, GateHoldingPreEnqueuePlugin)}
+    return {
+        (profile, plugin.name): plugin.gate_holds_through
+        for profile, plugins in pre_enqueue.items()
+        for plugin in plugins
+        if isinstance(plugin, GateHoldingPreEnqueuePlugin)
+    }
 
 
 def reads_node_only(plugin: object) -> bool:

@@ -24,8 +24,9 @@ class NodeToStatus(dict[str, Status]):
 
     __slots__ = ("absent",)
 
-    def __init__(self, statuses: Mapping[str, Status] | Iterable[tuple[str, Status]] = (),
-                 absent: Status | None = None) -> None:
+    def __init__(
+        self, statuses: Mapping[str, Status] | Iterable[tuple[str, Status]] = (), absent: Status | None = None
+    ) -> None:
         super().__init__(statuses)
         self.absent = absent if absent is not None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
@@ -67,12 +68,17 @@ class FitError(Exception):
         self.diagnosis = diagnosis
 
     def __str__(self) -> str:
-        return fit_error_message(self.num_all_nodes, self.diagnosis.node_status,
-                                 self.diagnosis.pre_filter_msg, self.diagnosis.post_filter_msg)
+        return fit_error_message(
+            self.num_all_nodes,
+            self.diagnosis.node_status,
+            self.diagnosis.pre_filter_msg,
+            self.diagnosis.post_filter_msg,
+        )
 
 
-def fit_error_message(num_all_nodes: int, node_status: Mapping[str, Status], pre_filter_msg: str = "",
-                      post_filter_msg: str = "") -> str:
+def fit_error_message(
+    num_all_nodes: int, node_status: Mapping[str, Status], pre_filter_msg: str = "", post_filter_msg: str = ""
+) -> str:
     """``0/N nodes are available: <sorted histogram of reasons>. <post filter message>.``
 
     Nodes ``node_status`` does not list count under the reasons of its absent-node status (a

@@ -71,8 +71,9 @@ class Extender(Protocol):
         """Node name -> score (0..MaxExtenderPriority), and this extender's weight."""
         ...
 
-    def process_preemption(self, pod: Pod, victims: Mapping[str, Victims],
-                           node_infos: Mapping[str, NodeInfo]) -> dict[str, Victims]:
+    def process_preemption(
+        self, pod: Pod, victims: Mapping[str, Victims], node_infos: Mapping[str, NodeInfo]
+    ) -> dict[str, Victims]:
         """The candidate nodes (and victims on each) the extender accepts of ``victims``."""
         ...
 

@@ -135,16 +135,17 @@ class Handle(Protocol):
         ...
 
     # -- running other plugins (preemption's dry runs) ----------------------------------------------
-    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod,
-                                         node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None:
         """Tell every PreFilter plugin with extensions that ``pod_to_add`` now sits on ``node_info``."""
         ...
 
-    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod,
-                                            node_info: NodeInfo) -> Status | None: ...
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
 
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
-                                               node_info: NodeInfo) -> Status | None:
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """All Filter plugins on one node, counting higher-or-equal-priority nominated pods there."""
         ...
 

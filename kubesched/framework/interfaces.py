@@ -66,14 +66,20 @@ class ActionType(IntFlag):
 
 #: kube-scheduler's spelling of each single action, as it appears in event labels (``NodeUpdateNodeLabel``).
 ACTION_NAMES: dict[int, str] = {
-    ActionType.ADD: "Add", ActionType.DELETE: "Delete",
-    ActionType.UPDATE_NODE_ALLOCATABLE: "UpdateNodeAllocatable", ActionType.UPDATE_NODE_LABEL: "UpdateNodeLabel",
-    ActionType.UPDATE_NODE_TAINT: "UpdateNodeTaint", ActionType.UPDATE_NODE_CONDITION: "UpdateNodeCondition",
-    ActionType.UPDATE_NODE_ANNOTATION: "UpdateNodeAnnotation", ActionType.UPDATE_POD_LABEL: "UpdatePodLabel",
-    ActionType.UPDATE_POD_SCALE_DOWN: "UpdatePodScaleDown", ActionType.UPDATE_POD_TOLERATION: "UpdatePodToleration",
+    ActionType.ADD: "Add",
+    ActionType.DELETE: "Delete",
+    ActionType.UPDATE_NODE_ALLOCATABLE: "UpdateNodeAllocatable",
+    ActionType.UPDATE_NODE_LABEL: "UpdateNodeLabel",
+    ActionType.UPDATE_NODE_TAINT: "UpdateNodeTaint",
+    ActionType.UPDATE_NODE_CONDITION: "UpdateNodeCondition",
+    ActionType.UPDATE_NODE_ANNOTATION: "UpdateNodeAnnotation",
+    ActionType.UPDATE_POD_LABEL: "UpdatePodLabel",
+    ActionType.UPDATE_POD_SCALE_DOWN: "UpdatePodScaleDown",
+    ActionType.UPDATE_POD_TOLERATION: "UpdatePodToleration",
     ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED: "UpdatePodSchedulingGatesEliminated",
     ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM: "UpdatePodGeneratedResourceClaim",
-    ActionType.ALL: "All", ActionType.UPDATE: "Update",
+    ActionType.ALL: "All",
+    ActionType.UPDATE: "Update",
 }
 
 
@@ -233,8 +239,7 @@ class EnqueueExtensions(Plugin, Protocol):
 
 class PreFilterExtensions(Protocol):
     def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status | None: ...
-    def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod,
-                   node_info: NodeInfo) -> Status | None: ...
+    def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status | None: ...
 
 
 @runtime_checkable
@@ -250,8 +255,9 @@ class FilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class BatchFilterPlugin(FilterPlugin, Protocol):
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult | None:
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray
+    ) -> BatchFilterResult | None:
         """The verdicts on the snapshot rows ``indices``; None to have ``filter`` called node by node
         instead (for a cycle whose verdicts the batch form cannot give)."""
         ...
@@ -259,8 +265,9 @@ class BatchFilterPlugin(FilterPlugin, Protocol):
 
 @runtime_checkable
 class PostFilterPlugin(Plugin, Protocol):
-    def post_filter(self, state: CycleState, pod: Pod,
-                    filtered_node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status | None]: ...
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
 
 
 @runtime_checkable
@@ -318,4 +325,3 @@ class BindPlugin(Plugin, Protocol):
 @runtime_checkable
 class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
-

@@ -67,8 +67,9 @@ class NominatedSums:
         #: uid -> (row, pod) of every nominated pod counted.
         self._where: dict[str, tuple[int, Pod]] = {}
 
-    def gather(self, view: Mapping[str, tuple[Pod, ...]], snapshot: Snapshot, pod: Pod, rows: np.ndarray,
-               name: str) -> np.ndarray | None:
+    def gather(
+        self, view: Mapping[str, tuple[Pod, ...]], snapshot: Snapshot, pod: Pod, rows: np.ndarray, name: str
+    ) -> np.ndarray | None:
         """The sum for resource ``name`` on each of ``rows``, ``pod``'s own nomination left out; None when
         no counted pod asks for it."""
         self._renew(view, snapshot)

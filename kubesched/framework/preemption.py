@@ -84,13 +84,13 @@ class PreemptionPolicy(Protocol):
 
     def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]: ...
 
-    def pod_eligible_to_preempt_others(self, pod: Pod,
-                                       nominated_node_status: Status | None) -> tuple[bool, str]:
+    def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
         """Whether ``pod`` may preempt at all, and why not."""
         ...
 
-    def select_victims_on_node(self, state: CycleState, pod: Pod, node_info: NodeInfo,
-                               pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
+    def select_victims_on_node(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> tuple[list[Pod], int, Status | None]:
         """Victims on ``node_info`` (a clone, as is ``state``) and the number violating a PDB."""
         ...
 
@@ -190,20 +190,31 @@ def default_score_funcs(nodes_to_victims: Mapping[str, Victims], now: datetime) 
         earliest = earliest_pod_start_time(nodes_to_victims[node], now)
         return MIN_INT64 if earliest is None else _unix_nano(earliest)
 
-    return [fewest_pdb_violations, lowest_top_priority, smallest_priority_sum, fewest_victims,
-            latest_start_of_top_victims]
+    return [
+        fewest_pdb_violations,
+        lowest_top_priority,
+        smallest_priority_sum,
+        fewest_victims,
+        latest_start_of_top_victims,
+    ]
 
 
 def _default_scores(victims: Victims, now: datetime) -> tuple[int, int, int, int, int]:
     """One node's scores by :func:`default_score_funcs`' criteria, most significant first."""
     pods = victims.pods
     earliest = earliest_pod_start_time(victims, now)
-    return (-victims.num_pdb_violations, -pods[0].priority, -sum(p.priority + MAX_INT32 + 1 for p in pods),
-            -len(pods), MIN_INT64 if earliest is None else _unix_nano(earliest))
+    return (
+        -victims.num_pdb_violations,
+        -pods[0].priority,
+        -sum(p.priority + MAX_INT32 + 1 for p in pods),
+        -len(pods),
+        MIN_INT64 if earliest is None else _unix_nano(earliest),
+    )
 
 
-def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], score_funcs: list[ScoreFunc] | None,
-                                 now: datetime) -> str:
+def pick_one_node_for_preemption(
+    nodes_to_victims: Mapping[str, Victims], score_funcs: list[ScoreFunc] | None, now: datetime
+) -> str:
     """The node to preempt on: the best by each score function in turn; remaining ties -> first.
 
     Candidates are considered in ``nodes_to_victims`` order (kube-scheduler iterates a Go map, so any
@@ -232,8 +243,9 @@ def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], score_
     return remaining[0]
 
 
-def nodes_where_preemption_might_help(nodes: Sequence[NodeInfo], statuses: Mapping[str, Status],
-                                      absent: Status | None = None) -> tuple[list[NodeInfo], dict[str, Status]]:
+def nodes_where_preemption_might_help(
+    nodes: Sequence[NodeInfo], statuses: Mapping[str, Status], absent: Status | None = None
+) -> tuple[list[NodeInfo], dict[str, Status]]:
     """Nodes whose filters said plain Unschedulable; the rest are reported as not helped.
 
     A node absent from ``statuses`` has the ``absent`` status (v1.34's absent-nodes status), else it is
@@ -247,8 +259,11 @@ def nodes_where_preemption_might_help(nodes: Sequence[NodeInfo], statuses: Mappi
     # By status object: nodes rejected alike share one.
     distinct = dict(zip(map(id, statuses.values()), statuses.values(), strict=True))
     codes = {key: code_of(listed) for key, listed in distinct.items()}
-    if (len(statuses) == len(nodes) and all(code is Code.UNSCHEDULABLE for code in codes.values())
-            and all(map(statuses.__contains__, map(attrgetter("name"), nodes)))):
+    if (
+        len(statuses) == len(nodes)
+        and all(code is Code.UNSCHEDULABLE for code in codes.values())
+        and all(map(statuses.__contains__, map(attrgetter("name"), nodes)))
+    ):
         return list(nodes), not_helped  # every node rejected, and only for what preemption may change
     for info in nodes:
         name = info.name
@@ -291,8 +306,9 @@ class _CandidateList:
         return len(self.items)
 
 
-def _extender_victims(ext: Extender, pod: Pod, victims: dict[str, Victims], infos: Mapping[str, NodeInfo],
-                      verdicts: dict[str, Any]) -> dict[str, Victims]:
+def _extender_victims(
+    ext: Extender, pod: Pod, victims: dict[str, Victims], infos: Mapping[str, NodeInfo], verdicts: dict[str, Any]
+) -> dict[str, Victims]:
     """One extender's preempt verb: the nodes (and victims) it keeps; what it said goes into
     ``verdicts``. An ignorable extender that fails keeps ``victims`` as they are."""
     try:
@@ -309,8 +325,7 @@ def _extender_victims(ext: Extender, pod: Pod, victims: dict[str, Victims], info
         if not ext.is_ignorable():
             raise ExtenderError(f'expected at least one victim pod on node "{node}"')
         del answer[node]
-    verdicts.setdefault("preempt", {})[ext.name] = {
-        node: sorted(p.key for p in v.pods) for node, v in answer.items()}
+    verdicts.setdefault("preempt", {})[ext.name] = {node: sorted(p.key for p in v.pods) for node, v in answer.items()}
     return answer
 
 
@@ -344,15 +359,20 @@ class Evaluator:
         return f"PostFilter.{self.plugin_name}"
 
     # 0-5: the whole procedure
-    def preempt(self, pod: Pod,
-                statuses: Mapping[str, Status]) -> tuple[PostFilterResult | None, Status | None]:
+    def preempt(self, pod: Pod, statuses: Mapping[str, Status]) -> tuple[PostFilterResult | None, Status | None]:
         """``(PostFilterResult, None)`` on success; otherwise a status, with a result when the
         preemptor's nomination should be cleared (no candidate at all)."""
         try:
             pod = self._latest(pod)
         except Exception as err:
-            logger.error(err, "Could not get the updated preemptor pod object", "logger", self.logger_name,
-                         "pod", kref(pod.namespace, pod.name))
+            logger.error(
+                err,
+                "Could not get the updated preemptor pod object",
+                "logger",
+                self.logger_name,
+                "pod",
+                kref(pod.namespace, pod.name),
+            )
             return None, Status.from_error(err)
         if (refusal := self._not_eligible(pod, statuses)) is not None:
             return None, refusal
@@ -365,10 +385,17 @@ class Evaluator:
             return None, Status(Code.ERROR, (_aggregate_message(errors),))
         if not candidates:
             if v := logger.v(2):
-                v.info("No preemption candidate is found; preemption is not helpful for scheduling", "logger",
-                       self.logger_name, "pod", kobj(pod))
-            return (PostFilterResult(""),
-                    Status(Code.UNSCHEDULABLE, (fit_error_message(len(node_statuses), node_statuses),)))
+                v.info(
+                    "No preemption candidate is found; preemption is not helpful for scheduling",
+                    "logger",
+                    self.logger_name,
+                    "pod",
+                    kobj(pod),
+                )
+            return (
+                PostFilterResult(""),
+                Status(Code.UNSCHEDULABLE, (fit_error_message(len(node_statuses), node_statuses),)),
+            )
 
         candidates, status = self.call_extenders(pod, candidates)
         if status is not None:
@@ -377,8 +404,15 @@ class Evaluator:
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, (NO_CANDIDATE_MSG,))
         if v := logger.v(2):
-            v.info("the target node for the preemption is determined", "logger", self.logger_name, "node", best.name,
-                   "pod", kobj(pod))
+            v.info(
+                "the target node for the preemption is determined",
+                "logger",
+                self.logger_name,
+                "node",
+                best.name,
+                "pod",
+                kobj(pod),
+            )
         status = self.prepare_candidate(best, pod)
         if not is_success(status):
             return None, status
@@ -389,12 +423,14 @@ class Evaluator:
     def _not_eligible(self, pod: Pod, statuses: Mapping[str, Status]) -> Status | None:
         """Why the preemptor may not preempt (an Unschedulable status), or None when it may."""
         ok, message = self.policy.pod_eligible_to_preempt_others(
-            pod, self.nominated_node_status(statuses, pod.nominated_node_name))
+            pod, self.nominated_node_status(statuses, pod.nominated_node_name)
+        )
         if ok:
             return None
         if v := logger.v(5):
-            v.info("Pod is not eligible for preemption", "logger", self.logger_name, "pod", kobj(pod),
-                   "reason", message)
+            v.info(
+                "Pod is not eligible for preemption", "logger", self.logger_name, "pod", kobj(pod), "reason", message
+            )
         return Status(Code.UNSCHEDULABLE, (message,))
 
     def nominated_node_status(self, statuses: Mapping[str, Status], node: str) -> Status | None:
@@ -452,8 +488,9 @@ class Evaluator:
         return Pod.from_dict(getter("Pod", pod.namespace, pod.name))
 
     # 2) candidates
-    def find_candidates(self, pod: Pod, statuses: Mapping[str, Status]
-                        ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+    def find_candidates(
+        self, pod: Pod, statuses: Mapping[str, Status]
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         """Candidates, the status of every node that is not one, and dry-run error messages."""
         all_nodes = list(self.handle.snapshot.node_infos)
         if not all_nodes:
@@ -462,20 +499,21 @@ class Evaluator:
         potential, not_helped = nodes_where_preemption_might_help(all_nodes, statuses, absent)
         if not potential:
             if v := logger.v(3):
-                v.info("Preemption will not help schedule pod on any node", "logger", self.logger_name,
-                       "pod", kobj(pod))
+                v.info(
+                    "Preemption will not help schedule pod on any node", "logger", self.logger_name, "pod", kobj(pod)
+                )
             if not self.v134:
                 assert self.victim_preemption is not None
                 self.victim_preemption.clear_nominated_node_name([pod])
             return [], self._not_helped(all_nodes, {}, not_helped), []
         pdbs = self.list_pdbs()
         offset, num_candidates = self.policy.get_offset_and_num_candidates(len(potential))
-        candidates, node_statuses, errors = self.dry_run_preemption(
-            pod, potential, pdbs, offset, num_candidates)
+        candidates, node_statuses, errors = self.dry_run_preemption(pod, potential, pdbs, offset, num_candidates)
         return candidates, self._not_helped(all_nodes, node_statuses, not_helped), errors
 
-    def _not_helped(self, all_nodes: Sequence[NodeInfo], dry_run: dict[str, Status],
-                    not_helped: dict[str, Status]) -> dict[str, Status]:
+    def _not_helped(
+        self, all_nodes: Sequence[NodeInfo], dry_run: dict[str, Status], not_helped: dict[str, Status]
+    ) -> dict[str, Status]:
         """The dry run's statuses and the nodes preemption cannot help: v1.30 names those whose filters
         said UnschedulableAndUnresolvable (or nothing), v1.34 every node the dry run did not try."""
         if not self.v134:
@@ -483,8 +521,7 @@ class Evaluator:
             return dry_run
         unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL_MSG,))
         # Every node not tried, in node order (a C-level pass: this runs for every preemptor).
-        dry_run.update(zip(filterfalse(dry_run.__contains__, map(attrgetter("name"), all_nodes)),
-                           repeat(unresolvable)))
+        dry_run.update(zip(filterfalse(dry_run.__contains__, map(attrgetter("name"), all_nodes)), repeat(unresolvable)))
         return dry_run
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
@@ -492,9 +529,14 @@ class Evaluator:
         items = self.handle.listers.list("PodDisruptionBudget")
         return [PodDisruptionBudget.from_dict(dict(item)) for item in items]
 
-    def dry_run_preemption(self, pod: Pod, potential: Sequence[NodeInfo], pdbs: Sequence[PodDisruptionBudget],
-                           offset: int, num_candidates: int
-                           ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+    def dry_run_preemption(
+        self,
+        pod: Pod,
+        potential: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         """Try nodes from ``offset`` on (wrapping) until a PDB-respecting candidate is known and
         candidates of both kinds reach ``num_candidates``; PDB-respecting ones come first. Nodes a
         policy can tell apart without trying (``screen_victims``) are not tried one by one."""
@@ -523,14 +565,20 @@ class Evaluator:
         node_statuses = dict(compress(zip(map(attrgetter("name"), order[:stop]), visited, strict=True), visited))
         return found[0].items + found[1].items, node_statuses, errors
 
-    def _try_node(self, pod: Pod, info: NodeInfo, pdbs: Sequence[PodDisruptionBudget],
-                  found: tuple[_CandidateList, _CandidateList], copies_itself: bool) -> Status | None:
+    def _try_node(
+        self,
+        pod: Pod,
+        info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+        found: tuple[_CandidateList, _CandidateList],
+        copies_itself: bool,
+    ) -> Status | None:
         """Victim selection on one node: None when it is a candidate (added to ``found``), else why not.
         A policy that ``copies_itself`` what it changes gets the snapshot's node and the cycle's state as
         they are (DefaultPreemption often decides without changing either)."""
         victims, violations, status = self.policy.select_victims_on_node(
-            self.state if copies_itself else self.state.clone(), pod, info if copies_itself else info.snapshot(),
-            pdbs)
+            self.state if copies_itself else self.state.clone(), pod, info if copies_itself else info.snapshot(), pdbs
+        )
         if is_success(status) and victims:
             found[0 if violations == 0 else 1].add(Candidate(info.name, Victims(victims, violations)))
             return None

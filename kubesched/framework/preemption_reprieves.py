@@ -42,20 +42,26 @@ class ReprieveCache:
         #: node name -> (key, the nominations there, the outcome)
         self._entries: dict[str, tuple[Hashable, tuple[Pod, ...], Reprieved]] = {}
 
-    def outcome(self, pod: Pod, node_info: NodeInfo, nominated: tuple[Pod, ...], shapes: tuple[Hashable, ...],
-                compute: Callable[[], Reprieved]) -> Reprieved:
+    def outcome(
+        self,
+        pod: Pod,
+        node_info: NodeInfo,
+        nominated: tuple[Pod, ...],
+        shapes: tuple[Hashable, ...],
+        compute: Callable[[], Reprieved],
+    ) -> Reprieved:
         """The outcome kept for the node when nothing that decides it changed since, else ``compute()``'s.
         ``nominated`` is the nominator's tuple of the pods nominated to the node (compared by identity)."""
         kept = self.kept(pod, node_info, nominated, shapes)
         if kept is not None:
             return kept
         victims, violating = compute()
-        self._entries[node_info.name] = (_key(pod, node_info, nominated, shapes), nominated,
-                                         (list(victims), violating))
+        self._entries[node_info.name] = (_key(pod, node_info, nominated, shapes), nominated, (list(victims), violating))
         return victims, violating
 
-    def kept(self, pod: Pod, node_info: NodeInfo, nominated: tuple[Pod, ...], shapes: tuple[Hashable, ...]
-             ) -> Reprieved | None:
+    def kept(
+        self, pod: Pod, node_info: NodeInfo, nominated: tuple[Pod, ...], shapes: tuple[Hashable, ...]
+    ) -> Reprieved | None:
         """The outcome kept for the node (a copy), or None when something that decides it changed."""
         entry = self._entries.get(node_info.name)
         if entry is None or entry[1] is not nominated or entry[0] != _key(pod, node_info, nominated, shapes):

@@ -46,9 +46,15 @@ class VictimScreen:
         self._lower = RowValueCache(capacity=8, min_rows=64)
         self._nominated = NominatedSumsByPriority()
 
-    def statuses(self, handle: Handle, state: CycleState, pod: Pod, infos: Sequence[NodeInfo],
-                 plan: Sequence[tuple[FilterPlugin, FitChecks | None]], no_victims: Status,
-                 ) -> tuple[list[Status | None], dict[str, int]] | None:
+    def statuses(
+        self,
+        handle: Handle,
+        state: CycleState,
+        pod: Pod,
+        infos: Sequence[NodeInfo],
+        plan: Sequence[tuple[FilterPlugin, FitChecks | None]],
+        no_victims: Status,
+    ) -> tuple[list[Status | None], dict[str, int]] | None:
         """Per node of ``infos`` (snapshot nodes): the status its victim selection ends with at the first
         check, or None when the check passes; and the nodes where it passes, with the generation they
         were seen at. ``no_victims`` is the status of a node without any lower-priority pod. None when
@@ -98,8 +104,10 @@ class VictimScreen:
             if name == _COUNT:
                 values = (sum(1 for p in infos[r].pods if p.priority < priority) for r in changed.tolist())
             else:
-                values = (sum(p.requests.get(name, 0) for p in infos[r].pods if p.priority < priority)
-                          for r in changed.tolist())
+                values = (
+                    sum(p.requests.get(name, 0) for p in infos[r].pods if p.priority < priority)
+                    for r in changed.tolist()
+                )
             return np.fromiter(values, dtype=np.int64, count=len(changed))
 
         return self._lower.values(snapshot, (priority, name), rows, compute)
@@ -124,8 +132,9 @@ def _record(verdict: np.ndarray, found: list[Status], alive: np.ndarray, result:
     return kept
 
 
-def _node_only_verdicts(handle: Handle, plugin: FilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot,
-                        rows: np.ndarray) -> BatchFilterResult | None:
+def _node_only_verdicts(
+    handle: Handle, plugin: FilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot, rows: np.ndarray
+) -> BatchFilterResult | None:
     """A node-only plugin's rejections on ``rows`` (its batch form when it has one), named after it; None
     when it fails with an error or answers something other than a rejection."""
     batch_form = getattr(handle, "batch_filters", {}).get(plugin.name)

@@ -102,8 +102,9 @@ def condition_changes(pod: Pod, condition: Mapping[str, Any]) -> bool:
     or another status, reason or message, or a probe time the new condition would drop."""
     for existing in pod_conditions(pod):
         if existing.get("type") == condition["type"]:
-            return (any(existing.get(k, "") != condition[k] for k in ("status", "reason", "message"))
-                    or bool(existing.get("lastProbeTime")))
+            return any(existing.get(k, "") != condition[k] for k in ("status", "reason", "message")) or bool(
+                existing.get("lastProbeTime")
+            )
     return True
 
 
@@ -126,8 +127,14 @@ def condition_observed_generation(pod: Pod, condition_type: str, tracking: bool)
 
 
 def _object_ref(pod: Pod) -> dict[str, str]:
-    return {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name, "uid": pod.uid,
-            "resourceVersion": pod.meta.resource_version}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": pod.namespace,
+        "name": pod.name,
+        "uid": pod.uid,
+        "resourceVersion": pod.meta.resource_version,
+    }
 
 
 @dataclass
@@ -161,8 +168,17 @@ class VictimPreemption:
         if waiting is not None:
             waiting.reject(self.plugin_name, "preempted")
             if v := logger.v(2):
-                v.info("Preemptor pod rejected a waiting pod", "logger", self.logger_name, "preemptor",
-                       kobj(preemptor), "waitingPod", kobj(victim), "node", node)
+                v.info(
+                    "Preemptor pod rejected a waiting pod",
+                    "logger",
+                    self.logger_name,
+                    "preemptor",
+                    kobj(preemptor),
+                    "waitingPod",
+                    kobj(victim),
+                    "node",
+                    node,
+                )
         elif not self._delete(node, preemptor, victim, cancelled):
             return
         self._record_preempted(victim, preemptor, node)
@@ -177,20 +193,47 @@ class VictimPreemption:
             self.handle.cluster.delete("Pod", victim.namespace, victim.name)
         except NotFound as err:
             if not self.v134:
-                logger.error(err, "Preempted pod", "logger", self.logger_name, "pod", kobj(victim),
-                             "preemptor", kobj(preemptor))
+                logger.error(
+                    err, "Preempted pod", "logger", self.logger_name, "pod", kobj(victim), "preemptor", kobj(preemptor)
+                )
                 raise
             if v := logger.v(2):
-                v.info("Victim Pod is already deleted", "logger", self.logger_name, "preemptor", kobj(preemptor),
-                       "victim", kobj(victim), "node", node)
+                v.info(
+                    "Victim Pod is already deleted",
+                    "logger",
+                    self.logger_name,
+                    "preemptor",
+                    kobj(preemptor),
+                    "victim",
+                    kobj(victim),
+                    "node",
+                    node,
+                )
             return False
         except Exception as err:
-            logger.error(err, "Tried to preempted pod" if self.v134 else "Preempted pod", "logger",
-                         self.logger_name, "pod", kobj(victim), "preemptor", kobj(preemptor))
+            logger.error(
+                err,
+                "Tried to preempted pod" if self.v134 else "Preempted pod",
+                "logger",
+                self.logger_name,
+                "pod",
+                kobj(victim),
+                "preemptor",
+                kobj(preemptor),
+            )
             raise
         if v := logger.v(2):
-            v.info("Preemptor Pod preempted victim Pod", "logger", self.logger_name, "preemptor", kobj(preemptor),
-                   "victim", kobj(victim), "node", node)
+            v.info(
+                "Preemptor Pod preempted victim Pod",
+                "logger",
+                self.logger_name,
+                "preemptor",
+                kobj(preemptor),
+                "victim",
+                kobj(victim),
+                "node",
+                node,
+            )
         return True
 
     def _mark_disrupted(self, preemptor: Pod, victim: Pod, cancelled: bool) -> None:
@@ -203,8 +246,16 @@ class VictimPreemption:
                 raise PreemptionCancelled("context canceled")
             self.handle.cluster.patch_pod_status(victim.namespace, victim.name, conditions=[condition])
         except Exception as err:
-            logger.error(err, "Could not add DisruptionTarget condition due to preemption", "logger",
-                         self.logger_name, "pod", kobj(victim), "preemptor", kobj(preemptor))
+            logger.error(
+                err,
+                "Could not add DisruptionTarget condition due to preemption",
+                "logger",
+                self.logger_name,
+                "pod",
+                kobj(victim),
+                "preemptor",
+                kobj(preemptor),
+            )
             raise
 
     def _disruption_condition(self, preemptor: Pod, victim: Pod) -> dict[str, Any]:
@@ -238,8 +289,15 @@ class VictimPreemption:
             self.handle.cluster.record_event(event)
         except Exception as err:
             if v := logger.v(4):
-                v.info("Could not record the Preempted event", "logger", self.logger_name, "pod", kobj(victim),
-                       "err", str(err))
+                v.info(
+                    "Could not record the Preempted event",
+                    "logger",
+                    self.logger_name,
+                    "pod",
+                    kobj(victim),
+                    "err",
+                    str(err),
+                )
 
     # -- nominations to the node -----------------------------------------------------------------------
     def lower_priority_nominated_pods(self, preemptor: Pod, node: str) -> list[Pod]:
@@ -294,18 +352,34 @@ class VictimPreemption:
             preempting.discard(preemptor.uid)
             self._finish(preemptor, failed, time.perf_counter() - started)
 
-    def _async_steps(self, candidate: ChosenCandidate, preemptor: Pod, preempting: PreemptingPods
-                     ) -> Generator[None, None, bool]:
+    def _async_steps(
+        self, candidate: ChosenCandidate, preemptor: Pod, preempting: PreemptingPods
+    ) -> Generator[None, None, bool]:
         """Nominations, victims but the last, unmark, the last victim; returns whether anything failed."""
         node, victims = candidate.name, list(candidate.victims.pods)
         if v := logger.v(2):
-            v.info("Start the preemption asynchronously", "logger", self.logger_name, "preemptor", kobj(preemptor),
-                   "node", node, "numVictims", len(victims))
+            v.info(
+                "Start the preemption asynchronously",
+                "logger",
+                self.logger_name,
+                "preemptor",
+                kobj(preemptor),
+                "node",
+                node,
+                "numVictims",
+                len(victims),
+            )
         failed = False
         errors = self.clear_nominated_node_name(self.lower_priority_nominated_pods(preemptor, node))
         if errors:
-            logger.error(_aggregate(errors), "Cannot clear 'NominatedNodeName' field from lower priority pods on "
-                         "the same target node", "logger", self.logger_name, "node", node)
+            logger.error(
+                _aggregate(errors),
+                "Cannot clear 'NominatedNodeName' field from lower priority pods on the same target node",
+                "logger",
+                self.logger_name,
+                "node",
+                node,
+            )
             failed = True
         if not victims:
             return failed
@@ -320,8 +394,17 @@ class VictimPreemption:
             logger.error(err, "Error occurred during async preemption", "logger", self.logger_name)
             failed = True
         if v := logger.v(2):
-            v.info("Async Preemption finished completely", "logger", self.logger_name, "preemptor", kobj(preemptor),
-                   "node", node, "result", RESULT_ERROR if failed else RESULT_SUCCESS)
+            v.info(
+                "Async Preemption finished completely",
+                "logger",
+                self.logger_name,
+                "preemptor",
+                kobj(preemptor),
+                "node",
+                node,
+                "result",
+                RESULT_ERROR if failed else RESULT_SUCCESS,
+            )
         return failed
 
     def _all_but_last(self, node: str, preemptor: Pod, victims: Sequence[Pod]) -> Generator[None, None, bool]:

@@ -40,9 +40,11 @@ def header(record: logging.LogRecord) -> str:
     created = record.created
     local = time.localtime(created)
     micros = int((created - int(created)) * 1_000_000)
-    return (f"{severity(record.levelno)}{local.tm_mon:02d}{local.tm_mday:02d} "
-            f"{local.tm_hour:02d}:{local.tm_min:02d}:{local.tm_sec:02d}.{micros:06d} "
-            f"{record.process or 0:7d} {record.filename}:{record.lineno}] ")
+    return (
+        f"{severity(record.levelno)}{local.tm_mon:02d}{local.tm_mday:02d} "
+        f"{local.tm_hour:02d}:{local.tm_min:02d}:{local.tm_sec:02d}.{micros:06d} "
+        f"{record.process or 0:7d} {record.filename}:{record.lineno}] "
+    )
 
 
 def text_value(value: Any) -> str:

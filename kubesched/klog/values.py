@@ -45,8 +45,17 @@ class UnsupportedValue(ValueError):
 
 
 # -- strings ---------------------------------------------------------------------------------------------
-_GO_ESCAPES = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t", "\v": r"\v",
-               '"': r"\"", "\\": r"\\"}
+_GO_ESCAPES = {
+    "\a": r"\a",
+    "\b": r"\b",
+    "\f": r"\f",
+    "\n": r"\n",
+    "\r": r"\r",
+    "\t": r"\t",
+    "\v": r"\v",
+    '"': r"\"",
+    "\\": r"\\",
+}
 
 
 def go_quote(text: str) -> str:
@@ -141,8 +150,11 @@ def go_json(value: Any, *, escape_html: bool = True) -> str:
         return go_float(float(value))
     if isinstance(value, Mapping):
         items = sorted((str(k), v) for k, v in value.items())
-        return "{" + ",".join(f"{_json_string(k, escape_html)}:{go_json(v, escape_html=escape_html)}"
-                              for k, v in items) + "}"
+        return (
+            "{"
+            + ",".join(f"{_json_string(k, escape_html)}:{go_json(v, escape_html=escape_html)}" for k, v in items)
+            + "}"
+        )
     if isinstance(value, set | frozenset):
         return "{" + ",".join(f"{_json_string(k, escape_html)}:{{}}" for k in sorted(map(str, value))) + "}"
     if isinstance(value, list | tuple):

@@ -139,7 +139,8 @@ def _load_in_cluster(cfg: Any) -> None:
 
 def _nothing_found() -> str:
     listed = os.environ.get(KUBECONFIG_ENV, "")
-    files = (f"${KUBECONFIG_ENV} ({listed}) names no existing file" if listed
-             else f"{DEFAULT_KUBECONFIG} does not exist")
-    return (f"no kubeconfig found: no --kubeconfig given, {files}, and not running in a cluster "
-            f"({SERVICE_HOST_ENV}/{SERVICE_PORT_ENV} not set)")
+    files = f"${KUBECONFIG_ENV} ({listed}) names no existing file" if listed else f"{DEFAULT_KUBECONFIG} does not exist"
+    return (
+        f"no kubeconfig found: no --kubeconfig given, {files}, and not running in a cluster "
+        f"({SERVICE_HOST_ENV}/{SERVICE_PORT_ENV} not set)"
+    )

@@ -45,8 +45,12 @@ class _KindListWatch:
         return list_all(self.rest, self.kind, resource_version=resource_version)
 
     def watch(self, resource_version: str, timeout_seconds: int) -> StreamResponse:
-        params = {"watch": "true", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
-                  "timeoutSeconds": timeout_seconds}
+        params = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": timeout_seconds,
+        }
         try:
             return self.rest.stream(collection_path(self.kind), params, read_timeout=timeout_seconds + 30)
         except ApiError as err:
@@ -55,8 +59,9 @@ class _KindListWatch:
             raise
 
 
-def list_all(rest: RestClient, kind: str, namespace: str | None = None, *,
-             resource_version: str = "") -> tuple[list[dict[str, Any]], str]:
+def list_all(
+    rest: RestClient, kind: str, namespace: str | None = None, *, resource_version: str = ""
+) -> tuple[list[dict[str, Any]], str]:
     """Every object of ``kind`` (paged), each with its kind and apiVersion set, and the list's resourceVersion.
 
     ``resource_version`` "" reads the latest state; "0" accepts the API server's watch cache."""
@@ -64,8 +69,11 @@ def list_all(rest: RestClient, kind: str, namespace: str | None = None, *,
     items: list[dict[str, Any]] = []
     token: str | None = None
     while True:
-        params = {"limit": LIST_PAGE, "continue": token,
-                  "resourceVersion": (resource_version or None) if token is None else None}
+        params = {
+            "limit": LIST_PAGE,
+            "continue": token,
+            "resourceVersion": (resource_version or None) if token is None else None,
+        }
         page = rest.request("GET", collection_path(kind, namespace), params=params)
         api_version = page.get("apiVersion") or info.preferred_api_version
         for item in page.get("items") or []:
@@ -110,8 +118,9 @@ class KubeCluster:
 
     in_process = False
 
-    def __init__(self, rest: RestClient, *, recorder: EventRecorder | None = None,
-                 delete_grace_period: int | None = None) -> None:
+    def __init__(
+        self, rest: RestClient, *, recorder: EventRecorder | None = None, delete_grace_period: int | None = None
+    ) -> None:
         self.rest = rest
         self.recorder = recorder
         self.delete_grace_period = delete_grace_period
@@ -136,8 +145,9 @@ class KubeCluster:
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         kind = obj.get("kind", "")
         ns = (obj.get("metadata") or {}).get("namespace")
-        path = collection_path(kind, ns or ("default" if kind_info(kind).namespaced else None),
-                               api_version=obj.get("apiVersion"))
+        path = collection_path(
+            kind, ns or ("default" if kind_info(kind).namespaced else None), api_version=obj.get("apiVersion")
+        )
         created: dict[str, Any] = self.rest.request("POST", path, obj)
         return created
 
@@ -166,12 +176,22 @@ class KubeCluster:
         meta: dict[str, Any] = {"name": name, "namespace": namespace}
         if uid:
             meta["uid"] = uid
-        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": meta,
-                   "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": meta,
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+        }
         self.rest.request("POST", object_path("Pod", namespace, name, "binding"), binding)
 
-    def patch_pod_status(self, namespace: str, name: str, *, conditions: builtins.list[dict[str, Any]] | None = None,
-                         nominated_node_name: str | EllipsisType | None = ...) -> dict[str, Any]:
+    def patch_pod_status(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        conditions: builtins.list[dict[str, Any]] | None = None,
+        nominated_node_name: str | EllipsisType | None = ...,
+    ) -> dict[str, Any]:
         """A strategic-merge patch of status: conditions merge by type, as podutil.UpdatePodCondition
         leaves them (lastTransitionTime moves only when the status does)."""
         status: dict[str, Any] = {}

@@ -47,9 +47,21 @@ USER_AGENT = "kubesched"
 _warned_insecure: list[bool] = []
 _ERRORS: dict[int, type[ApiError]] = {403: Forbidden, 404: NotFound, 422: Invalid}
 #: The reason client-go gives an error answer that carries no Status (NewGenericServerResponse).
-_GENERIC_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
-                    409: "Conflict", 410: "Expired", 415: "UnsupportedMediaType", 422: "Invalid",
-                    429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
+_GENERIC_REASONS = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    410: "Expired",
+    415: "UnsupportedMediaType",
+    422: "Invalid",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
 #: Seconds one request may take, its retries included, unless told otherwise (--request-timeout):
 #: kube-apiserver's own default request timeout, past which it has given up on the request itself.
 DEFAULT_TIMEOUT = 60.0
@@ -93,16 +105,27 @@ class ConnectionOptions:
     timeout: float = DEFAULT_TIMEOUT
 
     @classmethod
-    def from_client_connection(cls, client_connection: Mapping[str, Any], *, kubeconfig: str = "",
-                               master: str = "", timeout: float = DEFAULT_TIMEOUT) -> ConnectionOptions:
+    def from_client_connection(
+        cls,
+        client_connection: Mapping[str, Any],
+        *,
+        kubeconfig: str = "",
+        master: str = "",
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> ConnectionOptions:
         """Flags win over the configuration file's clientConnection, as in kube-scheduler."""
         content_type = str(client_connection.get("contentType") or JSON)
         if content_type != JSON:
             # Protobuf would need the generated Go types; JSON is what every API server also serves.
             log.log(level_for(2), "clientConnection.contentType %s: kubesched speaks %s", content_type, JSON)
-        return cls(kubeconfig=kubeconfig or str(client_connection.get("kubeconfig") or ""), master=master,
-                   qps=float(client_connection.get("qps", 50.0)),
-                   burst=int(client_connection.get("burst", 100)), content_type=JSON, timeout=timeout)
+        return cls(
+            kubeconfig=kubeconfig or str(client_connection.get("kubeconfig") or ""),
+            master=master,
+            qps=float(client_connection.get("qps", 50.0)),
+            burst=int(client_connection.get("burst", 100)),
+            content_type=JSON,
+            timeout=timeout,
+        )
 
 
 class TokenBucket:
@@ -135,10 +158,12 @@ class RestClient:
         from kubernetes import client
 
         self.options = options
-        self.configuration = configuration or load_client_configuration(options.kubeconfig, options.master,
-                                                                         options.context)
-        self.configuration.connection_pool_maxsize = max(self.configuration.connection_pool_maxsize or 0,
-                                                          MAX_IDLE_CONNECTIONS)
+        self.configuration = configuration or load_client_configuration(
+            options.kubeconfig, options.master, options.context
+        )
+        self.configuration.connection_pool_maxsize = max(
+            self.configuration.connection_pool_maxsize or 0, MAX_IDLE_CONNECTIONS
+        )
         self.api_client = client.ApiClient(self.configuration)
         self._pool: urllib3.PoolManager = self.api_client.rest_client.pool_manager
         self.host: str = self.configuration.host.rstrip("/")
@@ -152,8 +177,9 @@ class RestClient:
         if type(self._pool) is urllib3.PoolManager:
             pool = self._pool.connection_from_url(self.host)
             share_tls_context(pool)
-            self._transport = Transport(pool, urlsplit(self.host).netloc,
-                                        max_idle=self.configuration.connection_pool_maxsize)
+            self._transport = Transport(
+                pool, urlsplit(self.host).netloc, max_idle=self.configuration.connection_pool_maxsize
+            )
         if not self.configuration.verify_ssl and not _warned_insecure:
             # insecure-skip-tls-verify was asked for: say so once, not on every request.
             _warned_insecure.append(True)
@@ -200,8 +226,16 @@ class RestClient:
         query = {k: v for k, v in (params or {}).items() if v is not None}
         return f"{path}?{urlencode(query)}" if query else path
 
-    def request(self, method: str, path: str, body: Any = None, *, params: Mapping[str, Any] | None = None,
-                content_type: str = JSON, timeout: float | None = None) -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        params: Mapping[str, Any] | None = None,
+        content_type: str = JSON,
+        timeout: float | None = None,
+    ) -> Any:
         """One rate-limited request, sent again as client-go would (see the module docstring); the
         decoded JSON answer, or an ApiError as the server reported it. ``timeout`` bounds it all
         (the client's own limit when None, none when 0)."""
@@ -234,22 +268,29 @@ class RestClient:
         if delay is None:
             raise error
         if v := logger.v(4):  # client-go's line, before it sends the request again
-            v.info("Got a Retry-After response", "delay", f"{delay:g}s", "attempt", retry.attempts,
-                   "url", self.host + path)
+            v.info(
+                "Got a Retry-After response", "delay", f"{delay:g}s", "attempt", retry.attempts, "url", self.host + path
+            )
         if self._closed.wait(delay):
             raise error
 
-    def _send(self, method: str, target: str, data: bytes | None, content_type: str, timeout: float | None,
-              *, refresh: bool) -> Answer:
+    def _send(
+        self, method: str, target: str, data: bytes | None, content_type: str, timeout: float | None, *, refresh: bool
+    ) -> Answer:
         if self._transport is not None:
             fields = self._auth_headers(refresh=refresh)[1]
             if data is not None:
                 fields += b"Content-Type: %s\r\n" % content_type.encode()
             return self._transport.exchange(method, target, fields, data, timeout)
-        resp = self._pool.request(method, self.host + target, body=data,
-                                  headers=self._headers(content_type if data is not None else None, refresh=refresh),
-                                  timeout=urllib3.Timeout(connect=10.0, read=timeout), retries=False,
-                                  preload_content=True)
+        resp = self._pool.request(
+            method,
+            self.host + target,
+            body=data,
+            headers=self._headers(content_type if data is not None else None, refresh=refresh),
+            timeout=urllib3.Timeout(connect=10.0, read=timeout),
+            retries=False,
+            preload_content=True,
+        )
         return Answer(resp.status, resp.data, resp.headers.get("Retry-After"))
 
     def stream(self, path: str, params: Mapping[str, Any], *, read_timeout: float) -> StreamResponse:
@@ -260,9 +301,14 @@ class RestClient:
         refresh, refreshed = False, False
         while True:
             try:
-                resp = self._pool.request("GET", url, headers=self._headers(refresh=refresh),
-                                          timeout=urllib3.Timeout(connect=10.0, read=read_timeout),
-                                          retries=False, preload_content=False)
+                resp = self._pool.request(
+                    "GET",
+                    url,
+                    headers=self._headers(refresh=refresh),
+                    timeout=urllib3.Timeout(connect=10.0, read=read_timeout),
+                    retries=False,
+                    preload_content=False,
+                )
             except urllib3.exceptions.HTTPError as err:
                 failure = connection_error(f"watch {path}", err)
                 self._pause(retry.after_lost_connection() if failure.lost else None, retry, failure, path)

@@ -37,8 +37,12 @@ CACHE_SIZE = 4096
 #: How long an event may be aggregated into (client-go: isomorphic events within 6 minutes form a series).
 AGGREGATION_WINDOW = 360.0
 #: The action recorded for each reason kube-scheduler emits (events.k8s.io needs one).
-ACTIONS = {"Scheduled": "Binding", "FailedScheduling": "Scheduling", "Preempted": "Preempting",
-           "LeaderElection": "LeaderElection"}
+ACTIONS = {
+    "Scheduled": "Binding",
+    "FailedScheduling": "Scheduling",
+    "Preempted": "Preempting",
+    "LeaderElection": "LeaderElection",
+}
 _STOP = object()
 
 
@@ -53,8 +57,9 @@ def _now() -> str:
 class EventRecorder:
     """``record(event)`` takes a core/v1 or events.k8s.io/v1 shaped dict; see the module docstring."""
 
-    def __init__(self, rest: RestClient, *, controller: str = "kubesched", instance: str = "kubesched",
-                 workers: int = WORKERS) -> None:
+    def __init__(
+        self, rest: RestClient, *, controller: str = "kubesched", instance: str = "kubesched", workers: int = WORKERS
+    ) -> None:
         self.rest = rest
         self.controller = controller
         self.instance = instance
@@ -72,8 +77,9 @@ class EventRecorder:
         except queue.Full:
             self.dropped += 1
             if self.dropped == 1 or self.dropped % 1000 == 0:  # a storm must not turn into a log storm
-                log.warning("event queue full: %d events dropped so far (latest: %s)", self.dropped,
-                            event.get("reason"))
+                log.warning(
+                    "event queue full: %d events dropped so far (latest: %s)", self.dropped, event.get("reason")
+                )
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until every recorded event was written (or given up on)."""
@@ -108,7 +114,7 @@ def _forget_oldest(state: dict[tuple[Any, ...], Any]) -> None:
     """Keep per-object state to about CACHE_SIZE objects, as client-go's LRU caches do: past it, the
     oldest quarter (insertion order) is forgotten."""
     if len(state) > CACHE_SIZE:
-        for key in list(state)[:CACHE_SIZE // 4]:
+        for key in list(state)[: CACHE_SIZE // 4]:
             del state[key]
 
 
@@ -174,14 +180,34 @@ class _Worker:
             self.recorder.dropped += 1
             return
         name = f"{regarding.get('name') or 'event'}.{time.time_ns():x}"
-        v1 = self._create(event, name, namespace, regarding, type_=type_, reason=reason, note=note, action=action,
-                          controller=controller)
+        v1 = self._create(
+            event,
+            name,
+            namespace,
+            regarding,
+            type_=type_,
+            reason=reason,
+            note=note,
+            action=action,
+            controller=controller,
+        )
         self.recorder.written += 1
         self._series[key] = (name, namespace, 1, now, v1)
         _forget_oldest(self._series)
 
-    def _create(self, event: dict[str, Any], name: str, namespace: str, regarding: dict[str, Any], *, type_: str,
-                reason: str, note: str, action: str, controller: str) -> bool:
+    def _create(
+        self,
+        event: dict[str, Any],
+        name: str,
+        namespace: str,
+        regarding: dict[str, Any],
+        *,
+        type_: str,
+        reason: str,
+        note: str,
+        action: str,
+        controller: str,
+    ) -> bool:
         """POST a new event, in events.k8s.io/v1 when the API server serves it, else in core/v1; whether it
         was events.k8s.io/v1 (a repeat is then bumped in the same group)."""
         related = event.get("related")
@@ -189,21 +215,35 @@ class _Worker:
         if v1:
             path = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
             body: dict[str, Any] = {
-                "apiVersion": "events.k8s.io/v1", "kind": "Event",
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
                 "metadata": {"name": name, "namespace": namespace},
-                "eventTime": _micro_now(), "reportingController": controller,
+                "eventTime": _micro_now(),
+                "reportingController": controller,
                 "reportingInstance": event.get("reportingInstance") or self.recorder.instance,
-                "action": action, "reason": reason, "note": note[:1024], "type": type_,
+                "action": action,
+                "reason": reason,
+                "note": note[:1024],
+                "type": type_,
                 "regarding": regarding,
             }
         else:
             path = f"/api/v1/namespaces/{namespace}/events"
             stamp = _now()
             body = {
-                "apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": namespace},
-                "involvedObject": regarding, "reason": reason, "message": note, "type": type_,
-                "source": {"component": controller}, "firstTimestamp": stamp, "lastTimestamp": stamp,
-                "count": 1, "reportingComponent": controller, "reportingInstance": self.recorder.instance,
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": name, "namespace": namespace},
+                "involvedObject": regarding,
+                "reason": reason,
+                "message": note,
+                "type": type_,
+                "source": {"component": controller},
+                "firstTimestamp": stamp,
+                "lastTimestamp": stamp,
+                "count": 1,
+                "reportingComponent": controller,
+                "reportingInstance": self.recorder.instance,
             }
         if related:
             body["related"] = related

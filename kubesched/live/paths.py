@@ -19,8 +19,9 @@ def collection_path(kind: str, namespace: str | None = None, *, api_version: str
     return f"{base}/{info.resource}"
 
 
-def object_path(kind: str, namespace: str | None, name: str, subresource: str = "",
-                *, api_version: str | None = None) -> str:
+def object_path(
+    kind: str, namespace: str | None, name: str, subresource: str = "", *, api_version: str | None = None
+) -> str:
     info: KindInfo = kind_info(kind)
     path = f"{collection_path(kind, namespace if info.namespaced else None, api_version=api_version)}/{name}"
     return f"{path}/{subresource}" if subresource else path

@@ -105,8 +105,14 @@ class Backoff:
 DEFAULT_BACKOFF = Backoff()
 
 
-def on_error(fn: Callable[[], T], retriable: Callable[[BaseException], bool], backoff: Backoff = DEFAULT_BACKOFF,
-             *, rng: random.Random | None = None, sleep: Callable[[float], None] = time.sleep) -> T:
+def on_error(
+    fn: Callable[[], T],
+    retriable: Callable[[BaseException], bool],
+    backoff: Backoff = DEFAULT_BACKOFF,
+    *,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
     """client-go's ``retry.OnError``: call ``fn`` until it succeeds, an error is not ``retriable``, or
     the tries are spent (then the last error is raised)."""
     rng = rng or random.Random()

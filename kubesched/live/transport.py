@@ -97,14 +97,12 @@ class Transport:
         for c in idle:
             c.close()
 
-    def request(self, method: str, target: str, fields: bytes, body: bytes | None,
-                timeout: float) -> tuple[int, bytes]:
+    def request(self, method: str, target: str, fields: bytes, body: bytes | None, timeout: float) -> tuple[int, bytes]:
         """Send one request and read its whole answer: (status, body). See :meth:`exchange`."""
         answer = self.exchange(method, target, fields, body, timeout)
         return answer.status, answer.body
 
-    def exchange(self, method: str, target: str, fields: bytes, body: bytes | None,
-                 timeout: float | None) -> Answer:
+    def exchange(self, method: str, target: str, fields: bytes, body: bytes | None, timeout: float | None) -> Answer:
         """Send one request and read its whole answer.
 
         ``target`` is the path with its query; ``fields`` are the header lines (each ending CRLF)
@@ -119,8 +117,11 @@ class Transport:
                 answer, keep = self._exchange(c, message, method, timeout)
             except TransportError as err:
                 c.close()
-                retry = c.reused and attempt == 0 and (
-                    isinstance(err, _NothingSent) or (method in REPLAYABLE and isinstance(err, _NoAnswer)))
+                retry = (
+                    c.reused
+                    and attempt == 0
+                    and (isinstance(err, _NothingSent) or (method in REPLAYABLE and isinstance(err, _NoAnswer)))
+                )
                 if retry:
                     continue
                 raise
@@ -168,8 +169,7 @@ class Transport:
         return _Connection(conn, sock, sock.makefile("rb"))
 
     # -- one exchange ----------------------------------------------------------------------------------
-    def _exchange(self, c: _Connection, message: bytes, method: str,
-                  timeout: float | None) -> tuple[Answer, bool]:
+    def _exchange(self, c: _Connection, message: bytes, method: str, timeout: float | None) -> tuple[Answer, bool]:
         try:
             c.sock.settimeout(timeout)
             c.sock.sendall(message)

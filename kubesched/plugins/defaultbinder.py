@@ -33,8 +33,9 @@ class DefaultBinder:
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if v := logger.v(3):
-            v.info("Attempting to bind pod to node", "logger", LOGGER_NAME, "pod", kobj(pod),
-                   "node", kref("", node_name))
+            v.info(
+                "Attempting to bind pod to node", "logger", LOGGER_NAME, "pod", kobj(pod), "node", kref("", node_name)
+            )
         try:
             self.handle.cluster.bind(pod.namespace, pod.name, node_name, uid=pod.uid or None)
         except _api_error() as err:

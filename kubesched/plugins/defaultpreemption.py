@@ -99,8 +99,14 @@ class DefaultPreemption:
     #: Preemptors whose victims are being preempted off the loop (None: preemption happens in the cycle).
     preempting: PreemptingPods | None = None
 
-    def __init__(self, args: Any, handle: Handle, *, rng: random.Random | None = None,
-                 offset_fn: Callable[[int], int] | None = None) -> None:
+    def __init__(
+        self,
+        args: Any,
+        handle: Handle,
+        *,
+        rng: random.Random | None = None,
+        offset_fn: Callable[[int], int] | None = None,
+    ) -> None:
         self.handle = handle
         features = getattr(handle, "features", None)
         self.v134 = features is None or features.at_least("1.34")
@@ -108,10 +114,12 @@ class DefaultPreemption:
         #: only when PodDisruptionConditions is on (v1.34 always).
         self.disruption_conditions = self.v134 or features is None or features.enabled("PodDisruptionConditions")
         self.victim_preemption = VictimPreemption(NAME, handle)
-        self.min_candidate_nodes_percentage = int(getattr(
-            args, "min_candidate_nodes_percentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE))
-        self.min_candidate_nodes_absolute = int(getattr(
-            args, "min_candidate_nodes_absolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE))
+        self.min_candidate_nodes_percentage = int(
+            getattr(args, "min_candidate_nodes_percentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE)
+        )
+        self.min_candidate_nodes_absolute = int(
+            getattr(args, "min_candidate_nodes_absolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
+        )
         self.rng = rng if rng is not None else random.Random()
         self._plan_for: CycleState | None = None
         self._plan_skip: set[str] = set()
@@ -131,10 +139,17 @@ class DefaultPreemption:
         return self.rng.randrange(num_nodes)
 
     # -- PostFilter ---------------------------------------------------------------------------------
-    def post_filter(self, state: CycleState, pod: Pod, filtered_node_status: dict[str, Status]
-                    ) -> tuple[PostFilterResult | None, Status | None]:
-        evaluator = Evaluator(plugin_name=NAME, handle=self.handle, state=state, policy=self,
-                              preempting=self.preempting, victim_preemption=self.victim_preemption)
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        evaluator = Evaluator(
+            plugin_name=NAME,
+            handle=self.handle,
+            state=state,
+            policy=self,
+            preempting=self.preempting,
+            victim_preemption=self.victim_preemption,
+        )
         result, status = evaluator.preempt(pod, filtered_node_status)
         if evaluator.chosen is not None:
             state.write(VICTIMS_KEY, evaluator.chosen.victim_keys)
@@ -157,8 +172,7 @@ class DefaultPreemption:
     def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]:
         return {c.name: c.victims for c in candidates}
 
-    def pod_eligible_to_preempt_others(self, pod: Pod,
-                                       nominated_node_status: Status | None) -> tuple[bool, str]:
+    def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
         if pod.preemption_policy == PREEMPT_NEVER:
             return False, NOT_ELIGIBLE_NEVER
         nominated = pod.nominated_node_name
@@ -174,20 +188,29 @@ class DefaultPreemption:
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
 
-    def select_victims_on_node(self, state: CycleState, pod: Pod, node_info: NodeInfo,
-                               pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
+    def select_victims_on_node(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> tuple[list[Pod], int, Status | None]:
         """The fewest pods (by reprieving the most important first) whose removal lets ``pod`` fit."""
         screened = self._passed_for
-        if (screened is not None and screened[0] is state and screened[1] == pod.uid and not pdbs
-                and self._passed.get(node_info.name) == node_info.generation
-                and self._plan_skip == state.skip_filter_plugins):
+        if (
+            screened is not None
+            and screened[0] is state
+            and screened[1] == pod.uid
+            and not pdbs
+            and self._passed.get(node_info.name) == node_info.generation
+            and self._plan_skip == state.skip_filter_plugins
+        ):
             # The screen saw the first check pass on this very node: what is left are the reprieves.
             return (*self._kept_reprieves(pod, node_info), None)
         handle = self.handle
         plan = self._arithmetic_plan(state)
         reprieves = (self.reprieves, self._shapes) if self._shapes is not None else None
-        quick = (_arithmetic_select(handle, state, pod, node_info, pdbs, plan, self.v134, reprieves)
-                 if plan is not None else None)
+        quick = (
+            _arithmetic_select(handle, state, pod, node_info, pdbs, plan, self.v134, reprieves)
+            if plan is not None
+            else None
+        )
         if quick is not None:
             return quick
         return _procedure_select(handle, state, pod, node_info, pdbs, self.v134)
@@ -217,8 +240,11 @@ class DefaultPreemption:
         assert plan is not None
         potential, room = _without_lower(pod, node_info, nominated)
         reprieved = _reprieve(self.handle, pod, potential, (), plan, room, self.v134)
-        return reprieved if shapes is None else self.reprieves.outcome(pod, node_info, nominated, shapes,
-                                                                       lambda: reprieved)
+        return (
+            reprieved
+            if shapes is None
+            else self.reprieves.outcome(pod, node_info, nominated, shapes, lambda: reprieved)
+        )
 
     def _arithmetic_plan(self, state: CycleState) -> ArithmeticPlan | None:
         """The plan depends on the cycle state only; the dry run asks with the same state for every
@@ -242,8 +268,14 @@ class AsyncDefaultPreemption(DefaultPreemption):
     """v1.34's DefaultPreemption: with SchedulerAsyncPreemption the victims are preempted off the loop,
     and the plugin's PreEnqueue keeps the preemptor out of activeQ until the last victim's deletion."""
 
-    def __init__(self, args: Any, handle: Handle, *, rng: random.Random | None = None,
-                 offset_fn: Callable[[int], int] | None = None) -> None:
+    def __init__(
+        self,
+        args: Any,
+        handle: Handle,
+        *,
+        rng: random.Random | None = None,
+        offset_fn: Callable[[int], int] | None = None,
+    ) -> None:
         super().__init__(args, handle, rng=rng, offset_fn=offset_fn)
         features = getattr(handle, "features", None)
         if features is None or features.enabled("SchedulerAsyncPreemption"):
@@ -267,8 +299,9 @@ class AsyncDefaultPreemption(DefaultPreemption):
         return QUEUE_SKIP
 
 
-def new(args: Any, handle: Handle, *, rng: random.Random | None = None,
-        offset_fn: Callable[[int], int] | None = None) -> DefaultPreemption:
+def new(
+    args: Any, handle: Handle, *, rng: random.Random | None = None, offset_fn: Callable[[int], int] | None = None
+) -> DefaultPreemption:
     """Factory; ``args`` is a DefaultPreemptionArgs or None (defaults 10% / 100 nodes). The plugin is
     the emulated version's: :class:`AsyncDefaultPreemption` from v1.34 on.
 
@@ -288,8 +321,9 @@ def new(args: Any, handle: Handle, *, rng: random.Random | None = None,
 
 
 # -- helpers ----------------------------------------------------------------------------------------
-def _procedure_select(handle: Handle, state: CycleState, pod: Pod, node_info: NodeInfo,
-                      pdbs: Sequence[PodDisruptionBudget], resort: bool) -> tuple[list[Pod], int, Status | None]:
+def _procedure_select(
+    handle: Handle, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget], resort: bool
+) -> tuple[list[Pod], int, Status | None]:
     """SelectVictimsOnNode as kube-scheduler runs it: remove every lower-priority pod, check the pod
     fits, then add the pods back most important first, keeping each that still lets it fit."""
     # The procedure changes the node and the state: work on copies (``copies_what_it_changes``).
@@ -298,8 +332,7 @@ def _procedure_select(handle: Handle, state: CycleState, pod: Pod, node_info: No
 
     def remove(victim: Pod) -> Status | None:
         if not node_info.remove_pod(victim):
-            return Status(Code.ERROR,
-                          (f"no corresponding pod {victim.name} in pods of node {node_info.name}",))
+            return Status(Code.ERROR, (f"no corresponding pod {victim.name} in pods of node {node_info.name}",))
         status = handle.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
         return None if is_success(status) else _as_error(status)
 
@@ -350,10 +383,16 @@ def _procedure_select(handle: Handle, state: CycleState, pod: Pod, node_info: No
     return _ordered(victims, violating, non_violating, now, resort), num_violating, None
 
 
-def _arithmetic_select(handle: Handle, state: CycleState, pod: Pod, node_info: NodeInfo,
-                       pdbs: Sequence[PodDisruptionBudget], plan: ArithmeticPlan, resort: bool,
-                       reprieves: tuple[ReprieveCache, tuple[Hashable, ...]] | None = None,
-                       ) -> tuple[list[Pod], int, Status | None] | None:
+def _arithmetic_select(
+    handle: Handle,
+    state: CycleState,
+    pod: Pod,
+    node_info: NodeInfo,
+    pdbs: Sequence[PodDisruptionBudget],
+    plan: ArithmeticPlan,
+    resort: bool,
+    reprieves: tuple[ReprieveCache, tuple[Hashable, ...]] | None = None,
+) -> tuple[list[Pod], int, Status | None] | None:
     """SelectVictimsOnNode as arithmetic on the node's pod count and requests, when that is exact.
 
     It is when every Filter plugin still active for the pod reads only the node or declares
@@ -377,8 +416,12 @@ def _arithmetic_select(handle: Handle, state: CycleState, pod: Pod, node_info: N
     if reprieves is None or pdbs:
         return (*_reprieve(handle, pod, potential, pdbs, plan, room, resort), None)
     cache, shapes = reprieves
-    return (*cache.outcome(pod, node_info, nominated, shapes,
-                           lambda: _reprieve(handle, pod, potential, pdbs, plan, room, resort)), None)
+    return (
+        *cache.outcome(
+            pod, node_info, nominated, shapes, lambda: _reprieve(handle, pod, potential, pdbs, plan, room, resort)
+        ),
+        None,
+    )
 
 
 def _without_lower(pod: Pod, node_info: NodeInfo, nominated: Sequence[Pod]) -> tuple[list[Pod], _Room]:
@@ -411,8 +454,9 @@ class _Room:
             requested[name] = requested.get(name, 0) + sign * value
 
 
-def _first_check(plan: ArithmeticPlan, state: CycleState, pod: Pod, node_info: NodeInfo,
-                 room: _Room) -> tuple[bool, Status | None]:
+def _first_check(
+    plan: ArithmeticPlan, state: CycleState, pod: Pod, node_info: NodeInfo, room: _Room
+) -> tuple[bool, Status | None]:
     """The pod on the node with every lower-priority pod gone, asked of the plan's plugins in profile
     order: ``(True, None)`` when it fits, ``(True, rejection)``, or ``(False, None)`` when a node-only
     plugin fails with an error (the framework words errors)."""
@@ -430,8 +474,15 @@ def _first_check(plan: ArithmeticPlan, state: CycleState, pod: Pod, node_info: N
     return True, None
 
 
-def _reprieve(handle: Handle, pod: Pod, potential: list[Pod], pdbs: Sequence[PodDisruptionBudget],
-              plan: ArithmeticPlan, room: _Room, resort: bool) -> Reprieved:
+def _reprieve(
+    handle: Handle,
+    pod: Pod,
+    potential: list[Pod],
+    pdbs: Sequence[PodDisruptionBudget],
+    plan: ArithmeticPlan,
+    room: _Room,
+    resort: bool,
+) -> Reprieved:
     """Put the lower-priority pods back, most important first (PodDisruptionBudget violators before the
     others), each that still lets the pod fit: the rest are the victims."""
     now = clock_reading(handle.clock(), potential)
@@ -453,8 +504,9 @@ def _reprieve(handle: Handle, pod: Pod, potential: list[Pod], pdbs: Sequence[Pod
     return _ordered(victims, violating, non_violating, now, resort), num_violating
 
 
-def _ordered(victims: list[Pod], violating: Sequence[Pod], non_violating: Sequence[Pod], now: datetime,
-             resort: bool) -> list[Pod]:
+def _ordered(
+    victims: list[Pod], violating: Sequence[Pod], non_violating: Sequence[Pod], now: datetime, resort: bool
+) -> list[Pod]:
     """The victims in the order they are preempted (and the candidate's top victim first): the budget
     violators, then the others; with ``resort`` (v1.34) by importance when there were both kinds."""
     if resort and violating and non_violating:
@@ -477,13 +529,13 @@ def pod_terminating_by_preemption(pod: Pod, disruption_conditions: bool = True) 
         return True
     for condition in pod_conditions(pod):
         if condition.get("type") == DISRUPTION_TARGET:
-            return (condition.get("status") == "True"
-                    and condition.get("reason") == REASON_PREEMPTION_BY_SCHEDULER)
+            return condition.get("status") == "True" and condition.get("reason") == REASON_PREEMPTION_BY_SCHEDULER
     return False
 
 
-def filter_pods_with_pdb_violation(pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
-                                   ) -> tuple[list[Pod], list[Pod]]:
+def filter_pods_with_pdb_violation(
+    pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[Pod], list[Pod]]:
     """Split ``pods`` (order kept) into those whose eviction would exceed a PDB's budget and the rest.
 
     Budgets are consumed in order, so with one disruption allowed the first matching pod is fine and

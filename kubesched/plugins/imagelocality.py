@@ -47,8 +47,7 @@ def scaled_image_score(state: ImageStateSummary, total_nodes: int) -> int:
     return int(float(state.size) * spread)
 
 
-def sum_image_scores(image_states: Mapping[str, ImageStateSummary], images: tuple[str, ...],
-                     total_nodes: int) -> int:
+def sum_image_scores(image_states: Mapping[str, ImageStateSummary], images: tuple[str, ...], total_nodes: int) -> int:
     total = 0
     for image in images:
         state = image_states.get(image)

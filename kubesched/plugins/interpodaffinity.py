@@ -171,8 +171,9 @@ class _DomainTotals:
         Built once: the totals are final by the time anything looks nodes up.
         """
         if self._tables is None:
-            self._tables = [(self.columns[key].codes, np.append(total, 0))
-                            for key, total in self.totals.items() if total.any()]
+            self._tables = [
+                (self.columns[key].codes, np.append(total, 0)) for key, total in self.totals.items() if total.any()
+            ]
         return self._tables
 
     def as_counts(self) -> Counts:
@@ -211,8 +212,13 @@ class _PreFilterState:
         "version",
     )
 
-    def __init__(self, pod: Pod, affinity_terms: tuple[IncomingTerm, ...],
-                 anti_affinity_terms: tuple[IncomingTerm, ...], namespace_labels: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        pod: Pod,
+        affinity_terms: tuple[IncomingTerm, ...],
+        anti_affinity_terms: tuple[IncomingTerm, ...],
+        namespace_labels: Mapping[str, str],
+    ) -> None:
         self.pod = pod
         self.affinity_terms = affinity_terms
         self.anti_affinity_terms = anti_affinity_terms
@@ -340,8 +346,12 @@ def _normalize(scores: np.ndarray) -> np.ndarray:
 class InterPodAffinity:
     name = NAME
 
-    def __init__(self, hard_pod_affinity_weight: int = 1, ignore_preferred_terms_of_existing_pods: bool = False,
-                 handle: Any = None) -> None:
+    def __init__(
+        self,
+        hard_pod_affinity_weight: int = 1,
+        ignore_preferred_terms_of_existing_pods: bool = False,
+        handle: Any = None,
+    ) -> None:
         self.hard_pod_affinity_weight = hard_pod_affinity_weight
         self.ignore_preferred_terms_of_existing_pods = ignore_preferred_terms_of_existing_pods
         self.handle = handle
@@ -398,8 +408,11 @@ class InterPodAffinity:
         first, rest = terms[0], terms[1:]
         if not rest:
             return snapshot.pods.rows_matching(first.namespaces, first.selector)
-        rows = [row for other, row in snapshot.pods.pods_matching(first.namespaces, first.selector)
-                if all(t.matches(other) for t in rest)]
+        rows = [
+            row
+            for other, row in snapshot.pods.pods_matching(first.namespaces, first.selector)
+            if all(t.matches(other) for t in rest)
+        ]
         return np.asarray(rows, dtype=np.int64)
 
     def pre_filter_extensions(self) -> InterPodAffinity:
@@ -434,14 +447,20 @@ class InterPodAffinity:
             return unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         rows = np.asarray(indices, dtype=np.int64)
-        statuses = [unresolvable(ERR_REASON_AFFINITY), unschedulable(ERR_REASON_ANTI_AFFINITY),
-                    unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY)]
+        statuses = [
+            unresolvable(ERR_REASON_AFFINITY),
+            unschedulable(ERR_REASON_ANTI_AFFINITY),
+            unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY),
+        ]
         s = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(s, _PreFilterState) or s.arrays is None or s.snapshot is not snapshot \
-                or s.version != snapshot.node_objects_version:
+        if (
+            not isinstance(s, _PreFilterState)
+            or s.arrays is None
+            or s.snapshot is not snapshot
+            or s.version != snapshot.node_objects_version
+        ):
             return self._filter_each(state, pod, snapshot, rows)
         existing_anti, affinity, anti = s.arrays
         verdict = np.full(len(rows), -1, dtype=np.int32)
@@ -526,8 +545,7 @@ class InterPodAffinity:
             raise RuntimeError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
         snapshot = nodes.snapshot
         if snapshot is not s.snapshot or snapshot.node_objects_version != s.version:
-            return np.fromiter((self.score(state, pod, info)[0] for info in nodes), dtype=np.int64,
-                               count=len(nodes))
+            return np.fromiter((self.score(state, pod, info)[0] for info in nodes), dtype=np.int64, count=len(nodes))
         rows = np.asarray(nodes.indices, dtype=np.int64)
         total = np.zeros(len(rows), dtype=np.int64)
         for codes, table in s._tables:
@@ -562,9 +580,12 @@ class InterPodAffinity:
             return (
                 ClusterEventWithHint(
                     ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
-                    is_schedulable_after_pod_change),
-                ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-                                     is_schedulable_after_node_change),
+                    is_schedulable_after_pod_change,
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                    is_schedulable_after_node_change,
+                ),
             )
         return (
             ClusterEvent("Pod", ActionType.ALL),

@@ -171,8 +171,9 @@ class SelectorEvaluator:
             mask |= self.term_mask(snapshot, term, rows)
         return mask
 
-    def equals_mask(self, snapshot: Snapshot, labels: Mapping[str, str] | Iterable[tuple[str, str]],
-                    rows: np.ndarray) -> np.ndarray:
+    def equals_mask(
+        self, snapshot: Snapshot, labels: Mapping[str, str] | Iterable[tuple[str, str]], rows: np.ndarray
+    ) -> np.ndarray:
         mask = np.ones(len(rows), dtype=bool)
         pairs = labels.items() if isinstance(labels, Mapping) else labels
         for key, value in pairs:
@@ -183,15 +184,15 @@ class SelectorEvaluator:
             mask &= column.codes[rows] == pos
         return mask
 
-    def required_mask(self, snapshot: Snapshot, required: RequiredNodeAffinity,
-                      rows: np.ndarray) -> np.ndarray:
+    def required_mask(self, snapshot: Snapshot, required: RequiredNodeAffinity, rows: np.ndarray) -> np.ndarray:
         mask = self.equals_mask(snapshot, required.node_selector, rows)
         if required.required is not None:
             mask &= self.selector_mask(snapshot, required.required, rows)
         return mask
 
-    def preferred_scores(self, snapshot: Snapshot, terms: Sequence[PreferredSchedulingTerm],
-                         rows: np.ndarray) -> np.ndarray:
+    def preferred_scores(
+        self, snapshot: Snapshot, terms: Sequence[PreferredSchedulingTerm], rows: np.ndarray
+    ) -> np.ndarray:
         total = np.zeros(len(rows), dtype=np.int64)
         for term in terms:
             total += term.weight * self.term_mask(snapshot, term.preference, rows)
@@ -255,8 +256,7 @@ class NodeAffinity:
             return unresolvable(ERR_REASON_POD)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         rows = np.asarray(indices)
         verdict = np.full(len(rows), -1, dtype=np.int32)
         pod_ok = self._eval.required_mask(snapshot, self._required(state, pod), rows)
@@ -303,8 +303,7 @@ class NodeAffinity:
         return preferred_score(self._scoring_terms(state, pod), node), None
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
-        return self._eval.preferred_scores(nodes.snapshot, self._scoring_terms(state, pod),
-                                           np.asarray(nodes.indices))
+        return self._eval.preferred_scores(nodes.snapshot, self._scoring_terms(state, pod), np.asarray(nodes.indices))
 
     # -- NormalizeScore ---------------------------------------------------------------------------------
     def score_extensions(self) -> NodeAffinity:
@@ -320,8 +319,12 @@ class NodeAffinity:
     def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
         if not queueing_hints_enabled(self.handle):
             return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
-        return (ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-                                     self.is_schedulable_after_node_change),)
+        return (
+            ClusterEventWithHint(
+                ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self.is_schedulable_after_node_change,
+            ),
+        )
 
     def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """A node added that matches the pod's required affinity (and the profile's added one), or a

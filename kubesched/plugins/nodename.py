@@ -38,8 +38,7 @@ class NodeName:
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return None if fits(pod, node_info) else unresolvable(ERR_REASON)
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         if not pod.node_name:
             return BatchFilterResult.all_pass(len(indices))
         row = snapshot.index.get(pod.node_name)

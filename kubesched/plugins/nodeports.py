@@ -88,8 +88,7 @@ class NodePorts:
             return None
         return unschedulable(ERR_REASON)
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         """Only nodes with some host port in use can conflict; check just those one by one."""
         wanted = self._wanted(state, pod)
         rows = np.asarray(indices)
@@ -108,8 +107,9 @@ class NodePorts:
         cached = self._rows_with_ports
         if cached is not None and cached[0] is snapshot and cached[1] == snapshot.generation:
             return cached[2]
-        busy = np.fromiter((len(info.used_ports) > 0 for info in snapshot.node_infos),
-                           dtype=bool, count=len(snapshot.node_infos))
+        busy = np.fromiter(
+            (len(info.used_ports) > 0 for info in snapshot.node_infos), dtype=bool, count=len(snapshot.node_infos)
+        )
         self._rows_with_ports = (snapshot, snapshot.generation, busy)
         return busy
 

@@ -55,8 +55,7 @@ class NodeUnschedulable:
             return None
         return unresolvable(ERR_REASON_UNSCHEDULABLE)
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         if tolerates_unschedulable(pod):
             return BatchFilterResult.all_pass(len(indices))
         cordoned = self._cordoned(snapshot)[indices]
@@ -70,17 +69,21 @@ class NodeUnschedulable:
         if not self.queueing_hints:
             return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
         return (
-            ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                                 self.is_schedulable_after_node_change),
-            ClusterEventWithHint(ClusterEvent("Pod", ActionType.UPDATE_POD_TOLERATION),
-                                 self.is_schedulable_after_pod_toleration_change),
+            ClusterEventWithHint(
+                ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self.is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent("Pod", ActionType.UPDATE_POD_TOLERATION), self.is_schedulable_after_pod_toleration_change
+            ),
         )
 
     @staticmethod
     def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """A node that is added schedulable, or that stops being unschedulable."""
         if (old_obj is None and not new_obj.unschedulable) or (
-                old_obj is not None and old_obj.unschedulable and not new_obj.unschedulable):
+            old_obj is not None and old_obj.unschedulable and not new_obj.unschedulable
+        ):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 

@@ -142,14 +142,18 @@ def resolve_profile(profile: Profile, registry: dict[str, PluginFactory]) -> tup
         else:
             unknown.append(name)
     if unknown:
-        problems = [f'{_where(profile, name, ".enabled[")}: plugin "{name}" does not exist'
-                    f"{did_you_mean(name, _known_names(registry))}" for name in unknown]
+        problems = [
+            f'{_where(profile, name, ".enabled[")}: plugin "{name}" does not exist'
+            f"{did_you_mean(name, _known_names(registry))}"
+            for name in unknown
+        ]
         raise PluginLoadError(problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]")
     warnings = _unused_names(profile, registry)
     for name in sorted(dropped):
         warnings.append(
             f'profile "{profile.scheduler_name}": plugin {name} is not implemented in kubesched yet; '
-            "it is left out of the effective plugin set")
+            "it is left out of the effective plugin set"
+        )
     if not dropped:
         return profile, warnings
 

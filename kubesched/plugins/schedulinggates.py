@@ -42,8 +42,12 @@ class SchedulingGates:
         """
         if not self.queueing_hints:
             return ()
-        return (ClusterEventWithHint(ClusterEvent("Pod", ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
-                                     self.is_schedulable_after_gates_eliminated),)
+        return (
+            ClusterEventWithHint(
+                ClusterEvent("Pod", ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
+                self.is_schedulable_after_gates_eliminated,
+            ),
+        )
 
     def is_schedulable_after_gates_eliminated(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """Only the gated pod's own gates matter."""

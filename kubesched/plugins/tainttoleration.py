@@ -64,8 +64,7 @@ def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[T
 
 def count_intolerable_prefer_no_schedule(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> int:
     return sum(
-        1 for taint in taints
-        if taint.effect == PREFER_NO_SCHEDULE and not any(t.tolerates(taint) for t in tolerations)
+        1 for taint in taints if taint.effect == PREFER_NO_SCHEDULE and not any(t.tolerates(taint) for t in tolerations)
     )
 
 
@@ -101,8 +100,7 @@ class TaintToleration:
         taint = find_untolerated_taint(node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
         return None if taint is None else unresolvable(self._reason(taint))
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         """One toleration check per distinct taint list, then a gather over the nodes."""
         group_of_node, group_taints = snapshot.taint_groups()
         statuses: list[Status] = []
@@ -148,7 +146,8 @@ class TaintToleration:
         group_of_node, group_taints = nodes.snapshot.taint_groups()
         per_group = np.fromiter(
             (count_intolerable_prefer_no_schedule(taints, tolerations) for taints in group_taints),
-            dtype=np.int64, count=len(group_taints),
+            dtype=np.int64,
+            count=len(group_taints),
         )
         per_node: np.ndarray = per_group[group_of_node[nodes.indices]]
         return per_node
@@ -168,17 +167,22 @@ class TaintToleration:
         if not queueing_hints_enabled(self.handle):
             return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
         return (
-            ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                                 self.is_schedulable_after_node_change),
-            ClusterEventWithHint(ClusterEvent("Pod", ActionType.UPDATE_POD_TOLERATION),
-                                 self.is_schedulable_after_pod_toleration_change),
+            ClusterEventWithHint(
+                ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self.is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent("Pod", ActionType.UPDATE_POD_TOLERATION), self.is_schedulable_after_pod_toleration_change
+            ),
         )
 
     @staticmethod
     def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """A node whose hard taints the pod did not tolerate (or a new one) and now does."""
-        was_untolerated = old_obj is None or find_untolerated_taint(
-            old_obj.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
+        was_untolerated = (
+            old_obj is None
+            or find_untolerated_taint(old_obj.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
+        )
         is_untolerated = find_untolerated_taint(new_obj.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
         return QueueingHint.QUEUE if was_untolerated and not is_untolerated else QueueingHint.QUEUE_SKIP
 

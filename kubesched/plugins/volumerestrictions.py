@@ -41,11 +41,13 @@ NAME = names.VOLUME_RESTRICTIONS
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
-ERR_REASON_RWOP_CONFLICT = ("node has pod using PersistentVolumeClaim with the same name and "
-                            "ReadWriteOncePod access mode")
+ERR_REASON_RWOP_CONFLICT = (
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+)
 #: The ReadWriteOncePod reason from v1.34 on.
-ERR_REASON_RWOP_IN_USE = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
-                          "already in-use by another pod")
+ERR_REASON_RWOP_IN_USE = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
 
 _RESTRICTED_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
@@ -77,22 +79,33 @@ def is_volume_conflict(volume: Mapping[str, Any], other: Pod) -> bool:
     """Whether ``volume`` conflicts with a volume of ``other`` (isVolumeConflict)."""
     for existing in other.volumes:
         disk, other_disk = volume.get("gcePersistentDisk"), existing.get("gcePersistentDisk")
-        if disk is not None and other_disk is not None and disk.get("pdName") == other_disk.get("pdName") \
-                and not (disk.get("readOnly") and other_disk.get("readOnly")):
+        if (
+            disk is not None
+            and other_disk is not None
+            and disk.get("pdName") == other_disk.get("pdName")
+            and not (disk.get("readOnly") and other_disk.get("readOnly"))
+        ):
             return True
         ebs, other_ebs = volume.get("awsElasticBlockStore"), existing.get("awsElasticBlockStore")
         if ebs is not None and other_ebs is not None and ebs.get("volumeID") == other_ebs.get("volumeID"):
             return True
         iscsi, other_iscsi = volume.get("iscsi"), existing.get("iscsi")
-        if iscsi is not None and other_iscsi is not None and iscsi.get("iqn") == other_iscsi.get("iqn") \
-                and not (iscsi.get("readOnly") and other_iscsi.get("readOnly")):
+        if (
+            iscsi is not None
+            and other_iscsi is not None
+            and iscsi.get("iqn") == other_iscsi.get("iqn")
+            and not (iscsi.get("readOnly") and other_iscsi.get("readOnly"))
+        ):
             return True
         rbd, other_rbd = volume.get("rbd"), existing.get("rbd")
-        if rbd is not None and other_rbd is not None \
-                and set(rbd.get("monitors") or ()) & set(other_rbd.get("monitors") or ()) \
-                and rbd.get("pool", "rbd") == other_rbd.get("pool", "rbd") \
-                and rbd.get("image") == other_rbd.get("image") \
-                and not (rbd.get("readOnly") and other_rbd.get("readOnly")):
+        if (
+            rbd is not None
+            and other_rbd is not None
+            and set(rbd.get("monitors") or ()) & set(other_rbd.get("monitors") or ())
+            and rbd.get("pool", "rbd") == other_rbd.get("pool", "rbd")
+            and rbd.get("image") == other_rbd.get("image")
+            and not (rbd.get("readOnly") and other_rbd.get("readOnly"))
+        ):
             return True
     return False
 
@@ -111,8 +124,7 @@ class VolumeRestrictions:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
-        self.rwop_reason = (ERR_REASON_RWOP_IN_USE if features_of(handle).at_least("1.34")
-                            else ERR_REASON_RWOP_CONFLICT)
+        self.rwop_reason = ERR_REASON_RWOP_IN_USE if features_of(handle).at_least("1.34") else ERR_REASON_RWOP_CONFLICT
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         needs_check = any(needs_restrictions_check(v) for v in pod.volumes)
@@ -156,14 +168,14 @@ class VolumeRestrictions:
             return unschedulable(self.rwop_reason)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         """The claim rule is the same for every node; disks are checked only on nodes with pods."""
         rows = np.asarray(indices)
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return BatchFilterResult.all_fail(
-                len(rows), Status(Code.ERROR, (f'cannot read "{PRE_FILTER_STATE_KEY}" from cycleState',)))
+                len(rows), Status(Code.ERROR, (f'cannot read "{PRE_FILTER_STATE_KEY}" from cycleState',))
+            )
         passed = np.ones(len(rows), dtype=bool)
         if any(needs_restrictions_check(v) for v in pod.volumes):
             infos = snapshot.node_infos
@@ -188,8 +200,9 @@ class VolumeRestrictions:
         return (
             ClusterEventWithHint(ClusterEvent(qevents.POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted),
             ClusterEvent(qevents.NODE, ActionType.ADD),
-            ClusterEventWithHint(ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
-                                 self.is_schedulable_after_pvc_added),
+            ClusterEventWithHint(
+                ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD), self.is_schedulable_after_pvc_added
+            ),
         )
 
     @staticmethod
@@ -217,8 +230,9 @@ class VolumeRestrictions:
 
 def _claim_names(pod: Pod) -> frozenset[str]:
     """The claim names of the pod's persistentVolumeClaim volumes."""
-    return frozenset(str(claim.get("claimName") or "") for v in pod.volumes
-                     if (claim := v.get("persistentVolumeClaim")) is not None)
+    return frozenset(
+        str(claim.get("claimName") or "") for v in pod.volumes if (claim := v.get("persistentVolumeClaim")) is not None
+    )
 
 
 def new(args: Any, handle: Handle) -> VolumeRestrictions:

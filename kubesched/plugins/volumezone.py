@@ -157,8 +157,7 @@ class VolumeZone:
                 return unresolvable(ERR_REASON_CONFLICT)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         rows = np.asarray(indices)
         if not pod.volumes:
             return BatchFilterResult.all_pass(len(rows))
@@ -188,13 +187,18 @@ class VolumeZone:
                 ClusterEvent(qevents.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
             )
         return (
-            ClusterEventWithHint(ClusterEvent(qevents.STORAGE_CLASS, ActionType.ADD),
-                                 is_schedulable_after_storage_class_added),
+            ClusterEventWithHint(
+                ClusterEvent(qevents.STORAGE_CLASS, ActionType.ADD), is_schedulable_after_storage_class_added
+            ),
             ClusterEvent(qevents.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-            ClusterEventWithHint(ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
-                                 is_schedulable_after_pvc_change),
-            ClusterEventWithHint(ClusterEvent(qevents.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
-                                 is_schedulable_after_pv_change),
+            ClusterEventWithHint(
+                ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+                is_schedulable_after_pvc_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(qevents.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
+                is_schedulable_after_pv_change,
+            ),
         )
 
 
@@ -235,6 +239,7 @@ def _pv_topology(pv: Any) -> list[tuple[str, frozenset[str]]]:
         if zones is not None:
             out.append((key, zones))
     return out
+
 
 def new(args: Any, handle: Handle) -> VolumeZone:
     return VolumeZone(handle)

@@ -28,7 +28,7 @@ def truncate_message(message: str) -> str:
     """Event messages are capped like kube-scheduler's (keep the start, mark the cut)."""
     if len(message) <= MAX_EVENT_MESSAGE:
         return message
-    return message[:MAX_EVENT_MESSAGE - 4] + " ..."
+    return message[: MAX_EVENT_MESSAGE - 4] + " ..."
 
 
 class ClusterEventRecorder:
@@ -46,8 +46,9 @@ class ClusterEventRecorder:
         """An event about ``pod``, reported by its profile."""
         if self._gate is not None and not self._gate():
             return
-        self.object_event("Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid,
-                          controller=pod.scheduler_name)
+        self.object_event(
+            "Pod", pod.namespace, pod.name, type_, reason, message, uid=pod.uid, controller=pod.scheduler_name
+        )
 
     def event(self, regarding: Pod | Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         """The handle's form: ``regarding`` is a Pod, or an object dict whose kind and metadata are read."""
@@ -55,11 +56,27 @@ class ClusterEventRecorder:
             self.pod_event(regarding, type_, reason, message)
             return
         meta = regarding.get("metadata") or {}
-        self.object_event(str(regarding.get("kind") or ""), str(meta.get("namespace") or ""),
-                          str(meta.get("name") or ""), type_, reason, message, uid=str(meta.get("uid") or ""))
+        self.object_event(
+            str(regarding.get("kind") or ""),
+            str(meta.get("namespace") or ""),
+            str(meta.get("name") or ""),
+            type_,
+            reason,
+            message,
+            uid=str(meta.get("uid") or ""),
+        )
 
-    def object_event(self, kind: str, namespace: str, name: str, type_: str, reason: str, message: str,
-                     uid: str = "", controller: str = SCHEDULER_COMPONENT) -> None:
+    def object_event(
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        type_: str,
+        reason: str,
+        message: str,
+        uid: str = "",
+        controller: str = SCHEDULER_COMPONENT,
+    ) -> None:
         """An event about any object; ``controller`` is the reporting scheduler (a pod's profile, as upstream)."""
         now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         event = {

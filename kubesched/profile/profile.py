@@ -132,29 +132,40 @@ class ProfileMap:
                 if not _may_reject(plugin):
                     continue
                 # A plugin that says nothing of events hears every action of every resource kind.
-                registrations.append((plugin_name, events if isinstance(plugin, EnqueueExtensions)
-                                      else unrolled_wildcard_events()))
+                registrations.append(
+                    (plugin_name, events if isinstance(plugin, EnqueueExtensions) else unrolled_wildcard_events())
+                )
             maps[name] = build_queueing_hint_map(registrations, hints_enabled)
         return maps
 
     def cluster_event_maps(self) -> dict[str, qevents.ClusterEventMap]:
         """Per profile: registered cluster event -> the plugins that registered it (v1.30)."""
-        return {name: qevents.build_cluster_event_map(
-                    _Registration(plugin, events) for plugin, events in fwk.enqueue_events.items())
-                for name, fwk in self.frameworks.items()}
+        return {
+            name: qevents.build_cluster_event_map(
+                _Registration(plugin, events) for plugin, events in fwk.enqueue_events.items()
+            )
+            for name, fwk in self.frameworks.items()
+        }
 
     def extra_kinds(self, watched: Collection[str]) -> list[str]:
         """Kinds beyond ``watched`` that plugins register events for (Coscheduling's PodGroup): the
         scheduler watches them into its listers and sends their changes to the queue."""
-        kinds = {qevents.RESOURCE_KINDS.get(e.resource, e.resource) for fwk in self.frameworks.values()
-                 for events in fwk.enqueue_events.values() for e in events}
+        kinds = {
+            qevents.RESOURCE_KINDS.get(e.resource, e.resource)
+            for fwk in self.frameworks.values()
+            for events in fwk.enqueue_events.values()
+            for e in events
+        }
         return sorted(kind for kind in kinds if kind in KNOWN_KINDS and kind not in watched)
 
     def preempting(self) -> dict[str, str]:
         """Profiles whose PostFilter runs DefaultPreemption, and that plugin's name: a PostFilter run that
         calls it is a preemption attempt, as upstream counts them."""
-        return {name: DEFAULT_PREEMPTION for name, fwk in self.frameworks.items()
-                if DEFAULT_PREEMPTION in fwk.plugin_names("post_filter")}
+        return {
+            name: DEFAULT_PREEMPTION
+            for name, fwk in self.frameworks.items()
+            if DEFAULT_PREEMPTION in fwk.plugin_names("post_filter")
+        }
 
     def instrument(self, metrics: SchedulerMetrics) -> None:
         """Time every framework's extension points into ``metrics``, labelled with its profile."""
@@ -162,8 +173,9 @@ class ProfileMap:
             fwk.metrics = metrics.for_profile(name)
 
 
-def new_map(config: KubeSchedulerConfiguration, options: FrameworkOptions,
-            registry: Mapping[str, PluginFactory] | None = None) -> ProfileMap:
+def new_map(
+    config: KubeSchedulerConfiguration, options: FrameworkOptions, registry: Mapping[str, PluginFactory] | None = None
+) -> ProfileMap:
     """A framework per profile of ``config``, with plugins from ``registry`` (the in-tree one by default).
 
     Import-path plugins a profile names are added to a copy of the registry; a name that cannot be

@@ -38,9 +38,17 @@ def align_to_window(t: datetime) -> datetime:
 class BackoffQueue:
     """The backoffQ of either version (see the module docstring)."""
 
-    def __init__(self, clock: Callable[[], datetime], initial: timedelta, maximum: timedelta, *, v134: bool,
-                 pop_from_backoff: bool = False, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None,
-                 sort_key: Callable[[QueuedPodInfo], Any] | None = None) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], datetime],
+        initial: timedelta,
+        maximum: timedelta,
+        *,
+        v134: bool,
+        pop_from_backoff: bool = False,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None,
+        sort_key: Callable[[QueuedPodInfo], Any] | None = None,
+    ) -> None:
         self._clock = clock
         self._initial = initial
         self._max = maximum

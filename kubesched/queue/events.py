@@ -41,10 +41,16 @@ UNSCHEDULABLE_POD = "UnschedulablePod"
 
 #: Watched kinds whose changes reach the queue, by the resource name the queue matches (v1.34).
 KIND_RESOURCES: Mapping[str, str] = {
-    "PersistentVolume": PERSISTENT_VOLUME, "PersistentVolumeClaim": PERSISTENT_VOLUME_CLAIM,
-    "StorageClass": STORAGE_CLASS, "CSINode": CSI_NODE, "CSIDriver": CSI_DRIVER,
-    "CSIStorageCapacity": CSI_STORAGE_CAPACITY, "VolumeAttachment": VOLUME_ATTACHMENT,
-    "ResourceClaim": RESOURCE_CLAIM, "ResourceSlice": RESOURCE_SLICE, "DeviceClass": DEVICE_CLASS,
+    "PersistentVolume": PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": PERSISTENT_VOLUME_CLAIM,
+    "StorageClass": STORAGE_CLASS,
+    "CSINode": CSI_NODE,
+    "CSIDriver": CSI_DRIVER,
+    "CSIStorageCapacity": CSI_STORAGE_CAPACITY,
+    "VolumeAttachment": VOLUME_ATTACHMENT,
+    "ResourceClaim": RESOURCE_CLAIM,
+    "ResourceSlice": RESOURCE_SLICE,
+    "DeviceClass": DEVICE_CLASS,
 }
 
 #: The kind each such resource name stands for (what the scheduler watches).
@@ -138,8 +144,11 @@ def match_cluster_events(registered: ClusterEvent, incoming: ClusterEvent) -> bo
     matches only a registered wildcard."""
     if registered.is_wildcard():
         return True
-    return (_match_resources(registered.resource, incoming.resource)
-            and bool(registered.action & incoming.action) and incoming.action <= registered.action)
+    return (
+        _match_resources(registered.resource, incoming.resource)
+        and bool(registered.action & incoming.action)
+        and incoming.action <= registered.action
+    )
 
 
 def match_any_cluster_event(incoming: ClusterEvent, registered: Iterable[ClusterEvent]) -> bool:

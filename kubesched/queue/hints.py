@@ -65,8 +65,9 @@ def as_event_with_hint(registration: Registration) -> ClusterEventWithHint:
     return registration if isinstance(registration, ClusterEventWithHint) else ClusterEventWithHint(registration)
 
 
-def build_queueing_hint_map(registrations: Iterable[tuple[str, Sequence[Registration]]],
-                            hints_enabled: bool) -> QueueingHintMap:
+def build_queueing_hint_map(
+    registrations: Iterable[tuple[str, Sequence[Registration]]], hints_enabled: bool
+) -> QueueingHintMap:
     """Registered event -> hint functions, for one profile's plugins (name, registered events).
 
     A plugin registering nothing is left out. Without a hint, or with hints disabled, the hint is the
@@ -85,8 +86,7 @@ def build_queueing_hint_map(registrations: Iterable[tuple[str, Sequence[Registra
                 wants_taint_update |= bool(event.action & ActionType.UPDATE_NODE_TAINT)
             out.setdefault(event, []).append(QueueingHintFunction(plugin, fn))
         if wants_node_add and not wants_taint_update:
-            out.setdefault(ClusterEvent(ev.NODE, ActionType.UPDATE_NODE_TAINT), []).append(
-                QueueingHintFunction(plugin))
+            out.setdefault(ClusterEvent(ev.NODE, ActionType.UPDATE_NODE_TAINT), []).append(QueueingHintFunction(plugin))
     return out
 
 
@@ -98,8 +98,18 @@ def hint_map_from_event_map(event_map: Mapping[ClusterEvent, Iterable[str]]) -> 
 def unrolled_wildcard_events() -> list[ClusterEvent]:
     """What a plugin that says nothing about events is taken to register: every action of every
     resource (kube-scheduler's UnrollWildCardResource; used for the extenders)."""
-    resources = (ev.POD, ev.NODE, ev.PERSISTENT_VOLUME, ev.PERSISTENT_VOLUME_CLAIM, ev.CSI_NODE, ev.CSI_DRIVER,
-                 ev.CSI_STORAGE_CAPACITY, ev.STORAGE_CLASS, ev.RESOURCE_CLAIM, ev.DEVICE_CLASS)
+    resources = (
+        ev.POD,
+        ev.NODE,
+        ev.PERSISTENT_VOLUME,
+        ev.PERSISTENT_VOLUME_CLAIM,
+        ev.CSI_NODE,
+        ev.CSI_DRIVER,
+        ev.CSI_STORAGE_CAPACITY,
+        ev.STORAGE_CLASS,
+        ev.RESOURCE_CLAIM,
+        ev.DEVICE_CLASS,
+    )
     return [ClusterEvent(resource, ActionType.ALL) for resource in resources]
 
 
@@ -159,8 +169,13 @@ class QueueingHints:
     action); each pod then runs only the hints of the plugins that rejected it.
     """
 
-    def __init__(self, maps: Mapping[str, QueueingHintMap], *, v134_matching: bool,
-                 on_error: Callable[[BaseException, str, ClusterEvent, QueuedPodInfo], None] | None = None) -> None:
+    def __init__(
+        self,
+        maps: Mapping[str, QueueingHintMap],
+        *,
+        v134_matching: bool,
+        on_error: Callable[[BaseException, str, ClusterEvent, QueuedPodInfo], None] | None = None,
+    ) -> None:
         self._maps = {profile: dict(m) for profile, m in maps.items()}
         self._match: Matcher = ev.match_cluster_events if v134_matching else match_v130
         self._v134 = v134_matching
@@ -198,8 +213,13 @@ class QueueingHints:
         key = (event.resource, int(event.action))
         names = self._interested.get(key)
         if names is None:
-            names = frozenset(f.plugin_name for m in self._maps.values() for registered, fns in m.items()
-                              if self._match(registered, event) for f in fns)
+            names = frozenset(
+                f.plugin_name
+                for m in self._maps.values()
+                for registered, fns in m.items()
+                if self._match(registered, event)
+                for f in fns
+            )
             self._interested[key] = names
         return names
 
@@ -210,8 +230,11 @@ class QueueingHints:
         hint_map = self._maps.get(profile)
         if hint_map is None:
             hint_map = self._maps.get(ANY_PROFILE)
-        fns = None if hint_map is None else tuple(
-            f for registered, fns in hint_map.items() if self._match(registered, event) for f in fns)
+        fns = (
+            None
+            if hint_map is None
+            else tuple(f for registered, fns in hint_map.items() if self._match(registered, event) for f in fns)
+        )
         self._fns[key] = fns
         return fns
 
@@ -242,8 +265,9 @@ class QueueingHints:
             strategy = Strategy.AFTER_BACKOFF
         return strategy
 
-    def _run(self, f: QueueingHintFunction, qpi: QueuedPodInfo, event: ClusterEvent, old_obj: Any,
-             new_obj: Any) -> QueueingHint:
+    def _run(
+        self, f: QueueingHintFunction, qpi: QueuedPodInfo, event: ClusterEvent, old_obj: Any, new_obj: Any
+    ) -> QueueingHint:
         """One hint; a hint that raises or answers something else than a QueueingHint counts as QUEUE."""
         try:
             hint = f.fn(qpi.pod, old_obj, new_obj)
@@ -261,5 +285,10 @@ class QueueingHints:
         if self._on_error is not None:
             self._on_error(err, plugin, event, qpi)
         else:
-            log.error("QueueingHintFn returns error: plugin %s, event %s, pod %s: %s", plugin, event.event_label,
-                      qpi.pod.key, err)
+            log.error(
+                "QueueingHintFn returns error: plugin %s, event %s, pod %s: %s",
+                plugin,
+                event.event_label,
+                qpi.pod.key,
+                err,
+            )

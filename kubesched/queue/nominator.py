@@ -30,8 +30,12 @@ class NominationsView(dict[str, tuple[Pod, ...]]):
 
     __slots__ = ("_log", "version")
 
-    def __init__(self, entries: Mapping[str, tuple[Pod, ...]] | None = None, version: int = 0,
-                 log: tuple[tuple[int, int, frozenset[str]], ...] = ()) -> None:
+    def __init__(
+        self,
+        entries: Mapping[str, tuple[Pod, ...]] | None = None,
+        version: int = 0,
+        log: tuple[tuple[int, int, frozenset[str]], ...] = (),
+    ) -> None:
         super().__init__(entries or {})
         self.version = version
         self._log = log
@@ -57,8 +61,7 @@ VIEW_LOG = 64
 class Nominator:
     """Nominated pods per node; safe to share between threads (uses the lock it is given)."""
 
-    def __init__(self, pod_lister: PodLister | None = None,
-                 lock: AbstractContextManager[Any] | None = None) -> None:
+    def __init__(self, pod_lister: PodLister | None = None, lock: AbstractContextManager[Any] | None = None) -> None:
         self._pod_lister = pod_lister
         # Reentrant by default so the scheduling queue can call in while holding the same lock.
         self._lock: AbstractContextManager[Any] = lock if lock is not None else threading.RLock()
@@ -114,7 +117,7 @@ class Nominator:
             return view
         with self._lock:
             base = self._view[1]
-            self._log = (*self._log[1 - VIEW_LOG:], (base.version, self._version, frozenset(self._dirty)))
+            self._log = (*self._log[1 - VIEW_LOG :], (base.version, self._version, frozenset(self._dirty)))
             view = NominationsView(base, self._version, self._log)
             for node in self._dirty:
                 pods = self._by_node.get(node)

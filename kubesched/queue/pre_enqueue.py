@@ -30,16 +30,22 @@ class PreEnqueueGates:
     """Each profile's PreEnqueue plugins, run on a pod on its way to activeQ (or backoffQ), and which
     events may let a gated pod out."""
 
-    def __init__(self, plugins: Mapping[str, Sequence[PreEnqueuePlugin]],
-                 plugin_events: Mapping[str, Sequence[ClusterEvent]], *, hints_enabled: bool,
-                 unschedulable_reason: UnschedulableReason | None) -> None:
+    def __init__(
+        self,
+        plugins: Mapping[str, Sequence[PreEnqueuePlugin]],
+        plugin_events: Mapping[str, Sequence[ClusterEvent]],
+        *,
+        hints_enabled: bool,
+        unschedulable_reason: UnschedulableReason | None,
+    ) -> None:
         self._plugins = plugins
         self._hints_enabled = hints_enabled
         self._unschedulable_reason = unschedulable_reason
         # PreEnqueue plugins whose verdict reads the pod alone: v1.30 offers no cluster event to the
         # pods they gate (v1.34 asks the gating plugin's registered events instead).
-        self._pod_only = frozenset(plugin.name for per_profile in plugins.values()
-                                   for plugin in per_profile if reads_pod_only(plugin))
+        self._pod_only = frozenset(
+            plugin.name for per_profile in plugins.values() for plugin in per_profile if reads_pod_only(plugin)
+        )
         self._gating_events = {name: tuple(events) for name, events in plugin_events.items()}
         # v1.34: plugins that can say an event cannot lift the gate they hold on a pod.
         self._holds = gate_holders(plugins) if hints_enabled else {}
@@ -75,16 +81,23 @@ class PreEnqueueGates:
         whether the gate holds; v1.30 only keeps the pods gated by a plugin that reads the pod alone
         (scheduling gates)."""
         if self._hints_enabled:
-            return not qpi.gate_held(self._holds, event) and ev.match_any_cluster_event(
-                event, qpi.gating_plugin_events)
+            return not qpi.gate_held(self._holds, event) and ev.match_any_cluster_event(event, qpi.gating_plugin_events)
         return self._pod_only.isdisjoint(qpi.unschedulable_plugins)
 
 
 def _log_pre_enqueue(pod: Pod, plugin: str, status: Any) -> None:
     """A PreEnqueue plugin keeps ``pod`` out of activeQ: an error, or (at V4) the plugin's status."""
     if isinstance(status, Status) and status.code is Code.ERROR:
-        logger.error(status.as_error(), "Unexpected error running PreEnqueue plugin", "pod", kobj(pod),
-                     "plugin", plugin)
+        logger.error(
+            status.as_error(), "Unexpected error running PreEnqueue plugin", "pod", kobj(pod), "plugin", plugin
+        )
     elif v := logger.v(4):
-        v.info("Status after running PreEnqueue plugin", "pod", kobj(pod), "plugin", plugin,
-               "status", status.message if isinstance(status, Status) else str(status))
+        v.info(
+            "Status after running PreEnqueue plugin",
+            "pod",
+            kobj(pod),
+            "plugin",
+            plugin,
+            "status",
+            status.message if isinstance(status, Status) else str(status),
+        )

@@ -22,8 +22,17 @@ from kubesched.queue.nominator import Nominator
 from kubesched.queue.queued_pod_info import QueuedPodInfo
 from kubesched.queue.unschedulable_pods import UnschedulablePods
 
-__all__ = ["ACTIVE", "ANY_PROFILE", "BACKOFF", "GATED", "LOGGED_QUEUE_NAMES", "UNSCHEDULABLE", "QueueBase",
-           "QueueError", "QueueMetrics"]
+__all__ = [
+    "ACTIVE",
+    "ANY_PROFILE",
+    "BACKOFF",
+    "GATED",
+    "LOGGED_QUEUE_NAMES",
+    "UNSCHEDULABLE",
+    "QueueBase",
+    "QueueError",
+    "QueueMetrics",
+]
 
 # Sub-queue names, as the scheduler_pending_pods / scheduler_queue_incoming_pods_total labels spell them.
 ACTIVE = "active"
@@ -99,8 +108,11 @@ class QueueBase:
     def pending_pod_list(self) -> list[Pod]:
         """Every pending pod: activeQ, then backoffQ, then the unschedulable pool (debugging)."""
         with self._cond:
-            return ([q.pod for q in self._active.ordered()] + [q.pod for q in self._backoff.ordered()]
-                    + [q.pod for q in self._unschedulable.values()])
+            return (
+                [q.pod for q in self._active.ordered()]
+                + [q.pod for q in self._backoff.ordered()]
+                + [q.pod for q in self._unschedulable.values()]
+            )
 
     def pods_in_active_q(self) -> list[Pod]:
         """activeQ in pop order."""
@@ -165,8 +177,12 @@ class QueueBase:
 
     def _counts(self) -> dict[str, int]:
         gated = self._unschedulable.gated_count
-        return {ACTIVE: len(self._active), BACKOFF: len(self._backoff),
-                UNSCHEDULABLE: len(self._unschedulable) - gated, GATED: gated}
+        return {
+            ACTIVE: len(self._active),
+            BACKOFF: len(self._backoff),
+            UNSCHEDULABLE: len(self._unschedulable) - gated,
+            GATED: gated,
+        }
 
     def _publish_counts(self) -> None:
         if self._metrics is None:
@@ -180,8 +196,15 @@ class QueueBase:
     def _incoming(self, queue: str, event: str, pod: Pod) -> None:
         """``pod`` entered ``queue`` because of ``event``: counted, and logged at V5."""
         if v := logger.v(5):
-            v.info("Pod moved to an internal scheduling queue", "pod", kobj(pod), "event", event,
-                   "queue", LOGGED_QUEUE_NAMES[queue])
+            v.info(
+                "Pod moved to an internal scheduling queue",
+                "pod",
+                kobj(pod),
+                "event",
+                event,
+                "queue",
+                LOGGED_QUEUE_NAMES[queue],
+            )
         if self._metrics is not None:
             self._metrics.incoming_pod(queue, event)
 

@@ -67,8 +67,12 @@ class QueuedPodInfo:
         """The gating plugin, the pod's only rejector, says its hints would keep the pod gated through
         ``event`` (see :class:`~kubesched.framework.capabilities.GateHoldingPreEnqueuePlugin`)."""
         holds = holders.get((self.pod.scheduler_name, self.gating_plugin))
-        return (holds is not None and not self.pending_plugins and len(self.unschedulable_plugins) == 1
-                and holds(self.pod, event))
+        return (
+            holds is not None
+            and not self.pending_plugins
+            and len(self.unschedulable_plugins) == 1
+            and holds(self.pod, event)
+        )
 
     @property
     def required_affinity_terms(self) -> tuple[PodAffinityTerm, ...]:

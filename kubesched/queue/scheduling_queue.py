@@ -57,8 +57,17 @@ from kubesched.queue.queue_base import (
 from kubesched.queue.queued_pod_info import QueuedPodInfo, is_pod_updated
 from kubesched.queue.unschedulable_pods import UnschedulablePods
 
-__all__ = ["ACTIVE", "BACKOFF", "GATED", "LOGGED_QUEUE_NAMES", "UNSCHEDULABLE", "PriorityQueue", "QueueError",
-           "QueueMetrics", "SchedulingQueue"]
+__all__ = [
+    "ACTIVE",
+    "BACKOFF",
+    "GATED",
+    "LOGGED_QUEUE_NAMES",
+    "UNSCHEDULABLE",
+    "PriorityQueue",
+    "QueueError",
+    "QueueMetrics",
+    "SchedulingQueue",
+]
 
 DEFAULT_POD_INITIAL_BACKOFF = timedelta(seconds=1)
 DEFAULT_POD_MAX_BACKOFF = timedelta(seconds=10)
@@ -114,8 +123,10 @@ class SchedulingQueue(QueueBase):
         self._v134 = features.at_least("1.34")
         self._metrics = metrics
         self._unschedulable_reason = getattr(metrics, "unschedulable_reason", None)
-        self._set_plugins(pre_enqueue or {}, _hint_maps(queueing_hint_map_per_profile, cluster_event_map_per_profile,
-                                                        cluster_event_map))
+        self._set_plugins(
+            pre_enqueue or {},
+            _hint_maps(queueing_hint_map_per_profile, cluster_event_map_per_profile, cluster_event_map),
+        )
         self._affinity_matcher = affinity_matcher
         self._namespace_labels = namespace_labels
         self._in_place_resize = in_place_pod_vertical_scaling
@@ -130,34 +141,57 @@ class SchedulingQueue(QueueBase):
         self._closed = False
         self._last_counts: tuple[int, ...] = ()
 
-    def _set_plugins(self, pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]],
-                     hint_maps: Mapping[str, QueueingHintMap]) -> None:
+    def _set_plugins(
+        self, pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]], hint_maps: Mapping[str, QueueingHintMap]
+    ) -> None:
         self._hints = QueueingHints(hint_maps, v134_matching=self.hints_enabled, on_error=_log_hint_error)
-        self._gates = PreEnqueueGates(pre_enqueue, self._hints.plugin_events(), hints_enabled=self.hints_enabled,
-                                      unschedulable_reason=self._unschedulable_reason)
+        self._gates = PreEnqueueGates(
+            pre_enqueue,
+            self._hints.plugin_events(),
+            hints_enabled=self.hints_enabled,
+            unschedulable_reason=self._unschedulable_reason,
+        )
 
-    def _new_heaps(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
-                   sort_key: Callable[[QueuedPodInfo], Any] | None, pod_initial_backoff: timedelta,
-                   pod_max_backoff: timedelta) -> None:
+    def _new_heaps(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        sort_key: Callable[[QueuedPodInfo], Any] | None,
+        pod_initial_backoff: timedelta,
+        pod_max_backoff: timedelta,
+    ) -> None:
         """Empty activeQ and backoffQ, ordered by ``sort_key`` when given (else by ``less``)."""
         self._active: IndexedHeap[QueuedPodInfo] = (
             IndexedHeap(_uid_of, sort_key=sort_key) if sort_key is not None else IndexedHeap(_uid_of, less=less)
         )
-        self._backoff = BackoffQueue(self._clock, pod_initial_backoff, pod_max_backoff, v134=self._v134,
-                                     pop_from_backoff=self._pop_from_backoff, less=less, sort_key=sort_key)
+        self._backoff = BackoffQueue(
+            self._clock,
+            pod_initial_backoff,
+            pod_max_backoff,
+            v134=self._v134,
+            pop_from_backoff=self._pop_from_backoff,
+            less=less,
+            sort_key=sort_key,
+        )
 
-    def reconfigure(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], *,
-                    sort_key: Callable[[QueuedPodInfo], Any] | None, pod_initial_backoff: timedelta,
-                    pod_max_backoff: timedelta, pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]],
-                    queueing_hint_map_per_profile: Mapping[str, QueueingHintMap] | None = None,
-                    cluster_event_map_per_profile: Mapping[str, ClusterEventMap] | None = None) -> None:
+    def reconfigure(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        *,
+        sort_key: Callable[[QueuedPodInfo], Any] | None,
+        pod_initial_backoff: timedelta,
+        pod_max_backoff: timedelta,
+        pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]],
+        queueing_hint_map_per_profile: Mapping[str, QueueingHintMap] | None = None,
+        cluster_event_map_per_profile: Mapping[str, ClusterEventMap] | None = None,
+    ) -> None:
         """New profiles took over (a configuration reload): from now on the queue orders, gates, backs
         off and requeues as they say. Every queued pod stays queued: activeQ and backoffQ are re-sorted
         (activeQ through PreEnqueue again), and the unschedulable pool moves as on a wildcard event,
         since the new plugins may judge its pods otherwise."""
         with self._cond:
-            self._set_plugins(pre_enqueue, _hint_maps(queueing_hint_map_per_profile, cluster_event_map_per_profile,
-                                                      None))
+            self._set_plugins(
+                pre_enqueue, _hint_maps(queueing_hint_map_per_profile, cluster_event_map_per_profile, None)
+            )
             active, backoff = list(self._active), list(self._backoff)
             self._new_heaps(less, sort_key, pod_initial_backoff, pod_max_backoff)
             for qpi in backoff:
@@ -214,7 +248,8 @@ class SchedulingQueue(QueueBase):
                 where = self._where(pod.uid)
                 if where is not None:
                     queue_name = {ACTIVE: "the active queue", BACKOFF: "the backoff queue"}.get(
-                        where, "unschedulable queue")
+                        where, "unschedulable queue"
+                    )
                     raise QueueError(f"Pod {pod.namespace}/{pod.name} is already present in {queue_name}")
                 if qpi.unschedulable_plugins or qpi.pending_plugins:
                     qpi.unschedulable_count += 1
@@ -265,8 +300,12 @@ class SchedulingQueue(QueueBase):
                 qpi.attempts += 1
                 if self._in_flight.add_pod(qpi.pod) or not self.hints_enabled:
                     break
-                logger.error(None, "The same pod is tracked in multiple places in the scheduler, and just discard it",
-                             "pod", kobj(qpi.pod))
+                logger.error(
+                    None,
+                    "The same pod is tracked in multiple places in the scheduler, and just discard it",
+                    "pod",
+                    kobj(qpi.pod),
+                )
             if qpi.initial_attempt_timestamp is None:
                 qpi.initial_attempt_timestamp = self._clock()
             self._scheduling_cycle += 1
@@ -323,8 +362,10 @@ class SchedulingQueue(QueueBase):
         """Replace the pod where it waits in activeQ or backoffQ; False if it waits in neither."""
         if old_pod is None:
             return False
-        for heap_update, qpi in ((self._active.update, self._active.get(old_pod.uid)),
-                                 (self._backoff.update, self._backoff.get(old_pod.uid))):
+        for heap_update, qpi in (
+            (self._active.update, self._active.get(old_pod.uid)),
+            (self._backoff.update, self._backoff.get(old_pod.uid)),
+        ):
             if qpi is not None:
                 qpi.update_pod(new_pod)
                 self._nominator._update(old_pod, new_pod)
@@ -353,8 +394,11 @@ class SchedulingQueue(QueueBase):
             self._cond.notify_all()
 
     def _update_with_hints(self, old_pod: Pod | None, new_pod: Pod) -> None:
-        events = (ev.pod_scheduling_properties_change(new_pod, old_pod, dra=self._dra) if old_pod is not None
-                  else [ev.EventUnscheduledPodUpdate])
+        events = (
+            ev.pod_scheduling_properties_change(new_pod, old_pod, dra=self._dra)
+            if old_pod is not None
+            else [ev.EventUnscheduledPodUpdate]
+        )
         if self._in_flight.add_pod_events(new_pod, old_pod, events):
             return  # judged when the attempt ends
         if self._update_in_place(old_pod, new_pod):
@@ -382,8 +426,7 @@ class SchedulingQueue(QueueBase):
         """A pending pod was deleted (or got bound by someone else): forget it and its nomination."""
         with self._cond:
             self._nominator._delete(pod.uid)
-            gone = (self._active.delete(pod.uid) or self._backoff.delete(pod.uid)
-                    or self._unschedulable.remove(pod.uid))
+            gone = self._active.delete(pod.uid) or self._backoff.delete(pod.uid) or self._unschedulable.remove(pod.uid)
             if gone is not None:
                 self._count_reasons(gone, -1)
                 self._publish_counts()
@@ -402,13 +445,12 @@ class SchedulingQueue(QueueBase):
             if self._in_place_resize and self._resized_down(new_pod):
                 self._move_all(ev.AssignedPodUpdate, old_pod, new_pod, None)
             elif self._hints.is_event_of_interest(ev.AssignedPodUpdate):
-                self._move_pods(self._pods_with_matching_affinity(new_pod), ev.AssignedPodUpdate,
-                                old_pod, new_pod)
+                self._move_pods(self._pods_with_matching_affinity(new_pod), ev.AssignedPodUpdate, old_pod, new_pod)
             self._publish_counts()
 
-    def move_all_to_active_or_backoff_queue(self, event: ClusterEvent, old_obj: Any = None,
-                                            new_obj: Any = None,
-                                            precheck: PreEnqueueCheck | None = None) -> None:
+    def move_all_to_active_or_backoff_queue(
+        self, event: ClusterEvent, old_obj: Any = None, new_obj: Any = None, precheck: PreEnqueueCheck | None = None
+    ) -> None:
         """An event that may help unschedulable pods: move those it concerns (and ``precheck`` passes)."""
         with self._cond:
             if not self._unschedulable and not self._in_flight:
@@ -437,8 +479,7 @@ class SchedulingQueue(QueueBase):
         """Requeue pods stuck in the unschedulable pool too long (kube-scheduler: every 30s)."""
         with self._cond:
             now = self._clock()
-            stale = [qpi for qpi in self._unschedulable.values()
-                     if now - qpi.timestamp > self._max_in_unschedulable]
+            stale = [qpi for qpi in self._unschedulable.values() if now - qpi.timestamp > self._max_in_unschedulable]
             if stale:
                 self._move_pods(stale, ev.UnschedulableTimeout, None, None)
             self._publish_counts()
@@ -525,8 +566,7 @@ class SchedulingQueue(QueueBase):
             return BACKOFF if self._move_to_backoff(qpi, label) else UNSCHEDULABLE
         return ACTIVE if self._move_to_active(qpi, label) else UNSCHEDULABLE
 
-    def _move_pods(self, pods: Iterable[QueuedPodInfo], event: ClusterEvent,
-                   old_obj: Any, new_obj: Any) -> None:
+    def _move_pods(self, pods: Iterable[QueuedPodInfo], event: ClusterEvent, old_obj: Any, new_obj: Any) -> None:
         if not self._hints.is_event_of_interest(event):
             return
         activated = False
@@ -544,21 +584,32 @@ class SchedulingQueue(QueueBase):
             if queue == ACTIVE or (self._pop_from_backoff and queue == BACKOFF):
                 activated = True
             if v := logger.v(4):
-                v.info("Pod moved to an internal scheduling queue", "pod", kobj(qpi.pod), "event", label,
-                       "queue", LOGGED_QUEUE_NAMES[queue], "hint", int(strategy))
+                v.info(
+                    "Pod moved to an internal scheduling queue",
+                    "pod",
+                    kobj(qpi.pod),
+                    "event",
+                    label,
+                    "queue",
+                    LOGGED_QUEUE_NAMES[queue],
+                    "hint",
+                    int(strategy),
+                )
         self._move_request_cycle = self._scheduling_cycle
         if self._in_flight.add_event(event, old_obj, new_obj) and (v := logger.v(5)):
             v.info("Event received while pods are in flight", "event", label)
         if activated:
             self._cond.notify_all()
 
-    def _move_all(self, event: ClusterEvent, old_obj: Any, new_obj: Any,
-                  precheck: PreEnqueueCheck | None) -> None:
+    def _move_all(self, event: ClusterEvent, old_obj: Any, new_obj: Any, precheck: PreEnqueueCheck | None) -> None:
         if not self._hints.is_event_of_interest(event):
             return
         # Only pods some interested plugin rejected (or none did) can move.
-        candidates = (list(self._unschedulable.values()) if event.is_wildcard()
-                      else self._unschedulable.candidates(self._hints.interested_plugins(event)))
+        candidates = (
+            list(self._unschedulable.values())
+            if event.is_wildcard()
+            else self._unschedulable.candidates(self._hints.interested_plugins(event))
+        )
         pods = [qpi for qpi in candidates if precheck is None or precheck(qpi.pod)]
         self._move_pods(pods, event, old_obj, new_obj)
 
@@ -569,8 +620,11 @@ class SchedulingQueue(QueueBase):
         ns_labels: Mapping[str, str] = {}
         if self._namespace_labels is not None:
             ns_labels = self._namespace_labels(assigned.namespace) or {}
-        return [qpi for qpi in self._unschedulable.values()
-                if any(term.matches(assigned, ns_labels) for term in qpi.required_affinity_terms)]
+        return [
+            qpi
+            for qpi in self._unschedulable.values()
+            if any(term.matches(assigned, ns_labels) for term in qpi.required_affinity_terms)
+        ]
 
     @staticmethod
     def _resized_down(pod: Pod) -> bool:
@@ -578,9 +632,11 @@ class SchedulingQueue(QueueBase):
         return bool(status.get("resize") == "InProgress")
 
 
-def _hint_maps(per_profile: Mapping[str, QueueingHintMap] | None,
-               event_maps: Mapping[str, ClusterEventMap] | None,
-               event_map: ClusterEventMap | None) -> dict[str, QueueingHintMap]:
+def _hint_maps(
+    per_profile: Mapping[str, QueueingHintMap] | None,
+    event_maps: Mapping[str, ClusterEventMap] | None,
+    event_map: ClusterEventMap | None,
+) -> dict[str, QueueingHintMap]:
     """The hint maps the queue was given, or v1.30 event maps as hint maps (``ANY_PROFILE``: all profiles)."""
     if per_profile is not None:
         return dict(per_profile)
@@ -590,8 +646,9 @@ def _hint_maps(per_profile: Mapping[str, QueueingHintMap] | None,
 
 
 def _log_hint_error(err: BaseException, plugin: str, event: ClusterEvent, qpi: QueuedPodInfo) -> None:
-    logger.error(err, "QueueingHintFn returns error", "event", event.event_label, "plugin", plugin,
-                 "pod", kobj(qpi.pod))
+    logger.error(
+        err, "QueueingHintFn returns error", "event", event.event_label, "plugin", plugin, "pod", kobj(qpi.pod)
+    )
 
 
 def _uid_of(qpi: QueuedPodInfo) -> str:

@@ -24,8 +24,11 @@ from kubesched.recording.trace import SCHEDULED, AttemptRecord
 PRE_FILTER_RESULT = "PreFilterResult"
 SKIPPED_CODE = "Skipped"
 PRE_FILTER_RESULT_SKIPPED = "node not in the PreFilterResult node set (not evaluated)"
-SKIPPED_ENTRY: dict[str, Any] = {"plugin": PRE_FILTER_RESULT, "code": SKIPPED_CODE,
-                                 "reasons": [PRE_FILTER_RESULT_SKIPPED]}
+SKIPPED_ENTRY: dict[str, Any] = {
+    "plugin": PRE_FILTER_RESULT,
+    "code": SKIPPED_CODE,
+    "reasons": [PRE_FILTER_RESULT_SKIPPED],
+}
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
 
@@ -36,8 +39,9 @@ class FilterPart:
 
     __slots__ = ("entry", "rows", "statuses")
 
-    def __init__(self, rows: np.ndarray, statuses: Sequence[Status] | None,
-                 entry: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, rows: np.ndarray, statuses: Sequence[Status] | None, entry: dict[str, Any] | None = None
+    ) -> None:
         self.rows = rows
         self.statuses = statuses
         self.entry = entry
@@ -91,8 +95,14 @@ class NullAttempt:
     def rejected(self, names: np.ndarray, rows: np.ndarray, statuses: Sequence[Status]) -> None: ...
     def evaluated(self, count: int) -> None: ...
     def feasible(self, names: np.ndarray, rows: np.ndarray) -> None: ...
-    def scored(self, rows: np.ndarray, plugin_scores: dict[str, np.ndarray], total: np.ndarray,
-               raw_scores: dict[str, np.ndarray], tie_rows: np.ndarray) -> None: ...
+    def scored(
+        self,
+        rows: np.ndarray,
+        plugin_scores: dict[str, np.ndarray],
+        total: np.ndarray,
+        raw_scores: dict[str, np.ndarray],
+        tie_rows: np.ndarray,
+    ) -> None: ...
     def post_filtered(self, plugin: str, message: str, victims: Sequence[str] | None, nominated: str) -> None: ...
     def failed_at(self, point: str, plugin: str, message: str) -> None: ...
     def weighted(self, weights: dict[str, int]) -> None: ...
@@ -121,14 +131,39 @@ class Attempt:
     """One attempt as the cycle reported it; :meth:`to_record` turns it into the trace's dicts."""
 
     __slots__ = (
-        "_sink", "attempt", "cycle", "details", "evaluated_nodes", "feasible_rows", "filter_parts", "message",
-        "names", "node", "nominated_node", "plugin_scores", "pod", "profile", "raw_score_arrays", "result",
-        "scored_rows", "start_nominated_node", "tie_rows", "total_scores", "victims",
+        "_sink",
+        "attempt",
+        "cycle",
+        "details",
+        "evaluated_nodes",
+        "feasible_rows",
+        "filter_parts",
+        "message",
+        "names",
+        "node",
+        "nominated_node",
+        "plugin_scores",
+        "pod",
+        "profile",
+        "raw_score_arrays",
+        "result",
+        "scored_rows",
+        "start_nominated_node",
+        "tie_rows",
+        "total_scores",
+        "victims",
     )
     enabled = True
 
-    def __init__(self, sink: AttemptSink, pod: str, attempt: int, profile: str,
-                 start_nominated_node: str | None = None, cycle: int = 0) -> None:
+    def __init__(
+        self,
+        sink: AttemptSink,
+        pod: str,
+        attempt: int,
+        profile: str,
+        start_nominated_node: str | None = None,
+        cycle: int = 0,
+    ) -> None:
         self._sink = sink
         self.pod = pod
         self.attempt = attempt
@@ -189,8 +224,14 @@ class Attempt:
         self.feasible_rows = rows
         self.tie_rows = rows[:1] if len(rows) == 1 else _NO_ROWS
 
-    def scored(self, rows: np.ndarray, plugin_scores: dict[str, np.ndarray], total: np.ndarray,
-               raw_scores: dict[str, np.ndarray], tie_rows: np.ndarray) -> None:
+    def scored(
+        self,
+        rows: np.ndarray,
+        plugin_scores: dict[str, np.ndarray],
+        total: np.ndarray,
+        raw_scores: dict[str, np.ndarray],
+        tie_rows: np.ndarray,
+    ) -> None:
         self.scored_rows = rows
         self.plugin_scores = plugin_scores
         self.total_scores = total
@@ -289,7 +330,6 @@ class Attempt:
         best = _smallest((int(totals.max()) - totals) * len(names) + rank, k)
         return list(zip(names[self.scored_rows[best]].tolist(), best.tolist(), strict=True))
 
-
     def filter_counts(self) -> dict[tuple[str, str], int]:
         """(plugin, reasons joined by ", " or the code) -> how many nodes it rejected for that, the last
         report on a node counting; what the annotations of a big cluster show instead of every node."""
@@ -323,11 +363,19 @@ class Attempt:
     def top_record(self, k: int, order: NameOrder | None = None) -> AttemptRecord:
         """The trace record cut down to the ``k`` best-scoring nodes: scores, totals and raw scores of
         those only, no per-node filter verdicts (see :meth:`filter_counts`), no feasible or tie lists."""
-        record = AttemptRecord(pod=self.pod, attempt=self.attempt, profile=self.profile, result=self.result,
-                               node=self.node, message=self.message, evaluated_nodes=self.evaluated_nodes,
-                               nominated_node=self.nominated_node,
-                               victims=list(self.victims) if self.victims else None,
-                               start_nominated_node=self.start_nominated_node, cycle=self.cycle)
+        record = AttemptRecord(
+            pod=self.pod,
+            attempt=self.attempt,
+            profile=self.profile,
+            result=self.result,
+            node=self.node,
+            message=self.message,
+            evaluated_nodes=self.evaluated_nodes,
+            nominated_node=self.nominated_node,
+            victims=list(self.victims) if self.victims else None,
+            start_nominated_node=self.start_nominated_node,
+            cycle=self.cycle,
+        )
         record.details = {key: dict(v) for key, v in self.details.items()}
         top = self._top(k, order)
         if top and self.raw_score_arrays:
@@ -340,8 +388,13 @@ class Attempt:
 
     def to_record(self) -> AttemptRecord:
         """The trace record of this attempt (the conformance corpus's shape), built now."""
-        record = AttemptRecord(pod=self.pod, attempt=self.attempt, profile=self.profile,
-                               start_nominated_node=self.start_nominated_node, cycle=self.cycle)
+        record = AttemptRecord(
+            pod=self.pod,
+            attempt=self.attempt,
+            profile=self.profile,
+            start_nominated_node=self.start_nominated_node,
+            cycle=self.cycle,
+        )
         record.result = self.result
         record.node = self.node
         record.message = self.message
@@ -353,8 +406,9 @@ class Attempt:
         names = self.names
         if names is not None and len(self.scored_rows) and self.raw_score_arrays:
             scored = names[self.scored_rows].tolist()
-            record.details["score"] = {p: dict(zip(scored, s.tolist(), strict=True))
-                                       for p, s in self.raw_score_arrays.items()}
+            record.details["score"] = {
+                p: dict(zip(scored, s.tolist(), strict=True)) for p, s in self.raw_score_arrays.items()
+            }
         if self.succeeded and names is not None:
             record.feasible = self.feasible_names()
             record.ties = self.tie_names()
@@ -363,9 +417,11 @@ class Attempt:
                 record.total = dict(zip(scored, self.total_scores.tolist(), strict=True))
                 plugins = sorted(self.plugin_scores)
                 columns = [self.plugin_scores[p].tolist() for p in plugins]
-                record.scores = {n: dict(zip(plugins, values, strict=True))
-                                 for n, *values in zip(scored, *columns, strict=True)} if plugins else \
-                    {n: {} for n in scored}
+                record.scores = (
+                    {n: dict(zip(plugins, values, strict=True)) for n, *values in zip(scored, *columns, strict=True)}
+                    if plugins
+                    else {n: {} for n in scored}
+                )
         return record
 
 

@@ -98,8 +98,15 @@ class AttemptObserver(Protocol):
     def feasible(self, cycle: ObservedCycle, names: np.ndarray, rows: np.ndarray) -> None: ...
 
     # -- Score ---------------------------------------------------------------------------------------
-    def scored(self, cycle: ObservedCycle, rows: np.ndarray, plugin_scores: dict[str, np.ndarray],
-               total: np.ndarray, raw_scores: dict[str, np.ndarray], tie_rows: np.ndarray) -> None: ...
+    def scored(
+        self,
+        cycle: ObservedCycle,
+        rows: np.ndarray,
+        plugin_scores: dict[str, np.ndarray],
+        total: np.ndarray,
+        raw_scores: dict[str, np.ndarray],
+        tie_rows: np.ndarray,
+    ) -> None: ...
     def weighted(self, cycle: ObservedCycle, weights: dict[str, int]) -> None: ...
 
     def extender_verdicts(self, cycle: ObservedCycle) -> dict[str, Any] | None:
@@ -107,8 +114,16 @@ class AttemptObserver(Protocol):
         ...
 
     # -- after Filter ----------------------------------------------------------------------------------
-    def post_filtered(self, cycle: ObservedCycle, plugin: str, message: str, victims: Sequence[str] | None,
-                      nominated: str, extender_verdicts: Mapping[str, Any] | None, ran: Collection[str] = ()) -> None:
+    def post_filtered(
+        self,
+        cycle: ObservedCycle,
+        plugin: str,
+        message: str,
+        victims: Sequence[str] | None,
+        nominated: str,
+        extender_verdicts: Mapping[str, Any] | None,
+        ran: Collection[str] = (),
+    ) -> None:
         """PostFilter ran (nothing fit): who answered what, the chosen victims, the nominated node, and
         the PostFilter plugins that were called (``ran``)."""
         ...
@@ -148,8 +163,9 @@ class RecordingObserver:
 
     def begin(self, cycle: ObservedCycle) -> None:
         pod = cycle.pod
-        cycle.record = self.recorder.begin(pod.key, cycle.attempts, cycle.profile, pod.nominated_node_name or None,
-                                           cycle.number)
+        cycle.record = self.recorder.begin(
+            pod.key, cycle.attempts, cycle.profile, pod.nominated_node_name or None, cycle.number
+        )
 
     def rejected_all(self, cycle: ObservedCycle, names: np.ndarray, status: Status) -> None:
         cycle.record.rejected_all(names, status)
@@ -166,8 +182,15 @@ class RecordingObserver:
     def feasible(self, cycle: ObservedCycle, names: np.ndarray, rows: np.ndarray) -> None:
         cycle.record.feasible(names, rows)
 
-    def scored(self, cycle: ObservedCycle, rows: np.ndarray, plugin_scores: dict[str, np.ndarray],
-               total: np.ndarray, raw_scores: dict[str, np.ndarray], tie_rows: np.ndarray) -> None:
+    def scored(
+        self,
+        cycle: ObservedCycle,
+        rows: np.ndarray,
+        plugin_scores: dict[str, np.ndarray],
+        total: np.ndarray,
+        raw_scores: dict[str, np.ndarray],
+        tie_rows: np.ndarray,
+    ) -> None:
         cycle.record.scored(rows, plugin_scores, total, raw_scores, tie_rows)
 
     def weighted(self, cycle: ObservedCycle, weights: dict[str, int]) -> None:
@@ -176,8 +199,16 @@ class RecordingObserver:
     def extender_verdicts(self, cycle: ObservedCycle) -> dict[str, Any] | None:
         return cycle.record.extender_verdicts()
 
-    def post_filtered(self, cycle: ObservedCycle, plugin: str, message: str, victims: Sequence[str] | None,
-                      nominated: str, extender_verdicts: Mapping[str, Any] | None, ran: Collection[str] = ()) -> None:
+    def post_filtered(
+        self,
+        cycle: ObservedCycle,
+        plugin: str,
+        message: str,
+        victims: Sequence[str] | None,
+        nominated: str,
+        extender_verdicts: Mapping[str, Any] | None,
+        ran: Collection[str] = (),
+    ) -> None:
         record = cycle.record
         record.post_filtered(plugin, message, victims, nominated)
         if extender_verdicts:
@@ -235,8 +266,15 @@ class Observers:
         for o in self.observers:
             o.feasible(cycle, names, rows)
 
-    def scored(self, cycle: ObservedCycle, rows: np.ndarray, plugin_scores: dict[str, np.ndarray],
-               total: np.ndarray, raw_scores: dict[str, np.ndarray], tie_rows: np.ndarray) -> None:
+    def scored(
+        self,
+        cycle: ObservedCycle,
+        rows: np.ndarray,
+        plugin_scores: dict[str, np.ndarray],
+        total: np.ndarray,
+        raw_scores: dict[str, np.ndarray],
+        tie_rows: np.ndarray,
+    ) -> None:
         for o in self.observers:
             o.scored(cycle, rows, plugin_scores, total, raw_scores, tie_rows)
 
@@ -252,8 +290,16 @@ class Observers:
                 return verdicts
         return None
 
-    def post_filtered(self, cycle: ObservedCycle, plugin: str, message: str, victims: Sequence[str] | None,
-                      nominated: str, extender_verdicts: Mapping[str, Any] | None, ran: Collection[str] = ()) -> None:
+    def post_filtered(
+        self,
+        cycle: ObservedCycle,
+        plugin: str,
+        message: str,
+        victims: Sequence[str] | None,
+        nominated: str,
+        extender_verdicts: Mapping[str, Any] | None,
+        ran: Collection[str] = (),
+    ) -> None:
         for o in self.observers:
             o.post_filtered(cycle, plugin, message, victims, nominated, extender_verdicts, ran)
 

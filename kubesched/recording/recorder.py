@@ -29,8 +29,9 @@ class Recorder:
     #: Whether the cycle should keep every Score plugin's raw scores (before NormalizeScore and weights).
     raw_scores = False
 
-    def begin(self, pod: str, attempt: int, profile: str, start_nominated_node: str | None = None,
-              cycle: int = 0) -> Attempt | NullAttempt:
+    def begin(
+        self, pod: str, attempt: int, profile: str, start_nominated_node: str | None = None, cycle: int = 0
+    ) -> Attempt | NullAttempt:
         """The attempt a scheduling cycle of ``pod`` (the ``cycle``-th) reports to."""
         if not self.enabled:
             return NULL_ATTEMPT

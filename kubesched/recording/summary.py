@@ -94,14 +94,24 @@ class AttemptSummary:
 
     @classmethod
     def of(cls, attempt: Attempt, top: int = TOP_NODES, order: NameOrder | None = None) -> AttemptSummary:
-        return cls(attempt.pod, attempt.attempt, attempt.profile, attempt.result, attempt.node, attempt.message,
-                   attempt.feasible_count(), attempt.evaluated_nodes, tuple(attempt.top_nodes(top, order)),
-                   attempt.nominated_node, tuple(attempt.victims or ()), attempt.cycle)
+        return cls(
+            attempt.pod,
+            attempt.attempt,
+            attempt.profile,
+            attempt.result,
+            attempt.node,
+            attempt.message,
+            attempt.feasible_count(),
+            attempt.evaluated_nodes,
+            tuple(attempt.top_nodes(top, order)),
+            attempt.nominated_node,
+            tuple(attempt.victims or ()),
+            attempt.cycle,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, with the trace's key names for the fields both have."""
-        out: dict[str, Any] = {"pod": self.pod, "attempt": self.attempt, "profile": self.profile,
-                               "result": self.result}
+        out: dict[str, Any] = {"pod": self.pod, "attempt": self.attempt, "profile": self.profile, "result": self.result}
         if self.node is not None:
             out["node"] = self.node
         if self.message is not None:

@@ -82,8 +82,9 @@ class AttemptRecord:
         raw = self.details.get("score") if raw_scores else None
         if raw:
             feasible = out["feasible"]
-            out["rawScores"] = {plugin: [_int_or_none(scores.get(node)) for node in feasible]
-                                for plugin, scores in sorted(raw.items())}
+            out["rawScores"] = {
+                plugin: [_int_or_none(scores.get(node)) for node in feasible] for plugin, scores in sorted(raw.items())
+            }
         if raw_scores and self.details.get("weights"):
             out["weights"] = dict(self.details["weights"])
         return out

@@ -50,13 +50,23 @@ class TraceWriter(Recorder):
     #: normalised and weighted scores.
     raw_scores = True
 
-    def __init__(self, path: str | Path, *, flush_interval: float = FLUSH_INTERVAL, chunk_chars: int = CHUNK_CHARS,
-                 compresslevel: int = 1, in_process: bool | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        flush_interval: float = FLUSH_INTERVAL,
+        chunk_chars: int = CHUNK_CHARS,
+        compresslevel: int = 1,
+        in_process: bool | None = None,
+    ) -> None:
         self.path = Path(path)
         self.count = 0
         file: IO[bytes] = self.path.open("wb")  # a bad path fails here, in the caller's process
-        options: dict[str, Any] = {"flush_interval": flush_interval, "chunk_chars": chunk_chars,
-                                   "compresslevel": compresslevel}
+        options: dict[str, Any] = {
+            "flush_interval": flush_interval,
+            "chunk_chars": chunk_chars,
+            "compresslevel": compresslevel,
+        }
         self._local: TraceFile | None = None
         self._conn: Connection | None = None
         self._pid = 0
@@ -142,13 +152,29 @@ def _pack(attempt: Attempt, names: np.ndarray | None) -> bytes | None:
         arrays.append(np.ascontiguousarray(array))
         return len(arrays) - 1
 
-    state = (attempt.pod, attempt.attempt, attempt.profile, attempt.cycle, attempt.start_nominated_node,
-             attempt.result, attempt.node, attempt.message, attempt.nominated_node, attempt.victims,
-             attempt.evaluated_nodes, None if names is None else names.tolist(), attempt.names is None,
-             [(ref(p.rows), p.statuses, p.entry) for p in attempt.filter_parts],
-             ref(attempt.feasible_rows), ref(attempt.scored_rows),
-             {k: ref(v) for k, v in attempt.plugin_scores.items()}, ref(attempt.total_scores),
-             {k: ref(v) for k, v in attempt.raw_score_arrays.items()}, ref(attempt.tie_rows), attempt.details)
+    state = (
+        attempt.pod,
+        attempt.attempt,
+        attempt.profile,
+        attempt.cycle,
+        attempt.start_nominated_node,
+        attempt.result,
+        attempt.node,
+        attempt.message,
+        attempt.nominated_node,
+        attempt.victims,
+        attempt.evaluated_nodes,
+        None if names is None else names.tolist(),
+        attempt.names is None,
+        [(ref(p.rows), p.statuses, p.entry) for p in attempt.filter_parts],
+        ref(attempt.feasible_rows),
+        ref(attempt.scored_rows),
+        {k: ref(v) for k, v in attempt.plugin_scores.items()},
+        ref(attempt.total_scores),
+        {k: ref(v) for k, v in attempt.raw_score_arrays.items()},
+        ref(attempt.tie_rows),
+        attempt.details,
+    )
     layout = [(a.dtype.str, a.shape) for a in arrays]
     buffer = io.BytesIO()
     try:
@@ -162,15 +188,36 @@ def _pack(attempt: Attempt, names: np.ndarray | None) -> bytes | None:
 def _unpack(body: bytes, names: np.ndarray | None) -> tuple[Attempt, np.ndarray | None]:
     """The attempt :func:`_pack` sent, and the node names it and later attempts index."""
     (length,) = _LENGTH.unpack_from(body)
-    state, layout = pickle.loads(body[_LENGTH.size:_LENGTH.size + length])
+    state, layout = pickle.loads(body[_LENGTH.size : _LENGTH.size + length])
     blob, offset = memoryview(body), _LENGTH.size + length
     arrays = []
     for dtype, shape in layout:
         count = int(np.prod(shape)) if shape else 1
         arrays.append(np.frombuffer(blob, dtype=dtype, count=count, offset=offset).reshape(shape))
         offset += count * np.dtype(dtype).itemsize
-    (pod, number, profile, cycle, start_nominated, result, node, message, nominated, victims, evaluated, sent_names,
-     no_names, parts, feasible, scored, plugin_scores, totals, raw, ties, details) = state
+    (
+        pod,
+        number,
+        profile,
+        cycle,
+        start_nominated,
+        result,
+        node,
+        message,
+        nominated,
+        victims,
+        evaluated,
+        sent_names,
+        no_names,
+        parts,
+        feasible,
+        scored,
+        plugin_scores,
+        totals,
+        raw,
+        ties,
+        details,
+    ) = state
     if sent_names is not None:
         names = np.array(sent_names, dtype=object)
     attempt = Attempt(Recorder(), pod, number, profile, start_nominated, cycle)

@@ -40,8 +40,12 @@ def check_unique_names(manifests: Iterable[Manifest]) -> None:
         key = (m.kind, m.display_name)
         first = seen.setdefault(key, m)
         if first is not m:
-            raise ManifestError.at(m, "metadata.name", f"Duplicate value: {m.kind} {m.display_name} is already "
-                                   f"defined in {first.source}: document {first.doc_index}")
+            raise ManifestError.at(
+                m,
+                "metadata.name",
+                f"Duplicate value: {m.kind} {m.display_name} is already "
+                f"defined in {first.source}: document {first.doc_index}",
+            )
 
 
 class ScenarioPriorityClasses:
@@ -59,8 +63,11 @@ class ScenarioPriorityClasses:
         spec = m.obj.get("spec") or {}
         admitted = pod_priority(spec, self.by_name.get, self.default)
         if admitted is None:
-            raise ManifestError.at(m, "spec.priorityClassName", f'Not found: no PriorityClass with name '
-                                   f'"{spec["priorityClassName"]}" in the scenario')
+            raise ManifestError.at(
+                m,
+                "spec.priorityClassName",
+                f'Not found: no PriorityClass with name "{spec["priorityClassName"]}" in the scenario',
+            )
         contradiction = priority_contradiction(spec, admitted)
         if contradiction is not None:
             field, message = contradiction

@@ -180,8 +180,9 @@ def repeated_keys(node: yaml.MappingNode, line_offset: int = 0) -> Repeats:
     return repeats
 
 
-def duplicate_keys(root: yaml.Node | None, repeats: dict[int, Repeats] | None = None,
-                   line_offset: int = 0) -> list[DuplicateField]:
+def duplicate_keys(
+    root: yaml.Node | None, repeats: dict[int, Repeats] | None = None, line_offset: int = 0
+) -> list[DuplicateField]:
     """The repeated keys of the node tree ``root``, located, in document order: those of ``repeats``
     (by mapping node id), or, when None, of every mapping (a tree composed only to find them)."""
     found: list[DuplicateField] = []
@@ -195,8 +196,11 @@ def duplicate_keys(root: yaml.Node | None, repeats: dict[int, Repeats] | None = 
         if isinstance(node, yaml.MappingNode):
             mine = repeated_keys(node, line_offset) if repeats is None else repeats.get(id(node), ())
             found.extend(DuplicateField((*at, key), first, line) for key, first, line in mine)
-            todo.extend(reversed([(value, (*at, key.value) if isinstance(key, yaml.ScalarNode) else at)
-                                  for key, value in node.value]))
+            todo.extend(
+                reversed(
+                    [(value, (*at, key.value) if isinstance(key, yaml.ScalarNode) else at) for key, value in node.value]
+                )
+            )
         elif isinstance(node, yaml.SequenceNode):
             todo.extend(reversed([(item, (*at, i)) for i, item in enumerate(node.value)]))
     return sorted(found, key=lambda repeat: repeat.line)

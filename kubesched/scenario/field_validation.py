@@ -98,5 +98,7 @@ class FieldValidation:
     def warnings(self) -> list[str]:
         """Each field dropped with ``warn``, once, in the order first met, with how many more objects
         had it."""
-        return [message if count == 1 else f"{message} (also in {count - 1} more "
-                f"{'object' if count == 2 else 'objects'})" for message, count in self._warned.values()]
+        return [
+            message if count == 1 else f"{message} (also in {count - 1} more {'object' if count == 2 else 'objects'})"
+            for message, count in self._warned.values()
+        ]

@@ -51,8 +51,15 @@ OPTIONAL_KINDS = frozenset(("DeviceClass", "ResourceSlice", "ResourceClaimTempla
 #: What a live scenario reads: the snapshot's kinds, and Services (default spreading selects by them).
 LIVE_KINDS = (*SNAPSHOT_KINDS[:-1], "Service", "Pod")
 
-_SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "selfLink", "generation", "deletionTimestamp",
-                    "deletionGracePeriodSeconds")
+_SERVER_METADATA = (
+    "managedFields",
+    "resourceVersion",
+    "uid",
+    "selfLink",
+    "generation",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
 _SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
 _SYSTEM_CLASSES = frozenset(name for name, _, _ in SYSTEM_PRIORITY_CLASSES)
 

@@ -31,9 +31,7 @@ SCENARIO_SIDE_FILES = frozenset({"config.yaml", "config.yml", "golden.json"})
 class ManifestError(ValueError):
     """A manifest that cannot be loaded, located as file: document (kind name): field: reason."""
 
-    def __init__(
-        self, source: str, doc_index: int, kind: str | None, name: str | None, path: str, reason: str
-    ) -> None:
+    def __init__(self, source: str, doc_index: int, kind: str | None, name: str | None, path: str, reason: str) -> None:
         self.source = source
         self.doc_index = doc_index
         self.kind = kind
@@ -174,8 +172,9 @@ def _expand(doc: Any, source: str, index: int, explicit: bool, fields: FieldVali
             return []
         if not isinstance(items, list):
             raise ManifestError(source, index, kind, None, "items", "expected a list")
-        fields.checked(doc, lambda path, reason: ManifestError(source, index, kind, None, path, reason),
-                       field_schema().list_type)
+        fields.checked(
+            doc, lambda path, reason: ManifestError(source, index, kind, None, path, reason), field_schema().list_type
+        )
         return [_check_object(item, source, index, f"items[{i}].") for i, item in enumerate(items)]
     return [_check_object(doc, source, index, "")]
 
@@ -257,8 +256,9 @@ def load_manifests(
     return manifests
 
 
-def _check_repeats(doc: Any, source: str, index: int, repeated: Sequence[DuplicateField],
-                   fields: FieldValidation) -> None:
+def _check_repeats(
+    doc: Any, source: str, index: int, repeated: Sequence[DuplicateField], fields: FieldValidation
+) -> None:
     """Refuse or report the keys a document repeats, named with the document's kind and name."""
     kind = doc.get("kind") if isinstance(doc, dict) else None
     kind = kind if isinstance(kind, str) and kind else None
@@ -266,12 +266,14 @@ def _check_repeats(doc: Any, source: str, index: int, repeated: Sequence[Duplica
     fields.repeated(repeated, lambda path, reason: ManifestError(source, index, kind, name, path, reason), kind or "")
 
 
-def checked_manifest(manifest: Manifest, check: Callable[[dict[str, Any]], None] = validate_object,
-                     fields: FieldValidation | None = None) -> Manifest:
+def checked_manifest(
+    manifest: Manifest, check: Callable[[dict[str, Any]], None] = validate_object, fields: FieldValidation | None = None
+) -> Manifest:
     """``manifest`` once its fields are known (see ``fields``; unknown ones dropped when it allows) and
     ``check`` has passed on its object; every error located in the file."""
     obj = (fields or FieldValidation()).checked(
-        manifest.obj, lambda path, reason: ManifestError.at(manifest, path, reason))
+        manifest.obj, lambda path, reason: ManifestError.at(manifest, path, reason)
+    )
     if obj is not manifest.obj:
         manifest = Manifest(manifest.source, manifest.doc_index, obj)
     try:
@@ -281,8 +283,13 @@ def checked_manifest(manifest: Manifest, check: Callable[[dict[str, Any]], None]
     return manifest
 
 
-def objects_to_manifests(objects: Iterable[Any], source: str = "<objects>", *,
-                         depth_checked: bool = False, fields: FieldValidation | None = None) -> list[Manifest]:
+def objects_to_manifests(
+    objects: Iterable[Any],
+    source: str = "<objects>",
+    *,
+    depth_checked: bool = False,
+    fields: FieldValidation | None = None,
+) -> list[Manifest]:
     """Object dicts given in code, checked as a file's documents are (``List`` objects expanded).
 
     Each dict counts as one document of ``source``, numbered from 1. ``depth_checked``: the caller

@@ -100,8 +100,9 @@ def field_validation(validate: object) -> FieldValidation:
         raise SimulationError(str(err)) from None
 
 
-def _checked(manifests: Sequence[Manifest], unchecked: Sequence[Manifest],
-             field_warnings: tuple[str, ...] = ()) -> Scenario:
+def _checked(
+    manifests: Sequence[Manifest], unchecked: Sequence[Manifest], field_warnings: tuple[str, ...] = ()
+) -> Scenario:
     """``manifests`` in creation order once ``unchecked`` (some of them) parse and all pass admission."""
     validate_objects(unchecked)
     try:
@@ -129,8 +130,9 @@ def validate_objects(manifests: Iterable[Manifest]) -> None:
             raise ManifestError.from_object_error(m, err) from None
 
 
-def load_template(template: str | Path | Mapping[str, Any], kind: str,
-                  validate: str | bool | FieldValidation = "strict") -> Manifest:
+def load_template(
+    template: str | Path | Mapping[str, Any], kind: str, validate: str | bool | FieldValidation = "strict"
+) -> Manifest:
     """The one object of ``kind`` in a manifest file (or a private copy of the dict given), checked as a
     scenario's objects are (``validate`` as for :func:`load_scenario`); SimulationError or
     ManifestError otherwise."""
@@ -170,7 +172,8 @@ def scenario_manifests(objects_or_paths: object, fields: FieldValidation | None 
         items: list[Any] = [objects_or_paths]
     elif isinstance(objects_or_paths, bytes | bytearray) or not isinstance(objects_or_paths, Iterable):
         raise SimulationError(
-            f"objects_or_paths: expected a path, an object dict or a list of them, got {_type_name(objects_or_paths)}")
+            f"objects_or_paths: expected a path, an object dict or a list of them, got {_type_name(objects_or_paths)}"
+        )
     else:
         items = list(objects_or_paths)
     paths: list[str | Path] = []
@@ -185,7 +188,8 @@ def scenario_manifests(objects_or_paths: object, fields: FieldValidation | None 
             sources.append(item)
         else:
             raise SimulationError(
-                f"objects_or_paths[{i}]: expected a manifest path or an object dict, got {_type_name(item)}")
+                f"objects_or_paths[{i}]: expected a manifest path or an object dict, got {_type_name(item)}"
+            )
     manifests: list[Manifest] = []
     for source in sources:  # a live cluster's objects first: files and dicts add to what it has
         read = source.objects()
@@ -246,8 +250,9 @@ def _json_copy(value: Any, path: str, depth: int = 0) -> Any:
         return [_json_copy(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
     if value is None or isinstance(value, str | int | float | bool):
         return value
-    raise SimulationError(f"{path}: expected JSON-like data (mappings, lists, strings, numbers, booleans), "
-                          f"got {_type_name(value)}")
+    raise SimulationError(
+        f"{path}: expected JSON-like data (mappings, lists, strings, numbers, booleans), got {_type_name(value)}"
+    )
 
 
 def creation_order(manifests: Sequence[Manifest]) -> list[Manifest]:
@@ -263,8 +268,10 @@ def bound_pod_warnings(manifests: Sequence[Manifest]) -> list[str]:
     for m in manifests:
         node = (m.obj.get("spec") or {}).get("nodeName") if m.kind == "Pod" else None
         if node and node not in nodes:
-            warnings.append(f'pod {m.display_name}: bound to node "{node}", which the scenario does not define; '
-                            "its requests count on no node")
+            warnings.append(
+                f'pod {m.display_name}: bound to node "{node}", which the scenario does not define; '
+                "its requests count on no node"
+            )
     return warnings
 
 
@@ -277,8 +284,9 @@ def check_options(
 ) -> None:
     """Refuse option values of the wrong type or outside their choices, naming the argument."""
     if config is not None and not isinstance(config, str | Path | Mapping | KubeSchedulerConfiguration):
-        raise SimulationError(f"config: expected a path, a mapping or a KubeSchedulerConfiguration, "
-                              f"got {_type_name(config)}")
+        raise SimulationError(
+            f"config: expected a path, a mapping or a KubeSchedulerConfiguration, got {_type_name(config)}"
+        )
     if isinstance(config, str) and not config.strip():
         raise SimulationError("config: an empty path names no file")
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -289,4 +297,3 @@ def check_options(
         raise SimulationError(f"tie_break: expected one of {', '.join(map(repr, TIE_BREAKS))}, got {tie_break!r}")
     if progress is not None and not callable(progress):
         raise SimulationError(f"progress: expected a callable(done, total) or None, got {_type_name(progress)}")
-

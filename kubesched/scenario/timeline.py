@@ -103,7 +103,7 @@ def _step(raw: Any, where: str, fields: FieldValidation) -> Step:
     if unknown:
         raise TimelineError(f"{where}: unknown field(s) {', '.join(unknown)}{did_you_mean(unknown[0], STEP_FIELDS)}")
     if "at" not in raw:
-        raise TimelineError(f"{where}: at: required (a duration such as \"90s\")")
+        raise TimelineError(f'{where}: at: required (a duration such as "90s")')
     at_value = raw["at"]
     if isinstance(at_value, bool):
         raise TimelineError(f"{where}: at: expected a duration, got {at_value!r}")

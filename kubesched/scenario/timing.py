@@ -42,8 +42,9 @@ def arrival_seconds(obj: Mapping[str, Any], where: str) -> float | None:
     annotations = _annotations(obj)
     if ARRIVAL_ANNOTATION not in annotations:
         return None
-    return parse_duration_seconds(annotations[ARRIVAL_ANNOTATION],
-                                  f"{where}: metadata.annotations[{ARRIVAL_ANNOTATION}]")
+    return parse_duration_seconds(
+        annotations[ARRIVAL_ANNOTATION], f"{where}: metadata.annotations[{ARRIVAL_ANNOTATION}]"
+    )
 
 
 def duration_seconds(obj: Mapping[str, Any], where: str) -> float | None:

@@ -127,8 +127,9 @@ def final_score_result(record: AttemptRecord) -> dict[str, dict[str, str]]:
     return {node: {p: str(v) for p, v in sorted(scores.items())} for node, scores in sorted(record.scores.items())}
 
 
-def filter_verdict_counts(counts: Mapping[tuple[str, str], int], feasible: int,
-                          filter_plugins: Sequence[str]) -> dict[str, dict[str, int]]:
+def filter_verdict_counts(
+    counts: Mapping[tuple[str, str], int], feasible: int, filter_plugins: Sequence[str]
+) -> dict[str, dict[str, int]]:
     """{plugin: {"passed": n, reason: n}}: the per-node ``filter-result`` counted instead of listed.
 
     ``counts`` maps (rejecting plugin, verdict) to a number of nodes. A node reaches a Filter plugin
@@ -142,7 +143,7 @@ def filter_verdict_counts(counts: Mapping[tuple[str, str], int], feasible: int,
     out: dict[str, dict[str, int]] = {}
     for i, plugin in enumerate(filter_plugins):
         entry: dict[str, int] = {}
-        passed = feasible + sum(rejected.get(p, 0) for p in filter_plugins[i + 1:])
+        passed = feasible + sum(rejected.get(p, 0) for p in filter_plugins[i + 1 :])
         if passed:
             entry[PASSED] = passed
         entry.update(sorted((verdict, n) for (p, verdict), n in counts.items() if p == plugin))
@@ -154,9 +155,12 @@ def filter_verdict_counts(counts: Mapping[tuple[str, str], int], feasible: int,
     return out
 
 
-def attempt_annotations(record: AttemptRecord, profile: ProfilePlugins,
-                        filter_counts: Mapping[str, Mapping[str, int]] | None = None,
-                        result_detail: str | None = None) -> dict[str, str]:
+def attempt_annotations(
+    record: AttemptRecord,
+    profile: ProfilePlugins,
+    filter_counts: Mapping[str, Mapping[str, int]] | None = None,
+    result_detail: str | None = None,
+) -> dict[str, str]:
     """The annotations of one attempt, each value a JSON string (``selected-node`` is plain text).
 
     ``filter_counts`` (see :func:`filter_verdict_counts`) replaces the per-node ``filter-result`` and
@@ -193,8 +197,9 @@ def _until_failure(plugins: Sequence[str], failed: Mapping[str, Any] | None) -> 
     return out
 
 
-def simulator_attempt_annotations(record: AttemptRecord, profile: ProfilePlugins,
-                                  prefix: str = SIMULATOR_PREFIX) -> dict[str, str]:
+def simulator_attempt_annotations(
+    record: AttemptRecord, profile: ProfilePlugins, prefix: str = SIMULATOR_PREFIX
+) -> dict[str, str]:
     """One attempt in kube-scheduler-simulator's full form: every key present, "{}" where a point did not run.
 
     Shapes as its result store writes them: ``prefilter-result-status`` and ``prescore-result``,
@@ -204,9 +209,17 @@ def simulator_attempt_annotations(record: AttemptRecord, profile: ProfilePlugins
     ``permit-result-timeout`` are not recorded here and stay "{}".
     """
     rejected_plugins = {str(e.get("plugin")) for e in record.filter.values()}
-    prefilter_reject = next((p for p in rejected_plugins if p in profile.pre_filter and p not in profile.filter
-                             and len(record.filter) and all(str(e.get("plugin")) == p
-                                                            for e in record.filter.values())), None)
+    prefilter_reject = next(
+        (
+            p
+            for p in rejected_plugins
+            if p in profile.pre_filter
+            and p not in profile.filter
+            and len(record.filter)
+            and all(str(e.get("plugin")) == p for e in record.filter.values())
+        ),
+        None,
+    )
     prefilter_failed = None
     if prefilter_reject is not None:
         entry = next(iter(record.filter.values()))
@@ -236,9 +249,9 @@ def simulator_attempt_annotations(record: AttemptRecord, profile: ProfilePlugins
         "reserve-result": _until_failure(profile.reserve, failed_reserve) if chose_node else {},
         "permit-result": _until_failure(profile.permit, failed_permit) if chose_node and not failed_reserve else {},
         "permit-result-timeout": {},
-        "prebind-result": _until_failure(profile.pre_bind, None) if reached_bind and (scheduled or failed_bind)
-        else {},
-        "bind-result": _until_failure(profile.bind[:1], failed_bind) if reached_bind and (scheduled or failed_bind)
+        "prebind-result": _until_failure(profile.pre_bind, None) if reached_bind and (scheduled or failed_bind) else {},
+        "bind-result": _until_failure(profile.bind[:1], failed_bind)
+        if reached_bind and (scheduled or failed_bind)
         else {},
     }
     out = {prefix + key: _json(value) for key, value in values.items()}
@@ -246,8 +259,9 @@ def simulator_attempt_annotations(record: AttemptRecord, profile: ProfilePlugins
     return out
 
 
-def pod_annotations(records: Iterable[AttemptRecord], profiles: Mapping[str, ProfilePlugins],
-                    prefix: str = PREFIX) -> dict[str, str]:
+def pod_annotations(
+    records: Iterable[AttemptRecord], profiles: Mapping[str, ProfilePlugins], prefix: str = PREFIX
+) -> dict[str, str]:
     """The annotations for one pod: its last attempt's results, and every attempt in ``result-history``.
 
     ``profiles`` maps a profile (scheduler name) to what its plugins are. With kube-scheduler-simulator's
@@ -255,11 +269,11 @@ def pod_annotations(records: Iterable[AttemptRecord], profiles: Mapping[str, Pro
     prefix, ours under that prefix.
     """
     if prefix == SIMULATOR_PREFIX:
-        history = [simulator_attempt_annotations(r, profiles.get(r.profile, ProfilePlugins()), prefix)
-                   for r in records]
+        history = [simulator_attempt_annotations(r, profiles.get(r.profile, ProfilePlugins()), prefix) for r in records]
     else:
-        history = [_with_prefix(attempt_annotations(r, profiles.get(r.profile, ProfilePlugins())), prefix)
-                   for r in records]
+        history = [
+            _with_prefix(attempt_annotations(r, profiles.get(r.profile, ProfilePlugins())), prefix) for r in records
+        ]
     if not history:
         return {}
     out = dict(history[-1])
@@ -268,7 +282,7 @@ def pod_annotations(records: Iterable[AttemptRecord], profiles: Mapping[str, Pro
 
 
 def _with_prefix(annotations: Mapping[str, str], prefix: str) -> dict[str, str]:
-    return {prefix + key[len(PREFIX):]: value for key, value in annotations.items()}
+    return {prefix + key[len(PREFIX) :]: value for key, value in annotations.items()}
 
 
 class _Kept:
@@ -277,8 +291,9 @@ class _Kept:
 
     __slots__ = ("counts", "feasible", "nodes", "record")
 
-    def __init__(self, record: AttemptRecord, counts: dict[tuple[str, str], int] | None = None,
-                 feasible: int = 0, nodes: int = 0) -> None:
+    def __init__(
+        self, record: AttemptRecord, counts: dict[tuple[str, str], int] | None = None, feasible: int = 0, nodes: int = 0
+    ) -> None:
         self.record = record
         self.counts = counts
         self.feasible = feasible
@@ -288,10 +303,13 @@ class _Kept:
         if self.counts is None:
             return attempt_annotations(self.record, profile)
         scored = len(self.record.total)
-        detail = (f"{self.nodes} nodes: filter-result counts nodes per plugin and verdict; score-result and "
-                  f"finalscore-result show the {min(top, scored)} best-scoring nodes; the trace has every node")
-        return attempt_annotations(self.record, profile,
-                                   filter_verdict_counts(self.counts, self.feasible, profile.filter), detail)
+        detail = (
+            f"{self.nodes} nodes: filter-result counts nodes per plugin and verdict; score-result and "
+            f"finalscore-result show the {min(top, scored)} best-scoring nodes; the trace has every node"
+        )
+        return attempt_annotations(
+            self.record, profile, filter_verdict_counts(self.counts, self.feasible, profile.filter), detail
+        )
 
 
 class AnnotationRecorder(Recorder):
@@ -313,8 +331,9 @@ class AnnotationRecorder(Recorder):
     def finished(self, attempt: Attempt) -> None:
         nodes = len(attempt.names) if attempt.names is not None else 0
         if nodes > self.node_limit:
-            kept = _Kept(attempt.top_record(self.top, self._order), attempt.filter_counts(),
-                         attempt.feasible_count(), nodes)
+            kept = _Kept(
+                attempt.top_record(self.top, self._order), attempt.filter_counts(), attempt.feasible_count(), nodes
+            )
         else:
             kept = _Kept(attempt.to_record())
         self._by_pod.setdefault(attempt.pod, []).append(kept)
@@ -322,8 +341,7 @@ class AnnotationRecorder(Recorder):
     def pods(self) -> list[str]:
         return list(self._by_pod)
 
-    def pod_annotations(self, pod: str, profiles: Mapping[str, ProfilePlugins],
-                        prefix: str = PREFIX) -> dict[str, str]:
+    def pod_annotations(self, pod: str, profiles: Mapping[str, ProfilePlugins], prefix: str = PREFIX) -> dict[str, str]:
         """The annotations of ``pod`` (``ns/name``): last attempt on top, every attempt in ``result-history``.
 
         Under kube-scheduler-simulator's prefix the keys and shapes are that tool's, built from the kept
@@ -332,11 +350,15 @@ class AnnotationRecorder(Recorder):
         if not kept:
             return {}
         if prefix == SIMULATOR_PREFIX:
-            history = [simulator_attempt_annotations(k.record, profiles.get(k.record.profile, ProfilePlugins()),
-                                                     prefix) for k in kept]
+            history = [
+                simulator_attempt_annotations(k.record, profiles.get(k.record.profile, ProfilePlugins()), prefix)
+                for k in kept
+            ]
         else:
-            history = [_with_prefix(k.annotations(profiles.get(k.record.profile, ProfilePlugins()), self.top),
-                                    prefix) for k in kept]
+            history = [
+                _with_prefix(k.annotations(profiles.get(k.record.profile, ProfilePlugins()), self.top), prefix)
+                for k in kept
+            ]
         out = dict(history[-1])
         out[prefix + "result-history"] = _json(history)
         return out

@@ -36,9 +36,13 @@ class SetsResult:
     simulation: SimulationResult | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sets": self.sets, "set": [{"pod": name, "count": count} for name, count in self.shapes],
-                "placements": {k: dict(v) for k, v in self.placements.items()}, "stopReason": self.stop_reason,
-                "alone": {name: r.to_dict() for name, r in self.alone.items()}}
+        return {
+            "sets": self.sets,
+            "set": [{"pod": name, "count": count} for name, count in self.shapes],
+            "placements": {k: dict(v) for k, v in self.placements.items()},
+            "stopReason": self.stop_reason,
+            "alone": {name: r.to_dict() for name, r in self.alone.items()},
+        }
 
 
 def capacity_sets(
@@ -82,18 +86,24 @@ def capacity_sets(
         sets += 1
     else:
         stop_reason = f"reached the limit of {max_sets} sets"
-    result = SetsResult(sets, list(zip(names, [c for _, c in shapes], strict=True)),
-                        {k: dict(sorted(v.items())) for k, v in placements.items()}, stop_reason,
-                        simulation=sim.result())
+    result = SetsResult(
+        sets,
+        list(zip(names, [c for _, c in shapes], strict=True)),
+        {k: dict(sorted(v.items())) for k, v in placements.items()},
+        stop_reason,
+        simulation=sim.result(),
+    )
     if alone:
-        result.alone = {name: capacity(objects_or_paths, template, cfg, seed=seed, tie_break=tie_break,
-                                       validate=fields)
-                        for name, (template, _) in zip(names, shapes, strict=True)}
+        result.alone = {
+            name: capacity(objects_or_paths, template, cfg, seed=seed, tie_break=tie_break, validate=fields)
+            for name, (template, _) in zip(names, shapes, strict=True)
+        }
     return result
 
 
-def _one_set(makers: Sequence[_Replicas], counts: Sequence[int], names: Sequence[str],
-             placements: dict[str, dict[str, int]]) -> str:
+def _one_set(
+    makers: Sequence[_Replicas], counts: Sequence[int], names: Sequence[str], placements: dict[str, dict[str, int]]
+) -> str:
     """Place one set, shape by shape; "" when all of it fit, else why the pod that did not fit did not."""
     for maker, count, name in zip(makers, counts, names, strict=True):
         for _ in range(count):
@@ -130,6 +140,8 @@ def format_sets(result: SetsResult) -> str:
         lines.append("")
         lines.append("Each shape alone:")
         width = max(len(n) for n in result.alone)
-        lines.extend(f"  {name:<{width}}  {r.replicas} replica{'' if r.replicas == 1 else 's'}"
-                     for name, r in result.alone.items())
+        lines.extend(
+            f"  {name:<{width}}  {r.replicas} replica{'' if r.replicas == 1 else 's'}"
+            for name, r in result.alone.items()
+        )
     return "\n".join(lines)

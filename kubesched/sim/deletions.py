@@ -66,8 +66,12 @@ def _version(obj: Mapping[str, Any]) -> int | None:
 
 
 def _preempted(obj: Mapping[str, Any]) -> bool:
-    return any(c.get("type") == _DISRUPTION_TARGET and c.get("reason") == _PREEMPTION_BY_SCHEDULER
-               and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or ())
+    return any(
+        c.get("type") == _DISRUPTION_TARGET
+        and c.get("reason") == _PREEMPTION_BY_SCHEDULER
+        and c.get("status") == "True"
+        for c in (obj.get("status") or {}).get("conditions") or ()
+    )
 
 
 def _owner(obj: Mapping[str, Any]) -> str | None:

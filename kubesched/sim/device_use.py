@@ -62,20 +62,33 @@ class RequestCount:
             return f"{head}: the node reaches no devices"
         if not self.matching:
             return f"{head}: none of {self.devices} device{'' if self.devices == 1 else 's'} match"
-        return (f"{head}: {self.matching} of {self.devices} device{'' if self.devices == 1 else 's'} "
-                f"match{'es' if self.devices == 1 else ''}, {self.allocated} already allocated")
+        return (
+            f"{head}: {self.matching} of {self.devices} device{'' if self.devices == 1 else 's'} "
+            f"match{'es' if self.devices == 1 else ''}, {self.allocated} already allocated"
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"claim": self.claim, "request": self.request, "deviceClass": self.device_class,
-                "wanted": self.wanted, "devices": self.devices, "matching": self.matching,
-                "allocated": self.allocated, **({"error": self.error} if self.error else {})}
+        return {
+            "claim": self.claim,
+            "request": self.request,
+            "deviceClass": self.device_class,
+            "wanted": self.wanted,
+            "devices": self.devices,
+            "matching": self.matching,
+            "allocated": self.allocated,
+            **({"error": self.error} if self.error else {}),
+        }
 
 
 class DeviceInventory:
     """The cluster's devices after a run; each selector is evaluated once per kind of device."""
 
-    def __init__(self, slices: Iterable[Mapping[str, Any]], classes: Iterable[Mapping[str, Any]],
-                 claims: Iterable[Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        slices: Iterable[Mapping[str, Any]],
+        classes: Iterable[Mapping[str, Any]],
+        claims: Iterable[Mapping[str, Any]],
+    ) -> None:
         self.slices = [s for s in (_parsed(ResourceSlice.from_dict, raw) for raw in slices) if s is not None]
         self.classes = {c.name: c for c in (_parsed(DeviceClass.from_dict, raw) for raw in classes) if c is not None}
         self.claims = {c.key: c for c in (_parsed(ResourceClaim.from_dict, raw) for raw in claims) if c is not None}
@@ -86,17 +99,19 @@ class DeviceInventory:
     @classmethod
     def of_cluster(cls, cluster: Any) -> DeviceInventory:
         """From an embedded cluster (``objects(kind)``: the stored objects, read in place)."""
-        return cls(cluster.objects("ResourceSlice"), cluster.objects("DeviceClass"),
-                   cluster.objects("ResourceClaim"))
+        return cls(cluster.objects("ResourceSlice"), cluster.objects("DeviceClass"), cluster.objects("ResourceClaim"))
 
     def __bool__(self) -> bool:
         return bool(self.slices)
 
     def node_devices(self, node_name: str, labels: Mapping[str, str]) -> list[Entry]:
         """The devices of the pools the node reaches, in allocation order (invalid pools included)."""
-        return [(DeviceID(pool.driver, pool.name, device.name), device, pool.driver)
-                for pool in self._index.pools(node_name, labels) for slice_ in pool.slices
-                for device in slice_.devices]
+        return [
+            (DeviceID(pool.driver, pool.name, device.name), device, pool.driver)
+            for pool in self._index.pools(node_name, labels)
+            for slice_ in pool.slices
+            for device in slice_.devices
+        ]
 
     def matches(self, selectors: Sequence[str], entry: Entry) -> bool | str:
         """Whether the device passes every selector: True, False, or the first error's text.
@@ -129,8 +144,7 @@ class DeviceInventory:
                 out[class_name] = (sum(1 for e in members if e[0] in self.allocated), len(members))
         return out
 
-    def request_counts(self, pod: Mapping[str, Any], node_name: str,
-                       labels: Mapping[str, str]) -> list[RequestCount]:
+    def request_counts(self, pod: Mapping[str, Any], node_name: str, labels: Mapping[str, str]) -> list[RequestCount]:
         """For each request of the pod's unallocated claims: the devices of this node that could serve it."""
         devices = self.node_devices(node_name, labels)
         out = []
@@ -151,8 +165,16 @@ class DeviceInventory:
         wanted = "all" if sub.allocation_mode == ALL else str(sub.count)
         device_class = self.classes.get(sub.device_class_name)
         if device_class is None:
-            return RequestCount(claim, request, sub.device_class_name, wanted, len(devices), 0, 0,
-                                f"DeviceClass {sub.device_class_name} does not exist")
+            return RequestCount(
+                claim,
+                request,
+                sub.device_class_name,
+                wanted,
+                len(devices),
+                0,
+                0,
+                f"DeviceClass {sub.device_class_name} does not exist",
+            )
         selectors = (*device_class.selectors, *sub.selectors)
         matching, allocated, error = 0, 0, ""
         for entry in devices:
@@ -212,8 +234,9 @@ class NodesCounts:
         return {"nodes": list(self.nodes), "requests": [c.to_dict() for c in self.counts]}
 
 
-def pod_device_counts(inventory: DeviceInventory, pod: Mapping[str, Any],
-                      nodes: Mapping[str, Mapping[str, str]]) -> list[NodesCounts]:
+def pod_device_counts(
+    inventory: DeviceInventory, pod: Mapping[str, Any], nodes: Mapping[str, Mapping[str, str]]
+) -> list[NodesCounts]:
     """:meth:`DeviceInventory.request_counts` on each of ``nodes`` (name -> labels), nodes with the same
     counts together (a thousand identical GPU nodes make one entry), in the order first met."""
     groups: dict[tuple[RequestCount, ...], list[str]] = {}
@@ -229,8 +252,11 @@ DRA_PLUGIN = "DynamicResources"
 
 def rejected_by_devices(record: Mapping[str, Any]) -> list[str]:
     """The nodes an attempt's record says DynamicResources rejected."""
-    return [node for node, entry in (record.get("filter") or {}).items()
-            if isinstance(entry, Mapping) and entry.get("plugin") == DRA_PLUGIN]
+    return [
+        node
+        for node, entry in (record.get("filter") or {}).items()
+        if isinstance(entry, Mapping) and entry.get("plugin") == DRA_PLUGIN
+    ]
 
 
 def explain_pod_devices(cluster: Any, records: Mapping[str, Mapping[str, Any]]) -> dict[str, list[NodesCounts]]:
@@ -242,8 +268,7 @@ def explain_pod_devices(cluster: Any, records: Mapping[str, Mapping[str, Any]]) 
         return {}
     inventory = DeviceInventory.of_cluster(cluster)
     labels = {str(n["metadata"]["name"]): dict(n["metadata"].get("labels") or {}) for n in cluster.objects("Node")}
-    pods = {f"{p['metadata'].get('namespace') or 'default'}/{p['metadata']['name']}": p
-            for p in cluster.objects("Pod")}
+    pods = {f"{p['metadata'].get('namespace') or 'default'}/{p['metadata']['name']}": p for p in cluster.objects("Pod")}
     out = {}
     for pod, nodes in wanted.items():
         if pod in pods:
@@ -251,8 +276,9 @@ def explain_pod_devices(cluster: Any, records: Mapping[str, Mapping[str, Any]]) 
     return out
 
 
-def class_columns(inventory: DeviceInventory, nodes: Sequence[tuple[str, Mapping[str, str]]]
-                  ) -> tuple[list[str], list[list[int]], list[list[int]]]:
+def class_columns(
+    inventory: DeviceInventory, nodes: Sequence[tuple[str, Mapping[str, str]]]
+) -> tuple[list[str], list[list[int]], list[list[int]]]:
     """Per node (rows, as given) and DeviceClass (columns, ``devices: <class>``): devices allocated, and
     devices the node reaches that match the class. A device reachable from several nodes counts on each."""
     classes = sorted(inventory.classes.values(), key=lambda c: c.name)
@@ -266,5 +292,8 @@ def class_columns(inventory: DeviceInventory, nodes: Sequence[tuple[str, Mapping
                     total[row][column] += 1
                     allocated[row][column] += held
     used = [c for c in range(len(classes)) if any(t[c] for t in total)]
-    return ([f"devices: {classes[c].name}" for c in used], [[r[c] for c in used] for r in allocated],
-            [[t[c] for c in used] for t in total])
+    return (
+        [f"devices: {classes[c].name}" for c in used],
+        [[r[c] for c in used] for r in allocated],
+        [[t[c] for c in used] for t in total],
+    )

@@ -70,9 +70,16 @@ class _AttemptListener(Recorder):
 class Driver:
     """Drives one :class:`Scheduler` on one :class:`EmbeddedCluster` and :class:`VirtualClock`."""
 
-    def __init__(self, cluster: EmbeddedCluster, scheduler: Scheduler, clock: VirtualClock, *,
-                 series: TimeSeries | None = None, detect_loops: bool = True,
-                 progress: Progress | None = None) -> None:
+    def __init__(
+        self,
+        cluster: EmbeddedCluster,
+        scheduler: Scheduler,
+        clock: VirtualClock,
+        *,
+        series: TimeSeries | None = None,
+        detect_loops: bool = True,
+        progress: Progress | None = None,
+    ) -> None:
         self.cluster = cluster
         self.scheduler = scheduler
         self.clock = clock
@@ -156,6 +163,7 @@ class Driver:
     def feed(self, arrivals: Iterator[tuple[float, Action]]) -> None:
         """Schedule a lazy, time-ordered stream of ``(seconds, action)``: one timer at a time, so a
         million arrivals never sit in memory together."""
+
         def next_one() -> None:
             for when, action in arrivals:
                 if when <= self.seconds():
@@ -271,8 +279,10 @@ class Driver:
             self.deletions.observe(obj, _key(obj), self.seconds())
         if self.progress is not None:
             self._count(event, bound)
-        if bound and (event.type == "ADDED" or (
-                event.type == "MODIFIED" and not ((event.old or {}).get("spec") or {}).get("nodeName"))):
+        if bound and (
+            event.type == "ADDED"
+            or (event.type == "MODIFIED" and not ((event.old or {}).get("spec") or {}).get("nodeName"))
+        ):
             annotations = (obj.get("metadata") or {}).get("annotations") or {}
             duration = annotations.get(DURATION_ANNOTATION)
             if duration is not None:

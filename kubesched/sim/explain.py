@@ -41,8 +41,18 @@ from kubesched.sim.explain_layout import (
 )
 from kubesched.sim.explain_names import matching_pods, parse_workload, pod_key, suggestions
 
-__all__ = ["ExplainError", "NodeVerdict", "PluginScore", "PodOutcome", "decision", "explain", "format_table",
-           "make_printer", "node_verdicts", "read_trace"]
+__all__ = [
+    "ExplainError",
+    "NodeVerdict",
+    "PluginScore",
+    "PodOutcome",
+    "decision",
+    "explain",
+    "format_table",
+    "make_printer",
+    "node_verdicts",
+    "read_trace",
+]
 
 #: Below this, not even a node name and its verdict fit on a line.
 MIN_WIDTH = 20
@@ -66,7 +76,7 @@ def read_trace(path: str | Path) -> Iterator[dict[str, Any]]:
                 except json.JSONDecodeError as err:
                     raise ExplainError(f"{path}: line {number}: not JSON: {err.msg}") from None
                 if not isinstance(record, dict) or "pod" not in record:
-                    raise ExplainError(f"{path}: line {number}: not a decision record (no \"pod\")")
+                    raise ExplainError(f'{path}: line {number}: not a decision record (no "pod")')
                 yield record
     except (OSError, EOFError) as err:
         raise ExplainError(f"{path}: {getattr(err, 'strerror', None) or err}") from None
@@ -102,8 +112,13 @@ def scan(trace: str | Path, key: str) -> tuple[list[dict[str, Any]], dict[str, P
         if pod == key:
             mine.append(record)
         earlier = outcomes.pop(pod, None)  # re-inserted: the order is the pods' first attempts
-        outcomes[pod] = PodOutcome(pod, (earlier.attempts if earlier else 0) + 1, str(record.get("result") or ""),
-                                   str(record.get("node") or ""), " ".join(str(record.get("message") or "").split()))
+        outcomes[pod] = PodOutcome(
+            pod,
+            (earlier.attempts if earlier else 0) + 1,
+            str(record.get("result") or ""),
+            str(record.get("node") or ""),
+            " ".join(str(record.get("message") or "").split()),
+        )
     return mine, outcomes
 
 
@@ -118,8 +133,16 @@ def pick_attempt(records: Sequence[dict[str, Any]], key: str, attempt: int | Non
     raise ExplainError(f"pod {key}: no attempt {attempt} (attempts: {numbers})")
 
 
-def explain(trace: str | Path, pod: str, *, attempt: int | None = None, node: str | None = None,
-            out: TextIO, rich_output: bool | None = None, width: int | None = None) -> None:
+def explain(
+    trace: str | Path,
+    pod: str,
+    *,
+    attempt: int | None = None,
+    node: str | None = None,
+    out: TextIO,
+    rich_output: bool | None = None,
+    width: int | None = None,
+) -> None:
     """Print the decision (see the module docstring), or the pods ``pod`` names when it names several.
 
     ``rich_output`` None means "if ``out`` is a TTY"; ``width`` None means the terminal's width
@@ -171,9 +194,11 @@ def _decision(record: Mapping[str, Any], count: int, node: str | None, printer: 
 
 
 def _summary(record: Mapping[str, Any], count: int, width: int | None) -> list[Line]:
-    head = (f"Pod {record.get('pod')}, attempt {record.get('attempt')} of {count} "
-            f"(profile {record.get('profile')}): {record.get('result')}"
-            + (f" on {record['node']}" if record.get("node") else ""))
+    head = (
+        f"Pod {record.get('pod')}, attempt {record.get('attempt')} of {count} "
+        f"(profile {record.get('profile')}): {record.get('result')}"
+        + (f" on {record['node']}" if record.get("node") else "")
+    )
     notes = []
     if record.get("message"):
         notes.append(str(record["message"]))
@@ -196,7 +221,7 @@ def _listing(read_as: str, outcomes: Sequence[PodOutcome], trace: str | Path, wi
     for outcome in outcomes:
         line = f"  {outcome.pod.ljust(name_width)}  {outcome.describe()}"
         if width is not None and len(line) > width:
-            line = line[:max(width - 1, len(outcome.pod) + 2)].rstrip() + "…"
+            line = line[: max(width - 1, len(outcome.pod) + 2)].rstrip() + "…"
         lines.append(Line(line))
     lines.extend(wrap(f"Name one to see its decision: kubesched explain {trace} {outcomes[0].pod}", width))
     return lines

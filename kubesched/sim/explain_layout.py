@@ -74,8 +74,11 @@ def node_verdicts(record: Mapping[str, Any]) -> list[NodeVerdict]:
         scores = []
         for plugin, value in sorted((weighted.get(node) or {}).items()):
             weight = weights.get(plugin)
-            scores.append(PluginScore(plugin, (raw.get(node) or {}).get(plugin),
-                                      value // weight if weight else None, weight, int(value)))
+            scores.append(
+                PluginScore(
+                    plugin, (raw.get(node) or {}).get(plugin), value // weight if weight else None, weight, int(value)
+                )
+            )
         feasible.append(NodeVerdict(node, True, scores=tuple(scores), total=totals.get(node)))
     feasible.sort(key=lambda v: (-(v.total or 0), v.node))
     rejected = []
@@ -105,6 +108,7 @@ def _mark(v: NodeVerdict, winner: str | None, ties: Sequence[str]) -> str:
 
 # -- the pieces a layout is made of ------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class Line:
     """One line of text, already wrapped; ``style`` is rich's (ignored in plain text)."""
@@ -131,8 +135,14 @@ def wrap(text: str, width: int | None, indent: str = "", more: str = "  ", style
     """``text`` wrapped at spaces to ``width`` (no limit when None); continuation lines indented ``more``."""
     if width is None:
         return [Line(indent + text, style)]
-    lines = textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + more,
-                          break_long_words=False, break_on_hyphens=False)
+    lines = textwrap.wrap(
+        text,
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent + more,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
     return [Line(line, style) for line in lines or [indent]]
 
 
@@ -145,6 +155,7 @@ def format_table(header: list[str], rows: list[list[str]]) -> str:
 
 # -- the layouts -----------------------------------------------------------------------------------
 
+
 def _score_table(verdicts: Sequence[NodeVerdict], winner: str | None, ties: Sequence[str]) -> Table:
     """One row per node: total, one cell per Score plugin, and the verdict last (it may be long)."""
     plugins = sorted({s.plugin for v in verdicts for s in v.scores})
@@ -153,22 +164,30 @@ def _score_table(verdicts: Sequence[NodeVerdict], winner: str | None, ties: Sequ
         mark = _mark(v, winner, ties)
         if v.feasible:
             by_plugin = {s.plugin: score_cell(s) for s in v.scores}
-            rows.append([v.node, "" if v.total is None else str(v.total),
-                         *(by_plugin.get(p, "") for p in plugins), mark])
+            rows.append(
+                [v.node, "" if v.total is None else str(v.total), *(by_plugin.get(p, "") for p in plugins), mark]
+            )
         else:
             rows.append([v.node, "", *("" for _ in plugins), f"rejected by {v.plugin}: {v.reason}"])
         styles.append(SELECTED_STYLE if mark == "selected" else REJECTED_STYLE if mark == "rejected" else None)
-    return Table(SCORES_TITLE, ["NODE", "TOTAL", *plugins, "VERDICT"], rows,
-                 numeric=frozenset(range(1, len(plugins) + 2)), styles=tuple(styles))
+    return Table(
+        SCORES_TITLE,
+        ["NODE", "TOTAL", *plugins, "VERDICT"],
+        rows,
+        numeric=frozenset(range(1, len(plugins) + 2)),
+        styles=tuple(styles),
+    )
 
 
-def table_layout(verdicts: Sequence[NodeVerdict], winner: str | None, ties: Sequence[str],
-                 width: int | None) -> list[Piece]:
+def table_layout(
+    verdicts: Sequence[NodeVerdict], winner: str | None, ties: Sequence[str], width: int | None
+) -> list[Piece]:
     return [Line(""), _score_table(verdicts, winner, ties)]
 
 
-def split_layout(verdicts: Sequence[NodeVerdict], winner: str | None, ties: Sequence[str],
-                 width: int | None) -> list[Piece]:
+def split_layout(
+    verdicts: Sequence[NodeVerdict], winner: str | None, ties: Sequence[str], width: int | None
+) -> list[Piece]:
     """The feasible nodes' table, then the rejected nodes one per line with their reasons wrapped."""
     feasible = [v for v in verdicts if v.feasible]
     rejected = [v for v in verdicts if not v.feasible]
@@ -180,13 +199,15 @@ def split_layout(verdicts: Sequence[NodeVerdict], winner: str | None, ties: Sequ
         # Reasons continue under themselves while that leaves them room, else under the node.
         hang = " " * (name_width + 2) if width is None or width - name_width - 4 >= 30 else "  "
         for v in rejected:
-            pieces.extend(wrap(f"{v.node.ljust(name_width)}  {v.plugin}: {v.reason}", width, "  ", hang,
-                               REJECTED_STYLE))
+            pieces.extend(
+                wrap(f"{v.node.ljust(name_width)}  {v.plugin}: {v.reason}", width, "  ", hang, REJECTED_STYLE)
+            )
     return pieces
 
 
-def blocks_layout(verdicts: Sequence[NodeVerdict], winner: str | None, ties: Sequence[str],
-                  width: int | None) -> list[Piece]:
+def blocks_layout(
+    verdicts: Sequence[NodeVerdict], winner: str | None, ties: Sequence[str], width: int | None
+) -> list[Piece]:
     """One block per node: the name and verdict, then one ``Plugin: value`` line per plugin."""
     pieces: list[Piece] = [Line("")]
     if any(v.scores for v in verdicts):
@@ -199,8 +220,7 @@ def blocks_layout(verdicts: Sequence[NodeVerdict], winner: str | None, ties: Seq
             pieces.extend(wrap(f"{v.plugin}: {v.reason}", width, "  ", style=REJECTED_STYLE))
             continue
         total = "" if v.total is None else f", total {v.total}"
-        pieces.extend(wrap(f"{v.node}  {mark}{total}", width,
-                           style=SELECTED_STYLE if mark == "selected" else "bold"))
+        pieces.extend(wrap(f"{v.node}  {mark}{total}", width, style=SELECTED_STYLE if mark == "selected" else "bold"))
         for s in v.scores:
             pieces.extend(wrap(f"{(s.plugin + ':').ljust(plugin_width)} {score_cell(s)}", width, "  "))
     return pieces
@@ -219,8 +239,14 @@ def node_layouts(v: NodeVerdict, winner: str | None, width: int | None) -> list[
     rows.append(["total", "", "", "", "" if v.total is None else str(v.total)])
     table = Table(title, ["PLUGIN", "RAW", "NORMALISED", "WEIGHT", "WEIGHTED"], rows, numeric=frozenset(range(1, 5)))
     for s in v.scores:
-        narrow.extend(wrap(f"{s.plugin}: raw {_opt(s.raw)}, normalised {_opt(s.normalised)}, "
-                           f"weight {_opt(s.weight)}, weighted {s.weighted}", width, "  "))
+        narrow.extend(
+            wrap(
+                f"{s.plugin}: raw {_opt(s.raw)}, normalised {_opt(s.normalised)}, "
+                f"weight {_opt(s.weight)}, weighted {s.weighted}",
+                width,
+                "  ",
+            )
+        )
     narrow.extend(wrap(f"total: {_opt(v.total)}", width, "  "))
     return [[Line(""), table], narrow]
 
@@ -231,6 +257,7 @@ LAYOUTS: tuple[Layout, ...] = (table_layout, split_layout, blocks_layout)
 
 
 # -- drawing -------------------------------------------------------------------------------------
+
 
 class Printer:
     """Draws lines and tables on ``out``: with rich (tables with borders, colours) or as plain text.

@@ -42,8 +42,13 @@ _MIDDLE = {"Deployment": f"{_RANDOM}{{1,10}}-", "ReplicaSet": "", "DaemonSet": "
 #: How much less like the query a name in another namespace is (the same name there is still suggested).
 OTHER_NAMESPACE_PENALTY = 0.1
 #: How a pod's name shows each kind's naming, for messages.
-_SHAPE = {"Deployment": "{name}-<hash>-<suffix>", "ReplicaSet": "{name}-<suffix>",
-          "DaemonSet": "{name}-<suffix>", "Job": "{name}-<suffix>", "StatefulSet": "{name}-<ordinal>"}
+_SHAPE = {
+    "Deployment": "{name}-<hash>-<suffix>",
+    "ReplicaSet": "{name}-<suffix>",
+    "DaemonSet": "{name}-<suffix>",
+    "Job": "{name}-<suffix>",
+    "StatefulSet": "{name}-<ordinal>",
+}
 
 
 def pod_key(name: str) -> str:

@@ -60,14 +60,33 @@ class PendingReport:
             "schemaVersion": SCHEMA_VERSION,
             "source": self.source,
             "pending": self.pending,
-            **({"simulated": {"toSchedule": self.to_schedule, "scheduled": self.scheduled,
-                              "whatIfSimulations": self.simulations}} if self.to_schedule is not None else {}),
-            "groups": [{**g.to_dict(), **({"remedies": [r.to_dict() for r in self.remedies[i]]}
-                                          if i in self.remedies else {})} for i, g in enumerate(self.groups)],
-            "pods": [{"pod": d.pod, "group": i, "message": d.message, "attempts": d.attempts,
-                      "lastAttempt": dict(d.record) if d.record is not None else None,
-                      **({"devices": [n.to_dict() for n in self.devices[d.pod]]} if d.pod in self.devices else {})}
-                     for i, g in enumerate(self.groups) for d in g.pods],
+            **(
+                {
+                    "simulated": {
+                        "toSchedule": self.to_schedule,
+                        "scheduled": self.scheduled,
+                        "whatIfSimulations": self.simulations,
+                    }
+                }
+                if self.to_schedule is not None
+                else {}
+            ),
+            "groups": [
+                {**g.to_dict(), **({"remedies": [r.to_dict() for r in self.remedies[i]]} if i in self.remedies else {})}
+                for i, g in enumerate(self.groups)
+            ],
+            "pods": [
+                {
+                    "pod": d.pod,
+                    "group": i,
+                    "message": d.message,
+                    "attempts": d.attempts,
+                    "lastAttempt": dict(d.record) if d.record is not None else None,
+                    **({"devices": [n.to_dict() for n in self.devices[d.pod]]} if d.pod in self.devices else {}),
+                }
+                for i, g in enumerate(self.groups)
+                for d in g.pods
+            ],
             **({"notPending": dict(self.not_pending)} if self.not_pending else {}),
         }
 
@@ -96,8 +115,7 @@ def explain_pending(
     base = sim.run()
     diagnoses = diagnoses_of_result(base)
     source = describe_source(objects_or_paths)
-    report = PendingReport(source, [], to_schedule=len(base.final),
-                           scheduled=sum(1 for n in base.final.values() if n))
+    report = PendingReport(source, [], to_schedule=len(base.final), scheduled=sum(1 for n in base.final.values() if n))
     if pod is not None:
         diagnoses = _named(pod, diagnoses, {k: v or "" for k, v in base.final.items()}, report)
     report.groups = group(diagnoses)
@@ -112,10 +130,15 @@ def explain_pending(
 
 def describe_source(objects_or_paths: Any) -> str:
     """The scenario as given, for a heading: paths, the live cluster's address, "objects" for dicts."""
-    items = [objects_or_paths] if isinstance(objects_or_paths, str | Path | Mapping | LiveSource) else \
-        list(objects_or_paths)
-    names = [item.name if isinstance(item, LiveSource) else "objects" if isinstance(item, Mapping) else str(item)
-             for item in items]
+    items = (
+        [objects_or_paths]
+        if isinstance(objects_or_paths, str | Path | Mapping | LiveSource)
+        else list(objects_or_paths)
+    )
+    names = [
+        item.name if isinstance(item, LiveSource) else "objects" if isinstance(item, Mapping) else str(item)
+        for item in items
+    ]
     return ", ".join(dict.fromkeys(names))
 
 
@@ -143,8 +166,14 @@ def _named(pod: str, diagnoses: list[Diagnosis], where: Mapping[str, str], repor
 
 
 # -- text -------------------------------------------------------------------------------------------------
-def print_pending(report: PendingReport, out: TextIO, *, brief: bool = False, rich_output: bool | None = None,
-                  width: int | None = None) -> None:
+def print_pending(
+    report: PendingReport,
+    out: TextIO,
+    *,
+    brief: bool = False,
+    rich_output: bool | None = None,
+    width: int | None = None,
+) -> None:
     """The groups with their what-ifs, then (unless ``brief``) every pending pod's decision."""
     printer = make_printer(out, rich_output=rich_output, width=width)
     printer.draw(summary_lines(report, printer.width))
@@ -163,8 +192,10 @@ def print_pending(report: PendingReport, out: TextIO, *, brief: bool = False, ri
 
 def device_lines(counts: Iterable[NodesCounts], width: int | None) -> list[Piece]:
     """Per group of nodes DynamicResources rejected: what each request of the pod's claims found there."""
-    lines: list[Piece] = [Line(""), *wrap("Devices on the nodes DynamicResources rejected (the cluster after the "
-                                          "run):", width)]
+    lines: list[Piece] = [
+        Line(""),
+        *wrap("Devices on the nodes DynamicResources rejected (the cluster after the run):", width),
+    ]
     for entry in counts:
         many = f" ({len(entry.nodes)} nodes)" if len(entry.nodes) > 1 else ""
         lines += wrap(f"{_names(entry.nodes)}{many}:", width, "  ")
@@ -180,18 +211,25 @@ def summary_lines(report: PendingReport, width: int | None) -> list[Piece]:
     pending = report.pending
     head = f"{pending} pending pod{'' if pending == 1 else 's'}"
     if report.to_schedule is not None:
-        head += (f" in a simulation of {report.source} ({report.scheduled} of the {report.to_schedule} pods to "
-                 f"schedule were scheduled)")
+        head += (
+            f" in a simulation of {report.source} ({report.scheduled} of the {report.to_schedule} pods to "
+            f"schedule were scheduled)"
+        )
     else:
         head += f" in {report.source}"
-    lines += wrap(head + (f", {len(report.groups)} cause{'' if len(report.groups) == 1 else 's'}:" if pending else "."),
-                  width)
+    lines += wrap(
+        head + (f", {len(report.groups)} cause{'' if len(report.groups) == 1 else 's'}:" if pending else "."), width
+    )
     for index, pending_group in enumerate(report.groups):
         lines.append(Line(""))
         lines += _group_lines(pending_group, report.remedies.get(index), width)
     if report.simulations:
-        lines += [Line(""), *wrap(f"Each change was checked by simulating the scenario with it "
-                                  f"({report.simulations} simulations).", width)]
+        lines += [
+            Line(""),
+            *wrap(
+                f"Each change was checked by simulating the scenario with it ({report.simulations} simulations).", width
+            ),
+        ]
     return lines
 
 
@@ -206,8 +244,12 @@ def _group_lines(pending_group: PendingGroup, remedies: list[Remedy] | None, wid
     if not pending_group.plugins:
         return [*lines, *wrap("no node was evaluated: no change to the cluster would help", width, "  ")]
     if not helping:
-        lines += wrap(f"no change tried lets {'it' if count == 1 else 'any of them'} schedule"
-                      + (f" (tried: {'; '.join(r.change for r in remedies)})" if remedies else ""), width, "  ")
+        lines += wrap(
+            f"no change tried lets {'it' if count == 1 else 'any of them'} schedule"
+            + (f" (tried: {'; '.join(r.change for r in remedies)})" if remedies else ""),
+            width,
+            "  ",
+        )
         return lines
     lines += wrap(f"what would let {them} schedule:", width, "  ")
     for remedy in helping:

@@ -112,10 +112,18 @@ def expand(runs: Sequence[int]) -> list[int]:
 
 def encode(attempt: Attempt, nodes: NodeIndex, texts: Texts, keep: int = KEEP_SCORED) -> dict[str, Any]:
     """One attempt in the page's form (see the module docstring)."""
-    out: dict[str, Any] = {"a": attempt.attempt, "p": texts.id(attempt.profile), "r": attempt.result,
-                           "e": attempt.evaluated_nodes}
-    for key, value in (("n", nodes.get(attempt.node)), ("m", attempt.message), ("nn", attempt.nominated_node),
-                       ("v", natural_sorted(attempt.victims or ()))):
+    out: dict[str, Any] = {
+        "a": attempt.attempt,
+        "p": texts.id(attempt.profile),
+        "r": attempt.result,
+        "e": attempt.evaluated_nodes,
+    }
+    for key, value in (
+        ("n", nodes.get(attempt.node)),
+        ("m", attempt.message),
+        ("nn", attempt.nominated_node),
+        ("v", natural_sorted(attempt.victims or ())),
+    ):
         if value is not None and value != [] and value != "":
             out[key] = value
     if attempt.names is None:
@@ -131,8 +139,7 @@ def encode(attempt: Attempt, nodes: NodeIndex, texts: Texts, keep: int = KEEP_SC
     return out
 
 
-def _scored(attempt: Attempt, positions: np.ndarray, chosen: int | None, texts: Texts,
-            keep: int) -> dict[str, Any]:
+def _scored(attempt: Attempt, positions: np.ndarray, chosen: int | None, texts: Texts, keep: int) -> dict[str, Any]:
     """The ``keep`` best scored nodes, best total first, then natural order; and the chosen node, when
     it is a tied one further down."""
     totals = np.asarray(attempt.total_scores, dtype=np.int64)
@@ -151,10 +158,13 @@ def _scored(attempt: Attempt, positions: np.ndarray, chosen: int | None, texts: 
     missing = [None] * len(best)
     raw_arrays = attempt.raw_score_arrays
     raw = [raw_arrays[p][best].tolist() if p in raw_arrays else missing for p in plugins]
-    weighted = (np.stack([attempt.plugin_scores[p][best] for p in plugins], axis=1).tolist() if plugins
-                else [[] for _ in best])
-    rows = [[node, total, [r[i] for r in raw], weighted[i]]
-            for i, (node, total) in enumerate(zip(positions[best].tolist(), totals[best].tolist(), strict=True))]
+    weighted = (
+        np.stack([attempt.plugin_scores[p][best] for p in plugins], axis=1).tolist() if plugins else [[] for _ in best]
+    )
+    rows = [
+        [node, total, [r[i] for r in raw], weighted[i]]
+        for i, (node, total) in enumerate(zip(positions[best].tolist(), totals[best].tolist(), strict=True))
+    ]
     out.update(sp=[texts.id(p) for p in plugins], w=[weights.get(p) for p in plugins], s=rows)
     return out
 
@@ -194,8 +204,9 @@ def _rejected(attempt: Attempt, positions: np.ndarray, texts: Texts) -> list[lis
     return [entry for _, entry in out]
 
 
-def page_decisions(attempts: Sequence[Attempt], nodes: NodeIndex, texts: Texts,
-                   keep: int = KEEP_SCORED) -> list[list[Any]]:
+def page_decisions(
+    attempts: Sequence[Attempt], nodes: NodeIndex, texts: Texts, keep: int = KEEP_SCORED
+) -> list[list[Any]]:
     """``[[pod, [attempt, ...]], ...]``: every pod's attempts in the order they ran, pods in natural order."""
     by_pod: dict[str, list[dict[str, Any]]] = {}
     for attempt in attempts:

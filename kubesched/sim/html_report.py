@@ -89,13 +89,21 @@ def time_series(result: SimulationResult) -> dict[str, Any] | None:
         allocatable = samples.allocatable.get(name) or []
         if any(allocatable) and any(requested):
             percent[name] = [round(100 * r / a, 2) if a else 0.0 for r, a in zip(requested, allocatable, strict=True)]
-    return {"seconds": list(samples.times), "pending": list(samples.pending),
-            "percent": {k: percent[k] for k in _resource_sort(percent)}}
+    return {
+        "seconds": list(samples.times),
+        "pending": list(samples.pending),
+        "percent": {k: percent[k] for k in _resource_sort(percent)},
+    }
 
 
-def run_series(result: SimulationResult, resources: Sequence[str] = (CPU, MEMORY), *,
-               pods: Sequence[Pod] | None = None, nodes: Sequence[Node] | None = None,
-               max_points: int = MAX_POINTS) -> dict[str, Any]:
+def run_series(
+    result: SimulationResult,
+    resources: Sequence[str] = (CPU, MEMORY),
+    *,
+    pods: Sequence[Pod] | None = None,
+    nodes: Sequence[Node] | None = None,
+    max_points: int = MAX_POINTS,
+) -> dict[str, Any]:
     """After each attempt: pods pending (attempted and not bound, and those never attempted), and per
     resource the requests of bound pods as % of the cluster's allocatable.
 
@@ -110,17 +118,28 @@ def run_series(result: SimulationResult, resources: Sequence[str] = (CPU, MEMORY
     allocatable = {r: sum(n.allocatable.get(r, 0) for n in nodes) or 1 for r in resources}
     simulated = set(result.final)
     # Load at the start: bound pods the run did not place; pods never attempted wait throughout.
-    used = {r: sum(p.requests.get(r, 0) for k, p in by_key.items() if p.node_name and k not in simulated)
-            for r in resources}
+    used = {
+        r: sum(p.requests.get(r, 0) for k, p in by_key.items() if p.node_name and k not in simulated) for r in resources
+    }
     deleted = set(result.deleted)
     waiting = sum(1 for k in result.never_attempted if not result.final.get(k) and k not in deleted)
     points = _peaks(_replay(result, by_key, resources, used, allocatable, waiting), max_points)
-    return {"attempt": [p[0] for p in points], "pod": [p[1] for p in points], "pending": [p[2] for p in points],
-            "percent": {r: [p[3][j] for p in points] for j, r in enumerate(resources)}}
+    return {
+        "attempt": [p[0] for p in points],
+        "pod": [p[1] for p in points],
+        "pending": [p[2] for p in points],
+        "percent": {r: [p[3][j] for p in points] for j, r in enumerate(resources)},
+    }
 
 
-def _replay(result: SimulationResult, by_key: Mapping[str, Pod], resources: Sequence[str], used: dict[str, int],
-            allocatable: Mapping[str, int], waiting: int) -> list[tuple[int, str, int, list[float]]]:
+def _replay(
+    result: SimulationResult,
+    by_key: Mapping[str, Pod],
+    resources: Sequence[str],
+    used: dict[str, int],
+    allocatable: Mapping[str, int],
+    waiting: int,
+) -> list[tuple[int, str, int, list[float]]]:
     """One point per attempt, in order: the attempt, its pod, the pods pending after it and the % of
     allocatable requested per resource; ``used`` (the load at the start) is updated as pods bind and
     victims go."""
@@ -144,8 +163,14 @@ def _replay(result: SimulationResult, by_key: Mapping[str, Pod], resources: Sequ
         if attempt.result == SCHEDULED and attempt.pod not in bound:
             bound.add(attempt.pod)
             add(attempt.pod, 1)
-        points.append((i, attempt.pod, waiting + len(arrived) - len(bound),
-                       [round(100 * used[r] / allocatable[r], 2) for r in resources]))
+        points.append(
+            (
+                i,
+                attempt.pod,
+                waiting + len(arrived) - len(bound),
+                [round(100 * used[r] / allocatable[r], 2) for r in resources],
+            )
+        )
     return points
 
 
@@ -157,9 +182,15 @@ def _peaks(points: list[tuple[int, str, int, list[float]]], limit: int) -> list[
     size = -(-(len(points) - 1) // (limit - 1))
     out = []
     for start in range(0, len(points) - 1, size):
-        group = points[start:min(start + size, len(points) - 1)]
-        out.append((group[0][0], group[0][1], max(p[2] for p in group),
-                    [max(values) for values in zip(*(p[3] for p in group), strict=True)]))
+        group = points[start : min(start + size, len(points) - 1)]
+        out.append(
+            (
+                group[0][0],
+                group[0][1],
+                max(p[2] for p in group),
+                [max(values) for values in zip(*(p[3] for p in group), strict=True)],
+            )
+        )
     return [*out, points[-1]]
 
 
@@ -168,8 +199,14 @@ def timeline_figure(series: Mapping[str, Any]) -> dict[str, Any]:
     virtual seconds (:func:`time_series`) or attempts (:func:`run_series`)."""
     timed = "seconds" in series
     x = series["seconds"] if timed else series["attempt"]
-    pending: dict[str, Any] = {"type": "scatter", "x": x, "y": series["pending"], "name": "pending pods",
-                               "mode": "lines", "line": {"shape": "hv", "color": "#1f2933"}}
+    pending: dict[str, Any] = {
+        "type": "scatter",
+        "x": x,
+        "y": series["pending"],
+        "name": "pending pods",
+        "mode": "lines",
+        "line": {"shape": "hv", "color": "#1f2933"},
+    }
     if timed:
         pending["hovertemplate"] = "%{x:.0f}s: up to %{y} pending<extra></extra>"
     else:
@@ -177,16 +214,34 @@ def timeline_figure(series: Mapping[str, Any]) -> dict[str, Any]:
         pending["hovertemplate"] = "attempt %{x} (%{customdata}): %{y} pending<extra></extra>"
     data = [pending]
     for (name, values), color in zip(series["percent"].items(), itertools.cycle(COLORS), strict=False):
-        data.append({"type": "scatter", "x": x, "y": values, "name": f"{name} requested %", "mode": "lines",
-                     "yaxis": "y2", "line": {"shape": "hv", "color": color, "dash": "dot"}})
+        data.append(
+            {
+                "type": "scatter",
+                "x": x,
+                "y": values,
+                "name": f"{name} requested %",
+                "mode": "lines",
+                "yaxis": "y2",
+                "line": {"shape": "hv", "color": color, "dash": "dot"},
+            }
+        )
     title = "virtual seconds" if timed else "scheduling attempt"
     top = max([100.0, *(max(values, default=0) for values in series["percent"].values())])
-    layout = {"height": 340, "margin": {"t": 40, "b": 50, "l": 50, "r": 50},
-              "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-              "xaxis": {"title": {"text": title}},
-              "yaxis": {"title": {"text": "pending pods"}, "rangemode": "tozero"},
-              "yaxis2": {"title": {"text": "% of allocatable"}, "overlaying": "y", "side": "right",
-                         "range": [0, top], "dtick": 25, "showgrid": False}}
+    layout = {
+        "height": 340,
+        "margin": {"t": 40, "b": 50, "l": 50, "r": 50},
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        "xaxis": {"title": {"text": title}},
+        "yaxis": {"title": {"text": "pending pods"}, "rangemode": "tozero"},
+        "yaxis2": {
+            "title": {"text": "% of allocatable"},
+            "overlaying": "y",
+            "side": "right",
+            "range": [0, top],
+            "dtick": 25,
+            "showgrid": False,
+        },
+    }
     return {"data": data, "layout": layout}
 
 
@@ -207,25 +262,56 @@ def pool_figure(usage: ClusterUsage, column: int) -> dict[str, Any]:
     stats = pool_stats(usage, column)
     name, scale = unit(resource)
     pools = [s.pool for s in stats]
-    spread = {"type": "box", "name": "nodes", "x": pools, "q1": [s.q1 for s in stats],
-              "median": [s.median for s in stats], "q3": [s.q3 for s in stats], "mean": [s.mean for s in stats],
-              "lowerfence": [s.minimum for s in stats], "upperfence": [s.maximum for s in stats],
-              "marker": {"color": "#2f6fb0"}, "boxpoints": False, "hoverinfo": "y"}
-    totals = [f"{s.pool}: {_amount(s.requested / scale)} of {_amount(s.allocatable / scale)} {name} requested "
-              f"over {s.nodes} nodes" for s in stats]
-    total = {"type": "scatter", "mode": "markers", "name": "pool total", "x": pools,
-             "y": [round(s.total_percent, 2) for s in stats], "text": totals,
-             "hovertemplate": "%{text} (%{y:.0f}%)<extra></extra>",
-             "marker": {"symbol": "diamond", "size": 10, "color": "#b05a2f"}}
+    spread = {
+        "type": "box",
+        "name": "nodes",
+        "x": pools,
+        "q1": [s.q1 for s in stats],
+        "median": [s.median for s in stats],
+        "q3": [s.q3 for s in stats],
+        "mean": [s.mean for s in stats],
+        "lowerfence": [s.minimum for s in stats],
+        "upperfence": [s.maximum for s in stats],
+        "marker": {"color": "#2f6fb0"},
+        "boxpoints": False,
+        "hoverinfo": "y",
+    }
+    totals = [
+        f"{s.pool}: {_amount(s.requested / scale)} of {_amount(s.allocatable / scale)} {name} requested "
+        f"over {s.nodes} nodes"
+        for s in stats
+    ]
+    total = {
+        "type": "scatter",
+        "mode": "markers",
+        "name": "pool total",
+        "x": pools,
+        "y": [round(s.total_percent, 2) for s in stats],
+        "text": totals,
+        "hovertemplate": "%{text} (%{y:.0f}%)<extra></extra>",
+        "marker": {"symbol": "diamond", "size": 10, "color": "#b05a2f"},
+    }
     top = max([100.0, *(s.maximum for s in stats)])
     layout: dict[str, Any] = {
-        "title": {"text": resource, "x": 0, "font": {"size": 14}}, "height": 300, "showlegend": True,
-        "margin": {"t": 40, "b": 60, "l": 50, "r": 10}, "legend": {"orientation": "h", "y": 1.12, "x": 0.4},
+        "title": {"text": resource, "x": 0, "font": {"size": 14}},
+        "height": 300,
+        "showlegend": True,
+        "margin": {"t": 40, "b": 60, "l": 50, "r": 10},
+        "legend": {"orientation": "h", "y": 1.12, "x": 0.4},
         "xaxis": {"type": "category", "automargin": True},
-        "yaxis": {"title": {"text": "% of allocatable"}, "range": [0, top * 1.05]}}
+        "yaxis": {"title": {"text": "% of allocatable"}, "range": [0, top * 1.05]},
+    }
     if not stats:
-        layout["annotations"] = [{"text": f"pods request {resource}, but no node offers it", "showarrow": False,
-                                  "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5}]
+        layout["annotations"] = [
+            {
+                "text": f"pods request {resource}, but no node offers it",
+                "showarrow": False,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.5,
+                "y": 0.5,
+            }
+        ]
     return {"data": [spread, total], "layout": layout}
 
 
@@ -235,12 +321,17 @@ def _amount(value: float) -> str:
 
 def pools_section(usage: ClusterUsage) -> list[str]:
     """The pools' table, a chart per resource, and each pool's nodes in a collapsed section."""
-    grouping = (f"Nodes grouped by label <code>{html.escape(usage.label)}</code> into {len(usage.pools)} pools"
-                if usage.label else "One pool: no node carries a node-pool or zone label")
-    out = ["<h2>Requested and allocatable per pool</h2>",
-           f"<p>{grouping} (<code>--group-by LABEL</code> chooses another). Each chart shows, per pool, "
-           "how full its nodes are (box: min, quartiles, max of requested as % of allocatable, over the "
-           "nodes that offer the resource) and the pool's total (diamond).</p>"]
+    grouping = (
+        f"Nodes grouped by label <code>{html.escape(usage.label)}</code> into {len(usage.pools)} pools"
+        if usage.label
+        else "One pool: no node carries a node-pool or zone label"
+    )
+    out = [
+        "<h2>Requested and allocatable per pool</h2>",
+        f"<p>{grouping} (<code>--group-by LABEL</code> chooses another). Each chart shows, per pool, "
+        "how full its nodes are (box: min, quartiles, max of requested as % of allocatable, over the "
+        "nodes that offer the resource) and the pool's total (diamond).</p>",
+    ]
     header = ["POOL", "NODES", *(f"{r} ({unit(r)[0]})" if unit(r)[0] else r for r in usage.resources)]
     rows = []
     stats = [{s.pool: s for s in pool_stats(usage, c)} for c in range(len(usage.resources))]
@@ -250,26 +341,42 @@ def pools_section(usage: ClusterUsage) -> list[str]:
         for c, resource in enumerate(usage.resources):
             s = stats[c].get(pool.name)
             scale = unit(resource)[1]
-            cells.append(f"<b>{s.total_percent:.0f}%</b> ({_amount(s.requested / scale)} of "
-                         f"{_amount(s.allocatable / scale)})<br><small>nodes: min {s.minimum:.0f}%, median "
-                         f"{s.median:.0f}%, max {s.maximum:.0f}%</small>" if s else "-")
+            cells.append(
+                f"<b>{s.total_percent:.0f}%</b> ({_amount(s.requested / scale)} of "
+                f"{_amount(s.allocatable / scale)})<br><small>nodes: min {s.minimum:.0f}%, median "
+                f"{s.median:.0f}%, max {s.maximum:.0f}%</small>"
+                if s
+                else "-"
+            )
         rows.append(cells)
     out.append(_table(header, rows))
-    out.append("<div class=charts>" + "".join(
-        f'<div class=chart id="plot-resource-{c}" data-resource="{html.escape(r)}"></div>'
-        for c, r in enumerate(usage.resources)) + "</div>")
+    out.append(
+        "<div class=charts>"
+        + "".join(
+            f'<div class=chart id="plot-resource-{c}" data-resource="{html.escape(r)}"></div>'
+            for c, r in enumerate(usage.resources)
+        )
+        + "</div>"
+    )
     out.append("<h3>Nodes of each pool</h3>")
-    out.extend(f'<details class=pool><summary>{html.escape(pool.name)}: {len(pool.rows)} nodes</summary>'
-               f'<div class=pool-nodes data-pool="{i}"></div></details>' for i, pool in enumerate(usage.pools))
+    out.extend(
+        f"<details class=pool><summary>{html.escape(pool.name)}: {len(pool.rows)} nodes</summary>"
+        f'<div class=pool-nodes data-pool="{i}"></div></details>'
+        for i, pool in enumerate(usage.pools)
+    )
     return out
 
 
 def usage_data(usage: ClusterUsage, nodes: NodeIndex) -> dict[str, Any]:
     """What the pools' node tables are drawn from (scheduler units: cpu millicores, bytes)."""
-    return {"resources": usage.resources, "node": [nodes.get(n) for n in usage.nodes],
-            "cordoned": usage.cordoned.astype(int).tolist(), "requested": usage.requested.astype(int).tolist(),
-            "allocatable": usage.allocatable.astype(int).tolist(),
-            "pools": [[pool.name, pool.rows.tolist()] for pool in usage.pools]}
+    return {
+        "resources": usage.resources,
+        "node": [nodes.get(n) for n in usage.nodes],
+        "cordoned": usage.cordoned.astype(int).tolist(),
+        "requested": usage.requested.astype(int).tolist(),
+        "allocatable": usage.allocatable.astype(int).tolist(),
+        "pools": [[pool.name, pool.rows.tolist()] for pool in usage.pools],
+    }
 
 
 # -- why pods stayed pending ---------------------------------------------------------------------------
@@ -300,18 +407,32 @@ def reasons_figure(counts: Mapping[str, Counter[str]]) -> dict[str, Any]:
     ordered = ordered[:MAX_REASON_BARS]
     labels = [pods[0] + (f" and {len(pods) - 1} more" if len(pods) > 1 else "") for _, pods in ordered]
     plugins = sorted({p for c in counts.values() for p in c})
-    data = [{"type": "bar", "orientation": "h", "name": plugin, "y": labels,
-             "x": [dict(key).get(plugin, 0) for key, _ in ordered],
-             "hovertemplate": f"{plugin}: %{{x}} nodes<extra>%{{y}}</extra>"} for plugin in plugins]
+    data = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": plugin,
+            "y": labels,
+            "x": [dict(key).get(plugin, 0) for key, _ in ordered],
+            "hovertemplate": f"{plugin}: %{{x}} nodes<extra>%{{y}}</extra>",
+        }
+        for plugin in plugins
+    ]
     title = "nodes rejected" + (f" ({left_out} more pods, rejected in other ways: see the table)" if left_out else "")
-    layout = {"barmode": "stack", "height": max(240, 70 + 28 * len(labels)), "xaxis": {"title": {"text": title}},
-              "margin": {"t": 40, "b": 50, "l": 10, "r": 10}, "yaxis": {"automargin": True, "autorange": "reversed"},
-              "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0}}
+    layout = {
+        "barmode": "stack",
+        "height": max(240, 70 + 28 * len(labels)),
+        "xaxis": {"title": {"text": title}},
+        "margin": {"t": 40, "b": 50, "l": 10, "r": 10},
+        "yaxis": {"automargin": True, "autorange": "reversed"},
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+    }
     return {"data": data, "layout": layout}
 
 
-def pending_section(result: SimulationResult, pending: Sequence[PendingPod],
-                    figures: list[dict[str, Any]]) -> list[str]:
+def pending_section(
+    result: SimulationResult, pending: Sequence[PendingPod], figures: list[dict[str, Any]]
+) -> list[str]:
     """A chart of the nodes each plugin rejected, and the pods left pending grouped by reason."""
     out = ["<h2>Why pods stayed unschedulable</h2>"]
     if not pending:
@@ -324,8 +445,9 @@ def pending_section(result: SimulationResult, pending: Sequence[PendingPod],
     for p in pending:
         by_reason.setdefault(p.reason, []).append(p.pod)
     rows = sorted(by_reason.items(), key=lambda r: (-len(r[1]), r[0]))
-    out.append(_table(["PODS", "REASON"],
-                      [[_names(natural_sorted(pods)), html.escape(reason)] for reason, pods in rows]))
+    out.append(
+        _table(["PODS", "REASON"], [[_names(natural_sorted(pods)), html.escape(reason)] for reason, pods in rows])
+    )
     return out
 
 
@@ -336,8 +458,10 @@ def _names(items: Sequence[str], shown: int = SHOWN) -> str:
     text = html.escape(", ".join(items[:shown]))
     if len(items) <= shown:
         return text
-    return (f"{len(items)}: {text} <details class=more><summary>… and {len(items) - shown} more</summary>"
-            f"{html.escape(', '.join(items))}</details>")
+    return (
+        f"{len(items)}: {text} <details class=more><summary>… and {len(items) - shown} more</summary>"
+        f"{html.escape(', '.join(items))}</details>"
+    )
 
 
 def _table(header: list[str], rows: list[list[str]], collapse_after: int = 20) -> str:
@@ -349,8 +473,10 @@ def _table(header: list[str], rows: list[list[str]], collapse_after: int = 20) -
 
     out = f"<table>{head}<tbody>{body(rows[:collapse_after])}</tbody></table>"
     if len(rows) > collapse_after:
-        out += (f"<details class=more><summary>… and {len(rows) - collapse_after} more rows</summary>"
-                f"<table>{head}<tbody>{body(rows[collapse_after:])}</tbody></table></details>")
+        out += (
+            f"<details class=more><summary>… and {len(rows) - collapse_after} more rows</summary>"
+            f"<table>{head}<tbody>{body(rows[collapse_after:])}</tbody></table></details>"
+        )
     return out
 
 
@@ -365,12 +491,16 @@ def with_devices(usage: ClusterUsage, inventory: DeviceInventory, nodes: Sequenc
     shape = (len(usage.nodes), len(names))
 
     def insert(values: np.ndarray, extra: list[list[int]]) -> np.ndarray:
-        return np.concatenate([values[:, :at], np.array(extra, dtype=np.float64).reshape(shape), values[:, at:]],
-                              axis=1)
+        return np.concatenate(
+            [values[:, :at], np.array(extra, dtype=np.float64).reshape(shape), values[:, at:]], axis=1
+        )
 
-    return dataclasses.replace(usage, resources=[*usage.resources[:at], *names, *usage.resources[at:]],
-                               requested=insert(usage.requested, allocated),
-                               allocatable=insert(usage.allocatable, total))
+    return dataclasses.replace(
+        usage,
+        resources=[*usage.resources[:at], *names, *usage.resources[at:]],
+        requested=insert(usage.requested, allocated),
+        allocatable=insert(usage.allocatable, total),
+    )
 
 
 def devices_section(inventory: DeviceInventory, nodes: Sequence[Node]) -> list[str]:
@@ -378,33 +508,56 @@ def devices_section(inventory: DeviceInventory, nodes: Sequence[Node]) -> list[s
     use = inventory.class_use((n.name, n.labels) for n in nodes)
     if not use:
         return []
-    rows = [[html.escape(name), f"<b>{100 * held / count:.0f}%</b> ({held} of {count})"]
-            for name, (held, count) in use.items()]
-    return ["<h2>Devices</h2>",
-            "<p>Devices (DRA) allocated at the end of the run, per DeviceClass: the devices of the cluster's "
-            "ResourceSlices that match the class's selectors, and how many of them claims hold. The pools' "
-            "table and charts above show the same per node as <code>devices: CLASS</code>.</p>",
-            _table(["DEVICE CLASS", "ALLOCATED"], rows)]
+    rows = [
+        [html.escape(name), f"<b>{100 * held / count:.0f}%</b> ({held} of {count})"]
+        for name, (held, count) in use.items()
+    ]
+    return [
+        "<h2>Devices</h2>",
+        "<p>Devices (DRA) allocated at the end of the run, per DeviceClass: the devices of the cluster's "
+        "ResourceSlices that match the class's selectors, and how many of them claims hold. The pools' "
+        "table and charts above show the same per node as <code>devices: CLASS</code>.</p>",
+        _table(["DEVICE CLASS", "ALLOCATED"], rows),
+    ]
 
 
-def _other_sections(result: SimulationResult, pending: Sequence[PendingPod],
-                    figures: list[dict[str, Any]]) -> list[str]:
+def _other_sections(
+    result: SimulationResult, pending: Sequence[PendingPod], figures: list[dict[str, Any]]
+) -> list[str]:
     out = []
     workloads = workload_pods(result)
     if workloads:
-        out += ["<h2>Workloads</h2>", _table(["WORKLOAD", "SCHEDULED", "PENDING"], [
-            [html.escape(w.workload), f"{w.scheduled}/{w.total}",
-             _names(natural_sorted(k.split("/", 1)[1] for k in w.pending))] for w in workloads])]
+        out += [
+            "<h2>Workloads</h2>",
+            _table(
+                ["WORKLOAD", "SCHEDULED", "PENDING"],
+                [
+                    [
+                        html.escape(w.workload),
+                        f"{w.scheduled}/{w.total}",
+                        _names(natural_sorted(k.split("/", 1)[1] for k in w.pending)),
+                    ]
+                    for w in workloads
+                ],
+            ),
+        ]
     out += pending_section(result, pending, figures)
     out.append("<h2>Preemptions</h2>")
     victims = preemptions(result)
     by_preemptor: dict[tuple[str, str], list[str]] = {}
     for victim, (by, node) in victims.items():
         by_preemptor.setdefault((by, node), []).append(victim)
-    out.append(_table(["PREEMPTOR", "NODE", "VICTIMS"], [
-        [html.escape(by), html.escape(node), _names(natural_sorted(vs))]
-        for (by, node), vs in sorted(by_preemptor.items(), key=lambda i: natural_key(i[0][0]))])
-               if victims else "<p>No pod was preempted.</p>")
+    out.append(
+        _table(
+            ["PREEMPTOR", "NODE", "VICTIMS"],
+            [
+                [html.escape(by), html.escape(node), _names(natural_sorted(vs))]
+                for (by, node), vs in sorted(by_preemptor.items(), key=lambda i: natural_key(i[0][0]))
+            ],
+        )
+        if victims
+        else "<p>No pod was preempted.</p>"
+    )
     return out
 
 
@@ -454,19 +607,34 @@ def _render(result: SimulationResult, group_by: str | None) -> str:
         f"{len(pending)} left pending, {len(result.deleted)} preempted.</p>",
         *pools_section(usage),
         *(devices_section(devices, cluster_nodes) if devices else []),
-        "<h2>Pending pods and utilisation over the run</h2>", '<div id="plot-timeline"></div>',
+        "<h2>Pending pods and utilisation over the run</h2>",
+        '<div id="plot-timeline"></div>',
     ]
     if over_time:
         sections.append("<pre class=over-time>" + html.escape("\n".join(over_time)) + "</pre>")
     sections += _other_sections(result, pending, figures)
-    sections.append('<h2>Decisions</h2><p><label>Pod <select id=pod-picker></select></label> '
-                    '<label>attempt <select id=attempt-picker></select></label></p><div id=decision></div>')
+    sections.append(
+        "<h2>Decisions</h2><p><label>Pod <select id=pod-picker></select></label> "
+        "<label>attempt <select id=attempt-picker></select></label></p><div id=decision></div>"
+    )
     decisions = page_decisions(attempts, nodes, texts)
-    data = {"figures": figures, "nodes": nodes.names, "texts": texts.items, "usage": usage_data(usage, nodes),
-            "decisions": decisions, "first": pending[0].pod if pending else ""}
+    data = {
+        "figures": figures,
+        "nodes": nodes.names,
+        "texts": texts.items,
+        "usage": usage_data(usage, nodes),
+        "decisions": decisions,
+        "first": pending[0].pod if pending else "",
+    }
     payload = json.dumps(data, separators=(",", ":"), allow_nan=False)
-    return PAGE.format(title="kubesched simulation report", style=STYLE, body="\n".join(sections),
-                       plotly=_pack(get_plotlyjs()), data=_pack(payload), script=SCRIPT)
+    return PAGE.format(
+        title="kubesched simulation report",
+        style=STYLE,
+        body="\n".join(sections),
+        plotly=_pack(get_plotlyjs()),
+        data=_pack(payload),
+        script=SCRIPT,
+    )
 
 
 def write_report(result: SimulationResult, path: str | Path, *, group_by: str | None = None) -> Path:
@@ -474,8 +642,10 @@ def write_report(result: SimulationResult, path: str | Path, *, group_by: str | 
     if result.record != "full":
         from kubesched.scenario.pipeline import SimulationError
 
-        raise SimulationError(f"the HTML report needs every attempt's full record: run simulate(..., record=\"full\"), "
-                              f"not record={result.record!r}")
+        raise SimulationError(
+            f'the HTML report needs every attempt\'s full record: run simulate(..., record="full"), '
+            f"not record={result.record!r}"
+        )
     out = Path(path)
     out.write_text(render(result, group_by=group_by), encoding="utf-8")
     return out

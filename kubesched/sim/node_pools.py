@@ -70,8 +70,9 @@ class ClusterUsage:
         return out
 
 
-def cluster_usage(nodes: Iterable[Node], pods: Iterable[Pod], group_by: str | None = None,
-                  also_requested: Iterable[str] = ()) -> ClusterUsage:
+def cluster_usage(
+    nodes: Iterable[Node], pods: Iterable[Pod], group_by: str | None = None, also_requested: Iterable[str] = ()
+) -> ClusterUsage:
     """Usage of the cluster's ``nodes`` by its ``pods``, for cpu, memory, the resources any of the pods
     requests (and those in ``also_requested``, e.g. what pods that are gone requested), and pods."""
     ordered = sorted(nodes, key=lambda n: natural_key(n.name))
@@ -90,12 +91,19 @@ def cluster_usage(nodes: Iterable[Node], pods: Iterable[Pod], group_by: str | No
     resources = resource_order(wanted)
     shape = (len(ordered), len(resources))
     requested = np.array([[req.get(r, 0) for r in resources] for req in by_node], dtype=np.float64).reshape(shape)
-    allocatable = np.array([[n.allocatable.get(r, 0) for r in resources] for n in ordered],
-                           dtype=np.float64).reshape(shape)
+    allocatable = np.array([[n.allocatable.get(r, 0) for r in resources] for n in ordered], dtype=np.float64).reshape(
+        shape
+    )
     label = pool_label((n.labels for n in ordered), group_by)
-    return ClusterUsage(nodes=[n.name for n in ordered], cordoned=np.array([n.unschedulable for n in ordered], bool),
-                        resources=resources, requested=requested, allocatable=allocatable, label=label,
-                        pools=make_pools(ordered, label))
+    return ClusterUsage(
+        nodes=[n.name for n in ordered],
+        cordoned=np.array([n.unschedulable for n in ordered], bool),
+        resources=resources,
+        requested=requested,
+        allocatable=allocatable,
+        label=label,
+        pools=make_pools(ordered, label),
+    )
 
 
 def make_pools(nodes: Sequence[Node], label: str | None) -> list[Pool]:
@@ -144,7 +152,18 @@ def pool_stats(usage: ClusterUsage, column: int) -> list[PoolStats]:
         if not len(offered):
             continue
         low, q1, median, q3, high = (float(v) for v in np.percentile(offered, [0, 25, 50, 75, 100]))
-        out.append(PoolStats(pool.name, len(offered), low, q1, median, q3, high, float(offered.mean()),
-                             float(usage.requested[pool.rows, column].sum()),
-                             float(usage.allocatable[pool.rows, column].sum())))
+        out.append(
+            PoolStats(
+                pool.name,
+                len(offered),
+                low,
+                q1,
+                median,
+                q3,
+                high,
+                float(offered.mean()),
+                float(usage.requested[pool.rows, column].sum()),
+                float(usage.allocatable[pool.rows, column].sum()),
+            )
+        )
     return out

@@ -59,17 +59,22 @@ class NodeTemplate:
 
     def copies(self, count: int) -> list[list[dict[str, Any]]]:
         """``count`` copies (``<name>-1`` … ``<name>-<count>``), each the node then its slices."""
-        return [[node, *(renamed_slice(s.obj, self.name, node["metadata"]["name"]) for s in self.slices)]
-                for node in node_copies(self.node.obj, count)]
+        return [
+            [node, *(renamed_slice(s.obj, self.name, node["metadata"]["name"]) for s in self.slices)]
+            for node in node_copies(self.node.obj, count)
+        ]
 
     def manifests(self, count: int) -> list[Manifest]:
         """The first ``count`` copies as manifests to add to a scenario."""
-        return [Manifest(f"<node template {self.node.source}>", i + 1, obj)
-                for i, obj in enumerate(o for group in self.copies(count) for o in group)]
+        return [
+            Manifest(f"<node template {self.node.source}>", i + 1, obj)
+            for i, obj in enumerate(o for group in self.copies(count) for o in group)
+        ]
 
 
-def load_node_template(template: str | Path | Mapping[str, Any] | NodeTemplate,
-                       validate: str | bool | FieldValidation = "strict") -> NodeTemplate:
+def load_node_template(
+    template: str | Path | Mapping[str, Any] | NodeTemplate, validate: str | bool | FieldValidation = "strict"
+) -> NodeTemplate:
     """A node template from a file (one Node, any number of ResourceSlices naming it), or a Node given as
     a dict; SimulationError or ManifestError naming the file and document otherwise."""
     if isinstance(template, NodeTemplate):
@@ -98,9 +103,14 @@ def _check_slice(m: Manifest, node_name: str) -> None:
     except (ObjectError, ValueError, TypeError, KeyError) as err:
         raise ManifestError(m.source, m.doc_index, m.kind, m.display_name, "", str(err)) from None
     if parsed.node_name != node_name:
-        raise ManifestError(m.source, m.doc_index, m.kind, m.display_name, "spec.nodeName",
-                            f"must name the template's node {node_name!r} (only node-local slices are copied "
-                            "with a node)")
+        raise ManifestError(
+            m.source,
+            m.doc_index,
+            m.kind,
+            m.display_name,
+            "spec.nodeName",
+            f"must name the template's node {node_name!r} (only node-local slices are copied with a node)",
+        )
 
 
 def renamed_slice(obj: Mapping[str, Any], old: str, new: str) -> dict[str, Any]:

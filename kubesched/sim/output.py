@@ -45,16 +45,25 @@ def profile_plugins(result: SimulationResult) -> dict[str, ProfilePlugins]:
     """Each profile's Filter plugins (in the order the framework runs them) and Score weights."""
     if result.scheduler is None:
         return {}
-    return {name: ProfilePlugins(fwk.plugin_names("filter"), dict(fwk.score_weights),
-                                 pre_filter=fwk.plugin_names("pre_filter"), post_filter=fwk.plugin_names("post_filter"),
-                                 pre_score=fwk.plugin_names("pre_score"), reserve=fwk.plugin_names("reserve"),
-                                 permit=fwk.plugin_names("permit"), pre_bind=fwk.plugin_names("pre_bind"),
-                                 bind=fwk.plugin_names("bind"))
-            for name, fwk in result.scheduler.profiles.items()}
+    return {
+        name: ProfilePlugins(
+            fwk.plugin_names("filter"),
+            dict(fwk.score_weights),
+            pre_filter=fwk.plugin_names("pre_filter"),
+            post_filter=fwk.plugin_names("post_filter"),
+            pre_score=fwk.plugin_names("pre_score"),
+            reserve=fwk.plugin_names("reserve"),
+            permit=fwk.plugin_names("permit"),
+            pre_bind=fwk.plugin_names("pre_bind"),
+            bind=fwk.plugin_names("bind"),
+        )
+        for name, fwk in result.scheduler.profiles.items()
+    }
 
 
-def annotated_pods(result: SimulationResult, recorder: AnnotationRecorder | None = None,
-                   prefix: str = PREFIX) -> list[dict[str, Any]]:
+def annotated_pods(
+    result: SimulationResult, recorder: AnnotationRecorder | None = None, prefix: str = PREFIX
+) -> list[dict[str, Any]]:
     """The cluster's pods after the run, attempted ones annotated with their results (from
     ``recorder`` when given, else from the result's full records), keys under ``prefix``."""
     plugins = profile_plugins(result)
@@ -62,8 +71,10 @@ def annotated_pods(result: SimulationResult, recorder: AnnotationRecorder | None
     if recorder is not None:
         for pod in pods:
             meta = pod.get("metadata") or {}
-            annotate(pod, recorder.pod_annotations(f"{meta.get('namespace') or 'default'}/{meta.get('name')}",
-                                                   plugins, prefix))
+            annotate(
+                pod,
+                recorder.pod_annotations(f"{meta.get('namespace') or 'default'}/{meta.get('name')}", plugins, prefix),
+            )
         return pods
     by_pod: dict[str, list[AttemptRecord]] = defaultdict(list)
     for record in result.records:
@@ -76,8 +87,9 @@ def annotated_pods(result: SimulationResult, recorder: AnnotationRecorder | None
     return pods
 
 
-def write_manifests(result: SimulationResult, out_dir: str | Path,
-                    annotations: AnnotationRecorder | None = None, prefix: str = PREFIX) -> list[Path]:
+def write_manifests(
+    result: SimulationResult, out_dir: str | Path, annotations: AnnotationRecorder | None = None, prefix: str = PREFIX
+) -> list[Path]:
     """Write ``nodes.yaml`` and ``pods.yaml`` (multi-document YAML) under ``out_dir``; the pods'
     result annotations (keys under ``prefix``) come from ``annotations`` when given, else from the
     result's full records."""

@@ -69,12 +69,17 @@ class PendingGroup:
                 continue
             nodes = f"{low}" if low == high else f"{low}-{high}"
             by_plugin.setdefault(plugin, []).append(f"{reason} ({nodes} node{'' if high == 1 else 's'})")
-        return "; ".join(f"{plugin}: {', '.join(parts)}" if plugin else ", ".join(parts)
-                         for plugin, parts in by_plugin.items())
+        return "; ".join(
+            f"{plugin}: {', '.join(parts)}" if plugin else ", ".join(parts) for plugin, parts in by_plugin.items()
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"causes": [{"plugin": p, "reason": r, "nodes": list(self.node_counts((p, r)))} for p, r in self.key],
-                "summary": self.describe(), "count": len(self.pods), "pods": [d.pod for d in self.pods]}
+        return {
+            "causes": [{"plugin": p, "reason": r, "nodes": list(self.node_counts((p, r)))} for p, r in self.key],
+            "summary": self.describe(),
+            "count": len(self.pods),
+            "pods": [d.pod for d in self.pods],
+        }
 
 
 def causes_of(record: Mapping[str, Any] | None, message: str) -> dict[Cause, int]:
@@ -114,8 +119,11 @@ def diagnoses_of_result(result: SimulationResult) -> list[Diagnosis]:
     for pending in pending_pods(result):
         at = last.get(pending.pod)
         record = result.records[at].to_dict(raw_scores=True) if at is not None else None
-        out.append(Diagnosis(pending.pod, pending.reason, causes_of(record, pending.reason), record,
-                             counts.get(pending.pod, 0)))
+        out.append(
+            Diagnosis(
+                pending.pod, pending.reason, causes_of(record, pending.reason), record, counts.get(pending.pod, 0)
+            )
+        )
     return out
 
 

@@ -81,7 +81,7 @@ def plan(
 
     def run(count: int) -> SimulationResult:
         if count not in runs:
-            sim = Simulation(scenario.extended(added[:count * per_node]), cfg, seed=seed, tie_break=tie_break)
+            sim = Simulation(scenario.extended(added[: count * per_node]), cfg, seed=seed, tie_break=tie_break)
             sim.load()
             runs[count] = sim.run()
         return runs[count]
@@ -115,15 +115,20 @@ def _added_nodes(scenario: Scenario, template: NodeTemplate, max_nodes: int) -> 
     added = template.manifests(max_nodes)
     clash = added_clashes(scenario, added)
     if clash:
-        raise SimulationError(f"node template: the added nodes' names clash with the scenario's nodes: "
-                              f"{', '.join(clash[:5])}; rename the template")
+        raise SimulationError(
+            f"node template: the added nodes' names clash with the scenario's nodes: "
+            f"{', '.join(clash[:5])}; rename the template"
+        )
     return added
 
 
 def added_clashes(scenario: Scenario, added: Iterable[Manifest]) -> list[str]:
     """Names of added Nodes and ResourceSlices the scenario already has (both kinds are cluster-scoped)."""
-    existing = {(m.kind, m.obj.get("metadata", {}).get("name")) for m in scenario.manifests
-                if m.kind in ("Node", "ResourceSlice")}
+    existing = {
+        (m.kind, m.obj.get("metadata", {}).get("name"))
+        for m in scenario.manifests
+        if m.kind in ("Node", "ResourceSlice")
+    }
     return sorted(name for kind, name in {(m.kind, m.obj["metadata"]["name"]) for m in added} & existing)
 
 
@@ -179,8 +184,9 @@ def format_plan(result: PlanResult, max_nodes: int) -> str:
         nodes = "1 node" if result.nodes_to_add == 1 else f"{result.nodes_to_add} nodes"
         lines.append(f"Add {nodes}: then {result.scheduled} of {total} pods are scheduled.")
     if result.pending:
-        lines.append(f"{len(result.pending)} stay pending even with {max_nodes} added nodes (this node shape "
-                     "cannot take them).")
+        lines.append(
+            f"{len(result.pending)} stay pending even with {max_nodes} added nodes (this node shape cannot take them)."
+        )
     tried = ", ".join(f"{n} nodes: {p} pending" for n, p in sorted(result.tried.items()))
     lines.append(f"Tried {tried}" + ("" if result.monotone else " (not monotone: searched every count)") + ".")
     if result.pending:

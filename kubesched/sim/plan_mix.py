@@ -70,10 +70,15 @@ class MixResult:
         return sum((c * n for c, n in zip(self.costs, self.mix, strict=True)), Decimal(0))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"nodesToAdd": dict(zip(self.templates, self.mix, strict=True)), "objective": self.objective,
-                **({"costPerHour": str(self.cost)} if self.objective == "cost" else {}),
-                "scheduled": self.scheduled, "pending": list(self.pending), "exact": self.exact,
-                "simulations": self.simulations}
+        return {
+            "nodesToAdd": dict(zip(self.templates, self.mix, strict=True)),
+            "objective": self.objective,
+            **({"costPerHour": str(self.cost)} if self.objective == "cost" else {}),
+            "scheduled": self.scheduled,
+            "pending": list(self.pending),
+            "exact": self.exact,
+            "simulations": self.simulations,
+        }
 
 
 def template_cost(template: Mapping[str, Any], where: str) -> Decimal | None:
@@ -87,8 +92,10 @@ def template_cost(template: Mapping[str, Any], where: str) -> Decimal | None:
     except InvalidOperation:
         cost = Decimal(-1)
     if not cost.is_finite() or cost <= 0:
-        raise SimulationError(f"{where}: metadata.annotations[{COST_ANNOTATION}]: expected a positive decimal "
-                              f"(cost per node-hour, e.g. \"1.25\"), got {text!r}")
+        raise SimulationError(
+            f"{where}: metadata.annotations[{COST_ANNOTATION}]: expected a positive decimal "
+            f'(cost per node-hour, e.g. "1.25"), got {text!r}'
+        )
     return cost
 
 
@@ -114,8 +121,10 @@ def plan_mix(
     costs = [template_cost(t.node.obj, str(given)) for t, given in zip(templates, node_templates, strict=True)]
     if any(c is None for c in costs) and any(c is not None for c in costs):
         unpriced = ", ".join(n for n, c in zip(names, costs, strict=True) if c is None)
-        raise SimulationError(f"--node-template: some templates carry {COST_ANNOTATION} and {unpriced} not: "
-                              "price all of them (cheapest mix) or none (fewest nodes)")
+        raise SimulationError(
+            f"--node-template: some templates carry {COST_ANNOTATION} and {unpriced} not: "
+            "price all of them (cheapest mix) or none (fewest nodes)"
+        )
     scenario = load_scenario(objects_or_paths, fields)
     cfg = resolve_config(config, emulated_version=emulated_version, feature_gates=feature_gates)
     search = _MixSearch(scenario, cfg, templates, max_nodes, seed=seed, tie_break=tie_break)
@@ -123,14 +132,31 @@ def plan_mix(
     prices = [c if c is not None else Decimal(1) for c in costs]
     mix, exact = search.cheapest(prices, max_simulations)
     final = search.run(mix)
-    return MixResult(names, mix, objective, prices, sum(1 for n in final.final.values() if n is not None),
-                     pending_after(final), exact, len(search.runs),
-                     {m: len(pending_after(r)) for m, r in search.runs.items()}, final)
+    return MixResult(
+        names,
+        mix,
+        objective,
+        prices,
+        sum(1 for n in final.final.values() if n is not None),
+        pending_after(final),
+        exact,
+        len(search.runs),
+        {m: len(pending_after(r)) for m, r in search.runs.items()},
+        final,
+    )
 
 
 class _MixSearch:
-    def __init__(self, scenario: Scenario, config: KubeSchedulerConfiguration, templates: Sequence[NodeTemplate],
-                 max_nodes: int, *, seed: int, tie_break: str) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        config: KubeSchedulerConfiguration,
+        templates: Sequence[NodeTemplate],
+        max_nodes: int,
+        *,
+        seed: int,
+        tie_break: str,
+    ) -> None:
         self.scenario, self.config, self.max_nodes = scenario, config, max_nodes
         self.seed, self.tie_break = seed, tie_break
         self.copies = [t.copies(max_nodes) for t in templates]
@@ -139,18 +165,24 @@ class _MixSearch:
         existing = {m.obj.get("metadata", {}).get("name") for m in scenario.manifests if m.kind == "Node"}
         clash = sorted((existing & set(names)) | {n for n, c in Counter(names).items() if c > 1})
         if clash:
-            raise SimulationError(f"--node-template: the added nodes' names clash: {', '.join(clash[:5])}; "
-                                  "give the templates distinct names")
+            raise SimulationError(
+                f"--node-template: the added nodes' names clash: {', '.join(clash[:5])}; "
+                "give the templates distinct names"
+            )
         self.runs: dict[Mix, SimulationResult] = {}
         self.hopeless = set(pending_after(self.run(tuple(max_nodes for _ in templates))))
 
     def run(self, mix: Mix) -> SimulationResult:
         if mix not in self.runs:
-            added = [o for copies, count in zip(self.copies, mix, strict=True)
-                     for group in copies[:count] for o in group]
-            sim = Simulation(self.scenario.extended([Manifest("<node template>", i + 1, n)
-                                                     for i, n in enumerate(added)]),
-                             self.config, seed=self.seed, tie_break=self.tie_break)
+            added = [
+                o for copies, count in zip(self.copies, mix, strict=True) for group in copies[:count] for o in group
+            ]
+            sim = Simulation(
+                self.scenario.extended([Manifest("<node template>", i + 1, n) for i, n in enumerate(added)]),
+                self.config,
+                seed=self.seed,
+                tie_break=self.tie_break,
+            )
             sim.load()
             self.runs[mix] = sim.run()
         return self.runs[mix]
@@ -204,8 +236,9 @@ class _MixSearch:
         return {r: need[r] - max(0, free[r]) for r in need if need[r] > free[r]}
 
     def _enough(self, mix: Mix, need: Mapping[str, int]) -> bool:
-        return all(sum(n * a.get(r, 0) for n, a in zip(mix, self.allocatable, strict=True)) >= v
-                   for r, v in need.items())
+        return all(
+            sum(n * a.get(r, 0) for n, a in zip(mix, self.allocatable, strict=True)) >= v for r, v in need.items()
+        )
 
 
 def _cost(mix: Mix, prices: Sequence[Decimal]) -> Decimal:
@@ -252,9 +285,13 @@ def format_mix(result: MixResult) -> str:
     total = result.scheduled + len(result.pending)
     lines[0] += f": then {result.scheduled} of {total} pods are scheduled."
     how = "cheapest by " + ("cost" if result.objective == "cost" else "node count")
-    lines.append(f"The {how}, {'proven' if result.exact else 'best found, not proven'} "
-                 f"({result.simulations} simulations).")
+    lines.append(
+        f"The {how}, {'proven' if result.exact else 'best found, not proven'} ({result.simulations} simulations)."
+    )
     if result.pending:
-        lines.append(f"{len(result.pending)} stay pending with every template at its maximum (no mix helps them): "
-                     + ", ".join(result.pending[:10]) + (" …" if len(result.pending) > 10 else ""))
+        lines.append(
+            f"{len(result.pending)} stay pending with every template at its maximum (no mix helps them): "
+            + ", ".join(result.pending[:10])
+            + (" …" if len(result.pending) > 10 else "")
+        )
     return "\n".join(lines)

@@ -93,8 +93,10 @@ def workload_pods(result: SimulationResult) -> list[WorkloadPods]:
         if workload is None or key in removed:
             continue
         groups.setdefault(workload, []).append((key, node))
-    return [WorkloadPods(w, len(members), sum(1 for _, n in members if n),
-                         tuple(k for k, n in members if not n)) for w, members in groups.items()]
+    return [
+        WorkloadPods(w, len(members), sum(1 for _, n in members if n), tuple(k for k, n in members if not n))
+        for w, members in groups.items()
+    ]
 
 
 def preemptions(result: SimulationResult) -> dict[str, tuple[str, str]]:
@@ -113,8 +115,10 @@ def _condition_messages(result: SimulationResult) -> dict[str, str]:
     return out
 
 
-_LEFT_OUT = re.compile(r'^profile "(?P<profile>[^"]*)": plugin (?P<plugin>\S+) is not implemented in kubesched yet; '
-                       r"it is left out of the effective plugin set$")
+_LEFT_OUT = re.compile(
+    r'^profile "(?P<profile>[^"]*)": plugin (?P<plugin>\S+) is not implemented in kubesched yet; '
+    r"it is left out of the effective plugin set$"
+)
 
 
 def group_warnings(warnings: list[str]) -> list[str]:
@@ -131,8 +135,7 @@ def group_warnings(warnings: list[str]) -> list[str]:
             out.append(match["profile"])  # placeholder, keeps the first occurrence's position
         left_out[match["profile"]].append(match["plugin"])
     return [
-        f'profile "{w}": not implemented in kubesched yet, left out: {", ".join(left_out[w])}'
-        if w in left_out else w
+        f'profile "{w}": not implemented in kubesched yet, left out: {", ".join(left_out[w])}' if w in left_out else w
         for w in out
     ]
 
@@ -146,8 +149,9 @@ def _gated_pods(result: SimulationResult) -> dict[str, list[str]]:
     return gated
 
 
-def format_summary(result: SimulationResult, *, verbose: bool = False, nodes: NodesShown = None,
-                   group_by: str | None = None) -> str:
+def format_summary(
+    result: SimulationResult, *, verbose: bool = False, nodes: NodesShown = None, group_by: str | None = None
+) -> str:
     """The text ``kubesched simulate`` prints; ``nodes`` and ``group_by`` shape the node section
     (:func:`~kubesched.sim.usage.format_nodes`)."""
     total = len(result.final)
@@ -155,10 +159,12 @@ def format_summary(result: SimulationResult, *, verbose: bool = False, nodes: No
     # Pods deleted before they ran their course are neither scheduled nor pending: say so, so that it adds up.
     removed = f"; {len(result.removed)} deleted" if result.removed else ""
     decided_by = f"; kube-scheduler v{result.emulated}" if result.emulated else ""
-    sections = [[
-        f"Scheduled {len(scheduled)}/{total} pending pods in {result.attempt_count} attempts "
-        f"({result.virtual_seconds:.1f}s of virtual time{decided_by}){removed}."
-    ]]
+    sections = [
+        [
+            f"Scheduled {len(scheduled)}/{total} pending pods in {result.attempt_count} attempts "
+            f"({result.virtual_seconds:.1f}s of virtual time{decided_by}){removed}."
+        ]
+    ]
     if verbose and scheduled:
         width = max(len(k) for k in scheduled)
         sections.append(["Scheduled:", *(f"  {key:<{width}}  -> {node}" for key, node in scheduled.items())])
@@ -167,9 +173,15 @@ def format_summary(result: SimulationResult, *, verbose: bool = False, nodes: No
         sections.append(format_over_time(result))
     pending = pending_pods(result)
     if pending:
-        sections.append([f"Pending {len(pending)}:", *(
-            f"  {p.pod}{f' [nominated: {p.nominated_node}]' if p.nominated_node else ''}: {p.reason}"
-            for p in pending)])
+        sections.append(
+            [
+                f"Pending {len(pending)}:",
+                *(
+                    f"  {p.pod}{f' [nominated: {p.nominated_node}]' if p.nominated_node else ''}: {p.reason}"
+                    for p in pending
+                ),
+            ]
+        )
     groups = pod_groups(result)
     if groups:
         sections.append([f"Pod groups {len(groups)}:", *(f"  {g}" for g in groups)])
@@ -186,14 +198,20 @@ def format_preempted(result: SimulationResult) -> list[str]:
     victims = [d for d in result.deletions if d.reason == PREEMPTED]
     if not victims:
         return []
-    return [f"Preempted {len(victims)} (deleted as victims):",
-            *(f"  {d.pod}: preempted by {d.by or '?'} on {d.node or '?'}" for d in victims)]
+    return [
+        f"Preempted {len(victims)} (deleted as victims):",
+        *(f"  {d.pod}: preempted by {d.by or '?'} on {d.node or '?'}" for d in victims),
+    ]
 
 
 #: The summary's heading for each reason but preemption, in the order shown; which reasons list pods.
-_DELETION_HEADINGS = ((TIMELINE, "Deleted by the timeline", True), (SCALE_DOWN, "Scaled down", False),
-                      (GARBAGE_COLLECTED, "Garbage-collected with their owner", False),
-                      (COMPLETED, "Completed", False), (OTHER, "Deleted", True))
+_DELETION_HEADINGS = (
+    (TIMELINE, "Deleted by the timeline", True),
+    (SCALE_DOWN, "Scaled down", False),
+    (GARBAGE_COLLECTED, "Garbage-collected with their owner", False),
+    (COMPLETED, "Completed", False),
+    (OTHER, "Deleted", True),
+)
 
 
 def format_deletions(result: SimulationResult, *, verbose: bool = False) -> list[str]:
@@ -247,15 +265,16 @@ def format_over_time(result: SimulationResult) -> list[str]:
     series = result.series
     if series is None or not series.times:
         return []
-    lines = [f"Over {result.virtual_seconds:.0f}s of virtual time ({len(series.times)} samples, "
-             f"{result.completed} pods completed):",
-             f"  pending pods: max {max(series.pending)}, at the end {series.pending[-1]}"]
+    lines = [
+        f"Over {result.virtual_seconds:.0f}s of virtual time ({len(series.times)} samples, "
+        f"{result.completed} pods completed):",
+        f"  pending pods: max {max(series.pending)}, at the end {series.pending[-1]}",
+    ]
     for name, share in series.utilisation().items():
         lines.append(f"  {name} requested/allocatable: mean {share['mean']:.0%}, peak {share['peak']:.0%}")
     latency = series.latency_percentiles()
     if latency:
-        lines.append("  creation-to-bound latency: " + ", ".join(
-            f"{k} {_seconds(v)}" for k, v in latency.items()))
+        lines.append("  creation-to-bound latency: " + ", ".join(f"{k} {_seconds(v)}" for k, v in latency.items()))
     return lines
 
 
@@ -284,8 +303,10 @@ def pod_groups(result: SimulationResult) -> list[str]:
         full = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
         status = group.get("status") or {}
         phase = status.get("phase") or "Pending"
-        line = (f"{full}: {phase}, {status.get('scheduled', 0)}/{(group.get('spec') or {}).get('minMember', 0)} "
-                "members scheduled")
+        line = (
+            f"{full}: {phase}, {status.get('scheduled', 0)}/{(group.get('spec') or {}).get('minMember', 0)} "
+            "members scheduled"
+        )
         why = next((reasons[k] for k in sorted(reasons) if group_of.get(k) == full), "")
         if why:
             line += f"; pending: {why}"

@@ -137,22 +137,34 @@ class Simulation:
     pods arrive, and the timeline's steps.
     """
 
-    def __init__(self, scenario: Scenario, config: KubeSchedulerConfiguration, *, seed: int = 0,
-                 tie_break: str = "random", progress: Callable[[int, int], None] | None = None,
-                 timeline: Sequence[Step] = (), record: str = "summary",
-                 recorders: Sequence[Recorder] = (), arrivals: Iterable[Mapping[str, Any]] | None = None,
-                 ) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        config: KubeSchedulerConfiguration,
+        *,
+        seed: int = 0,
+        tie_break: str = "random",
+        progress: Callable[[int, int], None] | None = None,
+        timeline: Sequence[Step] = (),
+        record: str = "summary",
+        recorders: Sequence[Recorder] = (),
+        arrivals: Iterable[Mapping[str, Any]] | None = None,
+    ) -> None:
         self.clock = VirtualClock(START_TIME)
         # The scheduler and the driver never change what their watches hand them: no copies needed.
         self.control_plane = ControlPlane(
-            EmbeddedCluster(clock=self.clock.now, uid_factory=_deterministic_uids(seed), read_only_watchers=True,
-                            features=config.features),
-            rng=random.Random(f"names-{seed}"))
+            EmbeddedCluster(
+                clock=self.clock.now,
+                uid_factory=_deterministic_uids(seed),
+                read_only_watchers=True,
+                features=config.features,
+            ),
+            rng=random.Random(f"names-{seed}"),
+        )
         self.control_plane.start()
         self.cluster = self.control_plane.cluster
         self.workloads = self.control_plane.workloads
-        self.scheduler = Scheduler(self.cluster, config, clock=self.clock, rng=random.Random(seed),
-                                   tie_break=tie_break)
+        self.scheduler = Scheduler(self.cluster, config, clock=self.clock, rng=random.Random(seed), tie_break=tie_break)
         self.record = record
         #: How every attempt ended, kept whatever is recorded: the never-attempted pods come from it.
         self.outcomes = OutcomeStream()
@@ -260,8 +272,10 @@ class Simulation:
     def _run_timed(self) -> None:
         """Pods arrive at their ``kubesched.io/arrival`` (time 0 without one, in document order)."""
         order = sorted(range(len(self.pending)), key=lambda i: self.arrivals[i] or 0.0)
-        scenario = ((self.arrivals[i] or 0.0, functools.partial(self._create, self.pending[i], self.pending[i].obj))
-                    for i in order)
+        scenario = (
+            (self.arrivals[i] or 0.0, functools.partial(self._create, self.pending[i], self.pending[i].obj))
+            for i in order
+        )
         if self.stream is None:
             self.driver.feed(scenario)
         else:
@@ -338,8 +352,9 @@ class Simulation:
             emulated=self.scheduler.features.describe(),
         )
 
-    def _final(self, pods: Mapping[str, Mapping[str, Any]],
-               deletions: Sequence[Deletion]) -> tuple[dict[str, str | None], dict[str, str]]:
+    def _final(
+        self, pods: Mapping[str, Mapping[str, Any]], deletions: Sequence[Deletion]
+    ) -> tuple[dict[str, str | None], dict[str, str]]:
         """Where each pod to schedule ended up (its node, the node it completed on, or None), and the
         nominations of those left without one.
 
@@ -361,21 +376,28 @@ class Simulation:
         return final, nominated
 
 
-def resolve_config(config: str | Path | Mapping[str, Any] | KubeSchedulerConfiguration | None,
-                   *, emulated_version: str | None = None,
-                   feature_gates: Mapping[str, bool] | str | None = None) -> KubeSchedulerConfiguration:
+def resolve_config(
+    config: str | Path | Mapping[str, Any] | KubeSchedulerConfiguration | None,
+    *,
+    emulated_version: str | None = None,
+    feature_gates: Mapping[str, bool] | str | None = None,
+) -> KubeSchedulerConfiguration:
     """Load a config from a path or dict for the emulated version and gates asked for (the newest
     version's defaults when neither is given), or take a built one (which was loaded for its own)."""
     try:
-        features = None if emulated_version is None and feature_gates is None else make_feature_gates(
-            emulated_version, feature_gates)
+        features = (
+            None
+            if emulated_version is None and feature_gates is None
+            else make_feature_gates(emulated_version, feature_gates)
+        )
     except FeatureGateError as err:
         raise SimulationError(str(err)) from None
     if isinstance(config, KubeSchedulerConfiguration):
         if features is not None and features != config.features:
             raise SimulationError(
                 f"the configuration was loaded for kube-scheduler {config.features.describe()}, not "
-                f"{features.describe()}: load it with load_config(..., features=...) for that version")
+                f"{features.describe()}: load it with load_config(..., features=...) for that version"
+            )
         return config
     try:
         return load_config(config, features=features)
@@ -420,9 +442,22 @@ def simulate(
     ``--feature-gates`` do; a config given already loaded carries its own.
     """
     with long_lived_heap():  # the scenario's objects live for the whole call (see kubesched.util.gc_tuning)
-        return _simulate(objects_or_paths, config, seed, burst, tie_break, progress=progress, timeline=timeline,
-                         record=record, trace=trace, recorders=recorders, arrivals=arrivals, validate=validate,
-                         emulated_version=emulated_version, feature_gates=feature_gates)
+        return _simulate(
+            objects_or_paths,
+            config,
+            seed,
+            burst,
+            tie_break,
+            progress=progress,
+            timeline=timeline,
+            record=record,
+            trace=trace,
+            recorders=recorders,
+            arrivals=arrivals,
+            validate=validate,
+            emulated_version=emulated_version,
+            feature_gates=feature_gates,
+        )
 
 
 def _simulate(
@@ -456,9 +491,17 @@ def _simulate(
     cfg = resolve_config(config, emulated_version=emulated_version, feature_gates=feature_gates)
     writer = TraceWriter(trace) if trace is not None else None
     try:
-        sim = Simulation(scenario, cfg, seed=seed, tie_break=tie_break, progress=progress, timeline=steps,
-                         record=record, recorders=[*recorders, *([writer] if writer is not None else [])],
-                         arrivals=arrivals)
+        sim = Simulation(
+            scenario,
+            cfg,
+            seed=seed,
+            tie_break=tie_break,
+            progress=progress,
+            timeline=steps,
+            record=record,
+            recorders=[*recorders, *([writer] if writer is not None else [])],
+            arrivals=arrivals,
+        )
         sim.load()
         return sim.run(burst=burst)
     finally:

@@ -45,19 +45,34 @@ def summary_document(result: SimulationResult, *, group_by: str | None = None) -
         "virtualSeconds": result.virtual_seconds,
         "timed": result.timed,
         "pods": pods,
-        "preemptions": [{"victim": d.pod, "preemptor": d.by, "node": d.node, "at": d.at}
-                        for d in result.deletions if d.reason == PREEMPTED],
+        "preemptions": [
+            {"victim": d.pod, "preemptor": d.by, "node": d.node, "at": d.at}
+            for d in result.deletions
+            if d.reason == PREEMPTED
+        ],
         "deletions": [d.to_dict() for d in result.deletions],
-        "workloads": [{"workload": w.workload, "pods": w.total, "scheduled": w.scheduled, "pending": list(w.pending)}
-                      for w in workload_pods(result)],
+        "workloads": [
+            {"workload": w.workload, "pods": w.total, "scheduled": w.scheduled, "pending": list(w.pending)}
+            for w in workload_pods(result)
+        ],
         "podGroups": pod_groups(result),
         "overTime": over_time(result),
         "warnings": group_warnings(result.warnings),
         "poolLabel": label,
-        "pools": [{"pool": p.pool, "nodes": p.nodes, "cordoned": p.cordoned, **_resources(p.total)}
-                  for p in pool_usage(usage, label)],
-        "nodes": [{"name": u.name, "pool": pool_of(u.labels, label), "unschedulable": u.unschedulable,
-                   "use": round(u.use, 4), **_resources(u)} for u in usage],
+        "pools": [
+            {"pool": p.pool, "nodes": p.nodes, "cordoned": p.cordoned, **_resources(p.total)}
+            for p in pool_usage(usage, label)
+        ],
+        "nodes": [
+            {
+                "name": u.name,
+                "pool": pool_of(u.labels, label),
+                "unschedulable": u.unschedulable,
+                "use": round(u.use, 4),
+                **_resources(u),
+            }
+            for u in usage
+        ],
     }
 
 
@@ -68,12 +83,18 @@ def pod_outcomes(result: SimulationResult) -> list[dict[str, Any]]:
     last_deletion = {d.pod: d for d in result.deletions}
     out = []
     for key, node in result.final.items():
-        entry: dict[str, Any] = {"pod": key, "outcome": SCHEDULED, "node": node,
-                                 "workload": result.workloads.get(key), "reason": None}
+        entry: dict[str, Any] = {
+            "pod": key,
+            "outcome": SCHEDULED,
+            "node": node,
+            "workload": result.workloads.get(key),
+            "reason": None,
+        }
         deletion = last_deletion.get(key)
         if key in removed:
-            entry.update(outcome=DELETED, node=deletion.node if deletion else None,
-                         reason=deletion.reason if deletion else None)
+            entry.update(
+                outcome=DELETED, node=deletion.node if deletion else None, reason=deletion.reason if deletion else None
+            )
         elif key in pending:
             entry.update(outcome=PENDING, reason=pending[key].reason, nominatedNode=pending[key].nominated_node)
         elif node is not None and deletion is not None and deletion.reason == COMPLETED:

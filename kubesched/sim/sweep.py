@@ -36,13 +36,47 @@ from kubesched.sim.plan import pending_after
 
 #: The metrics a comparison shows, in order, with their headings.
 METRICS: tuple[tuple[str, str], ...] = (
-    ("scheduled", "scheduled"), ("pending", "pending"), ("cpu_utilisation", "cpu used"),
-    ("memory_utilisation", "memory used"), ("fragmentation", "fragmentation"), ("preemptions", "preemptions"),
+    ("scheduled", "scheduled"),
+    ("pending", "pending"),
+    ("cpu_utilisation", "cpu used"),
+    ("memory_utilisation", "memory used"),
+    ("fragmentation", "fragmentation"),
+    ("preemptions", "preemptions"),
     ("p99_latency", "p99 latency (s)"),
 )
 #: Two-sided 95% Student's t quantiles by degrees of freedom (1-30); beyond, the normal's 1.96.
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+_T95 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
 
 
 @dataclass(frozen=True)
@@ -92,8 +126,13 @@ class Interval:
     n: int
 
     def to_dict(self) -> dict[str, float]:
-        return {"mean": self.mean, "ci95": self.half_width, "low": self.mean - self.half_width,
-                "high": self.mean + self.half_width, "n": self.n}
+        return {
+            "mean": self.mean,
+            "ci95": self.half_width,
+            "low": self.mean - self.half_width,
+            "high": self.mean + self.half_width,
+            "n": self.n,
+        }
 
 
 @dataclass
@@ -104,10 +143,14 @@ class Comparison:
     rows: dict[tuple[str, str], dict[str, Interval]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metrics": [name for name, _ in METRICS],
-                "rows": [{"scenario": s, "variant": v, **{m: i.to_dict() for m, i in row.items()}}
-                         for (s, v), row in self.rows.items()],
-                "runs": [r.to_dict() for r in self.runs]}
+        return {
+            "metrics": [name for name, _ in METRICS],
+            "rows": [
+                {"scenario": s, "variant": v, **{m: i.to_dict() for m, i in row.items()}}
+                for (s, v), row in self.rows.items()
+            ],
+            "runs": [r.to_dict() for r in self.runs],
+        }
 
 
 def interval(values: Sequence[float]) -> Interval:
@@ -135,9 +178,14 @@ def run_task(task: SweepTask) -> RunMetrics:
     from kubesched.sim.simulate import simulate
 
     started = time.perf_counter()
-    result = simulate(list(task.objects), config=dict(task.variant.config) if task.variant.config else None,
-                      seed=task.seed, tie_break=task.tie_break, emulated_version=task.emulated_version,
-                      record="summary")
+    result = simulate(
+        list(task.objects),
+        config=dict(task.variant.config) if task.variant.config else None,
+        seed=task.seed,
+        tie_break=task.tie_break,
+        emulated_version=task.emulated_version,
+        record="summary",
+    )
     pods = [Pod.from_dict(raw) for raw in result.pods()]
     nodes = [Node.from_dict(raw) for raw in result.nodes()]
     scheduled = sum(1 for n in result.final.values() if n)
@@ -146,13 +194,18 @@ def run_task(task: SweepTask) -> RunMetrics:
     alloc_mem = sum(n.allocatable.get(MEMORY, 0) for n in nodes)
     mine = set(result.final)
     return RunMetrics(
-        scenario=task.scenario, variant=task.variant.label, seed=task.seed, scheduled=scheduled,
+        scenario=task.scenario,
+        variant=task.variant.label,
+        seed=task.seed,
+        scheduled=scheduled,
         pending=len(pending_after(result)),
         cpu_utilisation=sum(u.get(CPU, 0) for u in used.values()) / alloc_cpu if alloc_cpu else 0.0,
         memory_utilisation=sum(u.get(MEMORY, 0) for u in used.values()) / alloc_mem if alloc_mem else 0.0,
         fragmentation=fragmentation(nodes, pods, [p for p in pods if p.key in mine]),
-        preemptions=len(result.deleted), p99_latency=float(result.latency().get("p99", 0.0)),
-        seconds=time.perf_counter() - started)
+        preemptions=len(result.deleted),
+        p99_latency=float(result.latency().get("p99", 0.0)),
+        seconds=time.perf_counter() - started,
+    )
 
 
 def _requested(pods: Iterable[Pod]) -> dict[str, dict[str, int]]:
@@ -202,8 +255,14 @@ def parse_grid(specs: Sequence[str]) -> list[list[tuple[str, Any]]]:
     for spec in specs:
         path, sep, values = spec.partition("=")
         parts = path.split(".")
-        if not sep or len(parts) < 2 or not values or (parts[1] not in ("weight", "args")) or \
-                (parts[1] == "args" and len(parts) < 3) or (parts[1] == "weight" and len(parts) != 2):
+        if (
+            not sep
+            or len(parts) < 2
+            or not values
+            or (parts[1] not in ("weight", "args"))
+            or (parts[1] == "args" and len(parts) < 3)
+            or (parts[1] == "weight" and len(parts) != 2)
+        ):
             raise SimulationError(f"--grid {spec!r}: expected PLUGIN.weight=V1,V2,… or PLUGIN.args.FIELD[.FIELD…]=V1,…")
         points = [(path, yaml.safe_load(v)) for v in values.split(",")]
         if parts[1] == "weight" and not all(isinstance(v, int) and not isinstance(v, bool) for _, v in points):
@@ -216,15 +275,21 @@ def grid_variants(base: Variant, grid: Sequence[Sequence[tuple[str, Any]]]) -> l
     """``base`` changed by every point of the grid's cross product (``base`` itself without a grid)."""
     variants = [base]
     for axis in grid:
-        variants = [Variant(f"{v.label} {path}={value}".strip(), with_setting(v.config, path, value))
-                    for v in variants for path, value in axis]
+        variants = [
+            Variant(f"{v.label} {path}={value}".strip(), with_setting(v.config, path, value))
+            for v in variants
+            for path, value in axis
+        ]
     return variants
 
 
 def with_setting(config: Mapping[str, Any] | None, path: str, value: Any) -> dict[str, Any]:
     """A copy of ``config`` (or of an empty v1 config) with a plugin's weight or args field set in every profile."""
-    out: dict[str, Any] = copy.deepcopy(dict(config)) if config else {
-        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+    out: dict[str, Any] = (
+        copy.deepcopy(dict(config))
+        if config
+        else {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+    )
     plugin, kind, *fields = path.split(".")
     if not out.get("profiles"):
         out["profiles"] = [{"schedulerName": "default-scheduler"}]
@@ -250,7 +315,17 @@ def with_setting(config: Mapping[str, Any] | None, path: str, value: Any) -> dic
     return out
 
 
-def tasks_for(scenarios: Mapping[str, tuple[dict[str, Any], ...]], variants: Sequence[Variant], seeds: Sequence[int],
-              *, tie_break: str = "random", emulated_version: str | None = None) -> list[SweepTask]:
-    return [SweepTask(name, objects, variant, seed, tie_break, emulated_version)
-            for name, objects in scenarios.items() for variant in variants for seed in seeds]
+def tasks_for(
+    scenarios: Mapping[str, tuple[dict[str, Any], ...]],
+    variants: Sequence[Variant],
+    seeds: Sequence[int],
+    *,
+    tie_break: str = "random",
+    emulated_version: str | None = None,
+) -> list[SweepTask]:
+    return [
+        SweepTask(name, objects, variant, seed, tie_break, emulated_version)
+        for name, objects in scenarios.items()
+        for variant in variants
+        for seed in seeds
+    ]

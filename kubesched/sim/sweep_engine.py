@@ -21,8 +21,13 @@ from kubesched.util.extras import require_extra
 CONNECT_TIMEOUT = 30
 
 
-def run_tasks(tasks: Sequence[SweepTask], *, workers: int | None = None, address: str | None = None,
-              progress: Callable[[int, int], None] | None = None) -> list[RunMetrics]:
+def run_tasks(
+    tasks: Sequence[SweepTask],
+    *,
+    workers: int | None = None,
+    address: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[RunMetrics]:
     """Every task's metrics, in task order (see the module docstring for where they run)."""
     if address:
         return _on_dask(tasks, address, progress)

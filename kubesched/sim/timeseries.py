@@ -33,10 +33,13 @@ def _requests(obj: Mapping[str, Any]) -> dict[str, int]:
     """A pod's effective request in scheduler units (cpu in millicores); {} if unreadable."""
     spec = obj.get("spec") or {}
     try:
-        containers = [parse_resource_list((c.get("resources") or {}).get("requests"), "")
-                      for c in spec.get("containers") or []]
-        inits = [(parse_resource_list((c.get("resources") or {}).get("requests"), ""),
-                  c.get("restartPolicy") == "Always") for c in spec.get("initContainers") or []]
+        containers = [
+            parse_resource_list((c.get("resources") or {}).get("requests"), "") for c in spec.get("containers") or []
+        ]
+        inits = [
+            (parse_resource_list((c.get("resources") or {}).get("requests"), ""), c.get("restartPolicy") == "Always")
+            for c in spec.get("initContainers") or []
+        ]
         overhead = parse_resource_list(spec.get("overhead"), "")
     except (ObjectError, AttributeError, TypeError):
         return {}
@@ -178,7 +181,7 @@ def _merge(column: list[Any], pick: Callable[[Any, Any], Any] | None) -> list[An
     if pick is None:
         return body[::2] + last
     pairs = [pick(a, b) for a, b in zip(body[::2], body[1::2], strict=False)]
-    return pairs + body[len(pairs) * 2:] + last
+    return pairs + body[len(pairs) * 2 :] + last
 
 
 def _add(totals: dict[str, int], amounts: Mapping[str, int], sign: int) -> None:

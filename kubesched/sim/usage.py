@@ -47,8 +47,9 @@ class NodeUsage:
     @property
     def use(self) -> float:
         """The larger of the cpu and memory shares requested (0 to 1; above 1 when overcommitted)."""
-        return max(_share(self.cpu_requested, self.cpu_allocatable),
-                   _share(self.memory_requested, self.memory_allocatable))
+        return max(
+            _share(self.cpu_requested, self.cpu_allocatable), _share(self.memory_requested, self.memory_allocatable)
+        )
 
 
 def node_usage(result: SimulationResult) -> list[NodeUsage]:
@@ -68,20 +69,25 @@ def node_usage(result: SimulationResult) -> list[NodeUsage]:
     for raw in result.nodes():
         node = Node.from_dict(raw)
         req = requested.get(node.name, {})
-        extended = {name: (req.get(name, 0), alloc) for name, alloc in sorted(node.allocatable.items())
-                    if is_extended_resource_name(name)}
-        usage.append(NodeUsage(
-            name=node.name,
-            cpu_requested=req.get(CPU, 0),
-            cpu_allocatable=node.allocatable.get(CPU, 0),
-            memory_requested=req.get(MEMORY, 0),
-            memory_allocatable=node.allocatable.get(MEMORY, 0),
-            pods=counts.get(node.name, 0),
-            pods_allocatable=node.allocatable.get(PODS, 0),
-            unschedulable=node.unschedulable,
-            extended=extended,
-            labels=node.labels,
-        ))
+        extended = {
+            name: (req.get(name, 0), alloc)
+            for name, alloc in sorted(node.allocatable.items())
+            if is_extended_resource_name(name)
+        }
+        usage.append(
+            NodeUsage(
+                name=node.name,
+                cpu_requested=req.get(CPU, 0),
+                cpu_allocatable=node.allocatable.get(CPU, 0),
+                memory_requested=req.get(MEMORY, 0),
+                memory_allocatable=node.allocatable.get(MEMORY, 0),
+                pods=counts.get(node.name, 0),
+                pods_allocatable=node.allocatable.get(PODS, 0),
+                unschedulable=node.unschedulable,
+                extended=extended,
+                labels=node.labels,
+            )
+        )
     return sorted(usage, key=lambda u: natural_key(u.name))
 
 
@@ -100,8 +106,10 @@ def pool_usage(usage: Iterable[NodeUsage], label: str | None) -> list[PoolUsage]
     members: dict[str, list[NodeUsage]] = {}
     for u in usage:
         members.setdefault(pool_of(u.labels, label), []).append(u)
-    return [PoolUsage(pool, len(nodes), sum(u.unschedulable for u in nodes), _sum(pool, nodes))
-            for pool, nodes in sorted(members.items(), key=lambda kv: natural_key(kv[0]))]
+    return [
+        PoolUsage(pool, len(nodes), sum(u.unschedulable for u in nodes), _sum(pool, nodes))
+        for pool, nodes in sorted(members.items(), key=lambda kv: natural_key(kv[0]))
+    ]
 
 
 def _sum(name: str, nodes: Sequence[NodeUsage]) -> NodeUsage:
@@ -157,8 +165,7 @@ def format_nodes(usage: Sequence[NodeUsage], *, shown: NodesShown = None, group_
         parts.append(f"Most used {len(most)} of {len(usage)} nodes:\n" + format_usage_table(most, pools, extended))
         parts.append(f"Least used {len(least)}:\n" + format_usage_table(least, pools, extended))
     if left_out:
-        parts[-1] += (f"\n{left_out} nodes not shown: --nodes all lists every node, "
-                      "--nodes N the N most and least used.")
+        parts[-1] += f"\n{left_out} nodes not shown: --nodes all lists every node, --nodes N the N most and least used."
     return "\n\n".join(parts)
 
 
@@ -170,12 +177,15 @@ def format_pool_table(pools: Sequence[PoolUsage], label: str | None, nodes: int)
     return heading + "\n" + _table(["POOL", "NODES"], rows)
 
 
-def format_usage_table(usage: Sequence[NodeUsage], pools: Mapping[str, str] | None = None,
-                       extended: Sequence[str] | None = None) -> str:
+def format_usage_table(
+    usage: Sequence[NodeUsage], pools: Mapping[str, str] | None = None, extended: Sequence[str] | None = None
+) -> str:
     """A fixed-width table: cpu, memory and pods requested vs allocatable per node (and its pool), and the
     ``extended`` resources (default: those of these nodes)."""
-    rows = [([u.name + (" (cordoned)" if u.unschedulable else ""), *(() if pools is None else (pools[u.name],))], u)
-            for u in usage]
+    rows = [
+        ([u.name + (" (cordoned)" if u.unschedulable else ""), *(() if pools is None else (pools[u.name],))], u)
+        for u in usage
+    ]
     return _table(["NODE", *(() if pools is None else ("POOL",))], rows, extended)
 
 
@@ -183,27 +193,31 @@ def _extended_names(usage: Iterable[NodeUsage]) -> list[str]:
     return sorted({name for u in usage for name in u.extended})
 
 
-def _table(keys: list[str], rows: Sequence[tuple[Sequence[str], NodeUsage]],
-           extended: Sequence[str] | None = None) -> str:
+def _table(
+    keys: list[str], rows: Sequence[tuple[Sequence[str], NodeUsage]], extended: Sequence[str] | None = None
+) -> str:
     """The ``keys`` columns (each row's leading cells), then the usage columns of the row's usage."""
     extended_names = list(extended) if extended is not None else _extended_names(u for _, u in rows)
     header = [*keys, "CPU", "CPU%", "MEMORY", "MEM%", "PODS", *extended_names]
     table = [header]
     for cells, u in rows:
-        table.append([
-            *cells,
-            f"{format_cpu(u.cpu_requested)}/{format_cpu(u.cpu_allocatable)}",
-            _percent(u.cpu_requested, u.cpu_allocatable),
-            f"{format_bytes(u.memory_requested)}/{format_bytes(u.memory_allocatable)}",
-            _percent(u.memory_requested, u.memory_allocatable),
-            f"{u.pods}/{u.pods_allocatable}",
-            *(f"{u.extended[n][0]}/{u.extended[n][1]}" if n in u.extended else "-" for n in extended_names),
-        ])
+        table.append(
+            [
+                *cells,
+                f"{format_cpu(u.cpu_requested)}/{format_cpu(u.cpu_allocatable)}",
+                _percent(u.cpu_requested, u.cpu_allocatable),
+                f"{format_bytes(u.memory_requested)}/{format_bytes(u.memory_allocatable)}",
+                _percent(u.memory_requested, u.memory_allocatable),
+                f"{u.pods}/{u.pods_allocatable}",
+                *(f"{u.extended[n][0]}/{u.extended[n][1]}" if n in u.extended else "-" for n in extended_names),
+            ]
+        )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     right = {len(keys) + 1, len(keys) + 3}
     return "\n".join(
-        "  ".join(cell.rjust(w) if i in right else cell.ljust(w)
-                  for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+        "  ".join(
+            cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
         for row in table
     )
 

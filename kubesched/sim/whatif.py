@@ -81,15 +81,30 @@ class Remedy:
         return self.schedules > 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "change": self.change, "checked": True, "helps": self.helps,
-                "schedules": self.schedules, "of": self.of, **self.details}
+        return {
+            "kind": self.kind,
+            "change": self.change,
+            "checked": True,
+            "helps": self.helps,
+            "schedules": self.schedules,
+            "of": self.of,
+            **self.details,
+        }
 
 
 class WhatIf:
     """The what-if checks for the pending pods of one simulated scenario (see the module docstring)."""
 
-    def __init__(self, scenario: Scenario, config: KubeSchedulerConfiguration, base: SimulationResult, *,
-                 seed: int = 0, tie_break: str = "random", max_pools: int = DEFAULT_MAX_POOLS) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        config: KubeSchedulerConfiguration,
+        base: SimulationResult,
+        *,
+        seed: int = 0,
+        tie_break: str = "random",
+        max_pools: int = DEFAULT_MAX_POOLS,
+    ) -> None:
         self.config = config
         self.seed = seed
         self.tie_break = tie_break
@@ -129,8 +144,7 @@ class WhatIf:
             return []  # never attempted (gated, no profile): no change to the cluster helps
         return [*self.closest_node(group), *self.preemption(group), *self.added_nodes(group), *self.relaxed(group)]
 
-    def _remedy(self, group: PendingGroup, kind: str, change: str, run: SimulationResult,
-                **details: Any) -> Remedy:
+    def _remedy(self, group: PendingGroup, kind: str, change: str, run: SimulationResult, **details: Any) -> Remedy:
         of = len(group.pods)
         return Remedy(kind, change, of - self.still_pending(group, run), of, details)
 
@@ -149,9 +163,14 @@ class WhatIf:
         (other pods may take part of what it is given first: up to ``CLOSEST_ROUNDS`` rounds)."""
         first = group.pods[0]
         pod = self.pods.get(first.pod)
-        rejected = ((first.record or {}).get("filter") or {})
-        candidates = [n for n in self.nodes if (rejected.get(n.name) or {}).get("plugin") == FIT
-                      and pod is not None and all(n.allocatable.get(r) for r in pod.requests)]
+        rejected = (first.record or {}).get("filter") or {}
+        candidates = [
+            n
+            for n in self.nodes
+            if (rejected.get(n.name) or {}).get("plugin") == FIT
+            and pod is not None
+            and all(n.allocatable.get(r) for r in pod.requests)
+        ]
         if pod is None or not candidates:
             return []
 
@@ -167,16 +186,28 @@ class WhatIf:
             landed = run.final.get(first.pod)
             if landed is not None:
                 break
-            requested, counts = _node_load(Pod.from_dict(p) for p in run.pods()
-                                           if (p.get("spec") or {}).get("nodeName") == node.name)
+            requested, counts = _node_load(
+                Pod.from_dict(p) for p in run.pods() if (p.get("spec") or {}).get("nodeName") == node.name
+            )
             grown = node_with(node, more)
             further = self.shortfall(pod, grown, requested.get(node.name, {}), counts.get(node.name, 0))
             if not further:
                 break  # room enough, refused for another reason: growing does not help
             more.update(further)
-        return [Remedy("closestNode", f"{node.name} with {_amounts(more)} more", int(landed is not None), 1,
-                       {"pod": first.pod, "node": node.name,
-                        "short": {r: quantity(r, v) for r, v in more.items()}, "landedOn": landed})]
+        return [
+            Remedy(
+                "closestNode",
+                f"{node.name} with {_amounts(more)} more",
+                int(landed is not None),
+                1,
+                {
+                    "pod": first.pod,
+                    "node": node.name,
+                    "short": {r: quantity(r, v) for r, v in more.items()},
+                    "landedOn": landed,
+                },
+            )
+        ]
 
     # -- preemption ---------------------------------------------------------------------------------------
     def preemption(self, group: PendingGroup) -> list[Remedy]:
@@ -187,45 +218,75 @@ class WhatIf:
         run = self.run(edited[0])
         before = set(self.base.deleted)
         victims = [d for d in run.deletions if d.reason == PREEMPTED and d.pod not in before]
-        return [self._remedy(group, "preemption", f"priority {value} (above every pod's), preempting "
-                             f"{len(victims)} pod{'' if len(victims) == 1 else 's'}", run, priority=value,
-                             victims=[d.pod for d in victims], nodes=sorted({d.node for d in victims if d.node}))]
+        return [
+            self._remedy(
+                group,
+                "preemption",
+                f"priority {value} (above every pod's), preempting "
+                f"{len(victims)} pod{'' if len(victims) == 1 else 's'}",
+                run,
+                priority=value,
+                victims=[d.pod for d in victims],
+                nodes=sorted({d.node for d in victims if d.node}),
+            )
+        ]
 
     # -- more nodes of a pool -------------------------------------------------------------------------------
     def added_nodes(self, group: PendingGroup) -> list[Remedy]:
         out = []
-        for pool, template, at_least in self.candidate_pools(group)[:self.max_pools]:
+        for pool, template, at_least in self.candidate_pools(group)[: self.max_pools]:
             copies = self._with_slices(template, node_copies(_template(template), min(len(group.pods), MAX_ADDED)))
             runs: dict[int, SimulationResult] = {}
 
-            def fits(count: int, copies: list[list[dict[str, Any]]] = copies,
-                     runs: dict[int, SimulationResult] = runs) -> bool:
+            def fits(
+                count: int, copies: list[list[dict[str, Any]]] = copies, runs: dict[int, SimulationResult] = runs
+            ) -> bool:
                 if count not in runs:
                     runs[count] = self.run(self.edits.nodes_added(o for added in copies[:count] for o in added))
                 return self.still_pending(group, runs[count]) == 0
 
             most = len(copies)
             if not fits(most):
-                out.append(self._remedy(group, "addNodes", f"{most} nodes like {template.name} (pool {pool})",
-                                        runs[most], pool=pool, template=template.name, nodes=most))
+                out.append(
+                    self._remedy(
+                        group,
+                        "addNodes",
+                        f"{most} nodes like {template.name} (pool {pool})",
+                        runs[most],
+                        pool=pool,
+                        template=template.name,
+                        nodes=most,
+                    )
+                )
                 continue
             count = fewest_fitting(fits, most, at_least)
-            out.append(self._remedy(group, "addNodes", f"{count} node{'' if count == 1 else 's'} like "
-                                    f"{template.name} (pool {pool})", runs[count], pool=pool,
-                                    template=template.name, nodes=count))
+            out.append(
+                self._remedy(
+                    group,
+                    "addNodes",
+                    f"{count} node{'' if count == 1 else 's'} like {template.name} (pool {pool})",
+                    runs[count],
+                    pool=pool,
+                    template=template.name,
+                    nodes=count,
+                )
+            )
         return sorted(out, key=lambda r: (not r.helps, r.details["nodes"]))
 
     def _with_slices(self, node: Node, copies: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         """Each copy of a pool's node with its own copies of that node's ResourceSlices (its devices)."""
-        slices = [m.obj for m in self.edits.scenario.manifests
-                  if m.kind == "ResourceSlice" and (m.obj.get("spec") or {}).get("nodeName") == node.name]
+        slices = [
+            m.obj
+            for m in self.edits.scenario.manifests
+            if m.kind == "ResourceSlice" and (m.obj.get("spec") or {}).get("nodeName") == node.name
+        ]
         return [[added, *(renamed_slice(s, node.name, added["metadata"]["name"]) for s in slices)] for added in copies]
 
     def candidate_pools(self, group: PendingGroup) -> list[tuple[str, Node, int]]:
         """(pool, its first schedulable node, the fewest copies that could be enough) for every pool whose
         node the group's first pod was not refused for a reason a copy shares, fewest first."""
         label = pool_label(n.labels for n in self.nodes)
-        rejected = ((group.pods[0].record or {}).get("filter") or {})
+        rejected = (group.pods[0].record or {}).get("filter") or {}
         need: Counter[str] = Counter()
         pods = [self.pods[d.pod] for d in group.pods if d.pod in self.pods]
         for pod in pods:
@@ -243,8 +304,10 @@ class WhatIf:
                 continue
             if any(pod.requests.get(r, 0) > node.allocatable.get(r, 0) for pod in pods for r in pod.requests):
                 continue  # some pod is bigger than a whole node of the pool
-            bound = max((math.ceil(max(0, need[r] - free[r]) / node.allocatable[r])
-                         for r in need if node.allocatable.get(r)), default=1)
+            bound = max(
+                (math.ceil(max(0, need[r] - free[r]) / node.allocatable[r]) for r in need if node.allocatable.get(r)),
+                default=1,
+            )
             out.append((pool, node, max(bound, 1)))
         return sorted(out, key=lambda c: (c[2], natural_key(c[0])))
 
@@ -264,14 +327,20 @@ class WhatIf:
         out: list[tuple[str, SpecEdit]] = []
         if "PodTopologySpread" in plugins and pod is not None:
             hard = [c for c in pod.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
-            out += [(f"drop the topology spread constraint on {c.topology_key} (maxSkew {c.max_skew})",
-                     without_spread(i)) for i, c in enumerate(hard)]
+            out += [
+                (f"drop the topology spread constraint on {c.topology_key} (maxSkew {c.max_skew})", without_spread(i))
+                for i, c in enumerate(hard)
+            ]
         if "NodeAffinity" in plugins:
-            out += [("drop the node selector", with_node_selector_dropped),
-                    ("drop the required node affinity", without_required("nodeAffinity"))]
+            out += [
+                ("drop the node selector", with_node_selector_dropped),
+                ("drop the required node affinity", without_required("nodeAffinity")),
+            ]
         if "InterPodAffinity" in plugins:
-            out += [("drop the required pod affinity", without_required("podAffinity")),
-                    ("drop the required pod anti-affinity", without_required("podAntiAffinity"))]
+            out += [
+                ("drop the required pod affinity", without_required("podAffinity")),
+                ("drop the required pod anti-affinity", without_required("podAntiAffinity")),
+            ]
         if "TaintToleration" in plugins and pod is not None:
             taint = self._commonest_taint(group, pod)
             if taint is not None:
@@ -280,9 +349,12 @@ class WhatIf:
         return out
 
     def _commonest_taint(self, group: PendingGroup, pod: Pod) -> Any:
-        rejected = ((group.pods[0].record or {}).get("filter") or {})
-        taints = Counter(find_untolerated_taint(n.taints, pod.tolerations, ("NoSchedule", "NoExecute"))
-                         for n in self.nodes if (rejected.get(n.name) or {}).get("plugin") == "TaintToleration")
+        rejected = (group.pods[0].record or {}).get("filter") or {}
+        taints = Counter(
+            find_untolerated_taint(n.taints, pod.tolerations, ("NoSchedule", "NoExecute"))
+            for n in self.nodes
+            if (rejected.get(n.name) or {}).get("plugin") == "TaintToleration"
+        )
         taints.pop(None, None)
         return taints.most_common(1)[0][0] if taints else None
 
@@ -315,9 +387,13 @@ def _template(node: Node) -> dict[str, Any]:
     meta = raw.get("metadata") or {}
     spec = {k: copy.deepcopy(v) for k, v in (raw.get("spec") or {}).items() if k == "taints"}
     status = {k: copy.deepcopy(v) for k, v in (raw.get("status") or {}).items() if k in ("allocatable", "capacity")}
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": f"{node.name}-whatif", "labels": dict(meta.get("labels") or {})},
-            "spec": spec, "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": f"{node.name}-whatif", "labels": dict(meta.get("labels") or {})},
+        "spec": spec,
+        "status": status,
+    }
 
 
 def _amounts(amounts: Mapping[str, int]) -> str:

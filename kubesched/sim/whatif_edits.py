@@ -64,8 +64,9 @@ class ScenarioEdits:
         index = self.nodes.get(name)
         return self.scenario.manifests[index].obj if index is not None else None
 
-    def pod_specs_edited(self, pods: Iterable[str], edit: SpecEdit,
-                         extra: Iterable[dict[str, Any]] = ()) -> tuple[Scenario, int] | None:
+    def pod_specs_edited(
+        self, pods: Iterable[str], edit: SpecEdit, extra: Iterable[dict[str, Any]] = ()
+    ) -> tuple[Scenario, int] | None:
         """The scenario with ``edit`` made to the spec of each pod (once per workload), and how many
         specs it changed; None when it changed none (no pod has what the edit removes)."""
         changed: dict[int, dict[str, Any]] = {}
@@ -124,16 +125,24 @@ def preemptor(spec: dict[str, Any]) -> bool:
 
 
 def preemptor_class(value: int) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": PREEMPTOR_CLASS},
-            "value": value, "description": "kubesched what-if: a pending pod given a higher priority"}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": PREEMPTOR_CLASS},
+        "value": value,
+        "description": "kubesched what-if: a pending pod given a higher priority",
+    }
 
 
 def without_spread(index: int) -> SpecEdit:
     """Drop the ``index``-th hard (DoNotSchedule) topology spread constraint."""
 
     def edit(spec: dict[str, Any]) -> bool:
-        hard = [i for i, c in enumerate(spec.get("topologySpreadConstraints") or [])
-                if (c or {}).get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"]
+        hard = [
+            i
+            for i, c in enumerate(spec.get("topologySpreadConstraints") or [])
+            if (c or {}).get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"
+        ]
         if index >= len(hard):
             return False
         del spec["topologySpreadConstraints"][hard[index]]
@@ -160,8 +169,11 @@ def tolerating(key: str, value: str, effect: str) -> SpecEdit:
     """Tolerate the taint ``key=value:effect``."""
 
     def edit(spec: dict[str, Any]) -> bool:
-        toleration = {"key": key, "operator": "Equal", "value": value, "effect": effect} if value else \
-            {"key": key, "operator": "Exists", "effect": effect}
+        toleration = (
+            {"key": key, "operator": "Equal", "value": value, "effect": effect}
+            if value
+            else {"key": key, "operator": "Exists", "effect": effect}
+        )
         spec["tolerations"] = [*(spec.get("tolerations") or []), toleration]
         return True
 

@@ -29,5 +29,6 @@ def require_extra(extra: str, purpose: str, packages: tuple[str, ...] | None = N
     """Raise :class:`MissingExtraError` when ``purpose`` cannot run for want of the ``extra``'s packages."""
     absent = missing(extra, packages)
     if absent:
-        raise MissingExtraError(f"{purpose} needs {', '.join(absent)}, of the {extra!r} extra: "
-                                f"pip install 'kubesched[{extra}]'")
+        raise MissingExtraError(
+            f"{purpose} needs {', '.join(absent)}, of the {extra!r} extra: pip install 'kubesched[{extra}]'"
+        )

@@ -96,8 +96,9 @@ def check_yaml_structure(text: str) -> None:
         return  # malformed: loading reports it, with its line
 
 
-def _expanded_alias(anchor: str | None, anchors: dict[str, tuple[int, int]], stack: list[_Open], aliased: int,
-                    doc: int) -> tuple[int, int] | None:
+def _expanded_alias(
+    anchor: str | None, anchors: dict[str, tuple[int, int]], stack: list[_Open], aliased: int, doc: int
+) -> tuple[int, int] | None:
     """What the alias ``*anchor`` expands to (nodes, height); None when no anchor names it (loading reports
     that, with its line). Refused when recursive, when the document's aliases would expand past
     MAX_ALIAS_NODES, or when it would nest deeper than MAX_DEPTH."""

@@ -30,11 +30,17 @@ POLICY: dict[str, Any] = {
     "omitStages": ["RequestReceived"],
     "rules": [
         {"level": "None", "users": ["system:apiserver"]},
-        {"level": "RequestResponse", "verbs": ["create", "update", "patch", "delete"],
-         "resources": [{"group": "coordination.k8s.io", "resources": ["leases"]}]},
+        {
+            "level": "RequestResponse",
+            "verbs": ["create", "update", "patch", "delete"],
+            "resources": [{"group": "coordination.k8s.io", "resources": ["leases"]}],
+        },
         {"level": "Request", "resources": [{"group": "", "resources": ["pods/binding"]}]},
-        {"level": "Metadata", "verbs": ["create", "update", "patch", "delete"],
-         "resources": [{"group": "", "resources": ["nodes"]}]},
+        {
+            "level": "Metadata",
+            "verbs": ["create", "update", "patch", "delete"],
+            "resources": [{"group": "", "resources": ["nodes"]}],
+        },
         {"level": "None", "userGroups": ["system:masters"]},
         {"level": "Metadata"},
     ],
@@ -150,16 +156,27 @@ def lease_writes(requests: Iterable[Request], namespace: str, name: str) -> list
     """The Lease's successful writes in the order etcd committed them (by resourceVersion)."""
     writes = []
     for r in requests:
-        if (r.group, r.resource, r.subresource, r.namespace, r.name) != ("coordination.k8s.io", "leases", "",
-                                                                          namespace, name):
+        if (r.group, r.resource, r.subresource, r.namespace, r.name) != (
+            "coordination.k8s.io",
+            "leases",
+            "",
+            namespace,
+            name,
+        ):
             continue
         if r.verb not in ("create", "update", "patch") or not r.succeeded or not r.response_object:
             continue
         spec = r.response_object.get("spec") or {}
-        writes.append(LeaseWrite(holder=spec.get("holderIdentity") or "", user=r.user, received=r.received,
-                                 completed=r.completed,
-                                 resource_version=int(r.response_object["metadata"]["resourceVersion"]),
-                                 spec=spec))
+        writes.append(
+            LeaseWrite(
+                holder=spec.get("holderIdentity") or "",
+                user=r.user,
+                received=r.received,
+                completed=r.completed,
+                resource_version=int(r.response_object["metadata"]["resourceVersion"]),
+                spec=spec,
+            )
+        )
     writes.sort(key=lambda w: w.resource_version)
     return writes
 
@@ -199,8 +216,10 @@ def outside_terms(actions: Iterable[Request], terms: list[Term]) -> list[Request
     """The actions (bindings, say) that no term of their own user covers from receipt to completion."""
     strays = []
     for action in actions:
-        covered = any(t.user == action.user and t.start <= action.received
-                      and (t.end is None or action.completed <= t.end) for t in terms)
+        covered = any(
+            t.user == action.user and t.start <= action.received and (t.end is None or action.completed <= t.end)
+            for t in terms
+        )
         if not covered:
             strays.append(action)
     return strays
@@ -209,8 +228,14 @@ def outside_terms(actions: Iterable[Request], terms: list[Term]) -> list[Request
 # -- scheduling -----------------------------------------------------------------------------------------
 def bindings(requests: Iterable[Request], *, successful: bool = True) -> list[Request]:
     """``POST pods/{name}/binding`` requests (only the accepted ones unless ``successful`` is False)."""
-    return [r for r in requests if r.resource == "pods" and r.subresource == "binding" and r.verb == "create"
-            and (r.succeeded or not successful)]
+    return [
+        r
+        for r in requests
+        if r.resource == "pods"
+        and r.subresource == "binding"
+        and r.verb == "create"
+        and (r.succeeded or not successful)
+    ]
 
 
 def binding_target(binding: Request) -> str:

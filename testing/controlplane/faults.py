@@ -31,10 +31,28 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 #: kube-apiserver's reason for each status code it writes (apimachinery's StatusReason).
-REASONS = {400: "BadRequest", 404: "NotFound", 409: "Conflict", 410: "Expired", 429: "TooManyRequests",
-           500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
-PHRASES = {200: "OK", 201: "Created", 400: "Bad Request", 404: "Not Found", 409: "Conflict", 410: "Gone",
-           429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable", 504: "Gateway Timeout"}
+REASONS = {
+    400: "BadRequest",
+    404: "NotFound",
+    409: "Conflict",
+    410: "Expired",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+PHRASES = {
+    200: "OK",
+    201: "Created",
+    400: "Bad Request",
+    404: "Not Found",
+    409: "Conflict",
+    410: "Gone",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
 
 
 # -- what a request is -------------------------------------------------------------------------------------
@@ -84,15 +102,18 @@ def _verb(method: str, name: str, query: dict[str, list[str]]) -> str:
     return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
 
 
-def status_body(code: int, info: RequestInfo | None = None, *, message: str | None = None,
-                retry_after: int | None = None) -> dict[str, Any]:
+def status_body(
+    code: int, info: RequestInfo | None = None, *, message: str | None = None, retry_after: int | None = None
+) -> dict[str, Any]:
     """A failure ``metav1.Status`` as apimachinery's error constructors build it for ``code``."""
     reason = REASONS.get(code, "")
     resource, name = (info.qualified_resource, info.name) if info is not None else ("", "")
     details: dict[str, Any] = {}
     if code == 409:
-        message = message or (f'Operation cannot be fulfilled on {resource} "{name}": the object has been modified; '
-                              "please apply your changes to the latest version and try again")
+        message = message or (
+            f'Operation cannot be fulfilled on {resource} "{name}": the object has been modified; '
+            "please apply your changes to the latest version and try again"
+        )
         details = {"name": name, "kind": resource}
     elif code == 404:
         message = message or f'{resource} "{name}" not found'
@@ -109,8 +130,14 @@ def status_body(code: int, info: RequestInfo | None = None, *, message: str | No
         message = f"Timeout: {message or 'request did not complete within the allotted timeout'}"
     if retry_after is not None and code in (429, 504):
         details["retryAfterSeconds"] = retry_after
-    status: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                              "message": message or PHRASES.get(code, "error"), "reason": reason}
+    status: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message or PHRASES.get(code, "error"),
+        "reason": reason,
+    }
     if details:
         status["details"] = details
     status["code"] = code

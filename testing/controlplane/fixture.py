@@ -76,8 +76,14 @@ def build_binaries(progress: Callable[[str], None] = _print_progress) -> Path:
     """
     if not go_available():
         raise ControlPlaneError("Go is not installed: the reference control plane cannot be built")
-    proc = subprocess.Popen(["bash", str(BUILD_SCRIPT)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", str(BUILD_SCRIPT)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     tail: deque[str] = deque(maxlen=40)
     try:
         assert proc.stdout is not None and proc.stderr is not None
@@ -112,10 +118,12 @@ def _write_service_account_keys(folder: Path) -> tuple[Path, Path]:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     private = folder / "sa.key"
     public = folder / "sa.pub"
-    private.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                          serialization.NoEncryption()))
-    public.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                     serialization.PublicFormat.SubjectPublicKeyInfo))
+    private.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    public.write_bytes(
+        key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
     return private, public
 
 
@@ -151,15 +159,31 @@ def self_signed_ca(common_name: str) -> tuple[Any, Any]:
     now = datetime.datetime.now(datetime.UTC)
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=7))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                         content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                         key_agreement=False, encipher_only=False, decipher_only=False),
-                           critical=True)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=7))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(key, hashes.SHA256())
+    )
     return key, cert
 
 
@@ -179,18 +203,24 @@ def _write_serving_certificate(ca_file: Path, cert_file: Path, key_file: Path) -
     key = ec.generate_private_key(ec.SECP256R1())
     names = [x509.DNSName(n) for n in ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc")]
     addresses = [x509.IPAddress(ipaddress.ip_address(a)) for a in ("127.0.0.1", "10.0.0.1")]
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
-            .issuer_name(ca.subject).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=7))
-            .add_extension(x509.SubjectAlternativeName([*names, *addresses]), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
+        .issuer_name(ca.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=7))
+        .add_extension(x509.SubjectAlternativeName([*names, *addresses]), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     ca_file.parent.mkdir(parents=True, exist_ok=True)
     ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
 
 
 # Planes started and not yet stopped, stopped at interpreter exit if their owner never did.
@@ -227,15 +257,28 @@ class ControlPlane:
 
     # -- lifecycle ------------------------------------------------------------------------------------
     @classmethod
-    def start(cls, work_dir: Path | None = None, bin_dir: Path | None = None,
-              timeout: float = 120.0, audit_policy: dict[str, Any] | None = None) -> ControlPlane:
+    def start(
+        cls,
+        work_dir: Path | None = None,
+        bin_dir: Path | None = None,
+        timeout: float = 120.0,
+        audit_policy: dict[str, Any] | None = None,
+    ) -> ControlPlane:
         bin_dir = bin_dir or build_binaries()
         own = work_dir is None
         work = Path(tempfile.mkdtemp(prefix="kubesched-controlplane-")) if work_dir is None else work_dir
         work.mkdir(parents=True, exist_ok=True)
-        plane = cls(bin_dir=bin_dir, work_dir=work, etcd_port=free_port(), apiserver_port=free_port(),
-                    admin_token=secrets.token_hex(16), scheduler_token=secrets.token_hex(16),
-                    log_dir=work / "logs", _own_work_dir=own, audit_policy=audit_policy)
+        plane = cls(
+            bin_dir=bin_dir,
+            work_dir=work,
+            etcd_port=free_port(),
+            apiserver_port=free_port(),
+            admin_token=secrets.token_hex(16),
+            scheduler_token=secrets.token_hex(16),
+            log_dir=work / "logs",
+            _own_work_dir=own,
+            audit_policy=audit_policy,
+        )
         _RUNNING[id(plane)] = plane
         try:
             plane.log_dir.mkdir(exist_ok=True)
@@ -347,8 +390,9 @@ class ControlPlane:
         ``system:serviceaccount:<namespace>:<name>`` with the groups of service accounts."""
         token = self.kubectl("create", "token", name, "-n", namespace, f"--duration={seconds}s").stdout.strip()
         user = f"system:serviceaccount:{namespace}:{name}"
-        return write_kubeconfig(self.work_dir / f"sa-{namespace}-{name}.kubeconfig", self.url, user, token,
-                                self.ca_file)
+        return write_kubeconfig(
+            self.work_dir / f"sa-{namespace}-{name}.kubeconfig", self.url, user, token, self.ca_file
+        )
 
     def kubeconfig_for(self, user: str, groups: tuple[str, ...] = ()) -> Path:
         """A kubeconfig for another static user; it must have been known when the API server started
@@ -356,11 +400,13 @@ class ControlPlane:
         token = self.extra_tokens.get(user)
         if token is None:
             raise ControlPlaneError(f"user {user!r} has no token in this control plane")
-        return write_kubeconfig(self.work_dir / f"{user.replace(':', '_')}.kubeconfig", self.url, user, token,
-                                self.ca_file)
+        return write_kubeconfig(
+            self.work_dir / f"{user.replace(':', '_')}.kubeconfig", self.url, user, token, self.ca_file
+        )
 
-    def kubectl(self, *args: str, kubeconfig: Path | None = None, input: str | None = None,
-                check: bool = True) -> subprocess.CompletedProcess[str]:
+    def kubectl(
+        self, *args: str, kubeconfig: Path | None = None, input: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         cmd = [str(self.bin_dir / "kubectl"), "--kubeconfig", str(kubeconfig or self.admin_kubeconfig), *args]
         proc = subprocess.run(cmd, input=input, capture_output=True, text=True, check=False, timeout=120)
         if check and proc.returncode != 0:
@@ -374,10 +420,13 @@ class ControlPlane:
         last = "no answer yet"
         while time.monotonic() < deadline:
             if self._apiserver is not None and self._apiserver.poll() is not None:
-                raise ControlPlaneError(f"kube-apiserver exited ({self._apiserver.returncode}); "
-                                        f"log tail:\n{_tail(self.log_dir / 'kube-apiserver.log')}")
-            request = urllib.request.Request(f"{self.url}/readyz",
-                                             headers={"Authorization": f"Bearer {self.admin_token}"})
+                raise ControlPlaneError(
+                    f"kube-apiserver exited ({self._apiserver.returncode}); "
+                    f"log tail:\n{_tail(self.log_dir / 'kube-apiserver.log')}"
+                )
+            request = urllib.request.Request(
+                f"{self.url}/readyz", headers={"Authorization": f"Bearer {self.admin_token}"}
+            )
             try:
                 with urllib.request.urlopen(request, context=context, timeout=5) as resp:
                     if resp.status == 200:
@@ -387,8 +436,10 @@ class ControlPlane:
             except OSError as err:
                 last = str(err)
             time.sleep(0.25)
-        raise ControlPlaneError(f"kube-apiserver not ready after {timeout:.0f}s ({last}); log tail:\n"
-                                f"{_tail(self.log_dir / 'kube-apiserver.log')}")
+        raise ControlPlaneError(
+            f"kube-apiserver not ready after {timeout:.0f}s ({last}); log tail:\n"
+            f"{_tail(self.log_dir / 'kube-apiserver.log')}"
+        )
 
     def _wait_etcd_healthy(self, timeout: float) -> None:
         """Poll etcd's /health until it says so (kube-apiserver's /readyz may still hold an old verdict)."""
@@ -396,8 +447,9 @@ class ControlPlane:
         last = "no answer yet"
         while time.monotonic() < deadline:
             if self._etcd is not None and self._etcd.poll() is not None:
-                raise ControlPlaneError(f"etcd exited ({self._etcd.returncode}); log tail:\n"
-                                        f"{_tail(self.log_dir / 'etcd.log')}")
+                raise ControlPlaneError(
+                    f"etcd exited ({self._etcd.returncode}); log tail:\n{_tail(self.log_dir / 'etcd.log')}"
+                )
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.etcd_port}/health", timeout=5) as resp:
                     if json.loads(resp.read()).get("health") == "true":
@@ -405,14 +457,17 @@ class ControlPlane:
             except (OSError, ValueError) as err:
                 last = str(err)
             time.sleep(0.25)
-        raise ControlPlaneError(f"etcd not healthy after {timeout:.0f}s ({last}); log tail:\n"
-                                f"{_tail(self.log_dir / 'etcd.log')}")
+        raise ControlPlaneError(
+            f"etcd not healthy after {timeout:.0f}s ({last}); log tail:\n{_tail(self.log_dir / 'etcd.log')}"
+        )
 
     # -- internals ------------------------------------------------------------------------------------
     def _write_credentials(self) -> None:
         self.extra_tokens.setdefault("system:kube-scheduler", self.scheduler_token)
-        lines = [f'{self.admin_token},admin,admin-uid,"system:masters"',
-                 f"{self.scheduler_token},{SCHEDULER_USER},{SCHEDULER_USER}"]
+        lines = [
+            f'{self.admin_token},admin,admin-uid,"system:masters"',
+            f"{self.scheduler_token},{SCHEDULER_USER},{SCHEDULER_USER}",
+        ]
         for user in ("kubesched-test-user",):
             token = self.extra_tokens.setdefault(user, secrets.token_hex(16))
             lines.append(f"{token},{user},{user}")
@@ -425,44 +480,90 @@ class ControlPlane:
     def _start_etcd(self) -> None:
         peer = self.etcd_peer_port = self.etcd_peer_port or free_port()
         client = f"http://127.0.0.1:{self.etcd_port}"
-        cmd = [str(self.bin_dir / "etcd"), "--name", "default", "--data-dir", str(self.work_dir / "etcd"),
-               "--listen-client-urls", client, "--advertise-client-urls", client,
-               "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-               "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
-               "--initial-cluster", f"default=http://127.0.0.1:{peer}",
-               "--unsafe-no-fsync", "--log-level", "warn"]
+        cmd = [
+            str(self.bin_dir / "etcd"),
+            "--name",
+            "default",
+            "--data-dir",
+            str(self.work_dir / "etcd"),
+            "--listen-client-urls",
+            client,
+            "--advertise-client-urls",
+            client,
+            "--listen-peer-urls",
+            f"http://127.0.0.1:{peer}",
+            "--initial-advertise-peer-urls",
+            f"http://127.0.0.1:{peer}",
+            "--initial-cluster",
+            f"default=http://127.0.0.1:{peer}",
+            "--unsafe-no-fsync",
+            "--log-level",
+            "warn",
+        ]
         self._etcd = _spawn(cmd, self.log_dir / "etcd.log", append=True)
 
     def _start_apiserver(self) -> None:
         w = self.work_dir
-        cmd = [str(self.bin_dir / "kube-apiserver"),
-               "--etcd-servers", f"http://127.0.0.1:{self.etcd_port}",
-               "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
-               "--secure-port", str(self.apiserver_port),
-               "--tls-cert-file", str(self.serving_cert_file), "--tls-private-key-file", str(self.serving_key_file),
-               "--authorization-mode", "RBAC", "--token-auth-file", str(w / "tokens.csv"),
-               "--anonymous-auth=false",
-               "--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition",
-               "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
-               "--service-account-key-file", str(w / "sa.pub"),
-               "--service-account-signing-key-file", str(w / "sa.key"),
-               "--service-cluster-ip-range", "10.0.0.0/24",
-               "--max-requests-inflight", "3000", "--max-mutating-requests-inflight", "1000",
-               "--enable-priority-and-fairness=false",
-               "--profiling=false", "--v", "1"]
+        cmd = [
+            str(self.bin_dir / "kube-apiserver"),
+            "--etcd-servers",
+            f"http://127.0.0.1:{self.etcd_port}",
+            "--bind-address",
+            "127.0.0.1",
+            "--advertise-address",
+            "127.0.0.1",
+            "--secure-port",
+            str(self.apiserver_port),
+            "--tls-cert-file",
+            str(self.serving_cert_file),
+            "--tls-private-key-file",
+            str(self.serving_key_file),
+            "--authorization-mode",
+            "RBAC",
+            "--token-auth-file",
+            str(w / "tokens.csv"),
+            "--anonymous-auth=false",
+            "--disable-admission-plugins",
+            "ServiceAccount,TaintNodesByCondition",
+            "--service-account-issuer",
+            "https://kubernetes.default.svc.cluster.local",
+            "--service-account-key-file",
+            str(w / "sa.pub"),
+            "--service-account-signing-key-file",
+            str(w / "sa.key"),
+            "--service-cluster-ip-range",
+            "10.0.0.0/24",
+            "--max-requests-inflight",
+            "3000",
+            "--max-mutating-requests-inflight",
+            "1000",
+            "--enable-priority-and-fairness=false",
+            "--profiling=false",
+            "--v",
+            "1",
+        ]
         if self.audit_policy is not None:
             policy = w / "audit-policy.json"
             policy.write_text(json.dumps(self.audit_policy))
             # Blocking mode (the log backend's default): an event is written before its request returns.
-            cmd += ["--audit-policy-file", str(policy), "--audit-log-path", str(self.audit_log),
-                    "--audit-log-format", "json", "--audit-log-mode", "blocking"]
+            cmd += [
+                "--audit-policy-file",
+                str(policy),
+                "--audit-log-path",
+                str(self.audit_log),
+                "--audit-log-format",
+                "json",
+                "--audit-log-mode",
+                "blocking",
+            ]
         self._apiserver = _spawn(cmd, self.log_dir / "kube-apiserver.log", append=True)
 
 
 def _spawn(cmd: list[str], log: Path, *, append: bool = False) -> subprocess.Popen:
     with open(log, "a" if append else "w") as out:
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+        return subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
 
 
 def _terminate(proc: subprocess.Popen | None) -> None:

@@ -123,8 +123,9 @@ class FaultProxy:
     the proxy saw; :meth:`cut` resets every open connection at once, as :class:`CuttableProxy` does.
     """
 
-    def __init__(self, target_port: int, *, cert_file: Path, key_file: Path, ca_file: Path,
-                 host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, target_port: int, *, cert_file: Path, key_file: Path, ca_file: Path, host: str = "127.0.0.1"
+    ) -> None:
         self.target = (host, target_port)
         self.rules = Rules()
         self.exchanges: list[Exchange] = []
@@ -143,24 +144,36 @@ class FaultProxy:
 
     @classmethod
     def in_front_of(cls, plane: ControlPlane) -> FaultProxy:
-        return cls(plane.apiserver_port, cert_file=plane.serving_cert_file, key_file=plane.serving_key_file,
-                   ca_file=plane.ca_file)
+        return cls(
+            plane.apiserver_port,
+            cert_file=plane.serving_cert_file,
+            key_file=plane.serving_key_file,
+            ca_file=plane.ca_file,
+        )
 
     @property
     def url(self) -> str:
         return f"https://{self.target[0]}:{self.port}"
 
     # -- rules and what was seen -----------------------------------------------------------------------
-    def add(self, action: Action, *, method: str | None = None, path: str | None = None, verb: str | None = None,
-            times: int | None = 1) -> Rule:
+    def add(
+        self,
+        action: Action,
+        *,
+        method: str | None = None,
+        path: str | None = None,
+        verb: str | None = None,
+        times: int | None = 1,
+    ) -> Rule:
         """A rule catching the requests that match every given criterion (see :class:`Rule`)."""
         return self.rules.add(Rule(action, method=method, path=path, verb=verb, times=times))
 
     def remove(self, rule: Rule) -> None:
         self.rules.remove(rule)
 
-    def seen(self, *, verb: str | None = None, path: str | None = None, method: str | None = None,
-             since: float = 0.0) -> list[Exchange]:
+    def seen(
+        self, *, verb: str | None = None, path: str | None = None, method: str | None = None, since: float = 0.0
+    ) -> list[Exchange]:
         """The exchanges that started after ``since`` and match (``path`` a regular expression), in the
         order they started."""
         probe = Rule(Forward(), method=method, path=path, verb=verb)
@@ -249,8 +262,19 @@ def reset(sock: socket.socket) -> None:
 
 
 #: Fields that describe one connection or one message's framing, not the request: never passed on.
-HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
-                        "upgrade", "content-length", "host"})
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "content-length",
+        "host",
+    }
+)
 
 
 @dataclass(slots=True)
@@ -308,8 +332,11 @@ class _Session:
                 action = Forward()
             return self._act(action, request, info)
         finally:
-            self.proxy.record(Exchange(started, time.monotonic(), info, self.status, self.upstream_status, name,
-                                       decode_body(request.body)))
+            self.proxy.record(
+                Exchange(
+                    started, time.monotonic(), info, self.status, self.upstream_status, name, decode_body(request.body)
+                )
+            )
 
     def _act(self, action: Action, request: _Request, info: RequestInfo) -> bool:
         """Do ``action``, noting the statuses as they are given; whether to keep the connection."""
@@ -399,8 +426,11 @@ class _Session:
 
     def _send_watch_error(self, code: int, info: RequestInfo) -> None:
         event = json.dumps({"type": "ERROR", "object": status_body(code, info)}).encode() + b"\n"
-        self._write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                    + _chunk(event) + b"0\r\n\r\n")
+        self._write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + _chunk(event)
+            + b"0\r\n\r\n"
+        )
 
     def _stream(self, resp: http.client.HTTPResponse, cut_after: int | None) -> bool:
         """Pass a watch on event by event; cut it mid-event after ``cut_after`` events. Whether it ended

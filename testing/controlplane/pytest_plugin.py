@@ -31,8 +31,10 @@ from testing.controlplane.fixture import ControlPlane, build_binaries, go_availa
 REQUIRE_ENV = "KUBESCHED_REQUIRE_CONTROLPLANE"
 SKIP_ENV = "KUBESCHED_SKIP_CONTROLPLANE"
 SKIP_OPTION = "--skip-controlplane"
-SKIP_REASON = (f"control-plane tests skipped on request ({SKIP_OPTION} or {SKIP_ENV}=1); "
-               "they need etcd and kube-apiserver built with Go")
+SKIP_REASON = (
+    f"control-plane tests skipped on request ({SKIP_OPTION} or {SKIP_ENV}=1); "
+    "they need etcd and kube-apiserver built with Go"
+)
 
 
 def _env_flag(name: str) -> bool:
@@ -48,9 +50,13 @@ def skip_requested(config: pytest.Config) -> bool:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(SKIP_OPTION, action="store_true", dest="skip_controlplane",
-                     help="skip the tests marked controlplane (real etcd + kube-apiserver, built with Go on "
-                          f"the first run); same as {SKIP_ENV}=1. An error where the run requires them.")
+    parser.addoption(
+        SKIP_OPTION,
+        action="store_true",
+        dest="skip_controlplane",
+        help="skip the tests marked controlplane (real etcd + kube-apiserver, built with Go on "
+        f"the first run); same as {SKIP_ENV}=1. An error where the run requires them.",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -59,8 +65,10 @@ def pytest_configure(config: pytest.Config) -> None:
         # Proxied connections in the robustness tests skip verification on purpose.
         config.addinivalue_line("filterwarnings", "ignore::urllib3.exceptions.InsecureRequestWarning")
     if skip_requested(config) and controlplane_required():
-        raise pytest.UsageError(f"{SKIP_OPTION} / {SKIP_ENV} cannot skip the control-plane tests: this run "
-                                f"requires them ({REQUIRE_ENV} or CI=true is set)")
+        raise pytest.UsageError(
+            f"{SKIP_OPTION} / {SKIP_ENV} cannot skip the control-plane tests: this run "
+            f"requires them ({REQUIRE_ENV} or CI=true is set)"
+        )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -79,8 +87,9 @@ def controlplane_bin_dir(pytestconfig: pytest.Config) -> Path:
         pytest.skip(SKIP_REASON)
     if not go_available():
         if controlplane_required():
-            pytest.fail("Go is not installed, and this run requires the real control plane "
-                        f"({REQUIRE_ENV} or CI is set)")
+            pytest.fail(
+                f"Go is not installed, and this run requires the real control plane ({REQUIRE_ENV} or CI is set)"
+            )
         pytest.skip("Go is not installed: the real control plane (etcd, kube-apiserver) cannot be built")
     write = terminal_writer(pytestconfig)
     announced = False
@@ -149,8 +158,11 @@ def _interrupt_on_termination() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    replaced = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)
-                if signal.getsignal(sig) is signal.SIG_DFL}
+    replaced = {
+        sig: signal.signal(sig, _raise_interrupt)
+        for sig in (signal.SIGTERM, signal.SIGHUP)
+        if signal.getsignal(sig) is signal.SIG_DFL
+    }
     try:
         yield
     finally:

@@ -51,23 +51,38 @@ class HoldingWebhook:
         threading.Thread(target=self._server.serve_forever, name="webhook", daemon=True).start()
 
     # -- what the test does ---------------------------------------------------------------------------
-    def configuration(self, name: str, *, resource: str, operations: list[str],
-                      object_labels: Mapping[str, str]) -> dict[str, Any]:
+    def configuration(
+        self, name: str, *, resource: str, operations: list[str], object_labels: Mapping[str, str]
+    ) -> dict[str, Any]:
         """A ValidatingWebhookConfiguration sending these requests on core ``resource`` of objects with
         ``object_labels`` here; kube-apiserver lets them through if the webhook cannot be reached."""
         return {
-            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
             "metadata": {"name": name},
-            "webhooks": [{
-                "name": f"{name}.kubesched.test",
-                "clientConfig": {"url": f"https://127.0.0.1:{self.port}/review",
-                                 "caBundle": base64.b64encode(self.ca_file.read_bytes()).decode()},
-                "rules": [{"operations": operations, "apiGroups": [""], "apiVersions": ["v1"],
-                           "resources": [resource], "scope": "Namespaced"}],
-                "objectSelector": {"matchLabels": dict(object_labels)},
-                "failurePolicy": "Ignore", "sideEffects": "None", "admissionReviewVersions": ["v1"],
-                "timeoutSeconds": TIMEOUT_SECONDS,
-            }],
+            "webhooks": [
+                {
+                    "name": f"{name}.kubesched.test",
+                    "clientConfig": {
+                        "url": f"https://127.0.0.1:{self.port}/review",
+                        "caBundle": base64.b64encode(self.ca_file.read_bytes()).decode(),
+                    },
+                    "rules": [
+                        {
+                            "operations": operations,
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "resources": [resource],
+                            "scope": "Namespaced",
+                        }
+                    ],
+                    "objectSelector": {"matchLabels": dict(object_labels)},
+                    "failurePolicy": "Ignore",
+                    "sideEffects": "None",
+                    "admissionReviewVersions": ["v1"],
+                    "timeoutSeconds": TIMEOUT_SECONDS,
+                }
+            ],
         }
 
     def hold(self) -> None:
@@ -110,8 +125,11 @@ class HoldingWebhook:
             with self._changed:
                 self.held.remove(key)
                 self._changed.notify_all()
-        return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                "response": {"uid": request.get("uid", ""), "allowed": True}}
+        return {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "response": {"uid": request.get("uid", ""), "allowed": True},
+        }
 
 
 def _handler(webhook: HoldingWebhook) -> type[BaseHTTPRequestHandler]:

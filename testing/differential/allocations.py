@@ -55,13 +55,14 @@ def device_signatures(state: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str
         spec = obj["spec"]
         for device in spec.get("devices") or []:
             out[(spec["driver"], spec["pool"]["name"], device["name"])] = json.dumps(
-                {"attributes": device.get("attributes") or {}, "capacity": device.get("capacity") or {}},
-                sort_keys=True)
+                {"attributes": device.get("attributes") or {}, "capacity": device.get("capacity") or {}}, sort_keys=True
+            )
     return out
 
 
-def equivalent(a: Allocations, b: Allocations, signatures: Mapping[tuple[str, str, str], str], *,
-               same_node: bool) -> bool:
+def equivalent(
+    a: Allocations, b: Allocations, signatures: Mapping[tuple[str, str, str], str], *, same_node: bool
+) -> bool:
     """Whether ``a`` and ``b`` allocate the same requests on equivalent devices (see the module)."""
     if a.keys() != b.keys():
         return False

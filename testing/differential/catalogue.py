@@ -32,13 +32,18 @@ DRA_POSTFILTER = "§5.16 DynamicResources PostFilter"
 FIT_UNRESOLVABLE = "§5.1 Fit unresolvable"
 BALANCED_SKIP = "§5.2 BalancedAllocation skips zero-request pods"
 
-_RWOP_V134 = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use "
-              "by another pod")
+_RWOP_V134 = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
 _RENAMES = {  # v1.34 reason -> v1.30 reason
-    "node(s) didn't match PersistentVolume's node affinity": ("node(s) had volume node affinity conflict",
-                                                              VOLUME_AFFINITY_TEXT),
-    _RWOP_V134: ("node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode",
-                 RWOP_TEXT),
+    "node(s) didn't match PersistentVolume's node affinity": (
+        "node(s) had volume node affinity conflict",
+        VOLUME_AFFINITY_TEXT,
+    ),
+    _RWOP_V134: (
+        "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode",
+        RWOP_TEXT,
+    ),
 }
 _TAINT_V130 = re.compile(r"^node\(s\) had untolerated taint \{.*\}$")
 _TAINT_V134 = "node(s) had untolerated taint(s)"
@@ -67,7 +72,7 @@ def parse_fit_message(text: str | None) -> FitMessage | None:
         return None
     rest = match.group(2)
     split = _POST_START.search(rest)
-    body, post = (rest[: split.start()], rest[split.end():]) if split else (rest.removesuffix("."), None)
+    body, post = (rest[: split.start()], rest[split.end() :]) if split else (rest.removesuffix("."), None)
     message = FitMessage(int(match.group(1)))
     if re.match(r"\d+ ", body):
         for item in re.split(r", (?=\d+ )", body):
@@ -230,12 +235,20 @@ def pod_facts(state: Sequence[dict[str, Any]], pod: dict[str, Any]) -> PodFacts:
     requests = pod_requests(pod)
     nodes = [o for o in state if o["kind"] == "Node"]
     unresolvable = frozenset(
-        n["metadata"]["name"] for n in nodes
-        if any(amount > parse_quantity((n["status"].get("allocatable") or {}).get(name, "0"))
-               for name, amount in requests.items() if amount > 0))
-    return PodFacts(zero_requests=not requests.get("cpu") and not requests.get("memory"),
-                    unresolvable_nodes=unresolvable, local_volume_nodes=_local_volume_nodes(state, pod),
-                    preemption_never=pod["spec"].get("preemptionPolicy") == "Never")
+        n["metadata"]["name"]
+        for n in nodes
+        if any(
+            amount > parse_quantity((n["status"].get("allocatable") or {}).get(name, "0"))
+            for name, amount in requests.items()
+            if amount > 0
+        )
+    )
+    return PodFacts(
+        zero_requests=not requests.get("cpu") and not requests.get("memory"),
+        unresolvable_nodes=unresolvable,
+        local_volume_nodes=_local_volume_nodes(state, pod),
+        preemption_never=pod["spec"].get("preemptionPolicy") == "Never",
+    )
 
 
 def pod_requests(pod: dict[str, Any]) -> dict[str, Decimal]:
@@ -253,9 +266,17 @@ def pod_requests(pod: dict[str, Any]) -> dict[str, Decimal]:
     return total
 
 
-_SUFFIXES = {"m": Decimal("0.001"), "k": Decimal(10**3), "M": Decimal(10**6), "G": Decimal(10**9),
-             "T": Decimal(10**12), "Ki": Decimal(2**10), "Mi": Decimal(2**20), "Gi": Decimal(2**30),
-             "Ti": Decimal(2**40)}
+_SUFFIXES = {
+    "m": Decimal("0.001"),
+    "k": Decimal(10**3),
+    "M": Decimal(10**6),
+    "G": Decimal(10**9),
+    "T": Decimal(10**12),
+    "Ki": Decimal(2**10),
+    "Mi": Decimal(2**20),
+    "Gi": Decimal(2**30),
+    "Ti": Decimal(2**40),
+}
 
 
 def parse_quantity(value: Any) -> Decimal:
@@ -271,8 +292,11 @@ def parse_quantity(value: Any) -> Decimal:
 def _local_volume_nodes(state: Sequence[dict[str, Any]], pod: dict[str, Any]) -> frozenset[str] | None:
     """Intersection over the pod's fully bound claims of the hostnames their volumes name (``In``)."""
     ns = pod["metadata"]["namespace"]
-    claims = {o["metadata"]["name"]: o for o in state
-              if o["kind"] == "PersistentVolumeClaim" and o["metadata"].get("namespace") == ns}
+    claims = {
+        o["metadata"]["name"]: o
+        for o in state
+        if o["kind"] == "PersistentVolumeClaim" and o["metadata"].get("namespace") == ns
+    }
     volumes = {o["metadata"]["name"]: o for o in state if o["kind"] == "PersistentVolume"}
     eligible: frozenset[str] | None = None
     for volume in pod["spec"].get("volumes") or []:

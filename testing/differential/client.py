@@ -36,8 +36,9 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
     "ResourceClaim": ("/apis/resource.k8s.io/v1", "resourceclaims", True),
     "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1", "resourceclaimtemplates", True),
 }
-API_VERSIONS = {kind: "v1" if prefix == "/api/v1" else prefix.removeprefix("/apis/")
-                for kind, (prefix, _, _) in RESOURCES.items()}
+API_VERSIONS = {
+    kind: "v1" if prefix == "/api/v1" else prefix.removeprefix("/apis/") for kind, (prefix, _, _) in RESOURCES.items()
+}
 
 
 class ApiError(RuntimeError):
@@ -73,8 +74,15 @@ class Client:
             self._local.conn = conn
         return conn
 
-    def request(self, method: str, path: str, body: Any = None, *, params: dict[str, Any] | None = None,
-                content_type: str = "application/json") -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        params: dict[str, Any] | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
         target = path + ("?" + urlencode(params) if params else "")
         data = None if body is None else json.dumps(body).encode()
         headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
@@ -115,10 +123,12 @@ class Client:
             item.setdefault("kind", kind)
         return items, str(result["metadata"].get("resourceVersion", ""))
 
-    def patch(self, kind: str, name: str, patch: dict[str, Any], namespace: str | None = None, *,
-              subresource: str = "") -> dict[str, Any]:
-        result: dict[str, Any] = self.request("PATCH", path_of(kind, namespace, name, subresource), patch,
-                                              content_type="application/merge-patch+json")
+    def patch(
+        self, kind: str, name: str, patch: dict[str, Any], namespace: str | None = None, *, subresource: str = ""
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = self.request(
+            "PATCH", path_of(kind, namespace, name, subresource), patch, content_type="application/merge-patch+json"
+        )
         return result
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, missing_ok: bool = True) -> None:

@@ -71,14 +71,31 @@ class Comparison:
         return ", ".join(parts) + f"\n    upstream:  {self.upstream}\n    kubesched: {self.kubesched}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "index": self.index, "pod": self.pod, "decision": self.decision,
-                "decisionTags": self.decision_tags, "message": self.message, "messageTags": self.message_tags,
-                "devices": self.devices,
-                "upstream": self.upstream.to_dict(), "kubesched": self.kubesched.to_dict(), "notes": self.notes}
+        return {
+            "seed": self.seed,
+            "index": self.index,
+            "pod": self.pod,
+            "decision": self.decision,
+            "decisionTags": self.decision_tags,
+            "message": self.message,
+            "messageTags": self.message_tags,
+            "devices": self.devices,
+            "upstream": self.upstream.to_dict(),
+            "kubesched": self.kubesched.to_dict(),
+            "notes": self.notes,
+        }
 
 
-def compare(seed: int, index: int, upstream: Verdict, kubesched: Verdict, state: Sequence[dict[str, Any]],
-            pod: dict[str, Any], *, explain: bool = True) -> Comparison:
+def compare(
+    seed: int,
+    index: int,
+    upstream: Verdict,
+    kubesched: Verdict,
+    state: Sequence[dict[str, Any]],
+    pod: dict[str, Any],
+    *,
+    explain: bool = True,
+) -> Comparison:
     """``explain=False`` (kubesched emulating v1.34) makes every mismatch a disagreement."""
     facts = pod_facts(state, pod) if explain else None
     result = Comparison(seed, index, pod["metadata"]["name"], upstream, kubesched, SKIPPED)
@@ -88,8 +105,9 @@ def compare(seed: int, index: int, upstream: Verdict, kubesched: Verdict, state:
     if upstream.kind in (UNSCHEDULABLE, PREEMPTED) and kubesched.kind == upstream.kind:
         result.message, result.message_tags = _message(upstream.message, kubesched.message, facts)
     if upstream.kind == kubesched.kind == BOUND and (upstream.devices or kubesched.devices):
-        same = equivalent(upstream.devices, kubesched.devices, device_signatures(state),
-                          same_node=upstream.node == kubesched.node)
+        same = equivalent(
+            upstream.devices, kubesched.devices, device_signatures(state), same_node=upstream.node == kubesched.node
+        )
         result.devices = AGREE if same else DISAGREE
     return result
 

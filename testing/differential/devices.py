@@ -49,8 +49,7 @@ class _Devices:
         return self.name("gpu" if model is None else f"gpu-{model}")
 
 
-def devices_for(seed: int, namespace: str, nodes: list[str], pending: list[dict[str, Any]]
-                ) -> list[dict[str, Any]]:
+def devices_for(seed: int, namespace: str, nodes: list[str], pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The seed's DRA objects (empty in seeds without devices); some ``pending`` pods get claims."""
     rng = random.Random(f"dra-{seed}")
     if rng.random() >= DRA_SHARE:
@@ -77,35 +76,60 @@ def _slices(ctx: _Devices, nodes: list[str]) -> None:
             m = ctx.rng.choice(sorted(MODELS)) if mixed else model
             devices.append((f"gpu-{i}", m, i // 2))
         ctx.devices[node] = devices
-        ctx.objects.append({
-            "apiVersion": API_VERSION, "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpu"},
-            "spec": {"driver": DRIVER, "nodeName": node,
-                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                     "devices": [{"name": name, "attributes": {"model": {"string": m}, "numa": {"int": numa}},
-                                  "capacity": {"memory": {"value": MODELS[m]}}} for name, m, numa in devices]}})
+        ctx.objects.append(
+            {
+                "apiVersion": API_VERSION,
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{node}-gpu"},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": node,
+                    "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                    "devices": [
+                        {
+                            "name": name,
+                            "attributes": {"model": {"string": m}, "numa": {"int": numa}},
+                            "capacity": {"memory": {"value": MODELS[m]}},
+                        }
+                        for name, m, numa in devices
+                    ],
+                },
+            }
+        )
 
 
 def _classes(ctx: _Devices) -> None:
     selectors: dict[str | None, str] = {None: f'device.driver == "{DRIVER}"'}
-    selectors.update({m: f'device.driver == "{DRIVER}" && device.attributes["{DRIVER}"].model == "{m}"'
-                      for m in sorted(MODELS)})
+    selectors.update(
+        {m: f'device.driver == "{DRIVER}" && device.attributes["{DRIVER}"].model == "{m}"' for m in sorted(MODELS)}
+    )
     for model, expression in selectors.items():
-        ctx.objects.append({"apiVersion": API_VERSION, "kind": "DeviceClass",
-                            "metadata": {"name": ctx.class_name(model)},
-                            "spec": {"selectors": [{"cel": {"expression": expression}}]}})
+        ctx.objects.append(
+            {
+                "apiVersion": API_VERSION,
+                "kind": "DeviceClass",
+                "metadata": {"name": ctx.class_name(model)},
+                "spec": {"selectors": [{"cel": {"expression": expression}}]},
+            }
+        )
 
 
 def _exactly(ctx: _Devices, model: str | None, **extra: Any) -> dict[str, Any]:
     return {"deviceClassName": ctx.class_name(model), **extra}
 
 
-def _claim(ctx: _Devices, name: str, requests: list[dict[str, Any]],
-           constraints: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def _claim(
+    ctx: _Devices, name: str, requests: list[dict[str, Any]], constraints: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     devices: dict[str, Any] = {"requests": requests}
     if constraints:
         devices["constraints"] = constraints
-    return {"apiVersion": API_VERSION, "kind": "ResourceClaim",
-            "metadata": {"name": name, "namespace": ctx.namespace}, "spec": {"devices": devices}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": ctx.namespace},
+        "spec": {"devices": devices},
+    }
 
 
 def _allocated_claims(ctx: _Devices) -> None:
@@ -119,20 +143,32 @@ def _allocated_claims(ctx: _Devices) -> None:
         taken.add((node, device))
         claim = _claim(ctx, f"held-{k}", [{"name": "gpu", "exactly": _exactly(ctx, None)}])
         claim["metadata"]["finalizers"] = [FINALIZER]
-        claim["status"] = {"allocation": {
-            "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": node, "device": device}]},
-            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
+        claim["status"] = {
+            "allocation": {
+                "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": node, "device": device}]},
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                    ]
+                },
+            }
+        }
         ctx.objects.append(claim)
         ctx.allocated.append(claim["metadata"]["name"])
 
 
 def _templates(ctx: _Devices) -> None:
     for name, model, count in (("one-gpu", None, 1), ("two-a100", "a100", 2)):
-        ctx.objects.append({"apiVersion": API_VERSION, "kind": "ResourceClaimTemplate",
-                            "metadata": {"name": name, "namespace": ctx.namespace},
-                            "spec": {"spec": {"devices": {"requests": [
-                                {"name": "gpu", "exactly": _exactly(ctx, model, count=count)}]}}}})
+        ctx.objects.append(
+            {
+                "apiVersion": API_VERSION,
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": name, "namespace": ctx.namespace},
+                "spec": {
+                    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": _exactly(ctx, model, count=count)}]}}
+                },
+            }
+        )
         ctx.templates.append(name)
 
 
@@ -147,19 +183,29 @@ def _r_all(ctx: _Devices) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 
 def _r_first_available(ctx: _Devices) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    return [{"name": "gpu", "firstAvailable": [
-        {"name": "big", "deviceClassName": ctx.class_name("a100")},
-        {"name": "small", "deviceClassName": ctx.class_name("t4"), "count": 2}]}], []
+    return [
+        {
+            "name": "gpu",
+            "firstAvailable": [
+                {"name": "big", "deviceClassName": ctx.class_name("a100")},
+                {"name": "small", "deviceClassName": ctx.class_name("t4"), "count": 2},
+            ],
+        }
+    ], []
 
 
 def _r_same_numa(ctx: _Devices) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    return ([{"name": "gpus", "exactly": _exactly(ctx, None, count=2)}],
-            [{"requests": ["gpus"], "matchAttribute": f"{DRIVER}/numa"}])
+    return (
+        [{"name": "gpus", "exactly": _exactly(ctx, None, count=2)}],
+        [{"requests": ["gpus"], "matchAttribute": f"{DRIVER}/numa"}],
+    )
 
 
 def _r_same_model(ctx: _Devices) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    return ([{"name": "a", "exactly": _exactly(ctx, None)}, {"name": "b", "exactly": _exactly(ctx, None)}],
-            [{"matchAttribute": f"{DRIVER}/model"}])
+    return (
+        [{"name": "a", "exactly": _exactly(ctx, None)}, {"name": "b", "exactly": _exactly(ctx, None)}],
+        [{"matchAttribute": f"{DRIVER}/model"}],
+    )
 
 
 def _r_missing_class(ctx: _Devices) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -169,7 +215,13 @@ def _r_missing_class(ctx: _Devices) -> tuple[list[dict[str, Any]], list[dict[str
 Requests = Callable[[_Devices], tuple[list[dict[str, Any]], list[dict[str, Any]]]]
 #: What a claim of the pod's own asks for, with weights.
 OWN_CLAIMS: tuple[tuple[int, Requests], ...] = (
-    (5, _r_count), (2, _r_all), (2, _r_first_available), (2, _r_same_numa), (1, _r_same_model), (1, _r_missing_class))
+    (5, _r_count),
+    (2, _r_all),
+    (2, _r_first_available),
+    (2, _r_same_numa),
+    (1, _r_same_model),
+    (1, _r_missing_class),
+)
 
 
 def _claim_for(ctx: _Devices, pod: dict[str, Any]) -> None:
@@ -184,7 +236,7 @@ def _claim_for(ctx: _Devices, pod: dict[str, Any]) -> None:
         entry["resourceClaimName"] = ctx.allocated.pop(0)
     else:
         weights = [w for w, _ in OWN_CLAIMS]
-        (_, make), = rng.choices(OWN_CLAIMS, weights=weights)
+        ((_, make),) = rng.choices(OWN_CLAIMS, weights=weights)
         requests, constraints = make(ctx)
         name = f"claim-{len(ctx.own_claims)}"
         ctx.objects.append(_claim(ctx, name, requests, constraints))

@@ -52,23 +52,44 @@ POD_IMAGES = (*list(IMAGE_SIZES)[:-1], "registry.example/batch", "registry.examp
 
 #: Fixed for every seed (names carry the value), so they are created once per control plane.
 PRIORITY_CLASSES: tuple[dict[str, Any], ...] = tuple(
-    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value,
-     **({"preemptionPolicy": "Never"} if name.endswith("never") else {})}
-    for name, value in (("diff-negative", -10), ("diff-low", 10), ("diff-mid", 100), ("diff-high", 1000),
-                        ("diff-high-never", 1000), ("diff-critical", 100_000))
+    {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        **({"preemptionPolicy": "Never"} if name.endswith("never") else {}),
+    }
+    for name, value in (
+        ("diff-negative", -10),
+        ("diff-low", 10),
+        ("diff-mid", 100),
+        ("diff-high", 1000),
+        ("diff-high-never", 1000),
+        ("diff-critical", 100_000),
+    )
 )
 LOCAL_CLASS = "diff-local"
 IMMEDIATE_CLASS = "diff-immediate"
 STORAGE_CLASSES: tuple[dict[str, Any], ...] = tuple(
-    {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
-     "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": mode}
+    {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": mode,
+    }
     for name, mode in ((LOCAL_CLASS, "WaitForFirstConsumer"), (IMMEDIATE_CLASS, "Immediate"))
 )
 RUNTIME_CLASS = "diff-sandboxed"
 #: Pods naming it get its overhead added by the API server's RuntimeClass admission.
 RUNTIME_CLASSES: tuple[dict[str, Any], ...] = (
-    {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": RUNTIME_CLASS}, "handler": "sandbox",
-     "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}}},
+    {
+        "apiVersion": "node.k8s.io/v1",
+        "kind": "RuntimeClass",
+        "metadata": {"name": RUNTIME_CLASS},
+        "handler": "sandbox",
+        "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+    },
 )
 #: Cluster-scoped objects every seed shares, created once per control plane.
 CLUSTER_OBJECTS = (*PRIORITY_CLASSES, *STORAGE_CLASSES, *RUNTIME_CLASSES)
@@ -92,13 +113,24 @@ class Scenario:
 
     @property
     def namespace_object(self) -> dict[str, Any]:
-        return {"apiVersion": "v1", "kind": "Namespace",
-                "metadata": {"name": self.namespace, "labels": {"differential": "true"}}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": self.namespace, "labels": {"differential": "true"}},
+        }
 
     def objects(self) -> list[dict[str, Any]]:
         """Everything but the pending pods, in an order the API server accepts."""
-        return [*CLUSTER_OBJECTS, self.namespace_object, *self.nodes, *self.volumes,
-                *self.claims, *self.budgets, *self.devices, *self.existing]
+        return [
+            *CLUSTER_OBJECTS,
+            self.namespace_object,
+            *self.nodes,
+            *self.volumes,
+            *self.claims,
+            *self.budgets,
+            *self.devices,
+            *self.existing,
+        ]
 
 
 @dataclass
@@ -179,18 +211,35 @@ def _node(rng: random.Random, name: str, zone: str) -> _Node:
         spec["taints"] = _taints(rng)
     if rng.random() < 0.05:
         spec["unschedulable"] = True
-    images = [{"names": [image], "sizeBytes": IMAGE_SIZES[image]}
-              for image in rng.sample(sorted(IMAGE_SIZES), rng.randint(0, 3))]
-    obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": spec,
-           "status": {"capacity": capacity, "allocatable": allocatable, "images": images,
-                      "conditions": [{"type": "Ready", "status": "True"}]}}
+    images = [
+        {"names": [image], "sizeBytes": IMAGE_SIZES[image]}
+        for image in rng.sample(sorted(IMAGE_SIZES), rng.randint(0, 3))
+    ]
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": spec,
+        "status": {
+            "capacity": capacity,
+            "allocatable": allocatable,
+            "images": images,
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
     return _Node(obj, cpu_m, cpu_m, memory, pods, gpu)
 
 
 def _taints(rng: random.Random) -> list[dict[str, Any]]:
     keys = rng.sample(TAINT_KEYS, rng.choice((1, 1, 2)))
-    return [{"key": key, "value": rng.choice(("a", "b")),
-             "effect": rng.choice(("NoSchedule", "PreferNoSchedule", "NoExecute"))} for key in keys]
+    return [
+        {
+            "key": key,
+            "value": rng.choice(("a", "b")),
+            "effect": rng.choice(("NoSchedule", "PreferNoSchedule", "NoExecute")),
+        }
+        for key in keys
+    ]
 
 
 # -- volumes ----------------------------------------------------------------------------------------
@@ -219,36 +268,51 @@ def _volumes(ctx: _Context) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     return volumes, claims
 
 
-def _pv(name: str, claim: str, namespace: str, mode: str, where: dict[str, str],
-        labels: dict[str, str]) -> dict[str, Any]:
+def _pv(
+    name: str, claim: str, namespace: str, mode: str, where: dict[str, str], labels: dict[str, str]
+) -> dict[str, Any]:
     ((key, value),) = where.items()
-    return {"apiVersion": "v1", "kind": "PersistentVolume",
-            "metadata": {"name": name, "labels": labels,
-                         "annotations": {"pv.kubernetes.io/bound-by-controller": "yes"}},
-            "spec": {"capacity": {"storage": "10Gi"}, "accessModes": [mode], "storageClassName": LOCAL_CLASS,
-                     "persistentVolumeReclaimPolicy": "Retain", "local": {"path": f"/mnt/{name}"},
-                     "claimRef": {"kind": "PersistentVolumeClaim", "namespace": namespace, "name": claim},
-                     "nodeAffinity": {"required": {"nodeSelectorTerms": [
-                         {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]}}},
-            "status": {"phase": "Bound"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "labels": labels, "annotations": {"pv.kubernetes.io/bound-by-controller": "yes"}},
+        "spec": {
+            "capacity": {"storage": "10Gi"},
+            "accessModes": [mode],
+            "storageClassName": LOCAL_CLASS,
+            "persistentVolumeReclaimPolicy": "Retain",
+            "local": {"path": f"/mnt/{name}"},
+            "claimRef": {"kind": "PersistentVolumeClaim", "namespace": namespace, "name": claim},
+            "nodeAffinity": {
+                "required": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]
+                }
+            },
+        },
+        "status": {"phase": "Bound"},
+    }
 
 
-def _pvc(name: str, namespace: str, mode: str, *, volume: str | None = None,
-         storage_class: str = LOCAL_CLASS) -> dict[str, Any]:
+def _pvc(
+    name: str, namespace: str, mode: str, *, volume: str | None = None, storage_class: str = LOCAL_CLASS
+) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
-    spec: dict[str, Any] = {"accessModes": [mode], "resources": {"requests": {"storage": "5Gi"}},
-                            "storageClassName": storage_class}
+    spec: dict[str, Any] = {
+        "accessModes": [mode],
+        "resources": {"requests": {"storage": "5Gi"}},
+        "storageClassName": storage_class,
+    }
     status: dict[str, Any] = {"phase": "Pending"}
     if volume is not None:
-        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes",
-                               "pv.kubernetes.io/bound-by-controller": "yes"}
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"}
         spec["volumeName"] = volume
         status = {"phase": "Bound", "accessModes": [mode], "capacity": {"storage": "10Gi"}}
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec, "status": status}
 
 
-def _claims_in_use(ctx: _Context, volumes: list[dict[str, Any]], claims: list[dict[str, Any]],
-                   existing: list[dict[str, Any]]) -> None:
+def _claims_in_use(
+    ctx: _Context, volumes: list[dict[str, Any]], claims: list[dict[str, Any]], existing: list[dict[str, Any]]
+) -> None:
     """Some bound claims are already mounted by an existing pod on a node their volume allows."""
     labels = {n.name: n.obj["metadata"]["labels"] for n in ctx.nodes}
     for claim in claims:
@@ -257,8 +321,11 @@ def _claims_in_use(ctx: _Context, volumes: list[dict[str, Any]], claims: list[di
             continue
         pv = next(v for v in volumes if v["metadata"]["name"] == volume)
         req = pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]
-        users = [p for p in existing if labels[p["spec"]["nodeName"]].get(req["key"]) in req["values"]
-                 and "volumes" not in p["spec"]]
+        users = [
+            p
+            for p in existing
+            if labels[p["spec"]["nodeName"]].get(req["key"]) in req["values"] and "volumes" not in p["spec"]
+        ]
         if users:
             pod = ctx.rng.choice(users)
             name = claim["metadata"]["name"]
@@ -270,8 +337,11 @@ def _pod(ctx: _Context, name: str, cpu: int, memory: int, *, app: str | None = N
     """A one-container pod requesting ``cpu`` millicores and ``memory`` MiB (none when both are 0)."""
     rng = ctx.rng
     resources: dict[str, Any] = {}
-    requests = {k: v for k, v in (("cpu", _cpu(rng, cpu) if cpu else None),
-                                  ("memory", _memory(rng, memory) if memory else None)) if v}
+    requests = {
+        k: v
+        for k, v in (("cpu", _cpu(rng, cpu) if cpu else None), ("memory", _memory(rng, memory) if memory else None))
+        if v
+    }
     if rng.random() < 0.1:
         requests["ephemeral-storage"] = rng.choice(("1Gi", "20Gi", "150Gi"))
     if requests:
@@ -279,10 +349,15 @@ def _pod(ctx: _Context, name: str, cpu: int, memory: int, *, app: str | None = N
     labels = {"app": app or rng.choice(APPS)}
     if rng.random() < 0.3:
         labels["tier"] = rng.choice(("front", "back"))
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ctx.namespace,
-                                                           "labels": labels},
-            "spec": {"terminationGracePeriodSeconds": 0,
-                     "containers": [{"name": "main", "image": rng.choice(POD_IMAGES), "resources": resources}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ctx.namespace, "labels": labels},
+        "spec": {
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "main", "image": rng.choice(POD_IMAGES), "resources": resources}],
+        },
+    }
 
 
 def _cpu(rng: random.Random, millis: int) -> str:
@@ -341,23 +416,33 @@ def _existing_pods(ctx: _Context) -> list[dict[str, Any]]:
 def _running_status(start: datetime) -> dict[str, Any]:
     """What a kubelet reports for a running pod: ready, so budgets count it as healthy."""
     stamp = start.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {"phase": "Running", "startTime": stamp,
-            "conditions": [{"type": "PodScheduled", "status": "True"},
-                           {"type": "Ready", "status": "True", "lastTransitionTime": stamp}]}
+    return {
+        "phase": "Running",
+        "startTime": stamp,
+        "conditions": [
+            {"type": "PodScheduled", "status": "True"},
+            {"type": "Ready", "status": "True", "lastTransitionTime": stamp},
+        ],
+    }
 
 
 def _existing_pod_affinity(rng: random.Random, pod: dict[str, Any]) -> None:
     """An existing pod's own terms: incoming pods must respect its required anti-affinity, and its
     preferred terms (and required affinity, by hardPodAffinityWeight) score them."""
-    term = {"labelSelector": {"matchLabels": {"app": rng.choice(APPS)}},
-            "topologyKey": rng.choice((HOSTNAME_KEY, ZONE_KEY))}
+    term = {
+        "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}},
+        "topologyKey": rng.choice((HOSTNAME_KEY, ZONE_KEY)),
+    }
     kind = rng.choice(("podAntiAffinity", "podAffinity"))
     rule: dict[str, Any]
     if rng.random() < 0.5:
         rule = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
     else:
-        rule = {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": rng.choice((10, 50, 100)), "podAffinityTerm": term}]}
+        rule = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": rng.choice((10, 50, 100)), "podAffinityTerm": term}
+            ]
+        }
     pod["spec"]["affinity"] = {kind: rule}
 
 
@@ -379,8 +464,10 @@ def _keep_ports_apart(node: _Node, pod: dict[str, Any]) -> None:
     kube-scheduler's NodeInfo keeps ports as a set, so the state would not mean what it says."""
     (port,) = pod["spec"]["containers"][0]["ports"]
     ip, key = port.get("hostIP", "0.0.0.0"), (port["protocol"], port["hostPort"])
-    if any(key == (protocol, number) and (ip == other or "0.0.0.0" in (ip, other))
-           for other, protocol, number in node.ports):
+    if any(
+        key == (protocol, number) and (ip == other or "0.0.0.0" in (ip, other))
+        for other, protocol, number in node.ports
+    ):
         del pod["spec"]["containers"][0]["ports"]
     else:
         node.ports.append((ip, *key))
@@ -396,8 +483,14 @@ def _budgets(ctx: _Context) -> list[dict[str, Any]]:
             spec["maxUnavailable"] = 1
         else:
             spec["minAvailable"] = rng.choice((0, 1, 2))
-        budgets.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-                        "metadata": {"name": f"pdb-{i}", "namespace": ctx.namespace}, "spec": spec})
+        budgets.append(
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": f"pdb-{i}", "namespace": ctx.namespace},
+                "spec": spec,
+            }
+        )
     return budgets
 
 
@@ -407,8 +500,9 @@ def _pending_pod(ctx: _Context, k: int) -> dict[str, Any]:
     memory = rng.choice((0, 128, 512, 1024, 2048, 4096, 6144)) if cpu else 0
     pod = _pod(ctx, f"p{k}", cpu, memory)
     spec = pod["spec"]
-    spec["priorityClassName"] = rng.choice(("diff-low", "diff-mid", "diff-high", "diff-high", "diff-critical",
-                                            "diff-high-never"))
+    spec["priorityClassName"] = rng.choice(
+        ("diff-low", "diff-mid", "diff-high", "diff-high", "diff-critical", "diff-high-never")
+    )
     if rng.random() < 0.15:
         del spec["priorityClassName"]
     for probability, feature in PENDING_FEATURES:
@@ -443,18 +537,24 @@ def _requirement(ctx: _Context) -> dict[str, Any]:
 
 
 def _f_required_node_affinity(ctx: _Context, pod: dict[str, Any]) -> None:
-    terms = [{"matchExpressions": [_requirement(ctx) for _ in range(ctx.rng.randint(1, 2))]}
-             for _ in range(ctx.rng.choice((1, 1, 2)))]
+    terms = [
+        {"matchExpressions": [_requirement(ctx) for _ in range(ctx.rng.randint(1, 2))]}
+        for _ in range(ctx.rng.choice((1, 1, 2)))
+    ]
     if ctx.rng.random() < 0.15:  # by name (one per term): NodeAffinity's PreFilter narrows the nodes
-        terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n.name]}]}
-                 for n in ctx.rng.sample(ctx.nodes, ctx.rng.randint(1, 2))]
+        terms = [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n.name]}]}
+            for n in ctx.rng.sample(ctx.nodes, ctx.rng.randint(1, 2))
+        ]
     affinity = pod["spec"].setdefault("affinity", {}).setdefault("nodeAffinity", {})
     affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": terms}
 
 
 def _f_preferred_node_affinity(ctx: _Context, pod: dict[str, Any]) -> None:
-    prefs = [{"weight": ctx.rng.choice((1, 20, 50, 100)), "preference": {"matchExpressions": [_requirement(ctx)]}}
-             for _ in range(ctx.rng.randint(1, 2))]
+    prefs = [
+        {"weight": ctx.rng.choice((1, 20, 50, 100)), "preference": {"matchExpressions": [_requirement(ctx)]}}
+        for _ in range(ctx.rng.randint(1, 2))
+    ]
     affinity = pod["spec"].setdefault("affinity", {}).setdefault("nodeAffinity", {})
     affinity["preferredDuringSchedulingIgnoredDuringExecution"] = prefs
 
@@ -481,9 +581,12 @@ def _f_topology_spread(ctx: _Context, pod: dict[str, Any]) -> None:
     keys = rng.sample((ZONE_KEY, HOSTNAME_KEY), rng.choice((1, 1, 2)))
     for key in keys:
         hard = rng.random() < 0.6
-        c: dict[str, Any] = {"maxSkew": rng.choice((1, 1, 2)), "topologyKey": key,
-                             "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway",
-                             "labelSelector": {"matchLabels": {"app": pod["metadata"]["labels"]["app"]}}}
+        c: dict[str, Any] = {
+            "maxSkew": rng.choice((1, 1, 2)),
+            "topologyKey": key,
+            "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"app": pod["metadata"]["labels"]["app"]}},
+        }
         if hard and rng.random() < 0.2:
             c["minDomains"] = rng.randint(2, 4)
         if rng.random() < 0.2:
@@ -497,8 +600,10 @@ def _f_topology_spread(ctx: _Context, pod: dict[str, Any]) -> None:
 
 
 def _pod_affinity_term(ctx: _Context) -> dict[str, Any]:
-    term: dict[str, Any] = {"labelSelector": {"matchLabels": {"app": ctx.rng.choice(APPS)}},
-                            "topologyKey": ctx.rng.choice((HOSTNAME_KEY, ZONE_KEY, ZONE_KEY))}
+    term: dict[str, Any] = {
+        "labelSelector": {"matchLabels": {"app": ctx.rng.choice(APPS)}},
+        "topologyKey": ctx.rng.choice((HOSTNAME_KEY, ZONE_KEY, ZONE_KEY)),
+    }
     if ctx.rng.random() < 0.1:  # the v1.34 API server merges it into the selector at creation
         term["matchLabelKeys"] = ["tier"]
     choice = ctx.rng.random()
@@ -520,7 +625,8 @@ def _f_pod_affinity(ctx: _Context, pod: dict[str, Any]) -> None:
     if rng.random() < 0.7 or not rule:
         rule["preferredDuringSchedulingIgnoredDuringExecution"] = [
             {"weight": rng.choice((1, 30, 100)), "podAffinityTerm": _pod_affinity_term(ctx)}
-            for _ in range(rng.randint(1, 2))]
+            for _ in range(rng.randint(1, 2))
+        ]
     pod["spec"].setdefault("affinity", {})[kind] = rule
 
 
@@ -540,8 +646,13 @@ def _f_volume(ctx: _Context, pod: dict[str, Any]) -> None:
 
 
 def _f_second_container(ctx: _Context, pod: dict[str, Any]) -> None:
-    pod["spec"]["containers"].append({"name": "side", "image": ctx.rng.choice(POD_IMAGES),
-                                      "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}})
+    pod["spec"]["containers"].append(
+        {
+            "name": "side",
+            "image": ctx.rng.choice(POD_IMAGES),
+            "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
+        }
+    )
 
 
 def _f_big_and_important(ctx: _Context, pod: dict[str, Any]) -> None:
@@ -562,9 +673,13 @@ def _f_host_network(ctx: _Context, pod: dict[str, Any]) -> None:
 
 
 def _f_init_container(ctx: _Context, pod: dict[str, Any]) -> None:
-    pod["spec"]["initContainers"] = [{"name": "init", "image": ctx.rng.choice(POD_IMAGES),
-                                      "resources": {"requests": {"cpu": ctx.rng.choice(("200m", "2")),
-                                                                 "memory": "256Mi"}}}]
+    pod["spec"]["initContainers"] = [
+        {
+            "name": "init",
+            "image": ctx.rng.choice(POD_IMAGES),
+            "resources": {"requests": {"cpu": ctx.rng.choice(("200m", "2")), "memory": "256Mi"}},
+        }
+    ]
 
 
 Feature = Callable[[_Context, dict[str, Any]], None]

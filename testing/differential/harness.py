@@ -51,8 +51,15 @@ def run_seed(oracle: Oracle, seed: int, *, dra: bool = False) -> SeedResult:
     started = time.monotonic()
     for step in steps:
         kubesched = _kubesched(step)
-        comparison = compare(seed, step.index, step.upstream, kubesched, step.state, step.created,
-                             explain=replay.EMULATED_VERSION != "1.34")
+        comparison = compare(
+            seed,
+            step.index,
+            step.upstream,
+            kubesched,
+            step.state,
+            step.created,
+            explain=replay.EMULATED_VERSION != "1.34",
+        )
         comparison.notes = list(step.notes)
         result.comparisons.append(comparison)
         if not comparison.agrees or step.notes:
@@ -69,8 +76,9 @@ def _kubesched(step: Step) -> Verdict:
         return Verdict(NONE)
 
 
-def run_seeds(oracle: Oracle, seeds: Iterable[int], progress: Callable[[SeedResult], None] | None = None, *,
-              dra: bool = False) -> list[SeedResult]:
+def run_seeds(
+    oracle: Oracle, seeds: Iterable[int], progress: Callable[[SeedResult], None] | None = None, *, dra: bool = False
+) -> list[SeedResult]:
     results = []
     for seed in seeds:
         result = run_seed(oracle, seed, dra=dra)
@@ -116,8 +124,9 @@ def disagreements(results: list[SeedResult]) -> list[Comparison]:
 def tie_sizes(results: list[SeedResult]) -> dict[int, int]:
     """How many nodes shared kubesched's best score, over the pods upstream bound: the fewer, the
     sharper the placement check (one node: upstream had to pick exactly that one)."""
-    sizes = Counter(len(c.kubesched.ties) for c in comparisons(results)
-                    if c.upstream.kind == BOUND and c.kubesched.ties)
+    sizes = Counter(
+        len(c.kubesched.ties) for c in comparisons(results) if c.upstream.kind == BOUND and c.kubesched.ties
+    )
     return dict(sorted(sizes.items()))
 
 
@@ -138,8 +147,9 @@ def report(results: list[SeedResult], *, wall_seconds: float) -> dict[str, Any]:
         for c in result.comparisons:
             if DISAGREE in (c.decision, c.message, c.devices):
                 step = result.steps[c.pod]
-                out_disagreements.append({**c.to_dict(), "upstreamEvent": step.event,
-                                          "state": step.state, "podAsCreated": step.created})
+                out_disagreements.append(
+                    {**c.to_dict(), "upstreamEvent": step.event, "state": step.state, "podAsCreated": step.created}
+                )
     return {
         "emulatedVersion": replay.EMULATED_VERSION,
         "seeds": [r.seed for r in results],
@@ -149,10 +159,12 @@ def report(results: list[SeedResult], *, wall_seconds: float) -> dict[str, Any]:
         "outcomes": outcome_counts,
         "tags": dict(tag_counts(results).most_common()),
         "tieSizes": tie_sizes(results),
-        "timing": {"wallSeconds": round(wall_seconds, 1),
-                   "perSeedSeconds": _spread(per_seed),
-                   "upstreamSeconds": round(sum(r.upstream_seconds for r in results), 1),
-                   "kubeschedSeconds": round(sum(r.kubesched_seconds for r in results), 1)},
+        "timing": {
+            "wallSeconds": round(wall_seconds, 1),
+            "perSeedSeconds": _spread(per_seed),
+            "upstreamSeconds": round(sum(r.upstream_seconds for r in results), 1),
+            "kubeschedSeconds": round(sum(r.kubesched_seconds for r in results), 1),
+        },
         "expected": [c.to_dict() for c in comparisons(results) if EXPECTED in (c.decision, c.message)],
         "disagreements": out_disagreements,
         "notes": [{"seed": c.seed, "pod": c.pod, "notes": c.notes} for c in comparisons(results) if c.notes],
@@ -163,5 +175,9 @@ def _spread(values: list[float]) -> dict[str, float]:
     if not values:
         return {}
     ordered = sorted(values)
-    return {"mean": round(statistics.fmean(values), 2), "p50": round(statistics.median(values), 2),
-            "p95": round(ordered[int(0.95 * (len(ordered) - 1))], 2), "max": round(ordered[-1], 2)}
+    return {
+        "mean": round(statistics.fmean(values), 2),
+        "p50": round(statistics.median(values), 2),
+        "p95": round(ordered[int(0.95 * (len(ordered) - 1))], 2),
+        "max": round(ordered[-1], 2),
+    }

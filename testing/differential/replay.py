@@ -38,11 +38,19 @@ def kubesched_verdict(state: Sequence[dict[str, Any]], pod: dict[str, Any], *, s
         if pod["spec"].get("resourceClaims") and result.cluster is not None:
             namespace = pod["metadata"]["namespace"]
             bound = result.cluster.lookup("Pod", namespace, pod["metadata"]["name"]) or pod
-            claims = {c["metadata"]["name"]: c for c in result.cluster.objects("ResourceClaim")
-                      if c["metadata"].get("namespace") == namespace}
+            claims = {
+                c["metadata"]["name"]: c
+                for c in result.cluster.objects("ResourceClaim")
+                if c["metadata"].get("namespace") == namespace
+            }
             devices = pod_allocations(bound, claims)
-        return Verdict(BOUND, first.node, ties=tuple(sorted(first.ties)),
-                       scores={node: dict(first.scores[node]) for node in sorted(first.scores)}, devices=devices)
+        return Verdict(
+            BOUND,
+            first.node,
+            ties=tuple(sorted(first.ties)),
+            scores={node: dict(first.scores[node]) for node in sorted(first.scores)},
+            devices=devices,
+        )
     if first.nominated_node:
         victims = tuple(sorted(v.split("/", 1)[-1] for v in first.victims or ()))
         return Verdict(PREEMPTED, first.nominated_node, first.message, victims)

@@ -44,8 +44,11 @@ from testing.differential.generator import CLUSTER_OBJECTS, START, Scenario
 from testing.differential.verdict import BOUND, NONE, PREEMPTED, UNSCHEDULABLE, Verdict
 
 #: Both schedulers run this (kubesched gets it without the client settings).
-SCHEDULER_CONFIG: dict[str, Any] = {"apiVersion": "kubescheduler.config.k8s.io/v1",
-                                    "kind": "KubeSchedulerConfiguration", "percentageOfNodesToScore": 100}
+SCHEDULER_CONFIG: dict[str, Any] = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "percentageOfNodesToScore": 100,
+}
 PROBE_RESOURCE = "example.com/differential-probe"
 PROBE_CLAIM = "differential-probe"
 DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass")
@@ -76,8 +79,15 @@ class OracleError(RuntimeError):
 class Oracle:
     """See the module docstring. Use as a context manager, or call :meth:`start` and :meth:`stop`."""
 
-    def __init__(self, plane: ControlPlane, work_dir: Path, *, timeout: float = 30.0,
-                 preemptor_timeout: float = 10.0, verbosity: int = 2) -> None:
+    def __init__(
+        self,
+        plane: ControlPlane,
+        work_dir: Path,
+        *,
+        timeout: float = 30.0,
+        preemptor_timeout: float = 10.0,
+        verbosity: int = 2,
+    ) -> None:
         self.plane = plane
         self.work_dir = work_dir
         #: For a first decision, and for the cluster to settle.
@@ -101,24 +111,37 @@ class Oracle:
         self._reset()
         for obj in CLUSTER_OBJECTS:
             self._create(obj)
-        config = {**SCHEDULER_CONFIG, "leaderElection": {"leaderElect": False},
-                  "clientConnection": {"kubeconfig": str(self.plane.scheduler_kubeconfig), "qps": 200, "burst": 400}}
+        config = {
+            **SCHEDULER_CONFIG,
+            "leaderElection": {"leaderElect": False},
+            "clientConnection": {"kubeconfig": str(self.plane.scheduler_kubeconfig), "qps": 200, "burst": 400},
+        }
         path = self.work_dir / "kube-scheduler-config.yaml"
         path.write_text(yaml.safe_dump(config))
         bin_dir = self.plane.bin_dir
-        self._spawn("kube-scheduler", [str(bin_dir / "kube-scheduler"), "--config", str(path), "--secure-port", "0",
-                                       "--v", str(self.verbosity)])
-        self._spawn("kube-controller-manager",
-                    [str(bin_dir / "kube-controller-manager"), f"--kubeconfig={self.plane.admin_kubeconfig}",
-                     "--controllers=disruption,resourceclaim-controller", "--leader-elect=false",
-                     "--use-service-account-credentials=false",
-                     "--secure-port=0", "--v=1"])
+        self._spawn(
+            "kube-scheduler",
+            [str(bin_dir / "kube-scheduler"), "--config", str(path), "--secure-port", "0", "--v", str(self.verbosity)],
+        )
+        self._spawn(
+            "kube-controller-manager",
+            [
+                str(bin_dir / "kube-controller-manager"),
+                f"--kubeconfig={self.plane.admin_kubeconfig}",
+                "--controllers=disruption,resourceclaim-controller",
+                "--leader-elect=false",
+                "--use-service-account-credentials=false",
+                "--secure-port=0",
+                "--v=1",
+            ],
+        )
         return self
 
     def _spawn(self, name: str, cmd: list[str]) -> None:
         with open(self.work_dir / f"{name}.log", "w") as log:
-            self._procs[name] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                                 start_new_session=True)
+            self._procs[name] = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
 
     def _reset(self) -> None:
         for obj in self.client.list("Pod")[0]:
@@ -184,11 +207,17 @@ class Oracle:
             if err.status == 409:
                 return None
             raise OracleError(f"creating {obj['kind']} {obj['metadata']['name']}: {err}") from None
-        if obj.get("status") and obj["kind"] in ("Node", "Pod", "PersistentVolume", "PersistentVolumeClaim",
-                                                 "ResourceClaim"):
+        if obj.get("status") and obj["kind"] in (
+            "Node",
+            "Pod",
+            "PersistentVolume",
+            "PersistentVolumeClaim",
+            "ResourceClaim",
+        ):
             meta = obj["metadata"]
-            created = self.client.patch(obj["kind"], meta["name"], {"status": obj["status"]}, meta.get("namespace"),
-                                        subresource="status")
+            created = self.client.patch(
+                obj["kind"], meta["name"], {"status": obj["status"]}, meta.get("namespace"), subresource="status"
+            )
         return created
 
     def _setup(self, scenario: Scenario) -> None:
@@ -199,8 +228,14 @@ class Oracle:
         self._create(scenario.namespace_object)
         if scenario.devices:
             self._create(_probe_claim(scenario))
-        for obj in (*scenario.nodes, *scenario.volumes, *scenario.claims, *scenario.budgets, *namespaced,
-                    *scenario.existing):
+        for obj in (
+            *scenario.nodes,
+            *scenario.volumes,
+            *scenario.claims,
+            *scenario.budgets,
+            *namespaced,
+            *scenario.existing,
+        ):
             self._create(obj)
 
     def _sync_scheduler(self, scenario: Scenario) -> None:
@@ -214,23 +249,45 @@ class Oracle:
         claim = PROBE_CLAIM if scenario.devices else None
         for attempt in range(1000):
             message = self._probe(scenario.namespace, f"probe-{attempt}", names, claim)
-            match = re.match(r"0/(\d+) nodes are available: (?:.*?)(\d+) Insufficient " + re.escape(PROBE_RESOURCE),
-                             message or "")
+            match = re.match(
+                r"0/(\d+) nodes are available: (?:.*?)(\d+) Insufficient " + re.escape(PROBE_RESOURCE), message or ""
+            )
             if match and int(match.group(1)) == int(match.group(2)) == len(names):
                 return
             if time.monotonic() > deadline:
-                raise OracleError(f"kube-scheduler's cache does not hold the {len(names)} nodes of seed "
-                                  f"{scenario.seed}: probe said {message!r}; log tail:\n{self.log_tail()}")
+                raise OracleError(
+                    f"kube-scheduler's cache does not hold the {len(names)} nodes of seed "
+                    f"{scenario.seed}: probe said {message!r}; log tail:\n{self.log_tail()}"
+                )
             time.sleep(0.2)
 
     def _probe(self, namespace: str, name: str, nodes: list[str], claim: str | None = None) -> str | None:
-        probe: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-                 "spec": {"terminationGracePeriodSeconds": 0, "tolerations": [{"operator": "Exists"}],
-                          "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                              "nodeSelectorTerms": [{"matchFields": [
-                                  {"key": "metadata.name", "operator": "In", "values": [node]}]} for node in nodes]}}},
-                          "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10", "resources": {
-                              "requests": {PROBE_RESOURCE: "1"}, "limits": {PROBE_RESOURCE: "1"}}}]}}
+        probe: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "terminationGracePeriodSeconds": 0,
+                "tolerations": [{"operator": "Exists"}],
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                                for node in nodes
+                            ]
+                        }
+                    }
+                },
+                "containers": [
+                    {
+                        "name": "probe",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"requests": {PROBE_RESOURCE: "1"}, "limits": {PROBE_RESOURCE: "1"}},
+                    }
+                ],
+            },
+        }
         if claim is not None:
             probe["spec"]["resourceClaims"] = [{"name": "probe", "resourceClaimName": claim}]
         _, rv = self.client.list("Pod", namespace, limit=1)
@@ -280,8 +337,7 @@ class Oracle:
         verdict = follow.verdict()
         if verdict.kind == BOUND and pod["spec"].get("resourceClaims"):
             verdict = dataclasses.replace(verdict, devices=self._allocations(ns, name))
-        step = Step(scenario.seed, index, name, state, _clean(created), verdict, seconds=seconds,
-                    notes=follow.notes)
+        step = Step(scenario.seed, index, name, state, _clean(created), verdict, seconds=seconds, notes=follow.notes)
         if follow.first is None:
             step.notes.append(f"no decision within {self.timeout:.0f}s")
             self.client.delete("Pod", name, ns)
@@ -320,13 +376,18 @@ class Oracle:
                 reserved = (claim.get("status") or {}).get("reservedFor")
                 if owners and all(o["uid"] not in pods for o in owners) and not reserved:
                     self._delete(claim, ns)
-            stale = [c["metadata"]["name"] for c in claims
-                     if any(r.get("uid") not in pods for r in (c.get("status") or {}).get("reservedFor") or ())]
+            stale = [
+                c["metadata"]["name"]
+                for c in claims
+                if any(r.get("uid") not in pods for r in (c.get("status") or {}).get("reservedFor") or ())
+            ]
             if not stale:
                 return
             if time.monotonic() > deadline:
-                raise OracleError(f"claims {stale} of {ns} still reserved for pods that are gone after "
-                                  f"{self.timeout:.0f}s; log tail:\n{self.log_tail('kube-controller-manager')}")
+                raise OracleError(
+                    f"claims {stale} of {ns} still reserved for pods that are gone after "
+                    f"{self.timeout:.0f}s; log tail:\n{self.log_tail('kube-controller-manager')}"
+                )
             time.sleep(0.1)
 
     def _follow(self, watch: Watch, follow: _Follower, ns: str) -> None:
@@ -346,8 +407,7 @@ class Oracle:
                 deleted = True
         if not follow.finished and follow.first is not None and not deleted:
             # A preemptor not bound in time: its first decision is what counts; take it away.
-            follow.notes.append(f"preemptor not bound {self.preemptor_timeout:.0f}s after its first decision; "
-                                "deleted")
+            follow.notes.append(f"preemptor not bound {self.preemptor_timeout:.0f}s after its first decision; deleted")
             self.client.delete("Pod", follow.name, ns)
             self._wait_gone(watch, follow)
 
@@ -369,8 +429,10 @@ class Oracle:
                 reported, steady_since = now, time.monotonic()
             elif reported and time.monotonic() - steady_since >= 0.5:
                 return
-        follow.notes.append(f"victims not settled after {self.timeout:.0f}s: reported {sorted(reported)}, "
-                            f"deleted {sorted(follow.victims)}")
+        follow.notes.append(
+            f"victims not settled after {self.timeout:.0f}s: reported {sorted(reported)}, "
+            f"deleted {sorted(follow.victims)}"
+        )
 
     def _wait_gone(self, watch: Watch, follow: _Follower) -> None:
         deadline = time.monotonic() + self.timeout
@@ -402,8 +464,9 @@ class Oracle:
             if all(_budget_current(pdb, pods) for pdb in pdbs):
                 return
             if time.monotonic() > deadline:
-                raise OracleError(f"budgets of {ns} not current after {self.timeout:.0f}s: "
-                                  f"{[p.get('status') for p in pdbs]}")
+                raise OracleError(
+                    f"budgets of {ns} not current after {self.timeout:.0f}s: {[p.get('status') for p in pdbs]}"
+                )
             time.sleep(0.1)
 
     def snapshot(self, scenario: Scenario) -> tuple[list[dict[str, Any]], str]:
@@ -492,9 +555,14 @@ def _scheduled_condition(pod: dict[str, Any]) -> dict[str, Any] | None:
 
 def _running_status(start: Any) -> dict[str, Any]:
     stamp = start.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {"phase": "Running", "startTime": stamp,
-            "conditions": [{"type": "PodScheduled", "status": "True"},
-                           {"type": "Ready", "status": "True", "lastTransitionTime": stamp}]}
+    return {
+        "phase": "Running",
+        "startTime": stamp,
+        "conditions": [
+            {"type": "PodScheduled", "status": "True"},
+            {"type": "Ready", "status": "True", "lastTransitionTime": stamp},
+        ],
+    }
 
 
 def _labels_match(selector: dict[str, Any], labels: dict[str, str]) -> bool:
@@ -515,17 +583,21 @@ def _budget_current(pdb: dict[str, Any], pods: list[dict[str, Any]]) -> bool:
 
 
 def _ready(pod: dict[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
 
 
 def _probe_claim(scenario: Scenario) -> dict[str, Any]:
     """A claim for one device of the seed's class: the probe names it, so that its PreFilter fails while
     kube-scheduler does not know the class yet (it is never allocated: Fit rejects the probe first)."""
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-            "metadata": {"name": PROBE_CLAIM, "namespace": scenario.namespace},
-            "spec": {"devices": {"requests": [{"name": "probe", "exactly": {
-                "deviceClassName": f"s{scenario.seed}-gpu"}}]}}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": PROBE_CLAIM, "namespace": scenario.namespace},
+        "spec": {"devices": {"requests": [{"name": "probe", "exactly": {"deviceClassName": f"s{scenario.seed}-gpu"}}]}},
+    }
 
 
 def _clean(obj: dict[str, Any]) -> dict[str, Any]:

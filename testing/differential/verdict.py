@@ -49,8 +49,15 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
-        return cls(data["kind"], data.get("node"), data.get("message"), tuple(data.get("victims") or ()),
-                   tuple(data.get("ties") or ()), dict(data.get("scores") or {}), dict(data.get("devices") or {}))
+        return cls(
+            data["kind"],
+            data.get("node"),
+            data.get("message"),
+            tuple(data.get("victims") or ()),
+            tuple(data.get("ties") or ()),
+            dict(data.get("scores") or {}),
+            dict(data.get("devices") or {}),
+        )
 
     def __str__(self) -> str:
         if self.kind == BOUND:

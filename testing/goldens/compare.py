@@ -21,8 +21,9 @@ HERE = Path(__file__).resolve().parent
 TAINT_130 = re.compile(r"node\(s\) had untolerated taint \{[^}]*\}")
 TAINT_134 = "node(s) had untolerated taint(s)"
 RWOP_130 = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
-RWOP_134 = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
-            "already in-use by another pod")
+RWOP_134 = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
 VB_130 = "node(s) had volume node affinity conflict"
 VB_134 = "node(s) didn't match PersistentVolume's node affinity"
 DRA = "no new claims to deallocate, "
@@ -66,13 +67,17 @@ def explain_message(old: str | None, new: str | None) -> list[str]:
         out.append(f"filter summary: {_body(old)!r} -> {_body(new)!r}")
     if opost != npost:
         if npost == "not found":
-            out.append("PostFilter: DynamicResources had no PreFilter state (a PreFilter returned "
-                       "UnschedulableAndUnresolvable first): '. not found' replaces the preemption text")
-        elif npost.startswith(DRA) and npost[len(DRA):] == opost:
+            out.append(
+                "PostFilter: DynamicResources had no PreFilter state (a PreFilter returned "
+                "UnschedulableAndUnresolvable first): '. not found' replaces the preemption text"
+            )
+        elif npost.startswith(DRA) and npost[len(DRA) :] == opost:
             out.append("PostFilter: DynamicResources prefix 'no new claims to deallocate, '")
         elif npost.startswith(DRA):
-            out.append(f"PostFilter: DynamicResources prefix; preemption {opost[len('preemption: '):]!r} -> "
-                       f"{npost[len(DRA) + len('preemption: '):]!r}")
+            out.append(
+                f"PostFilter: DynamicResources prefix; preemption {opost[len('preemption: ') :]!r} -> "
+                f"{npost[len(DRA) + len('preemption: ') :]!r}"
+            )
         else:
             out.append(f"PostFilter: {opost!r} -> {npost!r}")
     return out
@@ -95,12 +100,25 @@ def explain_filter(old: dict, new: dict) -> list[str]:
         o, n = old.get(node), new.get(node)
         if o == n:
             continue
-        if o and n and o["plugin"] == n["plugin"] and o["code"] == n["code"] and \
-                [texts_130_to_134(r) for r in o["reasons"]] == n["reasons"]:
-            kinds[f"{n['plugin']} reason text: {o['reasons'][0]!r} -> {n['reasons'][0]!r}"
-                  if TAINT_130.search(o["reasons"][0]) is None else f"{n['plugin']} reason text (taint)"] += 1
-        elif o and n and o["plugin"] == n["plugin"] == "NodeResourcesFit" and o["reasons"] == n["reasons"] and \
-                (o["code"], n["code"]) == ("Unschedulable", "UnschedulableAndUnresolvable"):
+        if (
+            o
+            and n
+            and o["plugin"] == n["plugin"]
+            and o["code"] == n["code"]
+            and [texts_130_to_134(r) for r in o["reasons"]] == n["reasons"]
+        ):
+            kinds[
+                f"{n['plugin']} reason text: {o['reasons'][0]!r} -> {n['reasons'][0]!r}"
+                if TAINT_130.search(o["reasons"][0]) is None
+                else f"{n['plugin']} reason text (taint)"
+            ] += 1
+        elif (
+            o
+            and n
+            and o["plugin"] == n["plugin"] == "NodeResourcesFit"
+            and o["reasons"] == n["reasons"]
+            and (o["code"], n["code"]) == ("Unschedulable", "UnschedulableAndUnresolvable")
+        ):
             kinds["NodeResourcesFit UnschedulableAndUnresolvable (a request exceeds allocatable)"] += 1
         elif o and n and o.get("code") == "Skipped":
             kinds[f"outside a v1.30 PreFilterResult, now {n['plugin']} {n['code']} {n['reasons']}"] += 1
@@ -120,8 +138,10 @@ def explain_scores(old: dict, new: dict) -> list[str]:
                 out["NodeResourcesBalancedAllocation absent (PreScore skips a pod requesting 0 cpu and memory)"] += 1
             else:
                 out[f"{plugin} {node}: {o.get(plugin)} -> {n.get(plugin)}"] += 1
-    return [k if c == 1 or not k.startswith("NodeResourcesBalancedAllocation absent") else f"{k}, {c} nodes"
-            for k, c in out.items()]
+    return [
+        k if c == 1 or not k.startswith("NodeResourcesBalancedAllocation absent") else f"{k}, {c} nodes"
+        for k, c in out.items()
+    ]
 
 
 def compare_attempt(o: dict, n: dict) -> list[str]:
@@ -154,7 +174,7 @@ def compare(name: str, old: dict, new: dict) -> list[str]:
     olds = {(a["pod"], a["attempt"]): a for a in old["attempts"]}
     news = {(a["pod"], a["attempt"]): a for a in new["attempts"]}
     order = [(a["pod"], a["attempt"]) for a in new["attempts"]]
-    order += [k for k in (( a["pod"], a["attempt"]) for a in old["attempts"]) if k not in news]
+    order += [k for k in ((a["pod"], a["attempt"]) for a in old["attempts"]) if k not in news]
     for key in order:
         o, n = olds.get(key), news.get(key)
         where = f"{key[0]}#{key[1]}"

@@ -47,7 +47,12 @@ def test_a_slice_parses_typed_attributes_capacities_and_where_it_is_reachable() 
     raw = slice_dict("s", [device_dict("g0", attributes, {"memory": "80Gi"})], node="n1", generation=3, count=2)
     view = ResourceSlice.from_dict(raw)
     assert (view.driver, view.pool, view.generation, view.resource_slice_count, view.node_name) == (
-        DRIVER, "n1", 3, 2, "n1")
+        DRIVER,
+        "n1",
+        3,
+        2,
+        "n1",
+    )
     device = view.devices[0]
     assert device.attributes["model"] == DeviceAttribute("string", "a100")
     assert device.attributes["cores"] == DeviceAttribute("int", 8)
@@ -61,9 +66,14 @@ def test_a_slice_parses_typed_attributes_capacities_and_where_it_is_reachable() 
 
 
 def test_requests_get_the_api_servers_defaults() -> None:
-    claim = ResourceClaim.from_dict(claim_dict("c", request_dict("one"), request_dict("all", mode="All"),
-                                               first_available_dict("fa", request_dict("big", count=2),
-                                                                    request_dict("small"))))
+    claim = ResourceClaim.from_dict(
+        claim_dict(
+            "c",
+            request_dict("one"),
+            request_dict("all", mode="All"),
+            first_available_dict("fa", request_dict("big", count=2), request_dict("small")),
+        )
+    )
     one, every, prioritized = claim.spec.requests
     assert one.exactly is not None and (one.exactly.allocation_mode, one.exactly.count) == ("ExactCount", 1)
     assert every.exactly is not None and (every.exactly.allocation_mode, every.exactly.count) == ("All", 0)
@@ -72,14 +82,24 @@ def test_requests_get_the_api_servers_defaults() -> None:
 
 
 def test_a_claim_with_an_allocation_knows_the_devices_it_holds() -> None:
-    held = ResourceClaim.from_dict(claim_dict("c", request_dict("r"), status={
-        **allocated(("r", DRIVER, "n1", "g0")), "reservedFor": [{"resource": "pods", "name": "p", "uid": "u1"}]}))
+    held = ResourceClaim.from_dict(
+        claim_dict(
+            "c",
+            request_dict("r"),
+            status={
+                **allocated(("r", DRIVER, "n1", "g0")),
+                "reservedFor": [{"resource": "pods", "name": "p", "uid": "u1"}],
+            },
+        )
+    )
     assert [str(d) for d in held.allocated_devices()] == [f"{DRIVER}/n1/g0"]
     assert held.is_reserved_for("u1") and not held.is_reserved_for("u2")
-    assert held.allocation is not None and held.allocation.to_dict() == allocated(("r", DRIVER, "n1", "g0"))[
-        "allocation"]
-    admin = ResourceClaim.from_dict(claim_dict("c", request_dict("r"), status=allocated(("r", DRIVER, "n1", "g0"),
-                                                                                          admin=True)))
+    assert (
+        held.allocation is not None and held.allocation.to_dict() == allocated(("r", DRIVER, "n1", "g0"))["allocation"]
+    )
+    admin = ResourceClaim.from_dict(
+        claim_dict("c", request_dict("r"), status=allocated(("r", DRIVER, "n1", "g0"), admin=True))
+    )
     assert admin.allocated_devices() == ()  # admin access does not hold the device
 
 
@@ -91,8 +111,15 @@ def test_classes_and_templates() -> None:
 
 
 def test_pods_name_their_claims_directly_or_through_templates() -> None:
-    pod = pod_dict("p", spec={"resourceClaims": [{"name": "a", "resourceClaimName": "shared"},
-                                                 {"name": "b", "resourceClaimTemplateName": "t"}]})
+    pod = pod_dict(
+        "p",
+        spec={
+            "resourceClaims": [
+                {"name": "a", "resourceClaimName": "shared"},
+                {"name": "b", "resourceClaimTemplateName": "t"},
+            ]
+        },
+    )
     pod["spec"]["containers"][0].setdefault("resources", {})["claims"] = [{"name": "a"}, {"name": "b", "request": "r"}]
     a, b = pod_resource_claims(pod)
     assert claim_name(pod, a) == ("shared", False)
@@ -136,128 +163,274 @@ def _set(obj: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 CLAIM = claim_dict("c", request_dict("r"))
 SLICE = slice_dict("s", ["g0", "g1"], node="n1")
 CLASS = device_class_dict("gpu", "true")
-LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
-             "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+    "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
 
 INVALID: list[tuple[str, dict[str, Any], str, str]] = [
-    ("request name", _set(CLAIM, "spec.devices.requests[0].name", "R_1"),
-     "spec.devices.requests[0].name", f'Invalid value: "R_1": {LABEL_MSG}'),
-    ("no request type", _set(CLAIM, "spec.devices.requests[0]", {"name": "r"}),
-     "spec.devices.requests[0]", "Required value: exactly one of `exactly` or `firstAvailable` is required"),
-    ("both request types", _set(CLAIM, "spec.devices.requests[0].firstAvailable",
-                                [{"name": "s", "deviceClassName": "gpu"}]),
-     "spec.devices.requests[0]", "Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, "
-                                 "but multiple fields are set"),
-    ("class required", _set(CLAIM, "spec.devices.requests[0].exactly.deviceClassName", ""),
-     "spec.devices.requests[0].exactly.deviceClassName", "Required value"),
-    ("negative count", _set(CLAIM, "spec.devices.requests[0].exactly.count", -1),
-     "spec.devices.requests[0].exactly.count", "Invalid value: -1: must be greater than zero"),
-    ("count with All", _set(claim_dict("c", request_dict("r", mode="All")), "spec.devices.requests[0].exactly.count",
-                            2),
-     "spec.devices.requests[0].exactly.count", "Invalid value: 2: must not be specified when allocationMode is 'All'"),
-    ("unknown mode", _set(CLAIM, "spec.devices.requests[0].exactly.allocationMode", "Some"),
-     "spec.devices.requests[0].exactly.allocationMode",
-     'Unsupported value: "Some": supported values: "All", "ExactCount"'),
-    ("duplicate request", claim_dict("c", request_dict("r"), request_dict("r")),
-     "spec.devices.requests[1].name", 'Duplicate value: "r"'),
-    ("too many requests", claim_dict("c", *(request_dict(f"r{i}") for i in range(33))),
-     "spec.devices.requests", "Too many: 33: must have at most 32 items"),
-    ("constraint names no request", claim_dict("c", request_dict("r"), constraints=[
-        {"requests": ["x"], "matchAttribute": "gpu.example.com/model"}]),
-     "spec.devices.constraints[0].requests[0]", 'Invalid value: "x": must be the name of a request in the claim or '
-                                                "the name of a request and a subrequest separated by '/'"),
-    ("constraint without domain", claim_dict("c", request_dict("r"), constraints=[{"matchAttribute": "model"}]),
-     "spec.devices.constraints[0].matchAttribute", 'Invalid value: "model": must include a domain'),
-    ("empty constraint", claim_dict("c", request_dict("r"), constraints=[{"requests": ["r"]}]),
-     "spec.devices.constraints[0].matchAttribute", "Required value"),
-    ("config without opaque", claim_dict("c", request_dict("r"), config=[{"requests": ["r"]}]),
-     "spec.devices.config[0].opaque", "Required value"),
-    ("parameters not an object", claim_dict("c", request_dict("r"), config=[
-        {"opaque": {"driver": DRIVER, "parameters": [1]}}]),
-     "spec.devices.config[0].opaque.parameters", 'Invalid value: "<value omitted>": must be a valid JSON object'),
-    ("selector not bool", _set(CLAIM, "spec.devices.requests[0].exactly.selectors", [{"cel": {
-        "expression": "device.driver"}}]),
-     "spec.devices.requests[0].exactly.selectors[0].cel.expression",
-     'Invalid value: "device.driver": must evaluate to bool or the unknown type, not string'),
+    (
+        "request name",
+        _set(CLAIM, "spec.devices.requests[0].name", "R_1"),
+        "spec.devices.requests[0].name",
+        f'Invalid value: "R_1": {LABEL_MSG}',
+    ),
+    (
+        "no request type",
+        _set(CLAIM, "spec.devices.requests[0]", {"name": "r"}),
+        "spec.devices.requests[0]",
+        "Required value: exactly one of `exactly` or `firstAvailable` is required",
+    ),
+    (
+        "both request types",
+        _set(CLAIM, "spec.devices.requests[0].firstAvailable", [{"name": "s", "deviceClassName": "gpu"}]),
+        "spec.devices.requests[0]",
+        "Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set",
+    ),
+    (
+        "class required",
+        _set(CLAIM, "spec.devices.requests[0].exactly.deviceClassName", ""),
+        "spec.devices.requests[0].exactly.deviceClassName",
+        "Required value",
+    ),
+    (
+        "negative count",
+        _set(CLAIM, "spec.devices.requests[0].exactly.count", -1),
+        "spec.devices.requests[0].exactly.count",
+        "Invalid value: -1: must be greater than zero",
+    ),
+    (
+        "count with All",
+        _set(claim_dict("c", request_dict("r", mode="All")), "spec.devices.requests[0].exactly.count", 2),
+        "spec.devices.requests[0].exactly.count",
+        "Invalid value: 2: must not be specified when allocationMode is 'All'",
+    ),
+    (
+        "unknown mode",
+        _set(CLAIM, "spec.devices.requests[0].exactly.allocationMode", "Some"),
+        "spec.devices.requests[0].exactly.allocationMode",
+        'Unsupported value: "Some": supported values: "All", "ExactCount"',
+    ),
+    (
+        "duplicate request",
+        claim_dict("c", request_dict("r"), request_dict("r")),
+        "spec.devices.requests[1].name",
+        'Duplicate value: "r"',
+    ),
+    (
+        "too many requests",
+        claim_dict("c", *(request_dict(f"r{i}") for i in range(33))),
+        "spec.devices.requests",
+        "Too many: 33: must have at most 32 items",
+    ),
+    (
+        "constraint names no request",
+        claim_dict(
+            "c", request_dict("r"), constraints=[{"requests": ["x"], "matchAttribute": "gpu.example.com/model"}]
+        ),
+        "spec.devices.constraints[0].requests[0]",
+        'Invalid value: "x": must be the name of a request in the claim or '
+        "the name of a request and a subrequest separated by '/'",
+    ),
+    (
+        "constraint without domain",
+        claim_dict("c", request_dict("r"), constraints=[{"matchAttribute": "model"}]),
+        "spec.devices.constraints[0].matchAttribute",
+        'Invalid value: "model": must include a domain',
+    ),
+    (
+        "empty constraint",
+        claim_dict("c", request_dict("r"), constraints=[{"requests": ["r"]}]),
+        "spec.devices.constraints[0].matchAttribute",
+        "Required value",
+    ),
+    (
+        "config without opaque",
+        claim_dict("c", request_dict("r"), config=[{"requests": ["r"]}]),
+        "spec.devices.config[0].opaque",
+        "Required value",
+    ),
+    (
+        "parameters not an object",
+        claim_dict("c", request_dict("r"), config=[{"opaque": {"driver": DRIVER, "parameters": [1]}}]),
+        "spec.devices.config[0].opaque.parameters",
+        'Invalid value: "<value omitted>": must be a valid JSON object',
+    ),
+    (
+        "selector not bool",
+        _set(CLAIM, "spec.devices.requests[0].exactly.selectors", [{"cel": {"expression": "device.driver"}}]),
+        "spec.devices.requests[0].exactly.selectors[0].cel.expression",
+        'Invalid value: "device.driver": must evaluate to bool or the unknown type, not string',
+    ),
     ("selector without cel", _set(CLASS, "spec.selectors", [{}]), "spec.selectors[0].cel", "Required value"),
-    ("selector too long", _set(CLASS, "spec.selectors", [{"cel": {"expression": "true" + " " * 10240}}]),
-     "spec.selectors[0].cel.expression", "Too long: may not be more than 10240 bytes"),
-    ("class extended resource", _set(CLASS, "spec.extendedResourceName", "cpu"),
-     "spec.extendedResourceName", 'Invalid value: "cpu": must be a valid extended resource name'),
-    ("slice duplicate device", slice_dict("s", ["g0", "g0"], node="n1"),
-     "spec.devices[1].name", 'Duplicate value: "g0"'),
-    ("slice without node selection", slice_dict("s", ["g0"]),
-     "spec", "Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is "
-             "required"),
-    ("slice with two node selections", _set(SLICE, "spec.allNodes", True),
-     "spec", 'Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, `allNodes`, '
-             "`perDeviceNodeSelection` is required, but multiple fields are set"),
-    ("allNodes false", _set(slice_dict("s", ["g0"], all_nodes=True), "spec.allNodes", False),
-     "spec.allNodes", "Invalid value: false: must be either unset or set to true"),
-    ("slice count", _set(SLICE, "spec.pool.resourceSliceCount", 0),
-     "spec.pool.resourceSliceCount", "Invalid value: 0: must be greater than zero"),
-    ("negative generation", _set(SLICE, "spec.pool.generation", -1),
-     "spec.pool.generation", "Invalid value: -1: must be greater than or equal to zero"),
-    ("attribute with two values", _set(SLICE, "spec.devices[0].attributes", {"a": {"int": 1, "bool": True}}),
-     "spec.devices[0].attributes[a]", 'Invalid value: {"int":1,"bool":true}: exactly one value must be specified'),
-    ("bad version", _set(SLICE, "spec.devices[0].attributes", {"v": {"version": "1.02.3"}}),
-     "spec.devices[0].attributes[v].version", 'Invalid value: "1.02.3": must be a string compatible with semver.org '
-                                              "spec 2.0.0"),
-    ("bad attribute name", _set(SLICE, "spec.devices[0].attributes", {"a-b": {"int": 1}}),
-     "spec.devices[0].attributes[a-b]", "Invalid value: \"a-b\": a valid C identifier must start with alphabetic "
-                                        "character or '_', followed by a string of alphanumeric characters or '_' "
-                                        "(e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation "
-                                        "is '[A-Za-z_][A-Za-z0-9_]*')"),
-    ("bad capacity", _set(SLICE, "spec.devices[0].capacity", {"memory": {"value": "lots"}}),
-     "spec.devices[0].capacity[memory].value", "invalid quantity"),
-    ("too many devices", slice_dict("s", [f"g{i}" for i in range(129)], node="n1"),
-     "spec.devices", "Too many: 129: must have at most 128 items"),
-    ("reserved without allocation", claim_dict("c", request_dict("r"), status={
-        "reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}),
-     "status.reservedFor", "Forbidden: may not be specified when `allocated` is not set"),
-    ("reserved by too many", claim_dict("c", request_dict("r"), status={
-        **allocated(("r", DRIVER, "n1", "g0")),
-        "reservedFor": [{"resource": "pods", "name": f"p{i}", "uid": f"u{i}"} for i in range(257)]}),
-     "status.reservedFor", "Too many: 257: must have at most 256 items"),
-    ("allocation names no request", claim_dict("c", request_dict("r"), status=allocated(("x", DRIVER, "n1", "g0"))),
-     "status.allocation.devices.results[0].request", 'Invalid value: "x": must be the name of a request in the claim '
-                                                     "or the name of a request and a subrequest separated by '/'"),
+    (
+        "selector too long",
+        _set(CLASS, "spec.selectors", [{"cel": {"expression": "true" + " " * 10240}}]),
+        "spec.selectors[0].cel.expression",
+        "Too long: may not be more than 10240 bytes",
+    ),
+    (
+        "class extended resource",
+        _set(CLASS, "spec.extendedResourceName", "cpu"),
+        "spec.extendedResourceName",
+        'Invalid value: "cpu": must be a valid extended resource name',
+    ),
+    (
+        "slice duplicate device",
+        slice_dict("s", ["g0", "g0"], node="n1"),
+        "spec.devices[1].name",
+        'Duplicate value: "g0"',
+    ),
+    (
+        "slice without node selection",
+        slice_dict("s", ["g0"]),
+        "spec",
+        "Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required",
+    ),
+    (
+        "slice with two node selections",
+        _set(SLICE, "spec.allNodes", True),
+        "spec",
+        'Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, `allNodes`, '
+        "`perDeviceNodeSelection` is required, but multiple fields are set",
+    ),
+    (
+        "allNodes false",
+        _set(slice_dict("s", ["g0"], all_nodes=True), "spec.allNodes", False),
+        "spec.allNodes",
+        "Invalid value: false: must be either unset or set to true",
+    ),
+    (
+        "slice count",
+        _set(SLICE, "spec.pool.resourceSliceCount", 0),
+        "spec.pool.resourceSliceCount",
+        "Invalid value: 0: must be greater than zero",
+    ),
+    (
+        "negative generation",
+        _set(SLICE, "spec.pool.generation", -1),
+        "spec.pool.generation",
+        "Invalid value: -1: must be greater than or equal to zero",
+    ),
+    (
+        "attribute with two values",
+        _set(SLICE, "spec.devices[0].attributes", {"a": {"int": 1, "bool": True}}),
+        "spec.devices[0].attributes[a]",
+        'Invalid value: {"int":1,"bool":true}: exactly one value must be specified',
+    ),
+    (
+        "bad version",
+        _set(SLICE, "spec.devices[0].attributes", {"v": {"version": "1.02.3"}}),
+        "spec.devices[0].attributes[v].version",
+        'Invalid value: "1.02.3": must be a string compatible with semver.org spec 2.0.0',
+    ),
+    (
+        "bad attribute name",
+        _set(SLICE, "spec.devices[0].attributes", {"a-b": {"int": 1}}),
+        "spec.devices[0].attributes[a-b]",
+        'Invalid value: "a-b": a valid C identifier must start with alphabetic '
+        "character or '_', followed by a string of alphanumeric characters or '_' "
+        "(e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation "
+        "is '[A-Za-z_][A-Za-z0-9_]*')",
+    ),
+    (
+        "bad capacity",
+        _set(SLICE, "spec.devices[0].capacity", {"memory": {"value": "lots"}}),
+        "spec.devices[0].capacity[memory].value",
+        "invalid quantity",
+    ),
+    (
+        "too many devices",
+        slice_dict("s", [f"g{i}" for i in range(129)], node="n1"),
+        "spec.devices",
+        "Too many: 129: must have at most 128 items",
+    ),
+    (
+        "reserved without allocation",
+        claim_dict("c", request_dict("r"), status={"reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}),
+        "status.reservedFor",
+        "Forbidden: may not be specified when `allocated` is not set",
+    ),
+    (
+        "reserved by too many",
+        claim_dict(
+            "c",
+            request_dict("r"),
+            status={
+                **allocated(("r", DRIVER, "n1", "g0")),
+                "reservedFor": [{"resource": "pods", "name": f"p{i}", "uid": f"u{i}"} for i in range(257)],
+            },
+        ),
+        "status.reservedFor",
+        "Too many: 257: must have at most 256 items",
+    ),
+    (
+        "allocation names no request",
+        claim_dict("c", request_dict("r"), status=allocated(("x", DRIVER, "n1", "g0"))),
+        "status.allocation.devices.results[0].request",
+        'Invalid value: "x": must be the name of a request in the claim '
+        "or the name of a request and a subrequest separated by '/'",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "obj", "path", "message"), INVALID, ids=[row[0] for row in INVALID])
-def test_validation_refuses_with_the_api_servers_text(name: str, obj: dict[str, Any], path: str,
-                                                      message: str) -> None:
+def test_validation_refuses_with_the_api_servers_text(name: str, obj: dict[str, Any], path: str, message: str) -> None:
     with pytest.raises(ObjectError) as err:
         validate_object(obj)
     assert err.value.path == path
     assert message in err.value.reason
 
 
-@pytest.mark.parametrize("obj", [
-    CLAIM, SLICE, CLASS, template_dict("t", request_dict("r")),
-    claim_dict("c", first_available_dict("r", request_dict("a", count=2), request_dict("b")),
-               request_dict("all", mode="All"), constraints=[{"requests": ["r/a", "all"],
-                                                               "matchAttribute": "gpu.example.com/model"}],
-               config=[{"requests": ["r/b"], **opaque()}],
-               status={**allocated(("r/b", DRIVER, "n1", "g0")),
-                       "reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}),
-    slice_dict("s", [device_dict("g0", {"model": "a100", "v": "v1.0.0-rc.1+b"}, {"memory": "1Gi"})],
-               node_selector={"nodeSelectorTerms": [{"matchExpressions": [
-                   {"key": "zone", "operator": "In", "values": ["a"]}]}]}),
-], ids=["claim", "slice", "class", "template", "claim-with-everything", "slice-by-selector"])
+@pytest.mark.parametrize(
+    "obj",
+    [
+        CLAIM,
+        SLICE,
+        CLASS,
+        template_dict("t", request_dict("r")),
+        claim_dict(
+            "c",
+            first_available_dict("r", request_dict("a", count=2), request_dict("b")),
+            request_dict("all", mode="All"),
+            constraints=[{"requests": ["r/a", "all"], "matchAttribute": "gpu.example.com/model"}],
+            config=[{"requests": ["r/b"], **opaque()}],
+            status={
+                **allocated(("r/b", DRIVER, "n1", "g0")),
+                "reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}],
+            },
+        ),
+        slice_dict(
+            "s",
+            [device_dict("g0", {"model": "a100", "v": "v1.0.0-rc.1+b"}, {"memory": "1Gi"})],
+            node_selector={
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]
+            },
+        ),
+    ],
+    ids=["claim", "slice", "class", "template", "claim-with-everything", "slice-by-selector"],
+)
 def test_valid_objects_pass(obj: dict[str, Any]) -> None:
     validate_object(obj)
 
 
 POD_INVALID = [
-    ([{"name": "a"}], "spec.resourceClaims[0]",
-     'Invalid value: {"name":"a"}: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`'),
-    ([{"name": "a", "resourceClaimName": "x", "resourceClaimTemplateName": "y"}], "spec.resourceClaims[0]",
-     "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"),
-    ([{"name": "a", "resourceClaimName": "x"}, {"name": "a", "resourceClaimName": "y"}],
-     "spec.resourceClaims[1].name", 'Duplicate value: "a"'),
+    (
+        [{"name": "a"}],
+        "spec.resourceClaims[0]",
+        'Invalid value: {"name":"a"}: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`',
+    ),
+    (
+        [{"name": "a", "resourceClaimName": "x", "resourceClaimTemplateName": "y"}],
+        "spec.resourceClaims[0]",
+        "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified",
+    ),
+    (
+        [{"name": "a", "resourceClaimName": "x"}, {"name": "a", "resourceClaimName": "y"}],
+        "spec.resourceClaims[1].name",
+        'Duplicate value: "a"',
+    ),
 ]
 
 
@@ -307,7 +480,7 @@ VERDICTS: list[tuple[str, bool]] = [
     ('device.capacity["other.io"].slots.asInteger() == 4', True),
     ('quantity("1.5").isInteger()', False),
     ('quantity("1").add(2).sub(quantity("500m")).asApproximateFloat() == 2.5', True),
-    ("sign(quantity(\"-1\")) == -1 && isQuantity(\"10Gi\") && !isQuantity(\"ten\")", True),
+    ('sign(quantity("-1")) == -1 && isQuantity("10Gi") && !isQuantity("ten")', True),
     ('has(device.attributes["other.example.com"].x)', False),
     ('cel.bind(a, device.attributes["gpu.example.com"], a.model.startsWith("a") && a.cores == 8)', True),
     ('device.attributes["gpu.example.com"].model.matches("^a[0-9]+$")', True),
@@ -350,8 +523,10 @@ RUNTIME_ERRORS = [
     ('1 / (device.attributes["gpu.example.com"].model == "x" ? 1 : 0) == 1', "division by zero"),
     ('device.attributes["gpu.example.com"].cuda.isGreaterThan(quantity("1"))', "no such overload: isGreaterThan"),
     ('quantity("1.5").asInteger() == 1', "cannot convert value to integer"),
-    ("[" + ",".join(map(str, range(120))) + "].all(a, [" + ",".join(map(str, range(120))) + "].all(b, true))",
-     "Iteration budget exceeded"),
+    (
+        "[" + ",".join(map(str, range(120))) + "].all(a, [" + ",".join(map(str, range(120))) + "].all(b, true))",
+        "Iteration budget exceeded",
+    ),
 ]
 
 

@@ -35,19 +35,22 @@ def test_the_data_file_is_what_the_generator_writes() -> None:
     assert api_fields.main(["--check"]) == 0
 
 
-@pytest.mark.parametrize(("type_name", "field", "shape"), [
-    # a nested object, a list of objects, maps and int-or-string / quantities / times as leaves
-    ("core.v1.Container", "resources", "core.v1.ResourceRequirements"),
-    ("core.v1.PodSpec", "containers", "[]core.v1.Container"),
-    ("core.v1.ResourceRequirements", "requests", 0),
-    ("meta.v1.ObjectMeta", "labels", 0),
-    ("meta.v1.ObjectMeta", "creationTimestamp", 0),
-    ("apps.v1.RollingUpdateDeployment", "maxSurge", 0),
-    ("policy.v1.PodDisruptionBudgetSpec", "minAvailable", 0),
-    # FieldsV1 is a free-form object: not walked
-    ("meta.v1.ManagedFieldsEntry", "fieldsV1", 0),
-    ("x-k8s.scheduling.v1alpha1.PodGroupSpec", "minResources", 0),
-])
+@pytest.mark.parametrize(
+    ("type_name", "field", "shape"),
+    [
+        # a nested object, a list of objects, maps and int-or-string / quantities / times as leaves
+        ("core.v1.Container", "resources", "core.v1.ResourceRequirements"),
+        ("core.v1.PodSpec", "containers", "[]core.v1.Container"),
+        ("core.v1.ResourceRequirements", "requests", 0),
+        ("meta.v1.ObjectMeta", "labels", 0),
+        ("meta.v1.ObjectMeta", "creationTimestamp", 0),
+        ("apps.v1.RollingUpdateDeployment", "maxSurge", 0),
+        ("policy.v1.PodDisruptionBudgetSpec", "minAvailable", 0),
+        # FieldsV1 is a free-form object: not walked
+        ("meta.v1.ManagedFieldsEntry", "fieldsV1", 0),
+        ("x-k8s.scheduling.v1alpha1.PodGroupSpec", "minResources", 0),
+    ],
+)
 def test_shapes_in_the_data_file(type_name: str, field: str, shape: object) -> None:
     data = json.loads(DATA_FILE.read_text())
     assert data["types"][type_name][field] == shape
@@ -68,15 +71,19 @@ def test_the_list_wrapper() -> None:
 
 
 def test_parse_links_nested_types_with_their_steps() -> None:
-    schema = parse_schema({"kinds": {"v1": {"Thing": "Thing"}}, "types": {
-        "Thing": {"kind": 0, "parts": "[]Part", "byName": "{}Part", "grid": "[][]Part", "main": "Part"},
-        "Part": {"name": 0},
-    }})
+    schema = parse_schema(
+        {
+            "kinds": {"v1": {"Thing": "Thing"}},
+            "types": {
+                "Thing": {"kind": 0, "parts": "[]Part", "byName": "{}Part", "grid": "[][]Part", "main": "Part"},
+                "Part": {"name": 0},
+            },
+        }
+    )
     thing = schema.kind_type("v1", "Thing")
     assert thing is not None
     part = schema.types["Part"]
-    assert thing.nested == {"parts": ("[]", part), "byName": ("{}", part), "grid": ("[][]", part),
-                            "main": ("", part)}
+    assert thing.nested == {"parts": ("[]", part), "byName": ("{}", part), "grid": ("[][]", part), "main": ("", part)}
     assert schema.kind_type("v2", "Thing") is None
 
 

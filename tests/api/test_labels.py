@@ -86,9 +86,7 @@ def test_empty_selector_matches_everything() -> None:
 
 
 def test_match_labels_become_in_requirements() -> None:
-    parsed = LabelSelector.from_dict(
-        {"matchLabels": {"app": "web"}, "matchExpressions": [expr("zone", "Exists")]}
-    )
+    parsed = LabelSelector.from_dict({"matchLabels": {"app": "web"}, "matchExpressions": [expr("zone", "Exists")]})
     assert parsed is not None
     assert parsed.requirements == (
         LabelRequirement("app", "In", frozenset({"web"})),
@@ -111,9 +109,7 @@ def test_match_labels_become_in_requirements() -> None:
         ("DoesNotExist", set(), None, True),
     ],
 )
-def test_label_requirement_matches_value(
-    operator: str, values: set[str], value: str | None, expected: bool
-) -> None:
+def test_label_requirement_matches_value(operator: str, values: set[str], value: str | None, expected: bool) -> None:
     requirement = LabelRequirement("k", operator, frozenset(values))
     assert requirement.matches_value(value) is expected
     labels = {} if value is None else {"k": value}
@@ -188,9 +184,7 @@ label_values = st.one_of(st.none(), st.sampled_from(["a", "b", "c", ""]))
     values=st.frozensets(st.sampled_from(["a", "b", "c"]), min_size=1),
     value=label_values,
 )
-def test_property_label_requirement_complements(
-    operator: str, values: frozenset[str], value: str | None
-) -> None:
+def test_property_label_requirement_complements(operator: str, values: frozenset[str], value: str | None) -> None:
     """In/NotIn and Exists/DoesNotExist are exact complements, absent labels included."""
     opposite = {"In": "NotIn", "NotIn": "In", "Exists": "DoesNotExist", "DoesNotExist": "Exists"}[operator]
     needs_values = operator in ("In", "NotIn")

@@ -19,30 +19,53 @@ Gi = 1024**3
 @pytest.mark.parametrize(
     ("spec", "path"),
     [
-        ({"containers": [{"name": "c", "resources": {"requests": {"cpu": "abc"}}}]},
-         "spec.containers[0].resources.requests.cpu"),
-        ({"containers": [{"name": "a"}, {"name": "b", "resources": {"limits": {"memory": "1Xi"}}}]},
-         "spec.containers[1].resources.limits.memory"),
-        ({"containers": [{"name": "c", "resources": {"requests": ["cpu"]}}]},
-         "spec.containers[0].resources.requests"),
+        (
+            {"containers": [{"name": "c", "resources": {"requests": {"cpu": "abc"}}}]},
+            "spec.containers[0].resources.requests.cpu",
+        ),
+        (
+            {"containers": [{"name": "a"}, {"name": "b", "resources": {"limits": {"memory": "1Xi"}}}]},
+            "spec.containers[1].resources.limits.memory",
+        ),
+        ({"containers": [{"name": "c", "resources": {"requests": ["cpu"]}}]}, "spec.containers[0].resources.requests"),
         ({"containers": [{"name": "c", "resources": "big"}]}, "spec.containers[0].resources"),
-        ({"initContainers": [{"name": "i", "resources": {"requests": {"memory": "-"}}}]},
-         "spec.initContainers[0].resources.requests.memory"),
-        ({"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": "80"}]}]},
-         "spec.containers[0].ports[0].hostPort"),
+        (
+            {"initContainers": [{"name": "i", "resources": {"requests": {"memory": "-"}}}]},
+            "spec.initContainers[0].resources.requests.memory",
+        ),
+        (
+            {"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": "80"}]}]},
+            "spec.containers[0].ports[0].hostPort",
+        ),
         ({"containers": [{"name": "c", "ports": "80"}]}, "spec.containers[0].ports"),
         ({"containers": {"name": "c"}}, "spec.containers"),
         ({"overhead": {"cpu": "1q"}}, "spec.overhead.cpu"),
         ({"tolerations": [{"operator": "Exists"}, {"key": "k", "operator": "Foo"}]}, "spec.tolerations[1].operator"),
         ({"tolerations": [{"key": "k", "operator": "Exists", "value": "v"}]}, "spec.tolerations[0].value"),
         ({"tolerations": "all"}, "spec.tolerations"),
-        ({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "a", "operator": "Bad"}]}]}}}},
-         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-         ".nodeSelectorTerms[0].matchExpressions[0].operator"),
-        ({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 0, "preference": {}}]}}},
-         "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight"),
+        (
+            {
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "Bad"}]}]
+                        }
+                    }
+                }
+            },
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+            ".nodeSelectorTerms[0].matchExpressions[0].operator",
+        ),
+        (
+            {
+                "affinity": {
+                    "nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 0, "preference": {}}]
+                    }
+                }
+            },
+            "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight",
+        ),
         ({"affinity": "x"}, "spec.affinity"),
         ({"priority": "high"}, "spec.priority"),
         ({"priority": True}, "spec.priority"),
@@ -80,49 +103,87 @@ def test_pod_defaults() -> None:
     raw["metadata"].pop("namespace")
     pod = Pod.from_dict(raw)
     assert (pod.namespace, pod.key, pod.scheduler_name, pod.priority, pod.preemption_policy, pod.phase) == (
-        "default", "default/p", "default-scheduler", 0, "PreemptLowerPriority", "Pending")
+        "default",
+        "default/p",
+        "default-scheduler",
+        0,
+        "PreemptLowerPriority",
+        "Pending",
+    )
     assert pod.node_affinity is None and pod.tolerations == () and pod.scheduling_gates == ()
 
 
 def test_pod_host_ports_from_app_containers_only() -> None:
-    pod = Pod.from_dict(pod_dict("p", spec={
-        "containers": [
-            {"name": "a", "ports": [{"containerPort": 80}, {"containerPort": 80, "hostPort": 8080},
-                                    {"containerPort": 53, "hostPort": 53, "protocol": "UDP", "hostIP": "10.0.0.1"}]},
-            {"name": "b", "ports": [{"containerPort": 9, "hostPort": 0}]},
-        ],
-        # kube-scheduler v1.30 (NodePorts, NodeInfo.updateUsedPorts) reads spec.containers only
-        "initContainers": [{"name": "i", "ports": [{"containerPort": 1, "hostPort": 1000}]}],
-    }))
+    pod = Pod.from_dict(
+        pod_dict(
+            "p",
+            spec={
+                "containers": [
+                    {
+                        "name": "a",
+                        "ports": [
+                            {"containerPort": 80},
+                            {"containerPort": 80, "hostPort": 8080},
+                            {"containerPort": 53, "hostPort": 53, "protocol": "UDP", "hostIP": "10.0.0.1"},
+                        ],
+                    },
+                    {"name": "b", "ports": [{"containerPort": 9, "hostPort": 0}]},
+                ],
+                # kube-scheduler v1.30 (NodePorts, NodeInfo.updateUsedPorts) reads spec.containers only
+                "initContainers": [{"name": "i", "ports": [{"containerPort": 1, "hostPort": 1000}]}],
+            },
+        )
+    )
     assert pod.host_ports == (ContainerPort(8080, "TCP", ""), ContainerPort(53, "UDP", "10.0.0.1"))
 
 
 def test_pod_images_init_then_app() -> None:
-    pod = Pod.from_dict(pod_dict("p", spec={
-        "containers": [{"name": "a", "image": "nginx:1"}, {"name": "b", "image": "redis"}],
-        "initContainers": [{"name": "i", "image": "busybox"}],
-    }))
+    pod = Pod.from_dict(
+        pod_dict(
+            "p",
+            spec={
+                "containers": [{"name": "a", "image": "nginx:1"}, {"name": "b", "image": "redis"}],
+                "initContainers": [{"name": "i", "image": "busybox"}],
+            },
+        )
+    )
     assert pod.images() == ("busybox", "nginx:1", "redis")
 
 
 def test_pod_sidecar_flag_only_on_init_containers() -> None:
-    pod = Pod.from_dict(pod_dict("p", spec={
-        "containers": [{"name": "a", "restartPolicy": "Always"}],
-        "initContainers": [{"name": "s", "restartPolicy": "Always"}, {"name": "i", "restartPolicy": "OnFailure"}],
-    }))
+    pod = Pod.from_dict(
+        pod_dict(
+            "p",
+            spec={
+                "containers": [{"name": "a", "restartPolicy": "Always"}],
+                "initContainers": [
+                    {"name": "s", "restartPolicy": "Always"},
+                    {"name": "i", "restartPolicy": "OnFailure"},
+                ],
+            },
+        )
+    )
     assert [c.is_sidecar for c in pod.containers] == [False]
     assert [c.is_sidecar for c in pod.init_containers] == [True, False]
 
 
 def test_pod_keeps_raw_and_parses_tolerations_gates_affinity() -> None:
-    raw = pod_dict("p", spec={
-        "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
-        "schedulingGates": [{"name": "g1"}, {"name": "g2"}],
-        "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 5, "preference": {"matchExpressions": [{"key": "a", "operator": "Exists"}]}}]}},
-        "nodeSelector": {"disk": "ssd"},
-        "nodeName": "n1",
-    })
+    raw = pod_dict(
+        "p",
+        spec={
+            "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
+            "schedulingGates": [{"name": "g1"}, {"name": "g2"}],
+            "affinity": {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 5, "preference": {"matchExpressions": [{"key": "a", "operator": "Exists"}]}}
+                    ]
+                }
+            },
+            "nodeSelector": {"disk": "ssd"},
+            "nodeName": "n1",
+        },
+    )
     pod = Pod.from_dict(raw)
     assert pod.raw is raw
     assert pod.tolerations[0].key == "k" and pod.tolerations[0].operator == "Exists"
@@ -136,15 +197,30 @@ def test_pod_keeps_raw_and_parses_tolerations_gates_affinity() -> None:
 @pytest.mark.parametrize(
     ("status", "want_alloc", "want_cap"),
     [
-        pytest.param({"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
-                     {"cpu": 4000, "memory": 8 * Gi, "pods": 110}, {"cpu": 4000, "memory": 8 * Gi, "pods": 110},
-                     id="allocatable defaults to capacity"),
-        pytest.param({"capacity": {"cpu": "4", "pods": "110"}, "allocatable": {"cpu": "3500m"}},
-                     {"cpu": 3500}, {"cpu": 4000, "pods": 110}, id="allocatable given"),
-        pytest.param({"capacity": {"cpu": "4"}, "allocatable": {}}, {}, {"cpu": 4000},
-                     id="explicit empty allocatable is not defaulted"),
-        pytest.param({"allocatable": {"nvidia.com/gpu": "8", "hugepages-2Mi": "0", "foo": "3"}},
-                     {"nvidia.com/gpu": 8, "hugepages-2Mi": 0}, {}, id="extended kept, untracked dropped"),
+        pytest.param(
+            {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+            {"cpu": 4000, "memory": 8 * Gi, "pods": 110},
+            {"cpu": 4000, "memory": 8 * Gi, "pods": 110},
+            id="allocatable defaults to capacity",
+        ),
+        pytest.param(
+            {"capacity": {"cpu": "4", "pods": "110"}, "allocatable": {"cpu": "3500m"}},
+            {"cpu": 3500},
+            {"cpu": 4000, "pods": 110},
+            id="allocatable given",
+        ),
+        pytest.param(
+            {"capacity": {"cpu": "4"}, "allocatable": {}},
+            {},
+            {"cpu": 4000},
+            id="explicit empty allocatable is not defaulted",
+        ),
+        pytest.param(
+            {"allocatable": {"nvidia.com/gpu": "8", "hugepages-2Mi": "0", "foo": "3"}},
+            {"nvidia.com/gpu": 8, "hugepages-2Mi": 0},
+            {},
+            id="extended kept, untracked dropped",
+        ),
         pytest.param({}, {}, {}, id="no status"),
     ],
 )
@@ -172,8 +248,10 @@ def test_node_taints_images_and_flags() -> None:
 @pytest.mark.parametrize(
     ("mutate", "path"),
     [
-        (lambda d: d["spec"].update(taints=[{"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "Never"}]),
-         "spec.taints[1].effect"),
+        (
+            lambda d: d["spec"].update(taints=[{"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "Never"}]),
+            "spec.taints[1].effect",
+        ),
         (lambda d: d["spec"].update(taints=[{"key": "bad key!", "effect": "NoSchedule"}]), "spec.taints[0].key"),
         (lambda d: d["status"].update(images=[{"names": ["a"], "sizeBytes": "big"}]), "status.images[0].sizeBytes"),
         (lambda d: d["status"].update(images=[{"names": "a"}]), "status.images[0].names"),
@@ -189,16 +267,39 @@ def test_node_malformed_field_names_its_path(mutate: Any, path: str) -> None:
     assert info.value.path == path
 
 
-@pytest.mark.parametrize(("parse", "raw", "path", "reason"), [
-    pytest.param(Node.from_dict, {**node_dict("n"), "spec": {"unschedulable": "false"}}, "spec.unschedulable",
-                 'expected a boolean (true or false), got string "false"', id="node-unschedulable-quoted"),
-    pytest.param(Pod.from_dict, pod_dict("p", spec={"nodeSelector": {"ssd": True}}), "spec.nodeSelector.ssd",
-                 "expected a string, got boolean true", id="pod-node-selector-boolean"),
-    pytest.param(Pod.from_dict, pod_dict("p", spec={"containers": [{"name": "c", "ports": [{"hostPort": 70000}]}]}),
-                 "spec.containers[0].ports[0].hostPort", "Invalid value: 70000", id="pod-host-port-range"),
-    pytest.param(Pod.from_dict, pod_dict("p", spec={"nodeName": 5}), "spec.nodeName", "expected a string",
-                 id="pod-node-name-number"),
-])
+@pytest.mark.parametrize(
+    ("parse", "raw", "path", "reason"),
+    [
+        pytest.param(
+            Node.from_dict,
+            {**node_dict("n"), "spec": {"unschedulable": "false"}},
+            "spec.unschedulable",
+            'expected a boolean (true or false), got string "false"',
+            id="node-unschedulable-quoted",
+        ),
+        pytest.param(
+            Pod.from_dict,
+            pod_dict("p", spec={"nodeSelector": {"ssd": True}}),
+            "spec.nodeSelector.ssd",
+            "expected a string, got boolean true",
+            id="pod-node-selector-boolean",
+        ),
+        pytest.param(
+            Pod.from_dict,
+            pod_dict("p", spec={"containers": [{"name": "c", "ports": [{"hostPort": 70000}]}]}),
+            "spec.containers[0].ports[0].hostPort",
+            "Invalid value: 70000",
+            id="pod-host-port-range",
+        ),
+        pytest.param(
+            Pod.from_dict,
+            pod_dict("p", spec={"nodeName": 5}),
+            "spec.nodeName",
+            "expected a string",
+            id="pod-node-name-number",
+        ),
+    ],
+)
 def test_views_check_the_types_they_read(parse: Any, raw: dict[str, Any], path: str, reason: str) -> None:
     with pytest.raises(ObjectError) as info:
         parse(raw)
@@ -232,13 +333,24 @@ def test_amounts_beyond_the_snapshot_columns_are_refused_by_the_views() -> None:
 
 
 def test_pods_sharing_a_spec_share_its_parse_but_not_their_own_fields() -> None:
-    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}}}],
-            "tolerations": [{"key": "k", "operator": "Exists"}],
-            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}]}}}
+    spec = {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}}}],
+        "tolerations": [{"key": "k", "operator": "Exists"}],
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}
+                ]
+            }
+        },
+    }
     a = Pod.from_dict(pod_dict("a", spec=copy.deepcopy(spec), namespace="one"))
-    b = Pod.from_dict({**pod_dict("b", spec=copy.deepcopy(spec), namespace="one"),
-                       "status": {"phase": "Running", "nominatedNodeName": "n1"}})
+    b = Pod.from_dict(
+        {
+            **pod_dict("b", spec=copy.deepcopy(spec), namespace="one"),
+            "status": {"phase": "Running", "nominatedNodeName": "n1"},
+        }
+    )
     assert (a.name, b.name, a.phase, b.phase, b.nominated_node_name) == ("a", "b", "Pending", "Running", "n1")
     assert a.requests == b.requests == {"cpu": 250, "memory": 1 << 30}
     assert a.containers is b.containers  # one parse for both

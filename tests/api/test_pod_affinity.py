@@ -11,9 +11,15 @@ from kubesched.api.pod_affinity import PodAffinity, PodAffinityTerm
 
 
 def test_label_keys_are_kept_as_written() -> None:
-    term = PodAffinityTerm.from_dict({"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "web"}},
-                                      "matchLabelKeys": ["version", "track"], "mismatchLabelKeys": ["tenant"]},
-                                     "default")
+    term = PodAffinityTerm.from_dict(
+        {
+            "topologyKey": "zone",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+            "matchLabelKeys": ["version", "track"],
+            "mismatchLabelKeys": ["tenant"],
+        },
+        "default",
+    )
     assert term.match_label_keys == ("version", "track")
     assert term.mismatch_label_keys == ("tenant",)
     # The scheduler never applies them itself (the API server merged them at creation).
@@ -21,11 +27,17 @@ def test_label_keys_are_kept_as_written() -> None:
     assert PodAffinityTerm.from_dict({"topologyKey": "zone"}, "default").match_label_keys == ()
 
 
-@pytest.mark.parametrize(("field", "value"), [("matchLabelKeys", "version"), ("mismatchLabelKeys", [1]),
-                                              ("namespaces", "default")])
+@pytest.mark.parametrize(
+    ("field", "value"), [("matchLabelKeys", "version"), ("mismatchLabelKeys", [1]), ("namespaces", "default")]
+)
 def test_keys_must_be_lists_of_strings(field: str, value: Any) -> None:
-    raw = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 1, "podAffinityTerm": {"topologyKey": "zone", field: value}}]}}
+    raw = {
+        "podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "podAffinityTerm": {"topologyKey": "zone", field: value}}
+            ]
+        }
+    }
     with pytest.raises(ObjectError) as info:
         PodAffinity.from_affinity(raw, "default")
     assert info.value.path == f"podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.{field}"

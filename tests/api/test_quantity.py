@@ -226,9 +226,7 @@ def test_format_quantity(value: Fraction, text: str) -> None:
     assert parse_quantity(text) == value
 
 
-suffixes = st.sampled_from(
-    ["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "e3", "e-2"]
-)
+suffixes = st.sampled_from(["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "e3", "e-2"])
 
 
 @given(
@@ -237,9 +235,7 @@ suffixes = st.sampled_from(
     fraction=st.text(alphabet="0123456789", max_size=12),
     suffix=suffixes,
 )
-def test_property_parse_is_exact_and_accessors_are_ceilings(
-    sign: str, whole: int, fraction: str, suffix: str
-) -> None:
+def test_property_parse_is_exact_and_accessors_are_ceilings(sign: str, whole: int, fraction: str, suffix: str) -> None:
     text = f"{sign}{whole}.{fraction}{suffix}" if fraction else f"{sign}{whole}{suffix}"
     value = parse_quantity(text)
     # never coarser than a nano unit, and within one nano unit of the exact decimal value

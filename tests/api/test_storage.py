@@ -63,16 +63,21 @@ def _vac(obj: dict, vac: str) -> dict:
     return obj
 
 
-@pytest.mark.parametrize(("claim_vac", "gate", "want"), [
-    ("gold", True, "gold-pv"),
-    ("", True, "plain-pv"),
-    ("silver", True, None),
-    # Gate off: the class is not looked at, the smallest fitting volume wins.
-    ("gold", False, "plain-pv"),
-])
+@pytest.mark.parametrize(
+    ("claim_vac", "gate", "want"),
+    [
+        ("gold", True, "gold-pv"),
+        ("", True, "plain-pv"),
+        ("silver", True, None),
+        # Gate off: the class is not looked at, the smallest fitting volume wins.
+        ("gold", False, "plain-pv"),
+    ],
+)
 def test_find_matching_volume_attributes_class(claim_vac: str, gate: bool, want: str | None) -> None:
-    volumes = [PersistentVolume.from_dict(pv_dict("plain-pv", sc="x", size="10Gi")),
-               PersistentVolume.from_dict(_vac(pv_dict("gold-pv", sc="x", size="20Gi"), "gold"))]
+    volumes = [
+        PersistentVolume.from_dict(pv_dict("plain-pv", sc="x", size="10Gi")),
+        PersistentVolume.from_dict(_vac(pv_dict("gold-pv", sc="x", size="20Gi"), "gold")),
+    ]
     claim = PersistentVolumeClaim.from_dict(_vac(pvc_dict("c", sc="x", size="5Gi"), claim_vac))
     found = find_matching_volume(claim, volumes, {}, frozenset(), match_attributes_class=gate)
     assert (found.name if found else None) == want
@@ -88,8 +93,9 @@ def test_volume_attachment_view() -> None:
 
 
 def test_storage_class_topology() -> None:
-    sc = StorageClass.from_dict(sc_dict("s", topologies=[
-        {"matchLabelExpressions": [{"key": "zone", "values": ["a", "b"]}]}]))
+    sc = StorageClass.from_dict(
+        sc_dict("s", topologies=[{"matchLabelExpressions": [{"key": "zone", "values": ["a", "b"]}]}])
+    )
     assert sc.allows_topology({"zone": "b"}) and not sc.allows_topology({"zone": "c"})
     assert StorageClass.from_dict(sc_dict("any")).allows_topology({})
     assert StorageClass.from_dict(sc_dict("unset", mode=None)).volume_binding_mode is None

@@ -28,15 +28,16 @@ WEB = {"matchLabels": {"app": "web"}}
 
 VALID = [
     workload("Deployment", WEB, {"app": "web", "tier": "front"}),
-    workload("ReplicaSet", {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]},
-             {"app": "api"}),
+    workload(
+        "ReplicaSet", {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]}, {"app": "api"}
+    ),
     workload("StatefulSet", WEB, {"app": "web"}),
     workload("DaemonSet", WEB, {"app": "web"}),
-    workload("Job", labels={"app": "web"}),                                      # selector generated
-    workload("Job", {"matchLabels": {"job-name": "web"}}, {"app": "web"}),        # names what is generated
+    workload("Job", labels={"app": "web"}),  # selector generated
+    workload("Job", {"matchLabels": {"job-name": "web"}}, {"app": "web"}),  # names what is generated
     workload("Job", WEB, {"app": "web"}, manualSelector=True),
     workload("ReplicationController", {"app": "web"}, {"app": "web", "v": "2"}),
-    workload("ReplicationController", labels={"app": "web"}),                    # defaults to the labels
+    workload("ReplicationController", labels={"app": "web"}),  # defaults to the labels
 ]
 
 
@@ -46,38 +47,85 @@ def test_selectors_that_select_their_pods_pass(obj: dict[str, Any]) -> None:
 
 
 REFUSED: list[tuple[str, dict[str, Any], str, str]] = [
-    ("deployment-mismatch", workload("Deployment", WEB, {"app": "frontend"}),
-     "spec.template.metadata.labels", 'Invalid value: {"app":"frontend"}: ' + MISMATCH),
-    ("deployment-no-labels", workload("Deployment", WEB),
-     "spec.template.metadata.labels", "Invalid value: null: " + MISMATCH),
+    (
+        "deployment-mismatch",
+        workload("Deployment", WEB, {"app": "frontend"}),
+        "spec.template.metadata.labels",
+        'Invalid value: {"app":"frontend"}: ' + MISMATCH,
+    ),
+    (
+        "deployment-no-labels",
+        workload("Deployment", WEB),
+        "spec.template.metadata.labels",
+        "Invalid value: null: " + MISMATCH,
+    ),
     ("deployment-no-selector", workload("Deployment", labels={"app": "web"}), "spec.selector", "Required value"),
-    ("deployment-empty-selector", workload("Deployment", {}, {"app": "web"}),
-     "spec.selector", "Invalid value: {}: empty selector is invalid for deployment"),
-    ("replicaset-mismatch", workload("ReplicaSet", {"matchLabels": {"b": "2", "a": "1"}}, {"b": "2", "a": "x"}),
-     "spec.template.metadata.labels", 'Invalid value: {"a":"x","b":"2"}: ' + MISMATCH),
-    ("statefulset-empty-selector", workload("StatefulSet", {"matchLabels": {}}, {"app": "web"}),
-     "spec.selector", "Invalid value: {}: empty selector is invalid for statefulset"),
-    ("daemonset-no-selector", workload("DaemonSet", labels={"app": "web"}),
-     "spec.template.metadata.labels", 'Invalid value: {"app":"web"}: ' + MISMATCH),
-    ("daemonset-empty-selector", workload("DaemonSet", {}, {"app": "web"}),
-     "spec.selector", "Invalid value: {}: empty selector is invalid for daemonset"),
-    ("job-manual-mismatch", workload("Job", WEB, {"y": "z"}, manualSelector=True),
-     "spec.template.metadata.labels", 'Invalid value: {"y":"z"}: ' + MISMATCH),
-    ("job-manual-no-selector", workload("Job", labels={"app": "web"}, manualSelector=True),
-     "spec.selector", "Required value"),
-    ("job-selector-not-generated", workload("Job", {"matchLabels": {"app": "web"},
-                                                    "matchExpressions": [{"operator": "Exists", "key": "k"}]},
-                                            {"app": "web"}),
-     "spec.selector", 'Invalid value: {"matchLabels":{"app":"web"},"matchExpressions":[{"key":"k",'
-                      '"operator":"Exists"}]}: `selector` not auto-generated'),
-    ("replicationcontroller-mismatch", workload("ReplicationController", {"app": "web"}, {"app": "db"}),
-     "spec.template.metadata.labels", 'Invalid value: {"app":"db"}: ' + MISMATCH),
+    (
+        "deployment-empty-selector",
+        workload("Deployment", {}, {"app": "web"}),
+        "spec.selector",
+        "Invalid value: {}: empty selector is invalid for deployment",
+    ),
+    (
+        "replicaset-mismatch",
+        workload("ReplicaSet", {"matchLabels": {"b": "2", "a": "1"}}, {"b": "2", "a": "x"}),
+        "spec.template.metadata.labels",
+        'Invalid value: {"a":"x","b":"2"}: ' + MISMATCH,
+    ),
+    (
+        "statefulset-empty-selector",
+        workload("StatefulSet", {"matchLabels": {}}, {"app": "web"}),
+        "spec.selector",
+        "Invalid value: {}: empty selector is invalid for statefulset",
+    ),
+    (
+        "daemonset-no-selector",
+        workload("DaemonSet", labels={"app": "web"}),
+        "spec.template.metadata.labels",
+        'Invalid value: {"app":"web"}: ' + MISMATCH,
+    ),
+    (
+        "daemonset-empty-selector",
+        workload("DaemonSet", {}, {"app": "web"}),
+        "spec.selector",
+        "Invalid value: {}: empty selector is invalid for daemonset",
+    ),
+    (
+        "job-manual-mismatch",
+        workload("Job", WEB, {"y": "z"}, manualSelector=True),
+        "spec.template.metadata.labels",
+        'Invalid value: {"y":"z"}: ' + MISMATCH,
+    ),
+    (
+        "job-manual-no-selector",
+        workload("Job", labels={"app": "web"}, manualSelector=True),
+        "spec.selector",
+        "Required value",
+    ),
+    (
+        "job-selector-not-generated",
+        workload(
+            "Job",
+            {"matchLabels": {"app": "web"}, "matchExpressions": [{"operator": "Exists", "key": "k"}]},
+            {"app": "web"},
+        ),
+        "spec.selector",
+        'Invalid value: {"matchLabels":{"app":"web"},"matchExpressions":[{"key":"k",'
+        '"operator":"Exists"}]}: `selector` not auto-generated',
+    ),
+    (
+        "replicationcontroller-mismatch",
+        workload("ReplicationController", {"app": "web"}, {"app": "db"}),
+        "spec.template.metadata.labels",
+        'Invalid value: {"app":"db"}: ' + MISMATCH,
+    ),
 ]
 
 
 @pytest.mark.parametrize(("obj", "path", "reason"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
 def test_selectors_that_miss_their_pods_are_refused_as_the_api_server_refuses_them(
-        obj: dict[str, Any], path: str, reason: str) -> None:
+    obj: dict[str, Any], path: str, reason: str
+) -> None:
     with pytest.raises(ObjectError) as info:
         check_workload_selector(obj)
     assert (info.value.path, info.value.reason) == (path, reason)

@@ -20,9 +20,14 @@ class FakeApiServer:
     """Answers TokenReviews from a token table and SubjectAccessReviews from a (user, path) table."""
 
     def __init__(self) -> None:
-        self.tokens = {"scraper-token": {"username": "system:serviceaccount:monitoring:prometheus",
-                                         "uid": "u-1", "groups": ["system:serviceaccounts"]},
-                       "admin-token": {"username": "admin", "groups": ["system:masters"]}}
+        self.tokens = {
+            "scraper-token": {
+                "username": "system:serviceaccount:monitoring:prometheus",
+                "uid": "u-1",
+                "groups": ["system:serviceaccounts"],
+            },
+            "admin-token": {"username": "admin", "groups": ["system:masters"]},
+        }
         self.allowed = {("system:serviceaccount:monitoring:prometheus", "/metrics")}
         self.calls: list[tuple[str, dict]] = []
         self.down = False
@@ -65,11 +70,16 @@ def test_a_reviewed_token_reads_metrics_and_the_answer_is_cached(api: FakeApiSer
     auth = DelegatedAuth(api.review, now=clock)
     assert auth.check("GET", "/metrics", "Bearer scraper-token") is None
     token_review, access_review = api.calls
-    assert token_review == (TOKEN_REVIEWS, {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
-                                            "spec": {"token": "scraper-token"}})
-    assert access_review[1]["spec"] == {"user": "system:serviceaccount:monitoring:prometheus", "uid": "u-1",
-                                        "groups": ["system:serviceaccounts"],
-                                        "nonResourceAttributes": {"path": "/metrics", "verb": "get"}}
+    assert token_review == (
+        TOKEN_REVIEWS,
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": "scraper-token"}},
+    )
+    assert access_review[1]["spec"] == {
+        "user": "system:serviceaccount:monitoring:prometheus",
+        "uid": "u-1",
+        "groups": ["system:serviceaccounts"],
+        "nonResourceAttributes": {"path": "/metrics", "verb": "get"},
+    }
     clock.t = 9.0
     assert auth.check("GET", "/metrics", "Bearer scraper-token") is None
     assert len(api.calls) == 2
@@ -78,11 +88,14 @@ def test_a_reviewed_token_reads_metrics_and_the_answer_is_cached(api: FakeApiSer
     assert len(api.calls) == 4
 
 
-@pytest.mark.parametrize(("authorization", "code", "message"), [
-    (None, 403, 'forbidden: User "system:anonymous" cannot get path "/metrics"'),
-    ("Bearer wrong", 401, "Unauthorized"),
-    ("Basic dXNlcjpwYXNz", 403, 'forbidden: User "system:anonymous" cannot get path "/metrics"'),
-])
+@pytest.mark.parametrize(
+    ("authorization", "code", "message"),
+    [
+        (None, 403, 'forbidden: User "system:anonymous" cannot get path "/metrics"'),
+        ("Bearer wrong", 401, "Unauthorized"),
+        ("Basic dXNlcjpwYXNz", 403, 'forbidden: User "system:anonymous" cannot get path "/metrics"'),
+    ],
+)
 def test_refusals_are_api_statuses(api: FakeApiServer, authorization: str | None, code: int, message: str) -> None:
     denial = DelegatedAuth(api.review).check("GET", "/metrics", authorization)
     assert denial is not None and denial.code == code
@@ -117,7 +130,8 @@ def test_the_secure_port_asks_the_api_server_and_plain_http_does_not(api: FakeAp
     options = ServingOptions.from_args(args)
     assert options.always_allow_paths == ("/healthz", "/readyz", "/livez")
     server = ServingOptions(secure_port=_free_port(), bind_address="127.0.0.1").start(
-        CollectorRegistry(), review=api.review)
+        CollectorRegistry(), review=api.review
+    )
     assert server is not None
     try:
         assert server.certificate_pem is not None
@@ -140,7 +154,8 @@ def test_the_secure_port_asks_the_api_server_and_plain_http_does_not(api: FakeAp
     finally:
         server.stop()
     plain = ServingOptions(secure_port=_free_port(), bind_address="127.0.0.1", plain_http=True).start(
-        CollectorRegistry(), review=api.review)
+        CollectorRegistry(), review=api.review
+    )
     assert plain is not None
     try:
         calls = len(api.calls)

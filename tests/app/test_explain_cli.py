@@ -30,14 +30,18 @@ def _nodes(trace: Path) -> set[str]:
     return {n for r in _records(trace) for n in (*(r.get("feasible") or []), *(r.get("filter") or {}))}
 
 
-@pytest.mark.parametrize(("pod", "extra"), [
-    pytest.param("web/checkout-1", [], id="scheduled"),
-    pytest.param("ml/llm-train", [], id="unschedulable"),
-    pytest.param("payments/payments-api-0", ["--attempt", "1"], id="preempting"),
-])
+@pytest.mark.parametrize(
+    ("pod", "extra"),
+    [
+        pytest.param("web/checkout-1", [], id="scheduled"),
+        pytest.param("ml/llm-train", [], id="unschedulable"),
+        pytest.param("payments/payments-api-0", ["--attempt", "1"], id="preempting"),
+    ],
+)
 @pytest.mark.parametrize("width", [80, 100, 160])
-def test_readable_at_every_width(trace: Path, capsys: pytest.CaptureFixture[str], pod: str, extra: list[str],
-                                 width: int) -> None:
+def test_readable_at_every_width(
+    trace: Path, capsys: pytest.CaptureFixture[str], pod: str, extra: list[str], width: int
+) -> None:
     assert main(["explain", str(trace), pod, "--width", str(width), *extra]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= width
@@ -45,28 +49,33 @@ def test_readable_at_every_width(trace: Path, capsys: pytest.CaptureFixture[str]
         assert re.search(rf"(?<![\w-]){re.escape(node)}(?![\w-])", out), node
 
 
-def test_columns_sets_the_width_of_piped_output(trace: Path, capsys: pytest.CaptureFixture[str],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_columns_sets_the_width_of_piped_output(
+    trace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("COLUMNS", "80")
     assert main(["explain", str(trace), "web/checkout-1"]) == 0
     assert max(len(line) for line in capsys.readouterr().out.splitlines()) <= 80
 
 
-@pytest.mark.parametrize(("name", "read_as", "count"), [
-    ("Deployment/web/storefront", "Deployment/web/storefront", 4),
-    ("StatefulSet/payments/ledger", "StatefulSet/payments/ledger", 3),
-    ("job/batch/nightly-report", "Job/batch/nightly-report", 4),
-    ("ds/monitoring/log-agent", "DaemonSet/monitoring/log-agent", 12),
-])
-def test_workloads_list_the_pods_their_controllers_named(trace: Path, capsys: pytest.CaptureFixture[str],
-                                                         name: str, read_as: str, count: int) -> None:
+@pytest.mark.parametrize(
+    ("name", "read_as", "count"),
+    [
+        ("Deployment/web/storefront", "Deployment/web/storefront", 4),
+        ("StatefulSet/payments/ledger", "StatefulSet/payments/ledger", 3),
+        ("job/batch/nightly-report", "Job/batch/nightly-report", 4),
+        ("ds/monitoring/log-agent", "DaemonSet/monitoring/log-agent", 12),
+    ],
+)
+def test_workloads_list_the_pods_their_controllers_named(
+    trace: Path, capsys: pytest.CaptureFixture[str], name: str, read_as: str, count: int
+) -> None:
     assert main(["explain", str(trace), name]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"{read_as} matches {count} pods in {trace}:"
     namespace, owner = name.split("/")[1:]
-    listed = [line.split()[0] for line in lines[1:1 + count]]
+    listed = [line.split()[0] for line in lines[1 : 1 + count]]
     assert set(listed) == {r["pod"] for r in _records(trace) if r["pod"].startswith(f"{namespace}/{owner}-")}
-    assert all(line.split()[1] == "Scheduled" for line in lines[1:1 + count])
+    assert all(line.split()[1] == "Scheduled" for line in lines[1 : 1 + count])
 
 
 def test_a_prefix_naming_one_pod_explains_it(trace: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,8 +85,9 @@ def test_a_prefix_naming_one_pod_explains_it(trace: Path, capsys: pytest.Capture
 
 def test_a_misspelt_name_is_an_input_error_with_suggestions(trace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", str(trace), "web/storefrnt"]) == 2
-    assert capsys.readouterr().err == (f"kubesched: error: no attempt for pod web/storefrnt in {trace}; "
-                                       "did you mean web/storefront?\n")
+    assert capsys.readouterr().err == (
+        f"kubesched: error: no attempt for pod web/storefrnt in {trace}; did you mean web/storefront?\n"
+    )
 
 
 def test_a_too_narrow_width_is_an_input_error(trace: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -94,8 +104,11 @@ def test_a_trace_without_a_pod_groups_its_pending_pods(tmp_path, capsys) -> None
     from tests.sim.scenarios import pod as make_pod
 
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(_yaml.safe_dump_all([make_node("n1", cpu="1"), make_pod("a", cpu="2"), make_pod("b", cpu="3"),
-                                             make_pod("ok", cpu="500m")]))
+    scenario.write_text(
+        _yaml.safe_dump_all(
+            [make_node("n1", cpu="1"), make_pod("a", cpu="2"), make_pod("b", cpu="3"), make_pod("ok", cpu="500m")]
+        )
+    )
     trace = tmp_path / "t.jsonl"
     assert cli(["simulate", str(scenario), "--trace", str(trace), "-q"]) == 0
     assert cli(["explain", str(trace), "--brief"]) == 0
@@ -114,8 +127,11 @@ def test_a_scenario_is_explained_with_checked_changes_as_json(tmp_path, capsys) 
     from tests.sim.scenarios import pod as make_pod
 
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(_yaml.safe_dump_all([make_node("n1", cpu="2"), make_pod("used", cpu="1500m", node_name="n1"),
-                                             make_pod("a", cpu="1")]))
+    scenario.write_text(
+        _yaml.safe_dump_all(
+            [make_node("n1", cpu="2"), make_pod("used", cpu="1500m", node_name="n1"), make_pod("a", cpu="1")]
+        )
+    )
     assert cli(["explain", "--scenario", str(scenario), "--tie-break", "name", "-o", "json"]) == 0
     document = _json.loads(capsys.readouterr().out)
     assert document["schemaVersion"] == 1 and document["pending"] == 1 and document["source"] == str(scenario)

@@ -26,8 +26,9 @@ BAD = HEAD + "profiles:\n- schedulerName: two\n  percentageOfNodesToScore: 101\n
 class Watched:
     """A reloader over a file, applying into a list (or raising what ``refuse`` says)."""
 
-    def __init__(self, path: Path, content: str, refuse: Callable[[KubeSchedulerConfiguration], None] | None = None,
-                 **kw: Any) -> None:
+    def __init__(
+        self, path: Path, content: str, refuse: Callable[[KubeSchedulerConfiguration], None] | None = None, **kw: Any
+    ) -> None:
         self.path = path
         self.applied: list[list[str]] = []
         self.metrics = SchedulerMetrics()
@@ -38,12 +39,19 @@ class Watched:
                 self.refuse(config)
             self.applied.append([p.scheduler_name for p in config.profiles])
 
-        self.reloader = ConfigReloader(str(path), content.encode(), metrics=self.metrics, apply=apply,
-                                       load=lambda text: load_config_text(text, origin=str(path)), **kw)
+        self.reloader = ConfigReloader(
+            str(path),
+            content.encode(),
+            metrics=self.metrics,
+            apply=apply,
+            load=lambda text: load_config_text(text, origin=str(path)),
+            **kw,
+        )
 
     def count(self, status: str) -> float:
-        value = self.metrics.registry.get_sample_value("scheduler_config_controller_automatic_reloads_total",
-                                                       {"status": status})
+        value = self.metrics.registry.get_sample_value(
+            "scheduler_config_controller_automatic_reloads_total", {"status": status}
+        )
         return value or 0.0
 
     def running(self) -> str:
@@ -72,7 +80,8 @@ def test_a_change_is_applied_once_it_reads_the_same_twice(watched: Watched) -> N
 
 
 def test_an_invalid_file_is_refused_once_with_its_field_and_the_running_one_stays(
-        watched: Watched, caplog: pytest.LogCaptureFixture) -> None:
+    watched: Watched, caplog: pytest.LogCaptureFixture
+) -> None:
     watched.path.write_text(BAD)
     with caplog.at_level(logging.ERROR):
         assert [watched.reloader.check() for _ in range(4)] == [None, "failure", None, None]  # not tried again

@@ -21,24 +21,42 @@ def parse(*argv: str):
 
 def write(tmp_path: Path, config: dict) -> str:
     path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump({"apiVersion": "kubescheduler.config.k8s.io/v1",
-                                    "kind": "KubeSchedulerConfiguration", **config}))
+    path.write_text(
+        yaml.safe_dump({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config})
+    )
     return str(path)
 
 
 def test_leader_election_flags_override_the_file(tmp_path: Path) -> None:
-    path = write(tmp_path, {"leaderElection": {"leaderElect": True, "resourceName": "from-file",
-                                               "leaseDuration": "30s"}})
-    config = effective_config(parse("--config", path, "--leader-elect=false", "--leader-elect-renew-deadline",
-                                    "20s", "--leader-elect-resource-namespace", "schedulers"))
+    path = write(
+        tmp_path, {"leaderElection": {"leaderElect": True, "resourceName": "from-file", "leaseDuration": "30s"}}
+    )
+    config = effective_config(
+        parse(
+            "--config",
+            path,
+            "--leader-elect=false",
+            "--leader-elect-renew-deadline",
+            "20s",
+            "--leader-elect-resource-namespace",
+            "schedulers",
+        )
+    )
     le = config.leader_election
     assert (le.leader_elect, le.resource_name, le.resource_namespace) == (False, "from-file", "schedulers")
     assert (le.lease_duration, le.renew_deadline) == (timedelta(seconds=30), timedelta(seconds=20))
 
 
 def test_without_flags_the_file_and_defaults_stand(tmp_path: Path) -> None:
-    config = effective_config(parse("--config", write(tmp_path, {"clientConnection": {"qps": 5000, "burst": 5000},
-                                                                 "profiles": [{"schedulerName": "kubesched"}]})))
+    config = effective_config(
+        parse(
+            "--config",
+            write(
+                tmp_path,
+                {"clientConnection": {"qps": 5000, "burst": 5000}, "profiles": [{"schedulerName": "kubesched"}]},
+            ),
+        )
+    )
     assert config.leader_election.leader_elect is True
     assert config.leader_election.resource_name == "kube-scheduler"
     assert (config.client_connection["qps"], config.client_connection["burst"]) == (5000, 5000)
@@ -57,16 +75,18 @@ def test_bad_duration_flag_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
     assert "invalid duration 'soon'" in capsys.readouterr().err
 
 
-def test_a_bad_configuration_ends_with_one_line_naming_the_field(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_configuration_ends_with_one_line_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path, {"parallelism": -1})
     assert main(["run", "--config", path, "--secure-port", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("kubesched: error:") and "parallelism" in err[0]
 
 
-def test_no_kubeconfig_outside_a_cluster_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_kubeconfig_outside_a_cluster_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     for name in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
         monkeypatch.delenv(name, raising=False)
@@ -79,15 +99,23 @@ def test_no_kubeconfig_outside_a_cluster_is_a_clear_error(tmp_path: Path, monkey
 
 
 def test_run_finds_the_kubeconfig_and_logs_the_address_it_listens_on(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """$KUBECONFIG is read when no flag names a file; the log names the address bound (not the loopback
     address a local client would use)."""
     kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:9"}}],  # nothing answers there
-        "users": [{"name": "c", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "c"}}]}))
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:9"}}],  # nothing answers there
+                "users": [{"name": "c", "user": {"token": "t"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "c"}}],
+            }
+        )
+    )
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
     stop = threading.Event()
     stop.set()  # stop while the informers still wait for the API server

@@ -30,8 +30,9 @@ from kubesched.live.leaderelection import LeaderElector
 from tests.live.leaderelection.test_elector import FlakyCluster
 
 
-def fetch(server: MetricsServer, path: str, *, host: str | None = None,
-          headers: dict[str, str] | None = None) -> tuple[int, str, str]:
+def fetch(
+    server: MetricsServer, path: str, *, host: str | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     """(status, body, content type) of a GET, verifying the server's own certificate when it is HTTPS."""
     context = None
     if server.scheme == "https":
@@ -50,7 +51,8 @@ def fetch(server: MetricsServer, path: str, *, host: str | None = None,
 def registry() -> CollectorRegistry:
     registry = CollectorRegistry()
     Counter("scheduler_schedule_attempts", "attempts", ["result", "profile"], registry=registry).labels(
-        result="scheduled", profile="default-scheduler").inc(3)
+        result="scheduled", profile="default-scheduler"
+    ).inc(3)
     return registry
 
 
@@ -58,8 +60,14 @@ def registry() -> CollectorRegistry:
 def plain(registry: CollectorRegistry) -> Iterator[tuple[MetricsServer, list[bool], dict[str, str | None]]]:
     synced = [False]
     leader: dict[str, str | None] = {"error": None}
-    server = start_server(registry, port=0, bind_address="127.0.0.1", secure=False,
-                          ready=lambda: synced[0], checks=[("leaderElection", lambda: leader["error"])])
+    server = start_server(
+        registry,
+        port=0,
+        bind_address="127.0.0.1",
+        secure=False,
+        ready=lambda: synced[0],
+        checks=[("leaderElection", lambda: leader["error"])],
+    )
     yield server, synced, leader
     server.stop()
 
@@ -83,8 +91,13 @@ def test_a_given_certificate_is_served(registry: CollectorRegistry, tmp_path: Pa
     cert, key = self_signed_certificate("127.0.0.1")
     (tmp_path / "tls.crt").write_bytes(cert)
     (tmp_path / "tls.key").write_bytes(key)
-    server = start_server(registry, port=0, bind_address="127.0.0.1", cert_file=str(tmp_path / "tls.crt"),
-                          key_file=str(tmp_path / "tls.key"))
+    server = start_server(
+        registry,
+        port=0,
+        bind_address="127.0.0.1",
+        cert_file=str(tmp_path / "tls.crt"),
+        key_file=str(tmp_path / "tls.key"),
+    )
     try:
         assert server.certificate_pem == cert
         assert fetch(server, "/healthz")[:2] == (200, "ok")
@@ -98,17 +111,22 @@ def test_readyz_waits_for_the_informers_and_lists_its_checks(plain: tuple) -> No
     server, synced, _ = plain
     status, body, content_type = fetch(server, "/readyz")
     assert status == 500
-    assert body == ("[+]leaderElection ok\n[+]shutdown ok\n"
-                    "[-]sched-handler-sync failed: reason withheld\nreadyz check failed\n")
+    assert body == (
+        "[+]leaderElection ok\n[+]shutdown ok\n[-]sched-handler-sync failed: reason withheld\nreadyz check failed\n"
+    )
     assert content_type.startswith("text/plain")
     assert fetch(server, "/readyz/sched-handler-sync")[:2] == (
-        500, "internal server error: handlers are not fully synchronized\n")
+        500,
+        "internal server error: handlers are not fully synchronized\n",
+    )
     assert fetch(server, "/readyz?exclude=sched-handler-sync")[:2] == (200, "ok")
     synced[0] = True
     assert fetch(server, "/readyz")[:2] == (200, "ok")
     assert fetch(server, "/readyz?verbose")[:2] == (
-        200, "[+]leaderElection ok\n[+]shutdown ok\n[+]sched-handler-sync ok\nreadyz check passed\n")
-    assert "no matches for \"nope\"" in fetch(server, "/readyz?verbose&exclude=nope")[1]
+        200,
+        "[+]leaderElection ok\n[+]shutdown ok\n[+]sched-handler-sync ok\nreadyz check passed\n",
+    )
+    assert 'no matches for "nope"' in fetch(server, "/readyz?verbose&exclude=nope")[1]
 
 
 def test_healthz_carries_the_leader_check_and_livez_only_pings(plain: tuple) -> None:
@@ -117,7 +135,8 @@ def test_healthz_carries_the_leader_check_and_livez_only_pings(plain: tuple) -> 
     leader["error"] = "failed election to renew leadership on lease kube-scheduler"
     assert fetch(server, "/healthz")[:2] == (500, "[-]leaderElection failed: reason withheld\nhealthz check failed\n")
     assert fetch(server, "/healthz/leaderElection")[1] == (
-        "internal server error: failed election to renew leadership on lease kube-scheduler\n")
+        "internal server error: failed election to renew leadership on lease kube-scheduler\n"
+    )
     assert fetch(server, "/readyz")[0] == 500
     assert fetch(server, "/livez?verbose")[:2] == (200, "[+]ping ok\nlivez check passed\n")
     assert fetch(server, "/nothing")[0] == 404
@@ -157,8 +176,9 @@ def test_metrics_render_the_registry_and_the_process(plain: tuple) -> None:
     assert 'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 3.0' in body
     assert "process_resident_memory_bytes" in body
     assert "_created" not in body
-    status, body, content_type = fetch(server, "/metrics",
-                                       headers={"Accept": "application/openmetrics-text; version=1.0.0"})
+    status, body, content_type = fetch(
+        server, "/metrics", headers={"Accept": "application/openmetrics-text; version=1.0.0"}
+    )
     assert content_type.startswith("application/openmetrics-text") and body.endswith("# EOF\n")
 
 
@@ -192,8 +212,9 @@ def test_serving_flags() -> None:
     assert defaults.enabled
     off = ServingOptions.from_args(parser.parse_args(["--secure-port", "0"]))
     assert not off.enabled and off.start(CollectorRegistry()) is None
-    opts = ServingOptions.from_args(parser.parse_args(["--secure-port", "0", "--plain-http", "--bind-address",
-                                                       "127.0.0.1"]))
+    opts = ServingOptions.from_args(
+        parser.parse_args(["--secure-port", "0", "--plain-http", "--bind-address", "127.0.0.1"])
+    )
     opts = ServingOptions(secure_port=_free_port(), bind_address=opts.bind_address, plain_http=opts.plain_http)
     server = opts.start(CollectorRegistry())
     assert server is not None
@@ -219,13 +240,16 @@ def test_a_silent_client_does_not_stall_other_requests(registry: CollectorRegist
         server.stop()
 
 
-@pytest.mark.parametrize(("bind_address", "bound", "reached"), [
-    ("0.0.0.0", "0.0.0.0", "127.0.0.1"),
-    ("127.0.0.1", "127.0.0.1", "127.0.0.1"),
-])
-def test_the_log_names_the_address_bound_and_the_port_picked(registry: CollectorRegistry,
-                                                             caplog: pytest.LogCaptureFixture, bind_address: str,
-                                                             bound: str, reached: str) -> None:
+@pytest.mark.parametrize(
+    ("bind_address", "bound", "reached"),
+    [
+        ("0.0.0.0", "0.0.0.0", "127.0.0.1"),
+        ("127.0.0.1", "127.0.0.1", "127.0.0.1"),
+    ],
+)
+def test_the_log_names_the_address_bound_and_the_port_picked(
+    registry: CollectorRegistry, caplog: pytest.LogCaptureFixture, bind_address: str, bound: str, reached: str
+) -> None:
     with caplog.at_level("INFO", logger="kubesched.app.server"):
         server = start_server(registry, port=0, bind_address=bind_address, process_metrics=False)
     try:
@@ -268,10 +292,17 @@ def test_configz_is_not_found_without_a_configuration(plain: tuple) -> None:
     assert fetch(server, "/configz")[0] == 404
 
 
-@pytest.mark.parametrize("error", [ssl.SSLEOFError(8, "EOF occurred in violation of protocol"),
-                                   BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "reset")])
+@pytest.mark.parametrize(
+    "error",
+    [
+        ssl.SSLEOFError(8, "EOF occurred in violation of protocol"),
+        BrokenPipeError(32, "Broken pipe"),
+        ConnectionResetError(104, "reset"),
+    ],
+)
 def test_a_client_gone_mid_answer_is_a_debug_line_not_a_traceback(
-        error: Exception, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    error: Exception, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     server = _Server(("127.0.0.1", 0), BaseHTTPRequestHandler, bind_and_activate=False)
     caplog.set_level("DEBUG", logger="kubesched.app.server")
     try:

@@ -27,10 +27,20 @@ ZONE = "topology.kubernetes.io/zone"
 REGION = "topology.kubernetes.io/region"
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 
-POD_AFFINITY = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": ZONE}]}}
-REQUIRED_ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": ZONE}]}}
+POD_AFFINITY = {
+    "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": ZONE}
+        ]
+    }
+}
+REQUIRED_ANTI = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": ZONE}
+        ]
+    }
+}
 
 
 def new_cache(clock: VirtualClock | None = None, ttl: timedelta | None = timedelta(0)) -> Cache:
@@ -59,6 +69,7 @@ def requested_cpu(cache: Cache, node: str) -> int:
 
 # -- node tree order -------------------------------------------------------------------------------------
 
+
 def zoned(name: str, zone: str | None = None, **labels: str) -> Node:
     return make_node(name, labels={**({ZONE: zone} if zone else {}), **labels})
 
@@ -67,17 +78,31 @@ def zoned(name: str, zone: str | None = None, **labels: str) -> Node:
     ("nodes", "want"),
     [
         pytest.param([zoned("a"), zoned("b"), zoned("c")], ["a", "b", "c"], id="no zones keeps insertion order"),
-        pytest.param([zoned("a", "z1"), zoned("b", "z1"), zoned("c", "z2"), zoned("d", "z3"), zoned("e", "z2"),
-                      zoned("f")],
-                     ["a", "c", "d", "f", "b", "e"], id="zones round-robin in order of first appearance"),
-        pytest.param([zoned("a", "z1"), zoned("b", "z1"), zoned("c", "z1"), zoned("d", "z2")],
-                     ["a", "d", "b", "c"], id="exhausted zones are skipped"),
-        pytest.param([zoned("a", "z1"), zoned("b", **{BETA_ZONE: "z1"}), zoned("c", "z2", **{BETA_ZONE: "z1"})],
-                     ["a", "b", "c"], id="beta zone label wins over the GA one"),
-        pytest.param([zoned("a", "z1", **{REGION: "r1"}), zoned("b", "z1", **{REGION: "r2"}), zoned("c", "z1")],
-                     ["a", "b", "c"], id="region is part of the zone key"),
-        pytest.param([zoned("a", **{REGION: "r1"}), zoned("b"), zoned("c", **{REGION: "r1"})],
-                     ["a", "b", "c"], id="region alone is a zone"),
+        pytest.param(
+            [zoned("a", "z1"), zoned("b", "z1"), zoned("c", "z2"), zoned("d", "z3"), zoned("e", "z2"), zoned("f")],
+            ["a", "c", "d", "f", "b", "e"],
+            id="zones round-robin in order of first appearance",
+        ),
+        pytest.param(
+            [zoned("a", "z1"), zoned("b", "z1"), zoned("c", "z1"), zoned("d", "z2")],
+            ["a", "d", "b", "c"],
+            id="exhausted zones are skipped",
+        ),
+        pytest.param(
+            [zoned("a", "z1"), zoned("b", **{BETA_ZONE: "z1"}), zoned("c", "z2", **{BETA_ZONE: "z1"})],
+            ["a", "b", "c"],
+            id="beta zone label wins over the GA one",
+        ),
+        pytest.param(
+            [zoned("a", "z1", **{REGION: "r1"}), zoned("b", "z1", **{REGION: "r2"}), zoned("c", "z1")],
+            ["a", "b", "c"],
+            id="region is part of the zone key",
+        ),
+        pytest.param(
+            [zoned("a", **{REGION: "r1"}), zoned("b"), zoned("c", **{REGION: "r1"})],
+            ["a", "b", "c"],
+            id="region alone is a zone",
+        ),
     ],
 )
 def test_node_tree_interleaves_zones(nodes: list[Node], want: list[str]) -> None:
@@ -106,6 +131,7 @@ def test_node_tree_removal_and_zone_change() -> None:
 
 
 # -- pods and nodes --------------------------------------------------------------------------------------
+
 
 def test_pod_on_unknown_node_then_node_arrives() -> None:
     cache = new_cache()
@@ -360,6 +386,7 @@ def test_remove_pod() -> None:
 
 # -- incremental snapshot --------------------------------------------------------------------------------
 
+
 def test_untouched_nodes_keep_their_snapshot_objects() -> None:
     cache = new_cache()
     for name in ("n1", "n2", "n3"):
@@ -407,8 +434,10 @@ def test_new_extended_resource_columns_appear() -> None:
 def _term_rows(snapshot: Snapshot, kind: int) -> dict[str, list[str]]:
     """Per distinct term kind: the node names carrying it, repeated once per pod."""
     names = snapshot.names
-    return {entry.term.topology_key: sorted(names[r] for r, c in entry.per_row.items() for _ in range(c))
-            for entry in snapshot.affinity_terms.terms(kind)}
+    return {
+        entry.term.topology_key: sorted(names[r] for r, c in entry.per_row.items() for _ in range(c))
+        for entry in snapshot.affinity_terms.terms(kind)
+    }
 
 
 def test_affinity_term_index_follows_transitions() -> None:
@@ -466,13 +495,16 @@ def test_used_pvcs() -> None:
 def test_image_state_summaries() -> None:
     cache = new_cache()
     cache.add_node(make_node("n1", images=[{"names": ["nginx:1", "nginx@sha"], "sizeBytes": 100}]))
-    cache.add_node(make_node("n2", images=[{"names": ["nginx:1"], "sizeBytes": 100},
-                                           {"names": ["redis"], "sizeBytes": 50}]))
+    cache.add_node(
+        make_node("n2", images=[{"names": ["nginx:1"], "sizeBytes": 100}, {"names": ["redis"], "sizeBytes": 50}])
+    )
     snapshot = snap(cache)
     n1, n2 = snapshot.get("n1"), snapshot.get("n2")
     assert n1 is not None and n2 is not None
     assert {k: (v.size, v.num_nodes) for k, v in n1.image_states.items()} == {
-        "nginx:1": (100, 2), "nginx@sha": (100, 1)}
+        "nginx:1": (100, 2),
+        "nginx@sha": (100, 1),
+    }
     assert {k: (v.size, v.num_nodes) for k, v in n2.image_states.items()} == {"nginx:1": (100, 2), "redis": (50, 1)}
     # a node-set change recopies every node, so spread counts on untouched nodes follow
     cache.add_node(make_node("n3", images=[{"names": ["redis"], "sizeBytes": 50}]))
@@ -492,9 +524,28 @@ def test_image_state_summaries() -> None:
 ZONES = ("z1", "z2", "z3")
 NODE_NAMES = tuple(f"n{i}" for i in range(9))
 #: Weighted so that most cycles take the incremental path (node-set changes force a full rebuild).
-OPS = ("add_node", "add_node", "remove_node", "add_pod", "add_pod", "add_pod", "assume", "assume", "assume",
-       "forget", "forget", "confirm", "confirm", "move_pod", "move_pod", "remove_pod", "remove_pod",
-       "snapshot", "snapshot", "snapshot")
+OPS = (
+    "add_node",
+    "add_node",
+    "remove_node",
+    "add_pod",
+    "add_pod",
+    "add_pod",
+    "assume",
+    "assume",
+    "assume",
+    "forget",
+    "forget",
+    "confirm",
+    "confirm",
+    "move_pod",
+    "move_pod",
+    "remove_pod",
+    "remove_pod",
+    "snapshot",
+    "snapshot",
+    "snapshot",
+)
 
 
 def _node(name: str, variant: int) -> Node:
@@ -504,8 +555,7 @@ def _node(name: str, variant: int) -> Node:
     if variant % 4 == 3:
         labels["tier"] = f"t{variant % 3}"
     taints = [{"key": "dedicated", "value": f"v{variant % 2}", "effect": "NoSchedule"}] if variant % 6 == 5 else ()
-    return make_node(name, cpu=str(2 + variant % 4), labels=labels, extra=extra, pods=str(10 + variant),
-                     taints=taints)
+    return make_node(name, cpu=str(2 + variant % 4), labels=labels, extra=extra, pods=str(10 + variant), taints=taints)
 
 
 def _pod(i: int, variant: int) -> Pod:
@@ -614,12 +664,17 @@ def assert_same_as_rebuild(snapshot: Snapshot, model: Model, cache: Cache | None
         assert info.node is model.nodes[info.name]
     everything = LabelSelector()
     assert sorted(snapshot.names[snapshot.pods.rows_matching(None, everything)]) == sorted(
-        want.names[want.pods.rows_matching(None, everything)])
+        want.names[want.pods.rows_matching(None, everything)]
+    )
     for kind in range(4):
-        got_terms = {(e.term, e.weight): {snapshot.names[r]: c for r, c in e.per_row.items()}
-                     for e in snapshot.affinity_terms.terms(kind)}
-        want_terms = {(e.term, e.weight): {want.names[r]: c for r, c in e.per_row.items()}
-                      for e in want.affinity_terms.terms(kind)}
+        got_terms = {
+            (e.term, e.weight): {snapshot.names[r]: c for r, c in e.per_row.items()}
+            for e in snapshot.affinity_terms.terms(kind)
+        }
+        want_terms = {
+            (e.term, e.weight): {want.names[r]: c for r, c in e.per_row.items()}
+            for e in want.affinity_terms.terms(kind)
+        }
         assert got_terms == want_terms, kind
     assert snapshot.used_pvcs == want.used_pvcs
     assert_matches_model(snapshot, model)
@@ -636,20 +691,32 @@ def assert_matches_model(snapshot: Snapshot, model: Model) -> None:
         i = snapshot.index[name]
         assert snapshot.pod_count[i] == len(pods)
         assert snapshot.requested[i, cpu] == sum(p.requests.get("cpu", 0) for p in pods)
-        assert snapshot.non_zero_requested[i].tolist() == [sum(p.non_zero_cpu for p in pods),
-                                                           sum(p.non_zero_memory for p in pods)]
+        assert snapshot.non_zero_requested[i].tolist() == [
+            sum(p.non_zero_cpu for p in pods),
+            sum(p.non_zero_memory for p in pods),
+        ]
         assert snapshot.allowed_pods[i] == model.nodes[name].allocatable["pods"]
     anti_per_node: dict[str, int] = {}
     for entry in snapshot.affinity_terms.terms(REQUIRED_ANTI_AFFINITY):
         for row, count in entry.per_row.items():
             anti_per_node[snapshot.names[row]] = anti_per_node.get(snapshot.names[row], 0) + count
-    want_anti = {n: sum(len(p.affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"])
-                        for p in pods if "podAntiAffinity" in p.affinity) for n, pods in on_node.items()}
+    want_anti = {
+        n: sum(
+            len(p.affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"])
+            for p in pods
+            if "podAntiAffinity" in p.affinity
+        )
+        for n, pods in on_node.items()
+    }
     assert anti_per_node == {n: c for n, c in want_anti.items() if c}
     labelled = snapshot.pods.rows_matching(None, LabelSelector())
     assert sorted(snapshot.names[labelled]) == sorted(n for n, pods in on_node.items() for _ in pods)
-    assert snapshot.used_pvcs == {f"{p.namespace}/{v['persistentVolumeClaim']['claimName']}"
-                                  for pods in on_node.values() for p in pods for v in p.volumes}
+    assert snapshot.used_pvcs == {
+        f"{p.namespace}/{v['persistentVolumeClaim']['claimName']}"
+        for pods in on_node.values()
+        for p in pods
+        for v in p.volumes
+    }
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

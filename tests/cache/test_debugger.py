@@ -45,16 +45,20 @@ class FakeQueue:
         return list(self.nominated.get(node_name, []))
 
 
-@pytest.mark.parametrize(("actual", "cached", "missed", "redundant"), [
-    ([], [], [], []),
-    (["a", "b"], ["b", "a"], [], []),
-    (["a", "b", "c"], ["b"], ["a", "c"], []),
-    (["b"], ["a", "b", "c"], [], ["a", "c"]),
-    (["a", "c"], ["b", "c", "d"], ["a"], ["b", "d"]),
-    (["a"], ["a", "a"], [], ["a"]),  # held twice (on a node and in the queue): redundant once
-])
-def test_compare_strings_merges_two_sorted_lists(actual: list[str], cached: list[str], missed: list[str],
-                                                 redundant: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("actual", "cached", "missed", "redundant"),
+    [
+        ([], [], [], []),
+        (["a", "b"], ["b", "a"], [], []),
+        (["a", "b", "c"], ["b"], ["a", "c"], []),
+        (["b"], ["a", "b", "c"], [], ["a", "c"]),
+        (["a", "c"], ["b", "c", "d"], ["a"], ["b", "d"]),
+        (["a"], ["a", "a"], [], ["a"]),  # held twice (on a node and in the queue): redundant once
+    ],
+)
+def test_compare_strings_merges_two_sorted_lists(
+    actual: list[str], cached: list[str], missed: list[str], redundant: list[str]
+) -> None:
     assert compare_strings(actual, cached) == (missed, redundant)
 
 
@@ -76,8 +80,13 @@ def scene() -> tuple[Cache, FakeQueue, list[dict], list[dict]]:
     cache.add_pod(Pod.from_dict(on("m", "n1", "uid-m")))  # the cluster has it on n2
     queue = FakeQueue([make_pod("p", uid="uid-p")], {"n1": [make_pod("q", uid="uid-q")]})
     nodes = [node_dict("n1"), node_dict("n2"), node_dict("n4")]
-    pods = [on("a", "n1", "uid-a"), pod_dict("b", uid="uid-b"), pod_dict("p", uid="uid-p"),
-            on("x", "n1", "uid-x"), on("m", "n2", "uid-m")]
+    pods = [
+        on("a", "n1", "uid-a"),
+        pod_dict("b", uid="uid-b"),
+        pod_dict("p", uid="uid-p"),
+        on("x", "n1", "uid-x"),
+        on("m", "n2", "uid-m"),
+    ]
     return cache, queue, nodes, pods
 
 
@@ -88,7 +97,9 @@ def test_the_comparer_finds_missing_redundant_and_misplaced_objects(scene, caplo
     assert compare_nodes(nodes, dump.nodes) == (["n4"], ["n3"])
     assert compare_pods(pods, queue.pending_pod_list(), dump.nodes) == (["uid-x"], ["uid-c"])
     assert compare_pod_nodes(pods, queue.pending_pod_list(), dump.nodes) == [
-        "default/b(uid-b): cache n2, cluster (none)", "default/m(uid-m): cache n1, cluster n2"]
+        "default/b(uid-b): cache n2, cluster (none)",
+        "default/m(uid-m): cache n1, cluster n2",
+    ]
 
     caplog.set_level(logging.INFO, logger="kubesched")
     diff = CacheDebugger(lambda: nodes, lambda: pods, cache, queue).compare()
@@ -97,8 +108,13 @@ def test_the_comparer_finds_missing_redundant_and_misplaced_objects(scene, caplo
     assert lines == [
         ("Cache mismatch", ("missedNodes", ["n4"], "redundantNodes", ["n3"])),
         ("Cache mismatch", ("missedPods", ["uid-x"], "redundantPods", ["uid-c"])),
-        ("Cache mismatch", ("mismatchedPods", ["default/b(uid-b): cache n2, cluster (none)",
-                                               "default/m(uid-m): cache n1, cluster n2"])),
+        (
+            "Cache mismatch",
+            (
+                "mismatchedPods",
+                ["default/b(uid-b): cache n2, cluster (none)", "default/m(uid-m): cache n1, cluster n2"],
+            ),
+        ),
     ]
 
 
@@ -108,8 +124,9 @@ def test_a_cache_that_agrees_logs_no_mismatch(caplog) -> None:
     cache.add_pod(Pod.from_dict(on("a", "n1", "uid-a")))
     queue = FakeQueue([make_pod("p", uid="uid-p")])
     caplog.set_level(logging.INFO, logger="kubesched")
-    debugger = CacheDebugger(lambda: [node_dict("n1")], lambda: [on("a", "n1", "uid-a"), pod_dict("p", uid="uid-p")],
-                             cache, queue)
+    debugger = CacheDebugger(
+        lambda: [node_dict("n1")], lambda: [on("a", "n1", "uid-a"), pod_dict("p", uid="uid-p")], cache, queue
+    )
     assert debugger.compare().empty
     assert [r.getMessage() for r in caplog.records] == []
 
@@ -132,21 +149,29 @@ def test_the_dump_shows_each_node_its_pods_and_nominees_and_the_queue(scene, cap
         "name: m, namespace: default, uid: uid-m, phase: Running, nominated node: \n"
         "Nominated Pods(number: 1):\n"
         "name: q, namespace: default, uid: uid-q, phase: Pending, nominated node: \n"
-        "\n\nNode name: n2\nDeleted: false\n")  # a blank line between nodes
+        "\n\nNode name: n2\nDeleted: false\n"
+    )  # a blank line between nodes
     assert "\n\nNode name: n3\nDeleted: true\n" in text
-    assert text.endswith("Scheduled Pods(number: 1):\nname: c, namespace: default, uid: uid-c, phase: Running, "
-                         "nominated node: \n")
+    assert text.endswith(
+        "Scheduled Pods(number: 1):\nname: c, namespace: default, uid: uid-c, phase: Running, nominated node: \n"
+    )
     assert queue_msg == "Dump of scheduling queue"
-    assert queue_kv == ("summary", "activeQ:1; backoffQ:0; unschedulablePods:0",
-                        "pods", "name: p, namespace: default, uid: uid-p, phase: Pending, nominated node: \n")
+    assert queue_kv == (
+        "summary",
+        "activeQ:1; backoffQ:0; unschedulablePods:0",
+        "pods",
+        "name: p, namespace: default, uid: uid-p, phase: Pending, nominated node: \n",
+    )
 
 
 def test_resources_and_the_queue_summary_print_as_go_prints_them() -> None:
     assert print_resource({"cpu": 1500, "memory": 10, "pods": 3, "nvidia.com/gpu": 2, "example.com/a": 1}) == (
         "&{MilliCPU:1500 Memory:10 EphemeralStorage:0 AllowedPodNumber:3 "
-        "ScalarResources:map[example.com/a:1 nvidia.com/gpu:2]}")
+        "ScalarResources:map[example.com/a:1 nvidia.com/gpu:2]}"
+    )
     assert queue_summary({"active": 1, "backoff": 2, "unschedulable": 3, "gated": 4}) == (
-        "activeQ:1; backoffQ:2; unschedulablePods:7")
+        "activeQ:1; backoffQ:2; unschedulablePods:7"
+    )
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGUSR2"), reason="no SIGUSR2 here")

@@ -12,12 +12,27 @@ from tests.factories import make_node, make_pod
 
 Mi = 1024 * 1024
 
-POD_AFFINITY = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}]}}
-PREFERRED_ANTI = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-    {"weight": 1, "podAffinityTerm": {"labelSelector": {}, "topologyKey": "zone"}}]}}
-REQUIRED_ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}]}}
+POD_AFFINITY = {
+    "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}
+        ]
+    }
+}
+PREFERRED_ANTI = {
+    "podAntiAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "podAffinityTerm": {"labelSelector": {}, "topologyKey": "zone"}}
+        ]
+    }
+}
+REQUIRED_ANTI = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}
+        ]
+    }
+}
 
 
 def port_pod(name: str, *ports: dict[str, Any]) -> Pod:
@@ -138,8 +153,17 @@ def test_pvc_ref_counts() -> None:
         (POD_AFFINITY, True, False),
         (PREFERRED_ANTI, True, False),
         (REQUIRED_ANTI, True, True),
-        ({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "a", "operator": "Exists"}]}]}}}, False, False),
+        (
+            {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "Exists"}]}]
+                    }
+                }
+            },
+            False,
+            False,
+        ),
     ],
 )
 def test_pods_with_affinity_lists(affinity: dict[str, Any], with_affinity: bool, with_required_anti: bool) -> None:
@@ -159,8 +183,11 @@ def test_generation_increases_on_every_change() -> None:
     info = NodeInfo(make_node("n1"))
     pod = make_pod("a", node_name="n1")
     seen = [info.generation]
-    for change in (lambda: info.add_pod(pod), lambda: info.set_node(make_node("n1", cpu="2")),
-                   lambda: info.remove_pod(pod)):
+    for change in (
+        lambda: info.add_pod(pod),
+        lambda: info.set_node(make_node("n1", cpu="2")),
+        lambda: info.remove_pod(pod),
+    ):
         change()
         seen.append(info.generation)
     assert seen == sorted(set(seen)), "each change must take a strictly greater generation"
@@ -170,12 +197,18 @@ def test_generation_increases_on_every_change() -> None:
 
 def test_snapshot_is_independent() -> None:
     info = NodeInfo(make_node("n1"))
-    a = make_pod("a", cpu="1", node_name="n1", spec={
-        "affinity": REQUIRED_ANTI,
-        "containers": [{"name": "c", "ports": [{"containerPort": 1, "hostPort": 80}],
-                        "resources": {"requests": {"cpu": "1"}}}],
-        "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}],
-    })
+    a = make_pod(
+        "a",
+        cpu="1",
+        node_name="n1",
+        spec={
+            "affinity": REQUIRED_ANTI,
+            "containers": [
+                {"name": "c", "ports": [{"containerPort": 1, "hostPort": 80}], "resources": {"requests": {"cpu": "1"}}}
+            ],
+            "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}],
+        },
+    )
     info.add_pod(a)
     clone = info.snapshot()
     assert clone.generation == info.generation and clone.node is info.node

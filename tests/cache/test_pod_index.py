@@ -44,8 +44,12 @@ def _random_selector(rng: random.Random) -> LabelSelector | None:
     return LabelSelector(tuple(reqs))
 
 
-def _expected(pods: dict[str, tuple[Pod, int]], namespaces: tuple[str, ...] | None,
-              selector: LabelSelector | None, skip_terminating: bool) -> Counter[int]:
+def _expected(
+    pods: dict[str, tuple[Pod, int]],
+    namespaces: tuple[str, ...] | None,
+    selector: LabelSelector | None,
+    skip_terminating: bool,
+) -> Counter[int]:
     out: Counter[int] = Counter()
     for pod, row in pods.values():
         if selector is None or (namespaces is not None and pod.namespace not in namespaces):
@@ -97,11 +101,21 @@ def test_removing_a_pod_indexed_on_another_node_is_a_no_op() -> None:
 
 
 def test_term_index_merges_identical_terms_and_counts_per_row() -> None:
-    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}]}}
-    pref = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 5, "podAffinityTerm": {"labelSelector": {}, "topologyKey": "zone"}},
-        {"weight": 7, "podAffinityTerm": {"labelSelector": {}, "topologyKey": "zone"}}]}}
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}
+            ]
+        }
+    }
+    pref = {
+        "podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 5, "podAffinityTerm": {"labelSelector": {}, "topologyKey": "zone"}},
+                {"weight": 7, "podAffinityTerm": {"labelSelector": {}, "topologyKey": "zone"}},
+            ]
+        }
+    }
     index = AffinityTermIndex()
     pods = [make_pod(f"p{i}", spec={"affinity": anti}, node_name="n") for i in range(3)]
     for row, pod in zip((0, 0, 4), pods, strict=True):

@@ -40,6 +40,7 @@ def _counting(snapshot: Snapshot, calls: list[int]) -> Callable[[np.ndarray], np
     def compute(rows: np.ndarray) -> np.ndarray:
         calls.append(len(rows))
         return snapshot.requested[rows, 0] * 7 + snapshot.pod_count[rows]
+
     return compute
 
 
@@ -86,8 +87,15 @@ def test_rows_moving_start_the_cache_over() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(("bind", "delete", "node")), st.integers(0, 1000),
-                          st.sampled_from(("100m", "1", "2500m"))), min_size=1, max_size=40))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(("bind", "delete", "node")), st.integers(0, 1000), st.sampled_from(("100m", "1", "2500m"))
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
 def test_kept_filter_and_scores_equal_a_fresh_plugins(ops: list[tuple[str, int, str]]) -> None:
     """After every step (pods bound and deleted, nodes joining), the plugins that keep their values
     per row answer exactly as new plugin instances, which keep nothing yet."""
@@ -116,8 +124,10 @@ def test_kept_filter_and_scores_equal_a_fresh_plugins(ops: list[tuple[str, int, 
         cache.update_snapshot(snapshot)
         incoming = make_pod("incoming", cpu=cpu, memory="1Gi")
         rows = np.arange(len(snapshot))[::-1]
-        for fresh, kept in ((NodeResourcesFit(NodeResourcesFitArgs()), kept_fit),
-                            (NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs()), kept_balanced)):
+        for fresh, kept in (
+            (NodeResourcesFit(NodeResourcesFitArgs()), kept_fit),
+            (NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs()), kept_balanced),
+        ):
             answers = []
             for plugin in (fresh, kept, kept):  # the kept one twice: its second sighting fills every row
                 state = CycleState()

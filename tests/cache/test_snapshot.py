@@ -75,14 +75,16 @@ def test_label_column_is_cached_until_node_objects_change() -> None:
 
 
 def test_taint_groups() -> None:
-    snapshot = make_snapshot([
-        make_node("n0", taints=[NO_SCHED]),
-        make_node("n1"),
-        make_node("n2", taints=[NO_SCHED]),
-        make_node("n3", taints=[NO_SCHED, PREFER]),
-        make_node("n4", taints=[PREFER, NO_SCHED]),  # order matters: a different list
-        make_node("n5"),
-    ])
+    snapshot = make_snapshot(
+        [
+            make_node("n0", taints=[NO_SCHED]),
+            make_node("n1"),
+            make_node("n2", taints=[NO_SCHED]),
+            make_node("n3", taints=[NO_SCHED, PREFER]),
+            make_node("n4", taints=[PREFER, NO_SCHED]),  # order matters: a different list
+            make_node("n5"),
+        ]
+    )
     ids, groups = snapshot.taint_groups()
     assert ids.tolist() == [0, 1, 0, 2, 3, 1]
     gpu, spot = Taint("gpu", "true", "NoSchedule"), Taint("spot", "", "PreferNoSchedule")

@@ -81,11 +81,22 @@ def test_a_node_joining_mid_list_moves_rows_and_pod_indexes_without_recopying() 
     assert [column.values[c] for c in column.codes] == ["a", "b", "c", "a", "b"]
 
 
-_ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}
-_SELECTORS = [LabelSelector.from_dict(s) for s in (
-    {"matchLabels": {"app": "a"}}, {"matchLabels": {"app": "b"}},
-    {"matchExpressions": [{"key": "app", "operator": "Exists"}]}, {})]
+_ANTI = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}
+        ]
+    }
+}
+_SELECTORS = [
+    LabelSelector.from_dict(s)
+    for s in (
+        {"matchLabels": {"app": "a"}},
+        {"matchLabels": {"app": "b"}},
+        {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+        {},
+    )
+]
 
 
 def _index_answers(snapshot: Snapshot, uids: list[str]) -> tuple[Any, ...]:
@@ -114,8 +125,11 @@ def _cordoned(node: Node) -> bool:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(("node", "pod", "move", "delete")), st.integers(0, 1000)),
-                min_size=1, max_size=50))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(("node", "pod", "move", "delete")), st.integers(0, 1000)), min_size=1, max_size=50
+    )
+)
 def test_pod_indexes_follow_joining_nodes_as_a_fresh_snapshot_sees_them(ops: list[tuple[str, int]]) -> None:
     """Nodes join in random zones (rows shift), pods come, move and go; after every step the kept
     snapshot's indexes and carried node columns answer as a snapshot built from scratch does."""
@@ -129,8 +143,11 @@ def test_pod_indexes_follow_joining_nodes_as_a_fresh_snapshot_sees_them(ops: lis
         if op == "node" or not nodes:
             name = f"n{step}"
             images = [{"names": [f"img{n % 4}:v1"], "sizeBytes": 300 * 1024 * 1024}] if n % 4 < 2 else []
-            cache.add_node(make_node(name, labels={"topology.kubernetes.io/zone": f"z{n % 3}"},
-                                     unschedulable=n % 5 == 0, images=images))
+            cache.add_node(
+                make_node(
+                    name, labels={"topology.kubernetes.io/zone": f"z{n % 3}"}, unschedulable=n % 5 == 0, images=images
+                )
+            )
             nodes.append(name)
         elif op == "pod" or not pods:
             labels = {"app": "ab"[n % 2]} if n % 3 else {}
@@ -154,5 +171,4 @@ def test_pod_indexes_follow_joining_nodes_as_a_fresh_snapshot_sees_them(ops: lis
         # The kept plugin's image index is carried across joins; a new one's is built from scratch.
         assert _image_scores(kept_plugin, snapshot, incoming) == _image_scores(ImageLocality(), fresh, incoming)
         if step % 7 == 0:  # built now and then, so that it is carried through several joins
-            assert snapshot.node_column(_cordoned, bool).tolist() == \
-                fresh.node_column(_cordoned, bool).tolist()
+            assert snapshot.node_column(_cordoned, bool).tolist() == fresh.node_column(_cordoned, bool).tolist()

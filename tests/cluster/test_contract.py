@@ -35,8 +35,12 @@ class Harness:
         self._watches: list[Any] = []
 
     def pod(self, name: str, **spec: Any) -> dict:
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": self.namespace},
-                "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": self.namespace},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec},
+        }
 
     def watch(self, *kinds: str) -> None:
         def handler(event: WatchEvent) -> None:

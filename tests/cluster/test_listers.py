@@ -11,8 +11,12 @@ from kubesched.config.features import feature_gates
 
 def test_a_malformed_service_is_refused_and_changes_nothing() -> None:
     listers = Listers()
-    good = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "web"},
-            "spec": {"selector": {"app": "web"}}}
+    good = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "s", "namespace": "web"},
+        "spec": {"selector": {"app": "web"}},
+    }
     listers.apply("ADDED", "Service", good)
     bad = {**good, "spec": "selector=app"}
     with pytest.raises(ObjectError, match="spec: expected a mapping"):
@@ -25,19 +29,27 @@ def test_a_malformed_service_is_refused_and_changes_nothing() -> None:
 def test_namespace_labels_must_be_strings() -> None:
     listers = Listers()
     with pytest.raises(ObjectError, match=r"metadata\.labels\.team: expected a string"):
-        listers.apply("ADDED", "Namespace", {"apiVersion": "v1", "kind": "Namespace",
-                                             "metadata": {"name": "web", "labels": {"team": 1}}})
+        listers.apply(
+            "ADDED",
+            "Namespace",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "web", "labels": {"team": 1}}},
+        )
     assert listers.namespace_labels("web") is None
 
 
 def test_volume_attachments_are_parsed_and_move_the_storage_version() -> None:
     listers = Listers()
-    va = {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment", "metadata": {"name": "va"},
-          "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "n1", "source": {"persistentVolumeName": "pv"}}}
+    va = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "VolumeAttachment",
+        "metadata": {"name": "va"},
+        "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "n1", "source": {"persistentVolumeName": "pv"}},
+    }
     before = listers.storage_version
     listers.apply("ADDED", "VolumeAttachment", va)
     assert [(a.name, a.node_name, a.persistent_volume_name) for a in listers.volume_attachments()] == [
-        ("va", "n1", "pv")]
+        ("va", "n1", "pv")
+    ]
     assert listers.storage_version > before
     listers.apply("DELETED", "VolumeAttachment", va)
     assert listers.volume_attachments() == []
@@ -74,8 +86,10 @@ def test_view_handlers_hear_every_change_of_a_parsed_kind_with_old_and_new_views
 
     listers = Listers()
     heard: list[tuple[str | None, str | None]] = []
-    listers.add_view_handler("ResourceClaim", lambda old, new: heard.append(
-        (old and old.meta.resource_version, new and new.meta.resource_version)))
+    listers.add_view_handler(
+        "ResourceClaim",
+        lambda old, new: heard.append((old and old.meta.resource_version, new and new.meta.resource_version)),
+    )
     claim = claim_dict("c", request_dict("r"))
     for event, rv in (("ADDED", "1"), ("MODIFIED", "2"), ("DELETED", "3")):
         listers.apply(event, "ResourceClaim", {**claim, "metadata": {**claim["metadata"], "resourceVersion": rv}})

@@ -54,7 +54,8 @@ EXPECTED_MULTI_POINT = [
 #: v1.34 without the in-tree cloud volume limits, and with DynamicResources (its gate is on) just before
 #: DefaultPreemption.
 EXPECTED_MULTI_POINT_V1_34 = [
-    (name, weight) for name, weight in EXPECTED_MULTI_POINT
+    (name, weight)
+    for name, weight in EXPECTED_MULTI_POINT
     if name not in ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
 ]
 EXPECTED_MULTI_POINT_V1_34.insert(EXPECTED_MULTI_POINT_V1_34.index(("DefaultPreemption", 0)), ("DynamicResources", 0))
@@ -92,8 +93,9 @@ def test_default_configuration_values(source: object) -> None:
     assert cfg.client_connection["contentType"] == "application/vnd.kubernetes.protobuf"
 
 
-@pytest.mark.parametrize(("version", "expected"),
-                         [("1.30", EXPECTED_MULTI_POINT), ("1.34", EXPECTED_MULTI_POINT_V1_34)])
+@pytest.mark.parametrize(
+    ("version", "expected"), [("1.30", EXPECTED_MULTI_POINT), ("1.34", EXPECTED_MULTI_POINT_V1_34)]
+)
 def test_default_profile_plugins(version: str, expected: list[tuple[str, int]]) -> None:
     (profile,) = default_config(feature_gates(version)).profiles
     assert profile.scheduler_name == "default-scheduler"

@@ -191,9 +191,7 @@ def test_leader_election_and_client_connection_decoding() -> None:
 
 
 def test_profile_percentage_none_vs_zero() -> None:
-    loaded = load_config(
-        cfg(profiles=[{"schedulerName": "a"}, {"schedulerName": "b", "percentageOfNodesToScore": 0}])
-    )
+    loaded = load_config(cfg(profiles=[{"schedulerName": "a"}, {"schedulerName": "b", "percentageOfNodesToScore": 0}]))
     assert [p.percentage_of_nodes_to_score for p in loaded.profiles] == [None, 0]
 
 
@@ -203,9 +201,7 @@ def test_profile_percentage_none_vs_zero() -> None:
 @pytest.mark.parametrize(
     ("data", "path", "fragment"),
     [
-        pytest.param(
-            {"kind": "KubeSchedulerConfiguration"}, "apiVersion", "Required value", id="no-apiVersion"
-        ),
+        pytest.param({"kind": "KubeSchedulerConfiguration"}, "apiVersion", "Required value", id="no-apiVersion"),
         pytest.param(
             {**HEAD, "apiVersion": "kubescheduler.config.k8s.io/v1beta3"},
             "apiVersion",
@@ -214,9 +210,7 @@ def test_profile_percentage_none_vs_zero() -> None:
         ),
         pytest.param({**HEAD, "kind": "Policy"}, "kind", '"Policy"', id="bad-kind"),
         pytest.param(cfg(paralelism=3), "paralelism", "unknown field", id="unknown-top-level"),
-        pytest.param(
-            cfg(profiles=[{"name": "x"}]), "profiles[0].name", "unknown field", id="unknown-profile"
-        ),
+        pytest.param(cfg(profiles=[{"name": "x"}]), "profiles[0].name", "unknown field", id="unknown-profile"),
         pytest.param(
             cfg(profiles=[{"plugins": {"scores": {}}}]),
             "profiles[0].plugins.scores",
@@ -264,9 +258,7 @@ def test_profile_percentage_none_vs_zero() -> None:
             "unknown field",
             id="unknown-leader-election",
         ),
-        pytest.param(
-            cfg(extenders=[{"urlprefix": "x"}]), "extenders[0].urlprefix", "unknown field", id="ext"
-        ),
+        pytest.param(cfg(extenders=[{"urlprefix": "x"}]), "extenders[0].urlprefix", "unknown field", id="ext"),
         pytest.param(cfg(parallelism="16"), "parallelism", "expected integer", id="string-int"),
         pytest.param(cfg(parallelism=True), "parallelism", "expected integer", id="bool-int"),
         pytest.param(cfg(parallelism=2**40), "parallelism", "int32", id="int32-overflow"),
@@ -297,21 +289,13 @@ def test_profile_percentage_none_vs_zero() -> None:
             id="plugin-config-name-required",
         ),
         pytest.param(
-            cfg(
-                profiles=[
-                    {"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 1.5}}]}
-                ]
-            ),
+            cfg(profiles=[{"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 1.5}}]}]),
             "profiles[0].pluginConfig[0].args.hardPodAffinityWeight",
             "expected integer",
             id="args-type",
         ),
         pytest.param(
-            cfg(
-                profiles=[
-                    {"pluginConfig": [{"name": "InterPodAffinity", "args": {"kind": "NodeAffinityArgs"}}]}
-                ]
-            ),
+            cfg(profiles=[{"pluginConfig": [{"name": "InterPodAffinity", "args": {"kind": "NodeAffinityArgs"}}]}]),
             "profiles[0].pluginConfig[0].args.kind",
             "InterPodAffinityArgs",
             id="args-kind-mismatch",
@@ -322,9 +306,7 @@ def test_profile_percentage_none_vs_zero() -> None:
             "not a valid duration",
             id="bad-duration",
         ),
-        pytest.param(
-            cfg(delayCacheUntilActive="yes"), "delayCacheUntilActive", "expected boolean", id="bool"
-        ),
+        pytest.param(cfg(delayCacheUntilActive="yes"), "delayCacheUntilActive", "expected boolean", id="bool"),
     ],
 )
 def test_decoding_errors(data: dict[str, Any], path: str, fragment: str) -> None:
@@ -338,8 +320,7 @@ def test_decoding_errors(data: dict[str, Any], path: str, fragment: str) -> None
 def test_duplicate_yaml_keys_rejected(tmp_path: Path) -> None:
     f = tmp_path / "dup.yaml"
     f.write_text(
-        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-        "parallelism: 1\nparallelism: 2\n"
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: 1\nparallelism: 2\n"
     )
     with pytest.raises(ConfigError, match="duplicate key"):
         load_config(f)
@@ -357,12 +338,20 @@ def test_missing_file_propagates_os_error(tmp_path: Path) -> None:
         load_config(tmp_path / "absent.yaml")
 
 
-@pytest.mark.parametrize(("text", "want"), [
-    pytest.param("a: " + "[" * 100_000 + "]" * 100_000, "too deeply nested", id="deep"),
-    pytest.param("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{c}: &{c} [" + ", ".join([f"*{p}"] * 10) + "]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)),
-        "too many aliases", id="billion-laughs"),
-])
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        pytest.param("a: " + "[" * 100_000 + "]" * 100_000, "too deeply nested", id="deep"),
+        pytest.param(
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{c}: &{c} [" + ", ".join([f"*{p}"] * 10) + "]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+            ),
+            "too many aliases",
+            id="billion-laughs",
+        ),
+    ],
+)
 def test_hostile_config_files_are_refused(tmp_path: Path, text: str, want: str) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(text)

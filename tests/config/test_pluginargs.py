@@ -31,9 +31,7 @@ from kubesched.config import (
         (
             NodeResourcesFitArgs,
             {"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 0}]}},
-            NodeResourcesFitArgs(
-                scoring_strategy=ScoringStrategy("MostAllocated", (ResourceSpec("cpu", 1),))
-            ),
+            NodeResourcesFitArgs(scoring_strategy=ScoringStrategy("MostAllocated", (ResourceSpec("cpu", 1),))),
         ),
         (NodeResourcesBalancedAllocationArgs, {"resources": []}, NodeResourcesBalancedAllocationArgs()),
         (InterPodAffinityArgs, {"ignorePreferredTermsOfExistingPods": True}, InterPodAffinityArgs(1, True)),

@@ -49,9 +49,7 @@ ARGS = "profiles[0].pluginConfig[0].args"
         pytest.param(cfg(parallelism=0), "parallelism", "greater than zero", id="parallelism"),
         pytest.param(cfg(percentageOfNodesToScore=101), "percentageOfNodesToScore", "[0-100]", id="pct"),
         pytest.param(cfg(percentageOfNodesToScore=-1), "percentageOfNodesToScore", "[0-100]", id="pct-neg"),
-        pytest.param(
-            cfg(podInitialBackoffSeconds=0), "podInitialBackoffSeconds", "greater than 0", id="backoff0"
-        ),
+        pytest.param(cfg(podInitialBackoffSeconds=0), "podInitialBackoffSeconds", "greater than 0", id="backoff0"),
         pytest.param(
             cfg(podInitialBackoffSeconds=5, podMaxBackoffSeconds=4),
             "podMaxBackoffSeconds",
@@ -76,9 +74,7 @@ ARGS = "profiles[0].pluginConfig[0].args"
             "greater than zero",
             id="retry",
         ),
-        pytest.param(
-            cfg(clientConnection={"burst": -1}), "clientConnection.burst", "non-negative", id="burst"
-        ),
+        pytest.param(cfg(clientConnection={"burst": -1}), "clientConnection.burst", "non-negative", id="burst"),
         # --- profiles
         pytest.param(
             cfg(profiles=[{"schedulerName": "a"}, {"schedulerName": "a"}]),
@@ -114,19 +110,13 @@ ARGS = "profiles[0].pluginConfig[0].args"
             id="dup-plugin-config",
         ),
         pytest.param(
-            cfg(
-                profiles=[{"plugins": {"score": {"enabled": [{"name": "A"}, {"name": "B"}, {"name": "A"}]}}}]
-            ),
+            cfg(profiles=[{"plugins": {"score": {"enabled": [{"name": "A"}, {"name": "B"}, {"name": "A"}]}}}]),
             "profiles[0].plugins.score.enabled[2]",
             '"A"',
             id="dup-enabled",
         ),
         pytest.param(
-            cfg(
-                profiles=[
-                    {"plugins": {"multiPoint": {"enabled": [{"name": "X"}, {"name": "X", "weight": 2}]}}}
-                ]
-            ),
+            cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": "X"}, {"name": "X", "weight": 2}]}}}]),
             "profiles[0].plugins.multiPoint.enabled[1]",
             "more than once",
             id="dup-enabled-multipoint-user-index",
@@ -354,11 +344,7 @@ ARGS = "profiles[0].pluginConfig[0].args"
         pytest.param(
             args_cfg(
                 "PodTopologySpread",
-                {
-                    "defaultConstraints": [
-                        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
-                    ]
-                },
+                {"defaultConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]},
             ),
             f"{ARGS}.defaultingType",
             "when .defaultConstraints are not empty",
@@ -369,9 +355,7 @@ ARGS = "profiles[0].pluginConfig[0].args"
                 "PodTopologySpread",
                 {
                     "defaultingType": "List",
-                    "defaultConstraints": [
-                        {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
-                    ],
+                    "defaultConstraints": [{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}],
                 },
             ),
             f"{ARGS}.defaultConstraints[0].maxSkew",
@@ -395,9 +379,7 @@ ARGS = "profiles[0].pluginConfig[0].args"
                 "PodTopologySpread",
                 {
                     "defaultingType": "List",
-                    "defaultConstraints": [
-                        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Maybe"}
-                    ],
+                    "defaultConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Maybe"}],
                 },
             ),
             f"{ARGS}.defaultConstraints[0].whenUnsatisfiable",
@@ -489,10 +471,7 @@ def test_error_message_format() -> None:
     data = cfg(profiles=[{"plugins": {"score": {"enabled": [{"name": "A"}, {"name": "A"}]}}}])
     with pytest.raises(ConfigError) as exc:
         load_config(data)
-    assert (
-        str(exc.value)
-        == 'profiles[0].plugins.score.enabled[1]: Invalid value: "A": plugin enabled more than once'
-    )
+    assert str(exc.value) == 'profiles[0].plugins.score.enabled[1]: Invalid value: "A": plugin enabled more than once'
 
 
 def test_errors_are_aggregated() -> None:

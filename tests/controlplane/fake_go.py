@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "testing" / "controlplane" / "build.sh"
 
-FAKE_GO = r'''#!/usr/bin/env bash
+FAKE_GO = r"""#!/usr/bin/env bash
 printf '%s\n' "$*" >> "$FAKE_GO_LOG"
 case "$1" in
     list) echo 2026-02-10T12:53:36Z ;;
@@ -37,17 +37,17 @@ case "$1" in
         chmod +x "$out"
         ;;
 esac
-'''
+"""
 
 # The plugin, and one test that wants only the binaries (nothing is started from them).
 CONFTEST = 'pytest_plugins = ["testing.controlplane.pytest_plugin"]\n'
-NEEDS_BINARIES = '''
+NEEDS_BINARIES = """
 import pytest
 
 @pytest.mark.controlplane
 def test_needs_the_binaries(controlplane_bin_dir):
     assert (controlplane_bin_dir / "kube-apiserver").is_file()
-'''
+"""
 
 
 class FakeGo:
@@ -62,10 +62,18 @@ class FakeGo:
         self.cache = root / "cache"
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("CI", "KUBESCHED_REQUIRE_CONTROLPLANE", "KUBESCHED_SKIP_CONTROLPLANE")}
-        env.update(PATH=f"{self.bin}:/usr/bin:/bin", PYTHONPATH=str(REPO), FAKE_GO_LOG=str(self.log),
-                   KUBESCHED_CONTROLPLANE_CACHE=str(self.cache), **extra)
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("CI", "KUBESCHED_REQUIRE_CONTROLPLANE", "KUBESCHED_SKIP_CONTROLPLANE")
+        }
+        env.update(
+            PATH=f"{self.bin}:/usr/bin:/bin",
+            PYTHONPATH=str(REPO),
+            FAKE_GO_LOG=str(self.log),
+            KUBESCHED_CONTROLPLANE_CACHE=str(self.cache),
+            **extra,
+        )
         return env
 
     def calls(self) -> list[str]:
@@ -75,8 +83,9 @@ class FakeGo:
         return [call for call in self.calls() if call.startswith("build ")]
 
     def run_build_script(self, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, env=self.env(**env),
-                              timeout=120, check=False)
+        return subprocess.run(
+            ["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, env=self.env(**env), timeout=120, check=False
+        )
 
     def run_pytest(self, folder: Path, test_source: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
         """pytest in a subprocess over ``folder`` holding the plugin's conftest and ``test_source``, with
@@ -84,6 +93,12 @@ class FakeGo:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "conftest.py").write_text(CONFTEST)
         (folder / "test_inner.py").write_text(test_source)
-        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *args,
-                               str(folder)], capture_output=True, text=True, env=self.env(**env), cwd=folder,
-                              timeout=120, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *args, str(folder)],
+            capture_output=True,
+            text=True,
+            env=self.env(**env),
+            cwd=folder,
+            timeout=120,
+            check=False,
+        )

@@ -42,8 +42,13 @@ def test_the_kubernetes_binaries_are_stamped_with_the_pinned_release(tmp_path: P
     call = build_call(go, name)
     major, minor = PINNED[1:].split(".")[:2]
     for package in VERSION_PACKAGES:
-        for var, value in [("gitVersion", PINNED), ("gitMajor", major), ("gitMinor", minor),
-                           ("gitTreeState", "clean"), ("buildDate", "2026-02-10T12:53:36Z")]:
+        for var, value in [
+            ("gitVersion", PINNED),
+            ("gitMajor", major),
+            ("gitMinor", minor),
+            ("gitTreeState", "clean"),
+            ("buildDate", "2026-02-10T12:53:36Z"),
+        ]:
             assert f"-X '{package}.{var}={value}'" in call
 
 
@@ -84,8 +89,9 @@ def test_kubectl_version_reports_the_pinned_release_for_client_and_server(contro
 
 @pytest.mark.controlplane
 def test_the_api_server_reports_the_pinned_release(control_plane: ControlPlane) -> None:
-    request = urllib.request.Request(f"{control_plane.url}/version",
-                                     headers={"Authorization": f"Bearer {control_plane.admin_token}"})
+    request = urllib.request.Request(
+        f"{control_plane.url}/version", headers={"Authorization": f"Bearer {control_plane.admin_token}"}
+    )
     context = ssl.create_default_context(cafile=str(control_plane.ca_file))
     with urllib.request.urlopen(request, context=context, timeout=30) as resp:
         info = json.load(resp)
@@ -95,6 +101,7 @@ def test_the_api_server_reports_the_pinned_release(control_plane: ControlPlane) 
 @pytest.mark.controlplane
 @pytest.mark.parametrize("name", ["kube-scheduler", "kube-controller-manager", "kube-apiserver"])
 def test_the_components_report_the_pinned_release(controlplane_bin_dir: Path, name: str) -> None:
-    proc = subprocess.run([str(controlplane_bin_dir / name), "--version"], capture_output=True, text=True,
-                          timeout=60, check=True)
+    proc = subprocess.run(
+        [str(controlplane_bin_dir / name), "--version"], capture_output=True, text=True, timeout=60, check=True
+    )
     assert proc.stdout.strip() == f"Kubernetes {PINNED}"

@@ -41,7 +41,12 @@ def test_the_build_progress_is_handed_over_line_by_line(fake_go: FakeGo) -> None
     assert (bin_dir / "kube-apiserver").is_file()
     assert all(line.startswith("controlplane: ") for line in lines)
     assert [line.split()[2] for line in lines if line.startswith("controlplane: building ")][1:] == [
-        "etcd", "kube-apiserver", "kubectl", "kube-scheduler", "kube-controller-manager"]
+        "etcd",
+        "kube-apiserver",
+        "kubectl",
+        "kube-scheduler",
+        "kube-controller-manager",
+    ]
     assert build_binaries(progress=lines.append) == bin_dir
 
 
@@ -51,8 +56,9 @@ def test_a_failed_build_raises_with_the_compiler_message(fake_go: FakeGo, monkey
         build_binaries(progress=lambda line: None)
 
 
-def test_an_interrupted_build_leaves_no_compiler_running(fake_go: FakeGo, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_build_leaves_no_compiler_running(
+    fake_go: FakeGo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pidfile = tmp_path / "go.pid"
     monkeypatch.setenv("FAKE_GO_HANG", str(pidfile))
 
@@ -88,8 +94,18 @@ def test_an_interrupted_stop_still_stops_everything_then_raises(tmp_path: Path) 
     sleep = ["sleep", "600"]
     etcd = subprocess.Popen(sleep, start_new_session=True)
     apiserver = WaitInterrupted(sleep, start_new_session=True)
-    plane = ControlPlane(bin_dir=tmp_path, work_dir=work, etcd_port=0, apiserver_port=0, admin_token="",
-                         scheduler_token="", log_dir=work, _etcd=etcd, _apiserver=apiserver, _own_work_dir=True)
+    plane = ControlPlane(
+        bin_dir=tmp_path,
+        work_dir=work,
+        etcd_port=0,
+        apiserver_port=0,
+        admin_token="",
+        scheduler_token="",
+        log_dir=work,
+        _etcd=etcd,
+        _apiserver=apiserver,
+        _own_work_dir=True,
+    )
     try:
         with pytest.raises(KeyboardInterrupt):
             plane.stop()
@@ -100,19 +116,20 @@ def test_an_interrupted_stop_still_stops_everything_then_raises(tmp_path: Path) 
             subprocess.Popen.wait(proc)
 
 
-LEFT_RUNNING = '''
+LEFT_RUNNING = """
 import json
 from testing.controlplane.fixture import ControlPlane
 plane = ControlPlane.start()
 print(json.dumps({"pids": plane.pids, "work_dir": str(plane.work_dir)}))
-'''
+"""
 
 
 @pytest.mark.controlplane
 def test_a_plane_nobody_stopped_is_stopped_at_exit(controlplane_bin_dir: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", LEFT_RUNNING], capture_output=True, text=True, env=env,
-                          timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", LEFT_RUNNING], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     plane = json.loads(proc.stdout)
     try:

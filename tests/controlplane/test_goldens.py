@@ -37,8 +37,14 @@ def test_committed_goldens_are_exactly_what_upstream_records(tmp_path: Path) -> 
         pytest.skip(f"conformance corpus not found at {CORPUS}")
     out = tmp_path / "v1.34"
     env = {**os.environ, "KUBESCHED_CONFORMANCE_DIR": str(CORPUS)}
-    proc = subprocess.run(["bash", str(GOLDENS / "record.sh"), str(out)], capture_output=True, text=True,
-                          env=env, timeout=3600, check=False)
+    proc = subprocess.run(
+        ["bash", str(GOLDENS / "record.sh"), str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3600,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
 
     committed = {p.name: p.read_bytes() for p in (GOLDENS / "v1.34").glob("*.json")}
@@ -47,6 +53,7 @@ def test_committed_goldens_are_exactly_what_upstream_records(tmp_path: Path) -> 
     changed = sorted(name for name in committed if committed[name] != recorded[name])
     assert changed == [], f"re-recorded goldens differ from the committed ones: {changed}"
 
-    diff = subprocess.run([sys.executable, str(GOLDENS / "compare.py"), str(out), str(CORPUS)],
-                          capture_output=True, text=True, check=True)
+    diff = subprocess.run(
+        [sys.executable, str(GOLDENS / "compare.py"), str(out), str(CORPUS)], capture_output=True, text=True, check=True
+    )
     assert diff.stdout == (GOLDENS / "DIFFERENCES.md").read_text()

@@ -20,13 +20,13 @@ from tests.controlplane.fake_go import NEEDS_BINARIES, FakeGo
 
 REPO = Path(__file__).resolve().parents[2]
 
-NEEDS_PLANE = '''
+NEEDS_PLANE = """
 import pytest
 
 @pytest.mark.controlplane
 def test_needs_it(control_plane):
     assert control_plane.url
-'''
+"""
 
 
 def run_without_go(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -34,8 +34,15 @@ def run_without_go(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[st
     (tmp_path / "test_needs_plane.py").write_text(NEEDS_PLANE)
     clean = {k: v for k, v in os.environ.items() if k not in ("CI", "KUBESCHED_REQUIRE_CONTROLPLANE")}
     clean.update(PATH=str(Path(sys.executable).parent), PYTHONPATH=str(REPO), **env)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(tmp_path)],
-                          capture_output=True, text=True, env=clean, cwd=tmp_path, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=clean,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
 
 
 def _python_without_go() -> None:
@@ -88,13 +95,16 @@ def test_a_warm_cache_builds_nothing_and_says_nothing(tmp_path: Path) -> None:
 
 
 # -- skipping them on purpose ---------------------------------------------------------------------------
-SKIP_WAYS = [pytest.param(["--skip-controlplane"], {}, id="option"),
-             pytest.param([], {"KUBESCHED_SKIP_CONTROLPLANE": "1"}, id="env")]
+SKIP_WAYS = [
+    pytest.param(["--skip-controlplane"], {}, id="option"),
+    pytest.param([], {"KUBESCHED_SKIP_CONTROLPLANE": "1"}, id="env"),
+]
 
 
 @pytest.mark.parametrize(("args", "env"), SKIP_WAYS)
-def test_skipped_on_request_with_the_reason_and_nothing_built(tmp_path: Path, args: list[str],
-                                                              env: dict[str, str]) -> None:
+def test_skipped_on_request_with_the_reason_and_nothing_built(
+    tmp_path: Path, args: list[str], env: dict[str, str]
+) -> None:
     go = FakeGo(tmp_path)
     proc = go.run_pytest(tmp_path / "suite", NEEDS_BINARIES, *args, **env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -111,10 +121,10 @@ def test_other_tests_still_run_when_the_control_plane_is_skipped(tmp_path: Path)
 
 
 @pytest.mark.parametrize(("args", "env"), SKIP_WAYS)
-@pytest.mark.parametrize("required", [{"KUBESCHED_REQUIRE_CONTROLPLANE": "1"}, {"CI": "true"}],
-                         ids=["required", "CI"])
+@pytest.mark.parametrize("required", [{"KUBESCHED_REQUIRE_CONTROLPLANE": "1"}, {"CI": "true"}], ids=["required", "CI"])
 def test_skipping_is_refused_where_the_run_requires_the_control_plane(
-        tmp_path: Path, args: list[str], env: dict[str, str], required: dict[str, str]) -> None:
+    tmp_path: Path, args: list[str], env: dict[str, str], required: dict[str, str]
+) -> None:
     go = FakeGo(tmp_path)
     proc = go.run_pytest(tmp_path / "suite", NEEDS_BINARIES, *args, **env, **required)
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
@@ -123,7 +133,7 @@ def test_skipping_is_refused_where_the_run_requires_the_control_plane(
 
 
 # -- nothing left behind when the run is ended from outside -------------------------------------------------
-WAITS_WITH_A_PLANE = '''
+WAITS_WITH_A_PLANE = """
 import json
 import os
 import time
@@ -140,7 +150,7 @@ def test_waits(control_plane):
     info.with_suffix(".tmp").rename(info)
     while True:
         time.sleep(0.2)
-'''
+"""
 
 
 def start_waiting_plane(folder: Path) -> tuple[subprocess.Popen, dict]:
@@ -152,8 +162,14 @@ def start_waiting_plane(folder: Path) -> tuple[subprocess.Popen, dict]:
     env = {k: v for k, v in os.environ.items() if k != "KUBESCHED_SKIP_CONTROLPLANE"}
     env.update(PYTHONPATH=str(REPO), PLANE_INFO=str(info))
     with open(folder / "pytest.out", "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
-                                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=folder,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 300
     while not info.exists():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -165,8 +181,9 @@ def start_waiting_plane(folder: Path) -> tuple[subprocess.Popen, dict]:
 
 @pytest.mark.controlplane
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
-def test_a_run_ended_by_a_signal_stops_the_plane_and_removes_its_folder(controlplane_bin_dir: Path,
-                                                                        tmp_path: Path, sig: signal.Signals) -> None:
+def test_a_run_ended_by_a_signal_stops_the_plane_and_removes_its_folder(
+    controlplane_bin_dir: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
     proc, plane = start_waiting_plane(tmp_path / "suite")
     try:
         assert len(plane["pids"]) == 2 and Path(plane["work_dir"], "tokens.csv").is_file()

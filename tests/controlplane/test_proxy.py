@@ -104,20 +104,28 @@ def call(conn: http.client.HTTPSConnection, method: str, path: str, body: Any = 
 BINDING = "/api/v1/namespaces/default/pods/p/binding"
 
 
-@pytest.mark.parametrize(("method", "target", "verb", "parts"), [
-    ("GET", "/api/v1/pods?watch=true&resourceVersion=5", "watch", ("", "pods", "", "")),
-    ("GET", "/api/v1/pods?limit=500", "list", ("", "pods", "", "")),
-    ("GET", "/api/v1/namespaces/ns/pods/p", "get", ("ns", "pods", "p", "")),
-    ("POST", "/api/v1/namespaces/ns/pods/p/binding", "create", ("ns", "pods", "p", "binding")),
-    ("PATCH", "/api/v1/namespaces/ns/pods/p/status", "patch", ("ns", "pods", "p", "status")),
-    ("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l", "update",
-     ("kube-system", "leases", "l", "")),
-    ("DELETE", "/api/v1/nodes/n1", "delete", ("", "nodes", "n1", "")),
-    ("DELETE", "/api/v1/namespaces/ns/pods", "deletecollection", ("ns", "pods", "", "")),
-    ("GET", "/api/v1/namespaces/ns", "get", ("", "namespaces", "ns", "")),
-])
-def test_requests_are_read_as_kube_apiserver_reads_them(method: str, target: str, verb: str,
-                                                       parts: tuple[str, str, str, str]) -> None:
+@pytest.mark.parametrize(
+    ("method", "target", "verb", "parts"),
+    [
+        ("GET", "/api/v1/pods?watch=true&resourceVersion=5", "watch", ("", "pods", "", "")),
+        ("GET", "/api/v1/pods?limit=500", "list", ("", "pods", "", "")),
+        ("GET", "/api/v1/namespaces/ns/pods/p", "get", ("ns", "pods", "p", "")),
+        ("POST", "/api/v1/namespaces/ns/pods/p/binding", "create", ("ns", "pods", "p", "binding")),
+        ("PATCH", "/api/v1/namespaces/ns/pods/p/status", "patch", ("ns", "pods", "p", "status")),
+        (
+            "PUT",
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l",
+            "update",
+            ("kube-system", "leases", "l", ""),
+        ),
+        ("DELETE", "/api/v1/nodes/n1", "delete", ("", "nodes", "n1", "")),
+        ("DELETE", "/api/v1/namespaces/ns/pods", "deletecollection", ("ns", "pods", "", "")),
+        ("GET", "/api/v1/namespaces/ns", "get", ("", "namespaces", "ns", "")),
+    ],
+)
+def test_requests_are_read_as_kube_apiserver_reads_them(
+    method: str, target: str, verb: str, parts: tuple[str, str, str, str]
+) -> None:
     info = RequestInfo.parse(method, target)
     assert (info.verb, (info.namespace, info.resource, info.name, info.subresource)) == (verb, parts)
 
@@ -147,7 +155,9 @@ def test_without_a_rule_requests_are_forwarded_and_recorded(proxy: FaultProxy) -
     assert proxy.wait_idle()
     seen = proxy.seen()
     assert [(e.info.verb, e.status, e.upstream_status, e.action) for e in seen] == [
-        ("list", 200, 200, "Forward"), ("create", 201, 201, "Forward")]
+        ("list", 200, 200, "Forward"),
+        ("create", 201, 201, "Forward"),
+    ]
     assert seen[1].body == {"target": "n1"} and proxy.serving() == 0
 
 
@@ -157,7 +167,11 @@ def test_an_error_answer_before_or_after_the_server_acted(proxy: FaultProxy) -> 
     conn = client(proxy)
     status, headers, body = call(conn, "POST", BINDING, {"n": 1})
     assert (status, headers["Retry-After"], body["reason"], body["details"]) == (
-        429, "2", "TooManyRequests", {"retryAfterSeconds": 2})
+        429,
+        "2",
+        "TooManyRequests",
+        {"retryAfterSeconds": 2},
+    )
     status, _, body = call(conn, "POST", BINDING, {"n": 2})
     assert (status, body["reason"]) == (409, "Conflict")
     assert Upstream.posts == [b'{"n": 2}']  # only the second reached the server

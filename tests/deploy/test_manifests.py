@@ -94,16 +94,26 @@ def test_rbac_is_kube_schedulers_own_plus_its_lease() -> None:
     bound = {}
     for doc in documents():
         if doc["kind"] in ("ClusterRoleBinding", "RoleBinding"):
-            assert doc["subjects"] == [{"kind": "ServiceAccount", "name": account["name"],
-                                        "namespace": account["namespace"]}]
+            assert doc["subjects"] == [
+                {"kind": "ServiceAccount", "name": account["name"], "namespace": account["namespace"]}
+            ]
             bound[doc["roleRef"]["name"]] = doc["roleRef"]["kind"]
     role = one("Role")
-    assert bound == {"system:kube-scheduler": "ClusterRole", "system:volume-scheduler": "ClusterRole",
-                     role["metadata"]["name"]: "Role"}
+    assert bound == {
+        "system:kube-scheduler": "ClusterRole",
+        "system:volume-scheduler": "ClusterRole",
+        role["metadata"]["name"]: "Role",
+    }
     election = shipped_config().leader_election
     assert role["metadata"]["namespace"] == election.resource_namespace
-    assert role["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                              "resourceNames": [election.resource_name], "verbs": ["get", "update"]}]
+    assert role["rules"] == [
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "resourceNames": [election.resource_name],
+            "verbs": ["get", "update"],
+        }
+    ]
 
 
 @pytest.mark.controlplane
@@ -114,10 +124,10 @@ def test_a_real_api_server_accepts_the_manifests(control_plane: ControlPlane) ->
     assert all(line.endswith("(server dry run)") for line in lines), lines
 
 
-
 @pytest.mark.controlplane
-def test_an_edit_of_the_configmap_is_applied_by_the_running_replica(control_plane: ControlPlane,
-                                                                    tmp_path: Path) -> None:
+def test_an_edit_of_the_configmap_is_applied_by_the_running_replica(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
     """The manifest applied, kubesched run as its ServiceAccount with the container's own flags and the
     ConfigMap projected into a folder as the kubelet projects it: an edit of the ConfigMap through the API
     reaches the file by the kubelet's link swap, and the leader applies it without a restart."""
@@ -136,8 +146,13 @@ def test_an_edit_of_the_configmap_is_applied_by_the_running_replica(control_plan
         port = free_port()
         mount = str(PurePosixPath(flag("config")).parent)
         args = [a.replace(mount, str(folder)) for a in container()["args"] if a != "run"]
-        live.start_scheduler(*args, "--plain-http", f"--secure-port={port}", "--bind-address=127.0.0.1",
-                             kubeconfig=control_plane.service_account_kubeconfig("kube-system", "kubesched"))
+        live.start_scheduler(
+            *args,
+            "--plain-http",
+            f"--secure-port={port}",
+            "--bind-address=127.0.0.1",
+            kubeconfig=control_plane.service_account_kubeconfig("kube-system", "kubesched"),
+        )
         served = Served(port)
         live.apply(*NODES)
         live.apply(pod("before", schedulerName="kubesched", **PREFERS_ZONE_A))
@@ -146,8 +161,16 @@ def test_an_edit_of_the_configmap_is_applied_by_the_running_replica(control_plan
 
         config = yaml.safe_load(one("ConfigMap")["data"]["config.yaml"])
         config["profiles"][0]["plugins"] = {"score": {"enabled": [{"name": "NodeAffinity", "weight": 5}]}}
-        live.kubectl("patch", "configmap", name, "-n", "kube-system", "--type=merge", "-p",
-                     json.dumps({"data": {"config.yaml": yaml.safe_dump(config)}}))
+        live.kubectl(
+            "patch",
+            "configmap",
+            name,
+            "-n",
+            "kube-system",
+            "--type=merge",
+            "-p",
+            json.dumps({"data": {"config.yaml": yaml.safe_dump(config)}}),
+        )
         kubelet_sync()
         live.wait(lambda: served.reloads("success") == 1, 30, "the edited ConfigMap to be applied")
         live.apply(pod("after", schedulerName="kubesched", **PREFERS_ZONE_A))

@@ -45,11 +45,18 @@ SCRAPER = "kubesched-test-user"  # a static user of the plane, allowed to read /
 BASELINE = ("system:kube-scheduler", "system:volume-scheduler")
 #: (group, resource, verb) each step of the flow must have made, or the flow missed what it is for.
 EXERCISED = {
-    ("", "pods/binding", "create"), ("", "pods/status", "patch"), ("", "pods", "delete"),
-    ("", "persistentvolumes", "update"), ("events.k8s.io", "events", "create"),
-    ("coordination.k8s.io", "leases", "create"), ("coordination.k8s.io", "leases", "get"),
-    ("coordination.k8s.io", "leases", "update"), ("authentication.k8s.io", "tokenreviews", "create"),
-    ("authorization.k8s.io", "subjectaccessreviews", "create"), ("", "nodes", "watch"), ("", "pods", "list"),
+    ("", "pods/binding", "create"),
+    ("", "pods/status", "patch"),
+    ("", "pods", "delete"),
+    ("", "persistentvolumes", "update"),
+    ("events.k8s.io", "events", "create"),
+    ("coordination.k8s.io", "leases", "create"),
+    ("coordination.k8s.io", "leases", "get"),
+    ("coordination.k8s.io", "leases", "update"),
+    ("authentication.k8s.io", "tokenreviews", "create"),
+    ("authorization.k8s.io", "subjectaccessreviews", "create"),
+    ("", "nodes", "watch"),
+    ("", "pods", "list"),
 }
 
 
@@ -59,12 +66,16 @@ def resource_of(r: Request) -> str:
 
 def allows(rule: dict[str, Any], r: Request) -> bool:
     """Whether an RBAC PolicyRule allows a resource request (as the RBAC authorizer matches them)."""
+
     def has(values: list[str], value: str) -> bool:
         return "*" in values or value in values
 
-    return (has(rule.get("apiGroups", []), r.group) and has(rule.get("resources", []), resource_of(r))
-            and has(rule.get("verbs", []), r.verb)
-            and (not rule.get("resourceNames") or r.name in rule["resourceNames"]))
+    return (
+        has(rule.get("apiGroups", []), r.group)
+        and has(rule.get("resources", []), resource_of(r))
+        and has(rule.get("verbs", []), r.verb)
+        and (not rule.get("resourceNames") or r.name in rule["resourceNames"])
+    )
 
 
 def pods_of(live: Live) -> None:
@@ -74,15 +85,22 @@ def pods_of(live: Live) -> None:
     live.wait_bound("plain")
     live.apply(pod("consumer", **spec, volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": CLAIM}}]))
     assert live.wait_bound("consumer", timeout=120) == {"consumer": VOLUME_NODE}
-    live.apply(*({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-                  "value": value} for name, value in (("rbac-low", 10), ("rbac-high", 1000))))
+    live.apply(
+        *(
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+            for name, value in (("rbac-low", 10), ("rbac-high", 1000))
+        )
+    )
     live.apply(*(pod(f"victim-{i}", cpu="3", priorityClassName="rbac-low", **spec) for i in range(2)))
     live.wait_bound("victim-0", "victim-1")
     live.apply(pod("preemptor", cpu="3", priorityClassName="rbac-high", **spec))
     live.wait_bound("preemptor", timeout=60)
     live.apply(pod("too-big", cpu="100", **spec))
-    live.wait(lambda: (live.pods()["too-big"]["status"].get("conditions") or [{}])[0].get("reason")
-              == "Unschedulable", 30, "too-big to be reported unschedulable")
+    live.wait(
+        lambda: (live.pods()["too-big"]["status"].get("conditions") or [{}])[0].get("reason") == "Unschedulable",
+        30,
+        "too-big to be reported unschedulable",
+    )
 
 
 def scrape(port: int, token: str) -> int:
@@ -108,8 +126,9 @@ def deployed(audited_control_plane: ControlPlane, tmp_path: Path) -> Iterator[Li
     applied = live.kubectl("apply", "--server-side", "-f", str(MANIFEST)).stdout.strip().splitlines()
     assert len(applied) == len(documents()) and all(line.endswith("serverside-applied") for line in applied)
     live.kubectl("create", "clusterrole", "rbac-metrics-reader", "--verb=get", "--non-resource-url=/metrics")
-    live.kubectl("create", "clusterrolebinding", "rbac-metrics-reader", "--clusterrole=rbac-metrics-reader",
-                 f"--user={SCRAPER}")
+    live.kubectl(
+        "create", "clusterrolebinding", "rbac-metrics-reader", "--clusterrole=rbac-metrics-reader", f"--user={SCRAPER}"
+    )
     try:
         yield live
     finally:
@@ -120,26 +139,41 @@ def deployed(audited_control_plane: ControlPlane, tmp_path: Path) -> Iterator[Li
         for kind, name in (("priorityclass", "rbac-low"), ("priorityclass", "rbac-high")):
             live.kubectl("delete", kind, name, check=False)
         for kind, name in (("pvc", CLAIM), ("pv", PV), ("storageclass", CLASS)):
-            live.kubectl("patch", kind, name, "-n", "default", "--type=merge", "-p",
-                         '{"metadata":{"finalizers":null}}', check=False)
+            live.kubectl(
+                "patch",
+                kind,
+                name,
+                "-n",
+                "default",
+                "--type=merge",
+                "-p",
+                '{"metadata":{"finalizers":null}}',
+                check=False,
+            )
             live.kubectl("delete", kind, name, "-n", "default", "--ignore-not-found", "--wait=false", check=False)
 
 
-def test_the_deployments_account_is_never_refused_and_uses_all_it_adds_to_kube_schedulers_roles(
-        deployed: Live) -> None:
+def test_the_deployments_account_is_never_refused_and_uses_all_it_adds_to_kube_schedulers_roles(deployed: Live) -> None:
     live = deployed
     plane = live.plane
     audit = AuditReader(plane.audit_log)
     live.run_kubelet_standin()  # preemption victims are deleted gracefully: finish it
-    live.apply(node("rb-a", cpu="4", memory="8Gi"), node(VOLUME_NODE, cpu="4", memory="8Gi"), STORAGE_CLASS, LOCAL_PV,
-               PVC)
+    live.apply(
+        node("rb-a", cpu="4", memory="8Gi"), node(VOLUME_NODE, cpu="4", memory="8Gi"), STORAGE_CLASS, LOCAL_PV, PVC
+    )
     kcm = _start_pv_controller(live, live.tmp / "kube-controller-manager.log")
     try:
         _wait_pv_controller_ready(live, kcm, live.tmp / "kube-controller-manager.log")
         port = free_port()
         config = yaml.safe_load(one("ConfigMap")["data"]["config.yaml"])
-        proc = live.start_scheduler("--secure-port", str(port), "--bind-address", "127.0.0.1", config=config,
-                                    kubeconfig=plane.service_account_kubeconfig("kube-system", "kubesched"))
+        proc = live.start_scheduler(
+            "--secure-port",
+            str(port),
+            "--bind-address",
+            "127.0.0.1",
+            config=config,
+            kubeconfig=plane.service_account_kubeconfig("kube-system", "kubesched"),
+        )
         pods_of(live)
         assert scrape(port, plane.extra_tokens[SCRAPER]) == 200
         print(f"\nkubesched resident memory: {_rss_mib(proc.pid)} MiB")
@@ -161,8 +195,11 @@ def test_the_deployments_account_is_never_refused_and_uses_all_it_adds_to_kube_s
 
 
 def check_grants(live: Live, calls: list[Request]) -> None:
-    baseline = [rule for name in BASELINE for rule in json.loads(
-        live.kubectl("get", "clusterrole", name, "-o", "json").stdout)["rules"]]
+    baseline = [
+        rule
+        for name in BASELINE
+        for rule in json.loads(live.kubectl("get", "clusterrole", name, "-o", "json").stdout)["rules"]
+    ]
     added = one("Role")["rules"]
     refused = [r for r in calls if not any(allows(rule, r) for rule in baseline + added)]
     assert refused == []
@@ -171,11 +208,20 @@ def check_grants(live: Live, calls: list[Request]) -> None:
             for resource in rule["resources"]:
                 for verb in rule["verbs"]:
                     for name in rule.get("resourceNames", [""]):
-                        assert any((r.group, resource_of(r), r.verb) == (group, resource, verb)
-                                   and r.name == (name or r.name) for r in calls), (group, resource, verb, name)
-    unused = sorted({(group or "core", resource, verb) for rule in baseline for group in rule["apiGroups"]
-                     for resource in rule["resources"] for verb in rule["verbs"]}
-                    - {(r.group or "core", resource_of(r), r.verb) for r in calls})
+                        assert any(
+                            (r.group, resource_of(r), r.verb) == (group, resource, verb) and r.name == (name or r.name)
+                            for r in calls
+                        ), (group, resource, verb, name)
+    unused = sorted(
+        {
+            (group or "core", resource, verb)
+            for rule in baseline
+            for group in rule["apiGroups"]
+            for resource in rule["resources"]
+            for verb in rule["verbs"]
+        }
+        - {(r.group or "core", resource_of(r), r.verb) for r in calls}
+    )
     print("granted by kube-scheduler's roles, not used by kubesched in this flow:")
     for entry in unused:
         print("  ", "/".join(entry))

@@ -8,10 +8,18 @@ from testing.differential.allocations import device_signatures, equivalent, pod_
 from testing.differential.compare import AGREE, DISAGREE, compare
 from testing.differential.verdict import BOUND, Verdict
 
-SLICE = {"kind": "ResourceSlice", "spec": {"driver": "gpu.example.com", "pool": {"name": "n1"}, "devices": [
-    {"name": "gpu-0", "attributes": {"model": {"string": "a100"}}},
-    {"name": "gpu-1", "attributes": {"model": {"string": "a100"}}},
-    {"name": "gpu-2", "attributes": {"model": {"string": "t4"}}}]}}
+SLICE = {
+    "kind": "ResourceSlice",
+    "spec": {
+        "driver": "gpu.example.com",
+        "pool": {"name": "n1"},
+        "devices": [
+            {"name": "gpu-0", "attributes": {"model": {"string": "a100"}}},
+            {"name": "gpu-1", "attributes": {"model": {"string": "a100"}}},
+            {"name": "gpu-2", "attributes": {"model": {"string": "t4"}}},
+        ],
+    },
+}
 SELECTOR = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}
 
 
@@ -22,15 +30,25 @@ def _claim(name: str, *devices: str) -> dict[str, Any]:
 
 
 def _alloc(*devices: str, selector: Any = SELECTOR) -> dict[str, Any]:
-    return {"gpu": {"devices": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": d}
-                                for d in devices], "nodeSelector": selector}}
+    return {
+        "gpu": {
+            "devices": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": d} for d in devices],
+            "nodeSelector": selector,
+        }
+    }
 
 
 def test_pod_allocations_follow_claim_names_and_template_statuses() -> None:
-    pod = {"spec": {"resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"},
-                                       {"name": "made", "resourceClaimTemplateName": "t"},
-                                       {"name": "none", "resourceClaimName": "missing"}]},
-           "status": {"resourceClaimStatuses": [{"name": "made", "resourceClaimName": "p-made-x7k2p"}]}}
+    pod = {
+        "spec": {
+            "resourceClaims": [
+                {"name": "gpu", "resourceClaimName": "shared"},
+                {"name": "made", "resourceClaimTemplateName": "t"},
+                {"name": "none", "resourceClaimName": "missing"},
+            ]
+        },
+        "status": {"resourceClaimStatuses": [{"name": "made", "resourceClaimName": "p-made-x7k2p"}]},
+    }
     claims = {"shared": _claim("shared", "gpu-0"), "p-made-x7k2p": _claim("p-made-x7k2p")}
     assert pod_allocations(pod, claims) == {"gpu": _alloc("gpu-0")["gpu"], "made": {}, "none": {}}
 
@@ -47,15 +65,18 @@ def test_equivalent_devices_agree_and_others_do_not() -> None:
     assert equivalent(_alloc("gpu-0"), _alloc("gpu-0", selector=None), signatures, same_node=False)
 
 
-
 def test_on_different_nodes_of_a_tie_only_the_requests_served_count() -> None:
     """Each node holds its own devices (an a100 on one, a t4 on the other): both allocated, same requests."""
     signatures = device_signatures([SLICE])
     assert not equivalent(_alloc("gpu-0"), _alloc("gpu-2"), signatures, same_node=True)
     assert equivalent(_alloc("gpu-0"), _alloc("gpu-2"), signatures, same_node=False)
     assert not equivalent(_alloc("gpu-0"), {"gpu": {}}, signatures, same_node=False)
-    served_elsewhere = {"gpu": {**_alloc("gpu-0")["gpu"], "devices": [
-        {"request": "other", "driver": "gpu.example.com", "pool": "n2", "device": "gpu-0"}]}}
+    served_elsewhere = {
+        "gpu": {
+            **_alloc("gpu-0")["gpu"],
+            "devices": [{"request": "other", "driver": "gpu.example.com", "pool": "n2", "device": "gpu-0"}],
+        }
+    }
     assert not equivalent(_alloc("gpu-0"), served_elsewhere, signatures, same_node=False)
 
 

@@ -13,8 +13,9 @@ from testing.controlplane.fixture import ControlPlane
 pytestmark = pytest.mark.controlplane
 
 
-def test_benchmark_prints_agreement_and_writes_the_report(control_plane: ControlPlane, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_benchmark_prints_agreement_and_writes_the_report(
+    control_plane: ControlPlane, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "report.json"
     status = differential.main(["--seeds", "2", "--start", "30", "--report", str(path)], plane=control_plane)
     out = capsys.readouterr().out

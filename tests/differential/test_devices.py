@@ -50,13 +50,18 @@ def test_every_reference_resolves(with_dra: list[Scenario]) -> None:
         by_kind: dict[str, dict[str, dict[str, Any]]] = {}
         for obj in sc.devices:
             by_kind.setdefault(obj["kind"], {})[obj["metadata"]["name"]] = obj
-        assert all(name.startswith(f"s{sc.seed}-") for kind in ("DeviceClass", "ResourceSlice")
-                   for name in by_kind.get(kind, {}))
+        assert all(
+            name.startswith(f"s{sc.seed}-")
+            for kind in ("DeviceClass", "ResourceSlice")
+            for name in by_kind.get(kind, {})
+        )
         nodes = {n["metadata"]["name"] for n in sc.nodes}
         assert {s["spec"]["nodeName"] for s in by_kind.get("ResourceSlice", {}).values()} <= nodes
         classes = set(by_kind["DeviceClass"])
-        for claim in [*by_kind.get("ResourceClaim", {}).values(),
-                      *({"spec": t["spec"]["spec"]} for t in by_kind["ResourceClaimTemplate"].values())]:
+        for claim in [
+            *by_kind.get("ResourceClaim", {}).values(),
+            *({"spec": t["spec"]["spec"]} for t in by_kind["ResourceClaimTemplate"].values()),
+        ]:
             for request in claim["spec"]["devices"]["requests"]:
                 for sub in request.get("firstAvailable") or [request["exactly"]]:
                     assert sub["deviceClassName"] in classes or sub["deviceClassName"] == f"s{sc.seed}-tpu"
@@ -69,13 +74,25 @@ def test_every_reference_resolves(with_dra: list[Scenario]) -> None:
 
 def test_allocated_claims_hold_distinct_published_devices(with_dra: list[Scenario]) -> None:
     for sc in with_dra:
-        published = {(s["spec"]["pool"]["name"], d["name"]) for s in sc.devices if s["kind"] == "ResourceSlice"
-                     for d in s["spec"]["devices"]}
-        held = [(r["pool"], r["device"]) for c in sc.devices if c["kind"] == "ResourceClaim" and "status" in c
-                for r in c["status"]["allocation"]["devices"]["results"]]
+        published = {
+            (s["spec"]["pool"]["name"], d["name"])
+            for s in sc.devices
+            if s["kind"] == "ResourceSlice"
+            for d in s["spec"]["devices"]
+        }
+        held = [
+            (r["pool"], r["device"])
+            for c in sc.devices
+            if c["kind"] == "ResourceClaim" and "status" in c
+            for r in c["status"]["allocation"]["devices"]["results"]
+        ]
         assert len(set(held)) == len(held) and set(held) <= published
-        assert all(r["driver"] == DRIVER for c in sc.devices if c.get("status")
-                   for r in c["status"]["allocation"]["devices"]["results"])
+        assert all(
+            r["driver"] == DRIVER
+            for c in sc.devices
+            if c.get("status")
+            for r in c["status"]["allocation"]["devices"]["results"]
+        )
 
 
 def test_a_nodes_devices_of_one_model_are_interchangeable(with_dra: list[Scenario]) -> None:

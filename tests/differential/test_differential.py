@@ -32,8 +32,9 @@ EXACT_MESSAGES_PENDING = replay.EMULATED_VERSION != "1.34"
 
 
 @pytest.fixture(scope="module")
-def results(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory
-            ) -> Iterator[list[harness.SeedResult]]:
+def results(
+    control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[list[harness.SeedResult]]:
     with Oracle(control_plane, Path(tmp_path_factory.mktemp("oracle"))) as oracle:
         yield harness.run_seeds(oracle, SEEDS, dra=True)
 
@@ -77,8 +78,11 @@ def test_message_differences_are_known_version_differences(results: list[harness
     assert any(c.message == EXPECTED for c in harness.comparisons(results)) == EXACT_MESSAGES_PENDING
 
 
-@pytest.mark.skipif(EXACT_MESSAGES_PENDING, reason="pending: kubesched emulates v1.30 until simulate() takes "
-                                                   "emulated_version; set replay.EMULATED_VERSION = '1.34' then")
+@pytest.mark.skipif(
+    EXACT_MESSAGES_PENDING,
+    reason="pending: kubesched emulates v1.30 until simulate() takes "
+    "emulated_version; set replay.EMULATED_VERSION = '1.34' then",
+)
 def test_failed_scheduling_messages_equal_upstream(results: list[harness.SeedResult]) -> None:
     wrong = [c for c in harness.comparisons(results) if c.message not in (AGREE, None)]
     assert wrong == [], _report(wrong)

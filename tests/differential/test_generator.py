@@ -23,8 +23,9 @@ def scenarios() -> list[Scenario]:
 
 
 def test_a_seed_always_makes_the_same_scenario() -> None:
-    assert json.dumps(generate(7).objects() + generate(7).pending) == \
-        json.dumps(generate(7).objects() + generate(7).pending)
+    assert json.dumps(generate(7).objects() + generate(7).pending) == json.dumps(
+        generate(7).objects() + generate(7).pending
+    )
     assert json.dumps(generate(7).pending) != json.dumps(generate(8).pending)
 
 
@@ -77,13 +78,21 @@ def _has(pod: dict[str, Any], path: str) -> bool:
     return bool(value)
 
 
-FEATURES = ("nodeSelector", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-            "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution", "tolerations",
-            "topologySpreadConstraints", "affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-            "affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution",
-            "affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-            "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution", "volumes", "initContainers",
-            "runtimeClassName", "hostNetwork")
+FEATURES = (
+    "nodeSelector",
+    "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+    "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+    "tolerations",
+    "topologySpreadConstraints",
+    "affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+    "affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+    "affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+    "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+    "volumes",
+    "initContainers",
+    "runtimeClassName",
+    "hostNetwork",
+)
 
 
 def test_pending_pods_cover_every_feature(scenarios: list[Scenario]) -> None:
@@ -94,8 +103,13 @@ def test_pending_pods_cover_every_feature(scenarios: list[Scenario]) -> None:
     assert spreads == {"DoNotSchedule", "ScheduleAnyway"}
     assert any(c.get("ports") for p in pending for c in p["spec"]["containers"])
     assert any(_requests(p)[GPU] for p in pending)
-    assert {p["spec"].get("priorityClassName") for p in pending} >= {None, "diff-low", "diff-high", "diff-critical",
-                                                                      "diff-high-never"}
+    assert {p["spec"].get("priorityClassName") for p in pending} >= {
+        None,
+        "diff-low",
+        "diff-high",
+        "diff-critical",
+        "diff-high-never",
+    }
 
 
 def test_clusters_cover_taints_images_volumes_and_budgets(scenarios: list[Scenario]) -> None:
@@ -119,10 +133,14 @@ def test_no_two_bound_pods_share_a_host_port_on_a_node(scenarios: list[Scenario]
     """A state no kubelet allows, where kube-scheduler's set of used ports would mislead it."""
     for sc in scenarios:
         for node in sc.nodes:
-            held = [(p.get("hostIP", "0.0.0.0"), p["protocol"], p["hostPort"])
-                    for pod in sc.existing if pod["spec"]["nodeName"] == node["metadata"]["name"]
-                    for c in pod["spec"]["containers"] for p in c.get("ports") or []]
+            held = [
+                (p.get("hostIP", "0.0.0.0"), p["protocol"], p["hostPort"])
+                for pod in sc.existing
+                if pod["spec"]["nodeName"] == node["metadata"]["name"]
+                for c in pod["spec"]["containers"]
+                for p in c.get("ports") or []
+            ]
             for i, (ip, protocol, port) in enumerate(held):
-                for other, other_protocol, other_port in held[i + 1:]:
+                for other, other_protocol, other_port in held[i + 1 :]:
                     same = (protocol, port) == (other_protocol, other_port)
                     assert not (same and (ip == other or "0.0.0.0" in (ip, other))), (sc.seed, held)

@@ -10,12 +10,14 @@ from testing.differential.verdict import BOUND, NONE, PREEMPTED, UNSCHEDULABLE, 
 TEXT = "0/2 nodes are available: 2 Insufficient cpu."
 
 
-def _pod(name: str, node: str | None = None, condition: str | None = None, nominated: str | None = None,
-         **meta: Any) -> dict[str, Any]:
+def _pod(
+    name: str, node: str | None = None, condition: str | None = None, nominated: str | None = None, **meta: Any
+) -> dict[str, Any]:
     status: dict[str, Any] = {}
     if condition is not None:
-        status["conditions"] = [{"type": "PodScheduled", "status": condition,
-                                 **({"message": TEXT} if condition == "False" else {})}]
+        status["conditions"] = [
+            {"type": "PodScheduled", "status": condition, **({"message": TEXT} if condition == "False" else {})}
+        ]
     if nominated is not None:
         status["nominatedNodeName"] = nominated
     return {"metadata": {"name": name, **meta}, "spec": {"nodeName": node} if node else {}, "status": status}
@@ -65,19 +67,30 @@ def test_deletions_without_a_preemption_are_noted() -> None:
 
 
 def _ready(name: str, app: str, ready: bool = True, **meta: Any) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": {"app": app}, **meta},
-            "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
+    return {
+        "metadata": {"name": name, "labels": {"app": app}, **meta},
+        "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    }
 
 
 def test_budget_is_current_when_its_counts_match_the_pods() -> None:
-    pods = [_ready("a", "web"), _ready("b", "web", ready=False), _ready("c", "web", deletionTimestamp="t"),
-            _ready("d", "db")]
-    pdb: dict[str, Any] = {"metadata": {"generation": 1},
-                           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
-           "status": {"observedGeneration": 1, "currentHealthy": 1, "expectedPods": 3}}
+    pods = [
+        _ready("a", "web"),
+        _ready("b", "web", ready=False),
+        _ready("c", "web", deletionTimestamp="t"),
+        _ready("d", "db"),
+    ]
+    pdb: dict[str, Any] = {
+        "metadata": {"generation": 1},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+        "status": {"observedGeneration": 1, "currentHealthy": 1, "expectedPods": 3},
+    }
     assert _budget_current(pdb, pods)
     assert not _budget_current(pdb, pods[:1])  # one pod gone: expectedPods must follow
     assert not _budget_current({**pdb, "status": {**pdb["status"], "observedGeneration": 0}}, pods)
-    unmanaged = {**pdb, "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
-                 "status": {"observedGeneration": 1, "currentHealthy": 1, "expectedPods": 0}}
+    unmanaged = {
+        **pdb,
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+        "status": {"observedGeneration": 1, "currentHealthy": 1, "expectedPods": 0},
+    }
     assert _budget_current(unmanaged, pods)  # bare pods: no expected count to compare

@@ -169,9 +169,7 @@ DEFAULTING: list[Row] = [
 
 
 @pytest.mark.parametrize(("name", "existing", "obj", "want"), DEFAULTING, ids=[r[0] for r in DEFAULTING])
-def test_admission(
-    cluster: EmbeddedCluster, name: str, existing: list[dict], obj: dict, want: dict[str, Any]
-) -> None:
+def test_admission(cluster: EmbeddedCluster, name: str, existing: list[dict], obj: dict, want: dict[str, Any]) -> None:
     for other in existing:
         cluster.create(other)
     created = cluster.create(obj)
@@ -203,8 +201,9 @@ def test_requests_default_to_limits_per_resource(cluster: EmbeddedCluster) -> No
     ],
     ids=["host-network-fills-host-port", "explicit-host-port-kept", "pod-network-untouched"],
 )
-def test_host_network_ports_become_host_ports(cluster: EmbeddedCluster, host_network: bool,
-                                               ports: list[dict[str, int]], want: list[dict[str, int]]) -> None:
+def test_host_network_ports_become_host_ports(
+    cluster: EmbeddedCluster, host_network: bool, ports: list[dict[str, int]], want: list[dict[str, int]]
+) -> None:
     p = pod("p")
     p["spec"]["hostNetwork"] = host_network
     p["spec"]["containers"] = [{"name": "a", "ports": ports}]
@@ -256,8 +255,7 @@ FORBIDDEN: list[tuple[str, list[dict], dict, str]] = [
         "second global default",
         [priority_class("a", 1, globalDefault=True)],
         priority_class("b", 2, globalDefault=True),
-        'priorityclasses "b" is forbidden: PriorityClass a is already marked as default. '
-        "Only one default can exist",
+        'priorityclasses "b" is forbidden: PriorityClass a is already marked as default. Only one default can exist',
     ),
 ]
 
@@ -299,23 +297,29 @@ def _pod_level(resources: dict[str, Any], *containers: dict[str, Any]) -> dict:
 
 def test_pod_level_requests_defaulted_from_containers_and_limits(cluster: EmbeddedCluster) -> None:
     created = cluster.create(_pod_level({"limits": {"cpu": "1", "memory": "1Gi"}}))
-    assert created["spec"]["resources"] == {"limits": {"cpu": "1", "memory": "1Gi"},
-                                            "requests": {"cpu": "200m", "memory": "1Gi"}}
+    assert created["spec"]["resources"] == {
+        "limits": {"cpu": "1", "memory": "1Gi"},
+        "requests": {"cpu": "200m", "memory": "1Gi"},
+    }
 
 
 def test_pod_level_resources_refused_as_the_api_server_words_it(cluster: EmbeddedCluster) -> None:
     with pytest.raises(Invalid) as info:
         cluster.create(_pod_level({"requests": {"cpu": "100m"}}))
     assert info.value.code == 422
-    assert info.value.message == ('Pod "p" is invalid: spec.resources.requests[cpu]: Invalid value: "100m": must be '
-                                  "greater than or equal to aggregate container requests of 200m")
+    assert info.value.message == (
+        'Pod "p" is invalid: spec.resources.requests[cpu]: Invalid value: "100m": must be '
+        "greater than or equal to aggregate container requests of 200m"
+    )
     assert cluster.list("Pod")[0] == []
 
 
-@pytest.mark.parametrize(("version", "gates"), [("1.30", None), ("1.34", {"PodLevelResources": False})],
-                         ids=["v1.30", "v1.34 gate off"])
-def test_pod_level_resources_dropped_without_the_gate(make_cluster: Callable[..., EmbeddedCluster], version: str,
-                                                      gates: dict[str, bool] | None) -> None:
+@pytest.mark.parametrize(
+    ("version", "gates"), [("1.30", None), ("1.34", {"PodLevelResources": False})], ids=["v1.30", "v1.34 gate off"]
+)
+def test_pod_level_resources_dropped_without_the_gate(
+    make_cluster: Callable[..., EmbeddedCluster], version: str, gates: dict[str, bool] | None
+) -> None:
     cluster = make_cluster(features=feature_gates(version, gates))
     created = cluster.create(_pod_level({"requests": {"cpu": "100m"}}))  # not validated: not served
     assert "resources" not in created["spec"]
@@ -331,34 +335,59 @@ def test_pod_level_resources_kept_on_update(cluster: EmbeddedCluster) -> None:
 
 # The real API server (v1.34.4, PodLevelResources on) defaults and refuses the same way.
 POD_LEVEL_CASES: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = [
-    ("limits only", {"limits": {"cpu": "1", "memory": "1Gi"}},
-     [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "200m"}}}]),
-    ("aggregate in binary", {"limits": {"memory": "1Gi"}},
-     [{"name": "a", "image": "x", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}},
-      {"name": "b", "image": "x", "resources": {"requests": {"cpu": "0.1", "memory": "128Mi"}}}]),
-    ("below the containers", {"requests": {"cpu": "100m"}},
-     [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "200m"}}}]),
+    (
+        "limits only",
+        {"limits": {"cpu": "1", "memory": "1Gi"}},
+        [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "200m"}}}],
+    ),
+    (
+        "aggregate in binary",
+        {"limits": {"memory": "1Gi"}},
+        [
+            {"name": "a", "image": "x", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}},
+            {"name": "b", "image": "x", "resources": {"requests": {"cpu": "0.1", "memory": "128Mi"}}},
+        ],
+    ),
+    (
+        "below the containers",
+        {"requests": {"cpu": "100m"}},
+        [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "200m"}}}],
+    ),
     ("unsupported", {"requests": {"ephemeral-storage": "1Gi", "cpu": "1"}}, [{"name": "c", "image": "x"}]),
-    ("container limit above", {"limits": {"cpu": "1"}},
-     [{"name": "c", "image": "x", "resources": {"limits": {"cpu": "2"}}}]),
-    ("container limit above, request within", {"limits": {"cpu": "1"}, "requests": {"cpu": "500m"}},
-     [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "2"}}}]),
-    ("hugepages from the containers", {"requests": {"cpu": "1"}},
-     [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}, "limits": {"hugepages-2Mi": "4Mi"}}}]),
-    ("request above limit", {"requests": {"memory": "2Gi"}, "limits": {"memory": "1Gi"}},
-     [{"name": "c", "image": "x"}]),
+    (
+        "container limit above",
+        {"limits": {"cpu": "1"}},
+        [{"name": "c", "image": "x", "resources": {"limits": {"cpu": "2"}}}],
+    ),
+    (
+        "container limit above, request within",
+        {"limits": {"cpu": "1"}, "requests": {"cpu": "500m"}},
+        [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "2"}}}],
+    ),
+    (
+        "hugepages from the containers",
+        {"requests": {"cpu": "1"}},
+        [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}, "limits": {"hugepages-2Mi": "4Mi"}}}],
+    ),
+    (
+        "request above limit",
+        {"requests": {"memory": "2Gi"}, "limits": {"memory": "1Gi"}},
+        [{"name": "c", "image": "x"}],
+    ),
 ]
 
 
 @pytest.mark.controlplane
 @pytest.mark.parametrize(("case", "resources", "containers"), POD_LEVEL_CASES, ids=[c[0] for c in POD_LEVEL_CASES])
-def test_pod_level_resources_as_the_real_api_server(control_plane: Any, cluster: EmbeddedCluster, case: str,
-                                                    resources: dict[str, Any], containers: list[dict]) -> None:
+def test_pod_level_resources_as_the_real_api_server(
+    control_plane: Any, cluster: EmbeddedCluster, case: str, resources: dict[str, Any], containers: list[dict]
+) -> None:
     import json
 
     obj = pod("p", containers=containers, resources=resources)
-    proc = control_plane.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(obj),
-                                 check=False)
+    proc = control_plane.kubectl(
+        "create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(obj), check=False
+    )
     try:
         ours = cluster.create(obj)
     except Invalid as err:

@@ -133,8 +133,7 @@ def test_a_bound_pod_starts_when_its_kubelet_admits_it(cluster: EmbeddedCluster,
     assert (status["startTime"], status["phase"]) == ("2024-01-01T00:00:07Z", "Pending")
 
 
-def test_a_pod_bound_in_a_run_starts_after_the_pods_running_before(cluster: EmbeddedCluster,
-                                                                   clock: FakeClock) -> None:
+def test_a_pod_bound_in_a_run_starts_after_the_pods_running_before(cluster: EmbeddedCluster, clock: FakeClock) -> None:
     """Objects may be stamped ahead of the clock (a scenario's document order): a pod bound now
     started after every pod that was running before it."""
     running = pod("running", nodeName="n1")
@@ -166,8 +165,9 @@ def test_a_bound_pod_keeps_the_start_time_it_has(cluster: EmbeddedCluster) -> No
 
 
 @pytest.mark.parametrize(("version", "created", "after_spec_change"), [("1.34", 1, 2), ("1.30", None, None)])
-def test_pod_generation_from_v1_34(make_cluster: Callable[..., EmbeddedCluster], version: str,
-                                   created: int | None, after_spec_change: int | None) -> None:
+def test_pod_generation_from_v1_34(
+    make_cluster: Callable[..., EmbeddedCluster], version: str, created: int | None, after_spec_change: int | None
+) -> None:
     from kubesched.config.features import feature_gates
 
     cluster = make_cluster(features=feature_gates(version))
@@ -259,9 +259,7 @@ def test_patch_pod_status_merges_conditions_by_type(cluster: EmbeddedCluster, cl
     ("value", "expected"),
     [("n1", "n1"), ("", None), (None, None), (..., "keep")],
 )
-def test_patch_pod_status_nominated_node(
-    cluster: EmbeddedCluster, value: object, expected: str | None
-) -> None:
+def test_patch_pod_status_nominated_node(cluster: EmbeddedCluster, value: object, expected: str | None) -> None:
     cluster.create(pod("p"))
     cluster.patch_pod_status("default", "p", nominated_node_name="keep")
     out = cluster.patch_pod_status("default", "p", nominated_node_name=value)  # type: ignore[arg-type]

@@ -10,10 +10,18 @@ from kubesched.embedded.controlplane import ControlPlane
 from tests.embedded.workloads.conftest import node, pods_of, workload
 from tests.plugins.storage import pv_dict, pvc_dict, sc_dict
 
-BUDGET = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "budget"},
-          "spec": {"minAvailable": 0, "selector": {"matchLabels": {"app": "web"}}}}
-GROUP = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": "gang"},
-         "spec": {"minMember": 2}}
+BUDGET = {
+    "apiVersion": "policy/v1",
+    "kind": "PodDisruptionBudget",
+    "metadata": {"name": "budget"},
+    "spec": {"minAvailable": 0, "selector": {"matchLabels": {"app": "web"}}},
+}
+GROUP = {
+    "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+    "kind": "PodGroup",
+    "metadata": {"name": "gang"},
+    "spec": {"minMember": 2},
+}
 
 
 def fresh(obj: dict[str, Any]) -> dict[str, Any]:
@@ -24,9 +32,15 @@ def fresh(obj: dict[str, Any]) -> dict[str, Any]:
 
 def objects() -> list[dict[str, Any]]:
     """One object for each controller to act on."""
-    return [node("n1"), fresh(sc_dict("manual", provisioner="kubernetes.io/no-provisioner", mode="Immediate")),
-            fresh(pv_dict("pv", sc="manual")), fresh(pvc_dict("claim", sc="manual")), BUDGET, GROUP,
-            workload("ReplicaSet", "web", replicas=2)]
+    return [
+        node("n1"),
+        fresh(sc_dict("manual", provisioner="kubernetes.io/no-provisioner", mode="Immediate")),
+        fresh(pv_dict("pv", sc="manual")),
+        fresh(pvc_dict("claim", sc="manual")),
+        BUDGET,
+        GROUP,
+        workload("ReplicaSet", "web", replicas=2),
+    ]
 
 
 def effects(cluster: EmbeddedCluster) -> dict[str, Any]:

@@ -24,9 +24,7 @@ def pdb(name: str, namespace: str = "default", selector: Any = None, **spec: Any
     }
 
 
-def labelled(
-    name: str, app: str, node: str | None = "n1", phase: str | None = None, ns: str = "default"
-) -> dict:
+def labelled(name: str, app: str, node: str | None = "n1", phase: str | None = None, ns: str = "default") -> dict:
     p = pod(name, ns)
     p["metadata"]["labels"] = {"app": app}
     if node:
@@ -157,8 +155,9 @@ def test_disruption_controller_follows_pods_across_budgets() -> None:
     cluster.deliver_pending()
 
     def healthy() -> tuple[int, int]:
-        return tuple(cluster.get("PodDisruptionBudget", "default", b)["status"]["currentHealthy"]
-                     for b in ("web", "db"))
+        return tuple(
+            cluster.get("PodDisruptionBudget", "default", b)["status"]["currentHealthy"] for b in ("web", "db")
+        )
 
     assert healthy() == (0, 0)
     cluster.bind("default", "p", "n1")
@@ -167,8 +166,9 @@ def test_disruption_controller_follows_pods_across_budgets() -> None:
     versions = [cluster.get("PodDisruptionBudget", "default", b)["metadata"]["resourceVersion"] for b in ("web", "db")]
     cluster.patch_pod_status("default", "p", conditions=[{"type": "Ready", "status": "True"}])
     cluster.deliver_pending()
-    assert [cluster.get("PodDisruptionBudget", "default", b)["metadata"]["resourceVersion"]
-            for b in ("web", "db")] == versions
+    assert [
+        cluster.get("PodDisruptionBudget", "default", b)["metadata"]["resourceVersion"] for b in ("web", "db")
+    ] == versions
     moved = cluster.get("Pod", "default", "p")
     moved["metadata"]["labels"] = {"app": "db"}
     cluster.update(moved)

@@ -50,12 +50,16 @@ def test_unclaimed_volume_becomes_available() -> None:
 @pytest.mark.parametrize(("sizes", "want"), [(["5Gi", "20Gi", "15Gi"], "pv-15Gi"), (["5Gi"], None)])
 def test_immediate_claim_binds_the_smallest_match(sizes: list[str], want: str | None) -> None:
     pvs = [pv_dict(f"pv-{s}", size=s, sc="manual") for s in sizes]
-    cluster, controllers = cluster_with(sc_dict("manual", provisioner="kubernetes.io/no-provisioner",
-                                                mode="Immediate"), *pvs, pvc_dict("c", size="10Gi", sc="manual"))
+    cluster, controllers = cluster_with(
+        sc_dict("manual", provisioner="kubernetes.io/no-provisioner", mode="Immediate"),
+        *pvs,
+        pvc_dict("c", size="10Gi", sc="manual"),
+    )
     assert claim(cluster, "c")["spec"].get("volumeName") == want
     if want is None:
         assert controllers.warnings == [
-            "pvc default/c: Immediate claim with no matching PV and no provisioner; it stays unbound"]
+            "pvc default/c: Immediate claim with no matching PV and no provisioner; it stays unbound"
+        ]
 
 
 @pytest.mark.parametrize(("version", "want"), [("1.34", "pv-gold"), ("1.30", "pv-plain")])
@@ -64,8 +68,13 @@ def test_immediate_claim_matches_its_volume_attributes_class_from_v1_34(version:
     gold["spec"]["volumeAttributesClassName"] = "gold"
     wanted = pvc_dict("c", size="10Gi", sc="manual")
     wanted["spec"]["volumeAttributesClassName"] = "gold"
-    cluster, _ = cluster_with(sc_dict("manual", provisioner="kubernetes.io/no-provisioner", mode="Immediate"),
-                              pv_dict("pv-plain", size="15Gi", sc="manual"), gold, wanted, version=version)
+    cluster, _ = cluster_with(
+        sc_dict("manual", provisioner="kubernetes.io/no-provisioner", mode="Immediate"),
+        pv_dict("pv-plain", size="15Gi", sc="manual"),
+        gold,
+        wanted,
+        version=version,
+    )
     assert claim(cluster, "c")["spec"].get("volumeName") == want
 
 
@@ -92,8 +101,11 @@ def test_wait_for_first_consumer_waits_for_the_selected_node() -> None:
 
 
 def test_claim_ref_set_by_the_scheduler_is_completed() -> None:
-    cluster, _ = cluster_with(sc_dict("local", provisioner="kubernetes.io/no-provisioner"),
-                              pv_dict("pv", sc="local"), pvc_dict("c", sc="local"))
+    cluster, _ = cluster_with(
+        sc_dict("local", provisioner="kubernetes.io/no-provisioner"),
+        pv_dict("pv", sc="local"),
+        pvc_dict("c", sc="local"),
+    )
     v = volume(cluster, "pv")
     c = claim(cluster, "c")
     v["spec"]["claimRef"] = {"namespace": "default", "name": "c", "uid": c["metadata"]["uid"]}

@@ -34,11 +34,13 @@ from tests.dra import (
 SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}"
 
 
-def start(version: str | None = None, gates: dict[str, bool] | None = None,
-          objs: tuple[dict[str, Any], ...] = ()) -> tuple[EmbeddedCluster, ResourceClaimController]:
+def start(
+    version: str | None = None, gates: dict[str, bool] | None = None, objs: tuple[dict[str, Any], ...] = ()
+) -> tuple[EmbeddedCluster, ResourceClaimController]:
     counter = itertools.count(1)
-    cluster = EmbeddedCluster(synchronous=True, uid_factory=lambda: f"uid-{next(counter)}",
-                              features=feature_gates(version, gates))
+    cluster = EmbeddedCluster(
+        synchronous=True, uid_factory=lambda: f"uid-{next(counter)}", features=feature_gates(version, gates)
+    )
     for obj in objs:
         cluster.create(obj)
     controller = ResourceClaimController(cluster)
@@ -63,12 +65,19 @@ def template_with_meta() -> dict[str, Any]:
 def test_a_pod_gets_its_own_claim_made_from_the_template() -> None:
     cluster, _ = start(objs=(template_with_meta(),))
     pod = cluster.create(claim_pod("train", by_template("gpu", "one-gpu")))
-    (name, claim), = claims(cluster).items()
+    ((name, claim),) = claims(cluster).items()
     assert re.fullmatch(f"train-gpu-{SUFFIX}", name)
     meta = claim["metadata"]
-    assert meta["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "train",
-                                        "uid": pod["metadata"]["uid"], "controller": True,
-                                        "blockOwnerDeletion": True}]
+    assert meta["ownerReferences"] == [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": "train",
+            "uid": pod["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
     assert meta["annotations"] == {"note": "x", POD_CLAIM_NAME_ANNOTATION: "gpu"}
     assert meta["labels"] == {"team": "ml"}
     assert claim["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "gpu"
@@ -86,8 +95,9 @@ def test_long_names_are_shortened_to_leave_room_for_the_suffix() -> None:
 def test_a_missing_template_is_reported_and_the_claim_made_once_it_appears() -> None:
     cluster, controller = start()
     cluster.create(claim_pod("train", by_template("gpu", "later")))
-    message = 'PodResourceClaim gpu: resource claim template "later": resourceclaimtemplate.resource.k8s.io ' \
-              '"later" not found'
+    message = (
+        'PodResourceClaim gpu: resource claim template "later": resourceclaimtemplate.resource.k8s.io "later" not found'
+    )
     events = [e for e in cluster.list("Event")[0] if e["reason"] == "FailedResourceClaimCreation"]
     assert [(e["involvedObject"]["name"], e["type"], e["message"]) for e in events] == [("train", "Warning", message)]
     assert controller.not_made == {"default/train": message}
@@ -96,15 +106,25 @@ def test_a_missing_template_is_reported_and_the_claim_made_once_it_appears() -> 
     assert controller.not_made == {}
 
 
-@pytest.mark.parametrize(("feature", "request_", "message"), [
-    ("admin_access", request_dict("r", admin=True), "admin access is requested, but the feature is disabled"),
-    ("prioritized_list", first_available_dict("r", request_dict("a")),
-     "template includes a prioritized list of subrequests, but the feature is disabled"),
-])
-def test_a_template_stored_while_a_feature_was_on_makes_no_claim_with_it_off(feature: str, request_: dict[str, Any],
-                                                                             message: str) -> None:
-    admin_ns = {"apiVersion": "v1", "kind": "Namespace",
-                "metadata": {"name": "default", "labels": {"resource.kubernetes.io/admin-access": "true"}}}
+@pytest.mark.parametrize(
+    ("feature", "request_", "message"),
+    [
+        ("admin_access", request_dict("r", admin=True), "admin access is requested, but the feature is disabled"),
+        (
+            "prioritized_list",
+            first_available_dict("r", request_dict("a")),
+            "template includes a prioritized list of subrequests, but the feature is disabled",
+        ),
+    ],
+)
+def test_a_template_stored_while_a_feature_was_on_makes_no_claim_with_it_off(
+    feature: str, request_: dict[str, Any], message: str
+) -> None:
+    admin_ns = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "default", "labels": {"resource.kubernetes.io/admin-access": "true"}},
+    }
     cluster, controller = start(objs=(admin_ns, template_dict("t", request_)))
     setattr(controller, feature, False)
     cluster.create(claim_pod("p", by_template("gpu", "t")))
@@ -117,8 +137,12 @@ def allocate(cluster: EmbeddedCluster, name: str, *pods: str) -> None:
     claim = cluster.get("ResourceClaim", "default", name)
     claim["metadata"]["finalizers"] = [FINALIZER]
     claim = cluster.update(claim)
-    claim["status"] = {**allocated(("r", DRIVER, "p", "g0")), "reservedFor": [
-        {"resource": "pods", "name": p, "uid": cluster.get("Pod", "default", p)["metadata"]["uid"]} for p in pods]}
+    claim["status"] = {
+        **allocated(("r", DRIVER, "p", "g0")),
+        "reservedFor": [
+            {"resource": "pods", "name": p, "uid": cluster.get("Pod", "default", p)["metadata"]["uid"]} for p in pods
+        ],
+    }
     cluster.update_status(claim)
 
 
@@ -128,8 +152,10 @@ def test_a_deleted_pod_leaves_its_generated_claim_deallocated_and_deleted() -> N
     (name,) = claims(cluster)
     allocate(cluster, name, "train")
     changes: list[tuple[str, Any]] = []
-    cluster.watch(("ResourceClaim",), lambda e: changes.append((e.type, (e.obj.get("status") or {}).get(
-        "allocation") is not None)))
+    cluster.watch(
+        ("ResourceClaim",),
+        lambda e: changes.append((e.type, (e.obj.get("status") or {}).get("allocation") is not None)),
+    )
     cluster.delete("Pod", "default", "train")
     assert claims(cluster) == {}
     # Reservation and allocation go first, then the finalizer, then the claim.
@@ -177,12 +203,13 @@ def test_a_loaded_pod_keeps_the_claims_it_records_though_its_uid_is_new() -> Non
     controller = ResourceClaimController(cluster)
     controller.start()
     claim = claim_dict("old-gpu-abcde", request_dict("r"), status=allocated(("r", DRIVER, "p", "g0")))
-    claim["metadata"].update(finalizers=[FINALIZER], annotations={POD_CLAIM_NAME_ANNOTATION: "gpu"},
-                             ownerReferences=[{"apiVersion": "v1", "kind": "Pod", "name": "old", "uid": "gone",
-                                               "controller": True}])
+    claim["metadata"].update(
+        finalizers=[FINALIZER],
+        annotations={POD_CLAIM_NAME_ANNOTATION: "gpu"},
+        ownerReferences=[{"apiVersion": "v1", "kind": "Pod", "name": "old", "uid": "gone", "controller": True}],
+    )
     cluster.create(claim)
-    pod = cluster.create(claim_pod("old", by_template("gpu", "t"), statuses={"gpu": "old-gpu-abcde"},
-                                   node_name="n1"))
+    pod = cluster.create(claim_pod("old", by_template("gpu", "t"), statuses={"gpu": "old-gpu-abcde"}, node_name="n1"))
     cluster.deliver_pending()
     stored = cluster.get("ResourceClaim", "default", "old-gpu-abcde")
     assert stored["metadata"]["ownerReferences"][0]["uid"] == pod["metadata"]["uid"]

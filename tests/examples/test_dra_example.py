@@ -31,17 +31,26 @@ from testing.differential.client import ApiError, Client
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "dra"
 #: What each claim or template of the example asks for: (model, devices; None for all of a node's).
-ASKS = {"notebook-gpu": ("a100", 1), "whole-t4-node": ("t4", None), "one-a100": ("a100", 1),
-        "two-a100": ("a100", 2), "one-t4": ("t4", 1)}
+ASKS = {
+    "notebook-gpu": ("a100", 1),
+    "whole-t4-node": ("t4", None),
+    "one-a100": ("a100", 1),
+    "two-a100": ("a100", 2),
+    "one-t4": ("t4", 1),
+}
 PODS = 9
 
 
-def check_allocations(pods: Iterable[Mapping[str, Any]], claims: Mapping[str, Mapping[str, Any]],
-                      slices: Iterable[Mapping[str, Any]]) -> None:
+def check_allocations(
+    pods: Iterable[Mapping[str, Any]], claims: Mapping[str, Mapping[str, Any]], slices: Iterable[Mapping[str, Any]]
+) -> None:
     """Every pod is bound and each of its claims holds what it asks for, on the pod's node, reserved for
     it; the notebooks share one claim; no device is in two claims. ``claims`` by name (one namespace)."""
-    models = {(s["spec"]["pool"]["name"], d["name"]): d["attributes"]["model"]["string"]
-              for s in slices for d in s["spec"]["devices"]}
+    models = {
+        (s["spec"]["pool"]["name"], d["name"]): d["attributes"]["model"]["string"]
+        for s in slices
+        for d in s["spec"]["devices"]
+    }
     node_devices = Counter(pool for pool, _ in models)
     taken: dict[tuple[str, str], str] = {}
     sharers: dict[str, set[str]] = {}
@@ -99,9 +108,18 @@ def _create(client: Client, obj: dict[str, Any]) -> None:
         if not (obj["kind"] == "Namespace" and err.status == 409):
             raise
     if obj["kind"] == "Node":
-        client.patch("Node", obj["metadata"]["name"], {"status": {
-            **obj["status"], "allocatable": obj["status"]["capacity"],
-            "conditions": [{"type": "Ready", "status": "True"}]}}, subresource="status")
+        client.patch(
+            "Node",
+            obj["metadata"]["name"],
+            {
+                "status": {
+                    **obj["status"],
+                    "allocatable": obj["status"]["capacity"],
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                }
+            },
+            subresource="status",
+        )
 
 
 def _bound(client: Client) -> list[dict[str, Any]]:
@@ -111,22 +129,45 @@ def _bound(client: Client) -> list[dict[str, Any]]:
 def _start_kubesched(plane: ControlPlane, work_dir: Path) -> subprocess.Popen:
     """``kubesched run`` as a user starts it, with the scheduler's credentials and no leader election."""
     config = work_dir / "kubesched-config.yaml"
-    config.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-                                  "leaderElection": {"leaderElect": False}}))
+    config.write_text(
+        json.dumps(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "leaderElection": {"leaderElect": False},
+            }
+        )
+    )
     log_path = work_dir / "kubesched.log"
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "kubesched", "run", "--kubeconfig",
-                                 str(plane.scheduler_kubeconfig), "--config", str(config), "--secure-port", "0"],
-                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kubesched",
+                "run",
+                "--kubeconfig",
+                str(plane.scheduler_kubeconfig),
+                "--config",
+                str(config),
+                "--secure-port",
+                "0",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+            cwd=REPO,
+        )
     proc.log_path = log_path  # type: ignore[attr-defined]
     return proc
 
 
 @pytest.mark.controlplane
 @pytest.mark.parametrize("scheduler", ["kube-scheduler", "kubesched"])
-def test_the_example_schedules_as_expected_on_the_control_plane(control_plane: ControlPlane, tmp_path: Path,
-                                                                 scheduler: str) -> None:
+def test_the_example_schedules_as_expected_on_the_control_plane(
+    control_plane: ControlPlane, tmp_path: Path, scheduler: str
+) -> None:
     """Upstream kube-controller-manager makes the template claims and runs the workloads; kube-scheduler
     v1.34, or ``kubesched run``, allocates the devices and binds every pod."""
     client = Client(control_plane.url, control_plane.admin_token, str(control_plane.ca_file))
@@ -139,8 +180,9 @@ def test_the_example_schedules_as_expected_on_the_control_plane(control_plane: C
         if scheduler == "kubesched":
             procs.append(_start_kubesched(control_plane, tmp_path))
         else:
-            procs.append(start_kube_scheduler(control_plane, tmp_path,
-                                              config={"leaderElection": {"leaderElect": False}}))
+            procs.append(
+                start_kube_scheduler(control_plane, tmp_path, config={"leaderElection": {"leaderElect": False}})
+            )
         deadline = time.monotonic() + 120
         while len(_bound(client)) < PODS and time.monotonic() < deadline:
             time.sleep(0.5)

@@ -22,9 +22,21 @@ CONFIG = REPO / "examples" / "plugins" / "config-installed.yaml"
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("site")
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-         "--target", str(target), str(REPO / "examples" / "plugins")],
-        check=True, capture_output=True, text=True)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(REPO / "examples" / "plugins"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return target
 
 
@@ -32,9 +44,25 @@ def _simulate(tmp_path: Path, *path: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in (*path, REPO)))
     trace = tmp_path / "trace.jsonl"
     return subprocess.run(
-        [sys.executable, "-m", "kubesched", "simulate", str(REPO / "examples" / "cluster"), "--config", str(CONFIG),
-         "--tie-break", "name", "--trace", str(trace)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "kubesched",
+            "simulate",
+            str(REPO / "examples" / "cluster"),
+            "--config",
+            str(CONFIG),
+            "--tie-break",
+            "name",
+            "--trace",
+            str(trace),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_an_installed_plugin_is_enabled_by_its_entry_point_name(installed: Path, tmp_path: Path) -> None:

@@ -32,17 +32,26 @@ def _examples_on_path() -> Iterator[None]:
 
 
 def _config(*plugins: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-    profile: dict[str, Any] = {"schedulerName": "default-scheduler",
-                               "plugins": {"multiPoint": {"enabled": [{"name": p} for p in plugins]}}}
+    profile: dict[str, Any] = {
+        "schedulerName": "default-scheduler",
+        "plugins": {"multiPoint": {"enabled": [{"name": p} for p in plugins]}},
+    }
     if args:
         profile["pluginConfig"] = [{"name": plugins[0], "args": args}]
-    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "profiles": [profile]}
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [profile]}
 
 
 def test_the_guide_scenario_runs_as_documented(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["simulate", str(EXAMPLES / "scenario.yaml"), "--config", str(EXAMPLES / "config-examples.yaml"),
-                 "--burst", "-v"])
+    code = main(
+        [
+            "simulate",
+            str(EXAMPLES / "scenario.yaml"),
+            "--config",
+            str(EXAMPLES / "config-examples.yaml"),
+            "--burst",
+            "-v",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "default/new-trainer  -> gpu-b" in out  # packed next to the running trainer
@@ -72,8 +81,9 @@ def _gpu_nodes(used: list[int], total: int = 4) -> list[dict[str, Any]]:
 
 def test_gpu_pods_pack_onto_the_fullest_node_that_fits() -> None:
     pod = _gpu_pod("job", 1)
-    result = simulate([*_gpu_nodes([0, 3, 1]), node_dict("cpu-only"), pod], config=_config("gpu_binpack:GPUBinPacking"),
-                      record="full")
+    result = simulate(
+        [*_gpu_nodes([0, 3, 1]), node_dict("cpu-only"), pod], config=_config("gpu_binpack:GPUBinPacking"), record="full"
+    )
     assert result.final == {"default/job": "gpu-1"}
     scores = result.attempts[0]["scores"]
     assert scores["gpu-1"]["GPUBinPacking"] == 100 and scores["gpu-0"]["GPUBinPacking"] == 25
@@ -81,8 +91,9 @@ def test_gpu_pods_pack_onto_the_fullest_node_that_fits() -> None:
 
 
 def test_pods_without_gpus_skip_the_plugin() -> None:
-    result = simulate([*_gpu_nodes([0, 1]), pod_dict("web", cpu="1")], config=_config("gpu_binpack:GPUBinPacking"),
-                      record="full")
+    result = simulate(
+        [*_gpu_nodes([0, 1]), pod_dict("web", cpu="1")], config=_config("gpu_binpack:GPUBinPacking"), record="full"
+    )
     assert all("GPUBinPacking" not in s for s in result.attempts[0]["scores"].values())
 
 
@@ -107,8 +118,11 @@ def test_gpu_batch_form_equals_the_per_node_form(nodes: list[tuple[int, int]], r
 # -- DedicatedNodes -----------------------------------------------------------------------------------
 def test_dedicated_nodes_reject_other_teams_and_registered_events_wake_them() -> None:
     cfg = load_config(_config("dedicated_filter:DedicatedNodes"))
-    objs = [node_dict("data-1", labels={"dedicated": "data"}), pod_dict("web", labels={"team": "web"}),
-            pod_dict("filler", node_name="data-1")]
+    objs = [
+        node_dict("data-1", labels={"dedicated": "data"}),
+        pod_dict("web", labels={"team": "web"}),
+        pod_dict("filler", node_name="data-1"),
+    ]
     sim = Simulation(load_scenario(objs), cfg)
     sim.load()
     result = sim.run()
@@ -156,17 +170,23 @@ def _shards(n: int) -> list[dict[str, Any]]:
 
 
 def test_quorum_releases_the_batch_together() -> None:
-    result = simulate([node_dict("a"), *_shards(3)], config=_config("quorum_permit:BatchQuorum",
-                                                                     args={"quorum": 3}), burst=True)
+    result = simulate(
+        [node_dict("a"), *_shards(3)], config=_config("quorum_permit:BatchQuorum", args={"quorum": 3}), burst=True
+    )
     assert all(result.final.values())
     assert result.virtual_seconds < 1
 
 
 def test_quorum_not_reached_times_out_and_frees_the_nodes() -> None:
-    result = simulate([node_dict("a"), *_shards(2)],
-                      config=_config("quorum_permit:BatchQuorum", args={"quorum": 3, "timeoutSeconds": 5}), burst=True)
+    result = simulate(
+        [node_dict("a"), *_shards(2)],
+        config=_config("quorum_permit:BatchQuorum", args={"quorum": 3, "timeoutSeconds": 5}),
+        burst=True,
+    )
     assert set(result.final.values()) == {None}
-    assert any("rejected due to timeout after waiting 5s at plugin BatchQuorum" in (r["message"] or "")
-               for r in result.attempts)
+    assert any(
+        "rejected due to timeout after waiting 5s at plugin BatchQuorum" in (r["message"] or "")
+        for r in result.attempts
+    )
     assert result.virtual_seconds >= 5
     assert not any(p["spec"].get("nodeName") for p in result.pods())

@@ -12,8 +12,10 @@ def handle(verb: str, args: Any) -> Any:
     CALLS.append((verb, args))
     if verb == "filter":
         names = args["NodeNames"]
-        return {"NodeNames": [n for n in names if not n.endswith("-b")],
-                "FailedNodes": {n: "in-process says no" for n in names if n.endswith("-b")}}
+        return {
+            "NodeNames": [n for n in names if not n.endswith("-b")],
+            "FailedNodes": {n: "in-process says no" for n in names if n.endswith("-b")},
+        }
     if verb == "prioritize":
         return [{"Host": n, "Score": 10 if n.endswith("c") else 0} for n in args["NodeNames"]]
     if verb == "boom":

@@ -72,7 +72,26 @@ def self_signed(directory: str, name: str) -> tuple[str, str]:
     import subprocess
 
     cert, key = f"{directory}/{name}.crt", f"{directory}/{name}.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", f"/CN={name}",
-                    "-addext", f"subjectAltName=DNS:{name},IP:127.0.0.1", "-keyout", key, "-out", cert],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            f"/CN={name}",
+            "-addext",
+            f"subjectAltName=DNS:{name},IP:127.0.0.1",
+            "-keyout",
+            key,
+            "-out",
+            cert,
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key

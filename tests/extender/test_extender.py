@@ -25,8 +25,11 @@ def simulate(*args: Any, **kwargs: Any) -> Any:
 
 
 def _config(*extenders: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "extenders": list(extenders)}
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "extenders": list(extenders),
+    }
 
 
 def _nodes(*names: str, **kw: Any) -> list[dict[str, Any]]:
@@ -43,8 +46,9 @@ def _pc(pod: dict[str, Any], name: str) -> dict[str, Any]:
     return pod
 
 
-def _reject(names: set[str], reason: str = "extender says no", *, unresolvable: bool = False,
-            cache: bool = False) -> Any:
+def _reject(
+    names: set[str], reason: str = "extender says no", *, unresolvable: bool = False, cache: bool = False
+) -> Any:
     def answer(args: Any) -> Any:
         given = args["NodeNames"] if cache else [n["metadata"]["name"] for n in args["Nodes"]["items"]]
         kept = [n for n in given if n not in names]
@@ -56,6 +60,7 @@ def _reject(names: set[str], reason: str = "extender says no", *, unresolvable: 
         else:
             out["Nodes"] = {"items": [n for n in args["Nodes"]["items"] if n["metadata"]["name"] in kept]}
         return out
+
     return answer
 
 
@@ -69,8 +74,11 @@ def test_filter_drops_nodes_with_reasons_after_the_filter_plugins(server: Extend
     assert sorted(n["metadata"]["name"] for n in args["Nodes"]["items"]) == ["node-a", "node-b"]
     assert args["Pod"]["metadata"]["name"] == "p" and args["NodeNames"] is None
     record = result.attempts[0]
-    assert record["filter"]["node-a"] == {"plugin": "Extender", "code": "Unschedulable",
-                                          "reasons": ["extender says no"]}
+    assert record["filter"]["node-a"] == {
+        "plugin": "Extender",
+        "code": "Unschedulable",
+        "reasons": ["extender says no"],
+    }
     assert record["feasible"] == ["node-b"]
     assert record["extenders"]["filter"][server.url]["failedNodes"] == {"node-a": "extender says no"}
 
@@ -83,18 +91,25 @@ def test_filter_rejecting_everything_is_in_the_fit_error(server: ExtenderServer)
     assert result.final == {"default/p": None}
     assert result.attempts[0]["message"].startswith("0/2 nodes are available: 2 no licence here.")
     assert server.calls[0][1]["NodeNames"] == ["node-a", "node-b"] or sorted(server.calls[0][1]["NodeNames"]) == [
-        "node-a", "node-b"]
+        "node-a",
+        "node-b",
+    ]
     assert server.calls[0][1]["Nodes"] is None
 
 
-@pytest.mark.parametrize(("setup", "message"), [
-    (lambda s: s.status.__setitem__("filter", 500), "code 500"),
-    (lambda s: s.handlers.__setitem__("filter", lambda a: {"Error": "quota service down"}), "quota service down"),
-    (lambda s: s.delay.__setitem__("filter", 1.0), "timed out"),
-    (lambda s: s.handlers.__setitem__("filter", lambda a: {"NodeNames": ["ghost"]}),
-     'claims a filtered node "ghost" which is not found in the input node list'),
-    (lambda s: s.handlers.__setitem__("filter", lambda a: ["not", "an", "object"]), "not a JSON object"),
-])
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda s: s.status.__setitem__("filter", 500), "code 500"),
+        (lambda s: s.handlers.__setitem__("filter", lambda a: {"Error": "quota service down"}), "quota service down"),
+        (lambda s: s.delay.__setitem__("filter", 1.0), "timed out"),
+        (
+            lambda s: s.handlers.__setitem__("filter", lambda a: {"NodeNames": ["ghost"]}),
+            'claims a filtered node "ghost" which is not found in the input node list',
+        ),
+        (lambda s: s.handlers.__setitem__("filter", lambda a: ["not", "an", "object"]), "not a JSON object"),
+    ],
+)
 def test_filter_error_fails_the_attempt_unless_ignorable(server: ExtenderServer, setup: Any, message: str) -> None:
     setup(server)
     objs = [*_nodes("node-a"), pod_dict("p")]
@@ -127,15 +142,16 @@ def test_unresolvable_failure_keeps_preemption_off_the_node(server: ExtenderServ
     assert result.final == {"default/high": None}
     record = result.attempts[0]
     assert record["filter"]["node-a"]["code"] == "UnschedulableAndUnresolvable"
-    assert record["message"] == ("0/1 nodes are available: 1 never here. no new claims to deallocate, "
-                                 "preemption: 0/1 nodes are available: "
-                                 "1 Preemption is not helpful for scheduling.")
+    assert record["message"] == (
+        "0/1 nodes are available: 1 never here. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: "
+        "1 Preemption is not helpful for scheduling."
+    )
     assert result.deleted == []
 
 
 def test_prioritize_scores_are_scaled_and_errors_ignored(server: ExtenderServer) -> None:
-    server.handlers["prioritize"] = lambda a: [{"Host": n, "Score": 10 if n == "node-c" else 0}
-                                               for n in a["NodeNames"]]
+    server.handlers["prioritize"] = lambda a: [{"Host": n, "Score": 10 if n == "node-c" else 0} for n in a["NodeNames"]]
     objs = [*_nodes("node-a", "node-b", "node-c"), pod_dict("p", cpu="1")]
     ext = {"urlPrefix": server.url, "prioritizeVerb": "prioritize", "weight": 3, "nodeCacheCapable": True}
     result = simulate(objs, config=_config(ext), tie_break="name")
@@ -152,8 +168,12 @@ def test_prioritize_scores_are_scaled_and_errors_ignored(server: ExtenderServer)
 
 def test_managed_resources_limit_interest_and_ignored_by_scheduler(server: ExtenderServer) -> None:
     server.handlers["filter"] = _reject(set(), cache=True)
-    ext = {"urlPrefix": server.url, "filterVerb": "filter", "nodeCacheCapable": True,
-           "managedResources": [{"name": "example.com/licence", "ignoredByScheduler": True}]}
+    ext = {
+        "urlPrefix": server.url,
+        "filterVerb": "filter",
+        "nodeCacheCapable": True,
+        "managedResources": [{"name": "example.com/licence", "ignoredByScheduler": True}],
+    }
     plain = pod_dict("plain")
     licensed = pod_dict("licensed", requests={"example.com/licence": "1"})
     licensed["spec"]["containers"][0]["resources"]["limits"] = {"example.com/licence": "1"}
@@ -193,10 +213,14 @@ def test_preempt_verb_chooses_candidates_and_victims(server: ExtenderServer) -> 
         return {"NodeNameToMetaVictims": {n: v for n, v in args["NodeNameToMetaVictims"].items() if n == "node-b"}}
 
     server.handlers["preempt"] = keep_node_b
-    objs = [_priority("high", 100), _priority("mid", 5), *_nodes("node-a", "node-b"),
-            pod_dict("low-a", cpu="3", node_name="node-a", uid="uid-a"),
-            _pc(pod_dict("low-b", cpu="3", node_name="node-b", uid="uid-b"), "mid"),
-            _pc(pod_dict("high", cpu="3"), "high")]
+    objs = [
+        _priority("high", 100),
+        _priority("mid", 5),
+        *_nodes("node-a", "node-b"),
+        pod_dict("low-a", cpu="3", node_name="node-a", uid="uid-a"),
+        _pc(pod_dict("low-b", cpu="3", node_name="node-b", uid="uid-b"), "mid"),
+        _pc(pod_dict("high", cpu="3"), "high"),
+    ]
     ext = {"urlPrefix": server.url, "preemptVerb": "preempt", "nodeCacheCapable": True}
     result = simulate(objs, config=_config(ext))
     # The default choice (lowest-priority victim) would be node-a; the extender only allows node-b.
@@ -208,13 +232,18 @@ def test_preempt_verb_chooses_candidates_and_victims(server: ExtenderServer) -> 
     uids = {p["metadata"]["name"]: p["metadata"]["uid"] for p in (*simulate(objs).pods(), *result.pods())}
     assert args["NodeNameToMetaVictims"] == {
         "node-a": {"Pods": [{"UID": uids["low-a"]}], "NumPDBViolations": 0},
-        "node-b": {"Pods": [{"UID": uids["low-b"]}], "NumPDBViolations": 0}}
+        "node-b": {"Pods": [{"UID": uids["low-b"]}], "NumPDBViolations": 0},
+    }
 
 
 def test_preempt_verb_with_whole_pods_and_a_bad_answer(server: ExtenderServer) -> None:
     server.handlers["preempt"] = lambda a: {"NodeNameToMetaVictims": {"node-a": {"Pods": [{"UID": "nope"}]}}}
-    objs = [_priority("high", 9), *_nodes("node-a"), pod_dict("low", cpu="3", node_name="node-a"),
-            _pc(pod_dict("high", cpu="3"), "high")]
+    objs = [
+        _priority("high", 9),
+        *_nodes("node-a"),
+        pod_dict("low", cpu="3", node_name="node-a"),
+        _pc(pod_dict("high", cpu="3"), "high"),
+    ]
     result = simulate(objs, config=_config({"urlPrefix": server.url, "preemptVerb": "preempt"}))
     assert server.calls[0][1]["NodeNameToVictims"]["node-a"]["Pods"][0]["metadata"]["name"] == "low"
     assert result.deleted == [] and result.final == {"default/high": None}
@@ -224,8 +253,13 @@ def test_preempt_verb_with_whole_pods_and_a_bad_answer(server: ExtenderServer) -
 def test_in_process_extender_and_annotations(tmp_path: Any) -> None:
     inproc.CALLS.clear()
     objs = [*_nodes("node-a", "node-b", "node-c"), pod_dict("p")]
-    ext = {"urlPrefix": "python:tests.extender.inproc:handle", "filterVerb": "filter",
-           "prioritizeVerb": "prioritize", "weight": 1, "nodeCacheCapable": True}
+    ext = {
+        "urlPrefix": "python:tests.extender.inproc:handle",
+        "filterVerb": "filter",
+        "prioritizeVerb": "prioritize",
+        "weight": 1,
+        "nodeCacheCapable": True,
+    }
     result = simulate(objs, config=_config(ext))
     assert result.final == {"default/p": "node-c"}
     assert [verb for verb, _ in inproc.CALLS] == ["filter", "prioritize"]
@@ -246,11 +280,14 @@ def test_in_process_extender_failure_is_an_extender_error() -> None:
     assert "in-process failure" in result.attempts[0]["message"]
 
 
-@pytest.mark.parametrize(("url", "message"), [
-    ("ftp://x", "expected http(s)://"),
-    ("python:no.such.module:fn", "cannot be loaded"),
-    ("python:nocolon", "expected python:package.module:function"),
-])
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("ftp://x", "expected http(s)://"),
+        ("python:no.such.module:fn", "cannot be loaded"),
+        ("python:nocolon", "expected python:package.module:function"),
+    ],
+)
 def test_bad_url_prefix_is_a_config_error(url: str, message: str) -> None:
     with pytest.raises(ConfigError, match=r"extenders\[0\]\.urlPrefix") as err:
         simulate([*_nodes("node-a")], config=_config({"urlPrefix": url, "filterVerb": "f"}))

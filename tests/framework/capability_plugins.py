@@ -45,13 +45,19 @@ class SlotChecks:
         self.shortage_calls = 0
         self.batch_calls = 0
 
-    def shortages(self, allocatable: Mapping[str, int], requested: Mapping[str, int], num_pods: int,
-                  adding: Mapping[str, int] | None = None) -> tuple[str, ...]:
+    def shortages(
+        self,
+        allocatable: Mapping[str, int],
+        requested: Mapping[str, int],
+        num_pods: int,
+        adding: Mapping[str, int] | None = None,
+    ) -> tuple[str, ...]:
         self.shortage_calls += 1
         return (NO_SLOT,) if num_pods + (adding is not None) + 1 > self.slots else ()
 
-    def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,
-                         extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
+    def filter_with_pods(
+        self, snapshot: Snapshot, rows: np.ndarray, extras: Sequence[Sequence[Pod]]
+    ) -> list[Status | None]:
         self.batch_calls += 1
         counts = snapshot.pod_count[rows] + np.fromiter((len(e) for e in extras), dtype=np.int64, count=len(rows))
         return [Status(Code.UNSCHEDULABLE, (NO_SLOT,)) if c + 1 > self.slots else None for c in counts.tolist()]

@@ -36,12 +36,23 @@ def plugin_of(h: Harness, cls: type) -> Any:
     return h.scheduler.profiles["default-scheduler"].plugins[ref(cls)]
 
 
-IN_TREE_NODE_ONLY = {names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, names.NODE_AFFINITY,
-                     names.VOLUME_ZONE, names.VOLUME_BINDING, names.DYNAMIC_RESOURCES}
+IN_TREE_NODE_ONLY = {
+    names.NODE_UNSCHEDULABLE,
+    names.NODE_NAME,
+    names.TAINT_TOLERATION,
+    names.NODE_AFFINITY,
+    names.VOLUME_ZONE,
+    names.VOLUME_BINDING,
+    names.DYNAMIC_RESOURCES,
+}
 
 
-def harness(*filters: type, args: dict[type, Any] | None = None, nodes: list[dict[str, Any]] | None = None,
-            keep_in_tree_filters: bool = False) -> Harness:
+def harness(
+    *filters: type,
+    args: dict[type, Any] | None = None,
+    nodes: list[dict[str, Any]] | None = None,
+    keep_in_tree_filters: bool = False,
+) -> Harness:
     point: dict[str, Any] = {"enabled": [{"name": ref(c)} for c in filters]}
     if not keep_in_tree_filters:
         point["disabled"] = [{"name": "*"}]
@@ -133,8 +144,12 @@ def test_the_runtime_rechecks_nominated_nodes_through_declared_fit_checks(plugin
 # -- preemption: victims by arithmetic ------------------------------------------------------------
 @pytest.mark.parametrize(("plugin", "shortcut"), [(FitSlotFilter, True), (SlotFilter, False)])
 def test_preemption_selects_victims_through_declared_fit_checks(plugin: type, shortcut: bool) -> None:
-    high_class = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-                  "value": 100}
+    high_class = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "high"},
+        "value": 100,
+    }
     nodes = [node_dict("n1", labels={"zone": "a"}), pod_dict("low", node_name="n1"), high_class]
     h = harness(NodeOnlyZoneFilter, plugin, nodes=nodes)
     high = pod_dict("high", spec={"priorityClassName": "high"})

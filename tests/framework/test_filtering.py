@@ -34,10 +34,14 @@ def ref(cls: type) -> str:
 
 def harness(*filters: type) -> Harness:
     point: dict[str, Any] = {"enabled": [{"name": ref(c)} for c in filters], "disabled": [{"name": "*"}]}
-    nodes = [node_dict("in-a", labels={"zone": "a"}), node_dict("in-b", labels={"zone": "b"}),
-             node_dict("free-b", labels={"zone": "b"})]
-    return Harness(config_dict(profile_with({"filter": point, "postFilter": {"disabled": [{"name": "*"}]}})),
-                   objects=nodes)
+    nodes = [
+        node_dict("in-a", labels={"zone": "a"}),
+        node_dict("in-b", labels={"zone": "b"}),
+        node_dict("free-b", labels={"zone": "b"}),
+    ]
+    return Harness(
+        config_dict(profile_with({"filter": point, "postFilter": {"disabled": [{"name": "*"}]}})), objects=nodes
+    )
 
 
 def fwk(h: Harness) -> Framework:
@@ -61,8 +65,7 @@ def _walk(h: Harness, pod_priority: int = 0) -> dict[str, Status | None]:
     assert outcome.error is None
     walked: dict[str, Status | None] = {name: None for name in snapshot.names[outcome.feasible].tolist()}
     walked.update(outcome.node_status_map(snapshot))
-    one_by_one = {info.name: f.run_filter_plugins_with_nominated_pods(state, pod, info)
-                  for info in snapshot.node_infos}
+    one_by_one = {info.name: f.run_filter_plugins_with_nominated_pods(state, pod, info) for info in snapshot.node_infos}
     assert {n: _said(s) for n, s in walked.items()} == {n: _said(s) for n, s in one_by_one.items()}
     return walked
 

@@ -9,11 +9,22 @@ from tests.framework import handle_plugins
 
 def test_a_plugin_reaches_every_part_of_the_handle() -> None:
     handle_plugins.SEEN.clear()
-    cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-           "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"enabled": [
-               {"name": "tests.framework.handle_plugins:UsesHandle"}]}}}]}
-    objs = [node_dict("a"), node_dict("b"), pod_dict("held", labels={"role": "hold"}),
-            pod_dict("free", labels={"role": "go"})]
+    cfg = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {"multiPoint": {"enabled": [{"name": "tests.framework.handle_plugins:UsesHandle"}]}},
+            }
+        ],
+    }
+    objs = [
+        node_dict("a"),
+        node_dict("b"),
+        pod_dict("held", labels={"role": "hold"}),
+        pod_dict("free", labels={"role": "go"}),
+    ]
     result = simulate(objs, config=cfg, burst=True)
     seen = handle_plugins.SEEN
     assert seen["squares"] == [0, 1, 4, 9] and seen["nodes"] == 2 and seen["extenders"] == []
@@ -29,11 +40,19 @@ def test_a_plugin_reaches_every_part_of_the_handle() -> None:
 
 def test_pods_to_activate_reach_the_queue() -> None:
     # A gated sleeper only moves when something activates it; the plugin activates sleepers.
-    cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-           "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"enabled": [
-               {"name": "tests.framework.handle_plugins:UsesHandle"}]}}}]}
+    cfg = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {"multiPoint": {"enabled": [{"name": "tests.framework.handle_plugins:UsesHandle"}]}},
+            }
+        ],
+    }
     sleeper = pod_dict("sleeper", cpu="3", labels={"role": "sleeper"})
     big = pod_dict("big", cpu="3", node_name="a")
+
     def sleeper_attempts(waker_role: str) -> int:
         objs = [node_dict("a"), big, sleeper, pod_dict("waker", cpu="0", labels={"role": waker_role})]
         result = simulate(objs, config=cfg)

@@ -49,8 +49,7 @@ class FakeCluster:
     """Pods and PDBs as dicts; records every write (``writes``: in order, ``("patch"|"delete", name)``)."""
 
     def __init__(self, pods: Sequence[Pod] = (), pdbs: Sequence[dict] = ()) -> None:
-        self.pods: dict[tuple[str, str], dict] = {
-            (p.namespace, p.name): copy.deepcopy(dict(p.raw)) for p in pods}
+        self.pods: dict[tuple[str, str], dict] = {(p.namespace, p.name): copy.deepcopy(dict(p.raw)) for p in pods}
         self.pdbs = [copy.deepcopy(p) for p in pdbs]
         self.patches: list[tuple[str, str, Any, Any]] = []
         self.deleted: list[str] = []
@@ -85,8 +84,14 @@ class FakeCluster:
         self.deleted.append(f"{namespace}/{name}")
         return obj
 
-    def patch_pod_status(self, namespace: str, name: str, *, conditions: builtins.list[dict] | None = None,
-                         nominated_node_name: Any = ...) -> dict:
+    def patch_pod_status(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        conditions: builtins.list[dict] | None = None,
+        nominated_node_name: Any = ...,
+    ) -> dict:
         self.writes.append(("patch", name))
         self.patches.append((namespace, name, conditions, nominated_node_name))
         obj = self.pods[(namespace, name)]
@@ -146,9 +151,16 @@ def fits(pod: Pod, info: NodeInfo) -> Status | None:
 
 
 class FakeHandle:
-    def __init__(self, snapshot: Snapshot, cluster: FakeCluster | None = None,
-                 nominator: FakeNominator | None = None, now: datetime = NOW, *,
-                 version: str | None = None, gates: str | None = None) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        cluster: FakeCluster | None = None,
+        nominator: FakeNominator | None = None,
+        now: datetime = NOW,
+        *,
+        version: str | None = None,
+        gates: str | None = None,
+    ) -> None:
         """``version`` and ``gates`` are the emulated version (the newest by default) and its gate settings."""
         self.features = feature_gates(version, gates)
         self.snapshot = snapshot
@@ -184,20 +196,24 @@ class FakeHandle:
     def arithmetic_filters(self, state: CycleState) -> None:
         return None
 
-    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod,
-                                         node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None:
         self.prefilter_calls.append(("add", pod_to_add.name, node_info.name))
         return None
 
-    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod,
-                                            node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None:
         self.prefilter_calls.append(("remove", pod_to_remove.name, node_info.name))
         return None
 
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
-                                               node_info: NodeInfo) -> Status | None:
-        nominated = [p for p in self.nominator.nominated_pods_for_node(node_info.name)
-                     if p.priority >= pod.priority and p.uid != pod.uid]
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        nominated = [
+            p
+            for p in self.nominator.nominated_pods_for_node(node_info.name)
+            if p.priority >= pod.priority and p.uid != pod.uid
+        ]
         if nominated:
             with_nominated = node_info.snapshot()
             for p in nominated:
@@ -217,12 +233,21 @@ class FakeHandle:
         return out
 
 
-def mk_pod(name: str, *, priority: int = 0, cpu: str | None = None, node: str = "",
-           start: datetime | None = None, labels: Mapping[str, str] | None = None,
-           nominated: str = "", spec: Mapping[str, Any] | None = None, namespace: str = "default",
-           deleting: bool = False, conditions: Sequence[dict] = ()) -> Pod:
-    raw = pod_dict(name, cpu=cpu, node_name=node, priority=priority, labels=labels, spec=spec,
-                   namespace=namespace)
+def mk_pod(
+    name: str,
+    *,
+    priority: int = 0,
+    cpu: str | None = None,
+    node: str = "",
+    start: datetime | None = None,
+    labels: Mapping[str, str] | None = None,
+    nominated: str = "",
+    spec: Mapping[str, Any] | None = None,
+    namespace: str = "default",
+    deleting: bool = False,
+    conditions: Sequence[dict] = (),
+) -> Pod:
+    raw = pod_dict(name, cpu=cpu, node_name=node, priority=priority, labels=labels, spec=spec, namespace=namespace)
     status = raw["status"]
     if start is not None:
         status["startTime"] = start.isoformat()
@@ -238,8 +263,9 @@ def mk_pod(name: str, *, priority: int = 0, cpu: str | None = None, node: str = 
 class FixedPolicy:
     """A policy whose victim selection is scripted per node (for evaluator-only tests)."""
 
-    def __init__(self, results: Mapping[str, tuple[list[Pod], int, Status | None]], offset: int = 0,
-                 num: int = 100) -> None:
+    def __init__(
+        self, results: Mapping[str, tuple[list[Pod], int, Status | None]], offset: int = 0, num: int = 100
+    ) -> None:
         self.results = results
         self.offset = offset
         self.num = num
@@ -254,8 +280,9 @@ class FixedPolicy:
     def pod_eligible_to_preempt_others(self, pod: Pod, status: Status | None) -> tuple[bool, str]:
         return True, ""
 
-    def select_victims_on_node(self, state: CycleState, pod: Pod, node_info: NodeInfo,
-                               pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
+    def select_victims_on_node(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> tuple[list[Pod], int, Status | None]:
         self.visited.append(node_info.name)
         return self.results[node_info.name]
 
@@ -278,45 +305,63 @@ def test_more_important_pod() -> None:
 
 
 def test_victim_sort_order_matches_go() -> None:
-    pods = [mk_pod("u1", priority=1), mk_pod("s1", priority=1, start=T0), mk_pod("u2", priority=1),
-            mk_pod("h", priority=3), mk_pod("s0", priority=1, start=T0 - timedelta(1)),
-            mk_pod("u3", priority=1)]
+    pods = [
+        mk_pod("u1", priority=1),
+        mk_pod("s1", priority=1, start=T0),
+        mk_pod("u2", priority=1),
+        mk_pod("h", priority=3),
+        mk_pod("s0", priority=1, start=T0 - timedelta(1)),
+        mk_pod("u3", priority=1),
+    ]
     go_sort_slice(pods, lambda a, b: more_important_pod(a, b, NOW))
     # Unstarted equals come out reversed (insertion sort with an always-true less among them).
     assert [p.name for p in pods] == ["h", "s0", "s1", "u3", "u2", "u1"]
 
 
-@pytest.mark.parametrize(("pods", "want"), [
-    pytest.param([], None, id="no victims"),
-    pytest.param([("a", 1, 3)], T0 + timedelta(3), id="one"),
-    pytest.param([("a", 5, 3), ("b", 5, 1), ("c", 1, 0)], T0 + timedelta(1), id="earliest of top priority"),
-    pytest.param([("a", 1, 0), ("b", 5, 4), ("c", 5, 2)], T0 + timedelta(2), id="top priority not first"),
-    pytest.param([("a", 5, None), ("b", 5, 2)], T0 + timedelta(2), id="unstarted counts as now"),
-])
+@pytest.mark.parametrize(
+    ("pods", "want"),
+    [
+        pytest.param([], None, id="no victims"),
+        pytest.param([("a", 1, 3)], T0 + timedelta(3), id="one"),
+        pytest.param([("a", 5, 3), ("b", 5, 1), ("c", 1, 0)], T0 + timedelta(1), id="earliest of top priority"),
+        pytest.param([("a", 1, 0), ("b", 5, 4), ("c", 5, 2)], T0 + timedelta(2), id="top priority not first"),
+        pytest.param([("a", 5, None), ("b", 5, 2)], T0 + timedelta(2), id="unstarted counts as now"),
+    ],
+)
 def test_earliest_pod_start_time(pods: list[tuple[str, int, int | None]], want: datetime | None) -> None:
-    victims = Victims([mk_pod(n, priority=p, start=None if d is None else T0 + timedelta(d))
-                       for n, p, d in pods])
+    victims = Victims([mk_pod(n, priority=p, start=None if d is None else T0 + timedelta(d)) for n, p, d in pods])
     assert earliest_pod_start_time(victims, NOW) == want
 
 
 # -- pickOneNodeForPreemption -------------------------------------------------------------------------
 def V(*pods: tuple[int, int | None], pdb: int = 0) -> Victims:
-    return Victims([mk_pod(f"v{i}", priority=p, start=None if d is None else T0 + timedelta(d))
-                    for i, (p, d) in enumerate(pods)], pdb)
+    return Victims(
+        [mk_pod(f"v{i}", priority=p, start=None if d is None else T0 + timedelta(d)) for i, (p, d) in enumerate(pods)],
+        pdb,
+    )
 
 
-@pytest.mark.parametrize(("victims", "want"), [
-    pytest.param({"n1": V((1, 0), pdb=1), "n2": V((100, 0))}, "n2", id="fewest PDB violations"),
-    pytest.param({"n1": V((10, 0)), "n2": V((5, 0), (5, 0), (5, 0))}, "n2", id="lowest top priority"),
-    pytest.param({"n1": V((5, 0), (4, 0)), "n2": V((5, 0), (3, 0))}, "n2", id="smallest sum"),
-    pytest.param({"n1": V((-5, 0), (-5, 0)), "n2": V((-5, 0))}, "n2",
-                 id="negative priorities: fewer victims has smaller shifted sum"),
-    pytest.param({"n1": V((5, 0), (0, 0)), "n2": V((5, 0), (-1, 0), (1, 0))}, "n1",
-                 id="sum with MaxInt32+1 offset prefers fewer pods"),
-    pytest.param({"n1": V((5, 1)), "n2": V((5, 3)), "n3": V((5, 2))}, "n2", id="latest start time"),
-    pytest.param({"n1": V((5, 1)), "n2": V((5, 1))}, "n1", id="full tie: first"),
-    pytest.param({"n2": V((5, 1)), "n1": V((5, 1))}, "n2", id="full tie: first in given order"),
-])
+@pytest.mark.parametrize(
+    ("victims", "want"),
+    [
+        pytest.param({"n1": V((1, 0), pdb=1), "n2": V((100, 0))}, "n2", id="fewest PDB violations"),
+        pytest.param({"n1": V((10, 0)), "n2": V((5, 0), (5, 0), (5, 0))}, "n2", id="lowest top priority"),
+        pytest.param({"n1": V((5, 0), (4, 0)), "n2": V((5, 0), (3, 0))}, "n2", id="smallest sum"),
+        pytest.param(
+            {"n1": V((-5, 0), (-5, 0)), "n2": V((-5, 0))},
+            "n2",
+            id="negative priorities: fewer victims has smaller shifted sum",
+        ),
+        pytest.param(
+            {"n1": V((5, 0), (0, 0)), "n2": V((5, 0), (-1, 0), (1, 0))},
+            "n1",
+            id="sum with MaxInt32+1 offset prefers fewer pods",
+        ),
+        pytest.param({"n1": V((5, 1)), "n2": V((5, 3)), "n3": V((5, 2))}, "n2", id="latest start time"),
+        pytest.param({"n1": V((5, 1)), "n2": V((5, 1))}, "n1", id="full tie: first"),
+        pytest.param({"n2": V((5, 1)), "n1": V((5, 1))}, "n2", id="full tie: first in given order"),
+    ],
+)
 def test_pick_one_node_for_preemption(victims: dict[str, Victims], want: str) -> None:
     assert pick_one_node_for_preemption(victims, None, NOW) == want
 
@@ -345,34 +390,56 @@ def test_nodes_where_preemption_might_help() -> None:
     potential, not_helped = nodes_where_preemption_might_help(snap.node_infos, statuses)
     assert [n.name for n in potential] == ["a", "e"]
     assert sorted(not_helped) == ["b", "c"]  # c: absent from the map
-    assert all(s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE and s.reasons == (NOT_HELPFUL_MSG,)
-               for s in not_helped.values())
+    assert all(
+        s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE and s.reasons == (NOT_HELPFUL_MSG,) for s in not_helped.values()
+    )
 
 
-@pytest.mark.parametrize(("n", "statuses", "want"), [
-    pytest.param(3, {"a": unresolvable(NOT_HELPFUL_MSG), "b": unschedulable("No preemption victims found for "
-                 "incoming pod"), "c": unschedulable("No preemption victims found for incoming pod")},
-                 "0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
-                 "2 No preemption victims found for incoming pod.", id="histogram sorted as strings"),
-    pytest.param(2, {"a": unschedulable("Insufficient cpu", "Insufficient memory"),
-                     "b": unschedulable("Insufficient cpu")},
-                 "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu.", id="multi reasons"),
-    pytest.param(0, {}, "0/0 nodes are available:", id="empty"),
-    pytest.param(12, {str(i): unschedulable("x") for i in range(10)} | {"y": unschedulable("y"),
-                 "z": unschedulable("y")}, "0/12 nodes are available: 10 x, 2 y.", id="string order"),
-])
+@pytest.mark.parametrize(
+    ("n", "statuses", "want"),
+    [
+        pytest.param(
+            3,
+            {
+                "a": unresolvable(NOT_HELPFUL_MSG),
+                "b": unschedulable("No preemption victims found for incoming pod"),
+                "c": unschedulable("No preemption victims found for incoming pod"),
+            },
+            "0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
+            "2 No preemption victims found for incoming pod.",
+            id="histogram sorted as strings",
+        ),
+        pytest.param(
+            2,
+            {"a": unschedulable("Insufficient cpu", "Insufficient memory"), "b": unschedulable("Insufficient cpu")},
+            "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu.",
+            id="multi reasons",
+        ),
+        pytest.param(0, {}, "0/0 nodes are available:", id="empty"),
+        pytest.param(
+            12,
+            {str(i): unschedulable("x") for i in range(10)} | {"y": unschedulable("y"), "z": unschedulable("y")},
+            "0/12 nodes are available: 10 x, 2 y.",
+            id="string order",
+        ),
+    ],
+)
 def test_fit_error_message(n: int, statuses: dict[str, Status], want: str) -> None:
     assert fit_error_message(n, statuses) == want
 
 
 # -- PodDisruptionBudget parsing ----------------------------------------------------------------------
-def pdb_dict(name: str, selector: dict | None, allowed: int = 0, disrupted: Sequence[str] = (),
-             namespace: str = "default") -> dict:
+def pdb_dict(
+    name: str, selector: dict | None, allowed: int = 0, disrupted: Sequence[str] = (), namespace: str = "default"
+) -> dict:
     spec = {} if selector is None else {"selector": selector}
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-            "metadata": {"name": name, "namespace": namespace}, "spec": spec,
-            "status": {"disruptionsAllowed": allowed,
-                       "disruptedPods": {p: "2024-01-01T00:00:00Z" for p in disrupted}}}
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+        "status": {"disruptionsAllowed": allowed, "disruptedPods": {p: "2024-01-01T00:00:00Z" for p in disrupted}},
+    }
 
 
 def test_pdb_selection() -> None:
@@ -380,10 +447,12 @@ def test_pdb_selection() -> None:
     assert PodDisruptionBudget.from_dict(pdb_dict("a", {"matchLabels": {"app": "web"}})).selects(pod)
     assert not PodDisruptionBudget.from_dict(pdb_dict("b", {})).selects(pod)  # empty: nothing
     assert not PodDisruptionBudget.from_dict(pdb_dict("c", None)).selects(pod)  # absent: nothing
-    assert not PodDisruptionBudget.from_dict(pdb_dict("d", {"matchExpressions": [
-        {"key": "app", "operator": "Bogus"}]})).selects(pod)  # invalid: nothing
-    assert not PodDisruptionBudget.from_dict(pdb_dict("e", {"matchLabels": {"app": "web"}},
-                                                      namespace="other")).selects(pod)
+    assert not PodDisruptionBudget.from_dict(
+        pdb_dict("d", {"matchExpressions": [{"key": "app", "operator": "Bogus"}]})
+    ).selects(pod)  # invalid: nothing
+    assert not PodDisruptionBudget.from_dict(pdb_dict("e", {"matchLabels": {"app": "web"}}, namespace="other")).selects(
+        pod
+    )
     parsed = PodDisruptionBudget.from_dict(pdb_dict("f", {"matchLabels": {"app": "web"}}, 2, ["x"]))
     assert parsed.disruptions_allowed == 2 and parsed.disrupted_pods == frozenset({"x"})
 
@@ -397,8 +466,10 @@ def _evaluator(nodes: Sequence[str], policy: FixedPolicy, handle: FakeHandle | N
 def test_dry_run_wraps_from_offset_and_orders_non_violating_first() -> None:
     v = [mk_pod("v")]
     results: dict[str, tuple[list[Pod], int, Status | None]] = {
-        "a": (v, 1, None), "b": ([], 0, unresolvable("No preemption victims found for incoming pod")),
-        "c": (v, 0, None), "d": (v, 2, None),
+        "a": (v, 1, None),
+        "b": ([], 0, unresolvable("No preemption victims found for incoming pod")),
+        "c": (v, 0, None),
+        "d": (v, 2, None),
     }
     policy = FixedPolicy(results, offset=2)
     ev = _evaluator("abcd", policy)
@@ -442,8 +513,10 @@ def test_preempt_errors_and_no_candidates() -> None:
     ev = _evaluator("ab", FixedPolicy({"a": ([], 0, unschedulable("Insufficient cpu"))}), handle)
     result, status = ev.preempt(pod, {"a": unschedulable("x")})
     assert result == PostFilterResult("")
-    assert status == Status(Code.UNSCHEDULABLE, ("0/2 nodes are available: 1 Insufficient cpu, "
-                                                 "1 Preemption is not helpful for scheduling.",))
+    assert status == Status(
+        Code.UNSCHEDULABLE,
+        ("0/2 nodes are available: 1 Insufficient cpu, 1 Preemption is not helpful for scheduling.",),
+    )
 
 
 def test_preempt_pod_gone_is_an_error() -> None:
@@ -453,10 +526,13 @@ def test_preempt_pod_gone_is_an_error() -> None:
     assert result is None and status is not None and status.code is Code.ERROR
 
 
-@pytest.mark.parametrize(("version", "patches"), [
-    pytest.param("1.30", [("default", "p", None, "")], id="1.30 clears the preemptor's nomination at once"),
-    pytest.param("1.34", [], id="1.34 leaves it to the failure's status patch"),
-])
+@pytest.mark.parametrize(
+    ("version", "patches"),
+    [
+        pytest.param("1.30", [("default", "p", None, "")], id="1.30 clears the preemptor's nomination at once"),
+        pytest.param("1.34", [], id="1.34 leaves it to the failure's status patch"),
+    ],
+)
 def test_no_potential_nodes(version: str, patches: list[tuple[str, str, Any, Any]]) -> None:
     pod = mk_pod("p", priority=5, nominated="a")
     cluster = FakeCluster([pod])
@@ -468,12 +544,18 @@ def test_no_potential_nodes(version: str, patches: list[tuple[str, str, Any, Any
     assert cluster.patches == patches
 
 
-@pytest.mark.parametrize(("version", "want"), [
-    # 1.30 counts only the nodes it names: a node whose filters said something else is left out.
-    pytest.param("1.30", "0/1 nodes are available: 1 Insufficient cpu.", id="1.30"),
-    pytest.param("1.34", "0/2 nodes are available: 1 Insufficient cpu, 1 Preemption is not helpful for "
-                 "scheduling.", id="1.34: every node counted"),
-])
+@pytest.mark.parametrize(
+    ("version", "want"),
+    [
+        # 1.30 counts only the nodes it names: a node whose filters said something else is left out.
+        pytest.param("1.30", "0/1 nodes are available: 1 Insufficient cpu.", id="1.30"),
+        pytest.param(
+            "1.34",
+            "0/2 nodes are available: 1 Insufficient cpu, 1 Preemption is not helpful for scheduling.",
+            id="1.34: every node counted",
+        ),
+    ],
+)
 def test_no_candidate_message_counts(version: str, want: str) -> None:
     pod = mk_pod("p", priority=5)
     handle = FakeHandle(make_snapshot([make_node("a"), make_node("b")]), FakeCluster([pod]), version=version)
@@ -488,12 +570,15 @@ class AbsentStatuses(dict):
     absent_nodes_status = unschedulable("from PreFilter")
 
 
-@pytest.mark.parametrize(("version", "statuses", "want"), [
-    pytest.param("1.30", {}, None, id="1.30: a node without a verdict passed"),
-    pytest.param("1.34", {}, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, id="1.34: unresolvable"),
-    pytest.param("1.34", {"n": unschedulable("x")}, Code.UNSCHEDULABLE, id="1.34: its own verdict"),
-    pytest.param("1.34", AbsentStatuses(), Code.UNSCHEDULABLE, id="1.34: the statuses' absent-nodes status"),
-])
+@pytest.mark.parametrize(
+    ("version", "statuses", "want"),
+    [
+        pytest.param("1.30", {}, None, id="1.30: a node without a verdict passed"),
+        pytest.param("1.34", {}, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, id="1.34: unresolvable"),
+        pytest.param("1.34", {"n": unschedulable("x")}, Code.UNSCHEDULABLE, id="1.34: its own verdict"),
+        pytest.param("1.34", AbsentStatuses(), Code.UNSCHEDULABLE, id="1.34: the statuses' absent-nodes status"),
+    ],
+)
 def test_nominated_node_status(version: str, statuses: dict[str, Status], want: Code | None) -> None:
     ev = _evaluator("n", FixedPolicy({}), FakeHandle(make_snapshot([make_node("n")]), version=version))
     status = ev.nominated_node_status(statuses, "n")
@@ -503,7 +588,8 @@ def test_nominated_node_status(version: str, statuses: dict[str, Status], want: 
 def test_absent_nodes_status_decides_the_potential_nodes() -> None:
     snap = make_snapshot([make_node(n) for n in "ab"])
     potential, not_helped = nodes_where_preemption_might_help(
-        snap.node_infos, {"a": unresolvable("x")}, unschedulable("from PreFilter"))
+        snap.node_infos, {"a": unresolvable("x")}, unschedulable("from PreFilter")
+    )
     assert [n.name for n in potential] == ["b"] and list(not_helped) == ["a"]
 
 
@@ -512,9 +598,19 @@ def test_prepare_candidate_evicts_and_clears_lower_nominations() -> None:
     pod = mk_pod("p", priority=10, spec={"schedulerName": "my-sched"})
     v1 = mk_pod("v1", priority=1, node="n", start=T0)
     v2 = mk_pod("v2", priority=1, node="n", start=T0)
-    already = mk_pod("v3", priority=1, node="n", conditions=[{
-        "type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
-        "message": "my-sched: preempting to accommodate a higher priority pod"}])
+    already = mk_pod(
+        "v3",
+        priority=1,
+        node="n",
+        conditions=[
+            {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "PreemptionByScheduler",
+                "message": "my-sched: preempting to accommodate a higher priority pod",
+            }
+        ],
+    )
     low_nom = mk_pod("low-nom", priority=5, nominated="n")
     low_unset = mk_pod("low-unset", priority=5)
     high_nom = mk_pod("high-nom", priority=10, nominated="n")
@@ -530,8 +626,12 @@ def test_prepare_candidate_evicts_and_clears_lower_nominations() -> None:
     assert status is None
     assert waiting.rejected == ("DefaultPreemption", "preempted")
     assert cluster.deleted == ["default/v1", "default/v3"]
-    cond = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
-            "message": "my-sched: preempting to accommodate a higher priority pod"}
+    cond = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "PreemptionByScheduler",
+        "message": "my-sched: preempting to accommodate a higher priority pod",
+    }
     assert cluster.patches == [("default", "v1", [cond], ...), ("default", "low-nom", None, "")]
     assert [e["note"] for e in cluster.events] == [f"Preempted by pod {pod.uid} on node n"] * 3
     ev0 = cluster.events[0]
@@ -539,11 +639,14 @@ def test_prepare_candidate_evicts_and_clears_lower_nominations() -> None:
     assert ev0["regarding"]["name"] == "v1" and ev0["related"]["name"] == "p"
 
 
-@pytest.mark.parametrize(("version", "error", "fails", "events"), [
-    pytest.param("1.30", NotFound.of("pods", "v1"), True, 0, id="1.30: a victim already gone is an error"),
-    pytest.param("1.34", NotFound.of("pods", "v1"), False, 0, id="1.34: already gone is preempted, no event"),
-    pytest.param("1.34", ApiError("boom"), True, 0, id="1.34: another error fails"),
-])
+@pytest.mark.parametrize(
+    ("version", "error", "fails", "events"),
+    [
+        pytest.param("1.30", NotFound.of("pods", "v1"), True, 0, id="1.30: a victim already gone is an error"),
+        pytest.param("1.34", NotFound.of("pods", "v1"), False, 0, id="1.34: already gone is preempted, no event"),
+        pytest.param("1.34", ApiError("boom"), True, 0, id="1.34: another error fails"),
+    ],
+)
 def test_prepare_candidate_delete_failure(version: str, error: Exception, fails: bool, events: int) -> None:
     pod = mk_pod("p", priority=10)
     v1 = mk_pod("v1", priority=1, node="n")
@@ -570,14 +673,22 @@ def test_fake_node_type() -> None:
     assert node.allocatable["cpu"] == 2000
 
 
-@pytest.mark.parametrize(("clock", "starts", "want"), [
-    pytest.param(NOW, [T0, None], NOW, id="clock after every start: the clock"),
-    pytest.param(T0, [T0 + timedelta(seconds=40)], T0 + timedelta(seconds=40, microseconds=1),
-                 id="virtual clock behind a manifest start: just after it"),
-    pytest.param(T0, [None], T0, id="nobody started: the clock"),
-])
-def test_clock_reading_is_after_every_running_pod(clock: datetime, starts: list[datetime | None],
-                                                  want: datetime) -> None:
+@pytest.mark.parametrize(
+    ("clock", "starts", "want"),
+    [
+        pytest.param(NOW, [T0, None], NOW, id="clock after every start: the clock"),
+        pytest.param(
+            T0,
+            [T0 + timedelta(seconds=40)],
+            T0 + timedelta(seconds=40, microseconds=1),
+            id="virtual clock behind a manifest start: just after it",
+        ),
+        pytest.param(T0, [None], T0, id="nobody started: the clock"),
+    ],
+)
+def test_clock_reading_is_after_every_running_pod(
+    clock: datetime, starts: list[datetime | None], want: datetime
+) -> None:
     pods = [mk_pod(f"p{i}", priority=1, start=s) for i, s in enumerate(starts)]
     assert clock_reading(clock, pods) == want
     unstarted = mk_pod("unstarted", priority=1)

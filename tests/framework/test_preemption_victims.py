@@ -46,14 +46,20 @@ class Metrics:
         self.observed.append(result)
 
 
-def setup(victims: list[Pod], *, version: str | None = None, gates: str | None = None,
-          nominated: Sequence[Pod] = ()) -> tuple[VictimPreemption, FakeHandle, Pod, list[dict[str, Pod]], Metrics]:
+def setup(
+    victims: list[Pod], *, version: str | None = None, gates: str | None = None, nominated: Sequence[Pod] = ()
+) -> tuple[VictimPreemption, FakeHandle, Pod, list[dict[str, Pod]], Metrics]:
     preemptor = mk_pod("p", priority=10)
     nominator = FakeNominator()
     for p in nominated:
         nominator.add(p, "n")
-    handle = FakeHandle(make_snapshot([make_node("n")]), FakeCluster([preemptor, *victims, *nominated]), nominator,
-                        version=version, gates=gates)
+    handle = FakeHandle(
+        make_snapshot([make_node("n")]),
+        FakeCluster([preemptor, *victims, *nominated]),
+        nominator,
+        version=version,
+        gates=gates,
+    )
     activated: list[dict[str, Pod]] = []
     metrics = Metrics()
     handle.extra.update(activate=activated.append, metrics=metrics)
@@ -61,16 +67,24 @@ def setup(victims: list[Pod], *, version: str | None = None, gates: str | None =
 
 
 # -- PreemptPod ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("version", "gates", "existing", "want"), [
-    pytest.param(None, None, [], {**CONDITION, "observedGeneration": 3}, id="1.34: the pod's generation"),
-    pytest.param(None, "PodObservedGenerationTracking=false", [], CONDITION, id="1.34 without tracking"),
-    pytest.param(None, "PodObservedGenerationTracking=false",
-                 [{"type": "DisruptionTarget", "status": "False", "observedGeneration": 1}],
-                 {**CONDITION, "observedGeneration": 3}, id="1.34 without tracking, the condition had one"),
-    pytest.param("1.30", None, [], CONDITION, id="1.30: none"),
-])
-def test_disruption_condition(version: str | None, gates: str | None, existing: list[dict[str, Any]],
-                              want: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("version", "gates", "existing", "want"),
+    [
+        pytest.param(None, None, [], {**CONDITION, "observedGeneration": 3}, id="1.34: the pod's generation"),
+        pytest.param(None, "PodObservedGenerationTracking=false", [], CONDITION, id="1.34 without tracking"),
+        pytest.param(
+            None,
+            "PodObservedGenerationTracking=false",
+            [{"type": "DisruptionTarget", "status": "False", "observedGeneration": 1}],
+            {**CONDITION, "observedGeneration": 3},
+            id="1.34 without tracking, the condition had one",
+        ),
+        pytest.param("1.30", None, [], CONDITION, id="1.30: none"),
+    ],
+)
+def test_disruption_condition(
+    version: str | None, gates: str | None, existing: list[dict[str, Any]], want: dict[str, Any]
+) -> None:
     victim = with_generation(mk_pod("v", priority=1, node="n", conditions=existing), 3)
     vp, handle, preemptor, _, _ = setup([victim], version=version, gates=gates)
     vp.preempt_pod("n", preemptor, victim)
@@ -86,13 +100,16 @@ def test_1_30_without_pod_disruption_conditions_deletes_without_condition() -> N
     assert handle.cluster.writes == [("delete", "v")]
 
 
-@pytest.mark.parametrize(("existing", "changes"), [
-    pytest.param(None, True, id="new"),
-    pytest.param(CONDITION, False, id="same"),
-    pytest.param({**CONDITION, "observedGeneration": 1}, False, id="observedGeneration is not compared"),
-    pytest.param({**CONDITION, "status": "False"}, True, id="status"),
-    pytest.param({**CONDITION, "lastProbeTime": "2024-01-01T00:00:00Z"}, True, id="a probe time to drop"),
-])
+@pytest.mark.parametrize(
+    ("existing", "changes"),
+    [
+        pytest.param(None, True, id="new"),
+        pytest.param(CONDITION, False, id="same"),
+        pytest.param({**CONDITION, "observedGeneration": 1}, False, id="observedGeneration is not compared"),
+        pytest.param({**CONDITION, "status": "False"}, True, id="status"),
+        pytest.param({**CONDITION, "lastProbeTime": "2024-01-01T00:00:00Z"}, True, id="a probe time to drop"),
+    ],
+)
 def test_condition_changes(existing: dict[str, Any] | None, changes: bool) -> None:
     pod = mk_pod("v", conditions=[existing] if existing else [])
     assert condition_changes(pod, CONDITION) is changes
@@ -119,8 +136,15 @@ def test_job_withdraws_lower_nominations_first_then_preempts_in_order() -> None:
     higher = mk_pod("higher", priority=20, nominated="n")
     vp, handle, preemptor, activated, metrics = setup(victims, nominated=[lower, higher])
     steps, preempting = run_job(vp, Candidate("n", Victims(victims)), preemptor)
-    assert handle.cluster.writes == [("patch", "lower"), ("patch", "v0"), ("delete", "v0"), ("patch", "v1"),
-                                     ("delete", "v1"), ("patch", "v2"), ("delete", "v2")]
+    assert handle.cluster.writes == [
+        ("patch", "lower"),
+        ("patch", "v0"),
+        ("delete", "v0"),
+        ("patch", "v1"),
+        ("delete", "v1"),
+        ("patch", "v2"),
+        ("delete", "v2"),
+    ]
     assert steps == 3 and len(preempting) == 0
     assert activated == [] and metrics.observed == [RESULT_SUCCESS]
 

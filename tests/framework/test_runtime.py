@@ -47,8 +47,9 @@ def enabled(*classes: type, **weights: int) -> list[dict[str, Any]]:
     return [{"name": ref(c), **({"weight": weights[c.__name__]} if c.__name__ in weights else {})} for c in classes]
 
 
-def harness(plugins: dict[str, Any], args: dict[str, Any] | None = None, nodes: int | list[dict] = 2,
-            **kw: Any) -> Harness:
+def harness(
+    plugins: dict[str, Any], args: dict[str, Any] | None = None, nodes: int | list[dict] = 2, **kw: Any
+) -> Harness:
     objs = [node_dict(f"n{i + 1}") for i in range(nodes)] if isinstance(nodes, int) else nodes
     return Harness(config_dict(profile_with(plugins, args)), objects=objs, **kw)
 
@@ -61,9 +62,14 @@ def fwk(h: Harness) -> Framework:
 def test_multipoint_expansion_orders_overrides_then_multipoint_then_rest() -> None:
     """expandMultiPointPlugins: plugins re-enabled at the point (in its order), multiPoint ones, the rest."""
     plugins = {
-        "multiPoint": {"enabled": [{"name": names.PRIORITY_SORT}, {"name": names.DEFAULT_BINDER},
-                                   *enabled(LabelFilter, MultiPointPlugin)],
-                       "disabled": [{"name": "*"}]},
+        "multiPoint": {
+            "enabled": [
+                {"name": names.PRIORITY_SORT},
+                {"name": names.DEFAULT_BINDER},
+                *enabled(LabelFilter, MultiPointPlugin),
+            ],
+            "disabled": [{"name": "*"}],
+        },
         "filter": {"enabled": enabled(RejectAllFilter, MultiPointPlugin)},
     }
     f = fwk(harness(plugins))
@@ -76,16 +82,20 @@ def test_multipoint_expansion_orders_overrides_then_multipoint_then_rest() -> No
 
 
 def test_multipoint_plugin_disabled_at_one_point_stays_at_the_others() -> None:
-    plugins = {"multiPoint": {"enabled": enabled(MultiPointPlugin)},
-               "filter": {"disabled": [{"name": ref(MultiPointPlugin)}]}}
+    plugins = {
+        "multiPoint": {"enabled": enabled(MultiPointPlugin)},
+        "filter": {"disabled": [{"name": ref(MultiPointPlugin)}]},
+    }
     f = fwk(harness(plugins))
     assert ref(MultiPointPlugin) not in f.plugin_names("filter")
     assert ref(MultiPointPlugin) in f.plugin_names("score")
 
 
 def test_point_disabled_star_skips_multipoint_expansion() -> None:
-    plugins = {"multiPoint": {"enabled": enabled(MultiPointPlugin)},
-               "score": {"enabled": enabled(NameScore), "disabled": [{"name": "*"}]}}
+    plugins = {
+        "multiPoint": {"enabled": enabled(MultiPointPlugin)},
+        "score": {"enabled": enabled(NameScore), "disabled": [{"name": "*"}]},
+    }
     f = fwk(harness(plugins))
     assert f.plugin_names("score") == [ref(NameScore)]
     assert names.NODE_RESOURCES_FIT in f.plugin_names("filter")
@@ -139,18 +149,32 @@ def test_weight_applies_to_a_plugin_that_names_itself() -> None:
 @pytest.mark.parametrize(
     ("plugins", "error", "match"),
     [
-        ({"queueSort": {"enabled": enabled(ExtraSort)}}, FrameworkError,
-         'only one queue sort plugin required for profile with scheduler name "default-scheduler", but got 2'),
-        ({"bind": {"disabled": [{"name": "*"}]}}, FrameworkError,
-         'at least one bind plugin is needed for profile with scheduler name "default-scheduler"'),
-        ({"filter": {"enabled": [{"name": "NoSuchPlugin"}]}}, PluginLoadError,
-         'plugin "NoSuchPlugin" does not exist'),
-        ({"filter": {"enabled": [{"name": "tests.no_such_module:X"}]}}, PluginLoadError,
-         'plugin "tests.no_such_module:X": importing tests.no_such_module failed'),
-        ({"filter": {"enabled": [{"name": "tests.fakeplugins:NoSuchClass"}]}}, PluginLoadError,
-         "module tests.fakeplugins has no attribute NoSuchClass"),
-        ({"score": {"enabled": enabled(LabelFilter)}}, FrameworkError,
-         f'plugin "{ref(LabelFilter)}" does not extend score plugin'),
+        (
+            {"queueSort": {"enabled": enabled(ExtraSort)}},
+            FrameworkError,
+            'only one queue sort plugin required for profile with scheduler name "default-scheduler", but got 2',
+        ),
+        (
+            {"bind": {"disabled": [{"name": "*"}]}},
+            FrameworkError,
+            'at least one bind plugin is needed for profile with scheduler name "default-scheduler"',
+        ),
+        ({"filter": {"enabled": [{"name": "NoSuchPlugin"}]}}, PluginLoadError, 'plugin "NoSuchPlugin" does not exist'),
+        (
+            {"filter": {"enabled": [{"name": "tests.no_such_module:X"}]}},
+            PluginLoadError,
+            'plugin "tests.no_such_module:X": importing tests.no_such_module failed',
+        ),
+        (
+            {"filter": {"enabled": [{"name": "tests.fakeplugins:NoSuchClass"}]}},
+            PluginLoadError,
+            "module tests.fakeplugins has no attribute NoSuchClass",
+        ),
+        (
+            {"score": {"enabled": enabled(LabelFilter)}},
+            FrameworkError,
+            f'plugin "{ref(LabelFilter)}" does not extend score plugin',
+        ),
     ],
 )
 def test_construction_errors(plugins: dict[str, Any], error: type[Exception], match: str) -> None:
@@ -176,8 +200,7 @@ def test_events_to_register_or_wildcard() -> None:
     f = fwk(harness(plugins))
     assert f.enqueue_events[ref(RejectAllFilter)] == [ALL_EVENTS]
     assert ALL_EVENTS.is_wildcard()
-    assert f.enqueue_events[ref(LabelFilter)] == [
-        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL)]
+    assert f.enqueue_events[ref(LabelFilter)] == [ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL)]
     assert f.enqueue_events[ref(RejectAllFilterNoEvents)] == []
 
 
@@ -262,8 +285,11 @@ def test_prefilter_results_merge(a: list[str] | None, b: list[str] | None, want:
 @pytest.mark.parametrize(
     ("a", "b", "message"),
     [
-        (["n1"], ["n2"], "node(s) didn't satisfy plugin(s) "
-                         f"[{ref(PreFilterNodes)} {ref(PreFilterNodesB)}] simultaneously"),
+        (
+            ["n1"],
+            ["n2"],
+            f"node(s) didn't satisfy plugin(s) [{ref(PreFilterNodes)} {ref(PreFilterNodesB)}] simultaneously",
+        ),
         ([], None, f"node(s) didn't satisfy plugin {ref(PreFilterNodes)}"),
     ],
 )
@@ -279,13 +305,18 @@ def test_prefilter_results_disjoint(a: list[str], b: list[str] | None, message: 
     assert h.records[-1].message == f"0/3 nodes are available: {message}."
 
 
-@pytest.mark.parametrize(("version", "listed"), [("1.34", [PreFilterNodes, PreFilterNodesB]),
-                                                 ("1.30", [PreFilterNodesB, PreFilterNodes])])
+@pytest.mark.parametrize(
+    ("version", "listed"), [("1.34", [PreFilterNodes, PreFilterNodesB]), ("1.30", [PreFilterNodesB, PreFilterNodes])]
+)
 def test_prefilter_plugins_that_narrow_the_nodes_sorted_from_v1_34(version: str, listed: list[type]) -> None:
     """In profile order before v1.34 (B is configured first here), sorted from v1.34 (a set's list)."""
     plugins = {"preFilter": {"enabled": enabled(PreFilterNodesB, PreFilterNodes)}, **NO_PREEMPTION}
-    h = harness(plugins, {ref(PreFilterNodes): {"nodes": ["n1"]}, ref(PreFilterNodesB): {"nodes": ["n2"]}},
-                nodes=3, version=version)
+    h = harness(
+        plugins,
+        {ref(PreFilterNodes): {"nodes": ["n1"]}, ref(PreFilterNodesB): {"nodes": ["n2"]}},
+        nodes=3,
+        version=version,
+    )
     _, status, narrowing = fwk(h).run_pre_filter_plugins(CycleState(), make_pod("x"))
     assert narrowing == [ref(c) for c in listed]
     assert status is not None
@@ -297,14 +328,20 @@ def test_prefilter_plugins_that_narrow_nothing_or_stop_the_cycle_are_not_listed(
     h = harness(plugins, {ref(PreFilterNodes): {"nodes": ["n1", "n2"]}}, nodes=3)
     assert fwk(h).run_pre_filter_plugins(CycleState(), make_pod("x"))[2] == [ref(PreFilterNodes)]
     plugins = {"preFilter": {"enabled": enabled(PreFilterNodes, PreFilterStatus)}}
-    h = harness(plugins, {ref(PreFilterNodes): {"nodes": ["n1"]},
-                          ref(PreFilterStatus): {"code": "UNSCHEDULABLE_AND_UNRESOLVABLE"}}, nodes=3)
+    h = harness(
+        plugins,
+        {ref(PreFilterNodes): {"nodes": ["n1"]}, ref(PreFilterStatus): {"code": "UNSCHEDULABLE_AND_UNRESOLVABLE"}},
+        nodes=3,
+    )
     assert fwk(h).run_pre_filter_plugins(CycleState(), make_pod("x"))[2] == []
 
 
 def test_nodes_outside_the_prefilter_result_are_not_filtered_and_traced_as_skipped() -> None:
-    plugins = {"preFilter": {"enabled": enabled(PreFilterNodes)},
-               "filter": {"enabled": enabled(LabelFilter)}, **NO_PREEMPTION}
+    plugins = {
+        "preFilter": {"enabled": enabled(PreFilterNodes)},
+        "filter": {"enabled": enabled(LabelFilter)},
+        **NO_PREEMPTION,
+    }
     nodes = [node_dict("n1"), node_dict("n2", labels={"fake": "yes"}), node_dict("n3", labels={"fake": "yes"})]
     h = harness(plugins, {ref(PreFilterNodes): {"nodes": ["n1", "n2", "ghost"]}}, nodes=nodes)
     h.create(pod_dict("p"))
@@ -318,15 +355,17 @@ def test_nodes_outside_the_prefilter_result_are_not_filtered_and_traced_as_skipp
 
 
 # -- PostFilter -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("first", "code", "message", "plugin", "ran"), [
-    # Unschedulable: the next one runs too, the reasons join and the first rejector is named.
-    ("UNSCHEDULABLE", Code.UNSCHEDULABLE, "no, too", PostFilterSays, [PostFilterSays, PostFilterSaysToo]),
-    ("UNSCHEDULABLE_AND_UNRESOLVABLE", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "no", PostFilterSays,
-     [PostFilterSays]),
-    # An Error stops the run in the plugin's own words (kube-scheduler passes them on).
-    ("ERROR", Code.ERROR, "no", PostFilterSays, [PostFilterSays]),
-    ("SUCCESS", Code.SUCCESS, "no", PostFilterSays, [PostFilterSays]),
-])
+@pytest.mark.parametrize(
+    ("first", "code", "message", "plugin", "ran"),
+    [
+        # Unschedulable: the next one runs too, the reasons join and the first rejector is named.
+        ("UNSCHEDULABLE", Code.UNSCHEDULABLE, "no, too", PostFilterSays, [PostFilterSays, PostFilterSaysToo]),
+        ("UNSCHEDULABLE_AND_UNRESOLVABLE", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "no", PostFilterSays, [PostFilterSays]),
+        # An Error stops the run in the plugin's own words (kube-scheduler passes them on).
+        ("ERROR", Code.ERROR, "no", PostFilterSays, [PostFilterSays]),
+        ("SUCCESS", Code.SUCCESS, "no", PostFilterSays, [PostFilterSays]),
+    ],
+)
 def test_post_filter_outcomes(first: str, code: Code, message: str, plugin: type, ran: list[type]) -> None:
     plugins = {"postFilter": {"enabled": enabled(PostFilterSays, PostFilterSaysToo), "disabled": [{"name": "*"}]}}
     h = harness(plugins, {ref(PostFilterSays): {"code": first}, ref(PostFilterSaysToo): {"reason": "too"}})
@@ -340,25 +379,36 @@ def test_post_filter_outcomes(first: str, code: Code, message: str, plugin: type
 # -- Filter ---------------------------------------------------------------------------------------------
 def test_first_rejecting_filter_wins_and_later_filters_do_not_see_the_node() -> None:
     plugins = {"filter": {"enabled": enabled(LabelFilter, RejectAllFilter)}, **NO_PREEMPTION}
-    nodes = [node_dict("plain"), node_dict("labelled", labels={"fake": "yes"}),
-             node_dict("cordoned", labels={"fake": "yes"}, unschedulable=True)]
+    nodes = [
+        node_dict("plain"),
+        node_dict("labelled", labels={"fake": "yes"}),
+        node_dict("cordoned", labels={"fake": "yes"}, unschedulable=True),
+    ]
     h = harness(plugins, nodes=nodes)
     h.create(pod_dict("p"))
     h.step()
     rec = h.records[-1]
     assert {n: e["plugin"] for n, e in rec.filter.items()} == {
-        "plain": ref(LabelFilter), "labelled": ref(RejectAllFilter), "cordoned": names.NODE_UNSCHEDULABLE}
+        "plain": ref(LabelFilter),
+        "labelled": ref(RejectAllFilter),
+        "cordoned": names.NODE_UNSCHEDULABLE,
+    }
     # The batch in-tree filter ran first: the per-node plugins never saw the cordoned node.
     assert "cordoned" not in {c[2] for c in h.plugin(LabelFilter).calls}
     assert {c[2] for c in h.plugin(RejectAllFilter).calls} == {"labelled"}
-    assert rec.message == ("0/3 nodes are available: 1 node(s) lacked label fake, "
-                           "1 node(s) were unschedulable, 1 rejected by RejectAllFilter.")
+    assert rec.message == (
+        "0/3 nodes are available: 1 node(s) lacked label fake, "
+        "1 node(s) were unschedulable, 1 rejected by RejectAllFilter."
+    )
 
 
 def test_filter_error_fails_the_cycle_with_an_error() -> None:
     plugins = {"filter": {"enabled": enabled(LabelFilter)}}
-    h = harness(plugins, {ref(LabelFilter): {"error_on": "n2"}},
-                nodes=[node_dict("n1", labels={"fake": "yes"}), node_dict("n2", labels={"fake": "yes"})])
+    h = harness(
+        plugins,
+        {ref(LabelFilter): {"error_on": "n2"}},
+        nodes=[node_dict("n1", labels={"fake": "yes"}), node_dict("n2", labels={"fake": "yes"})],
+    )
     h.create(pod_dict("p"))
     h.step()
     rec = h.records[-1]
@@ -400,11 +450,16 @@ def _nominate(h: Harness, name: str, node: str, priority: int, cpu: str) -> None
     ],
 )
 def test_nominated_pods_count_against_their_node(priority: int, want_node: str) -> None:
-    pcs = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"pc{v}"},
-            "value": v} for v in (0, 10, 11)]
+    pcs = [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"pc{v}"}, "value": v}
+        for v in (0, 10, 11)
+    ]
     nodes = [node_dict("n1", cpu="2"), node_dict("n2", cpu="2"), *pcs]
-    h = harness({"score": {"enabled": enabled(NameScore), "disabled": [{"name": "*"}]}},
-                {ref(NameScore): {"scores": {"n1": 100, "n2": 0}}}, nodes=nodes)
+    h = harness(
+        {"score": {"enabled": enabled(NameScore), "disabled": [{"name": "*"}]}},
+        {ref(NameScore): {"scores": {"n1": 100, "n2": 0}}},
+        nodes=nodes,
+    )
     _nominate(h, "big", "n1", priority=10, cpu="2")
     pod = pod_dict("p", cpu="1", spec={"priorityClassName": f"pc{priority}"})
     del pod["spec"]["priority"]
@@ -430,8 +485,10 @@ def test_score_out_of_range_is_an_error(args: dict[str, Any], bad: int) -> None:
     h.step()
     rec = h.records[-1]
     assert rec.result == "Error"
-    assert rec.message == (f'applying score defaultWeights on Score plugins: plugin "{ref(NameScore)}" returns an '
-                           f"invalid score {bad}, it should in the range of [0, 100] after normalizing")
+    assert rec.message == (
+        f'applying score defaultWeights on Score plugins: plugin "{ref(NameScore)}" returns an '
+        f"invalid score {bad}, it should in the range of [0, 100] after normalizing"
+    )
     assert h.node_of("p") is None
 
 

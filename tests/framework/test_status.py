@@ -45,8 +45,11 @@ def test_none_is_success() -> None:
 @pytest.mark.parametrize(
     ("status", "message", "text"),
     [
-        (Status.of(Code.UNSCHEDULABLE, "Insufficient cpu", "Insufficient memory"),
-         "Insufficient cpu, Insufficient memory", "Unschedulable: Insufficient cpu, Insufficient memory"),
+        (
+            Status.of(Code.UNSCHEDULABLE, "Insufficient cpu", "Insufficient memory"),
+            "Insufficient cpu, Insufficient memory",
+            "Unschedulable: Insufficient cpu, Insufficient memory",
+        ),
         (Status(Code.WAIT), "", "Wait"),
         (unschedulable("a"), "a", "Unschedulable: a"),
         (unresolvable("b", "c"), "b, c", "UnschedulableAndUnresolvable: b, c"),

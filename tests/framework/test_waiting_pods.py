@@ -67,8 +67,9 @@ def test_timeout_message_matches_kube_scheduler(timeout: float, text: str) -> No
     clock.advance(timeout - 0.001)
     assert results == []
     clock.advance(0.001)
-    assert results == [Status(Code.UNSCHEDULABLE, (f"rejected due to timeout after waiting {text} at plugin X",),
-                              plugin="X")]
+    assert results == [
+        Status(Code.UNSCHEDULABLE, (f"rejected due to timeout after waiting {text} at plugin X",), plugin="X")
+    ]
 
 
 def test_first_timeout_wins() -> None:

@@ -20,8 +20,17 @@ def test_an_info_line() -> None:
     before = time.time() * 1000
     with captured(2, "json") as out:
         if v := logger.v(2):
-            v.info("Successfully bound pod to node", "pod", klog.kref("default", "web-1"), "node", "node-3",
-                   "evaluatedNodes", 5, "feasibleNodes", 3)
+            v.info(
+                "Successfully bound pod to node",
+                "pod",
+                klog.kref("default", "web-1"),
+                "node",
+                "node-3",
+                "evaluatedNodes",
+                5,
+                "feasibleNodes",
+                3,
+            )
     line = out.getvalue()
     assert line.count("\n") == 1
     obj = json.loads(line)
@@ -66,13 +75,22 @@ def test_lines_logged_the_ordinary_way() -> None:
     assert error["msg"] == "handler failed" and error["err"] == "'k'" and "KeyError" in error["stacktrace"]
 
 
-@pytest.mark.parametrize(("value", "want"), [
-    ("<b> & \"q\"\n", '"<b> & \\"q\\"\\n"'),  # no HTML escaping in the JSON format
-    (ObjectRef("node-3"), '{"name":"node-3"}'),
-    (3.0, "3"), (1e21, "1000000000000000000000"), (float("nan"), '"NaN"'), (float("-inf"), '"-Inf"'),
-    (True, "true"), (None, "null"), ({"A", "B"}, '{"A":{},"B":{}}'), ([1, "x"], '[1,"x"]'),
-    (ValueError("bad"), '"bad"'),
-])
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        ('<b> & "q"\n', '"<b> & \\"q\\"\\n"'),  # no HTML escaping in the JSON format
+        (ObjectRef("node-3"), '{"name":"node-3"}'),
+        (3.0, "3"),
+        (1e21, "1000000000000000000000"),
+        (float("nan"), '"NaN"'),
+        (float("-inf"), '"-Inf"'),
+        (True, "true"),
+        (None, "null"),
+        ({"A", "B"}, '{"A":{},"B":{}}'),
+        ([1, "x"], '[1,"x"]'),
+        (ValueError("bad"), '"bad"'),
+    ],
+)
 def test_values(value: object, want: str) -> None:
     assert json_value(value) == want
 

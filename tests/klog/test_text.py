@@ -27,16 +27,26 @@ class Named:
 def test_a_bound_pod_line_reads_as_kube_schedulers() -> None:
     with captured(2) as out:
         if v := logger.v(2):
-            v.info("Successfully bound pod to node", "pod", klog.kobj(Named("web-1", "default")), "node", "node-3",
-                   "evaluatedNodes", 5, "feasibleNodes", 3)
-        line_no = _line_of('v.info("Successfully bound pod to node"')
+            v.info(
+                "Successfully bound pod to node",
+                "pod",
+                klog.kobj(Named("web-1", "default")),
+                "node",
+                "node-3",
+                "evaluatedNodes",
+                5,
+                "feasibleNodes",
+                3,
+            )
+        line_no = _line_of('"Successfully bound pod to node",') - 1  # the call starts a line above
     line = out.getvalue()
     match = HEADER.match(line)
     assert match, line
     assert match.group(1) == "I" and match.group(8) == f"{os.getpid():7d}"
     assert (match.group(9), int(match.group(10))) == ("test_text.py", line_no)  # the caller, not klog's module
-    assert line[match.end():] == ('"Successfully bound pod to node" pod="default/web-1" node="node-3" '
-                                  "evaluatedNodes=5 feasibleNodes=3\n")
+    assert line[match.end() :] == (
+        '"Successfully bound pod to node" pod="default/web-1" node="node-3" evaluatedNodes=5 feasibleNodes=3\n'
+    )
 
 
 def _line_of(snippet: str) -> int:
@@ -49,23 +59,33 @@ def test_the_header_is_local_time_to_the_microsecond() -> None:
     record.created = 1700000000.25
     record.process = 12345
     local = time.localtime(1700000000)
-    assert header(record) == (f"W{local.tm_mon:02d}{local.tm_mday:02d} {local.tm_hour:02d}:{local.tm_min:02d}:"
-                              f"{local.tm_sec:02d}.250000   12345 cache.py:42] ")
+    assert header(record) == (
+        f"W{local.tm_mon:02d}{local.tm_mday:02d} {local.tm_hour:02d}:{local.tm_min:02d}:"
+        f"{local.tm_sec:02d}.250000   12345 cache.py:42] "
+    )
 
 
-@pytest.mark.parametrize(("value", "want"), [
-    ("node-3", '"node-3"'),
-    ('a "quoted" word', r'"a \"quoted\" word"'),
-    ("two\nlines", "<\n\ttwo\n\tlines\n >"),
-    (5, "5"), (-1, "-1"), (2.5, "2.5"), (3.0, "3"), (True, "true"), (None, "null"),
-    (ObjectRef("web-1", "default"), '"default/web-1"'),
-    (ObjectRef("node-3"), '"node-3"'),
-    (["a", "b"], '["a","b"]'),
-    ({"NodeResourcesFit"}, '{"NodeResourcesFit":{}}'),
-    ({"k": 1.5}, '{"k":1.5}'),
-    (ValueError("boom"), '"boom"'),
-    (float("nan"), '"<internal error: json: unsupported value: NaN>"'),
-])
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        ("node-3", '"node-3"'),
+        ('a "quoted" word', r'"a \"quoted\" word"'),
+        ("two\nlines", "<\n\ttwo\n\tlines\n >"),
+        (5, "5"),
+        (-1, "-1"),
+        (2.5, "2.5"),
+        (3.0, "3"),
+        (True, "true"),
+        (None, "null"),
+        (ObjectRef("web-1", "default"), '"default/web-1"'),
+        (ObjectRef("node-3"), '"node-3"'),
+        (["a", "b"], '["a","b"]'),
+        ({"NodeResourcesFit"}, '{"NodeResourcesFit":{}}'),
+        ({"k": 1.5}, '{"k":1.5}'),
+        (ValueError("boom"), '"boom"'),
+        (float("nan"), '"<internal error: json: unsupported value: NaN>"'),
+    ],
+)
 def test_values(value: object, want: str) -> None:
     assert text_value(value) == want
 
@@ -73,7 +93,8 @@ def test_values(value: object, want: str) -> None:
 def test_a_plugins_logger_is_its_first_pair_after_err() -> None:
     """klog writes a named logger as the first of the logger's values, after ``err``."""
     assert key_values(("logger", "PostFilter.DefaultPreemption", "pod", ObjectRef("p", "ns")), ValueError("x")) == (
-        ' err="x" logger="PostFilter.DefaultPreemption" pod="ns/p"')
+        ' err="x" logger="PostFilter.DefaultPreemption" pod="ns/p"'
+    )
 
 
 def test_key_values_put_err_first_and_mark_a_missing_value() -> None:
@@ -83,12 +104,14 @@ def test_key_values_put_err_first_and_mark_a_missing_value() -> None:
 
 def test_an_error_line() -> None:
     with captured(0) as out:
-        logger.error(RuntimeError("binding rejected"), "Error scheduling pod; retrying", "pod",
-                     klog.kref("default", "web-1"))
+        logger.error(
+            RuntimeError("binding rejected"), "Error scheduling pod; retrying", "pod", klog.kref("default", "web-1")
+        )
         logger.error(None, "Leaderelection lost")
     first, second = out.getvalue().splitlines()
     assert first.startswith("E") and first.endswith(
-        '] "Error scheduling pod; retrying" err="binding rejected" pod="default/web-1"')
+        '] "Error scheduling pod; retrying" err="binding rejected" pod="default/web-1"'
+    )
     assert second.endswith('] "Leaderelection lost"')
 
 

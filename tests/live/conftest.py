@@ -22,20 +22,43 @@ REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical", "system-node-critical"}
 
 
-def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", labels: dict | None = None,
-         taints: list | None = None) -> dict:
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-            "spec": {"taints": taints} if taints else {},
-            "status": {"capacity": {"cpu": cpu, "memory": memory, "pods": pods},
-                       "allocatable": {"cpu": cpu, "memory": memory, "pods": pods},
-                       "conditions": [{"type": "Ready", "status": "True"}]}}
+def node(
+    name: str,
+    cpu: str = "4",
+    memory: str = "8Gi",
+    pods: str = "110",
+    labels: dict | None = None,
+    taints: list | None = None,
+) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": {"taints": taints} if taints else {},
+        "status": {
+            "capacity": {"cpu": cpu, "memory": memory, "pods": pods},
+            "allocatable": {"cpu": cpu, "memory": memory, "pods": pods},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
 
 
 def pod(name: str, cpu: str = "100m", memory: str = "128Mi", **spec: Any) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
-                                     "resources": {"requests": {"cpu": cpu, "memory": memory}}}], **spec}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": cpu, "memory": memory}},
+                }
+            ],
+            **spec,
+        },
+    }
 
 
 class Live:
@@ -57,8 +80,15 @@ class Live:
         self.kubectl("create", "-f", "-", input=yaml.safe_dump_all(docs))
         for o in objects:
             if o["kind"] == "Node":
-                self.kubectl("patch", "node", o["metadata"]["name"], "--subresource=status", "--type=merge",
-                             "-p", json.dumps({"status": o["status"]}))
+                self.kubectl(
+                    "patch",
+                    "node",
+                    o["metadata"]["name"],
+                    "--subresource=status",
+                    "--type=merge",
+                    "-p",
+                    json.dumps({"status": o["status"]}),
+                )
 
     def get(self, kind: str, name: str = "", namespace: str = "default") -> Any:
         args = ["get", kind, *([name] if name else []), "-o", "json"]
@@ -97,11 +127,23 @@ class Live:
         return result
 
     # -- the scheduler ----------------------------------------------------------------------------
-    def start_scheduler(self, *extra: str, config: dict | None = None, kubeconfig: Path | None = None,
-                        name: str = "kubesched") -> subprocess.Popen:
-        args = [sys.executable, "-m", "kubesched", "run", "--kubeconfig",
-                str(kubeconfig or self.plane.scheduler_kubeconfig), "--secure-port", "0", "--v", "2",
-                "--tie-break", "name"]
+    def start_scheduler(
+        self, *extra: str, config: dict | None = None, kubeconfig: Path | None = None, name: str = "kubesched"
+    ) -> subprocess.Popen:
+        args = [
+            sys.executable,
+            "-m",
+            "kubesched",
+            "run",
+            "--kubeconfig",
+            str(kubeconfig or self.plane.scheduler_kubeconfig),
+            "--secure-port",
+            "0",
+            "--v",
+            "2",
+            "--tie-break",
+            "name",
+        ]
         if config is not None:
             path = self.tmp / f"{name}-config.yaml"
             path.write_text(yaml.safe_dump(config))
@@ -122,8 +164,9 @@ class Live:
 
     def kubeconfig_via(self, url: str) -> Path:
         """The scheduler's credentials, pointed at another address (a proxy)."""
-        return write_kubeconfig(self.tmp / "via.kubeconfig", url, "system:kube-scheduler", self.plane.scheduler_token,
-                                self.plane.ca_file)
+        return write_kubeconfig(
+            self.tmp / "via.kubeconfig", url, "system:kube-scheduler", self.plane.scheduler_token, self.plane.ca_file
+        )
 
     def run_kubelet_standin(self) -> None:
         """Finish graceful deletions as a kubelet would (force-delete pods that have a deletionTimestamp)."""
@@ -142,22 +185,38 @@ class Live:
     # -- cleanup ----------------------------------------------------------------------------------
     def reset(self) -> None:
         # Every namespace: other suites (the contract tests) leave pods of their own behind.
-        self.kubectl("delete", "pods", "--all", "--all-namespaces", "--grace-period=0", "--force", "--wait=false",
-                     check=False)
+        self.kubectl(
+            "delete", "pods", "--all", "--all-namespaces", "--grace-period=0", "--force", "--wait=false", check=False
+        )
         # No controller manager runs to remove the finalizers a Job's pods carry (a test that ran one left
         # them): free them, or they would stay deleting for ever.
         for p in json.loads(self.kubectl("get", "pods", "-A", "-o", "json").stdout)["items"]:
             if p["metadata"].get("finalizers"):
-                self.kubectl("patch", "pod", p["metadata"]["name"], "-n", p["metadata"]["namespace"], "--type=merge",
-                             "-p", '{"metadata":{"finalizers":null}}', check=False)
+                self.kubectl(
+                    "patch",
+                    "pod",
+                    p["metadata"]["name"],
+                    "-n",
+                    p["metadata"]["namespace"],
+                    "--type=merge",
+                    "-p",
+                    '{"metadata":{"finalizers":null}}',
+                    check=False,
+                )
         self.kubectl("delete", "nodes", "--all", "--wait=false", check=False)
         self.kubectl("delete", "events", "--all", "-n", "default", check=False)
         self.kubectl("delete", "lease", "kube-scheduler", "-n", "kube-system", "--ignore-not-found", check=False)
         for pc in self.get("priorityclasses")["items"]:
             if pc["metadata"]["name"] not in SYSTEM_PRIORITY_CLASSES:
                 self.kubectl("delete", "priorityclass", pc["metadata"]["name"], check=False)
-        self.wait(lambda: not json.loads(self.kubectl("get", "pods", "-A", "-o", "json").stdout)["items"]
-                  and not self.get("nodes")["items"], 60, "a clean cluster")
+        self.wait(
+            lambda: (
+                not json.loads(self.kubectl("get", "pods", "-A", "-o", "json").stdout)["items"]
+                and not self.get("nodes")["items"]
+            ),
+            60,
+            "a clean cluster",
+        )
 
     def stop(self) -> None:
         self._kubelet_stop.set()

@@ -22,8 +22,12 @@ UPSTREAM_USER = "system:kube-scheduler"
 
 def election_flags(lease_duration: float, renew_deadline: float, retry_period: float) -> tuple[str, ...]:
     """The ``--leader-elect-*`` flags, which kubesched and kube-scheduler both take."""
-    return ("--leader-elect=true", f"--leader-elect-lease-duration={lease_duration:g}s",
-            f"--leader-elect-renew-deadline={renew_deadline:g}s", f"--leader-elect-retry-period={retry_period:g}s")
+    return (
+        "--leader-elect=true",
+        f"--leader-elect-lease-duration={lease_duration:g}s",
+        f"--leader-elect-renew-deadline={renew_deadline:g}s",
+        f"--leader-elect-retry-period={retry_period:g}s",
+    )
 
 
 @dataclass
@@ -56,16 +60,22 @@ class Replicas:
         self.all: list[Replica] = []
         live.kubectl("create", "namespace", namespace)
         for role in ("kube-scheduler", "volume-scheduler"):
-            live.kubectl("create", "clusterrolebinding", f"{namespace}-{role}", f"--clusterrole=system:{role}",
-                         f"--group=system:serviceaccounts:{namespace}")
+            live.kubectl(
+                "create",
+                "clusterrolebinding",
+                f"{namespace}-{role}",
+                f"--clusterrole=system:{role}",
+                f"--group=system:serviceaccounts:{namespace}",
+            )
 
     def start(self) -> Replica:
         name = f"kubesched-{len(self.all)}"
         self.live.kubectl("create", "serviceaccount", name, "-n", self.namespace)
         kubeconfig = self.live.plane.service_account_kubeconfig(self.namespace, name)
         proc = self.live.start_scheduler(*self.flags, kubeconfig=kubeconfig, name=name)
-        return self._add(Replica(name, f"system:serviceaccount:{self.namespace}:{name}", proc,
-                                 "joining leader election"))
+        return self._add(
+            Replica(name, f"system:serviceaccount:{self.namespace}:{name}", proc, "joining leader election")
+        )
 
     def start_upstream(self) -> Replica:
         name = f"kube-scheduler-{len(self.all)}"
@@ -145,8 +155,11 @@ def current_holder(audit: AuditReader) -> LeaseWrite | None:
 def wait_for_a_leader_that_binds(live: Live, audit: AuditReader, stream: PodStream, previous: str) -> LeaseWrite:
     """Until the Lease names a holder other than ``previous`` and a pod created after that is bound; the
     holder's write."""
-    live.wait(lambda: (w := current_holder(audit)) is not None and w.holder != previous, 30,
-              f"a leader other than {previous or 'none'}")
+    live.wait(
+        lambda: (w := current_holder(audit)) is not None and w.holder != previous,
+        30,
+        f"a leader other than {previous or 'none'}",
+    )
     index = len(stream.names) + 1
     live.wait(lambda: len(stream.names) > index, 10, "the pod stream")
     live.wait_bound(f"{stream.prefix}{index:04d}", timeout=30)

@@ -27,11 +27,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def kubeconfig(path: Path, server: str, *, token: str = "t", context: str | None = "main",
-               name: str = "main", **cluster: Any) -> Path:
+def kubeconfig(
+    path: Path, server: str, *, token: str = "t", context: str | None = "main", name: str = "main", **cluster: Any
+) -> Path:
     """A kubeconfig with one cluster, user and context, all called ``name``."""
     doc: dict[str, Any] = {
-        "apiVersion": "v1", "kind": "Config",
+        "apiVersion": "v1",
+        "kind": "Config",
         "clusters": [{"name": name, "cluster": {"server": server, **cluster}}],
         "users": [{"name": name, "user": {"token": token}}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
@@ -65,19 +67,29 @@ def test_the_flag_wins_over_everything_else(home: Path, tmp_path: Path, monkeypa
     assert (cfg.host, token(cfg)) == ("https://flag:6443", "Bearer f")
 
 
-def test_kubeconfig_env_lists_files_merged_first_wins(home: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kubeconfig_env_lists_files_merged_first_wins(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kubeconfig(home / ".kube" / "config", "https://home:6443")
     first = kubeconfig(tmp_path / "a", "https://a:6443", token="a", name="a", context="a")
     # The second file defines "a" again (ignored: the first file keeps it) and its own context "b",
     # and names "b" current: the first file's current-context wins, as in client-go.
     second = tmp_path / "b"
-    second.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "b",
-        "clusters": [{"name": "a", "cluster": {"server": "https://not-a:6443"}},
-                     {"name": "b", "cluster": {"server": "https://b:6443"}}],
-        "users": [{"name": "b", "user": {"token": "b"}}],
-        "contexts": [{"name": "b", "context": {"cluster": "b", "user": "b"}}]}))
+    second.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "b",
+                "clusters": [
+                    {"name": "a", "cluster": {"server": "https://not-a:6443"}},
+                    {"name": "b", "cluster": {"server": "https://b:6443"}},
+                ],
+                "users": [{"name": "b", "user": {"token": "b"}}],
+                "contexts": [{"name": "b", "context": {"cluster": "b", "user": "b"}}],
+            }
+        )
+    )
     empty = tmp_path / "empty"
     empty.write_text("")
     entries = [str(tmp_path / "missing"), str(first), "", str(empty), str(second), str(first)]
@@ -98,8 +110,9 @@ def test_kubeconfig_env_replaces_the_home_file(home: Path, tmp_path: Path, monke
     assert load_client_configuration().host == "https://10.0.0.1:443"
 
 
-def test_the_home_file_when_kubeconfig_is_unset_or_empty(home: Path, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_home_file_when_kubeconfig_is_unset_or_empty(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kubeconfig(home / ".kube" / "config", "https://home:6443", token="h")
     in_cluster(tmp_path, monkeypatch)
     cfg = load_client_configuration()
@@ -126,8 +139,10 @@ def test_nothing_found_is_one_clear_line(home: Path) -> None:
     with pytest.raises(ClientConfigError) as err:
         load_client_configuration()
     message = str(err.value)
-    assert message == ("no kubeconfig found: no --kubeconfig given, ~/.kube/config does not exist, and not running "
-                       "in a cluster (KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT not set)")
+    assert message == (
+        "no kubeconfig found: no --kubeconfig given, ~/.kube/config does not exist, and not running "
+        "in a cluster (KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT not set)"
+    )
     with pytest.raises(ClientConfigError, match=r"^--context other: no kubeconfig found"):
         load_client_configuration(context="other")
 
@@ -139,13 +154,16 @@ def test_incomplete_in_cluster_files_are_named(home: Path, monkeypatch: pytest.M
         load_client_configuration()
 
 
-@pytest.mark.parametrize(("text", "want"), [
-    (None, "{path}: No such file or directory"),
-    ("", "{path}: invalid kubeconfig: the file is empty"),
-    ("clusters: [\n", "{path}: invalid kubeconfig: while parsing"),
-    ("- a list\n", "{path}: invalid kubeconfig: not a mapping"),
-    ("apiVersion: v1\nkind: Config\nclusters: []\n", "{path}: invalid kubeconfig: Invalid kube-config file."),
-])
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (None, "{path}: No such file or directory"),
+        ("", "{path}: invalid kubeconfig: the file is empty"),
+        ("clusters: [\n", "{path}: invalid kubeconfig: while parsing"),
+        ("- a list\n", "{path}: invalid kubeconfig: not a mapping"),
+        ("apiVersion: v1\nkind: Config\nclusters: []\n", "{path}: invalid kubeconfig: Invalid kube-config file."),
+    ],
+)
 def test_a_bad_kubeconfig_is_named(home: Path, tmp_path: Path, text: str | None, want: str) -> None:
     path = tmp_path / "kc"
     if text is not None:
@@ -167,8 +185,9 @@ def test_master_replaces_the_server_of_the_kubeconfig(home: Path, tmp_path: Path
     assert (cfg.host, token(cfg)) == ("https://override:6443", "Bearer k")
 
 
-def test_relative_certificate_paths_are_read_from_the_files_folder(home: Path, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_relative_certificate_paths_are_read_from_the_files_folder(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "conf"
     path = kubeconfig(folder / "kc", "https://a:6443", **{"certificate-authority": "ca.crt"})
     (folder / "ca.crt").write_text("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n")

@@ -18,13 +18,18 @@ pytestmark = pytest.mark.controlplane
 
 
 def verifying_kubeconfig(path: Path, plane: ControlPlane, ca: Path) -> Path:
-    path.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "c", "cluster": {"server": plane.url, "certificate-authority": str(ca)}}],
-        "users": [{"name": "admin", "user": {"token": plane.admin_token}}],
-        "contexts": [{"name": "admin", "context": {"cluster": "c", "user": "admin"}}],
-        "current-context": "admin",
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": plane.url, "certificate-authority": str(ca)}}],
+                "users": [{"name": "admin", "user": {"token": plane.admin_token}}],
+                "contexts": [{"name": "admin", "context": {"cluster": "c", "user": "admin"}}],
+                "current-context": "admin",
+            }
+        )
+    )
     return path
 
 
@@ -34,8 +39,9 @@ def unrelated_ca(path: Path) -> Path:
     return path
 
 
-def test_verified_requests_from_many_threads_share_connections(control_plane: ControlPlane, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verified_requests_from_many_threads_share_connections(
+    control_plane: ControlPlane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     connects: list[int] = []
     original = Transport._connect
 
@@ -45,8 +51,9 @@ def test_verified_requests_from_many_threads_share_connections(control_plane: Co
 
     monkeypatch.setattr(Transport, "_connect", counting)
     ca = control_plane.ca_file
-    rest = RestClient(ConnectionOptions(kubeconfig=str(verifying_kubeconfig(tmp_path / "kc", control_plane, ca)),
-                                        qps=-1))
+    rest = RestClient(
+        ConnectionOptions(kubeconfig=str(verifying_kubeconfig(tmp_path / "kc", control_plane, ca)), qps=-1)
+    )
     assert rest.configuration.verify_ssl
     try:
         with ThreadPoolExecutor(8) as pool:

@@ -17,14 +17,22 @@ from kubesched.live.paths import collection_path, object_path
 
 
 def status(code: int, reason: str, message: str) -> bytes:
-    return json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code,
-                       "reason": reason, "message": message}).encode()
+    return json.dumps(
+        {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason, "message": message}
+    ).encode()
 
 
-@pytest.mark.parametrize(("code", "reason", "cls"), [
-    (404, "NotFound", NotFound), (409, "Conflict", Conflict), (409, "AlreadyExists", AlreadyExists),
-    (403, "Forbidden", Forbidden), (422, "Invalid", Invalid), (500, "InternalError", ApiError),
-])
+@pytest.mark.parametrize(
+    ("code", "reason", "cls"),
+    [
+        (404, "NotFound", NotFound),
+        (409, "Conflict", Conflict),
+        (409, "AlreadyExists", AlreadyExists),
+        (403, "Forbidden", Forbidden),
+        (422, "Invalid", Invalid),
+        (500, "InternalError", ApiError),
+    ],
+)
 def test_status_errors_become_protocol_errors(code: int, reason: str, cls: type[ApiError]) -> None:
     err = error_from_response(code, status(code, reason, f'pods "x" {reason}'))
     assert type(err) is cls
@@ -42,8 +50,10 @@ def test_paths_follow_group_version_and_scope() -> None:
     assert object_path("Pod", "ns", "p", "binding") == "/api/v1/namespaces/ns/pods/p/binding"
     assert object_path("Node", None, "n1") == "/api/v1/nodes/n1"
     assert collection_path("PodDisruptionBudget") == "/apis/policy/v1/poddisruptionbudgets"
-    assert object_path("Lease", "kube-system", "kube-scheduler") == \
-        "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
+    assert (
+        object_path("Lease", "kube-system", "kube-scheduler")
+        == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
+    )
     assert object_path("CSINode", None, "n1") == "/apis/storage.k8s.io/v1/csinodes/n1"
     assert collection_path("VolumeAttachment") == "/apis/storage.k8s.io/v1/volumeattachments"
     assert collection_path("PersistentVolumeClaim", "ns") == "/api/v1/namespaces/ns/persistentvolumeclaims"

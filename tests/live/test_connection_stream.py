@@ -21,13 +21,16 @@ class _FakeResponse:
         return iter(self.chunks)
 
 
-@pytest.mark.parametrize("chunks", [
-    [b'{"type":"ADDED","n":1}\n', b'{"type":"MODIFIED","n":2}\n'],  # one event per chunk, as served
-    [b'{"type":"ADDED","n":1}\n{"type":"MODIFIED","n":2}\n'],  # two in one chunk
-    [b'{"type":"ADD', b'ED","n":1}\n{"type":"MOD', b'IFIED","n":2}'],  # split anywhere, no final newline
-    [b'\n{"type":"ADDED","n":1}\n', b'\n', b'{"type":"MODIFIED","n":2}\n\n'],  # blank lines skipped
-    [b'{"type":"ADDED",', b'', b'"n":1}\n{"type":"MODIFIED","n":2}\n'],  # an empty chunk changes nothing
-])
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [b'{"type":"ADDED","n":1}\n', b'{"type":"MODIFIED","n":2}\n'],  # one event per chunk, as served
+        [b'{"type":"ADDED","n":1}\n{"type":"MODIFIED","n":2}\n'],  # two in one chunk
+        [b'{"type":"ADD', b'ED","n":1}\n{"type":"MOD', b'IFIED","n":2}'],  # split anywhere, no final newline
+        [b'\n{"type":"ADDED","n":1}\n', b"\n", b'{"type":"MODIFIED","n":2}\n\n'],  # blank lines skipped
+        [b'{"type":"ADDED",', b"", b'"n":1}\n{"type":"MODIFIED","n":2}\n'],  # an empty chunk changes nothing
+    ],
+)
 def test_a_watch_stream_yields_one_event_per_line(chunks: list[bytes]) -> None:
     events = list(StreamResponse(_FakeResponse(chunks)))
     assert events == [{"type": "ADDED", "n": 1}, {"type": "MODIFIED", "n": 2}]

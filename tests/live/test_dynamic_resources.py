@@ -23,12 +23,27 @@ OBJECTS = [
 
 def _cleanup(live: Live) -> None:
     for kind in ("resourceclaims", "resourceslices", "deviceclasses"):
-        live.kubectl("delete", kind, "--all", *(["-n", "default"] if kind == "resourceclaims" else []),
-                     "--wait=false", check=False)
+        live.kubectl(
+            "delete",
+            kind,
+            "--all",
+            *(["-n", "default"] if kind == "resourceclaims" else []),
+            "--wait=false",
+            check=False,
+        )
     # A claim the scheduler allocated carries its finalizer; nothing here runs the resourceclaim controller.
     for name in ("dra-live-a", "dra-live-b"):
-        live.kubectl("patch", "resourceclaim", name, "-n", "default", "--type=merge", "-p",
-                     '{"metadata":{"finalizers":null}}', check=False)
+        live.kubectl(
+            "patch",
+            "resourceclaim",
+            name,
+            "-n",
+            "default",
+            "--type=merge",
+            "-p",
+            '{"metadata":{"finalizers":null}}',
+            check=False,
+        )
 
 
 @pytest.fixture
@@ -46,10 +61,15 @@ def test_a_claim_is_allocated_and_reserved_through_the_api_and_the_next_pod_is_r
     claim = dra.get("resourceclaim", "dra-live-a")
     assert claim["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
     assert claim["status"]["allocation"]["devices"]["results"] == [
-        {"request": "r", "driver": DRIVER, "pool": "dra-n1", "device": "g0"}]
+        {"request": "r", "driver": DRIVER, "pool": "dra-n1", "device": "g0"}
+    ]
     assert [r["name"] for r in claim["status"]["reservedFor"]] == ["dra-a"]
     dra.apply(claim_pod("dra-b", by_name("gpu", "dra-live-b")))
-    messages = dra.wait(lambda: [e.get("note") for e in dra.events("dra-b") if e.get("reason") == "FailedScheduling"],
-                        what="a FailedScheduling event")
-    assert messages[0] == ("0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
-                           "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+    messages = dra.wait(
+        lambda: [e.get("note") for e in dra.events("dra-b") if e.get("reason") == "FailedScheduling"],
+        what="a FailedScheduling event",
+    )
+    assert messages[0] == (
+        "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )

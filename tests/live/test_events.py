@@ -24,9 +24,13 @@ class FakeRest:
 
 
 def failed(name: str, message: str = "0/3 nodes are available") -> dict:
-    return {"involvedObject": {"kind": "Pod", "namespace": "ns", "name": name, "uid": f"uid-{name}"},
-            "type": "Warning", "reason": "FailedScheduling", "message": message,
-            "reportingController": "default-scheduler"}
+    return {
+        "involvedObject": {"kind": "Pod", "namespace": "ns", "name": name, "uid": f"uid-{name}"},
+        "type": "Warning",
+        "reason": "FailedScheduling",
+        "message": message,
+        "reportingController": "default-scheduler",
+    }
 
 
 def test_events_v1_with_kube_schedulers_action_and_aggregated_repeats() -> None:
@@ -38,13 +42,19 @@ def test_events_v1_with_kube_schedulers_action_and_aggregated_repeats() -> None:
     assert recorder.flush()
     recorder.stop()
     methods = [(m, p.rsplit("/", 1)[0] if m == "PATCH" else p) for m, p, _ in rest.calls]
-    assert methods == [("POST", "/apis/events.k8s.io/v1/namespaces/ns/events"),
-                       ("PATCH", "/apis/events.k8s.io/v1/namespaces/ns/events"),
-                       ("PATCH", "/apis/events.k8s.io/v1/namespaces/ns/events"),
-                       ("POST", "/apis/events.k8s.io/v1/namespaces/ns/events")]
+    assert methods == [
+        ("POST", "/apis/events.k8s.io/v1/namespaces/ns/events"),
+        ("PATCH", "/apis/events.k8s.io/v1/namespaces/ns/events"),
+        ("PATCH", "/apis/events.k8s.io/v1/namespaces/ns/events"),
+        ("POST", "/apis/events.k8s.io/v1/namespaces/ns/events"),
+    ]
     first = rest.calls[0][2]
-    assert (first["action"], first["reason"], first["note"], first["type"]) == \
-        ("Scheduling", "FailedScheduling", "0/3 nodes are available", "Warning")
+    assert (first["action"], first["reason"], first["note"], first["type"]) == (
+        "Scheduling",
+        "FailedScheduling",
+        "0/3 nodes are available",
+        "Warning",
+    )
     assert first["regarding"]["uid"] == "uid-p"
     assert first["reportingController"] == "default-scheduler"
     assert first["reportingInstance"] == "host_1"
@@ -96,6 +106,7 @@ def test_record_never_blocks_when_the_queue_is_full(monkeypatch: Any) -> None:
     class Stuck(FakeRest):
         def request(self, method: str, path: str, body: Any = None, **kw: Any) -> Any:
             import time
+
             time.sleep(0.5)
             return super().request(method, path, body, **kw)
 

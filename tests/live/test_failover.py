@@ -162,8 +162,13 @@ def check_takeovers(kills: list[Kill], terms: list[Term], writes: list[LeaseWrit
     report = []
     for kill in kills:
         total, since_release = takeover(kill, terms, writes)
-        report.append({"signal": kill.sig.name, "takeover": round(total, 3),
-                       "after_release": None if since_release is None else round(since_release, 3)})
+        report.append(
+            {
+                "signal": kill.sig.name,
+                "takeover": round(total, 3),
+                "after_release": None if since_release is None else round(since_release, 3),
+            }
+        )
         if kill.sig == signal.SIGKILL:
             assert since_release is None
             assert total <= LEASE_DURATION + RETRY_PERIOD + REQUEST_ALLOWANCE, report
@@ -196,8 +201,9 @@ def test_a_standby_is_ready_and_both_are_live(audited_live: Live) -> None:
     live.apply(node("n1"))
     ports = [free_port(), free_port()]
     for port in ports:
-        live.start_scheduler(*ELECTION, "--plain-http", "--secure-port", str(port), "--bind-address", "127.0.0.1",
-                             name=f"replica-{port}")
+        live.start_scheduler(
+            *ELECTION, "--plain-http", "--secure-port", str(port), "--bind-address", "127.0.0.1", name=f"replica-{port}"
+        )
 
     def status(port: int, path: str) -> tuple[int, str]:
         try:

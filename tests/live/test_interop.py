@@ -40,8 +40,12 @@ LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 4.0, 3.0, 1.0
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 SPEC_FIELDS = {"holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime", "leaseTransitions"}
 #: (who is signalled, how); after each, the signalled side is started again as a standby.
-HANDOVERS = [("kubesched", signal.SIGKILL), ("upstream", signal.SIGTERM), ("kubesched", signal.SIGTERM),
-             ("upstream", signal.SIGKILL)]
+HANDOVERS = [
+    ("kubesched", signal.SIGKILL),
+    ("upstream", signal.SIGTERM),
+    ("kubesched", signal.SIGTERM),
+    ("upstream", signal.SIGKILL),
+]
 
 
 def start(replicas: Replicas, side: str) -> Replica:
@@ -111,8 +115,10 @@ def test_kubesched_and_kube_scheduler_share_the_lease_and_never_lead_at_once(aud
     assert writes[-1].spec["leaseTransitions"] == len(terms) - 1  # both count every change of holder
     check_records(writes)
     check_releases(writes, sent, terms)
-    took = [(side, sig.name, round((next(t for t in terms if t.start > at).start - at).total_seconds(), 3))
-            for (side, at), (_, sig) in zip(sent, HANDOVERS, strict=True)]
+    took = [
+        (side, sig.name, round((next(t for t in terms if t.start > at).start - at).total_seconds(), 3))
+        for (side, at), (_, sig) in zip(sent, HANDOVERS, strict=True)
+    ]
     print("\nhandover seconds (signalled side, signal, until the other led):", took)
 
 

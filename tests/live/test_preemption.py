@@ -30,8 +30,14 @@ def webhook(live: Live, tmp_path: Path) -> Iterator[HoldingWebhook]:
     """The webhook, registered for deletions of pods labelled ``HOLD``, and known to be in force."""
     hook = HoldingWebhook(tmp_path / "webhook")
     try:
-        live.kubectl("create", "-f", "-", input=yaml.safe_dump(
-            hook.configuration(WEBHOOK, resource="pods", operations=["DELETE"], object_labels=HOLD)))
+        live.kubectl(
+            "create",
+            "-f",
+            "-",
+            input=yaml.safe_dump(
+                hook.configuration(WEBHOOK, resource="pods", operations=["DELETE"], object_labels=HOLD)
+            ),
+        )
         # kube-apiserver picks the configuration up from a watch: delete probes until one is reviewed.
         live.wait(lambda: _probe_reviewed(live, hook), 60, "the webhook to review a deletion")
         yield hook
@@ -52,18 +58,26 @@ def _probe_reviewed(live: Live, hook: HoldingWebhook) -> bool:
 
 def test_the_loop_binds_other_pods_while_the_victims_are_being_deleted(live: Live, webhook: HoldingWebhook) -> None:
     live.run_kubelet_standin()
-    live.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"},
-                "value": 10},
-               {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-                "value": 1000},
-               node("full", cpu="2"), node("spare", cpu="1"))
+    live.apply(
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"}, "value": 10},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000},
+        node("full", cpu="2"),
+        node("spare", cpu="1"),
+    )
     victims = [pod(f"victim-{i}", cpu="1", priorityClassName="low", nodeName="full") for i in range(2)]
     for victim in victims:
         victim["metadata"]["labels"] = dict(HOLD)
     live.apply(*victims)
     for i, victim in enumerate(victims):  # running, as a kubelet reports it: victim-0 started first
-        live.kubectl("patch", "pod", victim["metadata"]["name"], "--subresource=status", "--type=merge", "-p",
-                     json.dumps({"status": {"phase": "Running", "startTime": f"2024-01-01T00:00:0{i}Z"}}))
+        live.kubectl(
+            "patch",
+            "pod",
+            victim["metadata"]["name"],
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            json.dumps({"status": {"phase": "Running", "startTime": f"2024-01-01T00:00:0{i}Z"}}),
+        )
     live.start_scheduler()
     webhook.hold()
     live.apply(pod("preemptor", cpu="2", priorityClassName="high"))
@@ -81,6 +95,7 @@ def test_the_loop_binds_other_pods_while_the_victims_are_being_deleted(live: Liv
     webhook.release()
     assert live.wait_bound("preemptor") == {"preemptor": "full"}
     assert not {"victim-0", "victim-1"} & set(live.pods())
+
     def preempted(name: str) -> list[dict[str, Any]]:
         return [e for e in live.events(name) if e["reason"] == "Preempted"]
 

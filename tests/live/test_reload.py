@@ -19,22 +19,47 @@ from tests.live.conftest import Live, node, pod
 
 pytestmark = pytest.mark.controlplane
 
-LEASE_FLAGS = ("--leader-elect=true", "--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=4s",
-               "--leader-elect-retry-period=1s")
+LEASE_FLAGS = (
+    "--leader-elect=true",
+    "--leader-elect-lease-duration=6s",
+    "--leader-elect-renew-deadline=4s",
+    "--leader-elect-retry-period=1s",
+)
 #: n1 is preferred by the pods below (NodeAffinity, weight 2) but has a PreferNoSchedule taint
 #: (TaintToleration, weight 3): n2 wins until NodeAffinity weighs 5. "reserved" takes only pods that
 #: tolerate its NoSchedule taint, while TaintToleration filters.
-NODES = [node("n1", labels={"zone": "a"}, taints=[{"key": "k", "value": "v", "effect": "PreferNoSchedule"}]),
-         node("n2", labels={"zone": "b"}),
-         node("reserved", labels={"zone": "c"}, taints=[{"key": "dedicated", "value": "x", "effect": "NoSchedule"}])]
-PREFERS_ZONE_A: dict[str, Any] = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-    {"weight": 100, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}}]}}}
+NODES = [
+    node("n1", labels={"zone": "a"}, taints=[{"key": "k", "value": "v", "effect": "PreferNoSchedule"}]),
+    node("n2", labels={"zone": "b"}),
+    node("reserved", labels={"zone": "c"}, taints=[{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]),
+]
+PREFERS_ZONE_A: dict[str, Any] = {
+    "affinity": {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+                }
+            ]
+        }
+    }
+}
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 V1 = {**HEAD, "profiles": [{"schedulerName": "default-scheduler"}]}
 #: NodeAffinity weighs 5, and TaintToleration no longer filters.
-V2 = {**HEAD, "profiles": [{"schedulerName": "default-scheduler", "plugins": {
-    "score": {"enabled": [{"name": "NodeAffinity", "weight": 5}]},
-    "filter": {"disabled": [{"name": "TaintToleration"}]}}}]}
+V2 = {
+    **HEAD,
+    "profiles": [
+        {
+            "schedulerName": "default-scheduler",
+            "plugins": {
+                "score": {"enabled": [{"name": "NodeAffinity", "weight": 5}]},
+                "filter": {"disabled": [{"name": "TaintToleration"}]},
+            },
+        }
+    ],
+}
 
 
 class Served:
@@ -72,8 +97,9 @@ class Served:
 
 def start(live: Live, *flags: str) -> tuple[subprocess.Popen, Served, Path]:
     port = free_port()
-    proc = live.start_scheduler("--plain-http", "--secure-port", str(port), "--bind-address", "127.0.0.1", *flags,
-                                config=V1)
+    proc = live.start_scheduler(
+        "--plain-http", "--secure-port", str(port), "--bind-address", "127.0.0.1", *flags, config=V1
+    )
     served = Served(port)
     live.wait(lambda: served.get("/readyz") == "ok", 60, "kubesched ready")
     return proc, served, live.tmp / "kubesched-config.yaml"
@@ -88,8 +114,11 @@ def test_a_new_profile_decides_the_next_pods_and_the_queue_and_the_lease_stay(li
     proc, served, path = start(live, *LEASE_FLAGS)
     live.apply(pod("reserved-only", nodeSelector={"zone": "c"}), pod("before", **PREFERS_ZONE_A))
     assert live.wait_bound("before") == {"before": "n2"}
-    live.wait(lambda: (live.pods()["reserved-only"]["status"].get("conditions") or [{}])[0].get("reason")
-              == "Unschedulable", 30, "reserved-only to be found unschedulable")
+    live.wait(
+        lambda: (live.pods()["reserved-only"]["status"].get("conditions") or [{}])[0].get("reason") == "Unschedulable",
+        30,
+        "reserved-only to be found unschedulable",
+    )
     lease = live.get("lease", "kube-scheduler", namespace="kube-system")["spec"]
     assert served.affinity_weight() == 2
 
@@ -103,8 +132,10 @@ def test_a_new_profile_decides_the_next_pods_and_the_queue_and_the_lease_stay(li
     assert served.metric('scheduler_config_controller_last_config_info{hash="sha256:') is None  # one series ...
     assert 'scheduler_config_controller_last_config_info{hash="sha256:' in served.get("/metrics")  # ... labelled
     now = live.get("lease", "kube-scheduler", namespace="kube-system")["spec"]
-    assert (now["holderIdentity"], now.get("leaseTransitions")) == (lease["holderIdentity"],
-                                                                   lease.get("leaseTransitions"))
+    assert (now["holderIdentity"], now.get("leaseTransitions")) == (
+        lease["holderIdentity"],
+        lease.get("leaseTransitions"),
+    )
     assert served.metric('leader_election_master_status{name="kube-scheduler"}') == 1
     assert proc.poll() is None and served.reloads("failure") == 0
 
@@ -112,8 +143,16 @@ def test_a_new_profile_decides_the_next_pods_and_the_queue_and_the_lease_stay(li
 def test_an_invalid_file_keeps_the_running_configuration_and_counts_a_failure(live: Live) -> None:
     live.apply(*NODES)
     proc, served, path = start(live, "--leader-elect=false")
-    invalid = {**HEAD, "profiles": [{"schedulerName": "default-scheduler", "percentageOfNodesToScore": 101,
-                                     "plugins": {"score": {"enabled": [{"name": "NodeAffinity", "weight": 5}]}}}]}
+    invalid = {
+        **HEAD,
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "percentageOfNodesToScore": 101,
+                "plugins": {"score": {"enabled": [{"name": "NodeAffinity", "weight": 5}]}},
+            }
+        ],
+    }
     write(path, invalid)
     live.wait(lambda: served.reloads("failure") == 1, 30, "the refused reload")
     log = Path(proc.log_path).read_text()  # type: ignore[attr-defined]

@@ -16,8 +16,16 @@ from tests.live.test_transport import ScriptedServer, ok
 
 
 def answer(code: int, reason: str, retry_after: str | None = None) -> bytes:
-    body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason,
-                       "message": f"{reason} injected"}).encode()
+    body = json.dumps(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "status": "Failure",
+            "code": code,
+            "reason": reason,
+            "message": f"{reason} injected",
+        }
+    ).encode()
     extra = f"Retry-After: {retry_after}\r\n".encode() if retry_after is not None else b""
     return b"HTTP/1.1 %d X\r\nContent-Length: %d\r\n%s\r\n%s" % (code, len(body), extra, body)
 
@@ -62,11 +70,14 @@ def paths(server: ScriptedServer) -> list[str]:
     return [r.split(b" ")[0].decode() + " " + r.split(b" ")[1].decode() for r in server.requests]
 
 
-@pytest.mark.parametrize(("status", "reason"), [(429, "TooManyRequests"), (500, "InternalError"),
-                                                (503, "ServiceUnavailable"), (504, "Timeout")])
+@pytest.mark.parametrize(
+    ("status", "reason"),
+    [(429, "TooManyRequests"), (500, "InternalError"), (503, "ServiceUnavailable"), (504, "Timeout")],
+)
 def test_an_answer_that_says_retry_after_is_sent_again_after_that_long(client, status: int, reason: str) -> None:
-    server, rest, waits = client([(answer(status, reason, "2"), False), (answer(status, reason, "1"), False),
-                                  (ok(b'{"ok":true}'), False)])
+    server, rest, waits = client(
+        [(answer(status, reason, "2"), False), (answer(status, reason, "1"), False), (ok(b'{"ok":true}'), False)]
+    )
     # A write too: its body is kept, so it can be sent again (client-go's bodyBytes).
     assert rest.request("POST", "/api/v1/namespaces/d/pods/p/binding", {"target": "n1"}) == {"ok": True}
     assert waits.delays == [2, 1]
@@ -74,14 +85,18 @@ def test_an_answer_that_says_retry_after_is_sent_again_after_that_long(client, s
     assert all(r.endswith(b'{"target":"n1"}') for r in server.requests)
 
 
-@pytest.mark.parametrize(("status", "reason", "retry_after"), [
-    (503, "ServiceUnavailable", None),   # no Retry-After: the caller's backoff applies
-    (429, "TooManyRequests", "soon"),    # not whole seconds: client-go reads only those
-    (409, "Conflict", "1"),              # not 429 or 5xx: Retry-After means nothing there
-    (404, "NotFound", None),
-])
-def test_other_error_answers_go_to_the_caller_at_once(client, status: int, reason: str,
-                                                     retry_after: str | None) -> None:
+@pytest.mark.parametrize(
+    ("status", "reason", "retry_after"),
+    [
+        (503, "ServiceUnavailable", None),  # no Retry-After: the caller's backoff applies
+        (429, "TooManyRequests", "soon"),  # not whole seconds: client-go reads only those
+        (409, "Conflict", "1"),  # not 429 or 5xx: Retry-After means nothing there
+        (404, "NotFound", None),
+    ],
+)
+def test_other_error_answers_go_to_the_caller_at_once(
+    client, status: int, reason: str, retry_after: str | None
+) -> None:
     server, rest, waits = client([(answer(status, reason, retry_after), False)])
     with pytest.raises(ApiError) as err:
         rest.request("GET", "/api/v1/pods")
@@ -146,8 +161,9 @@ def test_a_refused_connection_is_marked_refused() -> None:
 
 
 # -- the pieces --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("value", "seconds"), [("3", 3), (" 0 ", 0), ("1.5", None), ("Wed, 21 Oct 2015", None),
-                                                ("", None), (None, None)])
+@pytest.mark.parametrize(
+    ("value", "seconds"), [("3", 3), (" 0 ", 0), ("1.5", None), ("Wed, 21 Oct 2015", None), ("", None), (None, None)]
+)
 def test_retry_after_counts_whole_seconds_only(value: str | None, seconds: int | None) -> None:
     assert retry_after_seconds(value) == seconds
 
@@ -159,15 +175,18 @@ def test_a_retry_is_counted_and_bounded() -> None:
     assert Retry("GET", 10).after_answer(429, "11") is None
 
 
-@pytest.mark.parametrize(("err", "retriable"), [
-    (error_from_response(500, b'{"kind":"Status","reason":"InternalError","message":"x"}'), True),
-    (error_from_response(503, b"service unavailable"), True),  # no Status: the reason comes from the code
-    (error_from_response(409, b'{"kind":"Status","reason":"Conflict","message":"x"}'), False),
-    (error_from_response(504, b'{"kind":"Status","reason":"Timeout","message":"x"}'), False),
-    (ConnectionError_("refused", refused=True), True),
-    (ConnectionError_("reset", lost=True), False),
-    (ValueError("not an API error"), False),
-])
+@pytest.mark.parametrize(
+    ("err", "retriable"),
+    [
+        (error_from_response(500, b'{"kind":"Status","reason":"InternalError","message":"x"}'), True),
+        (error_from_response(503, b"service unavailable"), True),  # no Status: the reason comes from the code
+        (error_from_response(409, b'{"kind":"Status","reason":"Conflict","message":"x"}'), False),
+        (error_from_response(504, b'{"kind":"Status","reason":"Timeout","message":"x"}'), False),
+        (ConnectionError_("refused", refused=True), True),
+        (ConnectionError_("reset", lost=True), False),
+        (ValueError("not an API error"), False),
+    ],
+)
 def test_status_patches_retry_what_kube_scheduler_calls_retriable(err: Exception, retriable: bool) -> None:
     assert is_retriable(err) is retriable
 

@@ -34,9 +34,16 @@ def test_cut_watches_and_an_apiserver_restart_lose_and_double_nothing(live: Live
         live.apply(node("n1", cpu="64", pods="200"), node("n2", cpu="64", pods="200"))
         # A renew deadline longer than the API server's restart: with the default 10 s the leader would
         # (rightly) give up its Lease and exit while kube-apiserver is down, as kube-scheduler does.
-        live.start_scheduler("--plain-http", "--secure-port", str(port), "--bind-address", "127.0.0.1",
-                             "--leader-elect-lease-duration=90s", "--leader-elect-renew-deadline=60s",
-                             kubeconfig=live.kubeconfig_via(proxy.url))
+        live.start_scheduler(
+            "--plain-http",
+            "--secure-port",
+            str(port),
+            "--bind-address",
+            "127.0.0.1",
+            "--leader-elect-lease-duration=90s",
+            "--leader-elect-renew-deadline=60s",
+            kubeconfig=live.kubeconfig_via(proxy.url),
+        )
         batches = [[pod(f"b{b}-{i}") for i in range(10)] for b in range(4)]
         live.apply(*batches[0])
         live.wait_bound(*(p["metadata"]["name"] for p in batches[0]))
@@ -57,16 +64,20 @@ def test_cut_watches_and_an_apiserver_restart_lose_and_double_nothing(live: Live
         pods = live.pods()
         assert sorted(pods) == sorted(names)
         assert all(p["spec"]["nodeName"] in ("n1", "n2") for p in pods.values())
+
         def cached() -> tuple[float, float]:
-            return (metric(port, "scheduler_cache_size", 'type="pods"'),
-                    metric(port, "scheduler_cache_size", 'type="assumed_pods"'))
+            return (
+                metric(port, "scheduler_cache_size", 'type="pods"'),
+                metric(port, "scheduler_cache_size", 'type="assumed_pods"'),
+            )
 
         deadline = time.monotonic() + 30
         while cached() != (len(names), 0) and time.monotonic() < deadline:
             time.sleep(0.3)
         assert cached() == (len(names), 0), live.log_tail(200)  # (bound pods counted once, none assumed)
         assert metric(port, "scheduler_cache_size", 'type="nodes"') == 2
-        assert metric(port, "scheduler_schedule_attempts_total",
-                      'profile="default-scheduler",result="scheduled"') == len(names)
+        assert metric(
+            port, "scheduler_schedule_attempts_total", 'profile="default-scheduler",result="scheduled"'
+        ) == len(names)
     finally:
         proxy.close()

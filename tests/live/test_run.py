@@ -18,11 +18,29 @@ from tests.live.conftest import Live, node, pod
 
 pytestmark = pytest.mark.controlplane
 
-NODES = [node("n-a", cpu="2", memory="4Gi"), node("n-b", cpu="4", memory="8Gi"),
-         node("n-c", cpu="8", memory="16Gi", labels={"disk": "ssd"}), node("n-d", cpu="1", memory="2Gi")]
-PODS = [pod(f"p{i:02d}", cpu=cpu, memory=mem) for i, (cpu, mem) in enumerate(
-    [("500m", "1Gi"), ("1", "512Mi"), ("250m", "256Mi"), ("2", "4Gi"), ("100m", "64Mi"), ("1500m", "1Gi"),
-     ("750m", "3Gi"), ("300m", "128Mi"), ("1", "1Gi"), ("200m", "2Gi")])]
+NODES = [
+    node("n-a", cpu="2", memory="4Gi"),
+    node("n-b", cpu="4", memory="8Gi"),
+    node("n-c", cpu="8", memory="16Gi", labels={"disk": "ssd"}),
+    node("n-d", cpu="1", memory="2Gi"),
+]
+PODS = [
+    pod(f"p{i:02d}", cpu=cpu, memory=mem)
+    for i, (cpu, mem) in enumerate(
+        [
+            ("500m", "1Gi"),
+            ("1", "512Mi"),
+            ("250m", "256Mi"),
+            ("2", "4Gi"),
+            ("100m", "64Mi"),
+            ("1500m", "1Gi"),
+            ("750m", "3Gi"),
+            ("300m", "128Mi"),
+            ("1", "1Gi"),
+            ("200m", "2Gi"),
+        ]
+    )
+]
 PODS.append(pod("p-ssd", cpu="500m", nodeSelector={"disk": "ssd"}))
 
 
@@ -45,14 +63,17 @@ def test_unschedulable_pod_reports_then_binds_when_a_node_is_added(live: Live) -
     live.apply(node("small", cpu="1"))
     live.start_scheduler()
     live.apply(pod("big", cpu="3"))
-    events = live.wait(lambda: [e for e in live.events("big") if e["reason"] == "FailedScheduling"], 30,
-                       "FailedScheduling")
+    events = live.wait(
+        lambda: [e for e in live.events("big") if e["reason"] == "FailedScheduling"], 30, "FailedScheduling"
+    )
     assert events[0]["type"] == "Warning"
     assert events[0]["action"] == "Scheduling"
     # kube-scheduler v1.34's words: DynamicResources' PostFilter text first, and a node smaller than the
     # request is no preemption candidate at all.
-    assert events[0]["note"] == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
-                                 "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+    assert events[0]["note"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
     conditions = {c["type"]: c for c in live.pods()["big"]["status"]["conditions"]}
     assert (conditions["PodScheduled"]["status"], conditions["PodScheduled"]["reason"]) == ("False", "Unschedulable")
     live.apply(node("large", cpu="4"))
@@ -61,11 +82,11 @@ def test_unschedulable_pod_reports_then_binds_when_a_node_is_added(live: Live) -
 
 def test_preemption_deletes_the_victim_and_binds_the_preemptor(live: Live) -> None:
     live.run_kubelet_standin()
-    live.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"},
-                "value": 10},
-               {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-                "value": 1000},
-               node("only", cpu="2"))
+    live.apply(
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"}, "value": 10},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000},
+        node("only", cpu="2"),
+    )
     live.start_scheduler()
     live.apply(pod("victim", cpu="1500m", priorityClassName="low"))
     live.wait_bound("victim")
@@ -79,10 +100,15 @@ def test_preemption_deletes_the_victim_and_binds_the_preemptor(live: Live) -> No
 
 
 def test_two_profiles_bind_only_their_own_pods(live: Live) -> None:
-    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-              "leaderElection": {"leaderElect": False},
-              "profiles": [{"schedulerName": "alpha"},
-                           {"schedulerName": "beta", "plugins": {"score": {"disabled": [{"name": "*"}]}}}]}
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        "profiles": [
+            {"schedulerName": "alpha"},
+            {"schedulerName": "beta", "plugins": {"score": {"disabled": [{"name": "*"}]}}},
+        ],
+    }
     live.apply(node("n1"))
     live.start_scheduler(config=config)
     live.apply(pod("a", schedulerName="alpha"), pod("b", schedulerName="beta"), pod("other", schedulerName="elsewhere"))
@@ -97,8 +123,13 @@ def test_two_profiles_bind_only_their_own_pods(live: Live) -> None:
 
 def test_a_pod_the_scheduler_cannot_parse_gets_an_event_and_the_loop_goes_on(live: Live) -> None:
     # The API server accepts any value for Gt; the scheduler needs an integer.
-    bad_affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "rank", "operator": "Gt", "values": ["high"]}]}]}}}
+    bad_affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "rank", "operator": "Gt", "values": ["high"]}]}]
+            }
+        }
+    }
     live.apply(node("n1"))
     live.start_scheduler()
     live.apply(pod("bad", affinity=bad_affinity), pod("good"))
@@ -110,12 +141,17 @@ def test_a_pod_the_scheduler_cannot_parse_gets_an_event_and_the_loop_goes_on(liv
 
 
 def test_leader_election_as_system_kube_scheduler_and_graceful_shutdown(live: Live) -> None:
-    denied = live.plane.kubectl("auth", "can-i", "create", "nodes", kubeconfig=live.plane.scheduler_kubeconfig,
-                                check=False)
+    denied = live.plane.kubectl(
+        "auth", "can-i", "create", "nodes", kubeconfig=live.plane.scheduler_kubeconfig, check=False
+    )
     assert denied.stdout.strip() == "no"  # only its ClusterRoles: no more than kube-scheduler may do
     live.apply(node("n1"))
-    proc = live.start_scheduler("--leader-elect=true", "--leader-elect-lease-duration=6s",
-                                "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s")
+    proc = live.start_scheduler(
+        "--leader-elect=true",
+        "--leader-elect-lease-duration=6s",
+        "--leader-elect-renew-deadline=4s",
+        "--leader-elect-retry-period=1s",
+    )
     live.apply(pod("p"))
     live.wait_bound("p")
     lease = live.get("lease", "kube-scheduler", namespace="kube-system")
@@ -145,8 +181,9 @@ def test_the_secure_port_asks_the_api_server_who_may_read_metrics(live: Live) ->
     def get(path: str, token: str | None = None) -> int:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            with urllib.request.urlopen(urllib.request.Request(f"https://127.0.0.1:{port}{path}", headers=headers),
-                                        context=context, timeout=10) as resp:
+            with urllib.request.urlopen(
+                urllib.request.Request(f"https://127.0.0.1:{port}{path}", headers=headers), context=context, timeout=10
+            ) as resp:
                 return int(resp.status)
         except urllib.error.HTTPError as err:
             return err.code

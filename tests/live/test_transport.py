@@ -104,9 +104,11 @@ def test_answers_with_a_length_reuse_one_connection(serve) -> None:
 
 
 def test_chunked_bodies_informational_answers_and_empty_statuses(serve) -> None:
-    chunked = (b"HTTP/1.1 100 Continue\r\n\r\n"
-               b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n"
-               b"4;ext=1\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\nX-Trailer: t\r\n\r\n")
+    chunked = (
+        b"HTTP/1.1 100 Continue\r\n\r\n"
+        b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b'4;ext=1\r\n{"a"\r\n3\r\n:1}\r\n0\r\nX-Trailer: t\r\n\r\n'
+    )
     server, transport = serve([(chunked, False), (b"HTTP/1.1 204 No Content\r\n\r\n", False), (ok(b"x"), False)])
     assert transport.request("POST", "/a", b"", b"{}", 5) == (201, b'{"a":1}')
     assert transport.request("DELETE", "/b", b"", None, 5) == (204, b"")
@@ -115,11 +117,13 @@ def test_chunked_bodies_informational_answers_and_empty_statuses(serve) -> None:
 
 
 def test_connection_close_and_http10_end_the_connection(serve) -> None:
-    server, transport = serve([
-        (ok(b"one", b"Connection: close\r\n"), True),
-        (b"HTTP/1.0 200 OK\r\n\r\nread to the end", True),
-        (ok(b"three"), False),
-    ])
+    server, transport = serve(
+        [
+            (ok(b"one", b"Connection: close\r\n"), True),
+            (b"HTTP/1.0 200 OK\r\n\r\nread to the end", True),
+            (ok(b"three"), False),
+        ]
+    )
     assert transport.request("GET", "/1", b"", None, 5) == (200, b"one")
     assert transport.request("GET", "/2", b"", None, 5) == (200, b"read to the end")
     assert transport.request("GET", "/3", b"", None, 5) == (200, b"three")
@@ -137,8 +141,7 @@ def test_a_connection_the_server_closed_while_idle_is_not_reused(serve) -> None:
 
 
 def test_only_a_replayable_request_is_retried_after_a_reused_connection_drops_it(serve) -> None:
-    server, transport = serve([(ok(b"1"), False), (b"", True), (ok(b"again"), False),
-                               (ok(b"3"), False), (b"", True)])
+    server, transport = serve([(ok(b"1"), False), (b"", True), (ok(b"again"), False), (ok(b"3"), False), (b"", True)])
     transport.request("GET", "/1", b"", None, 5)
     # The server reads the GET, then closes without answering (its idle timeout raced the request).
     assert transport.request("GET", "/2", b"", None, 5) == (200, b"again")

@@ -27,31 +27,66 @@ CLAIM = "kubesched-local-claim"
 VOLUME_NODE = "vol-c"
 CLAIM_SIZE = "1Gi"
 
-STORAGE_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": CLASS},
-                 "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"}
-LOCAL_PV = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": PV},
-            "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
-                     "persistentVolumeReclaimPolicy": "Retain", "storageClassName": CLASS,
-                     "local": {"path": "/mnt/disks/vol1"},
-                     "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                         {"key": "kubernetes.io/hostname", "operator": "In", "values": [VOLUME_NODE]}]}]}}}}
-PVC = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": CLAIM, "namespace": "default"},
-       "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": CLASS,
-                "resources": {"requests": {"storage": CLAIM_SIZE}}}}
+STORAGE_CLASS = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {"name": CLASS},
+    "provisioner": "kubernetes.io/no-provisioner",
+    "volumeBindingMode": "WaitForFirstConsumer",
+}
+LOCAL_PV = {
+    "apiVersion": "v1",
+    "kind": "PersistentVolume",
+    "metadata": {"name": PV},
+    "spec": {
+        "capacity": {"storage": "5Gi"},
+        "accessModes": ["ReadWriteOnce"],
+        "persistentVolumeReclaimPolicy": "Retain",
+        "storageClassName": CLASS,
+        "local": {"path": "/mnt/disks/vol1"},
+        "nodeAffinity": {
+            "required": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [VOLUME_NODE]}]}
+                ]
+            }
+        },
+    },
+}
+PVC = {
+    "apiVersion": "v1",
+    "kind": "PersistentVolumeClaim",
+    "metadata": {"name": CLAIM, "namespace": "default"},
+    "spec": {
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": CLASS,
+        "resources": {"requests": {"storage": CLAIM_SIZE}},
+    },
+}
 # The PV's node is the smallest and last by name: neither LeastAllocated nor the name tie-break picks it.
-NODES = [node("vol-a", cpu="8", memory="16Gi"), node("vol-b", cpu="8", memory="16Gi"),
-         node(VOLUME_NODE, cpu="2", memory="4Gi")]
+NODES = [
+    node("vol-a", cpu="8", memory="16Gi"),
+    node("vol-b", cpu="8", memory="16Gi"),
+    node(VOLUME_NODE, cpu="2", memory="4Gi"),
+]
 
 
 def _start_pv_controller(live: Live, log: Path) -> subprocess.Popen:
     plane = live.plane
     out = open(log, "w")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
-        [str(plane.bin_dir / "kube-controller-manager"), f"--kubeconfig={plane.admin_kubeconfig}",
-         "--controllers=persistentvolume-binder-controller", "--leader-elect=false",
-         "--use-service-account-credentials=false", f"--secure-port={free_port()}",
-         "--bind-address=127.0.0.1"],
-        stdout=out, stderr=subprocess.STDOUT)
+        [
+            str(plane.bin_dir / "kube-controller-manager"),
+            f"--kubeconfig={plane.admin_kubeconfig}",
+            "--controllers=persistentvolume-binder-controller",
+            "--leader-elect=false",
+            "--use-service-account-credentials=false",
+            f"--secure-port={free_port()}",
+            "--bind-address=127.0.0.1",
+        ],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def _remove(live: Live, kind: str, name: str, namespaced: bool) -> None:
@@ -66,8 +101,7 @@ def storage(live: Live) -> Iterator[Live]:
     for kind, name, namespaced in (("pvc", CLAIM, True), ("pv", PV, False), ("storageclass", CLASS, False)):
         _remove(live, kind, name, namespaced)
     yield live
-    live.kubectl("delete", "pods", "--all", "-n", "default", "--grace-period=0", "--force", "--wait=false",
-                 check=False)
+    live.kubectl("delete", "pods", "--all", "-n", "default", "--grace-period=0", "--force", "--wait=false", check=False)
     for kind, name, namespaced in (("pvc", CLAIM, True), ("pv", PV, False), ("storageclass", CLASS, False)):
         _remove(live, kind, name, namespaced)
 
@@ -79,12 +113,13 @@ def _wait_pv_controller_ready(live: Live, kcm: subprocess.Popen, log: Path, time
         if kcm.poll() is not None:
             raise AssertionError(f"kube-controller-manager exited ({kcm.returncode}):\n{_tail(log)}")
         events = live.get("events")["items"]
-        if any(e.get("reason") == "WaitForFirstConsumer" and e["involvedObject"].get("name") == CLAIM
-               for e in events):
+        if any(e.get("reason") == "WaitForFirstConsumer" and e["involvedObject"].get("name") == CLAIM for e in events):
             return
         time.sleep(0.5)
-    raise AssertionError(f"persistentvolume-binder-controller did not see claim {CLAIM} within {timeout:.0f}s; "
-                         f"kube-controller-manager log:\n{_tail(log)}")
+    raise AssertionError(
+        f"persistentvolume-binder-controller did not see claim {CLAIM} within {timeout:.0f}s; "
+        f"kube-controller-manager log:\n{_tail(log)}"
+    )
 
 
 def _tail(path: Path, lines: int = 30) -> str:
@@ -124,8 +159,9 @@ def test_wait_for_first_consumer_claim_binds_to_the_local_pv_node(storage: Live)
         assert "volume.kubernetes.io/selected-node" not in claim["metadata"].get("annotations", {})
         live.wait(lambda: live.get("pv", PV)["status"].get("phase") == "Bound", 30, f"PV {PV} phase Bound")
 
-        scheduled = live.wait(lambda: [e for e in live.events("consumer") if e["reason"] == "Scheduled"], 20,
-                              "the Scheduled event")
+        scheduled = live.wait(
+            lambda: [e for e in live.events("consumer") if e["reason"] == "Scheduled"], 20, "the Scheduled event"
+        )
         assert f"to {VOLUME_NODE}" in scheduled[0]["note"]
         assert kcm.poll() is None, f"kube-controller-manager exited:\n{_tail(kcm_log)}"
     finally:

@@ -27,11 +27,17 @@ def reader(live: Live, tmp_path: Path) -> Iterator[Path]:
     no node can take."""
     live.kubectl("apply", "-f", str(ROLE))
     live.kubectl("create", "serviceaccount", ACCOUNT, "-n", "default")
-    live.kubectl("create", "clusterrolebinding", ACCOUNT, "--clusterrole=kubesched-whatif",
-                 f"--serviceaccount=default:{ACCOUNT}")
+    live.kubectl(
+        "create", "clusterrolebinding", ACCOUNT, "--clusterrole=kubesched-whatif", f"--serviceaccount=default:{ACCOUNT}"
+    )
     token = live.kubectl("create", "token", ACCOUNT, "-n", "default").stdout.strip()
-    live.apply(node("wa", cpu="2"), node("wb", cpu="4"), pod("w-running", cpu="1500m", nodeName="wa"),
-               pod("w-fits", cpu="1"), pod("w-huge", cpu="8"))
+    live.apply(
+        node("wa", cpu="2"),
+        node("wb", cpu="4"),
+        pod("w-running", cpu="1500m", nodeName="wa"),
+        pod("w-fits", cpu="1"),
+        pod("w-huge", cpu="8"),
+    )
     try:
         yield write_kubeconfig(tmp_path / "reader.kubeconfig", live.plane.url, ACCOUNT, token, live.plane.ca_file)
     finally:
@@ -46,8 +52,9 @@ def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
     return document
 
 
-def test_the_what_if_commands_read_the_cluster_with_the_role_alone(live: Live, reader: Path, tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_what_if_commands_read_the_cluster_with_the_role_alone(
+    live: Live, reader: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     flags = ["--kubeconfig", str(reader), "--tie-break", "name", "-o", "json"]
     simulated = _json(["simulate", *flags], capsys)
     where = {p["pod"]: p["node"] for p in simulated["pods"]}
@@ -73,7 +80,6 @@ def test_the_what_if_commands_read_the_cluster_with_the_role_alone(live: Live, r
     assert (helping["closestNode"]["node"], helping["closestNode"]["short"]) == ("wb", {"cpu": "5000m"})
 
     # The role allows nothing but reading, and nothing was written: the pending pods are still pending.
-    denied = live.kubectl("create", "-f", "-", "--kubeconfig", str(reader), input=yaml.safe_dump(pod("x")),
-                          check=False)
+    denied = live.kubectl("create", "-f", "-", "--kubeconfig", str(reader), input=yaml.safe_dump(pod("x")), check=False)
     assert denied.returncode != 0 and "forbidden" in denied.stderr
     assert live.node_of("w-fits") is None and live.node_of("w-huge") is None

@@ -39,7 +39,6 @@ ANTI = ("Unschedulable", ERR_REASON_ANTI_AFFINITY)
 EXIST = ("Unschedulable", ERR_REASON_EXISTING_ANTI_AFFINITY)
 
 
-
 # -- helpers -------------------------------------------------------------------------------------------
 @dataclass
 class FakeHandle:
@@ -51,13 +50,22 @@ class FakeHandle:
 def listers_with(namespaces: Mapping[str, Mapping[str, str]]) -> Listers:
     listers = Listers()
     for name, labels in namespaces.items():
-        listers.apply("ADDED", "Namespace", {"apiVersion": "v1", "kind": "Namespace",
-                                             "metadata": {"name": name, "labels": dict(labels)}})
+        listers.apply(
+            "ADDED",
+            "Namespace",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(labels)}},
+        )
     return listers
 
 
-def term(key: str, labels: Mapping[str, str] | None = None, *, exprs: list[dict[str, Any]] | None = None,
-         namespaces: list[str] | None = None, ns_selector: dict[str, Any] | None = None) -> dict[str, Any]:
+def term(
+    key: str,
+    labels: Mapping[str, str] | None = None,
+    *,
+    exprs: list[dict[str, Any]] | None = None,
+    namespaces: list[str] | None = None,
+    ns_selector: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     t: dict[str, Any] = {"topologyKey": key}
     if labels is not None or exprs is not None:
         sel: dict[str, Any] = {}
@@ -77,9 +85,13 @@ def weighted(weight: int, t: dict[str, Any]) -> dict[str, Any]:
     return {"weight": weight, "podAffinityTerm": t}
 
 
-def affinity(*, req: list[dict[str, Any]] | None = None, anti: list[dict[str, Any]] | None = None,
-             pref: list[dict[str, Any]] | None = None,
-             pref_anti: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def affinity(
+    *,
+    req: list[dict[str, Any]] | None = None,
+    anti: list[dict[str, Any]] | None = None,
+    pref: list[dict[str, Any]] | None = None,
+    pref_anti: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if req is not None or pref is not None:
         block: dict[str, Any] = {}
@@ -98,16 +110,29 @@ def affinity(*, req: list[dict[str, Any]] | None = None, anti: list[dict[str, An
     return out
 
 
-def pod(name: str, labels: Mapping[str, str] | None = None, *, node: str = "", ns: str = "default",
-        aff: dict[str, Any] | None = None) -> Pod:
+def pod(
+    name: str,
+    labels: Mapping[str, str] | None = None,
+    *,
+    node: str = "",
+    ns: str = "default",
+    aff: dict[str, Any] | None = None,
+) -> Pod:
     spec = {"affinity": aff} if aff else None
     return make_pod(name, namespace=ns, labels=labels, node_name=node, spec=spec)
 
 
-def plugin_for(snapshot: Snapshot, listers: Listers | None = None, version: str = "1.34",
-               **args: Any) -> InterPodAffinity:
-    raw = {k: v for k, v in (("hardPodAffinityWeight", args.get("hard")),
-                             ("ignorePreferredTermsOfExistingPods", args.get("ignore"))) if v is not None}
+def plugin_for(
+    snapshot: Snapshot, listers: Listers | None = None, version: str = "1.34", **args: Any
+) -> InterPodAffinity:
+    raw = {
+        k: v
+        for k, v in (
+            ("hardPodAffinityWeight", args.get("hard")),
+            ("ignorePreferredTermsOfExistingPods", args.get("ignore")),
+        )
+        if v is not None
+    }
     handle = FakeHandle(snapshot, listers or Listers(), feature_gates(version))
     return interpodaffinity.new(raw or None, as_handle(handle))
 
@@ -132,8 +157,9 @@ def run_filter(plugin: InterPodAffinity, snapshot: Snapshot, incoming: Pod) -> l
     return per_node
 
 
-def run_score(plugin: InterPodAffinity, snapshot: Snapshot, incoming: Pod,
-              rows: list[int] | None = None) -> tuple[list[int], list[int]] | str:
+def run_score(
+    plugin: InterPodAffinity, snapshot: Snapshot, incoming: Pod, rows: list[int] | None = None
+) -> tuple[list[int], list[int]] | str:
     """(raw, normalized) per node (per-node and batch forms checked equal), or "skip"."""
     state = CycleState()
     nodes = snapshot.nodes(np.arange(len(snapshot)) if rows is None else np.asarray(rows, dtype=np.int64))
@@ -165,8 +191,7 @@ def zone_nodes() -> list[Node]:
 
 
 # -- randomised comparison with a direct reading of the rules ------------------------------------------------
-NAMESPACES = {"default": {"team": "a", "env": "prod"}, "ns1": {"team": "b", "env": "prod"},
-              "ns2": {"team": "a"}}
+NAMESPACES = {"default": {"team": "a", "env": "prod"}, "ns1": {"team": "b", "env": "prod"}, "ns2": {"team": "a"}}
 ALL_NAMESPACES = (*NAMESPACES, "ghost")  # ghost: pods live there but the listers do not know it
 KEYS = (HOST, ZONE, RACK, "missing")
 
@@ -201,10 +226,14 @@ def random_term(rng: random.Random) -> dict[str, Any]:
     elif roll < 0.25:
         t["namespaceSelector"] = {}
     elif roll < 0.4:
-        t["namespaceSelector"] = rng.choice([{"matchLabels": {"team": "a"}}, {"matchLabels": {"env": "prod"}},
-                                             {"matchExpressions": [{"key": "env", "operator": "DoesNotExist"}]},
-                                             {"matchExpressions": [{"key": "team", "operator": "NotIn",
-                                                                    "values": ["a"]}]}])
+        t["namespaceSelector"] = rng.choice(
+            [
+                {"matchLabels": {"team": "a"}},
+                {"matchLabels": {"env": "prod"}},
+                {"matchExpressions": [{"key": "env", "operator": "DoesNotExist"}]},
+                {"matchExpressions": [{"key": "team", "operator": "NotIn", "values": ["a"]}]},
+            ]
+        )
         if rng.random() < 0.3:
             t["namespaces"] = [rng.choice(ALL_NAMESPACES)]
     return t
@@ -250,8 +279,15 @@ def random_cluster(rng: random.Random) -> tuple[list[Node], list[Pod]]:
         nodes.append(make_node(f"node-{i}", labels=labels))
     pods = []
     for j in range(rng.randint(0, 25)):
-        pods.append(pod(f"e{j}", random_labels(rng), node=rng.choice(nodes).name, ns=rng.choice(ALL_NAMESPACES),
-                        aff=random_affinity(rng, 0.6)))
+        pods.append(
+            pod(
+                f"e{j}",
+                random_labels(rng),
+                node=rng.choice(nodes).name,
+                ns=rng.choice(ALL_NAMESPACES),
+                aff=random_affinity(rng, 0.6),
+            )
+        )
     return nodes, pods
 
 
@@ -317,8 +353,9 @@ def ref_filter(nodes: list[Node], placed: list[tuple[Pod, Node]], incoming: Pod,
     return out
 
 
-def ref_score(nodes: list[Node], placed: list[tuple[Pod, Node]], incoming: Pod, hard: int,
-              ignore: bool, version: str) -> tuple[list[int], list[int]] | str:
+def ref_score(
+    nodes: list[Node], placed: list[tuple[Pod, Node]], incoming: Pod, hard: int, ignore: bool, version: str
+) -> tuple[list[int], list[int]] | str:
     """kube-scheduler's PreScore + Score + NormalizeScore, read directly."""
     aff = incoming.pod_affinity
     has_constraints = bool(aff.preferred_affinity or aff.preferred_anti_affinity)

@@ -39,7 +39,7 @@ def test_bind_calls_the_binding_subresource() -> None:
 
 
 def test_api_error_becomes_error_status() -> None:
-    err = ApiError("pods \"web\" is already assigned to node \"b\"")
+    err = ApiError('pods "web" is already assigned to node "b"')
     plugin = defaultbinder.new(None, as_handle(FakeHandle(FakeCluster(err))))
     status = plugin.bind(CycleState(), make_pod("web"), "node-a")
     assert status is not None

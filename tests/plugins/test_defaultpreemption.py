@@ -66,10 +66,13 @@ def test_plugin_shape_1_30() -> None:
     assert (pl.min_candidate_nodes_percentage, pl.min_candidate_nodes_absolute) == (10, 100)
 
 
-@pytest.mark.parametrize(("gates", "events"), [
-    pytest.param(None, (ClusterEvent("Pod", ActionType.DELETE),), id="async preemption on (default)"),
-    pytest.param("SchedulerAsyncPreemption=false", (), id="async preemption off"),
-])
+@pytest.mark.parametrize(
+    ("gates", "events"),
+    [
+        pytest.param(None, (ClusterEvent("Pod", ActionType.DELETE),), id="async preemption on (default)"),
+        pytest.param("SchedulerAsyncPreemption=false", (), id="async preemption off"),
+    ],
+)
 def test_plugin_shape_1_34(gates: str | None, events: tuple[ClusterEvent, ...]) -> None:
     pl = plugin(FakeHandle(make_snapshot([]), gates=gates))
     assert isinstance(pl, AsyncDefaultPreemption)
@@ -89,16 +92,19 @@ class Args:
         self.min_candidate_nodes_absolute = abs_
 
 
-@pytest.mark.parametrize(("pct", "abs_", "nodes", "want"), [
-    pytest.param(10, 100, 10, 10, id="defaults, few nodes: all"),
-    pytest.param(10, 100, 5000, 500, id="defaults, many nodes: 10%"),
-    pytest.param(10, 100, 1500, 150, id="defaults: 10% above absolute"),
-    pytest.param(10, 100, 999, 100, id="defaults: absolute above 10%"),
-    pytest.param(40, 0, 10, 4, id="percentage only"),
-    pytest.param(0, 0, 10, 0, id="zero"),
-    pytest.param(50, 3, 5, 3, id="integer division 2 -> absolute 3"),
-    pytest.param(100, 1000, 7, 7, id="capped at node count"),
-])
+@pytest.mark.parametrize(
+    ("pct", "abs_", "nodes", "want"),
+    [
+        pytest.param(10, 100, 10, 10, id="defaults, few nodes: all"),
+        pytest.param(10, 100, 5000, 500, id="defaults, many nodes: 10%"),
+        pytest.param(10, 100, 1500, 150, id="defaults: 10% above absolute"),
+        pytest.param(10, 100, 999, 100, id="defaults: absolute above 10%"),
+        pytest.param(40, 0, 10, 4, id="percentage only"),
+        pytest.param(0, 0, 10, 0, id="zero"),
+        pytest.param(50, 3, 5, 3, id="integer division 2 -> absolute 3"),
+        pytest.param(100, 1000, 7, 7, id="capped at node count"),
+    ],
+)
 def test_calculate_num_candidates(pct: int, abs_: int, nodes: int, want: int) -> None:
     pl = plugin(FakeHandle(make_snapshot([])), Args(pct, abs_))
     assert pl.calculate_num_candidates(nodes) == want
@@ -118,33 +124,65 @@ def test_random_offset_uses_injected_rng() -> None:
 PREEMPTED_CONDITION = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
 
 
-@pytest.mark.parametrize(("pod", "nominated_status", "node_pods", "want"), [
-    pytest.param(mk_pod("p", priority=10), None, [], (True, ""), id="no nomination"),
-    pytest.param(mk_pod("p", priority=10, spec={"preemptionPolicy": "Never"}), None, [],
-                 (False, NOT_ELIGIBLE_NEVER), id="policy Never"),
-    pytest.param(mk_pod("p", priority=10, nominated="n"), None,
-                 [mk_pod("t", priority=1, node="n", deleting=True, conditions=[PREEMPTED_CONDITION])],
-                 (False, NOT_ELIGIBLE_TERMINATING), id="terminating lower-priority victim on nominated node"),
-    pytest.param(mk_pod("p", priority=10, nominated="n"), unresolvable("gone"),
-                 [mk_pod("t", priority=1, node="n", deleting=True, conditions=[PREEMPTED_CONDITION])],
-                 (True, ""), id="nominated node now unresolvable"),
-    pytest.param(mk_pod("p", priority=10, nominated="n"), unschedulable("Insufficient cpu"),
-                 [mk_pod("t", priority=1, node="n", deleting=True, conditions=[PREEMPTED_CONDITION])],
-                 (False, NOT_ELIGIBLE_TERMINATING), id="nominated node merely unschedulable"),
-    pytest.param(mk_pod("p", priority=10, nominated="n"), None,
-                 [mk_pod("t", priority=1, node="n", deleting=True)], (True, ""),
-                 id="terminating for another reason"),
-    pytest.param(mk_pod("p", priority=10, nominated="n"), None,
-                 [mk_pod("t", priority=1, node="n", deleting=True, conditions=[
-                     {**PREEMPTED_CONDITION, "status": "False"}])], (True, ""), id="condition False"),
-    pytest.param(mk_pod("p", priority=10, nominated="n"), None,
-                 [mk_pod("t", priority=10, node="n", deleting=True, conditions=[PREEMPTED_CONDITION])],
-                 (True, ""), id="terminating pod not lower priority"),
-    pytest.param(mk_pod("p", priority=10, nominated="gone"), None, [], (True, ""),
-                 id="nominated node missing"),
-])
-def test_pod_eligible_to_preempt_others(pod: Pod, nominated_status: Status | None, node_pods: list[Pod],
-                                        want: tuple[bool, str]) -> None:
+@pytest.mark.parametrize(
+    ("pod", "nominated_status", "node_pods", "want"),
+    [
+        pytest.param(mk_pod("p", priority=10), None, [], (True, ""), id="no nomination"),
+        pytest.param(
+            mk_pod("p", priority=10, spec={"preemptionPolicy": "Never"}),
+            None,
+            [],
+            (False, NOT_ELIGIBLE_NEVER),
+            id="policy Never",
+        ),
+        pytest.param(
+            mk_pod("p", priority=10, nominated="n"),
+            None,
+            [mk_pod("t", priority=1, node="n", deleting=True, conditions=[PREEMPTED_CONDITION])],
+            (False, NOT_ELIGIBLE_TERMINATING),
+            id="terminating lower-priority victim on nominated node",
+        ),
+        pytest.param(
+            mk_pod("p", priority=10, nominated="n"),
+            unresolvable("gone"),
+            [mk_pod("t", priority=1, node="n", deleting=True, conditions=[PREEMPTED_CONDITION])],
+            (True, ""),
+            id="nominated node now unresolvable",
+        ),
+        pytest.param(
+            mk_pod("p", priority=10, nominated="n"),
+            unschedulable("Insufficient cpu"),
+            [mk_pod("t", priority=1, node="n", deleting=True, conditions=[PREEMPTED_CONDITION])],
+            (False, NOT_ELIGIBLE_TERMINATING),
+            id="nominated node merely unschedulable",
+        ),
+        pytest.param(
+            mk_pod("p", priority=10, nominated="n"),
+            None,
+            [mk_pod("t", priority=1, node="n", deleting=True)],
+            (True, ""),
+            id="terminating for another reason",
+        ),
+        pytest.param(
+            mk_pod("p", priority=10, nominated="n"),
+            None,
+            [mk_pod("t", priority=1, node="n", deleting=True, conditions=[{**PREEMPTED_CONDITION, "status": "False"}])],
+            (True, ""),
+            id="condition False",
+        ),
+        pytest.param(
+            mk_pod("p", priority=10, nominated="n"),
+            None,
+            [mk_pod("t", priority=10, node="n", deleting=True, conditions=[PREEMPTED_CONDITION])],
+            (True, ""),
+            id="terminating pod not lower priority",
+        ),
+        pytest.param(mk_pod("p", priority=10, nominated="gone"), None, [], (True, ""), id="nominated node missing"),
+    ],
+)
+def test_pod_eligible_to_preempt_others(
+    pod: Pod, nominated_status: Status | None, node_pods: list[Pod], want: tuple[bool, str]
+) -> None:
     pl = plugin(FakeHandle(make_snapshot([make_node("n")], node_pods)))
     assert pl.pod_eligible_to_preempt_others(pod, nominated_status) == want
 
@@ -157,18 +195,24 @@ def _pdbs(*raw: dict) -> list[PodDisruptionBudget]:
 WEB = {"matchLabels": {"app": "web"}}
 
 
-@pytest.mark.parametrize(("pods", "pdbs", "want_violating"), [
-    pytest.param(["a", "b", "c"], _pdbs(pdb_dict("x", WEB, 1)), ["b", "c"], id="budget consumed in order"),
-    pytest.param(["a", "b"], _pdbs(pdb_dict("x", WEB, 0, disrupted=["a"])), ["b"],
-                 id="already disrupted pods do not count"),
-    pytest.param(["a", "b"], _pdbs(pdb_dict("x", WEB, 5)), [], id="enough budget"),
-    pytest.param(["a"], _pdbs(pdb_dict("x", {}, 0)), [], id="empty selector matches nothing"),
-    pytest.param(["a"], _pdbs(pdb_dict("x", WEB, 0, namespace="other")), [], id="other namespace"),
-    pytest.param(["a", "b"], _pdbs(pdb_dict("x", WEB, 1), pdb_dict("y", WEB, 0)), ["a", "b"],
-                 id="any matching PDB exhausted"),
-])
-def test_filter_pods_with_pdb_violation(pods: list[str], pdbs: list[PodDisruptionBudget],
-                                        want_violating: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("pods", "pdbs", "want_violating"),
+    [
+        pytest.param(["a", "b", "c"], _pdbs(pdb_dict("x", WEB, 1)), ["b", "c"], id="budget consumed in order"),
+        pytest.param(
+            ["a", "b"], _pdbs(pdb_dict("x", WEB, 0, disrupted=["a"])), ["b"], id="already disrupted pods do not count"
+        ),
+        pytest.param(["a", "b"], _pdbs(pdb_dict("x", WEB, 5)), [], id="enough budget"),
+        pytest.param(["a"], _pdbs(pdb_dict("x", {}, 0)), [], id="empty selector matches nothing"),
+        pytest.param(["a"], _pdbs(pdb_dict("x", WEB, 0, namespace="other")), [], id="other namespace"),
+        pytest.param(
+            ["a", "b"], _pdbs(pdb_dict("x", WEB, 1), pdb_dict("y", WEB, 0)), ["a", "b"], id="any matching PDB exhausted"
+        ),
+    ],
+)
+def test_filter_pods_with_pdb_violation(
+    pods: list[str], pdbs: list[PodDisruptionBudget], want_violating: list[str]
+) -> None:
     objs = [mk_pod(n, labels={"app": "web"}) for n in pods]
     violating, non_violating = filter_pods_with_pdb_violation(objs, pdbs)
     assert [p.name for p in violating] == want_violating
@@ -176,14 +220,20 @@ def test_filter_pods_with_pdb_violation(pods: list[str], pdbs: list[PodDisruptio
 
 
 def test_pod_without_labels_never_violates() -> None:
-    violating, _ = filter_pods_with_pdb_violation([mk_pod("a")], _pdbs(pdb_dict("x", {"matchExpressions": [
-        {"key": "app", "operator": "DoesNotExist"}]}, 0)))
+    violating, _ = filter_pods_with_pdb_violation(
+        [mk_pod("a")], _pdbs(pdb_dict("x", {"matchExpressions": [{"key": "app", "operator": "DoesNotExist"}]}, 0))
+    )
     assert violating == []
 
 
 # -- SelectVictimsOnNode ------------------------------------------------------------------------------
-def _select(node_pods: Sequence[Pod], pod: Pod, pdbs: Sequence[PodDisruptionBudget] = (), cpu: str = "4",
-            version: str | None = None) -> tuple[list[str], int, Status | None, FakeHandle]:
+def _select(
+    node_pods: Sequence[Pod],
+    pod: Pod,
+    pdbs: Sequence[PodDisruptionBudget] = (),
+    cpu: str = "4",
+    version: str | None = None,
+) -> tuple[list[str], int, Status | None, FakeHandle]:
     snap = make_snapshot([make_node("n", cpu=cpu)], node_pods)
     handle = FakeHandle(snap, version=version)
     pl = plugin(handle)
@@ -195,15 +245,13 @@ def _select(node_pods: Sequence[Pod], pod: Pod, pdbs: Sequence[PodDisruptionBudg
 
 
 def test_select_victims_none_lower_priority() -> None:
-    victims, n, status, _ = _select([mk_pod("a", priority=10, cpu="4", node="n")],
-                                    mk_pod("p", priority=10, cpu="1"))
+    victims, n, status, _ = _select([mk_pod("a", priority=10, cpu="4", node="n")], mk_pod("p", priority=10, cpu="1"))
     assert victims == [] and n == 0
     assert status == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_MSG,))
 
 
 def test_select_victims_still_does_not_fit() -> None:
-    victims, _, status, _ = _select([mk_pod("a", priority=1, cpu="1", node="n")],
-                                    mk_pod("p", priority=10, cpu="5"))
+    victims, _, status, _ = _select([mk_pod("a", priority=1, cpu="1", node="n")], mk_pod("p", priority=10, cpu="5"))
     assert victims == [] and status == unschedulable("Insufficient cpu")
 
 
@@ -219,7 +267,10 @@ def test_select_victims_reprieves_most_important_first() -> None:
     # high stays (not lower priority); mid, then low-old are reprieved; low-new must go.
     assert victims == ["low-new"]
     assert [c for c in handle.prefilter_calls if c[0] == "remove"][:3] == [
-        ("remove", "low-old", "n"), ("remove", "low-new", "n"), ("remove", "mid", "n")]
+        ("remove", "low-old", "n"),
+        ("remove", "low-new", "n"),
+        ("remove", "mid", "n"),
+    ]
 
 
 GUARDED_AND_FREE = [
@@ -233,33 +284,42 @@ GUARDED_AND_FREE = [
 @pytest.mark.parametrize("version", ["1.30", "1.34"])
 def test_select_victims_pdb_violators_reprieved_first_and_counted(version: str) -> None:
     # No budget: both guarded pods violate; they get first chance to stay.
-    victims, n, status, _ = _select(GUARDED_AND_FREE, mk_pod("p", priority=10, cpu="2"),
-                                    _pdbs(pdb_dict("x", WEB, 0)), version=version)
+    victims, n, status, _ = _select(
+        GUARDED_AND_FREE, mk_pod("p", priority=10, cpu="2"), _pdbs(pdb_dict("x", WEB, 0)), version=version
+    )
     assert status is None
     assert victims == ["free", "free2"] and n == 0
 
 
-@pytest.mark.parametrize(("version", "cpu", "allowed", "want"), [
-    # 1.30: the violating victims first, then the others, each group by importance.
-    pytest.param("1.30", "3", 0, ["guarded-b", "free", "free2"], id="1.30 no budget"),
-    pytest.param("1.30", "4", 1, ["guarded-b", "free", "free2", "guarded-a"], id="1.30 one disruption"),
-    # 1.34: with victims of both kinds, all of them by importance (priority, then start time).
-    pytest.param("1.34", "3", 0, ["free", "free2", "guarded-b"], id="1.34 no budget"),
-    pytest.param("1.34", "4", 1, ["free", "free2", "guarded-a", "guarded-b"], id="1.34 one disruption"),
-])
+@pytest.mark.parametrize(
+    ("version", "cpu", "allowed", "want"),
+    [
+        # 1.30: the violating victims first, then the others, each group by importance.
+        pytest.param("1.30", "3", 0, ["guarded-b", "free", "free2"], id="1.30 no budget"),
+        pytest.param("1.30", "4", 1, ["guarded-b", "free", "free2", "guarded-a"], id="1.30 one disruption"),
+        # 1.34: with victims of both kinds, all of them by importance (priority, then start time).
+        pytest.param("1.34", "3", 0, ["free", "free2", "guarded-b"], id="1.34 no budget"),
+        pytest.param("1.34", "4", 1, ["free", "free2", "guarded-a", "guarded-b"], id="1.34 one disruption"),
+    ],
+)
 def test_victim_order_with_budget_violations(version: str, cpu: str, allowed: int, want: list[str]) -> None:
-    victims, n, status, _ = _select(GUARDED_AND_FREE, mk_pod("p", priority=10, cpu=cpu),
-                                    _pdbs(pdb_dict("x", WEB, allowed)), version=version)
+    victims, n, status, _ = _select(
+        GUARDED_AND_FREE, mk_pod("p", priority=10, cpu=cpu), _pdbs(pdb_dict("x", WEB, allowed)), version=version
+    )
     assert status is None and victims == want and n == 1
 
 
 # -- PostFilter end to end ----------------------------------------------------------------------------
 def test_post_filter_success_writes_victims() -> None:
-    pods = [mk_pod("a", priority=1, cpu="2", node="n1", start=T0), mk_pod("b", priority=1, cpu="2", node="n2",
-            start=T0), mk_pod("c", priority=1, cpu="1", node="n2", start=T0)]
+    pods = [
+        mk_pod("a", priority=1, cpu="2", node="n1", start=T0),
+        mk_pod("b", priority=1, cpu="2", node="n2", start=T0),
+        mk_pod("c", priority=1, cpu="1", node="n2", start=T0),
+    ]
     preemptor = mk_pod("p", priority=10, cpu="3")
-    handle = FakeHandle(make_snapshot([make_node("n1", cpu="4"), make_node("n2", cpu="4")], pods),
-                        FakeCluster([*pods, preemptor]))
+    handle = FakeHandle(
+        make_snapshot([make_node("n1", cpu="4"), make_node("n2", cpu="4")], pods), FakeCluster([*pods, preemptor])
+    )
     state = CycleState()
     result, status = plugin(handle).post_filter(state, preemptor, handle.filter_all(preemptor))
     assert status is None and result == PostFilterResult("n1")
@@ -281,13 +341,18 @@ def test_post_filter_not_eligible_message() -> None:
 def test_post_filter_mixed_failure_message() -> None:
     pods = [mk_pod("a", priority=20, cpu="4", node="n1"), mk_pod("b", priority=20, cpu="4", node="n2")]
     pod = mk_pod("p", priority=10, cpu="1", spec={"nodeSelector": {"kubernetes.io/hostname": "n1"}})
-    handle = FakeHandle(make_snapshot([make_node("n1"), make_node("n2"), make_node("n3", cpu="0")], pods),
-                        FakeCluster([*pods, pod]))
+    handle = FakeHandle(
+        make_snapshot([make_node("n1"), make_node("n2"), make_node("n3", cpu="0")], pods), FakeCluster([*pods, pod])
+    )
     result, status = plugin(handle).post_filter(CycleState(), pod, handle.filter_all(pod))
     assert result == PostFilterResult("")
-    assert status == Status(Code.UNSCHEDULABLE, (
-        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
-        "2 Preemption is not helpful for scheduling.",))
+    assert status == Status(
+        Code.UNSCHEDULABLE,
+        (
+            "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+            "2 Preemption is not helpful for scheduling.",
+        ),
+    )
 
 
 def test_post_filter_uses_latest_pod_from_cluster() -> None:
@@ -301,12 +366,19 @@ def test_post_filter_uses_latest_pod_from_cluster() -> None:
     assert status == Status(Code.UNSCHEDULABLE, (f"preemption: {NOT_ELIGIBLE_TERMINATING}",))
 
 
-@pytest.mark.parametrize(("version", "gates", "want"), [
-    pytest.param("1.30", None, (True, ""), id="1.30: only by its condition"),
-    pytest.param("1.30", "PodDisruptionConditions=false", (False, NOT_ELIGIBLE_TERMINATING),
-                 id="1.30 without PodDisruptionConditions: any deletion"),
-    pytest.param("1.34", None, (True, ""), id="1.34: only by its condition"),
-])
+@pytest.mark.parametrize(
+    ("version", "gates", "want"),
+    [
+        pytest.param("1.30", None, (True, ""), id="1.30: only by its condition"),
+        pytest.param(
+            "1.30",
+            "PodDisruptionConditions=false",
+            (False, NOT_ELIGIBLE_TERMINATING),
+            id="1.30 without PodDisruptionConditions: any deletion",
+        ),
+        pytest.param("1.34", None, (True, ""), id="1.34: only by its condition"),
+    ],
+)
 def test_terminating_victim_without_condition(version: str, gates: str | None, want: tuple[bool, str]) -> None:
     dying = mk_pod("t", priority=1, node="n", deleting=True)
     pod = mk_pod("p", priority=10, nominated="n")
@@ -370,8 +442,11 @@ def test_the_last_victim_is_deleted_once_the_preemptor_is_no_longer_gated() -> N
 def test_async_preemption_off_preempts_in_the_cycle() -> None:
     pods = [mk_pod("v", priority=1, cpu="1", node="n")]
     preemptor = mk_pod("p", priority=10, cpu="1")
-    handle = FakeHandle(make_snapshot([make_node("n", cpu="1")], pods), FakeCluster([*pods, preemptor]),
-                        gates="SchedulerAsyncPreemption=false")
+    handle = FakeHandle(
+        make_snapshot([make_node("n", cpu="1")], pods),
+        FakeCluster([*pods, preemptor]),
+        gates="SchedulerAsyncPreemption=false",
+    )
     jobs = Jobs()
     handle.extra["run_async"] = jobs
     pl = plugin(handle)
@@ -398,17 +473,29 @@ class SimulatedCluster:
         self.clock = VirtualClock()
         self.cluster = EmbeddedCluster(clock=self.clock.now, features=features)
         for name, value in (("low", 1), ("high", 1000)):
-            self.cluster.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                                 "metadata": {"name": name}, "value": value})
+            self.cluster.create(
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": {"name": name},
+                    "value": value,
+                }
+            )
         self.cluster.create(node_dict("full", cpu="2"))
         self.cluster.create(node_dict("spare", cpu="1"))
         for name in ("v0", "v1"):
-            self.cluster.create(pod_dict(name, cpu="1", node_name="full", priority=1,
-                                         spec={"priorityClassName": "low"}))
-        self.scheduler = Scheduler(self.cluster, load_config({"apiVersion": "kubescheduler.config.k8s.io/v1",
-                                                              "kind": "KubeSchedulerConfiguration"},
-                                                             features=features),
-                                   clock=self.clock, tie_break="name")
+            self.cluster.create(
+                pod_dict(name, cpu="1", node_name="full", priority=1, spec={"priorityClassName": "low"})
+            )
+        self.scheduler = Scheduler(
+            self.cluster,
+            load_config(
+                {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"},
+                features=features,
+            ),
+            clock=self.clock,
+            tie_break="name",
+        )
         self.driver = Driver(self.cluster, self.scheduler, self.clock, detect_loops=False)
         self.driver.start()
         self.cluster.create(pod_dict("preemptor", cpu="2", priority=1000, spec={"priorityClassName": "high"}))
@@ -425,7 +512,8 @@ class SimulatedCluster:
     def goroutines(self, result: str) -> float | None:
         """scheduler_preemption_goroutines_execution_total{result} (None when absent)."""
         return self.scheduler.metrics.registry.get_sample_value(
-            "scheduler_preemption_goroutines_execution_total", {"result": result})
+            "scheduler_preemption_goroutines_execution_total", {"result": result}
+        )
 
     def run_tasks(self) -> int:
         """Run queued tasks up to the next step of a job, and deliver what they wrote."""
@@ -500,8 +588,9 @@ def _with(pod: Pod, *, node: str | None = None, nominated: str | None = None) ->
     return Pod.from_dict(raw)
 
 
-@pytest.mark.parametrize("scenario", ["preempt-basic", "preempt-fewest-victims", "preempt-impossible",
-                                      "preempt-policy-never"])
+@pytest.mark.parametrize(
+    "scenario", ["preempt-basic", "preempt-fewest-victims", "preempt-impossible", "preempt-policy-never"]
+)
 def test_conformance_replay(scenario: str) -> None:
     if not (CONFORMANCE / scenario).is_dir():
         pytest.skip("conformance corpus not available")
@@ -542,27 +631,63 @@ def _random_preemption_scenario(seed: int) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     objs: list[dict[str, Any]] = [
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{v}"}, "value": v}
-        for v in (1, 5, 10, 100)]
-    objs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-                 "metadata": {"name": "guard", "namespace": "default"},
-                 "spec": {"minAvailable": rng.randint(1, 3), "selector": {"matchLabels": {"app": "guarded"}}}})
+        for v in (1, 5, 10, 100)
+    ]
+    objs.append(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "guard", "namespace": "default"},
+            "spec": {"minAvailable": rng.randint(1, 3), "selector": {"matchLabels": {"app": "guarded"}}},
+        }
+    )
     for n in range(rng.randint(2, 5)):
-        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{n}"},
-                     "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": str(rng.randint(3, 6))}}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": f"n{n}"},
+                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": str(rng.randint(3, 6))}},
+            }
+        )
         for i in range(rng.randint(1, 5)):
-            objs.append({"apiVersion": "v1", "kind": "Pod",
-                         "metadata": {"name": f"e{n}-{i}", "namespace": "default",
-                                      "labels": {"app": rng.choice(["guarded", "free"])}},
-                         "spec": {"nodeName": f"n{n}", "priorityClassName": rng.choice(["p1", "p5", "p10"]),
-                                  "containers": [{"name": "c", "image": "x", "resources": {"requests": {
-                                      "cpu": rng.choice(["500m", "1", "1500m"])}}}]},
-                         "status": {"phase": "Running",
-                                    "startTime": f"2024-01-01T00:00:{rng.randint(0, 59):02d}Z"}})
+            objs.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"e{n}-{i}",
+                        "namespace": "default",
+                        "labels": {"app": rng.choice(["guarded", "free"])},
+                    },
+                    "spec": {
+                        "nodeName": f"n{n}",
+                        "priorityClassName": rng.choice(["p1", "p5", "p10"]),
+                        "containers": [
+                            {
+                                "name": "c",
+                                "image": "x",
+                                "resources": {"requests": {"cpu": rng.choice(["500m", "1", "1500m"])}},
+                            }
+                        ],
+                    },
+                    "status": {"phase": "Running", "startTime": f"2024-01-01T00:00:{rng.randint(0, 59):02d}Z"},
+                }
+            )
     for i in range(rng.randint(1, 4)):
-        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"hi-{i}", "namespace": "default"},
-                     "spec": {"priorityClassName": rng.choice(["p10", "p100"]),
-                              "containers": [{"name": "c", "image": "x", "resources": {"requests": {
-                                  "cpu": rng.choice(["1", "2", "3"])}}}]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"hi-{i}", "namespace": "default"},
+                "spec": {
+                    "priorityClassName": rng.choice(["p10", "p100"]),
+                    "containers": [
+                        {"name": "c", "image": "x", "resources": {"requests": {"cpu": rng.choice(["1", "2", "3"])}}}
+                    ],
+                },
+            }
+        )
     return objs
 
 

@@ -180,8 +180,7 @@ def check_filter_conformance(scenario: str, make_plugin: Any, plugin_name: str, 
                 skipped = True
             elif status is not None:
                 for entry in record["filter"].values():
-                    assert entry == {"plugin": plugin_name, "code": status.code.label,
-                                     "reasons": list(status.reasons)}
+                    assert entry == {"plugin": plugin_name, "code": status.code.label, "reasons": list(status.reasons)}
                 checked += len(record["filter"])
                 continue
             if result is not None and result.node_names is not None:
@@ -206,13 +205,16 @@ def check_filter_conformance(scenario: str, make_plugin: Any, plugin_name: str, 
             elif entry is not None and entry["plugin"] == plugin_name:
                 assert status is not None, (record["pod"], name)
                 assert (status.code.label, list(status.reasons)) == (entry["code"], entry["reasons"]), (
-                    record["pod"], name)
+                    record["pod"],
+                    name,
+                )
                 checked += 1
     return checked
 
 
-def check_score_conformance(scenario: str, make_plugin: Any, plugin_name: str, weight: int,
-                            version: str = "1.30") -> int:
+def check_score_conformance(
+    scenario: str, make_plugin: Any, plugin_name: str, weight: int, version: str = "1.30"
+) -> int:
     """Replay ``scenario`` (as ``version`` decided it) and compare NormalizeScore x weight with the
     reference over feasible nodes.
 
@@ -256,8 +258,12 @@ def check_score_conformance(scenario: str, make_plugin: Any, plugin_name: str, w
 
 # -- random clusters for batch == per-node checks (shared) ---------------------------------------------
 LABEL_KEYS = ("zone", "disktype", "tier", "num")
-LABEL_VALUES = {"zone": ("a", "b", "c"), "disktype": ("ssd", "hdd"), "tier": ("web", "db", "cache"),
-                "num": ("1", "5", "10", "03", "x")}
+LABEL_VALUES = {
+    "zone": ("a", "b", "c"),
+    "disktype": ("ssd", "hdd"),
+    "tier": ("web", "db", "cache"),
+    "num": ("1", "5", "10", "03", "x"),
+}
 TAINT_CHOICES: tuple[dict[str, str], ...] = (
     {"key": "dedicated", "value": "ml", "effect": "NoSchedule"},
     {"key": "dedicated", "value": "web", "effect": "NoSchedule"},

@@ -77,11 +77,17 @@ def _images(*specs: tuple[list[str], int]) -> list[dict[str, Any]]:
 def test_score_table() -> None:
     # Go's TestImageLocalityPriority, two nodes: node1 has gcr.io/40:latest (40MB) and 300MB / 2000MB
     # images; node2 has 250MB and 10MB images.
-    node1 = make_node("node1", images=_images((["gcr.io/40:latest", "gcr.io/40:v1"], 40 * MB),
-                                               (["gcr.io/300:latest", "gcr.io/300:v1"], 300 * MB),
-                                               (["gcr.io/2000:latest"], 2000 * MB)))
-    node2 = make_node("node2", images=_images((["gcr.io/250:latest"], 250 * MB),
-                                               (["gcr.io/10:latest", "gcr.io/10:v1"], 10 * MB)))
+    node1 = make_node(
+        "node1",
+        images=_images(
+            (["gcr.io/40:latest", "gcr.io/40:v1"], 40 * MB),
+            (["gcr.io/300:latest", "gcr.io/300:v1"], 300 * MB),
+            (["gcr.io/2000:latest"], 2000 * MB),
+        ),
+    )
+    node2 = make_node(
+        "node2", images=_images((["gcr.io/250:latest"], 250 * MB), (["gcr.io/10:latest", "gcr.io/10:v1"], 10 * MB))
+    )
     snap = make_snapshot([node1, node2])
     plugin = imagelocality.new(None, as_handle(FakeHandle(snap)))
     cases = [
@@ -125,8 +131,9 @@ def test_batch_equals_per_node_on_random_clusters() -> None:
     for trial in range(40):
         snap = make_snapshot(random_nodes(rng, rng.randint(1, 30)))
         plugin = imagelocality.new(None, as_handle(FakeHandle(snap)))
-        pod = pod_with_images(f"p{trial}", rng.sample(pod_images, rng.randint(1, 3)),
-                              init=rng.sample(pod_images, rng.randint(0, 2)))
+        pod = pod_with_images(
+            f"p{trial}", rng.sample(pod_images, rng.randint(1, 3)), init=rng.sample(pod_images, rng.randint(0, 2))
+        )
         rows = np.array(sorted(rng.sample(range(len(snap)), rng.randint(1, len(snap)))))
         nodes = snap.nodes(rows)
         want = [plugin.score(CycleState(), pod, info)[0] for info in nodes]

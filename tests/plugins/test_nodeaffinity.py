@@ -55,8 +55,13 @@ def required(*terms: dict[str, Any]) -> dict[str, Any]:
 
 
 def preferred(*weighted: tuple[int, dict[str, Any]]) -> dict[str, Any]:
-    return {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": w, "preference": term} for w, term in weighted]}}
+    return {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": w, "preference": term} for w, term in weighted
+            ]
+        }
+    }
 
 
 def pod_with(spec: dict[str, Any]) -> Any:
@@ -70,54 +75,120 @@ FILTER_CASES: list[tuple[str, dict[str, Any], dict[str, str], str, str | None]] 
     ("same labels", {"nodeSelector": {"foo": "bar"}}, {"foo": "bar"}, "n", None),
     ("node has more labels", {"nodeSelector": {"foo": "bar"}}, {"foo": "bar", "baz": "blah"}, "n", None),
     ("value differs", {"nodeSelector": {"foo": "bar"}}, {"foo": "baz"}, "n", POD_REASON),
-    ("In matches", {"affinity": required({"matchExpressions": [expr("foo", "In", "bar", "value2")]})},
-     {"foo": "bar"}, "n", None),
-    ("Gt matches", {"affinity": required({"matchExpressions": [expr("kernel-version", "Gt", "0204")]})},
-     {"kernel-version": "0206.0"}, "n", POD_REASON),
-    ("Gt integer", {"affinity": required({"matchExpressions": [expr("kernel-version", "Gt", "204")]})},
-     {"kernel-version": "206"}, "n", None),
-    ("Lt on missing label", {"affinity": required({"matchExpressions": [expr("v", "Lt", "5")]})},
-     {}, "n", POD_REASON),
-    ("NotIn matches missing", {"affinity": required({"matchExpressions": [expr("mem", "NotIn", "DDR")]})},
-     {}, "n", None),
-    ("NotIn rejects listed", {"affinity": required({"matchExpressions": [expr("mem", "NotIn", "DDR")]})},
-     {"mem": "DDR"}, "n", POD_REASON),
-    ("Exists", {"affinity": required({"matchExpressions": [expr("GPU", "Exists")]})},
-     {"GPU": "NVIDIA-GRID-K1"}, "n", None),
-    ("DoesNotExist on present", {"affinity": required({"matchExpressions": [expr("GPU", "DoesNotExist")]})},
-     {"GPU": "x"}, "n", POD_REASON),
-    ("AND within a term", {"affinity": required({"matchExpressions": [expr("foo", "In", "bar"),
-                                                                         expr("a", "Exists")]})},
-     {"foo": "bar"}, "n", POD_REASON),
-    ("OR across terms", {"affinity": required({"matchExpressions": [expr("foo", "In", "nope")]},
-                                              {"matchExpressions": [expr("diffkey", "In", "w")]})},
-     {"diffkey": "w"}, "n", None),
+    (
+        "In matches",
+        {"affinity": required({"matchExpressions": [expr("foo", "In", "bar", "value2")]})},
+        {"foo": "bar"},
+        "n",
+        None,
+    ),
+    (
+        "Gt matches",
+        {"affinity": required({"matchExpressions": [expr("kernel-version", "Gt", "0204")]})},
+        {"kernel-version": "0206.0"},
+        "n",
+        POD_REASON,
+    ),
+    (
+        "Gt integer",
+        {"affinity": required({"matchExpressions": [expr("kernel-version", "Gt", "204")]})},
+        {"kernel-version": "206"},
+        "n",
+        None,
+    ),
+    ("Lt on missing label", {"affinity": required({"matchExpressions": [expr("v", "Lt", "5")]})}, {}, "n", POD_REASON),
+    (
+        "NotIn matches missing",
+        {"affinity": required({"matchExpressions": [expr("mem", "NotIn", "DDR")]})},
+        {},
+        "n",
+        None,
+    ),
+    (
+        "NotIn rejects listed",
+        {"affinity": required({"matchExpressions": [expr("mem", "NotIn", "DDR")]})},
+        {"mem": "DDR"},
+        "n",
+        POD_REASON,
+    ),
+    (
+        "Exists",
+        {"affinity": required({"matchExpressions": [expr("GPU", "Exists")]})},
+        {"GPU": "NVIDIA-GRID-K1"},
+        "n",
+        None,
+    ),
+    (
+        "DoesNotExist on present",
+        {"affinity": required({"matchExpressions": [expr("GPU", "DoesNotExist")]})},
+        {"GPU": "x"},
+        "n",
+        POD_REASON,
+    ),
+    (
+        "AND within a term",
+        {"affinity": required({"matchExpressions": [expr("foo", "In", "bar"), expr("a", "Exists")]})},
+        {"foo": "bar"},
+        "n",
+        POD_REASON,
+    ),
+    (
+        "OR across terms",
+        {
+            "affinity": required(
+                {"matchExpressions": [expr("foo", "In", "nope")]}, {"matchExpressions": [expr("diffkey", "In", "w")]}
+            )
+        },
+        {"diffkey": "w"},
+        "n",
+        None,
+    ),
     ("empty terms list matches nothing", {"affinity": required()}, {"foo": "bar"}, "n", POD_REASON),
     ("empty term matches nothing", {"affinity": required({})}, {"foo": "bar"}, "n", POD_REASON),
     ("empty matchExpressions", {"affinity": required({"matchExpressions": []})}, {}, "n", POD_REASON),
-    ("nodeSelector AND affinity", {"nodeSelector": {"foo": "bar"},
-                                   "affinity": required({"matchExpressions": [expr("x", "Exists")]})},
-     {"x": "1"}, "n", POD_REASON),
-    ("matchFields name In", {"affinity": required({"matchFields": [name_field("In", "node1")]})},
-     {}, "node1", None),
-    ("matchFields name In other", {"affinity": required({"matchFields": [name_field("In", "node1")]})},
-     {}, "node2", POD_REASON),
-    ("matchFields NotIn", {"affinity": required({"matchFields": [name_field("NotIn", "node1")]})},
-     {}, "node2", None),
-    ("matchFields and labels ANDed",
-     {"affinity": required({"matchFields": [name_field("In", "node1")],
-                            "matchExpressions": [expr("foo", "In", "bar")]})},
-     {"foo": "baz"}, "node1", POD_REASON),
-    ("matchFields or labels across terms",
-     {"affinity": required({"matchFields": [name_field("In", "node1")]},
-                           {"matchExpressions": [expr("foo", "In", "bar")]})},
-     {"foo": "bar"}, "node2", None),
+    (
+        "nodeSelector AND affinity",
+        {"nodeSelector": {"foo": "bar"}, "affinity": required({"matchExpressions": [expr("x", "Exists")]})},
+        {"x": "1"},
+        "n",
+        POD_REASON,
+    ),
+    ("matchFields name In", {"affinity": required({"matchFields": [name_field("In", "node1")]})}, {}, "node1", None),
+    (
+        "matchFields name In other",
+        {"affinity": required({"matchFields": [name_field("In", "node1")]})},
+        {},
+        "node2",
+        POD_REASON,
+    ),
+    ("matchFields NotIn", {"affinity": required({"matchFields": [name_field("NotIn", "node1")]})}, {}, "node2", None),
+    (
+        "matchFields and labels ANDed",
+        {
+            "affinity": required(
+                {"matchFields": [name_field("In", "node1")], "matchExpressions": [expr("foo", "In", "bar")]}
+            )
+        },
+        {"foo": "baz"},
+        "node1",
+        POD_REASON,
+    ),
+    (
+        "matchFields or labels across terms",
+        {
+            "affinity": required(
+                {"matchFields": [name_field("In", "node1")]}, {"matchExpressions": [expr("foo", "In", "bar")]}
+            )
+        },
+        {"foo": "bar"},
+        "node2",
+        None,
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "spec", "labels", "node_name", "want"), FILTER_CASES)
-def test_filter(name: str, spec: dict[str, Any], labels: dict[str, str], node_name: str,
-                want: str | None) -> None:
+def test_filter(name: str, spec: dict[str, Any], labels: dict[str, str], node_name: str, want: str | None) -> None:
     plugin = nodeaffinity.new(None, NO_HANDLE)
     pod = pod_with(spec)
     node = make_node(node_name, labels=labels)
@@ -140,9 +211,11 @@ def test_filter(name: str, spec: dict[str, Any], labels: dict[str, str], node_na
 
 ADDED = {
     "requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [expr("zone", "In", "foo")]}]},
+        "nodeSelectorTerms": [{"matchExpressions": [expr("zone", "In", "foo")]}]
+    },
     "preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 5, "preference": {"matchExpressions": [expr("foo", "In", "bar")]}}],
+        {"weight": 5, "preference": {"matchExpressions": [expr("foo", "In", "bar")]}}
+    ],
 }
 
 
@@ -155,8 +228,7 @@ ADDED = {
         ("both pass", {"nodeSelector": {"x": "y"}}, {"zone": "foo", "x": "y"}, None),
     ],
 )
-def test_filter_with_added_affinity(name: str, spec: dict[str, Any], labels: dict[str, str],
-                                    want: str | None) -> None:
+def test_filter_with_added_affinity(name: str, spec: dict[str, Any], labels: dict[str, str], want: str | None) -> None:
     plugin = nodeaffinity.new({"addedAffinity": ADDED}, NO_HANDLE)
     pod = pod_with(spec)
     state = CycleState()
@@ -177,28 +249,51 @@ def test_filter_with_added_affinity(name: str, spec: dict[str, Any], labels: dic
         ("empty nodeSelector map still filters", {"nodeSelector": {}}, None, None),
         ("nodeSelector", {"nodeSelector": {"a": "b"}}, None, None),
         ("labels only", {"affinity": required({"matchExpressions": [expr("a", "Exists")]})}, None, None),
-        ("one name", {"affinity": required({"matchFields": [name_field("In", "node1")]})},
-         PreFilterResult(frozenset({"node1"})), None),
-        ("names unioned across terms",
-         {"affinity": required({"matchFields": [name_field("In", "node1")]},
-                               {"matchFields": [name_field("In", "node2")]})},
-         PreFilterResult(frozenset({"node1", "node2"})), None),
-        ("a term without names lets all nodes in",
-         {"affinity": required({"matchFields": [name_field("In", "node1")]},
-                               {"matchExpressions": [expr("a", "Exists")]})}, None, None),
-        ("NotIn does not pin", {"affinity": required({"matchFields": [name_field("NotIn", "node1")]})},
-         None, None),
-        ("intersection within a term",
-         {"affinity": required({"matchFields": [name_field("In", "node1"), name_field("In", "node1")]})},
-         PreFilterResult(frozenset({"node1"})), None),
-        ("conflicting names in every term",
-         {"affinity": required({"matchFields": [name_field("In", "node1"), name_field("In", "node2")]})},
-         None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("pod affinity terms conflict",))),
+        (
+            "one name",
+            {"affinity": required({"matchFields": [name_field("In", "node1")]})},
+            PreFilterResult(frozenset({"node1"})),
+            None,
+        ),
+        (
+            "names unioned across terms",
+            {
+                "affinity": required(
+                    {"matchFields": [name_field("In", "node1")]}, {"matchFields": [name_field("In", "node2")]}
+                )
+            },
+            PreFilterResult(frozenset({"node1", "node2"})),
+            None,
+        ),
+        (
+            "a term without names lets all nodes in",
+            {
+                "affinity": required(
+                    {"matchFields": [name_field("In", "node1")]}, {"matchExpressions": [expr("a", "Exists")]}
+                )
+            },
+            None,
+            None,
+        ),
+        ("NotIn does not pin", {"affinity": required({"matchFields": [name_field("NotIn", "node1")]})}, None, None),
+        (
+            "intersection within a term",
+            {"affinity": required({"matchFields": [name_field("In", "node1"), name_field("In", "node1")]})},
+            PreFilterResult(frozenset({"node1"})),
+            None,
+        ),
+        (
+            "conflicting names in every term",
+            {"affinity": required({"matchFields": [name_field("In", "node1"), name_field("In", "node2")]})},
+            None,
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("pod affinity terms conflict",)),
+        ),
         ("no terms", {"affinity": required()}, None, None),
     ],
 )
-def test_pre_filter(name: str, spec: dict[str, Any], want_result: PreFilterResult | None,
-                    want_status: Status | None) -> None:
+def test_pre_filter(
+    name: str, spec: dict[str, Any], want_result: PreFilterResult | None, want_status: Status | None
+) -> None:
     plugin = nodeaffinity.new(None, NO_HANDLE)
     assert plugin.pre_filter(CycleState(), pod_with(spec)) == (want_result, want_status)
 
@@ -206,8 +301,9 @@ def test_pre_filter(name: str, spec: dict[str, Any], want_result: PreFilterResul
 def test_pre_filter_not_skipped_with_added_required() -> None:
     plugin = nodeaffinity.new({"addedAffinity": ADDED}, NO_HANDLE)
     assert plugin.pre_filter(CycleState(), pod_with({})) == (None, None)
-    only_preferred = {"preferredDuringSchedulingIgnoredDuringExecution":
-                      ADDED["preferredDuringSchedulingIgnoredDuringExecution"]}
+    only_preferred = {
+        "preferredDuringSchedulingIgnoredDuringExecution": ADDED["preferredDuringSchedulingIgnoredDuringExecution"]
+    }
     plugin = nodeaffinity.new({"addedAffinity": only_preferred}, NO_HANDLE)
     assert plugin.pre_filter(CycleState(), pod_with({})) == (None, Status(Code.SKIP))
 
@@ -221,30 +317,62 @@ NODE_LABELS = [
 PREF_3 = preferred(
     (2, {"matchExpressions": [expr("foo", "In", "bar")]}),
     (4, {"matchExpressions": [expr("key", "In", "value")]}),
-    (5, {"matchExpressions": [expr("foo", "In", "bar"), expr("key", "In", "value"),
-                              expr("az", "In", "az1")]}),
+    (5, {"matchExpressions": [expr("foo", "In", "bar"), expr("key", "In", "value"), expr("az", "In", "az1")]}),
 )
 
 
 @pytest.mark.parametrize(
     ("name", "spec", "args", "want_raw", "want"),
     [
-        ("all match one term", {"affinity": preferred((2, {"matchExpressions": [expr("foo", "In", "bar")]}))},
-         None, [2, 2, 2], [100, 100, 100]),
-        ("none match", {"affinity": preferred((2, {"matchExpressions": [expr("x", "In", "y")]}))},
-         None, [0, 0, 0], [0, 0, 0]),
+        (
+            "all match one term",
+            {"affinity": preferred((2, {"matchExpressions": [expr("foo", "In", "bar")]}))},
+            None,
+            [2, 2, 2],
+            [100, 100, 100],
+        ),
+        (
+            "none match",
+            {"affinity": preferred((2, {"matchExpressions": [expr("x", "In", "y")]}))},
+            None,
+            [0, 0, 0],
+            [0, 0, 0],
+        ),
         ("weights add up", {"affinity": PREF_3}, None, [2, 6, 11], [18, 54, 100]),
         ("empty preference ignored", {"affinity": preferred((7, {}))}, None, [0, 0, 0], [0, 0, 0]),
-        ("added preferred counts", {}, {"addedAffinity": {
-            "preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 5, "preference": {"matchExpressions": [expr("key", "Exists")]}}]}},
-         [0, 5, 5], [0, 100, 100]),
-        ("added plus pod", {"affinity": preferred((3, {"matchExpressions": [expr("az", "Exists")]}))},
-         {"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-             {"weight": 5, "preference": {"matchExpressions": [expr("key", "Exists")]}}]}},
-         [0, 5, 8], [0, 62, 100]),
-        ("matchFields preference", {"affinity": preferred((9, {"matchFields": [name_field("In", "n1")]}))},
-         None, [0, 9, 0], [0, 100, 0]),
+        (
+            "added preferred counts",
+            {},
+            {
+                "addedAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 5, "preference": {"matchExpressions": [expr("key", "Exists")]}}
+                    ]
+                }
+            },
+            [0, 5, 5],
+            [0, 100, 100],
+        ),
+        (
+            "added plus pod",
+            {"affinity": preferred((3, {"matchExpressions": [expr("az", "Exists")]}))},
+            {
+                "addedAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 5, "preference": {"matchExpressions": [expr("key", "Exists")]}}
+                    ]
+                }
+            },
+            [0, 5, 8],
+            [0, 62, 100],
+        ),
+        (
+            "matchFields preference",
+            {"affinity": preferred((9, {"matchFields": [name_field("In", "n1")]}))},
+            None,
+            [0, 9, 0],
+            [0, 100, 0],
+        ),
     ],
 )
 def test_score(name: str, spec: dict[str, Any], args: Any, want_raw: list[int], want: list[int]) -> None:
@@ -291,7 +419,8 @@ def test_protocols_and_events() -> None:
     assert plugin.pre_filter_extensions() is None
     # v1.30's registrations (v1.34's, with hints: test_nodeaffinity_hints.py)
     assert tuple(nodeaffinity.new(None, V130).events_to_register()) == (
-        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
+    )
 
 
 def test_factory_accepts_typed_args() -> None:
@@ -334,11 +463,12 @@ def _random_spec(rng: random.Random, names: list[str]) -> dict[str, Any]:
     node_affinity: dict[str, Any] = {}
     if rng.random() < 0.7:
         node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
-            "nodeSelectorTerms": [_random_term(rng, names) for _ in range(rng.randint(0, 3))]}
+            "nodeSelectorTerms": [_random_term(rng, names) for _ in range(rng.randint(0, 3))]
+        }
     if rng.random() < 0.7:
         node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {"weight": rng.randint(1, 100), "preference": _random_term(rng, names)}
-            for _ in range(rng.randint(0, 4))]
+            {"weight": rng.randint(1, 100), "preference": _random_term(rng, names)} for _ in range(rng.randint(0, 4))
+        ]
     if node_affinity:
         spec["affinity"] = {"nodeAffinity": node_affinity}
     return spec
@@ -388,8 +518,15 @@ def _factory(scenario: str) -> Any:
     return lambda _snapshot: nodeaffinity.new(args, NO_HANDLE)
 
 
-NA_SCENARIOS = ["na-added-affinity", "na-matchfields-nodename", "na-nodeselector", "na-preferred-weights",
-                "na-required-operators", "na-terms-or-vs-and", "smoke"]
+NA_SCENARIOS = [
+    "na-added-affinity",
+    "na-matchfields-nodename",
+    "na-nodeselector",
+    "na-preferred-weights",
+    "na-required-operators",
+    "na-terms-or-vs-and",
+    "smoke",
+]
 
 
 @pytest.mark.parametrize("scenario", NA_SCENARIOS)

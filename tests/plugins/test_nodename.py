@@ -41,7 +41,8 @@ def test_protocols_and_events() -> None:
     assert isinstance(plugin, BatchFilterPlugin)
     # v1.30's registrations (v1.34's: test_nodename_hints.py)
     assert tuple(nodename.new(None, V130).events_to_register()) == (
-        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
+    )
 
 
 def test_batch_equals_per_node() -> None:

@@ -23,9 +23,11 @@ REASON = "node(s) didn't have free ports for the requested pod ports"
 
 def port_pod(name: str, *ports: tuple[str, str, int], node_name: str = "") -> Any:
     """A pod whose one container asks for host ports given as (protocol, hostIP, hostPort)."""
-    container = {"name": "c", "image": "busybox",
-                 "ports": [{"containerPort": 80, "hostPort": p, "protocol": proto, "hostIP": ip}
-                           for proto, ip, p in ports]}
+    container = {
+        "name": "c",
+        "image": "busybox",
+        "ports": [{"containerPort": 80, "hostPort": p, "protocol": proto, "hostIP": ip} for proto, ip, p in ports],
+    }
     return make_pod(name, node_name=node_name, spec={"containers": [container]})
 
 
@@ -34,8 +36,12 @@ CASES = [
     ("same port other protocol", [("UDP", "127.0.0.1", 8080)], [("TCP", "127.0.0.1", 8080)], True),
     ("same port other ip", [("TCP", "127.0.0.1", 8080)], [("TCP", "127.0.0.2", 8080)], True),
     ("same ip, port, protocol", [("UDP", "127.0.0.1", 8080)], [("UDP", "127.0.0.1", 8080)], False),
-    ("second port conflicts", [("TCP", "127.0.0.1", 8001)],
-     [("UDP", "127.0.0.1", 8001), ("TCP", "127.0.0.1", 8001)], False),
+    (
+        "second port conflicts",
+        [("TCP", "127.0.0.1", 8001)],
+        [("UDP", "127.0.0.1", 8001), ("TCP", "127.0.0.1", 8001)],
+        False,
+    ),
     ("wanted 0.0.0.0 overlaps an ip", [("TCP", "127.0.0.1", 8001)], [("TCP", "0.0.0.0", 8001)], False),
     ("used 0.0.0.0 overlaps an ip", [("TCP", "0.0.0.0", 8001)], [("TCP", "127.0.0.1", 8001)], False),
     ("empty ip means all", [("TCP", "", 8001)], [("TCP", "10.0.0.1", 8001)], False),
@@ -44,8 +50,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("name", "used", "wanted", "fits"), CASES)
-def test_filter(name: str, used: list[tuple[str, str, int]], wanted: list[tuple[str, str, int]],
-                fits: bool) -> None:
+def test_filter(name: str, used: list[tuple[str, str, int]], wanted: list[tuple[str, str, int]], fits: bool) -> None:
     plugin = nodeports.new(None, NO_HANDLE)
     node = make_node("n")
     existing = [port_pod(f"e{i}", p, node_name="n") for i, p in enumerate(used)]
@@ -65,8 +70,7 @@ def test_filter(name: str, used: list[tuple[str, str, int]], wanted: list[tuple[
 def test_pre_filter_skips_pods_without_host_ports() -> None:
     plugin = nodeports.new(None, NO_HANDLE)
     container = {"name": "c", "image": "x", "ports": [{"containerPort": 80}]}
-    assert plugin.pre_filter(CycleState(), make_pod("p", spec={"containers": [container]})) == (
-        None, Status(Code.SKIP))
+    assert plugin.pre_filter(CycleState(), make_pod("p", spec={"containers": [container]})) == (None, Status(Code.SKIP))
     assert plugin.pre_filter(CycleState(), make_pod("q")) == (None, Status(Code.SKIP))
 
 
@@ -78,8 +82,12 @@ def test_plain_init_container_ports_are_ignored(rules: ResourceRules) -> None:
 
 
 def _sidecar_pod(name: str, rules: ResourceRules, node_name: str = "") -> Pod:
-    sidecar = {"name": "s", "image": "x", "restartPolicy": "Always",
-               "ports": [{"containerPort": 9000, "hostPort": 9000}]}
+    sidecar = {
+        "name": "s",
+        "image": "x",
+        "restartPolicy": "Always",
+        "ports": [{"containerPort": 9000, "hostPort": 9000}],
+    }
     return Pod.from_dict(pod_dict(name, node_name=node_name, spec={"initContainers": [sidecar]}), rules)
 
 
@@ -115,14 +123,19 @@ def test_protocols_and_events() -> None:
 
 def test_batch_equals_per_node_on_random_clusters() -> None:
     rng = random.Random(9)
-    choices = [("TCP", "", 80), ("TCP", "10.0.0.1", 80), ("UDP", "", 53), ("TCP", "10.0.0.2", 8080),
-               ("UDP", "10.0.0.1", 8080), ("TCP", "0.0.0.0", 443)]
+    choices = [
+        ("TCP", "", 80),
+        ("TCP", "10.0.0.1", 80),
+        ("UDP", "", 53),
+        ("TCP", "10.0.0.2", 8080),
+        ("UDP", "10.0.0.1", 8080),
+        ("TCP", "0.0.0.0", 443),
+    ]
     plugin = nodeports.NodePorts()
     for trial in range(40):
         nodes = [make_node(f"n{i}") for i in range(rng.randint(1, 20))]
         existing = [
-            port_pod(f"t{trial}-e{i}", *rng.sample(choices, rng.randint(1, 2)),
-                     node_name=rng.choice(nodes).name)
+            port_pod(f"t{trial}-e{i}", *rng.sample(choices, rng.randint(1, 2)), node_name=rng.choice(nodes).name)
             for i in range(rng.randint(0, 8))
         ]
         snap = make_snapshot(nodes, existing)

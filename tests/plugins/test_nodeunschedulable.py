@@ -24,19 +24,37 @@ REASON = "node(s) were unschedulable"
     [
         ("schedulable node", False, [], False),
         ("cordoned, no tolerations", True, [], True),
-        ("cordoned, tolerates the taint", True,
-         [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}], False),
+        (
+            "cordoned, tolerates the taint",
+            True,
+            [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}],
+            False,
+        ),
         ("cordoned, tolerates everything", True, [{"operator": "Exists"}], False),
-        ("cordoned, Exists on key with any effect", True,
-         [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}], False),
-        ("cordoned, wrong effect", True,
-         [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoExecute"}], True),
-        ("cordoned, Equal with empty value", True,
-         [{"key": "node.kubernetes.io/unschedulable", "operator": "Equal", "value": "",
-           "effect": "NoSchedule"}], False),
-        ("cordoned, Equal with a value", True,
-         [{"key": "node.kubernetes.io/unschedulable", "operator": "Equal", "value": "x",
-           "effect": "NoSchedule"}], True),
+        (
+            "cordoned, Exists on key with any effect",
+            True,
+            [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}],
+            False,
+        ),
+        (
+            "cordoned, wrong effect",
+            True,
+            [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoExecute"}],
+            True,
+        ),
+        (
+            "cordoned, Equal with empty value",
+            True,
+            [{"key": "node.kubernetes.io/unschedulable", "operator": "Equal", "value": "", "effect": "NoSchedule"}],
+            False,
+        ),
+        (
+            "cordoned, Equal with a value",
+            True,
+            [{"key": "node.kubernetes.io/unschedulable", "operator": "Equal", "value": "x", "effect": "NoSchedule"}],
+            True,
+        ),
     ],
 )
 def test_filter(name: str, unschedulable: bool, tolerations: list[dict[str, Any]], rejected: bool) -> None:
@@ -61,7 +79,8 @@ def test_protocols_and_events() -> None:
     assert isinstance(plugin, BatchFilterPlugin)
     # v1.30's registrations (v1.34's, with hints: test_nodeunschedulable_hints.py)
     assert tuple(nodeunschedulable.new(None, V130).events_to_register()) == (
-        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
+    )
 
 
 def test_batch_equals_per_node_on_random_clusters() -> None:
@@ -69,8 +88,9 @@ def test_batch_equals_per_node_on_random_clusters() -> None:
     plugin = nodeunschedulable.NodeUnschedulable()
     for trial in range(30):
         snap = make_snapshot(random_nodes(rng, rng.randint(1, 25)))
-        tolerations = rng.choice([[], [{"operator": "Exists"}],
-                                  [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]])
+        tolerations = rng.choice(
+            [[], [{"operator": "Exists"}], [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]]
+        )
         pod = make_pod(f"p{trial}", spec={"tolerations": tolerations})
         rows = np.array(sorted(rng.sample(range(len(snap)), rng.randint(1, len(snap)))))
         batch = plugin.filter_nodes(CycleState(), pod, snap, rows)

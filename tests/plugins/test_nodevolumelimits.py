@@ -33,8 +33,10 @@ DRIVER = "ebs.csi.aws.com"
 def csi_claims(*names: str, driver: str = DRIVER) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for n in names:
-        out += [pvc_dict(n, volume=f"pv-{n}", bound=True),
-                pv_dict(f"pv-{n}", source={"csi": {"driver": driver, "volumeHandle": f"h-{n}"}})]
+        out += [
+            pvc_dict(n, volume=f"pv-{n}", bound=True),
+            pv_dict(f"pv-{n}", source={"csi": {"driver": driver, "volumeHandle": f"h-{n}"}}),
+        ]
     return out
 
 
@@ -55,13 +57,15 @@ CSI_CASES = [
 
 @pytest.mark.parametrize("version", ["1.30", "1.34"])
 @pytest.mark.parametrize(("name", "existing", "new", "limits", "want"), CSI_CASES, ids=[c[0] for c in CSI_CASES])
-def test_csi_limits(name: str, existing: list[str], new: list[str], limits: dict[str, int | None],
-                    want: Status | None, version: str) -> None:
+def test_csi_limits(
+    name: str, existing: list[str], new: list[str], limits: dict[str, int | None], want: Status | None, version: str
+) -> None:
     node = make_node("n")
     existing_pods = [pod_with(f"e{i}", c, node="n") for i, c in enumerate(existing)]
     snap = make_snapshot([node], existing_pods)
     handle = Handle(snapshot=snap, features=feature_gates(version)).add(
-        *csi_claims(*{*existing, *new}), csinode_dict("n", drivers=limits))
+        *csi_claims(*{*existing, *new}), csinode_dict("n", drivers=limits)
+    )
     plugin = csi.new(None, as_handle(handle))
     pod = pod_with("p", *new)
     state = CycleState()
@@ -85,8 +89,7 @@ VA_CASES = [
     ("an attached volume no pod uses counts", [va_dict("va", pv="pv-x")], [], ["b"], 1, EXCEEDED),
     ("room for both", [va_dict("va", pv="pv-x")], [], ["b"], 2, None),
     ("a volume both attached and used counts once", [va_dict("va", pv="pv-a")], ["a"], ["b"], 2, None),
-    ("the new pod's own volume is not matched against attachments", [va_dict("va", pv="pv-b")], [], ["b"], 1,
-     EXCEEDED),
+    ("the new pod's own volume is not matched against attachments", [va_dict("va", pv="pv-b")], [], ["b"], 1, EXCEEDED),
     ("another node's attachment", [va_dict("va", pv="pv-x", node="other")], [], ["b"], 1, None),
     ("an inline volume spec", [va_dict("va")], [], ["b"], 1, None),
     ("a PV that is gone", [va_dict("va", pv="pv-gone")], [], ["b"], 1, None),
@@ -96,16 +99,27 @@ VA_CASES = [
 
 
 @pytest.mark.parametrize("version", ["1.30", "1.34"])
-@pytest.mark.parametrize(("name", "attachments", "existing", "new", "limit", "want"), VA_CASES,
-                         ids=[c[0] for c in VA_CASES])
-def test_volume_attachments_count_from_v1_34(name: str, attachments: list[dict[str, Any]], existing: list[str],
-                                             new: list[str], limit: int, want: Status | None, version: str) -> None:
-    snap = make_snapshot([make_node("n"), make_node("other")],
-                         [pod_with(f"e{i}", c, node="n") for i, c in enumerate(existing)])
+@pytest.mark.parametrize(
+    ("name", "attachments", "existing", "new", "limit", "want"), VA_CASES, ids=[c[0] for c in VA_CASES]
+)
+def test_volume_attachments_count_from_v1_34(
+    name: str,
+    attachments: list[dict[str, Any]],
+    existing: list[str],
+    new: list[str],
+    limit: int,
+    want: Status | None,
+    version: str,
+) -> None:
+    snap = make_snapshot(
+        [make_node("n"), make_node("other")], [pod_with(f"e{i}", c, node="n") for i, c in enumerate(existing)]
+    )
     handle = Handle(snapshot=snap, features=feature_gates(version)).add(
-        *csi_claims("a", "b", "x"), *csi_claims("o", driver="other.csi"),
+        *csi_claims("a", "b", "x"),
+        *csi_claims("o", driver="other.csi"),
         pv_dict("nfs", source={"nfs": {"server": "s", "path": "/"}}),
-        csinode_dict("n", drivers={DRIVER: limit, "other.csi": 1}))
+        csinode_dict("n", drivers={DRIVER: limit, "other.csi": 1}),
+    )
     for va in attachments:
         # An attachment applied after the first filter must be seen too (the plugin's caches follow).
         plugin = csi.new(None, as_handle(handle))
@@ -122,19 +136,24 @@ def px(vol: str) -> dict[str, Any]:
     return {"name": f"px-{vol}", "portworxVolume": {"volumeID": vol}}
 
 
-@pytest.mark.parametrize(("version", "annotated", "want"), [
-    # CSIMigrationPortworx is on in v1.34: portworx volumes count against pxd.portworx.com on nodes
-    # whose CSINode lists the plugin as migrated.
-    ("1.34", True, EXCEEDED),
-    ("1.34", False, None),
-    ("1.30", True, None),
-])
+@pytest.mark.parametrize(
+    ("version", "annotated", "want"),
+    [
+        # CSIMigrationPortworx is on in v1.34: portworx volumes count against pxd.portworx.com on nodes
+        # whose CSINode lists the plugin as migrated.
+        ("1.34", True, EXCEEDED),
+        ("1.34", False, None),
+        ("1.30", True, None),
+    ],
+)
 def test_portworx_volumes_count_where_migrated(version: str, annotated: bool, want: Status | None) -> None:
     existing = make_pod("e", node_name="n", spec={"volumes": [px("old")]})
     snap = make_snapshot([make_node("n")], [existing])
     handle = Handle(snapshot=snap, features=feature_gates(version)).add(
-        csinode_dict("n", drivers={"pxd.portworx.com": 1},
-                     migrated="kubernetes.io/portworx-volume" if annotated else ""))
+        csinode_dict(
+            "n", drivers={"pxd.portworx.com": 1}, migrated="kubernetes.io/portworx-volume" if annotated else ""
+        )
+    )
     plugin = csi.new(None, as_handle(handle))
     pod = make_pod("p", spec={"volumes": [px("new")]})
     assert plugin.pre_filter(CycleState(), pod) == (None, None)
@@ -147,11 +166,21 @@ def test_batch_equals_per_node_on_random_clusters(version: str) -> None:
     rng = random.Random(5)
     claims = [f"c{i}" for i in range(8)]
     for trial in range(30):
-        nodes = [make_node(f"n{i}", extra={csi_attach_limit_key(DRIVER): str(rng.randint(0, 3))}
-                           if rng.random() < 0.3 else None) for i in range(rng.randint(1, 8))]
-        pods = [pod_with(f"e{trial}-{k}", *rng.sample(claims, rng.randint(0, 3)), node=rng.choice(nodes).name,
-                         extra=[ebs(f"v{rng.randint(0, 4)}")] if rng.random() < 0.2 else None)
-                for k in range(rng.randint(0, 12))]
+        nodes = [
+            make_node(
+                f"n{i}", extra={csi_attach_limit_key(DRIVER): str(rng.randint(0, 3))} if rng.random() < 0.3 else None
+            )
+            for i in range(rng.randint(1, 8))
+        ]
+        pods = [
+            pod_with(
+                f"e{trial}-{k}",
+                *rng.sample(claims, rng.randint(0, 3)),
+                node=rng.choice(nodes).name,
+                extra=[ebs(f"v{rng.randint(0, 4)}")] if rng.random() < 0.2 else None,
+            )
+            for k in range(rng.randint(0, 12))
+        ]
         snap = make_snapshot(nodes, pods)
         handle = Handle(snapshot=snap, features=feature_gates(version)).add(*csi_claims(*claims))
         for node in nodes:
@@ -160,8 +189,9 @@ def test_batch_equals_per_node_on_random_clusters(version: str) -> None:
         for k in range(rng.randint(0, 6)):
             handle.add(va_dict(f"va{k}", pv=f"pv-{rng.choice(claims)}", node=rng.choice(nodes).name))
         plugin = csi.new(None, as_handle(handle))
-        pod = pod_with(f"p{trial}", *rng.sample(claims, rng.randint(1, 3)),
-                       extra=[ebs("v9")] if rng.random() < 0.3 else None)
+        pod = pod_with(
+            f"p{trial}", *rng.sample(claims, rng.randint(1, 3)), extra=[ebs("v9")] if rng.random() < 0.3 else None
+        )
         state = CycleState()
         batch = plugin.filter_nodes(state, pod, snap, rows(len(nodes)))
         for k, info in enumerate(snap.node_infos):
@@ -170,8 +200,9 @@ def test_batch_equals_per_node_on_random_clusters(version: str) -> None:
 
 def test_unbound_claim_counts_against_its_provisioner() -> None:
     snap = make_snapshot([make_node("n")], [pod_with("e", "a", node="n")])
-    handle = Handle(snapshot=snap).add(*csi_claims("a"), pvc_dict("u", sc="fast"), sc_dict("fast"),
-                                       csinode_dict("n", drivers={DRIVER: 1}))
+    handle = Handle(snapshot=snap).add(
+        *csi_claims("a"), pvc_dict("u", sc="fast"), sc_dict("fast"), csinode_dict("n", drivers={DRIVER: 1})
+    )
     plugin = csi.new(None, as_handle(handle))
     pod = pod_with("p", "u")
     assert plugin.filter(CycleState(), pod, snap.node_infos[0]) == EXCEEDED
@@ -181,8 +212,9 @@ def test_unbound_claim_counts_against_its_provisioner() -> None:
 @pytest.mark.parametrize(("has_csinode", "want"), [(True, EXCEEDED), (False, None)])
 def test_migrated_in_tree_volumes_count_as_csi(has_csinode: bool, want: Status | None) -> None:
     inline = {"name": "ebs", "awsElasticBlockStore": {"volumeID": "vol-new"}}
-    existing = make_pod("e", node_name="n", spec={"volumes": [
-        {"name": "ebs", "awsElasticBlockStore": {"volumeID": "vol-old"}}]})
+    existing = make_pod(
+        "e", node_name="n", spec={"volumes": [{"name": "ebs", "awsElasticBlockStore": {"volumeID": "vol-old"}}]}
+    )
     snap = make_snapshot([make_node("n")], [existing])
     handle = Handle(snapshot=snap)
     if has_csinode:
@@ -213,8 +245,9 @@ NON_CSI_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "attached", "new", "labels", "want"), NON_CSI_CASES,
-                         ids=[c[0] for c in NON_CSI_CASES])
+@pytest.mark.parametrize(
+    ("name", "attached", "new", "labels", "want"), NON_CSI_CASES, ids=[c[0] for c in NON_CSI_CASES]
+)
 def test_ebs_limits(name: str, attached: int, new: int, labels: dict[str, str], want: Status | None) -> None:
     alloc = labels.pop("alloc", None)
     node = make_node("n", labels=labels, extra={"attachable-volumes-aws-ebs": alloc} if alloc else None)
@@ -236,10 +269,13 @@ def test_in_tree_limits_step_aside_on_migrated_nodes() -> None:
     assert plugin.filter(CycleState(), pod, snap.node_infos[0]) is None
 
 
-@pytest.mark.parametrize(("factory", "source", "limit"), [
-    (non_csi.new_gce_pd, {"gcePersistentDisk": {"pdName": "x"}}, 16),
-    (non_csi.new_azure_disk, {"azureDisk": {"diskName": "x", "diskURI": "u"}}, 16),
-])
+@pytest.mark.parametrize(
+    ("factory", "source", "limit"),
+    [
+        (non_csi.new_gce_pd, {"gcePersistentDisk": {"pdName": "x"}}, 16),
+        (non_csi.new_azure_disk, {"azureDisk": {"diskName": "x", "diskURI": "u"}}, 16),
+    ],
+)
 def test_other_cloud_defaults(factory: Any, source: dict[str, Any], limit: int) -> None:
     key, body = next(iter(source.items()))
     id_field = next(iter(body))

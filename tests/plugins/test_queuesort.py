@@ -46,9 +46,7 @@ def test_less(name: str, a: Queued, b: Queued, want: bool) -> None:
 def test_sort_key_orders_like_less() -> None:
     plugin = queuesort.PrioritySort()
     rng = random.Random(3)
-    infos = [
-        queued(rng.choice([-3, 0, 0, 7, 100]), rng.choice([0, 1, 1.5, 2, 10]), f"p{i}") for i in range(60)
-    ]
+    infos = [queued(rng.choice([-3, 0, 0, 7, 100]), rng.choice([0, 1, 1.5, 2, 10]), f"p{i}") for i in range(60)]
     for a in infos:
         for b in infos:
             assert (plugin.sort_key(a) < plugin.sort_key(b)) == plugin.less(a, b)

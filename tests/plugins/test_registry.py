@@ -90,8 +90,9 @@ def test_bad_import_paths(path: str, match: str) -> None:
 
 
 def test_out_of_tree_plugin_from_config_runs_at_its_extension_points() -> None:
-    cfg = config_dict(profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]}},
-                                   {ref(LabelFilter): {"key": "zone"}}))
+    cfg = config_dict(
+        profile_with({"filter": {"enabled": [{"name": ref(LabelFilter)}]}}, {ref(LabelFilter): {"key": "zone"}})
+    )
     h = Harness(cfg, objects=[node_dict("n1"), node_dict("n2", labels={"zone": "yes"})])
     plugin = h.plugin(LabelFilter)
     assert plugin.args == {"key": "zone"}
@@ -107,8 +108,10 @@ def test_resolve_profile_drops_unbuilt_plugins(monkeypatch: pytest.MonkeyPatch) 
     reg = in_tree_registry()
     profile, warnings = resolve_profile(cfg.profiles[0], reg)
     assert "Unbuilt" not in profile.plugins.enabled_names()
-    assert warnings == ['profile "default-scheduler": plugin Unbuilt is not implemented in kubesched '
-                        'yet; it is left out of the effective plugin set']
+    assert warnings == [
+        'profile "default-scheduler": plugin Unbuilt is not implemented in kubesched '
+        "yet; it is left out of the effective plugin set"
+    ]
 
 
 @pytest.mark.parametrize(("version", "in_tree_limits"), [("1.30", True), ("1.34", False)])
@@ -153,20 +156,36 @@ def test_entry_point_plugins_are_registered_without_shadowing_in_tree(monkeypatc
 
 # -- misspelt plugin names: the field that names them, and the closest known name ----------------------
 
-@pytest.mark.parametrize(("plugins", "want"), [
-    pytest.param({"score": {"enabled": [{"name": "NodeName"}, {"name": "NodeResourceFit"}]}},
-                 'profiles[0].plugins.score.enabled[1].name: plugin "NodeResourceFit" does not exist '
-                 '(did you mean "NodeResourcesFit"?)', id="score"),
-    pytest.param({"multiPoint": {"enabled": [{"name": "nodeaffinity"}]}},
-                 'profiles[0].plugins.multiPoint.enabled[0].name: plugin "nodeaffinity" does not exist '
-                 '(did you mean "NodeAffinity"?)', id="case"),
-    pytest.param({"filter": {"enabled": [{"name": "Zzzzzz"}]}},
-                 'profiles[0].plugins.filter.enabled[0].name: plugin "Zzzzzz" does not exist', id="nothing-close"),
-    pytest.param({"filter": {"enabled": [{"name": "NodePort"}]}, "score": {"enabled": [{"name": "ImageLocalty"}]}},
-                 '[profiles[0].plugins.filter.enabled[0].name: plugin "NodePort" does not exist (did you mean '
-                 '"NodePorts"?), profiles[0].plugins.score.enabled[0].name: plugin "ImageLocalty" does not exist '
-                 '(did you mean "ImageLocality"?)]', id="every-one-in-file-order"),
-])
+
+@pytest.mark.parametrize(
+    ("plugins", "want"),
+    [
+        pytest.param(
+            {"score": {"enabled": [{"name": "NodeName"}, {"name": "NodeResourceFit"}]}},
+            'profiles[0].plugins.score.enabled[1].name: plugin "NodeResourceFit" does not exist '
+            '(did you mean "NodeResourcesFit"?)',
+            id="score",
+        ),
+        pytest.param(
+            {"multiPoint": {"enabled": [{"name": "nodeaffinity"}]}},
+            'profiles[0].plugins.multiPoint.enabled[0].name: plugin "nodeaffinity" does not exist '
+            '(did you mean "NodeAffinity"?)',
+            id="case",
+        ),
+        pytest.param(
+            {"filter": {"enabled": [{"name": "Zzzzzz"}]}},
+            'profiles[0].plugins.filter.enabled[0].name: plugin "Zzzzzz" does not exist',
+            id="nothing-close",
+        ),
+        pytest.param(
+            {"filter": {"enabled": [{"name": "NodePort"}]}, "score": {"enabled": [{"name": "ImageLocalty"}]}},
+            '[profiles[0].plugins.filter.enabled[0].name: plugin "NodePort" does not exist (did you mean '
+            '"NodePorts"?), profiles[0].plugins.score.enabled[0].name: plugin "ImageLocalty" does not exist '
+            '(did you mean "ImageLocality"?)]',
+            id="every-one-in-file-order",
+        ),
+    ],
+)
 def test_an_unknown_enabled_plugin_is_refused_at_its_field_with_a_hint(plugins: dict[str, Any], want: str) -> None:
     cfg = load_config(config_dict(profile_with(plugins)))
     with pytest.raises(PluginLoadError) as info:
@@ -177,21 +196,32 @@ def test_an_unknown_enabled_plugin_is_refused_at_its_field_with_a_hint(plugins: 
 def test_the_field_path_points_into_the_second_profile() -> None:
     misspelt = {"filter": {"enabled": [{"name": "TaintToleraton"}]}}
     cfg = load_config(config_dict({"schedulerName": "a"}, {"schedulerName": "b", "plugins": misspelt}))
-    with pytest.raises(PluginLoadError, match=r'^profiles\[1\]\.plugins\.filter\.enabled\[0\]\.name: .*'
-                                              r'did you mean "TaintToleration"'):
+    with pytest.raises(
+        PluginLoadError,
+        match=r"^profiles\[1\]\.plugins\.filter\.enabled\[0\]\.name: .*"
+        r'did you mean "TaintToleration"',
+    ):
         resolve_profile(cfg.profiles[1], in_tree_registry())
 
 
-@pytest.mark.parametrize(("profile", "want"), [
-    pytest.param(profile_with({"multiPoint": {"disabled": [{"name": "*"}, {"name": "nodeaffinity"}]}}),
-                 'profiles[0].plugins.multiPoint.disabled[1].name: plugin "nodeaffinity" does not exist; '
-                 'disabling it changes nothing (did you mean "NodeAffinity"?)', id="disabled"),
-    pytest.param(profile_with({}, {"NodeResourceFit": {"scoringStrategy": {"type": "MostAllocated"}}}),
-                 'profiles[0].pluginConfig[0].name: plugin "NodeResourceFit" does not exist; '
-                 'its args are not used (did you mean "NodeResourcesFit"?)', id="plugin-config"),
-])
-def test_names_kube_scheduler_lets_pass_unused_get_a_warning_with_the_hint(profile: dict[str, Any],
-                                                                          want: str) -> None:
+@pytest.mark.parametrize(
+    ("profile", "want"),
+    [
+        pytest.param(
+            profile_with({"multiPoint": {"disabled": [{"name": "*"}, {"name": "nodeaffinity"}]}}),
+            'profiles[0].plugins.multiPoint.disabled[1].name: plugin "nodeaffinity" does not exist; '
+            'disabling it changes nothing (did you mean "NodeAffinity"?)',
+            id="disabled",
+        ),
+        pytest.param(
+            profile_with({}, {"NodeResourceFit": {"scoringStrategy": {"type": "MostAllocated"}}}),
+            'profiles[0].pluginConfig[0].name: plugin "NodeResourceFit" does not exist; '
+            'its args are not used (did you mean "NodeResourcesFit"?)',
+            id="plugin-config",
+        ),
+    ],
+)
+def test_names_kube_scheduler_lets_pass_unused_get_a_warning_with_the_hint(profile: dict[str, Any], want: str) -> None:
     # kube-scheduler accepts these configurations, so kubesched runs them too, and says what it ignored.
     cfg = load_config(config_dict(profile))
     _, warnings = resolve_profile(cfg.profiles[0], in_tree_registry())
@@ -199,9 +229,17 @@ def test_names_kube_scheduler_lets_pass_unused_get_a_warning_with_the_hint(profi
 
 
 def test_args_and_disabling_of_known_or_enabled_plugins_get_no_warning() -> None:
-    cfg = load_config(config_dict(profile_with(
-        {"filter": {"enabled": [{"name": ref(LabelFilter)}]}, "score": {"disabled": [{"name": "ImageLocality"}]}},
-        {ref(LabelFilter): {"key": "zone"}, "DynamicResources": {}, "NodeResourcesFit": {}})))
+    cfg = load_config(
+        config_dict(
+            profile_with(
+                {
+                    "filter": {"enabled": [{"name": ref(LabelFilter)}]},
+                    "score": {"disabled": [{"name": "ImageLocality"}]},
+                },
+                {ref(LabelFilter): {"key": "zone"}, "DynamicResources": {}, "NodeResourcesFit": {}},
+            )
+        )
+    )
     _, warnings = resolve_profile(cfg.profiles[0], in_tree_registry())
     assert warnings == []
 
@@ -210,6 +248,9 @@ def test_profiles_built_in_code_are_named_by_scheduler_name() -> None:
     from kubesched.config.types import PluginRef, Plugins, PluginSet, Profile
 
     profile = Profile("mine", plugins=Plugins(filter=PluginSet(enabled=(PluginRef("NodeNme"),))))
-    with pytest.raises(PluginLoadError, match=r'^profiles\[mine\]: plugin "NodeNme" does not exist '
-                                              r'\(did you mean "NodeName"\?\)$'):
+    with pytest.raises(
+        PluginLoadError,
+        match=r'^profiles\[mine\]: plugin "NodeNme" does not exist '
+        r'\(did you mean "NodeName"\?\)$',
+    ):
         resolve_profile(profile, in_tree_registry())

@@ -15,10 +15,13 @@ def test_v134_registers_the_update_that_removes_the_last_gate() -> None:
     assert registrations(schedulinggates.new(None, V134)) == [(GATES_GONE, True)]
 
 
-@pytest.mark.parametrize(("name", "updated_uid", "want"), [
-    ("the gated pod's own gates are gone", "target", QUEUE),
-    ("another pod's gates are gone", "other", SKIP),
-])
+@pytest.mark.parametrize(
+    ("name", "updated_uid", "want"),
+    [
+        ("the gated pod's own gates are gone", "target", QUEUE),
+        ("another pod's gates are gone", "other", SKIP),
+    ],
+)
 def test_is_schedulable_after_gates_eliminated(name: str, updated_uid: str, want: object) -> None:
     target = pod("p", uid="target", spec={"schedulingGates": [{"name": "g"}]})
     updated = pod("q", uid=updated_uid)

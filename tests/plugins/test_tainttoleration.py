@@ -43,27 +43,41 @@ def tol(key: str = "", op: str = "Equal", value: str = "", effect: str = "") -> 
     ("name", "tolerations", "taints", "want"),
     [
         ("no taints", [], [], None),
-        ("untolerated NoSchedule", [], [taint("dedicated", "user1")],
-         "node(s) had untolerated taint {dedicated: user1}"),
-        ("tolerated by Equal", [tol("dedicated", "Equal", "user1", "NoSchedule")],
-         [taint("dedicated", "user1")], None),
-        ("wrong value", [tol("dedicated", "Equal", "user2", "NoSchedule")], [taint("dedicated", "user1")],
-         "node(s) had untolerated taint {dedicated: user1}"),
+        (
+            "untolerated NoSchedule",
+            [],
+            [taint("dedicated", "user1")],
+            "node(s) had untolerated taint {dedicated: user1}",
+        ),
+        ("tolerated by Equal", [tol("dedicated", "Equal", "user1", "NoSchedule")], [taint("dedicated", "user1")], None),
+        (
+            "wrong value",
+            [tol("dedicated", "Equal", "user2", "NoSchedule")],
+            [taint("dedicated", "user1")],
+            "node(s) had untolerated taint {dedicated: user1}",
+        ),
         ("Exists on the key", [tol("foo", "Exists", effect="NoSchedule")], [taint("foo", "bar")], None),
         ("Exists everything", [tol(op="Exists")], [taint("a", "1"), taint("b", "", "NoExecute")], None),
-        ("empty value shown empty", [], [taint("nvidia.com/gpu")],
-         "node(s) had untolerated taint {nvidia.com/gpu: }"),
+        ("empty value shown empty", [], [taint("nvidia.com/gpu")], "node(s) had untolerated taint {nvidia.com/gpu: }"),
         ("PreferNoSchedule is ignored", [], [taint("x", "1", "PreferNoSchedule")], None),
-        ("first untolerated taint reported", [tol("a", "Equal", "1")],
-         [taint("a", "1"), taint("b", "2", "NoExecute"), taint("c", "3")],
-         "node(s) had untolerated taint {b: 2}"),
-        ("effect mismatch", [tol("dedicated", "Equal", "ml", "NoExecute")], [taint("dedicated", "ml")],
-         "node(s) had untolerated taint {dedicated: ml}"),
+        (
+            "first untolerated taint reported",
+            [tol("a", "Equal", "1")],
+            [taint("a", "1"), taint("b", "2", "NoExecute"), taint("c", "3")],
+            "node(s) had untolerated taint {b: 2}",
+        ),
+        (
+            "effect mismatch",
+            [tol("dedicated", "Equal", "ml", "NoExecute")],
+            [taint("dedicated", "ml")],
+            "node(s) had untolerated taint {dedicated: ml}",
+        ),
     ],
 )
 @pytest.mark.parametrize("version", ["1.30", "1.34"])
-def test_filter(name: str, tolerations: list[dict[str, str]], taints: list[dict[str, str]],
-                want: str | None, version: str) -> None:
+def test_filter(
+    name: str, tolerations: list[dict[str, str]], taints: list[dict[str, str]], want: str | None, version: str
+) -> None:
     # v1.30 names the first untolerated taint; v1.34 says the same words for every taint.
     if want is not None and version == "1.34":
         want = tainttoleration.ERR_REASON_UNTOLERATED
@@ -88,8 +102,10 @@ def test_v1_34_nodes_with_different_taints_share_one_status() -> None:
     batch = plugin.filter_nodes(CycleState(), make_pod("p"), make_snapshot(nodes), np.arange(3))
     assert batch.status_index.tolist() == [0, 0, -1]
     assert [s.reasons for s in batch.statuses] == [(tainttoleration.ERR_REASON_UNTOLERATED,)]
-    assert tainttoleration.new(None, NO_HANDLE).filter(CycleState(), make_pod("p"), NodeInfo(nodes[0])) == \
-        batch.statuses[0]  # no handle: the default version, 1.34
+    assert (
+        tainttoleration.new(None, NO_HANDLE).filter(CycleState(), make_pod("p"), NodeInfo(nodes[0]))
+        == batch.statuses[0]
+    )  # no handle: the default version, 1.34
 
 
 @pytest.mark.parametrize(
@@ -98,20 +114,40 @@ def test_v1_34_nodes_with_different_taints_share_one_status() -> None:
         # Normalised reverse over the nodes: fewer intolerable PreferNoSchedule taints is better.
         ("all clean", [], [[], []], [100, 100]),
         ("one vs none", [], [[], [taint("x", "1", "PreferNoSchedule")]], [100, 0]),
-        ("zero, one, two", [], [[], [taint("x", "1", "PreferNoSchedule")],
-                               [taint("x", "1", "PreferNoSchedule"), taint("y", "1", "PreferNoSchedule")]],
-         [100, 50, 0]),
-        ("tolerated with PreferNoSchedule effect", [tol("x", "Equal", "1", "PreferNoSchedule")],
-         [[taint("x", "1", "PreferNoSchedule")], [taint("y", "1", "PreferNoSchedule")]], [100, 0]),
-        ("tolerated with empty effect", [tol("x", "Exists")],
-         [[taint("x", "1", "PreferNoSchedule")], [taint("y", "1", "PreferNoSchedule")]], [100, 0]),
-        ("NoSchedule toleration does not count", [tol("x", "Exists", effect="NoSchedule")],
-         [[taint("x", "1", "PreferNoSchedule")], []], [0, 100]),
+        (
+            "zero, one, two",
+            [],
+            [
+                [],
+                [taint("x", "1", "PreferNoSchedule")],
+                [taint("x", "1", "PreferNoSchedule"), taint("y", "1", "PreferNoSchedule")],
+            ],
+            [100, 50, 0],
+        ),
+        (
+            "tolerated with PreferNoSchedule effect",
+            [tol("x", "Equal", "1", "PreferNoSchedule")],
+            [[taint("x", "1", "PreferNoSchedule")], [taint("y", "1", "PreferNoSchedule")]],
+            [100, 0],
+        ),
+        (
+            "tolerated with empty effect",
+            [tol("x", "Exists")],
+            [[taint("x", "1", "PreferNoSchedule")], [taint("y", "1", "PreferNoSchedule")]],
+            [100, 0],
+        ),
+        (
+            "NoSchedule toleration does not count",
+            [tol("x", "Exists", effect="NoSchedule")],
+            [[taint("x", "1", "PreferNoSchedule")], []],
+            [0, 100],
+        ),
         ("hard taints are not scored", [], [[taint("x", "1")], []], [100, 100]),
     ],
 )
-def test_score(name: str, tolerations: list[dict[str, str]], node_taints: list[list[dict[str, str]]],
-               want: list[int]) -> None:
+def test_score(
+    name: str, tolerations: list[dict[str, str]], node_taints: list[list[dict[str, str]]], want: list[int]
+) -> None:
     plugin = tainttoleration.new(None, NO_HANDLE)
     pod = make_pod("p", spec={"tolerations": tolerations})
     snap = make_snapshot([make_node(f"n{i}", taints=t) for i, t in enumerate(node_taints)])
@@ -140,14 +176,18 @@ def test_protocols_and_events() -> None:
     assert isinstance(plugin, PreScorePlugin)
     # v1.30's registrations (v1.34's, with hints: test_tainttoleration_hints.py)
     assert tuple(tainttoleration.new(None, V130).events_to_register()) == (
-        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),)
+        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
+    )
 
 
 def test_batch_equals_per_node_on_random_clusters() -> None:
     rng = random.Random(11)
     tol_choices: list[dict[str, Any]] = [
-        tol("dedicated", "Equal", "ml", "NoSchedule"), tol("gpu", "Exists"), tol("spot", "Exists"),
-        tol("old", "Exists", effect="PreferNoSchedule"), tol("evict", "Equal", "1", "NoExecute"),
+        tol("dedicated", "Equal", "ml", "NoSchedule"),
+        tol("gpu", "Exists"),
+        tol("spot", "Exists"),
+        tol("old", "Exists", effect="PreferNoSchedule"),
+        tol("evict", "Equal", "1", "NoExecute"),
         tol(op="Exists", effect="PreferNoSchedule"),
     ]
     for trial in range(40):
@@ -171,8 +211,16 @@ def test_batch_equals_per_node_on_random_clusters() -> None:
 
 
 @pytest.mark.parametrize("version", ["1.30", "1.34"])
-@pytest.mark.parametrize("scenario", ["taint-noschedule-operators", "taint-prefer-noschedule-score", "smoke",
-                                      "node-unschedulable", "msg-taint-untolerated"])
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        "taint-noschedule-operators",
+        "taint-prefer-noschedule-score",
+        "smoke",
+        "node-unschedulable",
+        "msg-taint-untolerated",
+    ],
+)
 def test_conformance_filter(scenario: str, version: str) -> None:
     if not scenario_available(scenario, version):
         pytest.skip(f"no recording of {scenario} by v{version}")

@@ -22,26 +22,33 @@ def test_v134_registers_node_adds_and_taints_and_the_pods_tolerations() -> None:
     assert registrations(tainttoleration.new(None, V134)) == [(NODE_EVENT, True), (TOLERATION_EVENT, True)]
 
 
-@pytest.mark.parametrize(("name", "pod_spec", "old", "new", "want"), [
-    ("a node without hard taints is added", {}, None, [SOFT], QUEUE),
-    ("a node with an untolerated taint is added", {}, None, [GPU], SKIP),
-    ("a node with a tolerated taint is added", TOLERATES_GPU, None, [GPU], QUEUE),
-    ("the untolerated taint is removed", {}, [GPU], [], QUEUE),
-    ("an untolerated NoExecute taint stays", {}, [GPU_EXEC], [GPU_EXEC, SOFT], SKIP),
-    ("a tolerated node stays tolerated", TOLERATES_GPU, [GPU], [], SKIP),
-    ("an untolerated taint is added", {}, [], [GPU], SKIP),
-])
-def test_is_schedulable_after_node_change(name: str, pod_spec: dict[str, Any], old: list[Any] | None,
-                                          new: list[Any], want: object) -> None:
+@pytest.mark.parametrize(
+    ("name", "pod_spec", "old", "new", "want"),
+    [
+        ("a node without hard taints is added", {}, None, [SOFT], QUEUE),
+        ("a node with an untolerated taint is added", {}, None, [GPU], SKIP),
+        ("a node with a tolerated taint is added", TOLERATES_GPU, None, [GPU], QUEUE),
+        ("the untolerated taint is removed", {}, [GPU], [], QUEUE),
+        ("an untolerated NoExecute taint stays", {}, [GPU_EXEC], [GPU_EXEC, SOFT], SKIP),
+        ("a tolerated node stays tolerated", TOLERATES_GPU, [GPU], [], SKIP),
+        ("an untolerated taint is added", {}, [], [GPU], SKIP),
+    ],
+)
+def test_is_schedulable_after_node_change(
+    name: str, pod_spec: dict[str, Any], old: list[Any] | None, new: list[Any], want: object
+) -> None:
     hint = hint_for(tainttoleration.new(None, V134), NODE_EVENT)
     old_node = None if old is None else node("n", taints=old)
     assert hint(pod("p", spec=pod_spec), old_node, node("n", taints=new)) is want
 
 
-@pytest.mark.parametrize(("name", "same_pod", "want"), [
-    ("the rejected pod got a toleration", True, QUEUE),
-    ("another pod got a toleration", False, SKIP),
-])
+@pytest.mark.parametrize(
+    ("name", "same_pod", "want"),
+    [
+        ("the rejected pod got a toleration", True, QUEUE),
+        ("another pod got a toleration", False, SKIP),
+    ],
+)
 def test_is_schedulable_after_pod_toleration_change(name: str, same_pod: bool, want: object) -> None:
     target = pod("p", uid="target")
     updated = pod("p", uid="target" if same_pod else "other", spec=TOLERATES_GPU)

@@ -41,27 +41,45 @@ def test_registrations_per_version() -> None:
 TOPOLOGY = [{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}]
 
 
-@pytest.mark.parametrize(("name", "old", "new", "want"), [
-    ("a class is created", None, {"metadata": {"name": "sc"}}, QUEUE),
-    ("its allowed topologies changed", {"metadata": {"name": "sc"}},
-     {"metadata": {"name": "sc"}, "allowedTopologies": TOPOLOGY}, QUEUE),
-    ("something else changed", {"metadata": {"name": "sc"}, "allowedTopologies": TOPOLOGY},
-     {"metadata": {"name": "sc", "labels": {"x": "y"}}, "allowedTopologies": TOPOLOGY}, SKIP),
-])
+@pytest.mark.parametrize(
+    ("name", "old", "new", "want"),
+    [
+        ("a class is created", None, {"metadata": {"name": "sc"}}, QUEUE),
+        (
+            "its allowed topologies changed",
+            {"metadata": {"name": "sc"}},
+            {"metadata": {"name": "sc"}, "allowedTopologies": TOPOLOGY},
+            QUEUE,
+        ),
+        (
+            "something else changed",
+            {"metadata": {"name": "sc"}, "allowedTopologies": TOPOLOGY},
+            {"metadata": {"name": "sc", "labels": {"x": "y"}}, "allowedTopologies": TOPOLOGY},
+            SKIP,
+        ),
+    ],
+)
 def test_storage_class_change(name: str, old: Any, new: Any, want: object) -> None:
     assert hints.is_schedulable_after_storage_class_change(pod(), old, new) is want
 
 
-CLAIMS = {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
-                      {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]}
+CLAIMS = {
+    "volumes": [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+        {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+    ]
+}
 
 
-@pytest.mark.parametrize(("name", "namespace", "claim", "want"), [
-    ("a claim the pod names", "default", "data", QUEUE),
-    ("the pod's ephemeral claim", "default", "p-scratch", QUEUE),
-    ("an unrelated claim", "default", "other", SKIP),
-    ("another namespace", "team", "data", SKIP),
-])
+@pytest.mark.parametrize(
+    ("name", "namespace", "claim", "want"),
+    [
+        ("a claim the pod names", "default", "data", QUEUE),
+        ("the pod's ephemeral claim", "default", "p-scratch", QUEUE),
+        ("an unrelated claim", "default", "other", SKIP),
+        ("another namespace", "team", "data", SKIP),
+    ],
+)
 def test_pvc_change(name: str, namespace: str, claim: str, want: object) -> None:
     obj = {"metadata": {"namespace": namespace, "name": claim}}
     assert hints.is_schedulable_after_pvc_change(pod("p", spec=CLAIMS), None, obj) is want
@@ -72,11 +90,14 @@ def _csi_node(migrated: str | None) -> dict[str, Any]:
     return {"metadata": {"name": "n", "annotations": annotations}}
 
 
-@pytest.mark.parametrize(("name", "old", "new", "want"), [
-    ("a CSINode is created", None, _csi_node(None), QUEUE),
-    ("its migrated plugins changed", _csi_node(None), _csi_node("kubernetes.io/aws-ebs"), QUEUE),
-    ("nothing relevant changed", _csi_node("a"), _csi_node("a"), SKIP),
-])
+@pytest.mark.parametrize(
+    ("name", "old", "new", "want"),
+    [
+        ("a CSINode is created", None, _csi_node(None), QUEUE),
+        ("its migrated plugins changed", _csi_node(None), _csi_node("kubernetes.io/aws-ebs"), QUEUE),
+        ("nothing relevant changed", _csi_node("a"), _csi_node("a"), SKIP),
+    ],
+)
 def test_csi_node_change(name: str, old: Any, new: Any, want: object) -> None:
     assert hints.is_schedulable_after_csi_node_change(pod(), old, new) is want
 
@@ -89,14 +110,18 @@ def _driver(capacity: bool | None) -> dict[str, Any]:
 INLINE = {"volumes": [{"name": "v", "csi": {"driver": "csi.example.com"}}]}
 
 
-@pytest.mark.parametrize(("name", "pod_spec", "old", "new", "want"), [
-    ("capacity tracking turned off for the pod's driver", INLINE, True, False, QUEUE),
-    ("capacity tracking unset for the pod's driver", INLINE, True, None, QUEUE),
-    ("capacity tracking turned on", INLINE, False, True, SKIP),
-    ("the pod has no inline volume of that driver", {}, True, False, SKIP),
-])
-def test_csi_driver_change(name: str, pod_spec: dict[str, Any], old: bool | None, new: bool | None,
-                           want: object) -> None:
+@pytest.mark.parametrize(
+    ("name", "pod_spec", "old", "new", "want"),
+    [
+        ("capacity tracking turned off for the pod's driver", INLINE, True, False, QUEUE),
+        ("capacity tracking unset for the pod's driver", INLINE, True, None, QUEUE),
+        ("capacity tracking turned on", INLINE, False, True, SKIP),
+        ("the pod has no inline volume of that driver", {}, True, False, SKIP),
+    ],
+)
+def test_csi_driver_change(
+    name: str, pod_spec: dict[str, Any], old: bool | None, new: bool | None, want: object
+) -> None:
     assert hints.is_schedulable_after_csi_driver_change(pod("p", spec=pod_spec), _driver(old), _driver(new)) is want
 
 
@@ -109,14 +134,17 @@ def _capacity(capacity: str | None = None, maximum: str | None = None) -> dict[s
     return obj
 
 
-@pytest.mark.parametrize(("name", "old", "new", "want"), [
-    ("capacity is published", None, _capacity("1Gi"), QUEUE),
-    ("capacity grew", _capacity("1Gi"), _capacity("2Gi"), QUEUE),
-    ("capacity shrank", _capacity("2Gi"), _capacity("1Gi"), SKIP),
-    ("a maximum volume size appears above the capacity", _capacity("1Gi"), _capacity("1Gi", "2Gi"), QUEUE),
-    ("the maximum volume size rules over a grown capacity", _capacity("1Gi", "5Gi"), _capacity("9Gi", "5Gi"), SKIP),
-    ("a limit appears", _capacity(), _capacity("1Gi"), QUEUE),
-    ("no limit at all", _capacity(), _capacity(), SKIP),
-])
+@pytest.mark.parametrize(
+    ("name", "old", "new", "want"),
+    [
+        ("capacity is published", None, _capacity("1Gi"), QUEUE),
+        ("capacity grew", _capacity("1Gi"), _capacity("2Gi"), QUEUE),
+        ("capacity shrank", _capacity("2Gi"), _capacity("1Gi"), SKIP),
+        ("a maximum volume size appears above the capacity", _capacity("1Gi"), _capacity("1Gi", "2Gi"), QUEUE),
+        ("the maximum volume size rules over a grown capacity", _capacity("1Gi", "5Gi"), _capacity("9Gi", "5Gi"), SKIP),
+        ("a limit appears", _capacity(), _capacity("1Gi"), QUEUE),
+        ("no limit at all", _capacity(), _capacity(), SKIP),
+    ],
+)
 def test_csi_storage_capacity_change(name: str, old: Any, new: Any, want: object) -> None:
     assert hints.is_schedulable_after_csi_storage_capacity_change(pod(), old, new) is want

@@ -16,8 +16,10 @@ from tests.plugins.storage import Handle, batch_status, claim_volume, pvc_dict, 
 DISK = Status(Code.UNSCHEDULABLE, (vr.ERR_REASON_DISK_CONFLICT,))
 RWOP = "rwop"
 #: The ReadWriteOncePod conflict by version: v1.34 reworded it.
-RWOP_BY_VERSION = {"1.30": Status(Code.UNSCHEDULABLE, (vr.ERR_REASON_RWOP_CONFLICT,)),
-                   "1.34": Status(Code.UNSCHEDULABLE, (vr.ERR_REASON_RWOP_IN_USE,))}
+RWOP_BY_VERSION = {
+    "1.30": Status(Code.UNSCHEDULABLE, (vr.ERR_REASON_RWOP_CONFLICT,)),
+    "1.34": Status(Code.UNSCHEDULABLE, (vr.ERR_REASON_RWOP_IN_USE,)),
+}
 
 
 def gce(pd: str, ro: bool = False) -> dict[str, Any]:
@@ -53,8 +55,9 @@ DISK_CASES = [
 
 
 @pytest.mark.parametrize(("name", "existing", "wanted", "want"), DISK_CASES, ids=[c[0] for c in DISK_CASES])
-def test_disk_conflicts(name: str, existing: dict[str, Any] | None, wanted: dict[str, Any],
-                        want: Status | None) -> None:
+def test_disk_conflicts(
+    name: str, existing: dict[str, Any] | None, wanted: dict[str, Any], want: Status | None
+) -> None:
     node = make_node("n")
     pods = [make_pod("e", node_name="n", spec={"volumes": [existing]})] if existing else []
     snap = make_snapshot([node], pods)
@@ -81,7 +84,8 @@ def test_read_write_once_pod(name: str, modes: list[str], used: bool, expect: st
     pods = [make_pod("user", node_name="n1", spec={"volumes": [claim_volume("c")]})] if used else []
     snap = make_snapshot(nodes, pods)
     handle = Handle(snapshot=snap, features=feature_gates(version)).add(
-        pvc_dict("c", modes=modes, volume="pv", bound=True))
+        pvc_dict("c", modes=modes, volume="pv", bound=True)
+    )
     plugin = vr.new(None, as_handle(handle))
     pod = make_pod("p", spec={"volumes": [claim_volume("c")]})
     state = CycleState()

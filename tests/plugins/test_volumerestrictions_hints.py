@@ -26,31 +26,43 @@ CLAIM = {"persistentVolumeClaim": {"claimName": "data"}}
 
 def test_registrations_per_version() -> None:
     assert registrations(volumerestrictions.new(None, V134)) == [
-        (POD_DELETE, True), (ClusterEvent(qevents.NODE, ActionType.ADD), False), (PVC_ADD, True)]
+        (POD_DELETE, True),
+        (ClusterEvent(qevents.NODE, ActionType.ADD), False),
+        (PVC_ADD, True),
+    ]
     assert [e for e, _ in registrations(volumerestrictions.new(None, V130))] == [
-        POD_DELETE, ClusterEvent(qevents.NODE, ActionType.ADD),
-        ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE)]
+        POD_DELETE,
+        ClusterEvent(qevents.NODE, ActionType.ADD),
+        ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+    ]
 
 
-@pytest.mark.parametrize(("name", "target", "deleted", "namespace", "want"), [
-    ("the deleted pod held the same disk", DISK, DISK, "default", QUEUE),
-    ("both mount the disk read-only", DISK_RO, DISK_RO, "default", SKIP),
-    ("another namespace", DISK, DISK, "other", SKIP),
-    ("the deleted pod used the same claim", CLAIM, CLAIM, "default", QUEUE),
-    ("nothing in common", CLAIM, DISK, "default", SKIP),
-])
-def test_is_schedulable_after_pod_deleted(name: str, target: dict[str, Any], deleted: dict[str, Any],
-                                          namespace: str, want: object) -> None:
+@pytest.mark.parametrize(
+    ("name", "target", "deleted", "namespace", "want"),
+    [
+        ("the deleted pod held the same disk", DISK, DISK, "default", QUEUE),
+        ("both mount the disk read-only", DISK_RO, DISK_RO, "default", SKIP),
+        ("another namespace", DISK, DISK, "other", SKIP),
+        ("the deleted pod used the same claim", CLAIM, CLAIM, "default", QUEUE),
+        ("nothing in common", CLAIM, DISK, "default", SKIP),
+    ],
+)
+def test_is_schedulable_after_pod_deleted(
+    name: str, target: dict[str, Any], deleted: dict[str, Any], namespace: str, want: object
+) -> None:
     hint = hint_for(volumerestrictions.new(None, V134), POD_DELETE)
     gone = pod("q", namespace=namespace, node_name="n", spec=_volumes(deleted))
     assert hint(pod("p", spec=_volumes(target)), gone, None) is want
 
 
-@pytest.mark.parametrize(("name", "claim_ns", "claim_name", "want"), [
-    ("the pod's claim was created", "default", "data", QUEUE),
-    ("a claim of another name", "default", "other", SKIP),
-    ("the same name in another namespace", "other", "data", SKIP),
-])
+@pytest.mark.parametrize(
+    ("name", "claim_ns", "claim_name", "want"),
+    [
+        ("the pod's claim was created", "default", "data", QUEUE),
+        ("a claim of another name", "default", "other", SKIP),
+        ("the same name in another namespace", "other", "data", SKIP),
+    ],
+)
 def test_is_schedulable_after_pvc_added(name: str, claim_ns: str, claim_name: str, want: object) -> None:
     hint = hint_for(volumerestrictions.new(None, V134), PVC_ADD)
     claim = {"metadata": {"namespace": claim_ns, "name": claim_name}}

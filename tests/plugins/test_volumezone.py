@@ -34,8 +34,9 @@ CASES = [
 def test_filter(name: str, pv_labels: dict[str, str], node_labels: dict[str, str], want: Status | None) -> None:
     node = make_node("n", labels=node_labels)
     snap = make_snapshot([node])
-    handle = Handle(snapshot=snap).add(pv_dict("pv", labels=pv_labels, claim=("default", "c"), phase="Bound"),
-                                       pvc_dict("c", volume="pv", bound=True))
+    handle = Handle(snapshot=snap).add(
+        pv_dict("pv", labels=pv_labels, claim=("default", "c"), phase="Bound"), pvc_dict("c", volume="pv", bound=True)
+    )
     plugin = vz.new(None, as_handle(handle))
     pod = make_pod("p", spec={"volumes": [claim_volume("c")]})
     state = CycleState()
@@ -49,14 +50,26 @@ def test_filter(name: str, pv_labels: dict[str, str], node_labels: dict[str, str
 
 PRE_FILTER_CASES = [
     ("missing claim", [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ('persistentvolumeclaim "c" not found',))),
-    ("unbound, no class", [pvc_dict("c", sc="")],
-     Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("PersistentVolumeClaim had no pv name and storageClass name",))),
-    ("unbound, wait-for-first-consumer class is skipped", [pvc_dict("c", sc="wffc"), sc_dict("wffc")],
-     Status(Code.SKIP)),
-    ("unbound, immediate class", [pvc_dict("c", sc="imm"), sc_dict("imm", mode="Immediate")],
-     Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("PersistentVolume had no name",))),
-    ("bound to a missing pv", [pvc_dict("c", volume="gone", bound=True)],
-     Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ('persistentvolume "gone" not found',))),
+    (
+        "unbound, no class",
+        [pvc_dict("c", sc="")],
+        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("PersistentVolumeClaim had no pv name and storageClass name",)),
+    ),
+    (
+        "unbound, wait-for-first-consumer class is skipped",
+        [pvc_dict("c", sc="wffc"), sc_dict("wffc")],
+        Status(Code.SKIP),
+    ),
+    (
+        "unbound, immediate class",
+        [pvc_dict("c", sc="imm"), sc_dict("imm", mode="Immediate")],
+        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("PersistentVolume had no name",)),
+    ),
+    (
+        "bound to a missing pv",
+        [pvc_dict("c", volume="gone", bound=True)],
+        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ('persistentvolume "gone" not found',)),
+    ),
     ("pv without topology labels", [pvc_dict("c", volume="pv", bound=True), pv_dict("pv")], Status(Code.SKIP)),
 ]
 

@@ -31,11 +31,14 @@ def test_registrations_per_version() -> None:
     assert (ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD), False) in registrations(_plugin("1.30"))
 
 
-@pytest.mark.parametrize(("name", "mode", "want"), [
-    ("a class binding on first consumer", "WaitForFirstConsumer", QUEUE),
-    ("an Immediate class", "Immediate", SKIP),
-    ("no mode", None, SKIP),
-])
+@pytest.mark.parametrize(
+    ("name", "mode", "want"),
+    [
+        ("a class binding on first consumer", "WaitForFirstConsumer", QUEUE),
+        ("an Immediate class", "Immediate", SKIP),
+        ("no mode", None, SKIP),
+    ],
+)
 def test_storage_class_added(name: str, mode: str | None, want: object) -> None:
     sc: dict[str, Any] = {"metadata": {"name": "sc"}}
     if mode is not None:
@@ -43,28 +46,36 @@ def test_storage_class_added(name: str, mode: str | None, want: object) -> None:
     assert volumezone.is_schedulable_after_storage_class_added(pod(), None, sc) is want
 
 
-@pytest.mark.parametrize(("name", "namespace", "claim", "want"), [
-    ("a claim the pod uses", "default", "data", QUEUE),
-    ("another claim", "default", "other", SKIP),
-    ("another namespace", "team", "data", SKIP),
-])
+@pytest.mark.parametrize(
+    ("name", "namespace", "claim", "want"),
+    [
+        ("a claim the pod uses", "default", "data", QUEUE),
+        ("another claim", "default", "other", SKIP),
+        ("another namespace", "team", "data", SKIP),
+    ],
+)
 def test_pvc_change(name: str, namespace: str, claim: str, want: object) -> None:
     target = pod("p", spec={"volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]})
-    assert volumezone.is_schedulable_after_pvc_change(target, None,
-                                                       {"metadata": {"namespace": namespace, "name": claim}}) is want
+    assert (
+        volumezone.is_schedulable_after_pvc_change(target, None, {"metadata": {"namespace": namespace, "name": claim}})
+        is want
+    )
 
 
 def _pv(labels: dict[str, str]) -> dict[str, Any]:
     return {"metadata": {"name": "pv", "labels": labels}}
 
 
-@pytest.mark.parametrize(("name", "old", "new", "want"), [
-    ("a volume is created", None, _pv({}), QUEUE),
-    ("its zone changed", _pv({ZONE: "a"}), _pv({ZONE: "b"}), QUEUE),
-    ("a zone label appeared", _pv({}), _pv({ZONE: "a"}), QUEUE),
-    ("an unrelated label changed", _pv({ZONE: "a"}), _pv({ZONE: "a", "x": "y"}), SKIP),
-    ("the same zones written in another order", _pv({ZONE: "a__b"}), _pv({ZONE: "b__a"}), SKIP),
-])
+@pytest.mark.parametrize(
+    ("name", "old", "new", "want"),
+    [
+        ("a volume is created", None, _pv({}), QUEUE),
+        ("its zone changed", _pv({ZONE: "a"}), _pv({ZONE: "b"}), QUEUE),
+        ("a zone label appeared", _pv({}), _pv({ZONE: "a"}), QUEUE),
+        ("an unrelated label changed", _pv({ZONE: "a"}), _pv({ZONE: "a", "x": "y"}), SKIP),
+        ("the same zones written in another order", _pv({ZONE: "a__b"}), _pv({ZONE: "b__a"}), SKIP),
+    ],
+)
 def test_pv_change(name: str, old: Any, new: Any, want: object) -> None:
     assert volumezone.is_schedulable_after_pv_change(pod(), old, new) is want
 

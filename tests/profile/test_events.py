@@ -60,8 +60,12 @@ def test_a_closed_gate_silences_pod_events_but_not_the_schedulers_own() -> None:
     cluster = Events()
     events = recorder(cluster, gate=lambda: False)
     events.pod_event(Pod.from_dict(pod_dict("p")), "Normal", "Scheduled", "ok")
-    events.event({"kind": "PodGroup", "metadata": {"namespace": "team", "name": "g", "uid": "g1"}},
-                 "Warning", "Timeout", "gang timed out")
+    events.event(
+        {"kind": "PodGroup", "metadata": {"namespace": "team", "name": "g", "uid": "g1"}},
+        "Warning",
+        "Timeout",
+        "gang timed out",
+    )
     [event] = cluster.written
     assert event["involvedObject"] == {"kind": "PodGroup", "namespace": "team", "name": "g", "uid": "g1"}
     assert event["reportingController"] == "kubesched"

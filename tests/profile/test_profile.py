@@ -39,9 +39,16 @@ def build(config: dict[str, Any] | None = None, plugins: Any = None, version: st
     clock = VirtualClock(T0)
     cluster = EmbeddedCluster(clock=clock.now)
     snapshot = Snapshot()
-    options = FrameworkOptions(cluster=cluster, clock=clock, snapshot=lambda: snapshot, listers=Listers(),
-                               extenders=[], event_recorder=ClusterEventRecorder(cluster, clock),
-                               pod_lister=lambda namespace, labels: [], extra_handle={})
+    options = FrameworkOptions(
+        cluster=cluster,
+        clock=clock,
+        snapshot=lambda: snapshot,
+        listers=Listers(),
+        extenders=[],
+        event_recorder=ClusterEventRecorder(cluster, clock),
+        pod_lister=lambda namespace, labels: [],
+        extra_handle={},
+    )
     return new_map(load_config(config or dict(API), features=feature_gates(version)), options, plugins)
 
 
@@ -65,15 +72,19 @@ def test_plugins_left_out_are_warned_about(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(registry, "NOT_YET_BUILT", frozenset({names.TAINT_TOLERATION}))
     plugins = {k: v for k, v in registry.in_tree_registry().items() if k != names.TAINT_TOLERATION}
     profiles = build(plugins=plugins)
-    assert profiles.warnings == [f'profile "default-scheduler": plugin {names.TAINT_TOLERATION} is not '
-                                 "implemented in kubesched yet; it is left out of the effective plugin set"]
+    assert profiles.warnings == [
+        f'profile "default-scheduler": plugin {names.TAINT_TOLERATION} is not '
+        "implemented in kubesched yet; it is left out of the effective plugin set"
+    ]
     assert names.TAINT_TOLERATION not in profiles.frameworks["default-scheduler"].plugins
 
 
 def test_extenders_ignored_resources_become_node_resources_fit_args() -> None:
-    ext = {"urlPrefix": "http://127.0.0.1:1", "filterVerb": "filter",
-           "managedResources": [{"name": "example.com/licence", "ignoredByScheduler": True},
-                                {"name": "example.com/kept"}]}
+    ext = {
+        "urlPrefix": "http://127.0.0.1:1",
+        "filterVerb": "filter",
+        "managedResources": [{"name": "example.com/licence", "ignoredByScheduler": True}, {"name": "example.com/kept"}],
+    }
     profiles = build(dict(API, extenders=[ext]))
     fit = profiles.frameworks["default-scheduler"].plugins[names.NODE_RESOURCES_FIT]
     assert isinstance(fit, NodeResourcesFit)
@@ -93,8 +104,11 @@ def test_ignored_resources_replace_the_configured_ones() -> None:
 def test_cluster_event_maps_name_the_plugins_that_registered_each_event() -> None:
     maps = build(two_profiles()).cluster_event_maps()
     assert set(maps) == {"default-scheduler", "calm"}
-    node_adds = {e: plugins for e, plugins in maps["default-scheduler"].items()
-                 if e.resource == "Node" and qevents.NodeAdd.action in e.action}
+    node_adds = {
+        e: plugins
+        for e, plugins in maps["default-scheduler"].items()
+        if e.resource == "Node" and qevents.NodeAdd.action in e.action
+    }
     assert any(names.NODE_RESOURCES_FIT in plugins for plugins in node_adds.values())
 
 
@@ -110,8 +124,12 @@ def test_the_queue_sort_offers_its_sort_key_and_pre_enqueue_plugins_come_per_pro
 
 
 def test_kinds_plugins_register_beyond_the_watched_ones() -> None:
-    coscheduling = profile_with({"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-                                 "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}})
+    coscheduling = profile_with(
+        {
+            "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+            "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+        }
+    )
     watched = ("Node", "Pod", *LISTED_KINDS)
     # v1.34's NodeVolumeLimits hears VolumeAttachment deletions, DynamicResources its claims, slices and
     # device classes (kinds the scheduler may not list).
@@ -174,8 +192,10 @@ def test_instrumented_frameworks_time_into_their_profile() -> None:
     profiles = build(two_profiles())
     metrics = SchedulerMetrics()
     profiles.instrument(metrics)
-    assert {name: fwk.metrics.profile for name, fwk in profiles.frameworks.items()  # type: ignore[union-attr]
-            } == {"default-scheduler": "default-scheduler", "calm": "calm"}
+    assert {
+        name: fwk.metrics.profile  # type: ignore[union-attr]
+        for name, fwk in profiles.frameworks.items()
+    } == {"default-scheduler": "default-scheduler", "calm": "calm"}
 
 
 def test_queueing_hint_maps_per_profile_hold_the_plugins_that_can_reject() -> None:
@@ -183,8 +203,10 @@ def test_queueing_hint_maps_per_profile_hold_the_plugins_that_can_reject() -> No
     from kubesched.queue.hints import unrolled_wildcard_events
     from tests.fakeplugins import RejectAllFilter, ref
 
-    cfg = config_dict(dict(profile_with({"filter": {"enabled": [{"name": ref(RejectAllFilter)}]}}),
-                           schedulerName="wild"), dict(profile_with({}), schedulerName="calm"))
+    cfg = config_dict(
+        dict(profile_with({"filter": {"enabled": [{"name": ref(RejectAllFilter)}]}}), schedulerName="wild"),
+        dict(profile_with({}), schedulerName="calm"),
+    )
     maps = build(cfg).queueing_hint_maps(True, extenders=True)
     assert set(maps) == {"wild", "calm"}
     plugins = {f.plugin_name for fns in maps["calm"].values() for f in fns}

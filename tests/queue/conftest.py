@@ -34,16 +34,32 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-def mkpod(name: str, *, priority: int = 0, nominated: str = "", gates: Iterable[str] = (),
-          labels: Mapping[str, str] | None = None, namespace: str = "default", node_name: str = "",
-          spec: Mapping[str, Any] | None = None, scheduler: str = "default-scheduler",
-          uid: str | None = None) -> Pod:
+def mkpod(
+    name: str,
+    *,
+    priority: int = 0,
+    nominated: str = "",
+    gates: Iterable[str] = (),
+    labels: Mapping[str, str] | None = None,
+    namespace: str = "default",
+    node_name: str = "",
+    spec: Mapping[str, Any] | None = None,
+    scheduler: str = "default-scheduler",
+    uid: str | None = None,
+) -> Pod:
     body: dict[str, Any] = dict(spec or {})
     if gates:
         body["schedulingGates"] = [{"name": g} for g in gates]
     body["schedulerName"] = scheduler
-    raw = pod_dict(name, priority=priority, labels=labels, namespace=namespace, node_name=node_name,
-                   spec=body, uid=uid or f"uid-{namespace}-{name}")
+    raw = pod_dict(
+        name,
+        priority=priority,
+        labels=labels,
+        namespace=namespace,
+        node_name=node_name,
+        spec=body,
+        uid=uid or f"uid-{namespace}-{name}",
+    )
     if nominated:
         raw["status"]["nominatedNodeName"] = nominated
     return Pod.from_dict(raw)

@@ -36,11 +36,13 @@ def test_build_cluster_event_map() -> None:
     node_add = ClusterEvent("Node", ActionType.ADD)
     node_add_taint = ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT)
     pod_delete = ClusterEvent("Pod", ActionType.DELETE)
-    got = ev.build_cluster_event_map([
-        Ext("Fit", (node_add, pod_delete)),
-        Ext("Taint", (node_add_taint,)),
-        Ext("Gates", ()),
-    ])
+    got = ev.build_cluster_event_map(
+        [
+            Ext("Fit", (node_add, pod_delete)),
+            Ext("Taint", (node_add_taint,)),
+            Ext("Gates", ()),
+        ]
+    )
     assert got == {
         node_add: {"Fit"},
         pod_delete: {"Fit"},
@@ -54,25 +56,47 @@ def test_build_cluster_event_map() -> None:
 A = ActionType
 
 
-@pytest.mark.parametrize(("name", "registered", "incoming", "want"), [
-    ("same resource and action", ClusterEvent("Node", A.ADD), ClusterEvent("Node", A.ADD), True),
-    ("a specific update matches a registered generic update", ClusterEvent("Node", A.UPDATE),
-     ClusterEvent("Node", A.UPDATE_NODE_LABEL), True),
-    ("a generic update does not match a registered specific one", ClusterEvent("Node", A.UPDATE_NODE_LABEL),
-     ClusterEvent("Node", A.UPDATE), False),
-    ("a generic update matches All", ClusterEvent("Pod", A.ALL), ClusterEvent("AssignedPod", A.UPDATE), True),
-    ("a generic update does not match Add|UpdatePodLabel|Delete", ClusterEvent("Pod", A.ADD | A.UPDATE_POD_LABEL
-                                                                              | A.DELETE),
-     ClusterEvent("AssignedPod", A.UPDATE), False),
-    ("Pod matches an assigned pod", ClusterEvent("Pod", A.DELETE), ev.EventAssignedPodDelete, True),
-    ("Pod matches an unschedulable pod", ClusterEvent("Pod", A.UPDATE_POD_TOLERATION),
-     ClusterEvent("UnschedulablePod", A.UPDATE_POD_TOLERATION), True),
-    ("no shared action", ClusterEvent("Pod", A.DELETE), ev.EventAssignedPodAdd, False),
-    ("another resource", ClusterEvent("Node", A.ALL), ev.EventAssignedPodAdd, False),
-    ("a registered wildcard matches anything", ClusterEvent("*", A.ALL), ev.EventNodeDelete, True),
-    ("an incoming wildcard matches only a registered one", ClusterEvent("Node", A.ALL), ev.UnschedulableTimeout,
-     False),
-])
+@pytest.mark.parametrize(
+    ("name", "registered", "incoming", "want"),
+    [
+        ("same resource and action", ClusterEvent("Node", A.ADD), ClusterEvent("Node", A.ADD), True),
+        (
+            "a specific update matches a registered generic update",
+            ClusterEvent("Node", A.UPDATE),
+            ClusterEvent("Node", A.UPDATE_NODE_LABEL),
+            True,
+        ),
+        (
+            "a generic update does not match a registered specific one",
+            ClusterEvent("Node", A.UPDATE_NODE_LABEL),
+            ClusterEvent("Node", A.UPDATE),
+            False,
+        ),
+        ("a generic update matches All", ClusterEvent("Pod", A.ALL), ClusterEvent("AssignedPod", A.UPDATE), True),
+        (
+            "a generic update does not match Add|UpdatePodLabel|Delete",
+            ClusterEvent("Pod", A.ADD | A.UPDATE_POD_LABEL | A.DELETE),
+            ClusterEvent("AssignedPod", A.UPDATE),
+            False,
+        ),
+        ("Pod matches an assigned pod", ClusterEvent("Pod", A.DELETE), ev.EventAssignedPodDelete, True),
+        (
+            "Pod matches an unschedulable pod",
+            ClusterEvent("Pod", A.UPDATE_POD_TOLERATION),
+            ClusterEvent("UnschedulablePod", A.UPDATE_POD_TOLERATION),
+            True,
+        ),
+        ("no shared action", ClusterEvent("Pod", A.DELETE), ev.EventAssignedPodAdd, False),
+        ("another resource", ClusterEvent("Node", A.ALL), ev.EventAssignedPodAdd, False),
+        ("a registered wildcard matches anything", ClusterEvent("*", A.ALL), ev.EventNodeDelete, True),
+        (
+            "an incoming wildcard matches only a registered one",
+            ClusterEvent("Node", A.ALL),
+            ev.UnschedulableTimeout,
+            False,
+        ),
+    ],
+)
 def test_match_cluster_events(name: str, registered: ClusterEvent, incoming: ClusterEvent, want: bool) -> None:
     assert ev.match_cluster_events(registered, incoming) is want
 
@@ -84,7 +108,10 @@ def test_v130_matching_ignores_the_width_of_the_update() -> None:
 
 def test_v134_labels_are_resource_and_action() -> None:
     assert [e.event_label for e in (ev.EventAssignedPodAdd, ev.EventUnscheduledPodUpdate, ev.EventNodeDelete)] == [
-        "AssignedPodAdd", "UnschedulablePodUpdate", "NodeDelete"]
+        "AssignedPodAdd",
+        "UnschedulablePodUpdate",
+        "NodeDelete",
+    ]
     assert ClusterEvent("Node", A.UPDATE_NODE_LABEL).event_label == "NodeUpdateNodeLabel"
     assert ev.EventForceActivate.event_label == "ForceActivate" and ev.EventForceActivate.is_wildcard()
     assert ev.watch_event("StorageClass", "ADDED") == ClusterEvent("storage.k8s.io/StorageClass", A.ADD)
@@ -102,19 +129,34 @@ def _pod(**spec: Any) -> Pod:
 TOL = [{"key": "k", "operator": "Exists"}]
 
 
-@pytest.mark.parametrize(("name", "old", "new", "want"), [
-    ("labels", _pod(), _pod(labels={"app": "db"}), [A.UPDATE_POD_LABEL]),
-    ("a smaller request", _pod(cpu="2"), _pod(cpu="1"), [A.UPDATE_POD_SCALE_DOWN]),
-    ("a larger request", _pod(cpu="1"), _pod(cpu="2"), [A.UPDATE]),
-    ("the last gate removed", _pod(schedulingGates=[{"name": "g"}]), _pod(),
-     [A.UPDATE_POD_SCHEDULING_GATES_ELIMINATED]),
-    ("one gate of two removed", _pod(schedulingGates=[{"name": "g"}, {"name": "h"}]),
-     _pod(schedulingGates=[{"name": "g"}]), [A.UPDATE]),
-    ("a toleration added", _pod(), _pod(tolerations=TOL), [A.UPDATE_POD_TOLERATION]),
-    ("labels and tolerations, in that order", _pod(), _pod(labels={}, tolerations=TOL),
-     [A.UPDATE_POD_LABEL, A.UPDATE_POD_TOLERATION]),
-    ("nothing the scheduler reads", _pod(), _pod(), [A.UPDATE]),
-])
+@pytest.mark.parametrize(
+    ("name", "old", "new", "want"),
+    [
+        ("labels", _pod(), _pod(labels={"app": "db"}), [A.UPDATE_POD_LABEL]),
+        ("a smaller request", _pod(cpu="2"), _pod(cpu="1"), [A.UPDATE_POD_SCALE_DOWN]),
+        ("a larger request", _pod(cpu="1"), _pod(cpu="2"), [A.UPDATE]),
+        (
+            "the last gate removed",
+            _pod(schedulingGates=[{"name": "g"}]),
+            _pod(),
+            [A.UPDATE_POD_SCHEDULING_GATES_ELIMINATED],
+        ),
+        (
+            "one gate of two removed",
+            _pod(schedulingGates=[{"name": "g"}, {"name": "h"}]),
+            _pod(schedulingGates=[{"name": "g"}]),
+            [A.UPDATE],
+        ),
+        ("a toleration added", _pod(), _pod(tolerations=TOL), [A.UPDATE_POD_TOLERATION]),
+        (
+            "labels and tolerations, in that order",
+            _pod(),
+            _pod(labels={}, tolerations=TOL),
+            [A.UPDATE_POD_LABEL, A.UPDATE_POD_TOLERATION],
+        ),
+        ("nothing the scheduler reads", _pod(), _pod(), [A.UPDATE]),
+    ],
+)
 def test_pod_scheduling_properties_change(name: str, old: Pod, new: Pod, want: list[ActionType]) -> None:
     events = ev.pod_scheduling_properties_change(new, old)
     assert [e.action for e in events] == want
@@ -140,17 +182,27 @@ def _node(**kw: Any) -> Node:
 READY = [{"type": "Ready", "status": "True", "lastHeartbeatTime": "t1"}]
 
 
-@pytest.mark.parametrize(("name", "old", "new", "want"), [
-    ("uncordoned", _node(unschedulable=True), _node(), [A.UPDATE_NODE_TAINT]),
-    ("cordoned", _node(), _node(unschedulable=True), []),
-    ("allocatable", _node(cpu="4"), _node(cpu="8"), [A.UPDATE_NODE_ALLOCATABLE]),
-    ("labels and taints, in that order", _node(),
-     _node(labels={"a": "b"}, taints=[{"key": "k", "effect": "NoSchedule"}]),
-     [A.UPDATE_NODE_LABEL, A.UPDATE_NODE_TAINT]),
-    ("a condition's status", _node(conditions=READY), _node(conditions=[{**READY[0], "status": "False"}]),
-     [A.UPDATE_NODE_CONDITION]),
-    ("only a heartbeat", _node(conditions=READY), _node(conditions=[{**READY[0], "lastHeartbeatTime": "t2"}]), []),
-    ("annotations", _node(), _node(annotations={"a": "b"}), [A.UPDATE_NODE_ANNOTATION]),
-])
+@pytest.mark.parametrize(
+    ("name", "old", "new", "want"),
+    [
+        ("uncordoned", _node(unschedulable=True), _node(), [A.UPDATE_NODE_TAINT]),
+        ("cordoned", _node(), _node(unschedulable=True), []),
+        ("allocatable", _node(cpu="4"), _node(cpu="8"), [A.UPDATE_NODE_ALLOCATABLE]),
+        (
+            "labels and taints, in that order",
+            _node(),
+            _node(labels={"a": "b"}, taints=[{"key": "k", "effect": "NoSchedule"}]),
+            [A.UPDATE_NODE_LABEL, A.UPDATE_NODE_TAINT],
+        ),
+        (
+            "a condition's status",
+            _node(conditions=READY),
+            _node(conditions=[{**READY[0], "status": "False"}]),
+            [A.UPDATE_NODE_CONDITION],
+        ),
+        ("only a heartbeat", _node(conditions=READY), _node(conditions=[{**READY[0], "lastHeartbeatTime": "t2"}]), []),
+        ("annotations", _node(), _node(annotations={"a": "b"}), [A.UPDATE_NODE_ANNOTATION]),
+    ],
+)
 def test_node_scheduling_properties_change(name: str, old: Node, new: Node, want: list[ActionType]) -> None:
     assert [e.action for e in ev.node_scheduling_properties_change(new, old)] == want

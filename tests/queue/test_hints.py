@@ -44,11 +44,14 @@ def _garbage(pod: Pod, old: Any, new: Any) -> Any:
 
 
 def test_the_hint_map_defaults_missing_hints_and_adds_taint_updates_to_node_adds() -> None:
-    hint_map = build_queueing_hint_map([
-        ("Fit", [ClusterEventWithHint(NODE_ADD, _skip), POD_DELETE]),
-        ("Taint", [ClusterEventWithHint(ClusterEvent("Node", A.ADD | A.UPDATE_NODE_TAINT), _skip)]),
-        ("Gates", []),
-    ], hints_enabled=True)
+    hint_map = build_queueing_hint_map(
+        [
+            ("Fit", [ClusterEventWithHint(NODE_ADD, _skip), POD_DELETE]),
+            ("Taint", [ClusterEventWithHint(ClusterEvent("Node", A.ADD | A.UPDATE_NODE_TAINT), _skip)]),
+            ("Gates", []),
+        ],
+        hints_enabled=True,
+    )
     assert hint_map == {
         NODE_ADD: [QueueingHintFunction("Fit", _skip)],
         POD_DELETE: [QueueingHintFunction("Fit")],
@@ -70,38 +73,78 @@ def _qpi(*unschedulable: str, pending: tuple[str, ...] = (), pod: Pod | None = N
     return qpi
 
 
-HINTS = {"default-scheduler": {
-    NODE_ADD: [QueueingHintFunction("Skipper", _skip), QueueingHintFunction("Queuer", _queue)],
-    POD_DELETE: [QueueingHintFunction("Broken", _raises), QueueingHintFunction("Garbage", _garbage)],
-    ClusterEvent("Node", A.UPDATE): [QueueingHintFunction("Wide")],
-}}
+HINTS = {
+    "default-scheduler": {
+        NODE_ADD: [QueueingHintFunction("Skipper", _skip), QueueingHintFunction("Queuer", _queue)],
+        POD_DELETE: [QueueingHintFunction("Broken", _raises), QueueingHintFunction("Garbage", _garbage)],
+        ClusterEvent("Node", A.UPDATE): [QueueingHintFunction("Wide")],
+    }
+}
 OTHER_POD = mkpod("other")
 
 
-@pytest.mark.parametrize(("name", "qpi", "event", "new_obj", "want"), [
-    ("no plugin to blame: any event", _qpi(), NODE_ADD, None, Strategy.AFTER_BACKOFF),
-    ("a wildcard event", _qpi("Skipper"), ev.UnschedulableTimeout, None, Strategy.AFTER_BACKOFF),
-    ("a wildcard aimed at another pod", _qpi("Skipper"), ev.EventForceActivate, OTHER_POD, Strategy.SKIP),
-    ("a wildcard aimed at this pod", _qpi("Skipper", pod=OTHER_POD), ev.EventForceActivate, OTHER_POD,
-     Strategy.AFTER_BACKOFF),
-    ("a wildcard carrying something else than a pod", _qpi("Skipper"), ev.EventForceActivate, {"kind": "Node"},
-     Strategy.SKIP),
-    ("its plugin's hint says skip", _qpi("Skipper"), NODE_ADD, None, Strategy.SKIP),
-    ("its plugin's hint says queue", _qpi("Queuer"), NODE_ADD, None, Strategy.AFTER_BACKOFF),
-    ("queue from a plugin that answered Pending: at once", _qpi(pending=("Queuer",)), NODE_ADD, None,
-     Strategy.IMMEDIATELY),
-    ("queue from a rejecting plugin while another is pending", _qpi("Queuer", pending=("Skipper",)), NODE_ADD, None,
-     Strategy.AFTER_BACKOFF),
-    ("a plugin that did not reject the pod is not asked", _qpi("Nobody"), NODE_ADD, None, Strategy.SKIP),
-    ("a hint that raises counts as queue", _qpi("Broken"), POD_DELETE, None, Strategy.AFTER_BACKOFF),
-    ("a hint that answers nonsense counts as queue", _qpi("Garbage"), POD_DELETE, None, Strategy.AFTER_BACKOFF),
-    ("a generic update wakes a generic registration", _qpi("Wide"), ClusterEvent("Node", A.UPDATE), None,
-     Strategy.AFTER_BACKOFF),
-    ("a specific update wakes a generic registration", _qpi("Wide"), ClusterEvent("Node", A.UPDATE_NODE_LABEL), None,
-     Strategy.AFTER_BACKOFF),
-    ("a profile the queue does not know", _qpi("Skipper", pod=mkpod("x", scheduler="other")), NODE_ADD, None,
-     Strategy.AFTER_BACKOFF),
-])
+@pytest.mark.parametrize(
+    ("name", "qpi", "event", "new_obj", "want"),
+    [
+        ("no plugin to blame: any event", _qpi(), NODE_ADD, None, Strategy.AFTER_BACKOFF),
+        ("a wildcard event", _qpi("Skipper"), ev.UnschedulableTimeout, None, Strategy.AFTER_BACKOFF),
+        ("a wildcard aimed at another pod", _qpi("Skipper"), ev.EventForceActivate, OTHER_POD, Strategy.SKIP),
+        (
+            "a wildcard aimed at this pod",
+            _qpi("Skipper", pod=OTHER_POD),
+            ev.EventForceActivate,
+            OTHER_POD,
+            Strategy.AFTER_BACKOFF,
+        ),
+        (
+            "a wildcard carrying something else than a pod",
+            _qpi("Skipper"),
+            ev.EventForceActivate,
+            {"kind": "Node"},
+            Strategy.SKIP,
+        ),
+        ("its plugin's hint says skip", _qpi("Skipper"), NODE_ADD, None, Strategy.SKIP),
+        ("its plugin's hint says queue", _qpi("Queuer"), NODE_ADD, None, Strategy.AFTER_BACKOFF),
+        (
+            "queue from a plugin that answered Pending: at once",
+            _qpi(pending=("Queuer",)),
+            NODE_ADD,
+            None,
+            Strategy.IMMEDIATELY,
+        ),
+        (
+            "queue from a rejecting plugin while another is pending",
+            _qpi("Queuer", pending=("Skipper",)),
+            NODE_ADD,
+            None,
+            Strategy.AFTER_BACKOFF,
+        ),
+        ("a plugin that did not reject the pod is not asked", _qpi("Nobody"), NODE_ADD, None, Strategy.SKIP),
+        ("a hint that raises counts as queue", _qpi("Broken"), POD_DELETE, None, Strategy.AFTER_BACKOFF),
+        ("a hint that answers nonsense counts as queue", _qpi("Garbage"), POD_DELETE, None, Strategy.AFTER_BACKOFF),
+        (
+            "a generic update wakes a generic registration",
+            _qpi("Wide"),
+            ClusterEvent("Node", A.UPDATE),
+            None,
+            Strategy.AFTER_BACKOFF,
+        ),
+        (
+            "a specific update wakes a generic registration",
+            _qpi("Wide"),
+            ClusterEvent("Node", A.UPDATE_NODE_LABEL),
+            None,
+            Strategy.AFTER_BACKOFF,
+        ),
+        (
+            "a profile the queue does not know",
+            _qpi("Skipper", pod=mkpod("x", scheduler="other")),
+            NODE_ADD,
+            None,
+            Strategy.AFTER_BACKOFF,
+        ),
+    ],
+)
 def test_worth_requeuing(name: str, qpi: QueuedPodInfo, event: ClusterEvent, new_obj: Any, want: Strategy) -> None:
     hints = QueueingHints(HINTS, v134_matching=True, on_error=lambda *a: None)
     assert hints.worth_requeuing(qpi, event, None, new_obj) is want
@@ -114,8 +157,9 @@ def test_v130_matching_treats_a_targeted_wildcard_as_any_wildcard() -> None:
 
 def test_errors_are_reported_with_plugin_and_event() -> None:
     seen: list[tuple[str, str]] = []
-    hints = QueueingHints(HINTS, v134_matching=True, on_error=lambda err, plugin, event, qpi: seen.append(
-        (plugin, str(err))))
+    hints = QueueingHints(
+        HINTS, v134_matching=True, on_error=lambda err, plugin, event, qpi: seen.append((plugin, str(err)))
+    )
     hints.worth_requeuing(_qpi("Broken"), POD_DELETE, mkpod("gone"), None)
     assert seen == [("Broken", "broken hint")]
 
@@ -130,6 +174,7 @@ def test_interest_in_an_event() -> None:
 
 def test_per_pod_computes_once_per_pod_object() -> None:
     calls: list[str] = []
+
     def upper(pod: Pod) -> str:
         calls.append(pod.name)
         return pod.name.upper()

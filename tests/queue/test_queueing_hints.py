@@ -195,7 +195,8 @@ def test_gates_lifted_by_the_update_their_plugin_registered(clock: FakeClock) ->
     assert q.queue_of(gated.uid) == GATED
     info = q.get_pod(gated.uid)
     assert info is not None and info.gating_plugin_events == (
-        ClusterEvent("Pod", A.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),)
+        ClusterEvent("Pod", A.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
+    )
     q.move_all_to_active_or_backoff_queue(ev.UnschedulableTimeout)  # wildcards never reach gated pods
     clock.step(minutes=10)
     q.flush_unschedulable_pods_leftover()
@@ -301,8 +302,11 @@ def test_pre_enqueue_runs_when_a_pod_enters_backoffq(clock: FakeClock) -> None:
 def test_the_gating_plugin_is_asked_first_again(clock: FakeClock) -> None:
     first, second = Gate("First"), Gate("Second")
     first.closed = False
-    q = make_queue(clock, pre_enqueue={"default-scheduler": [first, second]},
-                   queueing_hint_map_per_profile={"default-scheduler": {NODE_LABEL: [QueueingHintFunction("Second")]}})
+    q = make_queue(
+        clock,
+        pre_enqueue={"default-scheduler": [first, second]},
+        queueing_hint_map_per_profile={"default-scheduler": {NODE_LABEL: [QueueingHintFunction("Second")]}},
+    )
     pod = mkpod("p")
     q.add(pod)
     assert q.get_pod(pod.uid).gating_plugin == "Second"  # type: ignore[union-attr]
@@ -319,9 +323,13 @@ def test_v130_with_the_gate_set_runs_the_hint_driven_queue_with_v130s_backoff(cl
     """SchedulerQueueingHints=true at 1.30: hints and in-flight events as v1.34, backoff as v1.30
     (SchedulerPopFromBackoffQ does not exist there)."""
     sort = PrioritySort()
-    q = SchedulingQueue(sort.less, sort_key=sort.sort_key, clock=clock,
-                        features=feature_gates("1.30", {"SchedulerQueueingHints": True}),
-                        queueing_hint_map_per_profile={"default-scheduler": HINTS})
+    q = SchedulingQueue(
+        sort.less,
+        sort_key=sort.sort_key,
+        clock=clock,
+        features=feature_gates("1.30", {"SchedulerQueueingHints": True}),
+        queueing_hint_map_per_profile={"default-scheduler": HINTS},
+    )
     assert q.hints_enabled
     pod = mkpod("p")
     rejected(q, pod, FIT)
@@ -352,8 +360,9 @@ class HoldingGate(Gate):
 def test_the_queue_skips_the_hint_of_a_gate_that_holds_through_the_event(clock: FakeClock) -> None:
     gate = HoldingGate("Gate")
     hints = {NODE_LABEL: [QueueingHintFunction("Gate", gate.hint)], NODE_ADD: [QueueingHintFunction("Gate")]}
-    q = make_queue(clock, pre_enqueue={"default-scheduler": [gate]},
-                   queueing_hint_map_per_profile={"default-scheduler": hints})
+    q = make_queue(
+        clock, pre_enqueue={"default-scheduler": [gate]}, queueing_hint_map_per_profile={"default-scheduler": hints}
+    )
     pods = [mkpod(f"p{i}") for i in range(3)]
     for pod in pods:
         q.add(pod)

@@ -53,16 +53,16 @@ def pop(q: SchedulingQueue) -> QueuedPodInfo:
     return qpi
 
 
-def fail(q: SchedulingQueue, qpi: QueuedPodInfo, *plugins: str, pending: tuple[str, ...] = (),
-         cycle: int | None = None) -> None:
+def fail(
+    q: SchedulingQueue, qpi: QueuedPodInfo, *plugins: str, pending: tuple[str, ...] = (), cycle: int | None = None
+) -> None:
     """What the scheduler does after a failed attempt: record rejectors and put the pod back."""
     qpi.unschedulable_plugins.update(plugins)
     qpi.pending_plugins.update(pending)
     q.add_unschedulable_if_not_present(qpi, q.scheduling_cycle if cycle is None else cycle)
 
 
-def to_unschedulable(q: SchedulingQueue, pod: Pod, *plugins: str,
-                     pending: tuple[str, ...] = ()) -> QueuedPodInfo:
+def to_unschedulable(q: SchedulingQueue, pod: Pod, *plugins: str, pending: tuple[str, ...] = ()) -> QueuedPodInfo:
     q.add(pod)
     qpi = pop(q)
     assert qpi.pod.uid == pod.uid
@@ -151,8 +151,9 @@ def test_gated_pods_never_popped_and_counted(clock: FakeClock) -> None:
 
 def test_other_pre_enqueue_plugins_rerun_on_events(clock: FakeClock) -> None:
     gate = Gate("Gate")
-    q = make_queue(clock, pre_enqueue={"default-scheduler": [gate]},
-                   cluster_event_map={**EVENT_MAP, ev.NodeLabelChange: {"Gate"}})
+    q = make_queue(
+        clock, pre_enqueue={"default-scheduler": [gate]}, cluster_event_map={**EVENT_MAP, ev.NodeLabelChange: {"Gate"}}
+    )
     pod = mkpod("p")
     q.add(pod)
     assert q.queue_of(pod.uid) == GATED
@@ -173,8 +174,9 @@ class PodOnlyGate(Gate):
 
 
 @pytest.mark.parametrize(("gate", "moved"), [(Gate(), True), (PodOnlyGate(), False)], ids=["plain", "pod-only"])
-def test_events_reach_gated_pods_unless_their_gate_reads_the_pod_alone(clock: FakeClock, gate: Gate,
-                                                                       moved: bool) -> None:
+def test_events_reach_gated_pods_unless_their_gate_reads_the_pod_alone(
+    clock: FakeClock, gate: Gate, moved: bool
+) -> None:
     gate.closed = True
     q = make_queue(clock, pre_enqueue={"default-scheduler": [gate]})
     pod = mkpod("p")
@@ -202,15 +204,17 @@ def test_pre_enqueue_per_profile_and_errors(clock: FakeClock) -> None:
 
 
 # -- backoff --------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("initial", "maximum", "want"), [
-    (1, 10, [1, 1, 2, 4, 8, 10, 10]),
-    (3, 10, [3, 3, 6, 10, 10]),
-    (1, 1, [1, 1, 1]),
-    (2, 16, [2, 2, 4, 8, 16, 16]),
-])
+@pytest.mark.parametrize(
+    ("initial", "maximum", "want"),
+    [
+        (1, 10, [1, 1, 2, 4, 8, 10, 10]),
+        (3, 10, [3, 3, 6, 10, 10]),
+        (1, 1, [1, 1, 1]),
+        (2, 16, [2, 2, 4, 8, 16, 16]),
+    ],
+)
 def test_backoff_doubling_and_cap(clock: FakeClock, initial: int, maximum: int, want: list[int]) -> None:
-    q = make_queue(clock, pod_initial_backoff=timedelta(seconds=initial),
-                   pod_max_backoff=timedelta(seconds=maximum))
+    q = make_queue(clock, pod_initial_backoff=timedelta(seconds=initial), pod_max_backoff=timedelta(seconds=maximum))
     qpi = QueuedPodInfo(pod=mkpod("p"), timestamp=T0)
     got = []
     for attempts in range(len(want)):
@@ -371,9 +375,11 @@ def test_precheck_filters_pods(clock: FakeClock) -> None:
 
 
 def test_per_profile_event_map(clock: FakeClock) -> None:
-    q = make_queue(clock, cluster_event_map=None,
-                   cluster_event_map_per_profile={"default-scheduler": {ev.NodeAdd: {FIT}},
-                                                  "other": {ev.NodeAdd: {TAINT}}})
+    q = make_queue(
+        clock,
+        cluster_event_map=None,
+        cluster_event_map_per_profile={"default-scheduler": {ev.NodeAdd: {FIT}}, "other": {ev.NodeAdd: {TAINT}}},
+    )
     mine = to_unschedulable(q, mkpod("mine"), FIT)
     other = to_unschedulable(q, mkpod("other", scheduler="other"), FIT)
     unknown = to_unschedulable(q, mkpod("unknown", scheduler="nobody"), FIT)
@@ -386,28 +392,42 @@ def test_per_profile_event_map(clock: FakeClock) -> None:
 
 # -- assigned pods and affinity -------------------------------------------------------------------
 def affinity_pod(name: str, term: Mapping[str, Any], namespace: str = "default") -> Pod:
-    return mkpod(name, namespace=namespace, spec={"affinity": {"podAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "zone", **term}]}}})
+    return mkpod(
+        name,
+        namespace=namespace,
+        spec={
+            "affinity": {
+                "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "zone", **term}]}
+            }
+        },
+    )
 
 
 def test_assigned_pod_added_moves_pods_with_matching_affinity(clock: FakeClock) -> None:
     q = make_queue(clock, namespace_labels=lambda ns: {"team": "a"} if ns == "team-a" else {})
-    same_ns = to_unschedulable(q, affinity_pod("same-ns", {"labelSelector": {"matchLabels": {"app": "db"}}}),
-                               AFFINITY)
-    listed = to_unschedulable(q, affinity_pod("listed", {"labelSelector": {"matchLabels": {"app": "db"}},
-                                                         "namespaces": ["team-a"]}), AFFINITY)
-    by_ns_label = to_unschedulable(q, affinity_pod("by-ns-label", {
-        "labelSelector": {"matchLabels": {"app": "db"}},
-        "namespaceSelector": {"matchLabels": {"team": "a"}}}), AFFINITY)
+    same_ns = to_unschedulable(q, affinity_pod("same-ns", {"labelSelector": {"matchLabels": {"app": "db"}}}), AFFINITY)
+    listed = to_unschedulable(
+        q, affinity_pod("listed", {"labelSelector": {"matchLabels": {"app": "db"}}, "namespaces": ["team-a"]}), AFFINITY
+    )
+    by_ns_label = to_unschedulable(
+        q,
+        affinity_pod(
+            "by-ns-label",
+            {"labelSelector": {"matchLabels": {"app": "db"}}, "namespaceSelector": {"matchLabels": {"team": "a"}}},
+        ),
+        AFFINITY,
+    )
     other_app = to_unschedulable(
-        q, affinity_pod("other-app", {"labelSelector": {"matchLabels": {"app": "x"}}}), AFFINITY)
+        q, affinity_pod("other-app", {"labelSelector": {"matchLabels": {"app": "x"}}}), AFFINITY
+    )
     no_affinity = to_unschedulable(q, mkpod("plain"), AFFINITY)
     clock.step(30)
     q.assigned_pod_added(mkpod("db", namespace="team-a", labels={"app": "db"}, node_name="n1"))
     moved = {p.name for p in q.pods_in_active_q()}
     assert moved == {"listed", "by-ns-label"}
-    q.assigned_pod_updated(mkpod("db2", labels={"app": "dbx"}, node_name="n1"),
-                           mkpod("db2", labels={"app": "db"}, node_name="n1"))
+    q.assigned_pod_updated(
+        mkpod("db2", labels={"app": "dbx"}, node_name="n1"), mkpod("db2", labels={"app": "db"}, node_name="n1")
+    )
     assert q.queue_of(same_ns.uid) == ACTIVE
     assert q.queue_of(other_app.uid) == UNSCHEDULABLE and q.queue_of(no_affinity.uid) == UNSCHEDULABLE
     assert q.queue_of(listed.uid) == ACTIVE and q.queue_of(by_ns_label.uid) == ACTIVE
@@ -461,8 +481,12 @@ def test_flush_unschedulable_pods_leftover(clock: FakeClock) -> None:
 
 
 def test_leftover_flush_goes_to_backoff_when_backing_off(clock: FakeClock) -> None:
-    q = make_queue(clock, pod_max_in_unschedulable_duration=timedelta(seconds=1),
-                   pod_initial_backoff=timedelta(seconds=10), pod_max_backoff=timedelta(seconds=10))
+    q = make_queue(
+        clock,
+        pod_max_in_unschedulable_duration=timedelta(seconds=1),
+        pod_initial_backoff=timedelta(seconds=10),
+        pod_max_backoff=timedelta(seconds=10),
+    )
     pod = to_unschedulable(q, mkpod("p"), NOEVENTS)
     clock.step(2)
     q.flush_unschedulable_pods_leftover()
@@ -492,8 +516,13 @@ def test_update_in_unschedulable(clock: FakeClock, wait: int, want: str) -> None
     qpi = to_unschedulable(q, pod, FIT)
     clock.step(wait)
     # Status and bookkeeping changes do not count.
-    same = modified(pod, metadata__resourceVersion="9", metadata__generation=3,
-                    metadata__finalizers=["x"], status__conditions=[{"type": "PodScheduled"}])
+    same = modified(
+        pod,
+        metadata__resourceVersion="9",
+        metadata__generation=3,
+        metadata__finalizers=["x"],
+        status__conditions=[{"type": "PodScheduled"}],
+    )
     q.update(pod, same)
     assert q.queue_of(pod.uid) == UNSCHEDULABLE and qpi.pod is same
     changed = modified(same, metadata__labels={"new": "label"})
@@ -595,7 +624,9 @@ def test_pending_pods_and_metrics(clock: FakeClock) -> None:
     assert rec.counts[-1] == q.pending_pods()
     assert len(q.pending_pod_list()) == 4
     assert rec.incoming == [(ACTIVE, ev.POD_ADD)] * 3 + [
-        (UNSCHEDULABLE, ev.SCHEDULE_ATTEMPT_FAILURE), (BACKOFF, ev.SCHEDULE_ATTEMPT_FAILURE)]
+        (UNSCHEDULABLE, ev.SCHEDULE_ATTEMPT_FAILURE),
+        (BACKOFF, ev.SCHEDULE_ATTEMPT_FAILURE),
+    ]
     n = len(rec.counts)
     q.move_all_to_active_or_backoff_queue(ev.PvAdd)  # no change: no callback
     assert len(rec.counts) == n

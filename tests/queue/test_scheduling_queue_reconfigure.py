@@ -23,9 +23,15 @@ def lowest_priority_first(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
 def reconfigure(q: SchedulingQueue, **changes: Any) -> None:
     """The queue as the default configuration sets it, with ``changes``."""
     sort = PrioritySort()
-    settings: dict[str, Any] = {"less": sort.less, "sort_key": sort.sort_key,
-                                "pod_initial_backoff": timedelta(seconds=1), "pod_max_backoff": timedelta(seconds=10),
-                                "pre_enqueue": {}, "cluster_event_map_per_profile": {PROFILE: EVENT_MAP}, **changes}
+    settings: dict[str, Any] = {
+        "less": sort.less,
+        "sort_key": sort.sort_key,
+        "pod_initial_backoff": timedelta(seconds=1),
+        "pod_max_backoff": timedelta(seconds=10),
+        "pre_enqueue": {},
+        "cluster_event_map_per_profile": {PROFILE: EVENT_MAP},
+        **changes,
+    }
     less = settings.pop("less")
     q.reconfigure(less, **settings)
 

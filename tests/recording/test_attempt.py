@@ -34,14 +34,19 @@ def _encoded(attempt: Attempt) -> dict:
 
 def test_a_prefilter_rejection_stands_for_every_node() -> None:
     attempt = _begin()
-    attempt.rejected_all(NAMES, _status("NodeAffinity", "node(s) didn't satisfy plugin NodeAffinity",
-                                        code=Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+    attempt.rejected_all(
+        NAMES,
+        _status("NodeAffinity", "node(s) didn't satisfy plugin NodeAffinity", code=Code.UNSCHEDULABLE_AND_UNRESOLVABLE),
+    )
     attempt.failed("Unschedulable", "0/4 nodes are available", None)
     record = _encoded(attempt)
     assert record["evaluatedNodes"] == 4 and record["startNominatedNode"] == "n9"
     assert set(record["filter"]) == {"n1", "n2", "n3", "n4"}
-    assert record["filter"]["n2"] == {"plugin": "NodeAffinity", "code": "UnschedulableAndUnresolvable",
-                                      "reasons": ["node(s) didn't satisfy plugin NodeAffinity"]}
+    assert record["filter"]["n2"] == {
+        "plugin": "NodeAffinity",
+        "code": "UnschedulableAndUnresolvable",
+        "reasons": ["node(s) didn't satisfy plugin NodeAffinity"],
+    }
     assert attempt.filter_counts() == {("NodeAffinity", "node(s) didn't satisfy plugin NodeAffinity"): 4}
 
 
@@ -59,8 +64,10 @@ def test_skipped_nodes_and_a_node_rejected_twice_keep_dict_semantics() -> None:
     assert record["filter"]["n1"]["plugin"] == "TaintToleration"
     assert record["filter"]["n3"] == SKIPPED_ENTRY
     assert record["nominatedNode"] == "n2"
-    assert attempt.filter_counts() == {("TaintToleration", "node(s) had untolerated taint {a: b}"): 2,
-                                       ("PreFilterResult", SKIPPED_ENTRY["reasons"][0]): 2}
+    assert attempt.filter_counts() == {
+        ("TaintToleration", "node(s) had untolerated taint {a: b}"): 2,
+        ("PreFilterResult", SKIPPED_ENTRY["reasons"][0]): 2,
+    }
 
 
 def test_scores_totals_ties_and_the_best_nodes() -> None:
@@ -69,8 +76,13 @@ def test_scores_totals_ties_and_the_best_nodes() -> None:
     attempt.feasible(NAMES, rows)
     fit = np.array([10, 30, 30, 20])
     taint = np.array([300, 300, 300, 300])
-    attempt.scored(rows, {"TaintToleration": taint, "NodeResourcesFit": fit}, fit + taint,
-                   {"NodeResourcesFit": np.array([1, 3, 3, 2])}, np.array([2, 1]))
+    attempt.scored(
+        rows,
+        {"TaintToleration": taint, "NodeResourcesFit": fit},
+        fit + taint,
+        {"NodeResourcesFit": np.array([1, 3, 3, 2])},
+        np.array([2, 1]),
+    )
     attempt.evaluated(4)
     attempt.scheduled("n1")
     record = _encoded(attempt)

@@ -33,8 +33,14 @@ class Cycle:
 class Log:
     """An observer noting (name, step) for every report; its verdict map when it keeps one."""
 
-    def __init__(self, name: str, log: list[tuple[str, str]], verdicts: dict[str, Any] | None = None,
-                 detailed: bool = False, raw_scores: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        log: list[tuple[str, str]],
+        verdicts: dict[str, Any] | None = None,
+        detailed: bool = False,
+        raw_scores: bool = False,
+    ) -> None:
         self.name, self.log, self.verdicts = name, log, verdicts
         self.detailed, self.raw_scores = detailed, raw_scores
 
@@ -96,4 +102,6 @@ def test_a_failure_is_unschedulable_or_an_error() -> None:
         observer.begin(cycle)
         observer.failed(cycle, unschedulable, "why", "n1")
     assert [(r.result, r.message, r.nominated_node) for r in full.records] == [
-        (UNSCHEDULABLE, "why", "n1"), (ERROR, "why", "n1")]
+        (UNSCHEDULABLE, "why", "n1"),
+        (ERROR, "why", "n1"),
+    ]

@@ -27,8 +27,7 @@ from tests.factories import node_dict, pod_dict
 
 
 def _priority_class(name: str, value: int) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-            "value": value}
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
 
 
 def _pod(name: str, cls: str | None = None, **kw: Any) -> dict[str, Any]:
@@ -42,7 +41,8 @@ def _pod(name: str, cls: str | None = None, **kw: Any) -> dict[str, Any]:
 #: Filter rejections of several plugins, a PreFilterResult (matchFields), scoring with ties,
 #: preemption with a victim, a pod no node can take, and a PreFilter rejection.
 SCENARIO = [
-    _priority_class("low", 0), _priority_class("high", 100),
+    _priority_class("low", 0),
+    _priority_class("high", 100),
     node_dict("n1", cpu="4", labels={"zone": "a"}),
     node_dict("n2", cpu="4", labels={"zone": "b"}),
     node_dict("n5", cpu="4", memory="16Gi", labels={"zone": "a"}),
@@ -50,8 +50,21 @@ SCENARIO = [
     node_dict("n4", cpu="8", labels={"zone": "c"}, unschedulable=True),
     _pod("low", "low", cpu="3500m", spec={"nodeSelector": {"zone": "b"}}),
     _pod("web", cpu="1"),
-    _pod("pinned", cpu="1", spec={"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}}}}),
+    _pod(
+        "pinned",
+        cpu="1",
+        spec={
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}
+                        ]
+                    }
+                }
+            }
+        },
+    ),
     _pod("huge", cpu="64"),
     _pod("vip", "high", cpu="3", spec={"nodeSelector": {"zone": "b"}}),
     _pod("web2", cpu="1", memory="1Gi"),
@@ -98,8 +111,16 @@ def test_full_records_keep_raw_scores_and_the_failure_clears_choices() -> None:
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="conformance corpus not found")
-@pytest.mark.parametrize("scenario", ["preempt-basic", "na-matchfields-nodename", "pts-zone-maxskew1",
-                                      "mixed-web-platform", "taint-noschedule-operators"])
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        "preempt-basic",
+        "na-matchfields-nodename",
+        "pts-zone-maxskew1",
+        "mixed-web-platform",
+        "taint-noschedule-operators",
+    ],
+)
 def test_streamed_trace_equals_records_on_corpus_scenarios(tmp_path: Path, scenario: str) -> None:
     trace = tmp_path / "t.jsonl"
     result = simulate([CORPUS / scenario / "scenario.yaml"], record="full", trace=trace, tie_break="name")
@@ -113,7 +134,13 @@ def test_summary_is_the_default_and_names_the_best_nodes() -> None:
     assert len(result.summaries) == len(full.records) == result.attempt_count
     for summary, record in zip(result.summaries, full.records, strict=True):
         assert (summary.pod, summary.attempt, summary.profile, summary.result, summary.node, summary.message) == (
-            record.pod, record.attempt, record.profile, record.result, record.node, record.message)
+            record.pod,
+            record.attempt,
+            record.profile,
+            record.result,
+            record.node,
+            record.message,
+        )
         assert summary.feasible == len(record.feasible)
         assert summary.evaluated_nodes == record.evaluated_nodes
         best = sorted(record.total.items(), key=lambda kv: (-kv[1], kv[0]))[:3]

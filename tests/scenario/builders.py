@@ -12,8 +12,13 @@ def namespace(name: str, **labels: str) -> dict[str, Any]:
 
 
 def priority_class(name: str, value: int, *, default: bool = False) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-            "value": value, "globalDefault": default}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "globalDefault": default,
+    }
 
 
 def classless_pod(name: str, **kw: Any) -> dict[str, Any]:

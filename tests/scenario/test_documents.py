@@ -75,9 +75,12 @@ def test_a_repeat_inside_an_anchor_is_reported_once(tmp_path: Path) -> None:
 
 def test_json_stream_repeats_are_found_and_located(tmp_path: Path) -> None:
     node = json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}}, separators=(",", ":"))
-    text = (node + "\n---\n"
-            + '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","name":"q"},\n"spec":{}}\n---\n\n'
-            + '{"apiVersion":"v1","kind":"Node","kind":"Node","metadata":{"name":"b"}}\n')
+    text = (
+        node
+        + "\n---\n"
+        + '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","name":"q"},\n"spec":{}}\n---\n\n'
+        + '{"apiVersion":"v1","kind":"Node","kind":"Node","metadata":{"name":"b"}}\n'
+    )
     docs = read(tmp_path, "s.yaml", text)
     assert [(i, repeats) for i, _, repeats in docs] == [
         (1, []),
@@ -90,6 +93,7 @@ def test_json_stream_repeats_are_found_and_located(tmp_path: Path) -> None:
 def test_the_json_fast_path_parses_compact_json_once(monkeypatch: pytest.MonkeyPatch) -> None:
     again: list[int] = []
     checked = documents._checked_json_documents
+
     def counted(parts: Any) -> Any:
         again.append(1)
         return checked(parts)
@@ -97,8 +101,10 @@ def test_the_json_fast_path_parses_compact_json_once(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(documents, "_checked_json_documents", counted)
     # Compact JSON (what ``kubesched generate`` writes): the bound on the keys is exact, colons in
     # values notwithstanding, so nothing is parsed again.
-    text = "\n---\n".join(json.dumps({"kind": "Node", "metadata": {"name": f"n{i}", "labels": {"a": "x:y"}}},
-                                     separators=(",", ":")) for i in range(3))
+    text = "\n---\n".join(
+        json.dumps({"kind": "Node", "metadata": {"name": f"n{i}", "labels": {"a": "x:y"}}}, separators=(",", ":"))
+        for i in range(3)
+    )
     docs = _json_documents(text)
     assert docs is not None and [repeats for _, _, repeats in docs] == [(), (), ()]
     assert again == []
@@ -124,8 +130,12 @@ def test_json_repeats_are_found_whatever_the_spacing(spacing: str) -> None:
 def test_json_file_repeats(tmp_path: Path) -> None:
     text = '{"apiVersion": "v1",\n "kind": "Node",\n "kind": "Node",\n "metadata": {"name": "a"}}'
     assert read(tmp_path, "n.json", text) == [
-        (1, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}},
-         [("kind", 'duplicate field "kind" (lines 2 and 3)')])]
+        (
+            1,
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}},
+            [("kind", 'duplicate field "kind" (lines 2 and 3)')],
+        )
+    ]
 
 
 def test_keys_that_only_look_alike_are_no_repeats(tmp_path: Path) -> None:
@@ -142,12 +152,19 @@ def test_duplicate_field_reason_without_lines() -> None:
 @pytest.mark.controlplane
 def test_the_api_servers_strict_decoding_refuses_a_repeated_key_too(control_plane: object, tmp_path: Path) -> None:
     path = tmp_path / "p.json"
-    path.write_text('{"apiVersion": "v1", "kind": "Pod", "kind": "Pod", "metadata": {"name": "p"},\n'
-                    ' "spec": {"containers": [{"name": "c", "image": "x", "image": "y"}]}}')
+    path.write_text(
+        '{"apiVersion": "v1", "kind": "Pod", "kind": "Pod", "metadata": {"name": "p"},\n'
+        ' "spec": {"containers": [{"name": "c", "image": "x", "image": "y"}]}}'
+    )
     ((_, _, repeats),) = read(tmp_path, "p.json", path.read_text())
     assert [p for p, _ in repeats] == ["kind", "spec.containers[0].image"]
     # The body as written (kubectl's own file reading keeps the last value before it sends anything).
     proc = control_plane.kubectl(  # type: ignore[attr-defined]
-        "create", "--raw", "/api/v1/namespaces/default/pods?dryRun=All&fieldValidation=Strict", "-f", str(path),
-        check=False)
+        "create",
+        "--raw",
+        "/api/v1/namespaces/default/pods?dryRun=All&fieldValidation=Strict",
+        "-f",
+        str(path),
+        check=False,
+    )
     assert 'strict decoding error: duplicate field "kind", duplicate field "spec.containers[0].image"' in proc.stderr

@@ -27,10 +27,20 @@ def misspelt_pod(name: str) -> dict[str, Any]:
     return pod
 
 
-@pytest.mark.parametrize(("given", "mode"), [
-    ("strict", "strict"), ("warn", "warn"), ("ignore", "ignore"), ("true", "strict"), ("false", "ignore"),
-    ("Strict", "strict"), ("WARN", "warn"), (True, "strict"), (False, "ignore"),
-])
+@pytest.mark.parametrize(
+    ("given", "mode"),
+    [
+        ("strict", "strict"),
+        ("warn", "warn"),
+        ("ignore", "ignore"),
+        ("true", "strict"),
+        ("false", "ignore"),
+        ("Strict", "strict"),
+        ("WARN", "warn"),
+        (True, "strict"),
+        (False, "ignore"),
+    ],
+)
 def test_modes_and_kubectl_spellings(given: object, mode: str) -> None:
     assert validate_mode(given) == mode
 
@@ -47,8 +57,10 @@ def test_strict_refuses_naming_the_first_field_and_listing_more() -> None:
         pod["spec"][extra] = 1
     with pytest.raises(Refused) as info:
         FieldValidation().checked(pod, refuse("p.yaml"))
-    assert str(info.value) == ('p.yaml: spec.nodeSelectr: unknown field "nodeSelectr" (did you mean "nodeSelector"?); '
-                               "more unknown fields: spec.a, spec.b, spec.c, …")
+    assert str(info.value) == (
+        'p.yaml: spec.nodeSelectr: unknown field "nodeSelectr" (did you mean "nodeSelector"?); '
+        "more unknown fields: spec.a, spec.b, spec.c, …"
+    )
 
 
 def test_warn_reports_each_field_once_with_how_many_objects_had_it(caplog: pytest.LogCaptureFixture) -> None:

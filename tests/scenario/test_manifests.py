@@ -30,9 +30,7 @@ def names(manifests: list[Manifest]) -> list[str]:
 
 
 def test_multi_document_yaml(tmp_path: Path) -> None:
-    path = write(
-        tmp_path, "s.yaml", "---\n" + NODE.format(name="a") + "---\n\n---\n" + POD.format(name="p") + "...\n"
-    )
+    path = write(tmp_path, "s.yaml", "---\n" + NODE.format(name="a") + "---\n\n---\n" + POD.format(name="p") + "...\n")
     loaded = load_manifests([path])
     assert names(loaded) == ["a", "p"]
     assert [(m.source, m.doc_index) for m in loaded] == [(str(path), 1), (str(path), 3)]
@@ -55,9 +53,7 @@ def test_list_kind(tmp_path: Path) -> None:
 
 
 def test_json(tmp_path: Path) -> None:
-    path = write(
-        tmp_path, "n.json", json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "j"}})
-    )
+    path = write(tmp_path, "n.json", json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "j"}}))
     assert names(load_manifests([path])) == ["j"]
 
 
@@ -186,9 +182,7 @@ def test_missing_path(tmp_path: Path) -> None:
 
 
 def test_manifest_error_for_later_checks() -> None:
-    manifest = Manifest(
-        "s.yaml", 4, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "t"}}
-    )
+    manifest = Manifest("s.yaml", 4, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "t"}})
     err = ManifestError.from_object_error(manifest, ObjectError("spec.affinity", "bad operator"))
     assert str(err) == "s.yaml: document 4 (Pod t/p): spec.affinity: bad operator"
     direct = ManifestError("s.yaml", 2, None, None, "", "oops")
@@ -202,9 +196,7 @@ def test_custom_validation_hook(tmp_path: Path) -> None:
     def refuse(obj: dict) -> None:
         raise ObjectError("spec.taints[0].effect", "unsupported value")
 
-    with pytest.raises(
-        ManifestError, match=r"document 1 \(Node n\): spec.taints\[0\].effect: unsupported value"
-    ):
+    with pytest.raises(ManifestError, match=r"document 1 \(Node n\): spec.taints\[0\].effect: unsupported value"):
         load_manifests([path], validate=refuse)
 
 
@@ -237,15 +229,26 @@ def test_an_empty_path_is_an_error_not_the_current_folder(tmp_path: Path, monkey
         load_manifests([""])
 
 
-@pytest.mark.parametrize(("files", "given", "want"), [
-    pytest.param({"empty.yaml": ""}, "empty.yaml", "empty.yaml: no Kubernetes objects in this file", id="empty-file"),
-    pytest.param({"e.yaml": "---\n---\n"}, "e.yaml", "e.yaml: no Kubernetes objects in this file",
-                 id="only-separators"),
-    pytest.param({"notes.yaml": "a: b\n", "README.md": "x"}, ".",
-                 "no Kubernetes objects in this folder (in files ending .yaml, .yml or .json)", id="folder"),
-])
-def test_a_path_that_yields_no_objects_is_an_error(tmp_path: Path, files: dict[str, str], given: str,
-                                                   want: str) -> None:
+@pytest.mark.parametrize(
+    ("files", "given", "want"),
+    [
+        pytest.param(
+            {"empty.yaml": ""}, "empty.yaml", "empty.yaml: no Kubernetes objects in this file", id="empty-file"
+        ),
+        pytest.param(
+            {"e.yaml": "---\n---\n"}, "e.yaml", "e.yaml: no Kubernetes objects in this file", id="only-separators"
+        ),
+        pytest.param(
+            {"notes.yaml": "a: b\n", "README.md": "x"},
+            ".",
+            "no Kubernetes objects in this folder (in files ending .yaml, .yml or .json)",
+            id="folder",
+        ),
+    ],
+)
+def test_a_path_that_yields_no_objects_is_an_error(
+    tmp_path: Path, files: dict[str, str], given: str, want: str
+) -> None:
     for name, text in files.items():
         write(tmp_path, name, text)
     with pytest.raises(ManifestError) as info:
@@ -253,20 +256,39 @@ def test_a_path_that_yields_no_objects_is_an_error(tmp_path: Path, files: dict[s
     assert str(info.value).endswith(want)
 
 
-@pytest.mark.parametrize(("name", "text", "want"), [
-    pytest.param("deep.yaml", "a: " + "[" * 100_000 + "]" * 100_000, ": document 1: too deeply nested", id="yaml"),
-    pytest.param("deep.json", "[" * 100_000 + "]" * 100_000, ": document 1: too deeply nested", id="json"),
-    pytest.param("deep2.json", '{"a": ' * 150 + "1" + "}" * 150, ": document 1: too deeply nested", id="json-shallow"),
-    pytest.param("laughs.yaml", NODE.format(name="n") + "---\n" + "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
-                 + "".join(f"{c}: &{c} [" + ", ".join([f"*{p}"] * 10) + "]\n"
-                           for p, c in zip("abcdefgh", "bcdefghi", strict=True)),
-                 ": document 2: too many aliases", id="billion-laughs"),
-    pytest.param("n.yaml", NODE.format(name="n") + "  uid: " + "9" * 5000 + "\n",
-                 ": document 1: invalid YAML: Exceeds the limit (4300 digits) for integer string conversion",
-                 id="yaml-5000-digit-number"),
-    pytest.param("n.json", '{"a": ' + "9" * 5000 + "}", ": document 1: invalid JSON: Exceeds the limit",
-                 id="json-5000-digit-number"),
-])
+@pytest.mark.parametrize(
+    ("name", "text", "want"),
+    [
+        pytest.param("deep.yaml", "a: " + "[" * 100_000 + "]" * 100_000, ": document 1: too deeply nested", id="yaml"),
+        pytest.param("deep.json", "[" * 100_000 + "]" * 100_000, ": document 1: too deeply nested", id="json"),
+        pytest.param(
+            "deep2.json", '{"a": ' * 150 + "1" + "}" * 150, ": document 1: too deeply nested", id="json-shallow"
+        ),
+        pytest.param(
+            "laughs.yaml",
+            NODE.format(name="n")
+            + "---\n"
+            + "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{c}: &{c} [" + ", ".join([f"*{p}"] * 10) + "]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+            ),
+            ": document 2: too many aliases",
+            id="billion-laughs",
+        ),
+        pytest.param(
+            "n.yaml",
+            NODE.format(name="n") + "  uid: " + "9" * 5000 + "\n",
+            ": document 1: invalid YAML: Exceeds the limit (4300 digits) for integer string conversion",
+            id="yaml-5000-digit-number",
+        ),
+        pytest.param(
+            "n.json",
+            '{"a": ' + "9" * 5000 + "}",
+            ": document 1: invalid JSON: Exceeds the limit",
+            id="json-5000-digit-number",
+        ),
+    ],
+)
 def test_hostile_files_are_refused(tmp_path: Path, name: str, text: str, want: str) -> None:
     assert error_for(tmp_path, text, name=name).startswith(want)
 
@@ -276,10 +298,15 @@ def test_objects_given_in_code_are_checked_and_lists_expanded() -> None:
     listed = {"apiVersion": "v1", "kind": "NodeList", "items": [{**node, "metadata": {"name": "b"}}]}
     loaded = objects_to_manifests([node, listed])
     assert [(m.source, m.doc_index, m.obj["metadata"]["name"]) for m in loaded] == [
-        ("<objects>", 1, "a"), ("<objects>", 2, "b")]
+        ("<objects>", 1, "a"),
+        ("<objects>", 2, "b"),
+    ]
     bad = {**node, "spec": {"unschedulable": "yes"}}
-    with pytest.raises(ManifestError, match=r"^<objects>: document 2 \(Node a\): spec.unschedulable: expected a "
-                                            "boolean"):
+    with pytest.raises(
+        ManifestError,
+        match=r"^<objects>: document 2 \(Node a\): spec.unschedulable: expected a "
+        "boolean",
+    ):
         objects_to_manifests([node, bad])
 
 
@@ -287,47 +314,85 @@ def test_objects_given_in_code_are_checked_and_lists_expanded() -> None:
 # Unknown and repeated fields: refused as kubectl's strict validation refuses them
 
 
-USER_POD = (NODE.format(name="n") + "---\n"
-            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\nspec:\n  containers:\n  - name: c\n    image: x\n"
-            "    resources:\n      request:\n        cpu: \"64\"\n")
+USER_POD = (
+    NODE.format(name="n") + "---\n"
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\nspec:\n  containers:\n  - name: c\n    image: x\n"
+    '    resources:\n      request:\n        cpu: "64"\n'
+)
 
 FIELD_ERRORS: list[tuple[str, str, str, str]] = [
-    ("misspelt requests", "s.yaml", USER_POD,
-     ': document 2 (Pod default/big): spec.containers[0].resources.request: unknown field "request" '
-     '(did you mean "requests"?)'),
-    ("misspelt nodeSelector", "s.yaml", POD.format(name="p") + "  nodeSelectr:\n    disk: ssd\n",
-     ': document 1 (Pod default/p): spec.nodeSelectr: unknown field "nodeSelectr" (did you mean "nodeSelector"?)'),
-    ("several unknown fields", "s.yaml", USER_POD + "  nodeSelectr: {}\n  tolerashuns: []\n",
-     ': document 2 (Pod default/big): spec.containers[0].resources.request: unknown field "request" '
-     '(did you mean "requests"?); more unknown fields: spec.nodeSelectr, spec.tolerashuns'),
-    ("deployment template", "d.yaml",
-     "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: w}}\n"
-     "  template:\n    metadata: {labels: {app: w}}\n    spec:\n      containers: [{name: c, image: x}]\n"
-     "      tolerations: [{key: k, operater: Exists}]\n",
-     ': document 1 (Deployment default/web): spec.template.spec.tolerations[0].operater: unknown field "operater" '
-     '(did you mean "operator"?)'),
-    ("pod group", "g.yaml",
-     "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\nspec: {minMembers: 3}\n",
-     ': document 1 (PodGroup default/g): spec.minMembers: unknown field "minMembers" (did you mean "minMember"?)'),
-    ("list item", "l.yaml",
-     "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n  spc: {}\n",
-     ': document 1 (Node a): spc: unknown field "spc" (did you mean "spec"?)'),
-    ("list wrapper", "l.yaml", "apiVersion: v1\nkind: List\nmetadata: {resourceVersion: ''}\nitem: []\nitems: []\n",
-     ': document 1 (List): item: unknown field "item" (did you mean "items"?)'),
-    ("repeated yaml key", "s.yaml", POD.format(name="p") + "  nodeName: a\n  nodeName: b\n",
-     ': document 1 (Pod default/p): spec.nodeName: duplicate field "nodeName" (lines 7 and 8)'),
-    ("repeated key in a list item", "l.yaml",
-     "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  kind: Node\n  metadata: {name: a}\n",
-     ': document 1 (List): items[0].kind: duplicate field "kind" (lines 5 and 6)'),
-    ("repeated json key", "n.json", '{"apiVersion": "v1", "kind": "Node",\n "metadata": {"name": "a"},\n'
-                                    ' "metadata": {"name": "b"}}',
-     ': document 1 (Node b): metadata: duplicate field "metadata" (lines 2 and 3)'),
+    (
+        "misspelt requests",
+        "s.yaml",
+        USER_POD,
+        ': document 2 (Pod default/big): spec.containers[0].resources.request: unknown field "request" '
+        '(did you mean "requests"?)',
+    ),
+    (
+        "misspelt nodeSelector",
+        "s.yaml",
+        POD.format(name="p") + "  nodeSelectr:\n    disk: ssd\n",
+        ': document 1 (Pod default/p): spec.nodeSelectr: unknown field "nodeSelectr" (did you mean "nodeSelector"?)',
+    ),
+    (
+        "several unknown fields",
+        "s.yaml",
+        USER_POD + "  nodeSelectr: {}\n  tolerashuns: []\n",
+        ': document 2 (Pod default/big): spec.containers[0].resources.request: unknown field "request" '
+        '(did you mean "requests"?); more unknown fields: spec.nodeSelectr, spec.tolerashuns',
+    ),
+    (
+        "deployment template",
+        "d.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: w}}\n"
+        "  template:\n    metadata: {labels: {app: w}}\n    spec:\n      containers: [{name: c, image: x}]\n"
+        "      tolerations: [{key: k, operater: Exists}]\n",
+        ': document 1 (Deployment default/web): spec.template.spec.tolerations[0].operater: unknown field "operater" '
+        '(did you mean "operator"?)',
+    ),
+    (
+        "pod group",
+        "g.yaml",
+        "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\nspec: {minMembers: 3}\n",
+        ': document 1 (PodGroup default/g): spec.minMembers: unknown field "minMembers" (did you mean "minMember"?)',
+    ),
+    (
+        "list item",
+        "l.yaml",
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n  spc: {}\n",
+        ': document 1 (Node a): spc: unknown field "spc" (did you mean "spec"?)',
+    ),
+    (
+        "list wrapper",
+        "l.yaml",
+        "apiVersion: v1\nkind: List\nmetadata: {resourceVersion: ''}\nitem: []\nitems: []\n",
+        ': document 1 (List): item: unknown field "item" (did you mean "items"?)',
+    ),
+    (
+        "repeated yaml key",
+        "s.yaml",
+        POD.format(name="p") + "  nodeName: a\n  nodeName: b\n",
+        ': document 1 (Pod default/p): spec.nodeName: duplicate field "nodeName" (lines 7 and 8)',
+    ),
+    (
+        "repeated key in a list item",
+        "l.yaml",
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  kind: Node\n  metadata: {name: a}\n",
+        ': document 1 (List): items[0].kind: duplicate field "kind" (lines 5 and 6)',
+    ),
+    (
+        "repeated json key",
+        "n.json",
+        '{"apiVersion": "v1", "kind": "Node",\n "metadata": {"name": "a"},\n "metadata": {"name": "b"}}',
+        ': document 1 (Node b): metadata: duplicate field "metadata" (lines 2 and 3)',
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "file", "text", "want"), FIELD_ERRORS, ids=[r[0] for r in FIELD_ERRORS])
 def test_unknown_and_repeated_fields_are_errors_naming_file_document_and_field(
-        tmp_path: Path, name: str, file: str, text: str, want: str) -> None:
+    tmp_path: Path, name: str, file: str, text: str, want: str
+) -> None:
     assert error_for(tmp_path, text, name=file) == want
 
 
@@ -338,17 +403,24 @@ def test_warn_and_ignore_drop_unknown_fields_and_keep_the_last_of_repeated_keys(
         (_, pod) = load_manifests([path], fields=fields)
         container = pod.obj["spec"]["containers"][0]
         assert container["resources"] == {} and pod.obj["spec"]["nodeName"] == "n"
-        assert fields.warnings() == ([
-            f'{path}: document 2 (Pod default/big): spec.nodeName: duplicate field "nodeName" (lines 17 and 18)',
-            f'{path}: document 2 (Pod default/big): spec.containers[0].resources.request: unknown field "request" '
-            '(did you mean "requests"?)',
-        ] if mode == "warn" else [])
+        assert fields.warnings() == (
+            [
+                f'{path}: document 2 (Pod default/big): spec.nodeName: duplicate field "nodeName" (lines 17 and 18)',
+                f'{path}: document 2 (Pod default/big): spec.containers[0].resources.request: unknown field "request" '
+                '(did you mean "requests"?)',
+            ]
+            if mode == "warn"
+            else []
+        )
 
 
 def test_objects_given_in_code_are_checked_for_unknown_fields_and_left_unchanged() -> None:
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}, "spec": {"unschedulabel": True}}
-    with pytest.raises(ManifestError, match=r'^<objects>: document 1 \(Node a\): spec.unschedulabel: unknown field '
-                                            r'"unschedulabel" \(did you mean "unschedulable"\?\)$'):
+    with pytest.raises(
+        ManifestError,
+        match=r"^<objects>: document 1 \(Node a\): spec.unschedulabel: unknown field "
+        r'"unschedulabel" \(did you mean "unschedulable"\?\)$',
+    ):
         objects_to_manifests([node])
     (loaded,) = objects_to_manifests([node], fields=FieldValidation("ignore"))
     assert loaded.obj["spec"] == {} and node["spec"] == {"unschedulabel": True}

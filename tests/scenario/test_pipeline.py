@@ -22,10 +22,18 @@ from tests.scenario.builders import classless_pod, namespace, priority_class
 # Order does not change meaning
 
 
-STORAGE_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "provisioner": "x",
-                 "metadata": {"name": "fast", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}}
-CLAIM = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
-         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+STORAGE_CLASS = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "provisioner": "x",
+    "metadata": {"name": "fast", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+}
+CLAIM = {
+    "apiVersion": "v1",
+    "kind": "PersistentVolumeClaim",
+    "metadata": {"name": "data"},
+    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+}
 
 
 def test_namespaces_priority_classes_and_storage_classes_are_created_first() -> None:
@@ -33,7 +41,13 @@ def test_namespaces_priority_classes_and_storage_classes_are_created_first() -> 
     manifests = [Manifest("s.yaml", i + 1, o) for i, o in enumerate(objs)]
     ordered = creation_order(manifests)
     assert [(m.kind, m.doc_index) for m in ordered] == [
-        ("Namespace", 5), ("PriorityClass", 4), ("StorageClass", 3), ("Node", 1), ("Pod", 2), ("Pod", 6)]
+        ("Namespace", 5),
+        ("PriorityClass", 4),
+        ("StorageClass", 3),
+        ("Node", 1),
+        ("Pod", 2),
+        ("Pod", 6),
+    ]
 
 
 def test_a_claim_before_the_default_storage_class_gets_it() -> None:
@@ -52,8 +66,9 @@ def test_a_namespace_after_a_pod_in_it_keeps_its_labels() -> None:
 def test_a_priority_class_after_the_pods_that_name_it_applies_to_them() -> None:
     bound = classless_pod("bound", node_name="n", spec={"priorityClassName": "high"})
     pending = classless_pod("pending")  # takes the global default
-    result = simulate([node_dict("n"), bound, pending, priority_class("high", 1000),
-                       priority_class("base", 5, default=True)])
+    result = simulate(
+        [node_dict("n"), bound, pending, priority_class("high", 1000), priority_class("base", 5, default=True)]
+    )
     assert result.cluster is not None
     assert result.cluster.get("Pod", "default", "bound")["spec"]["priority"] == 1000
     assert result.cluster.get("Pod", "default", "pending")["spec"]["priority"] == 5
@@ -74,8 +89,11 @@ def test_a_pod_bound_to_a_node_the_scenario_lacks_is_warned_about() -> None:
 
 def test_object_dicts_pass_the_checks_files_pass() -> None:
     bad = pod_dict("p", cpu="-1")
-    with pytest.raises(ManifestError, match=r"^<objects>: document 2 \(Pod default/p\): "
-                                            r"spec.containers\[0\].resources.requests.cpu: Invalid value: \"-1\""):
+    with pytest.raises(
+        ManifestError,
+        match=r"^<objects>: document 2 \(Pod default/p\): "
+        r"spec.containers\[0\].resources.requests.cpu: Invalid value: \"-1\"",
+    ):
         simulate([node_dict("n"), bad])
 
 
@@ -91,28 +109,48 @@ def test_paths_and_dicts_mix(tmp_path: Path) -> None:
     assert simulate([path, pod_dict("p")]).final == {"default/p": "n"}
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    pytest.param({"objects_or_paths": None}, "objects_or_paths: expected a path, an object dict or a list of them, "
-                                             "got NoneType", id="no-scenario"),
-    pytest.param({"objects_or_paths": 5}, "objects_or_paths: expected a path", id="number-scenario"),
-    pytest.param({"objects_or_paths": b"s.yaml"}, "objects_or_paths: expected a path", id="bytes-scenario"),
-    pytest.param({"objects_or_paths": [3]}, "objects_or_paths[0]: expected a manifest path or an object dict, got int",
-                 id="number-in-list"),
-    pytest.param({"objects_or_paths": []}, "the scenario holds no Kubernetes objects", id="empty-list"),
-    pytest.param({"objects_or_paths": [{"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n"},
-                                        "spec": {"x": {1, 2}}}]},
-                 "objects_or_paths[0].spec.x: expected JSON-like data", id="set-in-dict"),
-    pytest.param({"config": 3}, "config: expected a path, a mapping or a KubeSchedulerConfiguration, got int",
-                 id="config-number"),
-    pytest.param({"config": ""}, "config: an empty path names no file", id="config-empty"),
-    pytest.param({"seed": "1"}, "seed: expected an integer, got str", id="seed-string"),
-    pytest.param({"seed": 1.5}, "seed: expected an integer, got float", id="seed-float"),
-    pytest.param({"seed": True}, "seed: expected an integer, got bool", id="seed-bool"),
-    pytest.param({"burst": "yes"}, "burst: expected a boolean, got str", id="burst-string"),
-    pytest.param({"tie_break": "first"}, "tie_break: expected one of 'random', 'name', got 'first'", id="tie-break"),
-    pytest.param({"tie_break": ["name"]}, "tie_break: expected one of", id="tie-break-list"),
-    pytest.param({"progress": "bar"}, "progress: expected a callable(done, total) or None, got str", id="progress"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            {"objects_or_paths": None},
+            "objects_or_paths: expected a path, an object dict or a list of them, got NoneType",
+            id="no-scenario",
+        ),
+        pytest.param({"objects_or_paths": 5}, "objects_or_paths: expected a path", id="number-scenario"),
+        pytest.param({"objects_or_paths": b"s.yaml"}, "objects_or_paths: expected a path", id="bytes-scenario"),
+        pytest.param(
+            {"objects_or_paths": [3]},
+            "objects_or_paths[0]: expected a manifest path or an object dict, got int",
+            id="number-in-list",
+        ),
+        pytest.param({"objects_or_paths": []}, "the scenario holds no Kubernetes objects", id="empty-list"),
+        pytest.param(
+            {
+                "objects_or_paths": [
+                    {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n"}, "spec": {"x": {1, 2}}}
+                ]
+            },
+            "objects_or_paths[0].spec.x: expected JSON-like data",
+            id="set-in-dict",
+        ),
+        pytest.param(
+            {"config": 3},
+            "config: expected a path, a mapping or a KubeSchedulerConfiguration, got int",
+            id="config-number",
+        ),
+        pytest.param({"config": ""}, "config: an empty path names no file", id="config-empty"),
+        pytest.param({"seed": "1"}, "seed: expected an integer, got str", id="seed-string"),
+        pytest.param({"seed": 1.5}, "seed: expected an integer, got float", id="seed-float"),
+        pytest.param({"seed": True}, "seed: expected an integer, got bool", id="seed-bool"),
+        pytest.param({"burst": "yes"}, "burst: expected a boolean, got str", id="burst-string"),
+        pytest.param(
+            {"tie_break": "first"}, "tie_break: expected one of 'random', 'name', got 'first'", id="tie-break"
+        ),
+        pytest.param({"tie_break": ["name"]}, "tie_break: expected one of", id="tie-break-list"),
+        pytest.param({"progress": "bar"}, "progress: expected a callable(done, total) or None, got str", id="progress"),
+    ],
+)
 def test_wrong_arguments_are_simulation_errors(args: dict[str, Any], message: str) -> None:
     call: dict[str, Any] = {"objects_or_paths": [node_dict("n"), pod_dict("p")], **args}
     with pytest.raises(SimulationError) as info:
@@ -127,8 +165,14 @@ def test_missing_config_file_is_a_simulation_error(tmp_path: Path) -> None:
 
 def test_config_dict_of_the_wrong_shape_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="profiles"):
-        simulate([node_dict("n")], config={"apiVersion": "kubescheduler.config.k8s.io/v1",
-                                           "kind": "KubeSchedulerConfiguration", "profiles": "all"})
+        simulate(
+            [node_dict("n")],
+            config={
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": "all",
+            },
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -206,8 +250,9 @@ ONE_PATH_CASES = [
 
 
 @pytest.mark.parametrize(("make", "want"), ONE_PATH_CASES)
-def test_what_simulates_runs_under_capacity_and_plan_from_code(make: Any, want: tuple[int, int, int],
-                                                               tmp_path: Path) -> None:
+def test_what_simulates_runs_under_capacity_and_plan_from_code(
+    make: Any, want: tuple[int, int, int], tmp_path: Path
+) -> None:
     from kubesched import capacity, plan
 
     scenario, probe, node = make(tmp_path)
@@ -219,7 +264,8 @@ def test_what_simulates_runs_under_capacity_and_plan_from_code(make: Any, want: 
 
 @pytest.mark.parametrize(("make", "want"), ONE_PATH_CASES)
 def test_what_simulates_runs_under_capacity_and_plan_from_the_command_line(
-        make: Any, want: tuple[int, int, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make: Any, want: tuple[int, int, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     from kubesched.app.cli import main
@@ -229,8 +275,23 @@ def test_what_simulates_runs_under_capacity_and_plan_from_the_command_line(
     assert capsys.readouterr().out.startswith(f"Scheduled {want[0]}/")
     assert main(["capacity", str(scenario), "--pod", str(probe), "-o", "json", "--tie-break", "name"]) == 0
     assert json.loads(capsys.readouterr().out)["replicas"] == want[1]
-    assert main(["plan", str(scenario), "--node-template", str(node), "--max-nodes", "3", "-o", "json",
-                 "--tie-break", "name"]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                str(scenario),
+                "--node-template",
+                str(node),
+                "--max-nodes",
+                "3",
+                "-o",
+                "json",
+                "--tie-break",
+                "name",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["nodesToAdd"] == want[2]
 
 
@@ -255,22 +316,45 @@ def misspelt_node_selector() -> dict[str, Any]:
 
 
 def mismatched_deployment() -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "frontend"}},
-                                  "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "frontend"}},
+                "spec": {"containers": [{"name": "c", "image": "x"}]},
+            },
+        },
+    }
 
 
-@pytest.mark.parametrize(("obj", "message"), [
-    pytest.param(asks_64_cpus_with_request, r'^<objects>: document 2 \(Pod default/big\): '
-                 r'spec.containers\[0\].resources.request: unknown field "request" \(did you mean "requests"\?\)$',
-                 id="requests-misspelt"),
-    pytest.param(misspelt_node_selector, r'^<objects>: document 2 \(Pod default/picky\): spec.nodeSelectr: '
-                 r'unknown field "nodeSelectr" \(did you mean "nodeSelector"\?\)$', id="node-selector-misspelt"),
-    pytest.param(mismatched_deployment, r'^<objects>: document 2 \(Deployment default/web\): '
-                 r'spec.template.metadata.labels: Invalid value: \{"app":"frontend"\}: '
-                 r'`selector` does not match template `labels`$', id="selector-misses-the-template"),
-])
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        pytest.param(
+            asks_64_cpus_with_request,
+            r"^<objects>: document 2 \(Pod default/big\): "
+            r'spec.containers\[0\].resources.request: unknown field "request" \(did you mean "requests"\?\)$',
+            id="requests-misspelt",
+        ),
+        pytest.param(
+            misspelt_node_selector,
+            r"^<objects>: document 2 \(Pod default/picky\): spec.nodeSelectr: "
+            r'unknown field "nodeSelectr" \(did you mean "nodeSelector"\?\)$',
+            id="node-selector-misspelt",
+        ),
+        pytest.param(
+            mismatched_deployment,
+            r"^<objects>: document 2 \(Deployment default/web\): "
+            r'spec.template.metadata.labels: Invalid value: \{"app":"frontend"\}: '
+            r"`selector` does not match template `labels`$",
+            id="selector-misses-the-template",
+        ),
+    ],
+)
 def test_the_first_days_three_surprises_are_refused(obj: Any, message: str) -> None:
     # Before, the first pod was bound to the 4-CPU node, the second ran anywhere and the
     # Deployment's controller created pods its selector never saw.
@@ -310,13 +394,16 @@ def test_a_bad_validate_value_is_a_simulation_error() -> None:
 
 def test_templates_of_capacity_and_plan_are_checked_and_their_warnings_kept() -> None:
     template = asks_64_cpus_with_request()
-    with pytest.raises(ManifestError, match=r'^template \(Pod default/big\): spec.containers\[0\].resources.request: '
-                                            'unknown field "request"'):
+    with pytest.raises(
+        ManifestError,
+        match=r"^template \(Pod default/big\): spec.containers\[0\].resources.request: "
+        'unknown field "request"',
+    ):
         capacity([four_cpu_node()], template, max_replicas=2)
     result = capacity([four_cpu_node()], template, max_replicas=2, validate="warn")
     assert result.replicas == 2
     assert result.simulation is not None
-    assert result.simulation.warnings[0].startswith('template (Pod default/big): spec.containers[0].resources.request')
+    assert result.simulation.warnings[0].startswith("template (Pod default/big): spec.containers[0].resources.request")
     node = {**node_dict("extra"), "spec": {"unschedulabel": True}}
     with pytest.raises(ManifestError, match=r"^template \(Node extra\): spec.unschedulabel: unknown field"):
         plan([four_cpu_node(), pod_dict("p")], node)
@@ -331,19 +418,27 @@ def test_dra_objects_load_and_a_bad_one_names_file_document_and_field(tmp_path: 
     from kubesched.scenario.pipeline import load_scenario
     from tests.dra import claim_dict, device_class_dict, request_dict, slice_dict
 
-    good = [device_class_dict("gpu", 'device.driver == "gpu.example.com"'), slice_dict("s", ["g0"], node="n1"),
-            claim_dict("c", request_dict("r"))]
+    good = [
+        device_class_dict("gpu", 'device.driver == "gpu.example.com"'),
+        slice_dict("s", ["g0"], node="n1"),
+        claim_dict("c", request_dict("r")),
+    ]
     path = tmp_path / "dra.yaml"
     path.write_text(yaml.safe_dump_all(good))
     assert [m.kind for m in load_scenario(path).manifests] == ["DeviceClass", "ResourceSlice", "ResourceClaim"]
     path.write_text(yaml.safe_dump_all([*good, device_class_dict("bad", "device.attributes[")]))
     with pytest.raises(ManifestError) as err:
         load_scenario(path)
-    assert str(err.value).startswith(f"{path}: document 4 (DeviceClass bad): spec.selectors[0].cel.expression: "
-                                     'Invalid value: "device.attributes[": compilation failed: ERROR: <input>:')
+    assert str(err.value).startswith(
+        f"{path}: document 4 (DeviceClass bad): spec.selectors[0].cel.expression: "
+        'Invalid value: "device.attributes[": compilation failed: ERROR: <input>:'
+    )
     path.write_text(yaml.safe_dump_all([claim_dict("c", request_dict("r", mode="Some"))]))
-    with pytest.raises(ManifestError, match=r"document 1 \(ResourceClaim default/c\): "
-                                            r"spec.devices.requests\[0\].exactly.allocationMode: Unsupported value"):
+    with pytest.raises(
+        ManifestError,
+        match=r"document 1 \(ResourceClaim default/c\): "
+        r"spec.devices.requests\[0\].exactly.allocationMode: Unsupported value",
+    ):
         load_scenario(path)
     path.write_text(yaml.safe_dump_all([{**claim_dict("c", request_dict("r")), "spec": {"device": {}}}]))
     with pytest.raises(ManifestError, match=r'spec.device: unknown field "device" \(did you mean "devices"\?\)'):

@@ -32,17 +32,26 @@ def timed(name: str, arrival: str | None = None, duration: str | None = None, **
     return pod
 
 
-@pytest.mark.parametrize(("text", "want"), [
-    ("90s", 90.0), ("1h30m", 5400.0), ("250ms", 0.25), ("0s", 0.0),
-])
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("90s", 90.0),
+        ("1h30m", 5400.0),
+        ("250ms", 0.25),
+        ("0s", 0.0),
+    ],
+)
 def test_durations_are_go_durations_in_seconds(text: str, want: float) -> None:
     assert parse_duration_seconds(text, "here") == want
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("soon", "^here: .*not a valid duration"),
-    ("-5s", r"^here: duration must not be negative, got '-5s'$"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("soon", "^here: .*not a valid duration"),
+        ("-5s", r"^here: duration must not be negative, got '-5s'$"),
+    ],
+)
 def test_bad_durations_name_where_they_are(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_duration_seconds(text, "here")

@@ -39,50 +39,89 @@ def _rejected(plugin: str, *reasons: str, code: str = "Unschedulable") -> dict[s
     return {"plugin": plugin, "code": code, "reasons": list(reasons)}
 
 
-@pytest.mark.parametrize(("feasible", "rejected", "want"), [
-    pytest.param(["n1"], {}, {"n1": dict.fromkeys(FILTERS, "passed")}, id="feasible-node-passed-every-filter"),
-    pytest.param([], {"n2": _rejected("TaintToleration", "node(s) had untolerated taint {a: b}")},
-                 {"n2": {"NodeUnschedulable": "passed",
-                         "TaintToleration": "node(s) had untolerated taint {a: b}"}},
-                 id="plugins-after-the-rejecting-one-never-ran"),
-    pytest.param([], {"n3": _rejected("NodeResourcesFit", "Insufficient cpu", "Insufficient memory")},
-                 {"n3": {"NodeUnschedulable": "passed", "TaintToleration": "passed",
-                         "NodeResourcesFit": "Insufficient cpu, Insufficient memory"}},
-                 id="reasons-joined"),
-    pytest.param([], {"n4": _rejected("NodeAffinity", "node(s) didn't match Pod's node affinity/selector")},
-                 {"n4": {"NodeAffinity": "node(s) didn't match Pod's node affinity/selector"}},
-                 id="prefilter-rejection-alone"),
-    pytest.param([], {"n5": {"plugin": "PreFilterResult", "code": "Skipped"}},
-                 {"n5": {"PreFilterResult": "Skipped"}}, id="excluded-by-prefilter-result-shows-code"),
-])
+@pytest.mark.parametrize(
+    ("feasible", "rejected", "want"),
+    [
+        pytest.param(["n1"], {}, {"n1": dict.fromkeys(FILTERS, "passed")}, id="feasible-node-passed-every-filter"),
+        pytest.param(
+            [],
+            {"n2": _rejected("TaintToleration", "node(s) had untolerated taint {a: b}")},
+            {"n2": {"NodeUnschedulable": "passed", "TaintToleration": "node(s) had untolerated taint {a: b}"}},
+            id="plugins-after-the-rejecting-one-never-ran",
+        ),
+        pytest.param(
+            [],
+            {"n3": _rejected("NodeResourcesFit", "Insufficient cpu", "Insufficient memory")},
+            {
+                "n3": {
+                    "NodeUnschedulable": "passed",
+                    "TaintToleration": "passed",
+                    "NodeResourcesFit": "Insufficient cpu, Insufficient memory",
+                }
+            },
+            id="reasons-joined",
+        ),
+        pytest.param(
+            [],
+            {"n4": _rejected("NodeAffinity", "node(s) didn't match Pod's node affinity/selector")},
+            {"n4": {"NodeAffinity": "node(s) didn't match Pod's node affinity/selector"}},
+            id="prefilter-rejection-alone",
+        ),
+        pytest.param(
+            [],
+            {"n5": {"plugin": "PreFilterResult", "code": "Skipped"}},
+            {"n5": {"PreFilterResult": "Skipped"}},
+            id="excluded-by-prefilter-result-shows-code",
+        ),
+    ],
+)
 def test_filter_result(feasible: list[str], rejected: dict[str, Any], want: dict[str, Any]) -> None:
-    record = AttemptRecord(pod="default/p", attempt=1, profile="default-scheduler",
-                           feasible=feasible, filter=rejected)
+    record = AttemptRecord(pod="default/p", attempt=1, profile="default-scheduler", feasible=feasible, filter=rejected)
     assert filter_result(record, FILTERS) == want
 
 
 def _scored_record(details: dict[str, Any] | None = None) -> AttemptRecord:
     return AttemptRecord(
-        pod="default/p", attempt=1, profile="default-scheduler", result="Scheduled", node="n2",
+        pod="default/p",
+        attempt=1,
+        profile="default-scheduler",
+        result="Scheduled",
+        node="n2",
         feasible=["n1", "n2"],
-        scores={"n2": {"NodeResourcesFit": 100, "TaintToleration": 300},
-                "n1": {"NodeResourcesFit": 50, "TaintToleration": 0}},
-        total={"n2": 400, "n1": 50}, ties=["n2"], details=details or {},
+        scores={
+            "n2": {"NodeResourcesFit": 100, "TaintToleration": 300},
+            "n1": {"NodeResourcesFit": 50, "TaintToleration": 0},
+        },
+        total={"n2": 400, "n1": 50},
+        ties=["n2"],
+        details=details or {},
     )
 
 
 WEIGHTS = ProfilePlugins(FILTERS, {"NodeResourcesFit": 1, "TaintToleration": 3})
 
 
-@pytest.mark.parametrize(("details", "want"), [
-    pytest.param({"score": {"NodeResourcesFit": {"n2": 81, "n1": 40}, "TaintToleration": {"n2": 0, "n1": 2}}},
-                 {"n1": {"NodeResourcesFit": "40", "TaintToleration": "2"},
-                  "n2": {"NodeResourcesFit": "81", "TaintToleration": "0"}},
-                 id="raw-scores-before-normalize-and-weight"),
-    pytest.param({}, {"n1": {"NodeResourcesFit": "50", "TaintToleration": "0"},
-                      "n2": {"NodeResourcesFit": "100", "TaintToleration": "100"}},
-                 id="no-raw-scores-falls-back-to-unweighted-normalised"),
-])
+@pytest.mark.parametrize(
+    ("details", "want"),
+    [
+        pytest.param(
+            {"score": {"NodeResourcesFit": {"n2": 81, "n1": 40}, "TaintToleration": {"n2": 0, "n1": 2}}},
+            {
+                "n1": {"NodeResourcesFit": "40", "TaintToleration": "2"},
+                "n2": {"NodeResourcesFit": "81", "TaintToleration": "0"},
+            },
+            id="raw-scores-before-normalize-and-weight",
+        ),
+        pytest.param(
+            {},
+            {
+                "n1": {"NodeResourcesFit": "50", "TaintToleration": "0"},
+                "n2": {"NodeResourcesFit": "100", "TaintToleration": "100"},
+            },
+            id="no-raw-scores-falls-back-to-unweighted-normalised",
+        ),
+    ],
+)
 def test_score_result(details: dict[str, Any], want: dict[str, Any]) -> None:
     assert score_result(_scored_record(details), WEIGHTS.score_weights) == want
 
@@ -103,12 +142,24 @@ def test_attempt_annotations_are_json_strings_with_the_simulator_shapes() -> Non
 
 
 def test_pod_annotations_keep_the_last_attempt_on_top_and_every_attempt_in_history() -> None:
-    failed = AttemptRecord(pod="default/p", attempt=1, profile="default-scheduler", result="Unschedulable",
-                           message="0/1 nodes are available: 1 Insufficient cpu.",
-                           filter={"n1": _rejected("NodeResourcesFit", "Insufficient cpu")},
-                           details={"postfilter": {"DefaultPreemption": "preemption: not helpful"}})
-    scheduled = AttemptRecord(pod="default/p", attempt=2, profile="default-scheduler", result="Scheduled",
-                              node="n1", feasible=["n1"], ties=["n1"])
+    failed = AttemptRecord(
+        pod="default/p",
+        attempt=1,
+        profile="default-scheduler",
+        result="Unschedulable",
+        message="0/1 nodes are available: 1 Insufficient cpu.",
+        filter={"n1": _rejected("NodeResourcesFit", "Insufficient cpu")},
+        details={"postfilter": {"DefaultPreemption": "preemption: not helpful"}},
+    )
+    scheduled = AttemptRecord(
+        pod="default/p",
+        attempt=2,
+        profile="default-scheduler",
+        result="Scheduled",
+        node="n1",
+        feasible=["n1"],
+        ties=["n1"],
+    )
     got = pod_annotations([failed, scheduled], {"default-scheduler": WEIGHTS})
     assert got[SELECTED_NODE] == "n1"
     history = json.loads(got[RESULT_HISTORY])
@@ -131,29 +182,57 @@ def test_annotate_keeps_existing_annotations() -> None:
 # -- kube-scheduler-simulator's own keys (--annotation-prefix kube-scheduler-simulator.sigs.k8s.io/) -------
 
 SIM_PROFILE = ProfilePlugins(
-    filter=FILTERS, score_weights={"NodeResourcesFit": 1, "TaintToleration": 3},
-    pre_filter=("NodeResourcesFit", "NodeAffinity"), post_filter=("DefaultPreemption",),
-    pre_score=("TaintToleration",), reserve=("VolumeBinding",), permit=(), pre_bind=("VolumeBinding",),
-    bind=("DefaultBinder",))
+    filter=FILTERS,
+    score_weights={"NodeResourcesFit": 1, "TaintToleration": 3},
+    pre_filter=("NodeResourcesFit", "NodeAffinity"),
+    post_filter=("DefaultPreemption",),
+    pre_score=("TaintToleration",),
+    reserve=("VolumeBinding",),
+    permit=(),
+    pre_bind=("VolumeBinding",),
+    bind=("DefaultBinder",),
+)
 
 
 def _sim(record: AttemptRecord) -> dict[str, Any]:
     out = simulator_attempt_annotations(record, SIM_PROFILE)
     assert all(key.startswith(SIMULATOR_PREFIX) for key in out)
-    return {key[len(SIMULATOR_PREFIX):]: (value if key.endswith("selected-node") else json.loads(value))
-            for key, value in out.items()}
+    return {
+        key[len(SIMULATOR_PREFIX) :]: (value if key.endswith("selected-node") else json.loads(value))
+        for key, value in out.items()
+    }
 
 
 def test_simulator_keys_for_a_scheduled_attempt() -> None:
-    record = AttemptRecord(pod="default/p", attempt=1, profile="default-scheduler", result="Scheduled", node="n1",
-                           feasible=["n1", "n2"], scores={"n1": {"NodeResourcesFit": 80, "TaintToleration": 300},
-                                                         "n2": {"NodeResourcesFit": 40, "TaintToleration": 300}},
-                           details={"score": {"NodeResourcesFit": {"n1": 80, "n2": 40},
-                                              "TaintToleration": {"n1": 0, "n2": 0}}})
+    record = AttemptRecord(
+        pod="default/p",
+        attempt=1,
+        profile="default-scheduler",
+        result="Scheduled",
+        node="n1",
+        feasible=["n1", "n2"],
+        scores={
+            "n1": {"NodeResourcesFit": 80, "TaintToleration": 300},
+            "n2": {"NodeResourcesFit": 40, "TaintToleration": 300},
+        },
+        details={"score": {"NodeResourcesFit": {"n1": 80, "n2": 40}, "TaintToleration": {"n1": 0, "n2": 0}}},
+    )
     got = _sim(record)
-    assert set(got) == {"prefilter-result-status", "prefilter-result", "filter-result", "postfilter-result",
-                        "prescore-result", "score-result", "finalscore-result", "reserve-result", "permit-result",
-                        "permit-result-timeout", "prebind-result", "bind-result", "selected-node"}
+    assert set(got) == {
+        "prefilter-result-status",
+        "prefilter-result",
+        "filter-result",
+        "postfilter-result",
+        "prescore-result",
+        "score-result",
+        "finalscore-result",
+        "reserve-result",
+        "permit-result",
+        "permit-result-timeout",
+        "prebind-result",
+        "bind-result",
+        "selected-node",
+    }
     assert got["prefilter-result-status"] == {"NodeResourcesFit": "success", "NodeAffinity": "success"}
     assert got["filter-result"]["n1"] == dict.fromkeys(FILTERS, "passed")
     assert got["prescore-result"] == {"TaintToleration": "success"}
@@ -165,48 +244,87 @@ def test_simulator_keys_for_a_scheduled_attempt() -> None:
 
 
 def test_simulator_keys_for_a_preempting_attempt_and_a_prefilter_rejection() -> None:
-    preempting = AttemptRecord(pod="default/p", attempt=1, profile="default-scheduler", result="Unschedulable",
-                               filter={"n1": _rejected("NodeResourcesFit", "Insufficient cpu"),
-                                       "n2": _rejected("TaintToleration", "taint")},
-                               nominated_node="n1", details={"postfilter": {"DefaultPreemption": "success"}})
+    preempting = AttemptRecord(
+        pod="default/p",
+        attempt=1,
+        profile="default-scheduler",
+        result="Unschedulable",
+        filter={"n1": _rejected("NodeResourcesFit", "Insufficient cpu"), "n2": _rejected("TaintToleration", "taint")},
+        nominated_node="n1",
+        details={"postfilter": {"DefaultPreemption": "success"}},
+    )
     got = _sim(preempting)
     assert got["postfilter-result"] == {"n1": {"DefaultPreemption": "preemption victim"}, "n2": {}}
     assert got["bind-result"] == {} and got["reserve-result"] == {} and got["selected-node"] == ""
-    rejected = AttemptRecord(pod="default/p", attempt=1, profile="default-scheduler", result="Unschedulable",
-                             filter={n: _rejected("NodeAffinity", "node(s) didn't match") for n in ("n1", "n2")})
+    rejected = AttemptRecord(
+        pod="default/p",
+        attempt=1,
+        profile="default-scheduler",
+        result="Unschedulable",
+        filter={n: _rejected("NodeAffinity", "node(s) didn't match") for n in ("n1", "n2")},
+    )
     got = _sim(rejected)
     assert got["prefilter-result-status"] == {"NodeResourcesFit": "success", "NodeAffinity": "node(s) didn't match"}
     assert got["filter-result"] == {}
 
 
 def test_result_history_under_any_prefix() -> None:
-    records = [AttemptRecord(pod="default/p", attempt=i, profile="default-scheduler", result="Unschedulable",
-                             filter={"n1": _rejected("NodeResourcesFit", "Insufficient cpu")}) for i in (1, 2)]
+    records = [
+        AttemptRecord(
+            pod="default/p",
+            attempt=i,
+            profile="default-scheduler",
+            result="Unschedulable",
+            filter={"n1": _rejected("NodeResourcesFit", "Insufficient cpu")},
+        )
+        for i in (1, 2)
+    ]
     sim = pod_annotations(records, {"default-scheduler": SIM_PROFILE}, SIMULATOR_PREFIX)
     history = json.loads(sim[SIMULATOR_PREFIX + "result-history"])
     assert len(history) == 2 and all(isinstance(v, str) for entry in history for v in entry.values())
     assert set(history[0]) == set(sim) - {SIMULATOR_PREFIX + "result-history"}
     ours = pod_annotations(records, {"default-scheduler": SIM_PROFILE}, "example.com/")
-    assert set(ours) == {"example.com/" + k[len("kubesched.io/"):]
-                         for k in pod_annotations(records, {"default-scheduler": SIM_PROFILE})}
+    assert set(ours) == {
+        "example.com/" + k[len("kubesched.io/") :] for k in pod_annotations(records, {"default-scheduler": SIM_PROFILE})
+    }
 
 
 # -- big clusters: counts and the best nodes instead of every node ---------------------------------------
-@pytest.mark.parametrize(("counts", "feasible", "want"), [
-    pytest.param({}, 7, {p: {"passed": 7} for p in FILTERS}, id="all-feasible"),
-    pytest.param({("TaintToleration", "node(s) had untolerated taint {a: b}"): 2,
-                  ("NodeResourcesFit", "Insufficient cpu"): 3}, 5,
-                 {"NodeUnschedulable": {"passed": 10},
-                  "TaintToleration": {"passed": 8, "node(s) had untolerated taint {a: b}": 2},
-                  "NodeResourcesFit": {"passed": 5, "Insufficient cpu": 3}},
-                 id="a-plugin-sees-the-nodes-no-earlier-plugin-rejected"),
-    pytest.param({("NodeResourcesFit", "Insufficient cpu"): 4}, 0,
-                 {"NodeUnschedulable": {"passed": 4}, "TaintToleration": {"passed": 4},
-                  "NodeResourcesFit": {"Insufficient cpu": 4}}, id="nothing-feasible"),
-    pytest.param({("NodeAffinity", "node(s) didn't satisfy plugin NodeAffinity"): 6}, 0,
-                 {"NodeAffinity": {"node(s) didn't satisfy plugin NodeAffinity": 6}},
-                 id="prefilter-rejection-alone"),
-])
+@pytest.mark.parametrize(
+    ("counts", "feasible", "want"),
+    [
+        pytest.param({}, 7, {p: {"passed": 7} for p in FILTERS}, id="all-feasible"),
+        pytest.param(
+            {
+                ("TaintToleration", "node(s) had untolerated taint {a: b}"): 2,
+                ("NodeResourcesFit", "Insufficient cpu"): 3,
+            },
+            5,
+            {
+                "NodeUnschedulable": {"passed": 10},
+                "TaintToleration": {"passed": 8, "node(s) had untolerated taint {a: b}": 2},
+                "NodeResourcesFit": {"passed": 5, "Insufficient cpu": 3},
+            },
+            id="a-plugin-sees-the-nodes-no-earlier-plugin-rejected",
+        ),
+        pytest.param(
+            {("NodeResourcesFit", "Insufficient cpu"): 4},
+            0,
+            {
+                "NodeUnschedulable": {"passed": 4},
+                "TaintToleration": {"passed": 4},
+                "NodeResourcesFit": {"Insufficient cpu": 4},
+            },
+            id="nothing-feasible",
+        ),
+        pytest.param(
+            {("NodeAffinity", "node(s) didn't satisfy plugin NodeAffinity"): 6},
+            0,
+            {"NodeAffinity": {"node(s) didn't satisfy plugin NodeAffinity": 6}},
+            id="prefilter-rejection-alone",
+        ),
+    ],
+)
 def test_filter_verdict_counts(counts: dict[tuple[str, str], int], feasible: int, want: dict[str, Any]) -> None:
     assert filter_verdict_counts(counts, feasible, FILTERS) == want
 

@@ -32,8 +32,10 @@ def test_max_limits_the_replicas() -> None:
     assert result.stop_reason == "reached the limit of 3 replicas"
 
 
-@pytest.mark.parametrize(("version", "reason"), [("1.34", "1 node(s) had untolerated taint(s)"),
-                                                  ("1.30", "1 node(s) had untolerated taint {gpu: yes}")])
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [("1.34", "1 node(s) had untolerated taint(s)"), ("1.30", "1 node(s) had untolerated taint {gpu: yes}")],
+)
 def test_the_reason_names_the_filter_that_blocks(version: str, reason: str) -> None:
     tainted = node("n1", taints=[{"key": "gpu", "value": "yes", "effect": "NoSchedule"}])
     result = capacity([tainted], pod("probe"), emulated_version=version)
@@ -41,10 +43,13 @@ def test_the_reason_names_the_filter_that_blocks(version: str, reason: str) -> N
     assert reason in result.stop_reason
 
 
-@pytest.mark.parametrize("template", [
-    {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "x"}},
-    {"apiVersion": "v1", "kind": "Pod", "metadata": {}},
-])
+@pytest.mark.parametrize(
+    "template",
+    [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "x"}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {}},
+    ],
+)
 def test_bad_templates_are_refused(template) -> None:
     with pytest.raises(SimulationError):
         capacity([node("n1")], template)
@@ -55,8 +60,11 @@ def test_the_template_is_admitted_against_the_scenarios_priority_classes() -> No
     probe = pod("probe")
     probe["spec"]["priorityClassName"] = "high"
     assert capacity([node("n1", cpu="1"), high], probe).replicas == 2
-    with pytest.raises(ManifestError, match=r'^template \(Pod default/probe\): spec\.priorityClassName: Not found: '
-                                            r'no PriorityClass with name "high" in the scenario$'):
+    with pytest.raises(
+        ManifestError,
+        match=r"^template \(Pod default/probe\): spec\.priorityClassName: Not found: "
+        r'no PriorityClass with name "high" in the scenario$',
+    ):
         capacity([node("n1", cpu="1")], probe)
 
 

@@ -25,8 +25,9 @@ def test_whole_sets_in_order_and_each_shape_alone() -> None:
 
 
 def test_the_same_template_twice_gets_distinct_replica_names() -> None:
-    result = capacity_sets([node("n1", cpu="2")], [(pod("p", cpu="1"), 1), (pod("p", cpu="1"), 1)], max_sets=5,
-                           alone=False)
+    result = capacity_sets(
+        [node("n1", cpu="2")], [(pod("p", cpu="1"), 1), (pod("p", cpu="1"), 1)], max_sets=5, alone=False
+    )
     assert result.sets == 1 and list(result.placements) == ["p", "p-2"]
 
 

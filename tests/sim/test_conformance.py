@@ -32,8 +32,21 @@ CORPUS_VERSION = "1.30"
 GOLDENS_VERSION = "1.34"
 GOLDENS = Path(__file__).resolve().parents[2] / "testing" / "goldens"
 
-COMPARED = ("pod", "attempt", "profile", "result", "node", "message", "feasible", "filter", "scores",
-            "total", "ties", "nominatedNode", "victims")
+COMPARED = (
+    "pod",
+    "attempt",
+    "profile",
+    "result",
+    "node",
+    "message",
+    "feasible",
+    "filter",
+    "scores",
+    "total",
+    "ties",
+    "nominatedNode",
+    "victims",
+)
 
 
 def _scenarios() -> list[Path]:
@@ -88,8 +101,9 @@ def test_scenario_matches_v1_34(golden: Path) -> None:
 
 
 def _replay(folder: Path, golden: dict[str, Any], version: str) -> None:
-    result = simulate([folder / "scenario.yaml"], config=_config(folder, version), seed=0, tie_break="name",
-                      record="full")
+    result = simulate(
+        [folder / "scenario.yaml"], config=_config(folder, version), seed=0, tie_break="name", record="full"
+    )
     assert result.emulated == version
     looping = {a["pod"] for a in golden["attempts"] if a.get("looping")}
     want_attempts = [a for a in golden["attempts"] if not (a["pod"] in looping and a["attempt"] > 2)]
@@ -139,15 +153,31 @@ def test_corpus_is_present_or_skipped_loudly() -> None:
 
 
 def test_claims_are_keyed_by_pod_entry_when_generated() -> None:
-    own = {"metadata": {"namespace": "default", "name": "shared"},
-           "status": {"allocation": {"devices": {"results": [
-               {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0", "extra": 1}]}},
-               "reservedFor": [{"resource": "pods", "name": "a", "uid": "1"}, {"resource": "pods", "name": "b"}]}}
-    generated = {"metadata": {"namespace": "batch", "name": "w-gpu-x7k2p",
-                              "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
-                              "ownerReferences": [{"kind": "Pod", "name": "w", "controller": True}]}}
+    own = {
+        "metadata": {"namespace": "default", "name": "shared"},
+        "status": {
+            "allocation": {
+                "devices": {
+                    "results": [
+                        {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0", "extra": 1}
+                    ]
+                }
+            },
+            "reservedFor": [{"resource": "pods", "name": "a", "uid": "1"}, {"resource": "pods", "name": "b"}],
+        },
+    }
+    generated = {
+        "metadata": {
+            "namespace": "batch",
+            "name": "w-gpu-x7k2p",
+            "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
+            "ownerReferences": [{"kind": "Pod", "name": "w", "controller": True}],
+        }
+    }
     assert resource_claims([own, generated]) == {
-        "default/shared": {"devices": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1",
-                                        "device": "gpu-0"}], "reservedFor": ["a", "b"]},
+        "default/shared": {
+            "devices": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}],
+            "reservedFor": ["a", "b"],
+        },
         "batch/w/gpu": {},
     }

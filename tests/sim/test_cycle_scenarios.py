@@ -35,8 +35,7 @@ def _wanted(attempt: dict[str, Any], version: str) -> dict[str, Any]:
 @pytest.mark.parametrize(("folder", "version"), _cases(), ids=lambda v: v.name if isinstance(v, Path) else v)
 def test_attempts_match_the_worked_out_outcome(folder: Path, version: str) -> None:
     spec = json.loads((folder / "expected.json").read_text())
-    result = simulate([folder / "scenario.yaml"], seed=0, tie_break="name", emulated_version=version,
-                      record="full")
+    result = simulate([folder / "scenario.yaml"], seed=0, tie_break="name", emulated_version=version, record="full")
     index = {(a["pod"], a["attempt"]): i for i, a in enumerate(result.attempts)}
     last = -1
     for want in (_wanted(a, version) for a in spec["attempts"]):

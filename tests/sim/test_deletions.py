@@ -24,8 +24,14 @@ def with_duration(obj: dict[str, Any], duration: str) -> dict[str, Any]:
 
 
 def test_a_victim_is_preempted_by_its_preemptor_and_only_victims_are_in_deleted() -> None:
-    result = simulate([HIGH, node("n1", cpu="1"), pod("low", cpu="1", node_name="n1"),
-                       pod("urgent", cpu="1", priorityClassName="high")])
+    result = simulate(
+        [
+            HIGH,
+            node("n1", cpu="1"),
+            pod("low", cpu="1", node_name="n1"),
+            pod("urgent", cpu="1", priorityClassName="high"),
+        ]
+    )
     assert reasons(result) == [("default/low", "preempted", "n1", "default/urgent")]
     assert result.deleted == ["default/low"]
     assert "  default/low: preempted by default/urgent on n1" in format_summary(result)
@@ -33,14 +39,18 @@ def test_a_victim_is_preempted_by_its_preemptor_and_only_victims_are_in_deleted(
 
 def test_timeline_deletions_are_not_victims_even_when_the_pod_carries_a_disruption_condition() -> None:
     marked = pod("marked", node_name="n1")
-    marked["status"] = {"conditions": [{"type": "DisruptionTarget", "status": "True",
-                                        "reason": "PreemptionByScheduler"}]}
-    steps = [{"at": "10s", "action": "delete", "object": "Pod/default/marked"},
-             {"at": "20s", "action": "delete", "object": "Pod/default/waiting"}]
+    marked["status"] = {
+        "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+    }
+    steps = [
+        {"at": "10s", "action": "delete", "object": "Pod/default/marked"},
+        {"at": "20s", "action": "delete", "object": "Pod/default/waiting"},
+    ]
     result = simulate([node("n1"), marked, pod("waiting", cpu="8")], timeline=steps)
     assert reasons(result) == [
         ("default/marked", "timeline", "n1", "timeline: step 1: delete Pod/default/marked"),
-        ("default/waiting", "timeline", None, "timeline: step 2: delete Pod/default/waiting")]
+        ("default/waiting", "timeline", None, "timeline: step 2: delete Pod/default/waiting"),
+    ]
     assert result.deleted == []
     text = format_summary(result)
     headline = text.splitlines()[0]
@@ -53,15 +63,24 @@ def test_timeline_deletions_are_not_victims_even_when_the_pod_carries_a_disrupti
 
 def test_a_deleted_namespace_takes_its_pods_with_the_step() -> None:
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
-    result = simulate([node("n1"), namespace, pod("a", namespace="team"), pod("b", namespace="team")],
-                      timeline=[{"at": "1m", "action": "delete", "object": "Namespace/team"}])
+    result = simulate(
+        [node("n1"), namespace, pod("a", namespace="team"), pod("b", namespace="team")],
+        timeline=[{"at": "1m", "action": "delete", "object": "Namespace/team"}],
+    )
     assert sorted((p, r) for p, r, _, _ in reasons(result)) == [("team/a", "timeline"), ("team/b", "timeline")]
 
 
 def test_pods_that_ran_their_duration_are_completed_and_job_pods_too() -> None:
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "report", "namespace": "default"},
-           "spec": {"completions": 2, "parallelism": 2,
-                    "template": with_duration({"metadata": {}, "spec": pod("report")["spec"]}, "5m")}}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "report", "namespace": "default"},
+        "spec": {
+            "completions": 2,
+            "parallelism": 2,
+            "template": with_duration({"metadata": {}, "spec": pod("report")["spec"]}, "5m"),
+        },
+    }
     result = simulate([node("n1"), with_duration(pod("bare"), "1m"), job])
     assert sorted(r for _, r, _, _ in reasons(result)) == ["completed"] * 3
     assert all(n == "n1" for _, _, n, _ in reasons(result))
@@ -73,8 +92,9 @@ def test_pods_that_ran_their_duration_are_completed_and_job_pods_too() -> None:
 
 def test_a_pod_its_replica_set_does_not_need_is_scaled_down() -> None:
     # The ReplicaSet adopts an orphan carrying its labels; it has its one replica, so the newcomer goes.
-    orphan = pod("orphan", cpu="100m") | {"metadata": {"name": "orphan", "namespace": "default",
-                                                        "labels": {"app": "web"}}}
+    orphan = pod("orphan", cpu="100m") | {
+        "metadata": {"name": "orphan", "namespace": "default", "labels": {"app": "web"}}
+    }
     replica_set = deployment("web", 1, cpu="100m") | {"kind": "ReplicaSet"}
     result = simulate([node("n1"), replica_set], timeline=[{"at": "1m", "action": "create", "object": orphan}])
     (deletion,) = result.deletions
@@ -85,9 +105,15 @@ def test_a_pod_its_replica_set_does_not_need_is_scaled_down() -> None:
 
 
 def test_a_daemon_pod_whose_node_went_is_scaled_down_by_its_daemon_set() -> None:
-    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "default"},
-          "spec": {"selector": {"matchLabels": {"app": "agent"}},
-                   "template": {"metadata": {"labels": {"app": "agent"}}, "spec": pod("a", "100m")["spec"]}}}
+    ds = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}}, "spec": pod("a", "100m")["spec"]},
+        },
+    }
     result = simulate([node("n1"), node("n2"), ds], timeline=[{"at": "1m", "action": "delete", "object": "n2"}])
     (deletion,) = result.deletions
     assert (deletion.reason, deletion.node, deletion.by) == ("scale-down", "n2", "DaemonSet default/agent")
@@ -95,8 +121,10 @@ def test_a_daemon_pod_whose_node_went_is_scaled_down_by_its_daemon_set() -> None
 
 
 def test_pods_of_a_deleted_deployment_are_garbage_collected() -> None:
-    result = simulate([node("n1"), deployment("web", 2, cpu="100m")],
-                      timeline=[{"at": "1m", "action": "delete", "object": "Deployment/default/web"}])
+    result = simulate(
+        [node("n1"), deployment("web", 2, cpu="100m")],
+        timeline=[{"at": "1m", "action": "delete", "object": "Deployment/default/web"}],
+    )
     assert [r for _, r, _, _ in reasons(result)] == ["garbage-collected"] * 2
     assert all((by or "").startswith("ReplicaSet default/web-") for _, _, _, by in reasons(result))
     text = format_summary(result)

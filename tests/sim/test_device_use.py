@@ -21,9 +21,14 @@ from kubesched.sim.simulate import SimulationResult
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dra"
 
 TRAINER: dict[str, Any] = {
-    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer", "namespace": "ml"},
-    "spec": {"containers": [{"name": "t", "image": "x", "resources": {"claims": [{"name": "gpus"}]}}],
-             "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "two-a100"}]}}
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "trainer", "namespace": "ml"},
+    "spec": {
+        "containers": [{"name": "t", "image": "x", "resources": {"claims": [{"name": "gpus"}]}}],
+        "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "two-a100"}],
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +64,10 @@ def test_nodes_with_the_same_counts_come_together(result: SimulationResult) -> N
 
 
 def test_only_pods_rejected_by_dynamic_resources_are_counted(result: SimulationResult) -> None:
-    records = {"ml/trainer": {"filter": {"a100-0": {"plugin": "DynamicResources"},
-                                         "t4-0": {"plugin": "NodeResourcesFit"}}},
-               "ml/other": {"filter": {"a100-0": {"plugin": "NodeResourcesFit"}}}}
+    records = {
+        "ml/trainer": {"filter": {"a100-0": {"plugin": "DynamicResources"}, "t4-0": {"plugin": "NodeResourcesFit"}}},
+        "ml/other": {"filter": {"a100-0": {"plugin": "NodeResourcesFit"}}},
+    }
     found = explain_pod_devices(result.cluster, records)
     assert list(found) == ["ml/trainer"] and found["ml/trainer"][0].nodes == ("a100-0",)
 
@@ -76,13 +82,33 @@ def test_class_columns_count_allocated_of_matching_per_node(result: SimulationRe
 
 
 def test_a_missing_class_and_a_failing_selector_are_reported_not_raised() -> None:
-    slices = [{"metadata": {"name": "s"}, "spec": {"driver": "d", "nodeName": "n", "pool": {
-        "name": "n", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "g"}]}}]
+    slices = [
+        {
+            "metadata": {"name": "s"},
+            "spec": {
+                "driver": "d",
+                "nodeName": "n",
+                "pool": {"name": "n", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "g"}],
+            },
+        }
+    ]
     classes = [{"metadata": {"name": "bad"}, "spec": {"selectors": [{"cel": {"expression": "device.nope"}}]}}]
-    claim = {"metadata": {"name": "c", "namespace": "ns"}, "spec": {"devices": {"requests": [
-        {"name": "a", "exactly": {"deviceClassName": "bad"}}, {"name": "b", "exactly": {"deviceClassName": "gone"}}]}}}
-    pod = {"metadata": {"name": "p", "namespace": "ns"},
-           "spec": {"resourceClaims": [{"name": "x", "resourceClaimName": "c"}]}}
+    claim = {
+        "metadata": {"name": "c", "namespace": "ns"},
+        "spec": {
+            "devices": {
+                "requests": [
+                    {"name": "a", "exactly": {"deviceClassName": "bad"}},
+                    {"name": "b", "exactly": {"deviceClassName": "gone"}},
+                ]
+            }
+        },
+    }
+    pod = {
+        "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {"resourceClaims": [{"name": "x", "resourceClaimName": "c"}]},
+    }
     bad, gone = DeviceInventory(slices, classes, [claim]).request_counts(pod, "n", {})
     assert isinstance(bad, RequestCount) and "selector 'device.nope'" in bad.error and bad.matching == 0
     assert gone.error == "DeviceClass gone does not exist"

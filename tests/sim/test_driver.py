@@ -21,8 +21,17 @@ from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import ErrorBinder, PermitPlugin, config_dict, profile_with, ref
 
 #: Everything a driver may use of a Scheduler.
-PUBLIC_SURFACE = {"start", "schedule_next", "run_pending_tasks", "idle", "backoff_end", "waiting_pod_count",
-                  "rejecting_plugins", "park", "add_recorder"}
+PUBLIC_SURFACE = {
+    "start",
+    "schedule_next",
+    "run_pending_tasks",
+    "idle",
+    "backoff_end",
+    "waiting_pod_count",
+    "rejecting_plugins",
+    "park",
+    "add_recorder",
+}
 
 
 class PublicOnly:
@@ -40,18 +49,29 @@ class PublicOnly:
         raise AssertionError(f"the driver set Scheduler.{name}")
 
 
-def _build(config: dict[str, Any] | None = None, *, public_only: bool = False, detect_loops: bool = True,
-           objects: tuple[dict[str, Any], ...] = (), version: str | None = None
-           ) -> tuple[VirtualClock, EmbeddedCluster, Scheduler, Driver, list[tuple[float, str, str]]]:
+def _build(
+    config: dict[str, Any] | None = None,
+    *,
+    public_only: bool = False,
+    detect_loops: bool = True,
+    objects: tuple[dict[str, Any], ...] = (),
+    version: str | None = None,
+) -> tuple[VirtualClock, EmbeddedCluster, Scheduler, Driver, list[tuple[float, str, str]]]:
     clock = VirtualClock(START_TIME)
     cluster = EmbeddedCluster(clock=clock.now)
     for obj in objects:
         cluster.create(obj)
-    scheduler = Scheduler(cluster, load_config(config, features=feature_gates(version)), clock=clock,
-                          rng=random.Random(0), tie_break="name")
+    scheduler = Scheduler(
+        cluster,
+        load_config(config, features=feature_gates(version)),
+        clock=clock,
+        rng=random.Random(0),
+        tie_break="name",
+    )
     attempts: list[tuple[float, str, str]] = []
-    scheduler.add_recorder(OutcomeListener(
-        lambda o: attempts.append(((clock.now() - START_TIME).total_seconds(), o.pod, o.result))))
+    scheduler.add_recorder(
+        OutcomeListener(lambda o: attempts.append(((clock.now() - START_TIME).total_seconds(), o.pod, o.result)))
+    )
     target: Any = PublicOnly(scheduler) if public_only else scheduler
     driver = Driver(cluster, target, clock, detect_loops=detect_loops)
     driver.start()
@@ -78,7 +98,10 @@ def test_the_driver_uses_only_the_schedulers_public_surface_settling_and_in_time
     driver.settle()
     driver.run()
     assert [(p, r) for _, p, r in attempts] == [
-        ("default/a", "Scheduled"), ("default/b", "Unschedulable"), ("default/b", "Scheduled")]
+        ("default/a", "Scheduled"),
+        ("default/b", "Unschedulable"),
+        ("default/b", "Scheduled"),
+    ]
     assert driver.completed == {"default/a": "n1"}
     assert cluster.get("Pod", "default", "b")["spec"]["nodeName"] == "n1"
 
@@ -96,8 +119,9 @@ def test_loop_detection_and_permit_waits_go_through_the_public_surface_too() -> 
 
 # -- timers ----------------------------------------------------------------------------------------
 def test_backoff_ends_at_the_next_one_second_flush() -> None:
-    clock, cluster, scheduler, driver, attempts = _build(_error_binder_config(), detect_loops=False,
-                                                         objects=(node_dict("n1"),), version="1.30")
+    clock, cluster, scheduler, driver, attempts = _build(
+        _error_binder_config(), detect_loops=False, objects=(node_dict("n1"),), version="1.30"
+    )
     clock.advance_to(START_TIME + timedelta(seconds=0.5))
     cluster.create(pod_dict("p"))
     driver.drain()
@@ -114,8 +138,9 @@ def test_backoff_ends_at_the_next_one_second_flush() -> None:
 def test_v134_backoff_ends_at_the_whole_second_after_its_window() -> None:
     """SchedulerPopFromBackoffQ: a backoff ending at 1.5 s is aligned down to 1 s, and the pod backs off
     while that window is the current one: it is released by the flush at 2 s."""
-    clock, cluster, scheduler, driver, attempts = _build(_error_binder_config(), detect_loops=False,
-                                                         objects=(node_dict("n1"),), version="1.34")
+    clock, cluster, scheduler, driver, attempts = _build(
+        _error_binder_config(), detect_loops=False, objects=(node_dict("n1"),), version="1.34"
+    )
     clock.advance_to(START_TIME + timedelta(seconds=0.5))
     cluster.create(pod_dict("p"))
     driver.drain()
@@ -161,8 +186,10 @@ def test_pods_that_a_permit_wait_keeps_timing_out_are_parked_as_looping(burst: b
     for pod in r.looping:
         tried = [a for a in r.attempts if a["pod"] == pod]
         assert len(tried) == 2
-        assert all(a["message"].endswith(f"rejected due to timeout after waiting 30s at plugin {ref(PermitPlugin)}.")
-                   for a in tried)
+        assert all(
+            a["message"].endswith(f"rejected due to timeout after waiting 30s at plugin {ref(PermitPlugin)}.")
+            for a in tried
+        )
     summary = format_summary(r)
     assert "rejected due to timeout after waiting 30s at plugin" in summary
     assert "stopped retrying it" in summary

@@ -19,8 +19,14 @@ from tests.sim.scenarios import deployment, node, pod
 
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    scenario = [node("busy", cpu="2"), node("idle", cpu="2"), node("tiny", cpu="200m"),
-                pod("load", cpu="1", node_name="busy"), pod("web", cpu="500m"), pod("big", cpu="3")]
+    scenario = [
+        node("busy", cpu="2"),
+        node("idle", cpu="2"),
+        node("tiny", cpu="200m"),
+        pod("load", cpu="1", node_name="busy"),
+        pod("web", cpu="500m"),
+        pod("big", cpu="3"),
+    ]
     path = tmp_path_factory.mktemp("trace") / "trace.jsonl"
     write_trace(simulate(scenario, tie_break="name", record="full").records, path)
     return path
@@ -68,11 +74,14 @@ def test_gzip_traces_and_rich_tables(trace: Path, tmp_path: Path) -> None:
     assert "idle" in out.getvalue()
 
 
-@pytest.mark.parametrize(("pod_name", "kwargs", "match"), [
-    ("nope", {}, "no attempt for pod default/nope in .*trace.jsonl$"),
-    ("web", {"attempt": 7}, "no attempt 7"),
-    ("web", {"node": "mars"}, "not evaluated"),
-])
+@pytest.mark.parametrize(
+    ("pod_name", "kwargs", "match"),
+    [
+        ("nope", {}, "no attempt for pod default/nope in .*trace.jsonl$"),
+        ("web", {"attempt": 7}, "no attempt 7"),
+        ("web", {"node": "mars"}, "not evaluated"),
+    ],
+)
 def test_errors_name_what_is_missing(trace: Path, pod_name: str, kwargs: dict, match: str) -> None:
     with pytest.raises(ExplainError, match=match):
         run(trace, pod_name, **kwargs)
@@ -84,13 +93,23 @@ def test_traces_without_raw_scores_show_weighted_only() -> None:
     assert (verdict.scores[0].raw, verdict.scores[0].normalised, verdict.scores[0].weighted) == (None, None, 6)
 
 
-@pytest.mark.parametrize("raw_scores", [
-    {"X": [3, 1]},  # one column per plugin over "feasible", as traces are written
-    {"a": {"X": 3}, "b": {"X": 1}},  # keyed by node, as earlier traces were written
-])
+@pytest.mark.parametrize(
+    "raw_scores",
+    [
+        {"X": [3, 1]},  # one column per plugin over "feasible", as traces are written
+        {"a": {"X": 3}, "b": {"X": 1}},  # keyed by node, as earlier traces were written
+    ],
+)
 def test_raw_scores_are_read_in_either_layout(raw_scores: dict) -> None:
-    record = {"pod": "default/p", "feasible": ["a", "b"], "scores": {"a": {"X": 20}, "b": {"X": 0}},
-              "total": {"a": 20, "b": 0}, "filter": {}, "rawScores": raw_scores, "weights": {"X": 2}}
+    record = {
+        "pod": "default/p",
+        "feasible": ["a", "b"],
+        "scores": {"a": {"X": 20}, "b": {"X": 0}},
+        "total": {"a": 20, "b": 0},
+        "filter": {},
+        "rawScores": raw_scores,
+        "weights": {"X": 2},
+    }
     by_node = {v.node: v.scores[0] for v in node_verdicts(record)}
     assert (by_node["a"].raw, by_node["a"].normalised, by_node["a"].weighted) == (3, 10, 20)
     assert (by_node["b"].raw, by_node["b"].normalised, by_node["b"].weighted) == (1, 0, 0)
@@ -98,17 +117,27 @@ def test_raw_scores_are_read_in_either_layout(raw_scores: dict) -> None:
 
 # -- the layout follows the width ---------------------------------------------------------------------
 
-LONG_NODES = ("general-purpose-zone-a-node-0001", "general-purpose-zone-b-node-0002",
-              "gpu-accelerated-zone-c-node-0003", "tiny-burstable-zone-a-node-0004")
+LONG_NODES = (
+    "general-purpose-zone-a-node-0001",
+    "general-purpose-zone-b-node-0002",
+    "gpu-accelerated-zone-c-node-0003",
+    "tiny-burstable-zone-a-node-0004",
+)
 
 
 @pytest.fixture(scope="module")
 def long_names_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Long node names, every kind of verdict: scored, rejected by a taint, rejected for cpu."""
     gpu_taint = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
-    scenario = [node(LONG_NODES[0], cpu="4"), node(LONG_NODES[1], cpu="4", zone="b"),
-                node(LONG_NODES[2], cpu="8", zone="c", taints=gpu_taint), node(LONG_NODES[3], cpu="200m"),
-                pod("load", cpu="1", node_name=LONG_NODES[0]), pod("web", cpu="500m"), pod("big", cpu="6")]
+    scenario = [
+        node(LONG_NODES[0], cpu="4"),
+        node(LONG_NODES[1], cpu="4", zone="b"),
+        node(LONG_NODES[2], cpu="8", zone="c", taints=gpu_taint),
+        node(LONG_NODES[3], cpu="200m"),
+        pod("load", cpu="1", node_name=LONG_NODES[0]),
+        pod("web", cpu="500m"),
+        pod("big", cpu="6"),
+    ]
     path = tmp_path_factory.mktemp("long") / "trace.jsonl"
     write_trace(simulate(scenario, tie_break="name", record="full").records, path)
     return path
@@ -127,8 +156,9 @@ def _has_whole(text: str, name: str) -> bool:
 
 @pytest.mark.parametrize("rich", [False, True], ids=["plain", "rich"])
 @pytest.mark.parametrize("pod_name", ["web", "big"])
-def test_at_80_columns_no_line_is_wider_and_every_node_name_is_whole(long_names_trace: Path, pod_name: str,
-                                                                     rich: bool) -> None:
+def test_at_80_columns_no_line_is_wider_and_every_node_name_is_whole(
+    long_names_trace: Path, pod_name: str, rich: bool
+) -> None:
     text = _render(long_names_trace, pod_name, 80, rich=rich)
     assert max(len(line) for line in text.splitlines()) <= 80
     for name in LONG_NODES:
@@ -141,9 +171,13 @@ def test_narrow_layout_is_one_block_per_node(long_names_trace: Path) -> None:
     lines = _render(long_names_trace, "web", 80).splitlines()
     # The selected node's block: its name and verdict, then one indented line per Score plugin.
     head = next(i for i, line in enumerate(lines) if line.startswith(f"{LONG_NODES[1]}  selected, total "))
-    block = list(itertools.takewhile(lambda line: line.startswith("  "), lines[head + 1:]))
+    block = list(itertools.takewhile(lambda line: line.startswith("  "), lines[head + 1 :]))
     assert [line.split()[0] for line in block] == [
-        "ImageLocality:", "NodeResourcesBalancedAllocation:", "NodeResourcesFit:", "TaintToleration:"]
+        "ImageLocality:",
+        "NodeResourcesBalancedAllocation:",
+        "NodeResourcesFit:",
+        "TaintToleration:",
+    ]
     assert all(re.fullmatch(r"\d+/\d+/\d+", line.split()[1]) for line in block)
     rejected = lines.index(f"{LONG_NODES[2]}  rejected")
     assert lines[rejected + 1].startswith("  TaintToleration: node(s) had untolerated taint")
@@ -183,11 +217,17 @@ def test_a_width_too_narrow_is_an_input_error(long_names_trace: Path) -> None:
 
 # -- names: workloads, prefixes, suggestions ----------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def workload_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    scenario = [node("n1", cpu="4"), node("n2", cpu="4"), deployment("api", 2, namespace="shop"),
-                deployment("solo", 1, namespace="shop"), pod("apx", namespace="shop"),
-                pod("huge", cpu="64", namespace="shop")]
+    scenario = [
+        node("n1", cpu="4"),
+        node("n2", cpu="4"),
+        deployment("api", 2, namespace="shop"),
+        deployment("solo", 1, namespace="shop"),
+        pod("apx", namespace="shop"),
+        pod("huge", cpu="64", namespace="shop"),
+    ]
     path = tmp_path_factory.mktemp("workloads") / "trace.jsonl"
     write_trace(simulate(scenario, tie_break="name", record="full").records, path)
     return path
@@ -220,14 +260,20 @@ def test_the_listing_shows_why_a_pod_is_pending_in_one_line(workload_trace: Path
     assert "Unschedulable" in huge and huge.endswith("…") and len(huge) <= 60
 
 
-@pytest.mark.parametrize(("name", "match"), [
-    ("shop/apz", r"^no attempt for pod shop/apz in .*; did you mean shop/api, shop/apx\?$"),
-    ("Deployment/shop/apl", r"^no pod of Deployment/shop/apl in .* \(its pods are named shop/apl-<hash>-<suffix>\); "
-                            r"did you mean Deployment/shop/api\?$"),
-    ("StatefulSet/shop/api", r"its pods are named shop/api-<ordinal>\); did you mean Deployment/shop/api\?$"),
-    ("default/apx", r"did you mean shop/apx\?$"),
-    ("zzz", r"^no attempt for pod default/zzz in [^;]*$"),
-])
+@pytest.mark.parametrize(
+    ("name", "match"),
+    [
+        ("shop/apz", r"^no attempt for pod shop/apz in .*; did you mean shop/api, shop/apx\?$"),
+        (
+            "Deployment/shop/apl",
+            r"^no pod of Deployment/shop/apl in .* \(its pods are named shop/apl-<hash>-<suffix>\); "
+            r"did you mean Deployment/shop/api\?$",
+        ),
+        ("StatefulSet/shop/api", r"its pods are named shop/api-<ordinal>\); did you mean Deployment/shop/api\?$"),
+        ("default/apx", r"did you mean shop/apx\?$"),
+        ("zzz", r"^no attempt for pod default/zzz in [^;]*$"),
+    ],
+)
 def test_no_match_suggests_the_closest_names(workload_trace: Path, name: str, match: str) -> None:
     with pytest.raises(ExplainError, match=match):
         _render(workload_trace, name, 80)

@@ -18,7 +18,9 @@ def _text(*, brief: bool = False) -> str:
 
 
 def test_the_groups_with_what_helps_each_checked() -> None:
-    assert _text(brief=True) == """\
+    assert (
+        _text(brief=True)
+        == """\
 2 pending pods in a simulation of objects (0 of the 2 pods to schedule were scheduled), 1 cause:
 
 2 pods: NodeResourcesFit: Insufficient cpu (1 node)
@@ -31,6 +33,7 @@ def test_the_groups_with_what_helps_each_checked() -> None:
 
 Each change was checked by simulating the scenario with it (4 simulations).
 """
+    )
 
 
 def test_each_pod_decision_follows_as_explain_prints_it() -> None:
@@ -43,8 +46,9 @@ def test_the_document_names_its_schema_and_links_pods_to_groups() -> None:
     document = explain_pending(SCENARIO, tie_break="name", what_if=False).to_dict()
     assert document["schemaVersion"] == 1 and "remedies" not in document["groups"][0]
     assert [(p["pod"], p["group"]) for p in document["pods"]] == [("default/a", 0), ("default/b", 0)]
-    assert document["groups"][0]["causes"] == [{"plugin": "NodeResourcesFit", "reason": "Insufficient cpu",
-                                                "nodes": [1, 1]}]
+    assert document["groups"][0]["causes"] == [
+        {"plugin": "NodeResourcesFit", "reason": "Insufficient cpu", "nodes": [1, 1]}
+    ]
 
 
 def test_a_pod_rejected_by_dynamic_resources_gets_device_counts_per_node_group() -> None:
@@ -56,16 +60,21 @@ def test_a_pod_rejected_by_dynamic_resources_gets_device_counts_per_node_group()
     lines = out.getvalue().splitlines()
     at = lines.index("Devices on the nodes DynamicResources rejected (the cluster after the run):")
     assert lines[at + 1] == "  a100-0, a100-1 (2 nodes):"
-    assert re.fullmatch(r"    claim ml/trainer-gpus-\w+, request gpus \(2 of class gpu-a100\): 5 of 5 devices match, "
-                        r"4 already allocated", lines[at + 2])
+    assert re.fullmatch(
+        r"    claim ml/trainer-gpus-\w+, request gpus \(2 of class gpu-a100\): 5 of 5 devices match, "
+        r"4 already allocated",
+        lines[at + 2],
+    )
     assert lines[at + 3] == "  t4-0, t4-1 (2 nodes):" and lines[at + 4].endswith("none of 2 devices match")
     [entry] = report.to_dict()["pods"]
     assert [d["nodes"] for d in entry["devices"]] == [["a100-0", "a100-1"], ["t4-0", "t4-1"]]
 
 
 def test_pods_rejected_for_other_reasons_get_no_device_lines() -> None:
-    assert "Devices on the nodes" not in _text() and "devices" not in explain_pending(
-        SCENARIO, what_if=False).to_dict()["pods"][0]
+    assert (
+        "Devices on the nodes" not in _text()
+        and "devices" not in explain_pending(SCENARIO, what_if=False).to_dict()["pods"][0]
+    )
 
 
 def test_nodes_added_by_a_what_if_bring_their_devices() -> None:

@@ -38,9 +38,13 @@ def scheduled_attempt() -> Attempt:
     rows = np.array([0, 1, 2, 3])
     attempt.feasible(NAMES, rows)
     attempt.weighted({"X": 2, "Y": 1})
-    attempt.scored(rows, {"X": np.array([20, 20, 10, 20]), "Y": np.array([5, 5, 5, 5])},
-                   np.array([25, 25, 15, 25]), {"X": np.array([10, 10, 5, 10]), "Y": np.array([5, 5, 5, 5])},
-                   np.array([0, 1, 3]))
+    attempt.scored(
+        rows,
+        {"X": np.array([20, 20, 10, 20]), "Y": np.array([5, 5, 5, 5])},
+        np.array([25, 25, 15, 25]),
+        {"X": np.array([10, 10, 5, 10]), "Y": np.array([5, 5, 5, 5])},
+        np.array([0, 1, 3]),
+    )
     attempt.scheduled("node-10")
     return attempt
 
@@ -59,21 +63,36 @@ def test_an_attempt_names_nodes_by_natural_position_and_keeps_the_best_scores() 
     # The best two of three tied at 25 in natural order (node-2, node-3), then the chosen node-10.
     assert [texts.items[i] for i in got["sp"]] == ["X", "Y"] and got["w"] == [2, 1]
     assert [[nodes.names[row[0]], *row[1:]] for row in got["s"]] == [
-        ["node-2", 25, [10, 5], [20, 5]], ["node-3", 25, [10, 5], [20, 5]], ["node-10", 25, [10, 5], [20, 5]]]
+        ["node-2", 25, [10, 5], [20, 5]],
+        ["node-3", 25, [10, 5], [20, 5]],
+        ["node-10", 25, [10, 5], [20, 5]],
+    ]
     assert got["k"] == 2
     assert [nodes.names[row[0]] for row in encode(scheduled_attempt(), nodes, texts, keep=3)["s"]] == [
-        "node-2", "node-3", "node-10"]
+        "node-2",
+        "node-3",
+        "node-10",
+    ]
     [(plugin, reason, runs)] = got["x"]
     assert (texts.items[plugin], texts.items[reason], named(runs)) == (
-        "NodeResourcesFit", "Insufficient cpu", ["node-4", "node-11"])
+        "NodeResourcesFit",
+        "Insufficient cpu",
+        ["node-4", "node-11"],
+    )
 
 
 def test_rejections_are_grouped_by_verdict_the_last_report_on_a_node_winning() -> None:
     attempt = Attempt(FullRecorder(), "default/p", 2, "default-scheduler")
     attempt.skipped_outside(NAMES, np.array([0, 1, 2]))  # PreFilterResult: only three candidates
-    attempt.rejected(NAMES, np.array([0, 1, 2]), [_status("NodeResourcesFit", "Insufficient cpu"),
-                                                  _status("NodeResourcesFit", "Insufficient cpu"),
-                                                  _status("TaintToleration", "untolerated taint")])
+    attempt.rejected(
+        NAMES,
+        np.array([0, 1, 2]),
+        [
+            _status("NodeResourcesFit", "Insufficient cpu"),
+            _status("NodeResourcesFit", "Insufficient cpu"),
+            _status("TaintToleration", "untolerated taint"),
+        ],
+    )
     attempt.failed("Unschedulable", "0/6 nodes are available", None)
     nodes, texts = NodeIndex(NAMES.tolist()), Texts()
     got = encode(attempt, nodes, texts)

@@ -28,9 +28,13 @@ BUDGET = 5_000_000
 
 @pytest.fixture(scope="module")
 def result():
-    scenario = [node("n1", cpu="2"), node("n2", cpu="2", taints=[{"key": "gpu", "value": "x",
-                                                                    "effect": "NoSchedule"}]),
-                pod("existing", cpu="500m", node_name="n1"), deployment("web", 3, cpu="500m"), pod("big", cpu="4")]
+    scenario = [
+        node("n1", cpu="2"),
+        node("n2", cpu="2", taints=[{"key": "gpu", "value": "x", "effect": "NoSchedule"}]),
+        pod("existing", cpu="500m", node_name="n1"),
+        deployment("web", 3, cpu="500m"),
+        pod("big", cpu="4"),
+    ]
     return simulate(scenario, seed=2, record="full")
 
 
@@ -73,8 +77,10 @@ def test_timed_runs_follow_virtual_time(result) -> None:
     arriving = []
     for i, (arrival, duration) in enumerate([("0s", "100s"), ("10s", "100s"), ("20s", None)]):
         p = pod(f"p{i}", cpu="1")
-        p["metadata"]["annotations"] = {"kubesched.io/arrival": arrival,
-                                        **({"kubesched.io/duration": duration} if duration else {})}
+        p["metadata"]["annotations"] = {
+            "kubesched.io/arrival": arrival,
+            **({"kubesched.io/duration": duration} if duration else {}),
+        }
         arriving.append(p)
     timed = simulate([node("n1", cpu="2"), node("n2", cpu="2"), *arriving], seed=1, record="full")
     series = time_series(timed)
@@ -127,8 +133,14 @@ def test_page_is_self_contained(result) -> None:
     assert unpack(page, "plotly-js") == get_plotlyjs()  # plotly.js inlined once, compressed
     assert page.count('<script type="application/octet-stream"') == 2
     assert "<script src" not in page and "http://" not in page and "https://" not in page
-    for heading in ("Requested and allocatable per pool", "Pending pods and utilisation over the run",
-                    "Why pods stayed unschedulable", "Preemptions", "Decisions", "Workloads"):
+    for heading in (
+        "Requested and allocatable per pool",
+        "Pending pods and utilisation over the run",
+        "Why pods stayed unschedulable",
+        "Preemptions",
+        "Decisions",
+        "Workloads",
+    ):
         assert heading in page
 
 
@@ -172,11 +184,23 @@ def _chromium() -> str:
 
 
 def _chromium_run(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=15000"]
-    return subprocess.run([_chromium(), *flags, *extra, page.as_uri()], capture_output=True, text=True,
-                          timeout=180, check=False)
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=15000",
+    ]
+    return subprocess.run(
+        [_chromium(), *flags, *extra, page.as_uri()], capture_output=True, text=True, timeout=180, check=False
+    )
 
 
 def _rendered(page: Path, profile: Path) -> str:
@@ -195,7 +219,7 @@ def _rendered(page: Path, profile: Path) -> str:
 def _drawn(dom: str, div: str) -> bool:
     """Whether plotly drew into ``<div id=div>`` (its <svg class="main-svg"> is inside)."""
     start = dom.find(f'id="{div}"')
-    return start >= 0 and 'class="main-svg"' in dom[start:start + 3000]
+    return start >= 0 and 'class="main-svg"' in dom[start : start + 3000]
 
 
 def test_page_renders_in_headless_chromium_without_console_errors(result, tmp_path: Path) -> None:
@@ -231,8 +255,11 @@ def test_a_thousand_node_report_stays_small_and_readable(thousand_nodes) -> None
     # One trace per pool box and per line: nothing grows with the nodes.
     assert all(len(f["data"]) <= 6 for f in data["figures"])
     # The 20 gpu pods left pending share one reason: five names, then the rest folded away.
-    assert re.search(r"20: ml/train-160, ml/train-161, ml/train-162, ml/train-163, ml/train-164 "
-                     r"<details class=more><summary>… and 15 more</summary>", text)
+    assert re.search(
+        r"20: ml/train-160, ml/train-161, ml/train-162, ml/train-163, ml/train-164 "
+        r"<details class=more><summary>… and 15 more</summary>",
+        text,
+    )
 
 
 def test_a_thousand_node_report_renders_in_headless_chromium(thousand_nodes, tmp_path: Path) -> None:
@@ -243,14 +270,15 @@ def test_a_thousand_node_report_renders_in_headless_chromium(thousand_nodes, tmp
     assert all(_drawn(dom, div) for div in [*charts, "plot-timeline", "plot-reasons"])
     assert re.search(r'data-plots="7"', dom)
     # Each pool's nodes, in natural order: node-2 before node-10 in the gpu pool's table.
-    general = dom[dom.index('data-pool="0"'):dom.index('data-pool="1"')]
-    gpu = dom[dom.index('data-pool="1"'):dom.index('data-pool="2"')]
+    general = dom[dom.index('data-pool="0"') : dom.index('data-pool="1"')]
+    gpu = dom[dom.index('data-pool="1"') : dom.index('data-pool="2"')]
     assert general.count("<tr") == 1 + 877 and gpu.count("<tr") == 1 + 40
     assert gpu.index(">node-2<") < gpu.index(">node-10<")
     # The first pending pod's decision: 1000 nodes rejected, five named, the rest one click away.
     assert "1000 nodes rejected" in dom
-    assert re.search(r"1000: node-0, node-1, node-2, node-3, node-4<details class=\"more\"><summary>… and 995 more",
-                     dom)
+    assert re.search(
+        r"1000: node-0, node-1, node-2, node-3, node-4<details class=\"more\"><summary>… and 995 more", dom
+    )
 
 
 def test_a_summary_only_result_is_refused_with_a_clear_error(tmp_path: Path) -> None:
@@ -279,4 +307,5 @@ def test_devices_get_a_column_per_device_class_and_a_section() -> None:
 def test_no_device_section_without_devices(result) -> None:
     page = render(result)
     assert "<h2>Devices</h2>" not in page and not any(
-        r.startswith("devices:") for r in page_data(page)["usage"]["resources"])
+        r.startswith("devices:") for r in page_data(page)["usage"]["resources"]
+    )

@@ -16,33 +16,55 @@ from kubesched.sim.node_pools import (
 from tests.sim.scenarios import node, pod
 
 
-@pytest.mark.parametrize(("names", "want"), [
-    (["node-10", "node-2", "node-1"], ["node-1", "node-2", "node-10"]),
-    (["ns/web-10", "ns/web-9", "ns/api-100"], ["ns/api-100", "ns/web-9", "ns/web-10"]),
-    (["a10b2", "a10b10", "a9b99", "a"], ["a", "a9b99", "a10b2", "a10b10"]),
-    (["gpu-b1", "general-a10", "general-a2"], ["general-a2", "general-a10", "gpu-b1"]),
-])
+@pytest.mark.parametrize(
+    ("names", "want"),
+    [
+        (["node-10", "node-2", "node-1"], ["node-1", "node-2", "node-10"]),
+        (["ns/web-10", "ns/web-9", "ns/api-100"], ["ns/api-100", "ns/web-9", "ns/web-10"]),
+        (["a10b2", "a10b10", "a9b99", "a"], ["a", "a9b99", "a10b2", "a10b10"]),
+        (["gpu-b1", "general-a10", "general-a2"], ["general-a2", "general-a10", "gpu-b1"]),
+    ],
+)
 def test_natural_order_reads_digit_runs_as_numbers(names: list[str], want: list[str]) -> None:
     assert natural_sorted(names) == want
 
 
-@pytest.mark.parametrize(("labels", "group_by", "want"), [
-    ([{"cloud.google.com/gke-nodepool": "a", "topology.kubernetes.io/zone": "z"}], None,
-     "cloud.google.com/gke-nodepool"),
-    ([{"node.kubernetes.io/instance-type": "m5"}, {"karpenter.sh/nodepool": "spot"}], None, "karpenter.sh/nodepool"),
-    ([{"node.kubernetes.io/instance-type": "m5", "topology.kubernetes.io/zone": "z"}], None,
-     "node.kubernetes.io/instance-type"),
-    ([{"topology.kubernetes.io/zone": "z"}], None, "topology.kubernetes.io/zone"),
-    ([{"kubernetes.io/hostname": "n1"}], None, None),
-    ([{"topology.kubernetes.io/zone": "z"}], "team", "team"),
-])
+@pytest.mark.parametrize(
+    ("labels", "group_by", "want"),
+    [
+        (
+            [{"cloud.google.com/gke-nodepool": "a", "topology.kubernetes.io/zone": "z"}],
+            None,
+            "cloud.google.com/gke-nodepool",
+        ),
+        (
+            [{"node.kubernetes.io/instance-type": "m5"}, {"karpenter.sh/nodepool": "spot"}],
+            None,
+            "karpenter.sh/nodepool",
+        ),
+        (
+            [{"node.kubernetes.io/instance-type": "m5", "topology.kubernetes.io/zone": "z"}],
+            None,
+            "node.kubernetes.io/instance-type",
+        ),
+        ([{"topology.kubernetes.io/zone": "z"}], None, "topology.kubernetes.io/zone"),
+        ([{"kubernetes.io/hostname": "n1"}], None, None),
+        ([{"topology.kubernetes.io/zone": "z"}], "team", "team"),
+    ],
+)
 def test_the_pool_label_prefers_node_groups_then_machine_type_then_zone(labels, group_by, want) -> None:
     assert pool_label(labels, group_by) == want
 
 
 def test_resources_in_order_cpu_memory_storage_extended_then_pods() -> None:
     assert resource_order(["nvidia.com/gpu", "ephemeral-storage", "example.com/foo"]) == [
-        "cpu", "memory", "ephemeral-storage", "example.com/foo", "nvidia.com/gpu", "pods"]
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "example.com/foo",
+        "nvidia.com/gpu",
+        "pods",
+    ]
     assert resource_order([]) == ["cpu", "memory", "pods"]
 
 
@@ -55,17 +77,25 @@ def _gpu_node(name: str, pool: str | None) -> Node:
 
 
 def test_usage_per_pool_and_resource() -> None:
-    nodes = [_gpu_node("n10", "ml"), _gpu_node("n2", "ml"), Node.from_dict(node("n1", cpu="4")),
-             _gpu_node("n3", None)]
+    nodes = [_gpu_node("n10", "ml"), _gpu_node("n2", "ml"), Node.from_dict(node("n1", cpu="4")), _gpu_node("n3", None)]
     gpu_pod = pod("train", cpu="1", node_name="n2")
     gpu_pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "2"
-    pods = [Pod.from_dict(p) for p in (gpu_pod, pod("web", cpu="2", node_name="n1"), pod("waiting", cpu="1"),
-                                      {**pod("done", cpu="4", node_name="n10"), "status": {"phase": "Succeeded"}})]
+    pods = [
+        Pod.from_dict(p)
+        for p in (
+            gpu_pod,
+            pod("web", cpu="2", node_name="n1"),
+            pod("waiting", cpu="1"),
+            {**pod("done", cpu="4", node_name="n10"), "status": {"phase": "Succeeded"}},
+        )
+    ]
     usage = cluster_usage(nodes, pods, group_by="team")
     assert usage.nodes == ["n1", "n2", "n3", "n10"]
     assert usage.resources == ["cpu", "memory", "nvidia.com/gpu", "pods"]
     assert [(p.name, [usage.nodes[i] for i in p.rows]) for p in usage.pools] == [
-        ("ml", ["n2", "n10"]), ("without team", ["n1", "n3"])]
+        ("ml", ["n2", "n10"]),
+        ("without team", ["n1", "n3"]),
+    ]
     gpu = usage.resources.index("nvidia.com/gpu")
     assert usage.requested[:, gpu].tolist() == [0, 2, 0, 0]  # the finished pod does not count
     assert usage.requested[:, usage.resources.index("pods")].tolist() == [1, 1, 0, 0]

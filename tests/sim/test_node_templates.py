@@ -127,8 +127,9 @@ def test_copies_rename_slice_pool_and_node(tmp_path: Path) -> None:
     assert slice_["metadata"]["name"] == "gpu-2-gpus"
     assert slice_["spec"]["nodeName"] == "gpu-2" and slice_["spec"]["pool"]["name"] == "gpu-2"
     assert template.slices[0].obj["spec"]["nodeName"] == "gpu"  # the template itself unchanged
-    other = renamed_slice({"metadata": {"name": "devices"}, "spec": {"nodeName": "gpu", "pool": {"name": "p"}}},
-                          "gpu", "gpu-7")
+    other = renamed_slice(
+        {"metadata": {"name": "devices"}, "spec": {"nodeName": "gpu", "pool": {"name": "p"}}}, "gpu", "gpu-7"
+    )
     assert other["metadata"]["name"] == "devices-gpu-7" and other["spec"]["pool"]["name"] == "p-gpu-7"
 
 
@@ -145,12 +146,16 @@ def test_other_kinds_in_a_template_are_refused(tmp_path: Path) -> None:
 
 def test_capacity_counts_devices_of_a_gpu_pool(tmp_path: Path) -> None:
     scenario = write(tmp_path, "scenario.yaml", CLASSES, gpu_node("gpu-a", 4), gpu_node("gpu-b", 5))
-    pod = write(tmp_path, "pod.yaml", f"""
+    pod = write(
+        tmp_path,
+        "pod.yaml",
+        f"""
 apiVersion: v1
 kind: Pod
 metadata: {{name: trainer, namespace: ml}}
 spec:{POD_SPEC.replace("      ", "  ", 1).replace(chr(10) + "      ", chr(10) + "  ")}
-""")
+""",
+    )
     result = capacity(scenario, pod)
     assert result.replicas == 4  # 2 on gpu-a (4 GPUs), 2 on gpu-b (5 GPUs: one left over)
     assert result.placements == {"gpu-a": 2, "gpu-b": 2}

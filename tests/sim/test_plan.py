@@ -43,11 +43,14 @@ def test_clashing_names_are_refused() -> None:
         plan([node("extra-1"), pod("a", cpu="8")], node("extra"), max_nodes=2)
 
 
-@pytest.mark.parametrize(("outcomes", "want"), [
-    ({0: False, 1: False, 2: True, 4: True}, True),
-    ({0: False, 1: True, 2: False, 4: True}, False),
-    ({0: True}, True),
-])
+@pytest.mark.parametrize(
+    ("outcomes", "want"),
+    [
+        ({0: False, 1: False, 2: True, 4: True}, True),
+        ({0: False, 1: True, 2: False, 4: True}, False),
+        ({0: True}, True),
+    ],
+)
 def test_monotone(outcomes, want) -> None:
     assert _monotone(outcomes) is want
 
@@ -58,8 +61,9 @@ class _FakeSimulation:
     FITS: set[int] = set()
 
     def __init__(self, scenario, config, **_: object) -> None:
-        self.added = sum(1 for m in scenario.manifests
-                         if m.kind == "Node" and m.obj["metadata"]["name"].startswith("extra-"))
+        self.added = sum(
+            1 for m in scenario.manifests if m.kind == "Node" and m.obj["metadata"]["name"].startswith("extra-")
+        )
 
     def load(self) -> None:
         pass
@@ -70,11 +74,14 @@ class _FakeSimulation:
         return SimulationResult(attempts=[], final={"default/p": "n1" if self.added in self.FITS else None})
 
 
-@pytest.mark.parametrize(("fits", "want", "monotone"), [
-    pytest.param({2, 4, 5, 6, 7, 8}, 2, False, id="one-more-node-breaks-it-linear-search"),
-    pytest.param({3, 4, 6, 7, 8}, 3, True, id="a-hole-above-the-checked-neighbours-is-not-seen"),
-    pytest.param({5, 6, 7, 8}, 5, True, id="monotone"),
-])
+@pytest.mark.parametrize(
+    ("fits", "want", "monotone"),
+    [
+        pytest.param({2, 4, 5, 6, 7, 8}, 2, False, id="one-more-node-breaks-it-linear-search"),
+        pytest.param({3, 4, 6, 7, 8}, 3, True, id="a-hole-above-the-checked-neighbours-is-not-seen"),
+        pytest.param({5, 6, 7, 8}, 5, True, id="monotone"),
+    ],
+)
 def test_search_checks_neighbours_and_falls_back_to_linear(monkeypatch, fits, want, monotone) -> None:
     import kubesched.sim.plan as plan_module
 

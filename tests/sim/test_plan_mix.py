@@ -21,8 +21,10 @@ def _template(name: str, cpu: str, cost: str | None) -> dict[str, Any]:
 
 
 def _pods(small: int, big: bool = False) -> list[dict[str, Any]]:
-    return [*([pod("big", cpu="20", memory="1Gi")] if big else []),
-            *(pod(f"s{i}", cpu="1", memory="512Mi") for i in range(small))]
+    return [
+        *([pod("big", cpu="20", memory="1Gi")] if big else []),
+        *(pod(f"s{i}", cpu="1", memory="512Mi") for i in range(small)),
+    ]
 
 
 SMALL, LARGE = _template("cpu8", "8", "0.40"), _template("cpu32", "32", "1.40")
@@ -42,8 +44,9 @@ def test_a_mix_beats_either_template_alone() -> None:
 
 
 def test_without_prices_the_fewest_nodes() -> None:
-    result = plan_mix([node("n0", cpu="1"), *_pods(20)], [_template("a", "8", None), _template("b", "32", None)],
-                      tie_break="name")
+    result = plan_mix(
+        [node("n0", cpu="1"), *_pods(20)], [_template("a", "8", None), _template("b", "32", None)], tie_break="name"
+    )
     assert result.objective == "nodes" and result.mix == (0, 1)
 
 
@@ -55,8 +58,7 @@ def test_some_priced_and_some_not_is_an_error() -> None:
 
 
 def test_a_small_budget_returns_the_best_found_and_says_it_is_not_proven() -> None:
-    result = plan_mix([node("n0", cpu="1"), *_pods(20, big=True)], [SMALL, LARGE], tie_break="name",
-                      max_simulations=3)
+    result = plan_mix([node("n0", cpu="1"), *_pods(20, big=True)], [SMALL, LARGE], tie_break="name", max_simulations=3)
     assert not result.exact and result.mix == (0, 2)  # cpu32 alone: two nodes
 
 
@@ -76,8 +78,23 @@ def test_the_command_takes_several_templates(tmp_path, capsys: pytest.CaptureFix
     scenario.write_text(yaml.safe_dump_all([node("n0", cpu="1"), *_pods(20)]))
     small.write_text(yaml.safe_dump(SMALL))
     large.write_text(yaml.safe_dump(LARGE))
-    assert main(["plan", str(scenario), "--node-template", str(small), "--node-template", str(large),
-                 "--tie-break", "name", "-o", "json"]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                str(scenario),
+                "--node-template",
+                str(small),
+                "--node-template",
+                str(large),
+                "--tie-break",
+                "name",
+                "-o",
+                "json",
+            ]
+        )
+        == 0
+    )
     document = json.loads(capsys.readouterr().out)
     assert document["nodesToAdd"] == {"cpu8": 3, "cpu32": 0} and document["costPerHour"] == "1.20"
     assert document["objective"] == "cost" and document["exact"] is True

@@ -23,8 +23,11 @@ def _folders() -> list[Path]:
 
 
 def _cases() -> list[tuple[Path, str | None]]:
-    return [(folder, version) for folder in _folders()
-            for version in json.loads((folder / "expected.json").read_text()).get("versions", [None])]
+    return [
+        (folder, version)
+        for folder in _folders()
+        for version in json.loads((folder / "expected.json").read_text()).get("versions", [None])
+    ]
 
 
 @pytest.mark.parametrize(("folder", "version"), _cases(), ids=lambda v: v.name if isinstance(v, Path) else v)

@@ -19,22 +19,29 @@ def _pod(name: str, **kw: Any) -> dict[str, Any]:
     return obj
 
 
-PRIORITY_CLASS = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "vip"},
-                  "value": 1000}
+PRIORITY_CLASS = {
+    "apiVersion": "scheduling.k8s.io/v1",
+    "kind": "PriorityClass",
+    "metadata": {"name": "vip"},
+    "value": 1000,
+}
 
 
 @pytest.fixture(scope="module")
 def result() -> SimulationResult:
     """n1 (2 cpu) takes `fits`; `huge` fits nowhere; `vip` preempts `low` from n2; `gpu` wants a GPU."""
-    return simulate([
-        PRIORITY_CLASS,
-        node_dict("n1", cpu="2", memory="4Gi"),
-        node_dict("n2", cpu="1", memory="2Gi", extra={"example.com/gpu": "1"}),
-        _pod("low", cpu="1", memory="1Gi", node_name="n2"),
-        _pod("fits", cpu="1500m", memory="1Gi", spec={"nodeSelector": {"kubernetes.io/hostname": "n1"}}),
-        _pod("huge", cpu="8"),
-        _pod("vip", cpu="1", spec={"priorityClassName": "vip", "nodeSelector": {"kubernetes.io/hostname": "n2"}}),
-    ], tie_break="name")
+    return simulate(
+        [
+            PRIORITY_CLASS,
+            node_dict("n1", cpu="2", memory="4Gi"),
+            node_dict("n2", cpu="1", memory="2Gi", extra={"example.com/gpu": "1"}),
+            _pod("low", cpu="1", memory="1Gi", node_name="n2"),
+            _pod("fits", cpu="1500m", memory="1Gi", spec={"nodeSelector": {"kubernetes.io/hostname": "n1"}}),
+            _pod("huge", cpu="8"),
+            _pod("vip", cpu="1", spec={"priorityClassName": "vip", "nodeSelector": {"kubernetes.io/hostname": "n2"}}),
+        ],
+        tie_break="name",
+    )
 
 
 def test_scheduled_pod_is_counted_and_pending_pod_carries_its_last_message(result: SimulationResult) -> None:
@@ -80,7 +87,8 @@ def test_verbose_lists_placements(result: SimulationResult) -> None:
 def test_pod_for_an_unknown_profile_is_pending_as_never_attempted() -> None:
     res = simulate([node_dict("n1"), _pod("other", spec={"schedulerName": "nobody"})])
     assert [(p.pod, p.reason) for p in pending_pods(res)] == [
-        ("default/other", "never attempted: its schedulerName matches no profile")]
+        ("default/other", "never attempted: its schedulerName matches no profile")
+    ]
 
 
 def test_gated_pod_names_its_gates() -> None:
@@ -90,11 +98,17 @@ def test_gated_pod_names_its_gates() -> None:
 
 def test_not_implemented_plugin_warnings_fold_into_one_line_per_profile() -> None:
     def left_out(profile: str, plugin: str) -> str:
-        return (f'profile "{profile}": plugin {plugin} is not implemented in kubesched yet; '
-                "it is left out of the effective plugin set")
+        return (
+            f'profile "{profile}": plugin {plugin} is not implemented in kubesched yet; '
+            "it is left out of the effective plugin set"
+        )
 
-    warnings = [left_out("a", "VolumeZone"), "something else", left_out("a", "InterPodAffinity"),
-                left_out("b", "VolumeZone")]
+    warnings = [
+        left_out("a", "VolumeZone"),
+        "something else",
+        left_out("a", "InterPodAffinity"),
+        left_out("b", "VolumeZone"),
+    ]
     assert group_warnings(warnings) == [
         'profile "a": not implemented in kubesched yet, left out: VolumeZone, InterPodAffinity',
         "something else",
@@ -102,13 +116,15 @@ def test_not_implemented_plugin_warnings_fold_into_one_line_per_profile() -> Non
     ]
 
 
-@pytest.mark.parametrize(("milli", "want"), [(0, "0"), (250, "0.25"), (1500, "1.5"), (4000, "4"), (7910, "7.91"),
-                                             (1, "0.001")])
+@pytest.mark.parametrize(
+    ("milli", "want"), [(0, "0"), (250, "0.25"), (1500, "1.5"), (4000, "4"), (7910, "7.91"), (1, "0.001")]
+)
 def test_format_cpu(milli: int, want: str) -> None:
     assert format_cpu(milli) == want
 
 
-@pytest.mark.parametrize(("value", "want"), [(0, "0"), (512, "512"), (1 << 20, "1Mi"), (1536 << 20, "1.5Gi"),
-                                             (200 << 30, "200Gi")])
+@pytest.mark.parametrize(
+    ("value", "want"), [(0, "0"), (512, "512"), (1 << 20, "1Mi"), (1536 << 20, "1.5Gi"), (200 << 30, "200Gi")]
+)
 def test_format_bytes(value: int, want: str) -> None:
     assert format_bytes(value) == want

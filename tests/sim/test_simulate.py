@@ -23,8 +23,7 @@ from tests.fakeplugins import (
 
 
 def priority_class(name: str, value: int) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-            "value": value}
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
 
 
 def pod_of_class(name: str, cls: str, cpu: str) -> dict[str, Any]:
@@ -33,8 +32,13 @@ def pod_of_class(name: str, cls: str, cpu: str) -> dict[str, Any]:
     return pod
 
 
-PREEMPTION = [priority_class("low", 0), priority_class("high", 100), node_dict("n1", cpu="2"),
-              pod_of_class("lo", "low", "2"), pod_of_class("hi", "high", "2")]
+PREEMPTION = [
+    priority_class("low", 0),
+    priority_class("high", 100),
+    node_dict("n1", cpu="2"),
+    pod_of_class("lo", "low", "2"),
+    pod_of_class("hi", "high", "2"),
+]
 
 
 def summary(attempts: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -72,7 +76,9 @@ def test_looping_pod_is_attempted_twice_then_parked() -> None:
     cfg = config_dict(profile_with({"preFilter": {"enabled": [{"name": ref(AlwaysErrorPreFilter)}]}}))
     r = simulate([node_dict("n1"), pod_dict("loop")], cfg)
     assert [(a["pod"], a["attempt"], a["result"]) for a in r.attempts] == [
-        ("default/loop", 1, "Error"), ("default/loop", 2, "Error")]
+        ("default/loop", 1, "Error"),
+        ("default/loop", 2, "Error"),
+    ]
     assert r.attempts[0]["message"] == f'running PreFilter plugin "{ref(AlwaysErrorPreFilter)}": boom'
     assert r.looping == ["default/loop"]
     assert r.final == {"default/loop": None}
@@ -115,8 +121,14 @@ def test_virtual_time_moves_without_sleeping(monkeypatch: pytest.MonkeyPatch) ->
     r = simulate(objects)
     assert 1 <= r.virtual_seconds < 3
     # Equal priorities never preempt each other: only hi0 displaces lo0.
-    assert r.final == {"default/lo0": None, "default/lo1": None, "default/lo2": None, "default/hi0": "n1",
-                       "default/hi1": None, "default/hi2": None}
+    assert r.final == {
+        "default/lo0": None,
+        "default/lo1": None,
+        "default/lo2": None,
+        "default/hi0": "n1",
+        "default/hi1": None,
+        "default/hi2": None,
+    }
     assert r.deleted == ["default/lo0"]
     assert [a["attempt"] for a in r.attempts if a["pod"] == "default/hi0"] == [1, 2]
 
@@ -160,7 +172,9 @@ def test_a_binding_cycle_that_always_fails_is_parked_after_two_attempts() -> Non
     plugins = {"bind": {"enabled": [{"name": ref(ErrorBinder)}], "disabled": [{"name": "*"}]}}
     r = simulate([node_dict("n1"), pod_dict("p")], config_dict(profile_with(plugins)))
     assert [(a["pod"], a["attempt"], a["result"]) for a in r.attempts] == [
-        ("default/p", 1, "Error"), ("default/p", 2, "Error")]
+        ("default/p", 1, "Error"),
+        ("default/p", 2, "Error"),
+    ]
     assert r.looping == ["default/p"]
     assert r.final == {"default/p": None}
 
@@ -226,15 +240,23 @@ def test_progress_counts_bound_pods_in_burst_and_timed_runs(mode: str) -> None:
 
 def test_progress_total_grows_with_streamed_arrivals() -> None:
     calls: list[tuple[int, int]] = []
-    stream = (pod_dict(f"s{i}", cpu="100m") | {"metadata": {"name": f"s{i}", "namespace": "default",
-                                                            "annotations": {"kubesched.io/arrival": f"{i}s"}}}
-              for i in range(5))
+    stream = (
+        pod_dict(f"s{i}", cpu="100m")
+        | {"metadata": {"name": f"s{i}", "namespace": "default", "annotations": {"kubesched.io/arrival": f"{i}s"}}}
+        for i in range(5)
+    )
     simulate([node_dict("n1")], arrivals=stream, progress=_watch_progress(calls))
     assert max(t for _, t in calls) == 5 and calls[-1] == (5, 5)
 
 
 def deployment_of(replicas: int) -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}},
-                                  "spec": pod_dict("web", cpu="500m")["spec"]}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod_dict("web", cpu="500m")["spec"]},
+        },
+    }

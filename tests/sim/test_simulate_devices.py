@@ -129,17 +129,22 @@ def test_workload_pods_get_a_claim_each_and_the_devices_run_out(tmp_path: Path) 
         assert reserved == ([name] if placed.get(pod) else [])
     (waiting,) = set(result.final) - set(placed)
     messages = {a["message"] for a in result.attempts if a["pod"] == waiting}
-    assert messages == {"0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: "
-                        "0/2 nodes are available: 2 Preemption is not helpful for scheduling."}
+    assert messages == {
+        "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: "
+        "0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    }
 
 
 def test_devices_come_back_when_pods_finish(tmp_path: Path) -> None:
-    pods = "".join(f"""---
+    pods = "".join(
+        f"""---
 apiVersion: v1
 kind: Pod
 metadata: {{name: job-{i}, namespace: ml, annotations: {{kubesched.io/duration: 10m}}}}
 spec:
-      nodeSelector: {{zone: a}}{POD_SPEC}""" for i in range(5))
+      nodeSelector: {{zone: a}}{POD_SPEC}"""
+        for i in range(5)
+    )
     result = kubesched.simulate(write(tmp_path, DEVICES + pods), seed=1, tie_break="name")
     assert all(node == "n1" for node in result.final.values())  # two at a time on n1's two devices
     assert _cluster(result).list("ResourceClaim", "ml")[0] == []  # every pod finished: its claim is gone
@@ -147,15 +152,21 @@ spec:
 
 
 BAD_OBJECTS = [
-    ("a selector of the wrong type", """
+    (
+        "a selector of the wrong type",
+        """
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
 metadata: {name: broken}
 spec:
   selectors:
   - cel: {expression: 'device.attributes["gpu.example.com"].model + 1'}
-""", "document 1 (DeviceClass broken): spec.selectors[0].cel.expression: Invalid value"),
-    ("a slice naming a device twice", """
+""",
+        "document 1 (DeviceClass broken): spec.selectors[0].cel.expression: Invalid value",
+    ),
+    (
+        "a slice naming a device twice",
+        """
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
 metadata: {name: twice}
@@ -164,7 +175,9 @@ spec:
   nodeName: n1
   pool: {name: twice, generation: 1, resourceSliceCount: 1}
   devices: [{name: gpu-0}, {name: gpu-0}]
-""", 'document 1 (ResourceSlice twice): spec.devices[1].name: Duplicate value: "gpu-0"'),
+""",
+        'document 1 (ResourceSlice twice): spec.devices[1].name: Duplicate value: "gpu-0"',
+    ),
 ]
 
 
@@ -201,17 +214,31 @@ spec:
 
 
 BAD_SCENARIOS = [
-    ("missing class", _claim("c", "{deviceClassName: tpu}") + _claim_pod("c"),
-     "0/2 nodes are available: request gpu: device class tpu does not exist. no new claims to deallocate, "
-     "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."),
-    ("more devices than exist", _claim("c", "{deviceClassName: gpu, count: 3}") + _claim_pod("c"),
-     "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are "
-     "available: 2 Preemption is not helpful for scheduling."),
-    ("a selector failing on the devices",
-     _claim("c", "{deviceClassName: gpu, selectors: [{cel: {expression: 'device.attributes[\"gpu.example.com\"]"
-                 ".memory > 1'}}]}") + _claim_pod("c"),
-     'running "DynamicResources" filter plugin: claim ml/c: selector #0: CEL runtime error: no such key: memory'),
-    ("conflicting slices of one pool", """---
+    (
+        "missing class",
+        _claim("c", "{deviceClassName: tpu}") + _claim_pod("c"),
+        "0/2 nodes are available: request gpu: device class tpu does not exist. no new claims to deallocate, "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+    ),
+    (
+        "more devices than exist",
+        _claim("c", "{deviceClassName: gpu, count: 3}") + _claim_pod("c"),
+        "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are "
+        "available: 2 Preemption is not helpful for scheduling.",
+    ),
+    (
+        "a selector failing on the devices",
+        _claim(
+            "c",
+            '{deviceClassName: gpu, selectors: [{cel: {expression: \'device.attributes["gpu.example.com"]'
+            ".memory > 1'}}]}",
+        )
+        + _claim_pod("c"),
+        'running "DynamicResources" filter plugin: claim ml/c: selector #0: CEL runtime error: no such key: memory',
+    ),
+    (
+        "conflicting slices of one pool",
+        """---
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
 metadata: {name: n1-gpus-again}
@@ -220,8 +247,11 @@ spec:
   nodeName: n1
   pool: {name: n1, generation: 1, resourceSliceCount: 2}
   devices: [{name: gpu-0}]
-""" + _claim("c", "{deviceClassName: gpu}") + _claim_pod("c"),
-     'running "DynamicResources" filter plugin: pool n1 is invalid: duplicate device name gpu-0'),
+"""
+        + _claim("c", "{deviceClassName: gpu}")
+        + _claim_pod("c"),
+        'running "DynamicResources" filter plugin: pool n1 is invalid: duplicate device name gpu-0',
+    ),
 ]
 
 
@@ -237,8 +267,10 @@ def test_a_pod_whose_claim_never_appears_waits_and_its_template_is_reported(tmp_
     assert result.final == {"ml/p": None} and list(result.attempts) == []
     # As kube-controller-manager does, an event on the pod says so; the pod's pending reason too (it is
     # no warning: the template may yet come, and the reference's runs do not warn of it).
-    why = 'PodResourceClaim gpu: resource claim template "nowhere": resourceclaimtemplate.resource.k8s.io ' \
-          '"nowhere" not found'
+    why = (
+        'PodResourceClaim gpu: resource claim template "nowhere": resourceclaimtemplate.resource.k8s.io '
+        '"nowhere" not found'
+    )
     assert result.warnings == [] and result.claims_not_made == {"ml/p": why}
     assert [p.reason for p in pending_pods(result)] == [f"waiting for its ResourceClaims: {why}"]
     events = _cluster(result).list("Event")[0]
@@ -248,7 +280,6 @@ def test_a_pod_whose_claim_never_appears_waits_and_its_template_is_reported(tmp_
 def _cluster(result: kubesched.SimulationResult) -> EmbeddedCluster:
     assert result.cluster is not None
     return result.cluster
-
 
 
 UID = "6f1c2a9e-0000-4000-8000-000000000001"

@@ -25,10 +25,22 @@ def result() -> SimulationResult:
     short = pod("short")
     short["metadata"]["annotations"] = {"kubesched.io/duration": "1m"}
     spare = [node(f"spare-{i}", cpu="1", zone="b") for i in range(1, 24)]
-    return simulate([HIGH, node("n1", cpu="1"), node("n2", cpu="2"), *spare, pod("low", cpu="1", node_name="n1"),
-                     pod("urgent", cpu="1", priorityClassName="high", nodeSelector={"kubernetes.io/hostname": "n1"}),
-                     pod("huge", cpu="64"), pod("gone", cpu="64"), short, deployment("web", 2, cpu="100m")],
-                    timeline=[{"at": "30s", "action": "delete", "object": "Pod/default/gone"}], tie_break="name")
+    return simulate(
+        [
+            HIGH,
+            node("n1", cpu="1"),
+            node("n2", cpu="2"),
+            *spare,
+            pod("low", cpu="1", node_name="n1"),
+            pod("urgent", cpu="1", priorityClassName="high", nodeSelector={"kubernetes.io/hostname": "n1"}),
+            pod("huge", cpu="64"),
+            pod("gone", cpu="64"),
+            short,
+            deployment("web", 2, cpu="100m"),
+        ],
+        timeline=[{"at": "30s", "action": "delete", "object": "Pod/default/gone"}],
+        tie_break="name",
+    )
 
 
 def test_counts_and_every_pods_outcome(result: SimulationResult) -> None:
@@ -37,8 +49,13 @@ def test_counts_and_every_pods_outcome(result: SimulationResult) -> None:
     outcomes = {p["pod"]: p for p in doc["pods"]}
     assert outcomes["default/huge"]["outcome"] == "Pending"
     assert outcomes["default/huge"]["reason"].startswith("0/25 nodes are available:")
-    assert outcomes["default/gone"] == {"pod": "default/gone", "outcome": "Deleted", "node": None,
-                                             "workload": None, "reason": "timeline"}
+    assert outcomes["default/gone"] == {
+        "pod": "default/gone",
+        "outcome": "Deleted",
+        "node": None,
+        "workload": None,
+        "reason": "timeline",
+    }
     assert outcomes["default/short"]["outcome"] == "Completed" and outcomes["default/short"]["node"]
     web = [p for p in doc["pods"] if p["workload"] == "Deployment default/web"]
     assert len(web) == 2 and all(p["outcome"] == "Scheduled" for p in web)
@@ -48,10 +65,14 @@ def test_counts_and_every_pods_outcome(result: SimulationResult) -> None:
 
 def test_preemptions_deletions_workloads_and_time(result: SimulationResult) -> None:
     doc = summary_document(result)
-    assert doc["preemptions"] == [{"victim": "default/low", "preemptor": "default/urgent", "node": "n1",
-                                   "at": pytest.approx(0, abs=1)}]
+    assert doc["preemptions"] == [
+        {"victim": "default/low", "preemptor": "default/urgent", "node": "n1", "at": pytest.approx(0, abs=1)}
+    ]
     assert [(d["pod"], d["reason"]) for d in doc["deletions"]] == [
-        ("default/low", "preempted"), ("default/gone", "timeline"), ("default/short", "completed")]
+        ("default/low", "preempted"),
+        ("default/gone", "timeline"),
+        ("default/short", "completed"),
+    ]
     assert doc["workloads"] == [{"workload": "Deployment default/web", "pods": 2, "scheduled": 2, "pending": []}]
     assert doc["overTime"]["completed"] == 1 and set(doc["overTime"]["latencySeconds"]) == {"p50", "p95", "p99"}
 

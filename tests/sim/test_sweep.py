@@ -24,17 +24,18 @@ from tests.sim.scenarios import node, pod
 
 
 def _scenario() -> tuple[dict, ...]:
-    return scenario_objects([[node("n1", cpu="4"), node("n2", cpu="4"), *(pod(f"p{i}", cpu="1") for i in range(5))]]
-                            [0])
+    return scenario_objects([[node("n1", cpu="4"), node("n2", cpu="4"), *(pod(f"p{i}", cpu="1") for i in range(5))]][0])
 
 
 def test_a_grid_point_sets_a_score_weight_and_a_plugin_arg_in_every_profile() -> None:
-    [weights, strategy] = parse_grid(["NodeResourcesFit.weight=1,5",
-                                      "NodeResourcesFit.args.scoringStrategy.type=MostAllocated"])
+    [weights, strategy] = parse_grid(
+        ["NodeResourcesFit.weight=1,5", "NodeResourcesFit.args.scoringStrategy.type=MostAllocated"]
+    )
     variants = grid_variants(Variant("defaults"), [weights, strategy])
     assert [v.label for v in variants] == [
         "defaults NodeResourcesFit.weight=1 NodeResourcesFit.args.scoringStrategy.type=MostAllocated",
-        "defaults NodeResourcesFit.weight=5 NodeResourcesFit.args.scoringStrategy.type=MostAllocated"]
+        "defaults NodeResourcesFit.weight=5 NodeResourcesFit.args.scoringStrategy.type=MostAllocated",
+    ]
     result = simulate([node("n1"), node("n2"), pod("p")], config=variants[1].config, record="full")
     assert result.records[0].details["weights"]["NodeResourcesFit"] == 5
     config = variants[1].config
@@ -43,12 +44,21 @@ def test_a_grid_point_sets_a_score_weight_and_a_plugin_arg_in_every_profile() ->
     assert args["args"]["scoringStrategy"]["type"] == "MostAllocated"
     # An existing entry is changed, not repeated.
     again = with_setting(variants[1].config, "NodeResourcesFit.weight", 7)
-    assert [e for e in again["profiles"][0]["plugins"]["score"]["enabled"] if e["name"] == "NodeResourcesFit"] == \
-        [{"name": "NodeResourcesFit", "weight": 7}]
+    assert [e for e in again["profiles"][0]["plugins"]["score"]["enabled"] if e["name"] == "NodeResourcesFit"] == [
+        {"name": "NodeResourcesFit", "weight": 7}
+    ]
 
 
-@pytest.mark.parametrize("spec", ["NodeResourcesFit=1", "NodeResourcesFit.weight=", "NodeResourcesFit.weight=a",
-                                  "NodeResourcesFit.args=1", "x.weight.y=1"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "NodeResourcesFit=1",
+        "NodeResourcesFit.weight=",
+        "NodeResourcesFit.weight=a",
+        "NodeResourcesFit.args=1",
+        "x.weight.y=1",
+    ],
+)
 def test_bad_grid_specs_are_refused(spec: str) -> None:
     with pytest.raises(SimulationError, match="--grid"):
         parse_grid([spec])
@@ -57,7 +67,7 @@ def test_bad_grid_specs_are_refused(spec: str) -> None:
 def test_an_interval_is_the_mean_with_students_t_over_the_seeds() -> None:
     assert interval([5.0]).half_width == 0.0
     two = interval([1.0, 3.0])  # mean 2, sd sqrt(2), t(1) = 12.706
-    assert two.mean == 2.0 and two.half_width == pytest.approx(12.706 * 2 ** 0.5 / 2 ** 0.5)
+    assert two.mean == 2.0 and two.half_width == pytest.approx(12.706 * 2**0.5 / 2**0.5)
 
 
 def test_fragmentation_is_the_free_cpu_the_median_pod_cannot_use() -> None:
@@ -77,8 +87,11 @@ def test_a_run_is_measured() -> None:
 
 
 def test_the_process_pool_gives_the_runs_of_the_sequential_loop_in_order() -> None:
-    tasks = tasks_for({"s": _scenario()}, [Variant("defaults"), *grid_variants(
-        Variant("x"), parse_grid(["NodeResourcesBalancedAllocation.weight=3"]))], [0, 1])
+    tasks = tasks_for(
+        {"s": _scenario()},
+        [Variant("defaults"), *grid_variants(Variant("x"), parse_grid(["NodeResourcesBalancedAllocation.weight=3"]))],
+        [0, 1],
+    )
     sequential = run_tasks(tasks, workers=1)
     pooled = run_tasks(tasks, workers=2)
     strip = [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in sequential]

@@ -16,14 +16,16 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def address() -> Iterator[str]:
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, protocol="tcp") as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, protocol="tcp"
+    ) as cluster:
         yield cluster.scheduler_address
 
 
 def test_the_cluster_runs_every_task_and_gives_what_the_local_run_gives(address: str) -> None:
-    scenario = scenario_objects([[node("n1", cpu="4"), node("n2", cpu="2"), *(pod(f"p{i}", cpu="1") for i in range(7))]]
-                                [0])
+    scenario = scenario_objects(
+        [[node("n1", cpu="4"), node("n2", cpu="2"), *(pod(f"p{i}", cpu="1") for i in range(7))]][0]
+    )
     tasks = tasks_for({"s": scenario}, [Variant("defaults")], [0, 1, 2])
     remote = run_tasks(tasks, address=address)
     local = run_tasks(tasks, workers=1)

@@ -41,4 +41,3 @@ def test_the_page_renders_one_chart_per_metric(tmp_path: Path) -> None:
     plots = set(re.findall(r'<div[^>]* id="(plot-[a-z0-9_-]+)"', dom))
     assert len(plots) == 7 and all(_drawn(dom, div) for div in plots)
     assert re.search(r'data-plots="7"', dom)
-

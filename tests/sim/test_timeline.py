@@ -29,8 +29,10 @@ def created_at(result: Any, name: str) -> str:
 
 # -- arrival ---------------------------------------------------------------------------------------
 def test_pods_are_created_at_their_arrival_and_the_others_at_time_zero_in_document_order() -> None:
-    r = simulate([node_dict("n1"), timed("late", "1h30m"), timed("first"), timed("soon", "90s"),
-                  timed("second")], tie_break="name")
+    r = simulate(
+        [node_dict("n1"), timed("late", "1h30m"), timed("first"), timed("soon", "90s"), timed("second")],
+        tie_break="name",
+    )
     assert r.timed
     assert created_at(r, "first") == created_at(r, "second") == "2024-01-01T00:00:00Z"
     assert created_at(r, "soon") == "2024-01-01T00:01:30Z"
@@ -58,8 +60,11 @@ def test_a_completed_pod_frees_its_node_for_the_next_one() -> None:
     assert r.deleted == []
     # b is retried once by the 5-minute leftover flush, then when a's deletion frees the node.
     assert [(a["pod"], a["result"]) for a in r.attempts] == [
-        ("default/a", "Scheduled"), ("default/b", "Unschedulable"), ("default/b", "Unschedulable"),
-        ("default/b", "Scheduled")]
+        ("default/a", "Scheduled"),
+        ("default/b", "Unschedulable"),
+        ("default/b", "Unschedulable"),
+        ("default/b", "Scheduled"),
+    ]
     # b waited from 1m until a completed at 10m, then ran 5m.
     assert r.virtual_seconds == pytest.approx(900, abs=1)
     assert 500 < r.latency()["p99"] <= 541
@@ -75,8 +80,14 @@ def test_durations_work_in_one_at_a_time_mode_too() -> None:
 
 # -- time series -----------------------------------------------------------------------------------
 def test_pending_pods_and_requested_share_are_sampled_over_time() -> None:
-    r = simulate([node_dict("n1", cpu="2"), timed("a", "0s", "60s", cpu="1"), timed("b", "0s", "120s", cpu="1"),
-                  timed("c", "10s", "10s", cpu="1")])
+    r = simulate(
+        [
+            node_dict("n1", cpu="2"),
+            timed("a", "0s", "60s", cpu="1"),
+            timed("b", "0s", "120s", cpu="1"),
+            timed("c", "10s", "10s", cpu="1"),
+        ]
+    )
     series = r.series
     assert series is not None
     at = {round(t): i for i, t in enumerate(series.times)}
@@ -97,8 +108,7 @@ def test_a_long_run_keeps_a_bounded_number_of_samples() -> None:
 
 # -- timeline --------------------------------------------------------------------------------------
 def test_cordon_keeps_pods_off_until_uncordon(tmp_path: Path) -> None:
-    steps = [{"at": "10s", "action": "cordon", "object": "Node/n1"},
-             {"at": "5m", "action": "uncordon", "object": "n1"}]
+    steps = [{"at": "10s", "action": "cordon", "object": "Node/n1"}, {"at": "5m", "action": "uncordon", "object": "n1"}]
     r = simulate([node_dict("n1"), timed("p", "1m")], timeline=steps)
     assert r.final == {"default/p": "n1"}
     assert [a["result"] for a in r.attempts] == ["Unschedulable", "Scheduled"]
@@ -110,13 +120,15 @@ def test_create_and_drain_steps(tmp_path: Path) -> None:
     path.write_text(
         "- {at: 1m, action: create, object: {apiVersion: v1, kind: Node, metadata: {name: n2},"
         " status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}}}\n"
-        "- {at: 2m, action: drain, object: Node/n1}\n")
+        "- {at: 2m, action: drain, object: Node/n1}\n"
+    )
     r = simulate([node_dict("n1", cpu="1"), timed("a", "0s", cpu="1"), timed("b", "30s", cpu="1")], timeline=path)
     assert r.final == {"default/a": None, "default/b": "n2"}
     assert r.deleted == []  # no victim: the timeline deleted it
     assert r.removed == ["default/a"]
     assert [(d.pod, d.reason, d.node, d.by) for d in r.deletions] == [
-        ("default/a", "timeline", "n1", f"{path}: step 2: drain Node/n1")]
+        ("default/a", "timeline", "n1", f"{path}: step 2: drain Node/n1")
+    ]
     assert r.cluster is not None and r.cluster.get("Node", None, "n1")["spec"]["unschedulable"] is True
 
 
@@ -129,8 +141,11 @@ def test_cli_timeline_and_time_summary(tmp_path: Path, capsys: pytest.CaptureFix
     import yaml
 
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(yaml.safe_dump_all([node_dict("n1", cpu="1"), timed("a", "0s", "1m", cpu="1"),
-                                            timed("b", "10s", "1m", cpu="1")]))
+    scenario.write_text(
+        yaml.safe_dump_all(
+            [node_dict("n1", cpu="1"), timed("a", "0s", "1m", cpu="1"), timed("b", "10s", "1m", cpu="1")]
+        )
+    )
     timeline = tmp_path / "t.yaml"
     timeline.write_text("- {at: 5m, action: cordon, object: n1}\n")
     assert main(["simulate", str(scenario), "--timeline", str(timeline)]) == 0
@@ -182,11 +197,14 @@ def test_a_stream_is_consumed_lazily() -> None:
     assert r.series is not None and max(r.series.pending) == 100
 
 
-@pytest.mark.parametrize(("items", "message"), [
-    ([timed("a", "10s"), timed("b", "5s")], "item 2: arrivals must come in time order"),
-    ([{"kind": "Node", "metadata": {"name": "x"}}], "item 1: expected a Pod"),
-    ([timed("a", "later")], "item 1.*not a valid duration"),
-])
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        ([timed("a", "10s"), timed("b", "5s")], "item 2: arrivals must come in time order"),
+        ([{"kind": "Node", "metadata": {"name": "x"}}], "item 1: expected a Pod"),
+        ([timed("a", "later")], "item 1.*not a valid duration"),
+    ],
+)
 def test_bad_streams_name_the_item(items: list[dict[str, Any]], message: str) -> None:
     with pytest.raises(SimulationError, match=message):
         simulate([node_dict("n1")], arrivals=iter(items))

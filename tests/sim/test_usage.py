@@ -14,12 +14,20 @@ from tests.factories import node_dict, pod_dict
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 
 
-def usage(name: str, cpu: int, *, kind: str = "m5", memory: int = 0, team: str | None = None,
-          gpus: tuple[int, int] | None = None) -> NodeUsage:
+def usage(
+    name: str,
+    cpu: int,
+    *,
+    kind: str = "m5",
+    memory: int = 0,
+    team: str | None = None,
+    gpus: tuple[int, int] | None = None,
+) -> NodeUsage:
     """A 4-core, 16 GiB node with ``cpu`` millicores requested."""
     labels = {INSTANCE_TYPE: kind, **({"team": team} if team else {})}
-    return NodeUsage(name, cpu, 4000, memory, 16 << 30, 1, 110, labels=labels,
-                     extended={"nvidia.com/gpu": gpus} if gpus else {})
+    return NodeUsage(
+        name, cpu, 4000, memory, 16 << 30, 1, 110, labels=labels, extended={"nvidia.com/gpu": gpus} if gpus else {}
+    )
 
 
 def cluster(count: int) -> list[NodeUsage]:
@@ -47,8 +55,9 @@ def test_a_large_cluster_shows_its_pools_and_the_five_most_and_least_used_nodes(
     assert names(most.split("\n", 1)[1]) == ["node-5000", "node-4999", "node-4998", "node-4997", "node-4996"]
     assert least.splitlines()[0] == "Least used 5:"
     assert names(least.split("\n", 1)[1])[:5] == ["node-1", "node-2", "node-3", "node-4", "node-5"]
-    assert least.splitlines()[-1] == ("4990 nodes not shown: --nodes all lists every node, "
-                                      "--nodes N the N most and least used.")
+    assert least.splitlines()[-1] == (
+        "4990 nodes not shown: --nodes all lists every node, --nodes N the N most and least used."
+    )
     assert len(text.splitlines()) < 25
 
 
@@ -99,8 +108,10 @@ def test_both_ends_show_the_same_extended_resource_columns() -> None:
 
 
 def test_the_summary_of_a_30_node_run_stays_short() -> None:
-    nodes = [node_dict(f"node-{i}", cpu="2", labels={"karpenter.sh/nodepool": "general" if i % 3 else "batch"})
-             for i in range(1, 31)]
+    nodes = [
+        node_dict(f"node-{i}", cpu="2", labels={"karpenter.sh/nodepool": "general" if i % 3 else "batch"})
+        for i in range(1, 31)
+    ]
     result = simulate([*nodes, pod_dict("p", cpu="1")])
     text = format_summary(result)
     assert "30 nodes in 2 pools by karpenter.sh/nodepool:" in text

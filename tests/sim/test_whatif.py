@@ -26,8 +26,13 @@ def _pooled(name: str, pool: str, cpu: str = "2", **kw: Any) -> dict[str, Any]:
 
 
 def test_the_closest_node_is_short_of_the_least_share_and_growing_it_by_that_schedules_the_pod() -> None:
-    scenario = [node("n1", cpu="2"), node("n2", cpu="4"), pod("used-1", cpu="1500m", node_name="n1"),
-                pod("used-2", cpu="3800m", node_name="n2"), pod("p", cpu="1")]
+    scenario = [
+        node("n1", cpu="2"),
+        node("n2", cpu="4"),
+        pod("used-1", cpu="1500m", node_name="n1"),
+        pod("used-2", cpu="3800m", node_name="n2"),
+        pod("p", cpu="1"),
+    ]
     [closest] = _remedies(scenario)["closestNode"]
     # n1 lacks 0.5 of 2 cpu (25%), n2 0.8 of 4 (20%): n2 is closer.
     assert closest.details == {"pod": "default/p", "node": "n2", "short": {"cpu": "800m"}, "landedOn": "n2"}
@@ -43,9 +48,12 @@ def test_preemption_with_a_higher_priority_evicts_the_pods_it_names() -> None:
 
 def test_nodes_of_a_pool_the_pods_could_use_are_added_the_fewest_that_schedule_them_all() -> None:
     taint = [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]
-    scenario = [_pooled("general-1", "general"), _pooled("gpu-1", "gpu", cpu="16", taints=taint),
-                pod("used", cpu="2", node_name="general-1"),
-                *(pod(f"p{i}", cpu="1500m") for i in range(3))]
+    scenario = [
+        _pooled("general-1", "general"),
+        _pooled("gpu-1", "gpu", cpu="16", taints=taint),
+        pod("used", cpu="2", node_name="general-1"),
+        *(pod(f"p{i}", cpu="1500m") for i in range(3)),
+    ]
     [added] = _remedies(scenario, max_pools=5)["addNodes"]  # the tainted pool is not tried
     assert added.details == {"pool": f"{POOL_LABEL}=general", "template": "general-1", "nodes": 3}
     assert (added.schedules, added.of) == (3, 3)
@@ -62,8 +70,13 @@ def test_a_constraint_is_relaxed_through_the_workload_template_when_pods_belong_
 
 
 def test_required_anti_affinity_dropped_lets_the_pod_share_the_node() -> None:
-    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
     running, pending = pod("db-0", node_name="n1"), pod("db-1", affinity=anti)
     for p in (running, pending):
         p["metadata"]["labels"] = {"app": "db"}

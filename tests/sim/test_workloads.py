@@ -28,9 +28,15 @@ def test_workload_pods_come_before_bare_pending_pods_and_names_repeat_with_the_s
 
 
 def test_daemonset_pods_follow_eligibility_and_are_placed_on_their_own_node() -> None:
-    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "default"},
-          "spec": {"selector": {"matchLabels": {"app": "agent"}},
-                   "template": {"metadata": {"labels": {"app": "agent"}}, "spec": pod("a", "100m")["spec"]}}}
+    ds = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}}, "spec": pod("a", "100m")["spec"]},
+        },
+    }
     tainted = node("n3", taints=[{"key": "gpu", "value": "x", "effect": "NoSchedule"}])
     result = simulate([node("n1"), node("n2"), tainted, ds])
     placed = [v for k, v in result.final.items() if k.startswith("default/agent-")]
@@ -40,8 +46,7 @@ def test_daemonset_pods_follow_eligibility_and_are_placed_on_their_own_node() ->
 def test_a_preempted_workload_pod_is_reported_as_deleted_and_replaced() -> None:
     low = deployment("batch", 2, cpu="1")
     high = pod("urgent", cpu="1")
-    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-          "value": 1000}
+    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}
     high["spec"]["priorityClassName"] = "high"
     result = simulate([node("n1", cpu="2"), pc, low, high], seed=0)
     assert result.final["default/urgent"] == "n1"

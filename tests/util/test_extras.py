@@ -54,21 +54,24 @@ def test_every_extra_matches_pyproject() -> None:
 
 
 def test_simulate_report_without_plotly_is_one_line_before_the_run(
-        without: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    without: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     without("plotly")
     code = main(["simulate", str(REPO / "examples" / "cluster"), "--report", str(tmp_path / "r.html")])
     err = capsys.readouterr()
     assert code == 2
-    assert err.err.strip() == ("kubesched: error: --report needs plotly, of the 'sim' extra: "
-                               "pip install 'kubesched[sim]'")
+    assert err.err.strip() == (
+        "kubesched: error: --report needs plotly, of the 'sim' extra: pip install 'kubesched[sim]'"
+    )
     assert "Scheduled" not in err.out
 
 
 def test_run_without_the_live_extra_is_one_line(without: Any, capsys: pytest.CaptureFixture[str]) -> None:
     without("kubernetes")
     assert main(["run", "--leader-elect=false"]) == 2
-    assert capsys.readouterr().err.strip() == ("kubesched: error: kubesched run needs kubernetes, of the 'live' "
-                                               "extra: pip install 'kubesched[live]'")
+    assert capsys.readouterr().err.strip() == (
+        "kubesched: error: kubesched run needs kubernetes, of the 'live' extra: pip install 'kubesched[live]'"
+    )
 
 
 def test_forced_progress_without_tqdm_is_refused_and_a_terminal_goes_without(without: Any) -> None:

@@ -9,12 +9,15 @@ from kubesched.util.suggest import close_names, did_you_mean
 PLUGINS = ["NodeAffinity", "NodeName", "NodePorts", "NodeResourcesFit", "NodeResourcesBalancedAllocation"]
 
 
-@pytest.mark.parametrize(("word", "want"), [
-    ("NodeResourceFit", ' (did you mean "NodeResourcesFit"?)'),
-    ("nodeaffinity", ' (did you mean "NodeAffinity"?)'),
-    ("NODEPORTS", ' (did you mean "NodePorts"?)'),
-    ("Coscheduling", ""),
-])
+@pytest.mark.parametrize(
+    ("word", "want"),
+    [
+        ("NodeResourceFit", ' (did you mean "NodeResourcesFit"?)'),
+        ("nodeaffinity", ' (did you mean "NodeAffinity"?)'),
+        ("NODEPORTS", ' (did you mean "NodePorts"?)'),
+        ("Coscheduling", ""),
+    ],
+)
 def test_did_you_mean(word: str, want: str) -> None:
     assert did_you_mean(word, PLUGINS) == want
 

@@ -92,7 +92,8 @@ def test_nesting_exceeds_walks_without_recursion() -> None:
 
 
 def test_libyaml_stopping_first_at_its_own_nesting_limit_is_still_too_deeply_nested(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """libyaml 0.2.6 (PyYAML 6.0.4) refuses deep nesting in its scanner, which reads ahead of the events:
     the refusal must be ours, naming the document, whichever libyaml is installed."""
     real_parse = yaml.parse
@@ -101,8 +102,7 @@ def test_libyaml_stopping_first_at_its_own_nesting_limit_is_still_too_deeply_nes
         events = real_parse(text, Loader=Loader)
         for _ in range(8):  # the first document and the start of the second
             yield next(events)
-        raise yaml.scanner.ScannerError("while increasing flow level", None,
-                                        "exceeded maximum nesting depth", None)
+        raise yaml.scanner.ScannerError("while increasing flow level", None, "exceeded maximum nesting depth", None)
 
     monkeypatch.setattr(yaml, "parse", parse_then_stop)
     err = refusal("---\na: 1\n---\nb: [[[[x]]]]\n")

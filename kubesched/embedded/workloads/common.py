@@ -101,9 +101,15 @@ def controller_uid(obj: Mapping[str, Any]) -> str | None:
     return str(ref.get("uid")) if ref is not None else None
 
 
-def pod_from_template(owner: Mapping[str, Any], template: Mapping[str, Any], *, name: str,
-                      generate_name: str | None = None, extra_labels: Mapping[str, str] | None = None,
-                      extra_annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+def pod_from_template(
+    owner: Mapping[str, Any],
+    template: Mapping[str, Any],
+    *,
+    name: str,
+    generate_name: str | None = None,
+    extra_labels: Mapping[str, str] | None = None,
+    extra_annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """controller.GetPodFromTemplate: the template's labels, annotations and spec, owned by ``owner``."""
     tmeta = template.get("metadata") or {}
     labels = dict(tmeta.get("labels") or {})
@@ -132,8 +138,9 @@ def pod_from_template(owner: Mapping[str, Any], template: Mapping[str, Any], *, 
 
 def is_active(pod: Mapping[str, Any]) -> bool:
     """controller.IsPodActive: not Succeeded, not Failed, not being deleted."""
-    return ((pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
-            and not meta(pod).get("deletionTimestamp"))
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and not meta(pod).get(
+        "deletionTimestamp"
+    )
 
 
 def is_bound(pod: Mapping[str, Any]) -> bool:

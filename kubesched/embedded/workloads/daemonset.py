@@ -109,12 +109,19 @@ def target_node(pod: dict[str, Any]) -> str | None:
     """GetTargetNodeName: the node a daemon pod is for (its nodeName, else its pinning affinity)."""
     if spec(pod).get("nodeName"):
         return str(spec(pod)["nodeName"])
-    terms = ((((spec(pod).get("affinity") or {}).get("nodeAffinity") or {})
-              .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or [])
+    terms = (
+        ((spec(pod).get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        or {}
+    ).get("nodeSelectorTerms") or []
     for term in terms:
         for field in term.get("matchFields") or []:
-            if field.get("key") == "metadata.name" and field.get("operator") == "In" and \
-                    len(field.get("values") or []) == 1:
+            if (
+                field.get("key") == "metadata.name"
+                and field.get("operator") == "In"
+                and len(field.get("values") or []) == 1
+            ):
                 return str(field["values"][0])
     return None
 
@@ -167,8 +174,9 @@ class DaemonSetController:
                     self.manager.delete(p)
             elif len(pods) > 1:
                 # Duplicates: keep the bound (or oldest) one, as the controller does.
-                pods.sort(key=lambda p: (not is_bound(p), str(meta(p).get("creationTimestamp")),
-                                         str(meta(p).get("name"))))
+                pods.sort(
+                    key=lambda p: (not is_bound(p), str(meta(p).get("creationTimestamp")), str(meta(p).get("name")))
+                )
                 for p in pods[1:]:
                     self.manager.delete(p)
         if only_node is None:
@@ -189,8 +197,9 @@ class DaemonSetController:
             self._rolling.discard(uid)
             return
         try:
-            budget = scaled_int_or_percent((strategy.get("rollingUpdate") or {}).get("maxUnavailable", 1),
-                                           len(desired), round_up=True)
+            budget = scaled_int_or_percent(
+                (strategy.get("rollingUpdate") or {}).get("maxUnavailable", 1), len(desired), round_up=True
+            )
         except ValueError:
             budget = 1
         by_node: dict[str, list[dict[str, Any]]] = {}
@@ -200,8 +209,11 @@ class DaemonSetController:
         unavailable = sum(1 for n in desired if not any(is_bound(p) for p in by_node.get(n, [])))
         left = False
         for node_name in sorted(desired):
-            old = [p for p in by_node.get(node_name, [])
-                   if (meta(p).get("labels") or {}).get(CONTROLLER_REVISION_HASH_LABEL) != revision]
+            old = [
+                p
+                for p in by_node.get(node_name, [])
+                if (meta(p).get("labels") or {}).get(CONTROLLER_REVISION_HASH_LABEL) != revision
+            ]
             if not old:
                 continue
             bound = any(is_bound(p) for p in old)
@@ -239,9 +251,16 @@ class DaemonSetController:
         namespace, name = str(meta(ds).get("namespace")), str(meta(ds).get("name"))
         base = f"{name}-"
         pod_name = self.manager.free_pod_name(namespace, base)
-        pod = pod_from_template(ds, spec(ds).get("template") or {}, name=pod_name, generate_name=base,
-                                extra_labels={CONTROLLER_REVISION_HASH_LABEL: revision,
-                                              TEMPLATE_GENERATION_LABEL: str(meta(ds).get("generation", 1))})
+        pod = pod_from_template(
+            ds,
+            spec(ds).get("template") or {},
+            name=pod_name,
+            generate_name=base,
+            extra_labels={
+                CONTROLLER_REVISION_HASH_LABEL: revision,
+                TEMPLATE_GENERATION_LABEL: str(meta(ds).get("generation", 1)),
+            },
+        )
         daemon_tolerations(pod["spec"])
         pin_to_node(pod["spec"], node_name)
         pod["spec"].pop("nodeName", None)
@@ -249,9 +268,14 @@ class DaemonSetController:
 
     def _update_status(self, ds: dict[str, Any], desired: int) -> None:
         _, ready = self.manager.pod_counts(ds)
-        status = {"observedGeneration": meta(ds).get("generation", 1), "desiredNumberScheduled": desired,
-                  "currentNumberScheduled": ready, "numberReady": ready, "numberAvailable": ready,
-                  "numberMisscheduled": 0}
+        status = {
+            "observedGeneration": meta(ds).get("generation", 1),
+            "desiredNumberScheduled": desired,
+            "currentNumberScheduled": ready,
+            "numberReady": ready,
+            "numberAvailable": ready,
+            "numberMisscheduled": 0,
+        }
         current = ds.get("status") or {}
         if {k: current.get(k) for k in status} != status:
             self.manager.update({**ds, "status": {**current, **status}})

@@ -120,8 +120,9 @@ class DeploymentController:
             return current
         return current + min(replicas + surge - total, replicas - current)
 
-    def _scale_down_old(self, dep: dict[str, Any], replicas: int, new: dict[str, Any],
-                        old: list[dict[str, Any]]) -> None:
+    def _scale_down_old(
+        self, dep: dict[str, Any], replicas: int, new: dict[str, Any], old: list[dict[str, Any]]
+    ) -> None:
         """reconcileOldReplicaSets: shrink old sets, unhealthy replicas first, keeping enough available."""
         _, unavailable = self._surge_and_unavailable(dep, replicas)
         min_available = replicas - unavailable
@@ -161,8 +162,9 @@ class DeploymentController:
             return rs
         return self.manager.update({**rs, "spec": {**spec(rs), "replicas": replicas}}) or rs
 
-    def _create_replica_set(self, dep: dict[str, Any], template: dict[str, Any], replicas: int,
-                            sets: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def _create_replica_set(
+        self, dep: dict[str, Any], template: dict[str, Any], replicas: int, sets: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
         namespace, name = str(meta(dep).get("namespace")), str(meta(dep).get("name"))
         collisions = int_field((dep.get("status") or {}).get("collisionCount"), 0)
         while True:
@@ -177,8 +179,9 @@ class DeploymentController:
         selector.setdefault("matchLabels", {})[POD_TEMPLATE_HASH_LABEL] = pod_hash
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         labels[POD_TEMPLATE_HASH_LABEL] = pod_hash
-        revision = 1 + max((int(meta(rs).get("annotations", {}).get(REVISION_ANNOTATION, "0") or 0)
-                            for rs in sets), default=0)
+        revision = 1 + max(
+            (int(meta(rs).get("annotations", {}).get(REVISION_ANNOTATION, "0") or 0) for rs in sets), default=0
+        )
         rs = {
             "apiVersion": "apps/v1",
             "kind": "ReplicaSet",

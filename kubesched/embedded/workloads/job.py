@@ -80,8 +80,14 @@ class JobController:
         evicted pod is deleted earlier. Times carry whole seconds, hence the second of slack.
         """
         text = (meta(pod).get("annotations") or {}).get(DURATION_ANNOTATION)
-        bound = next((c.get("lastTransitionTime") for c in (pod.get("status") or {}).get("conditions") or []
-                      if c.get("type") == "PodScheduled" and c.get("status") == "True"), None)
+        bound = next(
+            (
+                c.get("lastTransitionTime")
+                for c in (pod.get("status") or {}).get("conditions") or []
+                if c.get("type") == "PodScheduled" and c.get("status") == "True"
+            ),
+            None,
+        )
         if not text or not bound or not spec(pod).get("nodeName"):
             return False
         try:
@@ -117,8 +123,11 @@ class JobController:
             if indexed:
                 assert isinstance(completions, int)
                 active = [p for p in self.manager.owned(job, "Pod") if is_active(p)]
-                taken = {int(str(i)) for i in (
-                    (meta(p).get("annotations") or {}).get(COMPLETION_INDEX) for p in active) if str(i).isdigit()}
+                taken = {
+                    int(str(i))
+                    for i in ((meta(p).get("annotations") or {}).get(COMPLETION_INDEX) for p in active)
+                    if str(i).isdigit()
+                }
                 taken |= {i for outcome, i in finished.values() if outcome == "Succeeded" and i is not None}
                 free = [i for i in range(completions) if i not in taken]
                 for index in free[: max(0, want - len(active))]:
@@ -129,14 +138,20 @@ class JobController:
         self._update_status(job, succeeded, failed, done)
 
     def _is_finished(self, job: dict[str, Any]) -> bool:
-        return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-                   for c in (job.get("status") or {}).get("conditions") or [])
+        return any(
+            c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+            for c in (job.get("status") or {}).get("conditions") or []
+        )
 
     def _create_pod(self, job: dict[str, Any], index: int | None) -> None:
         namespace, name = str(meta(job).get("namespace")), str(meta(job).get("name"))
         uid = str(meta(job).get("uid"))
-        labels = {CONTROLLER_UID_LABEL: uid, JOB_NAME_LABEL: name,
-                  LEGACY_CONTROLLER_UID_LABEL: uid, LEGACY_JOB_NAME_LABEL: name}
+        labels = {
+            CONTROLLER_UID_LABEL: uid,
+            JOB_NAME_LABEL: name,
+            LEGACY_CONTROLLER_UID_LABEL: uid,
+            LEGACY_JOB_NAME_LABEL: name,
+        }
         annotations = {}
         base = f"{name}-"
         if index is not None:
@@ -144,8 +159,14 @@ class JobController:
             annotations[COMPLETION_INDEX] = str(index)
             base = f"{name}-{index}-"
         pod_name = self.manager.free_pod_name(namespace, base)
-        pod = pod_from_template(job, spec(job).get("template") or {}, name=pod_name, generate_name=base,
-                                extra_labels=labels, extra_annotations=annotations)
+        pod = pod_from_template(
+            job,
+            spec(job).get("template") or {},
+            name=pod_name,
+            generate_name=base,
+            extra_labels=labels,
+            extra_annotations=annotations,
+        )
         # The finalizer the Job controller tracks its pods with (it lets go once the pod is counted).
         pod["metadata"]["finalizers"] = [*pod["metadata"].get("finalizers", []), TRACKING_FINALIZER]
         self.manager.create(pod)
@@ -159,8 +180,12 @@ class JobController:
         if done and active == 0:
             condition = {"type": "Complete", "status": "True", "lastTransitionTime": self.manager.cluster_now()}
         elif failed > backoff and active == 0:
-            condition = {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
-                         "lastTransitionTime": self.manager.cluster_now()}
+            condition = {
+                "type": "Failed",
+                "status": "True",
+                "reason": "BackoffLimitExceeded",
+                "lastTransitionTime": self.manager.cluster_now(),
+            }
         if condition is not None:
             status["conditions"] = [*(current.get("conditions") or []), condition]
             if condition["type"] == "Complete":

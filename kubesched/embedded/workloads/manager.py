@@ -85,7 +85,10 @@ class ControllerManager:
         self.daemons = DaemonSetController(self)
         self.jobs = JobController(self)
         controllers: list[WorkloadController] = [
-            DeploymentController(self), ReplicaSetController(self), StatefulSetController(self), self.daemons,
+            DeploymentController(self),
+            ReplicaSetController(self),
+            StatefulSetController(self),
+            self.daemons,
             self.jobs,
         ]
         self.controllers = {c.kind: c for c in controllers}
@@ -316,7 +319,7 @@ class ControllerManager:
             return False
         if kind == "StatefulSet":
             prefix = f"{key_of(owner)[1]}-"
-            return key_of(pod)[1].startswith(prefix) and key_of(pod)[1][len(prefix):].isdigit()
+            return key_of(pod)[1].startswith(prefix) and key_of(pod)[1][len(prefix) :].isdigit()
         return True
 
     def _adopt_orphans(self, kind: str, owner: dict[str, Any]) -> None:
@@ -395,4 +398,3 @@ class ControllerManager:
         except ApiError as err:
             self.errors.append(err.message)
             return None
-

@@ -70,16 +70,16 @@ class StatefulSetController:
             created = self._create_pod(sts, start + i, revision)
             if created is None or not parallel:
                 break
-        surplus = sorted((p for n, p in pods.items() if n not in wanted),
-                         key=lambda p: -_ordinal(p, name))
+        surplus = sorted((p for n, p in pods.items() if n not in wanted), key=lambda p: -_ordinal(p, name))
         for pod in surplus if parallel else surplus[:1]:
             self.manager.delete(pod)
         if not surplus:
             self._roll(sts, pods, wanted, revision, start)
         self._update_status(sts)
 
-    def _roll(self, sts: dict[str, Any], pods: dict[str, dict[str, Any]], wanted: list[str], revision: str,
-              start: int) -> None:
+    def _roll(
+        self, sts: dict[str, Any], pods: dict[str, dict[str, Any]], wanted: list[str], revision: str, start: int
+    ) -> None:
         """RollingUpdate: once every pod runs, delete the highest-ordinal pod of an older template (at
         or above ``partition``); the next sync recreates it from the current template."""
         strategy = spec(sts).get("updateStrategy") or {}
@@ -99,9 +99,17 @@ class StatefulSetController:
     def _create_pod(self, sts: dict[str, Any], ordinal: int, revision: str) -> dict[str, Any] | None:
         namespace, set_name = str(meta(sts).get("namespace")), str(meta(sts).get("name"))
         pod_name = f"{set_name}-{ordinal}"
-        pod = pod_from_template(sts, spec(sts).get("template") or {}, name=pod_name, generate_name=f"{set_name}-",
-                                extra_labels={
-            POD_NAME_LABEL: pod_name, POD_INDEX_LABEL: str(ordinal), CONTROLLER_REVISION_HASH_LABEL: revision})
+        pod = pod_from_template(
+            sts,
+            spec(sts).get("template") or {},
+            name=pod_name,
+            generate_name=f"{set_name}-",
+            extra_labels={
+                POD_NAME_LABEL: pod_name,
+                POD_INDEX_LABEL: str(ordinal),
+                CONTROLLER_REVISION_HASH_LABEL: revision,
+            },
+        )
         pod_spec = pod["spec"]
         pod_spec["hostname"] = pod_name
         if spec(sts).get("serviceName"):
@@ -136,13 +144,18 @@ class StatefulSetController:
     def _update_status(self, sts: dict[str, Any]) -> None:
         pods = [p for p in self.manager.owned(sts, "Pod") if is_active(p)]
         ready = sum(1 for p in pods if is_bound(p))
-        status = {"observedGeneration": meta(sts).get("generation", 1), "replicas": len(pods),
-                  "readyReplicas": ready, "availableReplicas": ready, "currentReplicas": len(pods)}
+        status = {
+            "observedGeneration": meta(sts).get("generation", 1),
+            "replicas": len(pods),
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "currentReplicas": len(pods),
+        }
         current = sts.get("status") or {}
         if {k: current.get(k) for k in status} != status:
             self.manager.update({**sts, "status": {**current, **status}})
 
 
 def _ordinal(pod: dict[str, Any], set_name: str) -> int:
-    suffix = str(meta(pod).get("name"))[len(set_name) + 1:]
+    suffix = str(meta(pod).get("name"))[len(set_name) + 1 :]
     return int(suffix) if suffix.isdigit() else -1

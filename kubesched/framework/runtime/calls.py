@@ -30,8 +30,9 @@ class PluginReturnError(TypeError):
     """A plugin returned something its extension point does not allow."""
 
 
-def call_plugin(fn: Callable[..., Any], *args: Any,
-                expect: type | tuple[type, ...] = object) -> tuple[Any, Status | None]:
+def call_plugin(
+    fn: Callable[..., Any], *args: Any, expect: type | tuple[type, ...] = object
+) -> tuple[Any, Status | None]:
     """Run a plugin method returning ``(value, status)``; an exception, or a return value that is
     no such pair (``value`` None or an ``expect``), becomes an Error status.
 
@@ -48,7 +49,8 @@ def call_plugin(fn: Callable[..., Any], *args: Any,
         if status is not None and type(status) is not Status:
             raise PluginReturnError(f"returned status {shown(status)}, expected a Status or None")
         if (value is not None or expect is SCORE_TYPES) and not (
-                isinstance(value, expect) and not isinstance(value, bool)):
+            isinstance(value, expect) and not isinstance(value, bool)
+        ):
             raise PluginReturnError(f"returned {shown(value)}, expected {_type_names(expect)}")
         result = value, status
     except Exception as exc:

@@ -52,8 +52,10 @@ class FilteringFramework(Protocol):
 
     def arithmetic_filters(self, state: CycleState) -> list[tuple[FilterPlugin, FitChecks | None]] | None: ...
 
-    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod,
-                                         node_info: NodeInfo) -> Status | None: ...
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
 
 #: Per node of a batch: -1 when every plugin passed it, else the index of its rejection's Status.
 Verdicts = tuple[np.ndarray, list[Status]]
@@ -84,13 +86,14 @@ class FilterOutcome:
     @classmethod
     def failed(cls, processed: int, failure: FilterFailure, batch: np.ndarray) -> FilterOutcome:
         """The walk stopped at an error; the node whose check failed, if known, is its only verdict."""
-        rows = np.zeros(0, np.int64) if failure.at is None else batch[failure.at:failure.at + 1]
+        rows = np.zeros(0, np.int64) if failure.at is None else batch[failure.at : failure.at + 1]
         return cls(np.zeros(0, np.int64), rows, [failure.status] * len(rows), processed, error=failure.status)
 
 
 # -- one node -------------------------------------------------------------------------------------
-def run_filter_plugins(plugins: Sequence[FilterPlugin], state: CycleState, pod: Pod,
-                       node_info: NodeInfo) -> Status | None:
+def run_filter_plugins(
+    plugins: Sequence[FilterPlugin], state: CycleState, pod: Pod, node_info: NodeInfo
+) -> Status | None:
     """The ``plugins`` not skipped in ``state`` on one node, stopping at the first that rejects it."""
     for plugin in plugins:
         if plugin.name in state.skip_filter_plugins:
@@ -98,15 +101,23 @@ def run_filter_plugins(plugins: Sequence[FilterPlugin], state: CycleState, pod: 
         status = call_status(plugin.filter, state, pod, node_info)
         if status is not None and status.code is not Code.SUCCESS:
             if not status.is_rejected():
-                status = Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',),
-                                error=status.error)
+                status = Status(
+                    Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',), error=status.error
+                )
             status.plugin = plugin.name
             return status
     return None
 
 
-def filter_with_nominated(fwk: FilteringFramework, state: CycleState, pod: Pod, node_info: NodeInfo,
-                          nominated: Sequence[Pod], *, passed_without: bool = False) -> Status | None:
+def filter_with_nominated(
+    fwk: FilteringFramework,
+    state: CycleState,
+    pod: Pod,
+    node_info: NodeInfo,
+    nominated: Sequence[Pod],
+    *,
+    passed_without: bool = False,
+) -> Status | None:
     """The node as if the ``nominated`` pods were on it (the first half of kube-scheduler's check).
 
     ``passed_without``: every filter already passed the node without them, so the plugins whose
@@ -133,8 +144,9 @@ def nominated_for(fwk: FilteringFramework, pod: Pod, node_name: str) -> list[Pod
 
 
 # -- a walk over snapshot rows --------------------------------------------------------------------
-def find_nodes_that_pass_filters(fwk: FilteringFramework, state: CycleState, pod: Pod, snapshot: Snapshot,
-                                 rows: np.ndarray, num_to_find: int) -> FilterOutcome:
+def find_nodes_that_pass_filters(
+    fwk: FilteringFramework, state: CycleState, pod: Pod, snapshot: Snapshot, rows: np.ndarray, num_to_find: int
+) -> FilterOutcome:
     """Visit ``rows`` in order until ``num_to_find`` feasible nodes are found (or all are visited).
 
     The result is what a sequential walk would give, which is one of the outcomes kube-scheduler's
@@ -148,7 +160,7 @@ def find_nodes_that_pass_filters(fwk: FilteringFramework, state: CycleState, pod
     found = pos = 0
     chunk = max(num_to_find, 64)
     while pos < len(rows) and found < num_to_find:
-        batch = rows[pos:pos + chunk]
+        batch = rows[pos : pos + chunk]
         verdicts = filter_batch(plugins, fwk.batch_filters, state, pod, snapshot, batch)
         if isinstance(verdicts, FilterFailure):
             return FilterOutcome.failed(pos, verdicts, batch)
@@ -178,8 +190,9 @@ class _NominatedRows:
 
     __slots__ = ("_array", "_fit_checks", "_fwk", "_pod", "_rows", "_snapshot", "_state", "_sums")
 
-    def __init__(self, fwk: FilteringFramework, state: CycleState, pod: Pod, snapshot: Snapshot,
-                 walk: np.ndarray) -> None:
+    def __init__(
+        self, fwk: FilteringFramework, state: CycleState, pod: Pod, snapshot: Snapshot, walk: np.ndarray
+    ) -> None:
         self._fwk, self._state, self._pod, self._snapshot = fwk, state, pod, snapshot
         self._sums: _Sums | None = None
         nominations = fwk.nominator.nominations()
@@ -194,8 +207,10 @@ class _NominatedRows:
         rows: dict[int, list[Pod]] = {}
         index, priority, uid = snapshot.index, pod.priority, pod.uid
         if len(walk) < len(nominations):  # a short walk (the nominated node alone): look its nodes up
-            named = ((row, nominations.get(name)) for row, name in zip(walk.tolist(), snapshot.names[walk].tolist(),
-                                                                        strict=True))
+            named = (
+                (row, nominations.get(name))
+                for row, name in zip(walk.tolist(), snapshot.names[walk].tolist(), strict=True)
+            )
             found = ((row, pods) for row, pods in named if pods)
         else:
             found = ((index.get(name), pods) for name, pods in nominations.items())
@@ -233,8 +248,7 @@ class _NominatedRows:
                 verdict[k] = len(statuses) - 1
         return None
 
-    def _recheck_shifted(self, batch: np.ndarray, verdict: np.ndarray, statuses: list[Status]
-                         ) -> FilterFailure | None:
+    def _recheck_shifted(self, batch: np.ndarray, verdict: np.ndarray, statuses: list[Status]) -> FilterFailure | None:
         """:meth:`recheck` with the nodes that passed without their nominated pods checked from the
         kept sums of those pods, all at once."""
         assert self._sums is not None and self._fit_checks is not None
@@ -264,9 +278,10 @@ class _NominatedRows:
         if self._fit_checks is not None:
             return _fit_with_pods(self._fit_checks, self._snapshot, batch[ks], extras)
         infos = self._snapshot.node_infos
-        return [filter_with_nominated(self._fwk, self._state, self._pod, infos[int(batch[k])], extra,
-                                      passed_without=True) for k, extra in zip(ks, extras, strict=True)]
-
+        return [
+            filter_with_nominated(self._fwk, self._state, self._pod, infos[int(batch[k])], extra, passed_without=True)
+            for k, extra in zip(ks, extras, strict=True)
+        ]
 
     def _pods_on(self, row: int) -> list[Pod]:
         """The pods nominated to the row that the pod must leave room for."""
@@ -282,8 +297,9 @@ class _Sums:
 
     __slots__ = ("_kept", "_nominations", "_pod", "_snapshot")
 
-    def __init__(self, kept: NominatedSums, nominations: Mapping[str, tuple[Pod, ...]], snapshot: Snapshot,
-                 pod: Pod) -> None:
+    def __init__(
+        self, kept: NominatedSums, nominations: Mapping[str, tuple[Pod, ...]], snapshot: Snapshot, pod: Pod
+    ) -> None:
         self._kept, self._nominations, self._snapshot, self._pod = kept, nominations, snapshot, pod
 
     def count(self, rows: np.ndarray) -> np.ndarray:
@@ -294,14 +310,16 @@ class _Sums:
         return np.zeros(len(rows), dtype=np.int64) if sums is None else sums
 
 
-def _fit_shifted(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray,
-                 sums: _Sums) -> BatchFilterResult:
+def _fit_shifted(
+    fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray, sums: _Sums
+) -> BatchFilterResult:
     """:func:`_fit_with_pods` from the kept sums of the nominated pods, as one batch result."""
     index = np.full(len(rows), -1, dtype=np.int64)
     statuses: list[Status] = []
     for name, checks in fit_checks:
-        result = checks.filter_shifted(snapshot, rows, sums.count(rows),  # type: ignore[attr-defined]
-                                       partial(sums.requested, rows))
+        result = checks.filter_shifted(  # type: ignore[attr-defined]
+            snapshot, rows, sums.count(rows), partial(sums.requested, rows)
+        )
         first = (index < 0) & (result.status_index >= 0)  # the first rejection in profile order stands
         index[first] = result.status_index[first] + len(statuses)
         for status in result.statuses:
@@ -310,8 +328,9 @@ def _fit_shifted(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot
     return BatchFilterResult(index, statuses)
 
 
-def _fit_with_pods(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray,
-                   extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
+def _fit_with_pods(
+    fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray, extras: Sequence[Sequence[Pod]]
+) -> list[Status | None]:
     """Per row, the first FitChecks rejection (in profile order) with the row's extra pods placed."""
     out: list[Status | None] = [None] * len(rows)
     for name, checks in fit_checks:
@@ -323,8 +342,14 @@ def _fit_with_pods(fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapsh
 
 
 # -- one batch ------------------------------------------------------------------------------------
-def filter_batch(plugins: Sequence[FilterPlugin], batch_forms: Mapping[str, BatchFilterPlugin],
-                 state: CycleState, pod: Pod, snapshot: Snapshot, batch: np.ndarray) -> Verdicts | FilterFailure:
+def filter_batch(
+    plugins: Sequence[FilterPlugin],
+    batch_forms: Mapping[str, BatchFilterPlugin],
+    state: CycleState,
+    pod: Pod,
+    snapshot: Snapshot,
+    batch: np.ndarray,
+) -> Verdicts | FilterFailure:
     """Per node of ``batch``: -1 when every plugin passed, else the index of the first rejection.
 
     ``batch_forms`` holds the plugins whose batch form is used. A plugin error is returned as is.
@@ -354,8 +379,9 @@ def filter_batch(plugins: Sequence[FilterPlugin], batch_forms: Mapping[str, Batc
     return verdict, statuses
 
 
-def _batch_verdicts(plugin: BatchFilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot,
-                    rows: np.ndarray) -> BatchFilterResult | FilterFailure:
+def _batch_verdicts(
+    plugin: BatchFilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot, rows: np.ndarray
+) -> BatchFilterResult | FilterFailure:
     """One plugin's batch form over ``rows``, checked; an Error status when it fails."""
     started = time.perf_counter()
     try:
@@ -363,14 +389,16 @@ def _batch_verdicts(plugin: BatchFilterPlugin, state: CycleState, pod: Pod, snap
         if result is None:  # the plugin has no batch answer this cycle: node by node
             return _node_verdicts(plugin, state, pod, snapshot, rows)
         if type(result) is not BatchFilterResult or len(result.status_index) != len(rows):
-            raise PluginReturnError(f"filter_nodes returned {shown(result)}, expected a "
-                                    f"BatchFilterResult for {len(rows)} nodes")
+            raise PluginReturnError(
+                f"filter_nodes returned {shown(result)}, expected a BatchFilterResult for {len(rows)} nodes"
+            )
     except Exception as exc:  # a plugin bug must not take the scheduler down
         log.warning("filter plugin %s failed", plugin.name, exc_info=True)
         return FilterFailure(Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {exc}',), error=exc))
     if state.plugin_timer is not None:
-        state.plugin_timer.observe(plugin.filter_nodes,
-                                   status_label(result.statuses[0] if result.statuses else None), started)
+        state.plugin_timer.observe(
+            plugin.filter_nodes, status_label(result.statuses[0] if result.statuses else None), started
+        )
     return result
 
 
@@ -378,14 +406,16 @@ def _checked_rejections(name: str, statuses: list[Status]) -> Status | None:
     """A batch form's statuses named after the plugin; an Error status if one of them is no rejection."""
     for status in statuses:
         if status.code is Code.ERROR or not status.is_rejected():
-            return Status(Code.ERROR, (f'running "{name}" filter plugin: {status.message}',), plugin=name,
-                          error=status.error)
+            return Status(
+                Code.ERROR, (f'running "{name}" filter plugin: {status.message}',), plugin=name, error=status.error
+            )
         status.plugin = name
     return None
 
 
-def _node_verdicts(plugin: FilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot,
-                   rows: np.ndarray) -> BatchFilterResult | FilterFailure:
+def _node_verdicts(
+    plugin: FilterPlugin, state: CycleState, pod: Pod, snapshot: Snapshot, rows: np.ndarray
+) -> BatchFilterResult | FilterFailure:
     """One plugin's per-node form over ``rows``, in order, stopping at an error (at that node)."""
     infos = snapshot.node_infos
     index = np.full(len(rows), -1, dtype=np.int32)
@@ -395,8 +425,15 @@ def _node_verdicts(plugin: FilterPlugin, state: CycleState, pod: Pod, snapshot: 
         if status is None or status.code is Code.SUCCESS:
             continue
         if not status.is_rejected():
-            return FilterFailure(Status(Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',),
-                                        plugin=plugin.name, error=status.error), k)
+            return FilterFailure(
+                Status(
+                    Code.ERROR,
+                    (f'running "{plugin.name}" filter plugin: {status.message}',),
+                    plugin=plugin.name,
+                    error=status.error,
+                ),
+                k,
+            )
         status.plugin = plugin.name
         statuses.append(status)
         index[k] = len(statuses) - 1

@@ -141,10 +141,12 @@ class Framework:
 
         #: Per plugin: the events it registered, each with its queueing hint (None: always queue).
         self.enqueue_hints: dict[str, list[ClusterEventWithHint]] = {
-            plugin.name: _events_of(plugin) for plugin in self.plugins.values()}
+            plugin.name: _events_of(plugin) for plugin in self.plugins.values()
+        }
         #: Per plugin: the events it registered.
         self.enqueue_events: dict[str, list[ClusterEvent]] = {
-            name: [e.event for e in events] for name, events in self.enqueue_hints.items()}
+            name: [e.event for e in events] for name, events in self.enqueue_hints.items()
+        }
 
     def _build_plugins(self, profile: Profile, registry: Mapping[str, PluginFactory]) -> dict[str, Plugin]:
         """Every plugin the profile enables anywhere, built by its factory with this framework as handle."""
@@ -182,7 +184,6 @@ class Framework:
             raise FrameworkError(
                 f'at least one bind plugin is needed for profile with scheduler name "{self.profile_name}"'
             )
-
 
     # -- handle --------------------------------------------------------------------------------------
     @property
@@ -287,8 +288,9 @@ class Framework:
 
     # -- PreFilter -----------------------------------------------------------------------------------
     @timed_extension_point("PreFilter")
-    def run_pre_filter_plugins(self, state: CycleState, pod: Pod
-                               ) -> tuple[PreFilterResult | None, Status | None, list[str]]:
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod
+    ) -> tuple[PreFilterResult | None, Status | None, list[str]]:
         """The merged PreFilterResult, the status that stops the cycle (None to go on), and the
         plugins whose result narrowed the nodes (sorted from v1.34, in profile order before)."""
         result: PreFilterResult | None = None
@@ -308,8 +310,16 @@ class Framework:
                     if status.code is Code.UNSCHEDULABLE:
                         returned = status
                         continue
-                    return None, Status(Code.ERROR, (f'running PreFilter plugin "{plugin.name}": {status.message}',),
-                                        plugin=plugin.name, error=status.error), []
+                    return (
+                        None,
+                        Status(
+                            Code.ERROR,
+                            (f'running PreFilter plugin "{plugin.name}": {status.message}',),
+                            plugin=plugin.name,
+                            error=status.error,
+                        ),
+                        [],
+                    )
                 if res is not None and not res.all_nodes():
                     with_nodes.append(plugin.name)
                     if self._sorted_pre_filter_plugins:
@@ -322,24 +332,26 @@ class Framework:
         finally:
             state.skip_filter_plugins = skip
 
-    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod,
-                                         node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None:
         return self._run_pre_filter_extension("add_pod", "AddPod", state, pod, pod_to_add, node_info)
 
-    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod,
-                                            node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None:
         return self._run_pre_filter_extension("remove_pod", "RemovePod", state, pod, pod_to_remove, node_info)
 
-    def _run_pre_filter_extension(self, method: str, label: str, state: CycleState, pod: Pod, other: Pod,
-                                  node_info: NodeInfo) -> Status | None:
+    def _run_pre_filter_extension(
+        self, method: str, label: str, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo
+    ) -> Status | None:
         """Tell PreFilter plugins (not skipped) that ``other`` joins or leaves ``node_info``."""
         self._run_pre_filter_extension_list()
         assert self._pre_filter_exts is not None
         for plugin, ext in self._pre_filter_exts:
             if plugin.name in state.skip_filter_plugins:
                 continue
-            status = call_status(ext.add_pod if method == "add_pod" else ext.remove_pod, state, pod, other,
-                                 node_info)
+            status = call_status(ext.add_pod if method == "add_pod" else ext.remove_pod, state, pod, other, node_info)
             if status is not None and status.code is not Code.SUCCESS:
                 return Status(Code.ERROR, (f'running {label} on PreFilter plugin "{plugin.name}": {status.message}',))
         return None
@@ -349,8 +361,7 @@ class Framework:
         """All Filter plugins on one node, stopping at the first that rejects it."""
         return filtering.run_filter_plugins(self.lists.filter, state, pod, node_info)
 
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
-                                               node_info: NodeInfo) -> Status | None:
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Filter a node twice when equal-or-higher-priority pods are nominated to it: with them and without."""
         nominated = filtering.nominated_for(self, pod, node_info.name)
         if nominated:
@@ -359,8 +370,9 @@ class Framework:
                 return status
         return self.run_filter_plugins(state, pod, node_info)
 
-    def find_nodes_that_pass_filters(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                                     rows: np.ndarray, num_to_find: int) -> FilterOutcome:
+    def find_nodes_that_pass_filters(
+        self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: np.ndarray, num_to_find: int
+    ) -> FilterOutcome:
         """Visit ``rows`` in order until ``num_to_find`` feasible nodes are found (or all are visited)."""
         return filtering.find_nodes_that_pass_filters(self, state, pod, snapshot, rows, num_to_find)
 
@@ -402,11 +414,11 @@ class Framework:
             return None
         return plan
 
-
     # -- PostFilter ----------------------------------------------------------------------------------
     @timed_extension_point("PostFilter")
-    def run_post_filter_plugins(self, state: CycleState, pod: Pod,
-                                node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, node_status: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
         result: PostFilterResult | None = None
         reasons: list[str] = []
         rejector = ""
@@ -431,8 +443,7 @@ class Framework:
         names = self.plugin_names("post_filter")
         if status.code is Code.UNSCHEDULABLE or status.plugin not in names:
             return names
-        return names[:names.index(status.plugin) + 1]
-
+        return names[: names.index(status.plugin) + 1]
 
     # -- Score ---------------------------------------------------------------------------------------
     @timed_extension_point("PreScore")
@@ -445,28 +456,35 @@ class Framework:
                     skip.add(plugin.name)
                     continue
                 if status is not None and status.code is not Code.SUCCESS:
-                    return Status(Code.ERROR, (f'running PreScore plugin "{plugin.name}": {status.message}',),
-                                  error=status.error)
+                    return Status(
+                        Code.ERROR, (f'running PreScore plugin "{plugin.name}": {status.message}',), error=status.error
+                    )
             return None
         finally:
             state.skip_score_plugins = skip
 
     @timed_extension_point("Score")
-    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeInfoList,
-                          *, record_raw: bool = False) -> ScoreOutcome | Status:
+    def run_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: NodeInfoList, *, record_raw: bool = False
+    ) -> ScoreOutcome | Status:
         """Score, normalise and weight every non-skipped Score plugin over ``nodes``."""
-        return scoring.run_score_plugins(self.lists.score, self.batch_scorers, self.score_weights, state, pod,
-                                         nodes, record_raw=record_raw)
-
+        return scoring.run_score_plugins(
+            self.lists.score, self.batch_scorers, self.score_weights, state, pod, nodes, record_raw=record_raw
+        )
 
     # -- Reserve / Permit ----------------------------------------------------------------------------
     @timed_extension_point("Reserve")
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return self._run_in_order([(p.name, p.reserve) for p in self.lists.reserve], "Reserve", state, pod,
-                                  node_name)
+        return self._run_in_order([(p.name, p.reserve) for p in self.lists.reserve], "Reserve", state, pod, node_name)
 
-    def _run_in_order(self, calls: Sequence[tuple[str, Callable[[CycleState, Pod, str], Status | None]]],
-                      label: str, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    def _run_in_order(
+        self,
+        calls: Sequence[tuple[str, Callable[[CycleState, Pod, str], Status | None]]],
+        label: str,
+        state: CycleState,
+        pod: Pod,
+        node_name: str,
+    ) -> Status | None:
         """Run a point's plugins in order until one fails: a rejection as is, anything else an Error."""
         for name, call in calls:
             status = call_status(call, state, pod, node_name)
@@ -474,8 +492,9 @@ class Framework:
                 if status.is_rejected():
                     status.plugin = name
                     return status
-                return Status(Code.ERROR, (f'running {label} plugin "{name}": {status.message}',),
-                              plugin=name, error=status.error)
+                return Status(
+                    Code.ERROR, (f'running {label} plugin "{name}": {status.message}',), plugin=name, error=status.error
+                )
         return None
 
     @timed_extension_point("Unreserve")
@@ -509,16 +528,21 @@ class Framework:
             if status.code is Code.WAIT:
                 waits[plugin.name] = min(float(timeout), MAX_PERMIT_TIMEOUT)
                 continue
-            return Status(Code.ERROR, (f'running Permit plugin "{plugin.name}": {status.message}',),
-                          plugin=plugin.name, error=status.error)
+            return Status(
+                Code.ERROR,
+                (f'running Permit plugin "{plugin.name}": {status.message}',),
+                plugin=plugin.name,
+                error=status.error,
+            )
         if waits:
             self.waiting_pods.add(WaitingPod(pod, waits, self._clock))
             return Status(Code.WAIT, (f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"',))
         return None
 
     # -- binding -------------------------------------------------------------------------------------
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str,
-                             done: Callable[[Status | None], None]) -> None:
+    def run_pre_bind_plugins(
+        self, state: CycleState, pod: Pod, node_name: str, done: Callable[[Status | None], None]
+    ) -> None:
         """Run PreBind plugins in order and call ``done`` with the outcome.
 
         A plugin may answer with a :class:`PendingStatus` (it waits for the cluster, e.g. for claims
@@ -550,8 +574,12 @@ class Framework:
                 if status.is_rejected():
                     status.plugin = plugin.name
                     return status
-                return Status(Code.ERROR, (f'running Bind plugin "{plugin.name}": {status.message}',),
-                              plugin=plugin.name, error=status.error)
+                return Status(
+                    Code.ERROR,
+                    (f'running Bind plugin "{plugin.name}": {status.message}',),
+                    plugin=plugin.name,
+                    error=status.error,
+                )
             return status
         return status
 
@@ -580,10 +608,15 @@ def _events_of(plugin: Plugin) -> list[ClusterEventWithHint]:
     for event in events:
         if isinstance(event, ClusterEvent):
             event = ClusterEventWithHint(event)
-        if not (isinstance(event, ClusterEventWithHint) and isinstance(event.event, ClusterEvent)
-                and (event.queueing_hint_fn is None or callable(event.queueing_hint_fn))):
-            raise FrameworkError(f'plugin "{plugin.name}": events_to_register returned {shown(event)}, '
-                                 "expected ClusterEvent or ClusterEventWithHint values")
+        if not (
+            isinstance(event, ClusterEventWithHint)
+            and isinstance(event.event, ClusterEvent)
+            and (event.queueing_hint_fn is None or callable(event.queueing_hint_fn))
+        ):
+            raise FrameworkError(
+                f'plugin "{plugin.name}": events_to_register returned {shown(event)}, '
+                "expected ClusterEvent or ClusterEventWithHint values"
+            )
         out.append(event)
     return out
 

@@ -18,8 +18,14 @@ from kubesched.framework.runtime.calls import PluginReturnError, log_plugin_fail
 from kubesched.framework.status import Code, Status
 
 
-def run_pre_bind(plugins: Sequence[PreBindPlugin], state: CycleState, pod: Pod, node_name: str,
-                 done: Callable[[Status | None], None], index: int) -> None:
+def run_pre_bind(
+    plugins: Sequence[PreBindPlugin],
+    state: CycleState,
+    pod: Pod,
+    node_name: str,
+    done: Callable[[Status | None], None],
+    index: int,
+) -> None:
     """PreBind plugins from ``index`` on, until one waits (it resumes the rest when it resolves), one
     fails, or all passed. (Functions, not closures: a closure that names itself, or two that name each
     other, would keep every binding cycle's objects alive until the garbage collector ran.)"""
@@ -34,8 +40,9 @@ def run_pre_bind(plugins: Sequence[PreBindPlugin], state: CycleState, pod: Pod, 
             log_plugin_failure(plugin.pre_bind, exc)
             answer = Status.from_error(exc)
         if isinstance(answer, PendingStatus):
-            answer.on_done(functools.partial(_resume_pre_bind, plugins, state, pod, node_name, done, plugin.name,
-                                             index))
+            answer.on_done(
+                functools.partial(_resume_pre_bind, plugins, state, pod, node_name, done, plugin.name, index)
+            )
             return
         failure = _pre_bind_failure(plugin.name, answer)
         if failure is not None:
@@ -44,8 +51,16 @@ def run_pre_bind(plugins: Sequence[PreBindPlugin], state: CycleState, pod: Pod, 
     done(None)
 
 
-def _resume_pre_bind(plugins: Sequence[PreBindPlugin], state: CycleState, pod: Pod, node_name: str,
-                     done: Callable[[Status | None], None], name: str, nxt: int, status: Status | None) -> None:
+def _resume_pre_bind(
+    plugins: Sequence[PreBindPlugin],
+    state: CycleState,
+    pod: Pod,
+    node_name: str,
+    done: Callable[[Status | None], None],
+    name: str,
+    nxt: int,
+    status: Status | None,
+) -> None:
     """A waiting PreBind plugin resolved: stop at its failure, or go on with the next plugin."""
     failure = _pre_bind_failure(name, status)
     if failure is not None:

@@ -45,9 +45,16 @@ class PluginFailure(RuntimeError):
     """A Score plugin failed; the message is the Error status kube-scheduler would report."""
 
 
-def run_score_plugins(plugins: Sequence[ScorePlugin], batch_forms: Mapping[str, BatchScorePlugin],
-                      weights: Mapping[str, int], state: CycleState, pod: Pod, nodes: NodeInfoList,
-                      *, record_raw: bool = False) -> ScoreOutcome | Status:
+def run_score_plugins(
+    plugins: Sequence[ScorePlugin],
+    batch_forms: Mapping[str, BatchScorePlugin],
+    weights: Mapping[str, int],
+    state: CycleState,
+    pod: Pod,
+    nodes: NodeInfoList,
+    *,
+    record_raw: bool = False,
+) -> ScoreOutcome | Status:
     """Score, normalise and weight every plugin of ``plugins`` not skipped in ``state`` over ``nodes``;
     ``batch_forms`` holds the plugins whose batch form is used."""
     out = ScoreOutcome(total=np.zeros(len(nodes), dtype=np.int64))
@@ -66,18 +73,22 @@ def run_score_plugins(plugins: Sequence[ScorePlugin], batch_forms: Mapping[str, 
             out.raw_scores[plugin.name] = raw
         if scores.size and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
             bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
-            return Status(Code.ERROR, (
-                f'applying score defaultWeights on Score plugins: plugin "{plugin.name}" returns an invalid '
-                f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-            ))
+            return Status(
+                Code.ERROR,
+                (
+                    f'applying score defaultWeights on Score plugins: plugin "{plugin.name}" returns an invalid '
+                    f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                ),
+            )
         weighted = scores * weights.get(plugin.name, 1)
         out.plugin_scores[plugin.name] = weighted
         out.total += weighted
     return out
 
 
-def _score_batch(plugin: BatchScorePlugin, state: CycleState, pod: Pod,
-                 nodes: NodeInfoList) -> tuple[np.ndarray, np.ndarray]:
+def _score_batch(
+    plugin: BatchScorePlugin, state: CycleState, pod: Pod, nodes: NodeInfoList
+) -> tuple[np.ndarray, np.ndarray]:
     """Raw and normalised scores of a plugin's batch form over ``nodes``."""
     started = time.perf_counter()
     try:
@@ -90,16 +101,16 @@ def _score_batch(plugin: BatchScorePlugin, state: CycleState, pod: Pod,
             state.plugin_timer.observe(plugin.normalize_scores, status_label(None), started)
         final = raw if normalized is None else np.asarray(normalized, dtype=np.int64)
         if raw.shape != (len(nodes),) or final.shape != (len(nodes),):
-            raise PluginReturnError(f"returned {raw.shape[0] if raw.ndim else 'no'} scores for "
-                                    f"{len(nodes)} nodes")
+            raise PluginReturnError(f"returned {raw.shape[0] if raw.ndim else 'no'} scores for {len(nodes)} nodes")
     except Exception as exc:
         log.warning("score plugin %s failed", plugin.name, exc_info=True)
         raise PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {exc}') from exc
     return raw, final
 
 
-def _score_per_node(plugin: ScorePlugin, state: CycleState, pod: Pod,
-                    nodes: NodeInfoList) -> tuple[np.ndarray, np.ndarray]:
+def _score_per_node(
+    plugin: ScorePlugin, state: CycleState, pod: Pod, nodes: NodeInfoList
+) -> tuple[np.ndarray, np.ndarray]:
     """Raw and normalised scores of a plugin's per-node form over ``nodes``."""
     values = np.zeros(len(nodes), dtype=np.int64)
     node_scores: list[NodeScore] = []
@@ -108,8 +119,9 @@ def _score_per_node(plugin: ScorePlugin, state: CycleState, pod: Pod,
         if status is not None and status.code is not Code.SUCCESS:
             raise PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {status.message}')
         if not MIN_INT64 <= score <= MAX_TOTAL_SCORE:
-            raise PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: '
-                                f"score {score} is out of the int64 range")
+            raise PluginFailure(
+                f'running Score plugins: plugin "{plugin.name}" failed with: score {score} is out of the int64 range'
+            )
         values[k] = score
         node_scores.append(NodeScore(info.name, int(score)))
     ext, status = call_plugin(lambda: (plugin.score_extensions(), None))
@@ -119,11 +131,12 @@ def _score_per_node(plugin: ScorePlugin, state: CycleState, pod: Pod,
         return values, values
     status = call_status(ext.normalize_score, state, pod, node_scores)
     if status is not None and status.code is not Code.SUCCESS:
-        raise PluginFailure(
-            f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}')
+        raise PluginFailure(f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}')
     try:
         normalized = np.fromiter((ns.score for ns in node_scores), dtype=np.int64, count=len(node_scores))
     except (TypeError, ValueError, OverflowError) as err:
-        raise PluginFailure(f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: '
-                            f"scores are not all integers: {err}") from err
+        raise PluginFailure(
+            f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: '
+            f"scores are not all integers: {err}"
+        ) from err
     return values, normalized

@@ -56,8 +56,14 @@ class WatchStream(Protocol):
 class Informer:
     """One kind's reflector thread, store and handler."""
 
-    def __init__(self, kind: str, list_watch: ListWatch, handler: Callable[[str, Delta], None],
-                 *, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        list_watch: ListWatch,
+        handler: Callable[[str, Delta], None],
+        *,
+        rng: random.Random | None = None,
+    ) -> None:
         self.kind = kind
         self.list_watch = list_watch
         self.handler = handler
@@ -142,8 +148,13 @@ class Informer:
                 except Exception as err:  # the connection broke
                     if self._stop.is_set() or (delivered == 0 and time.monotonic() - started < SHORT_WATCH):
                         raise
-                    log.info("%s: watch from %s broke after %d events, watching again: %s", self.kind,
-                             self.resource_version, delivered, err)
+                    log.info(
+                        "%s: watch from %s broke after %d events, watching again: %s",
+                        self.kind,
+                        self.resource_version,
+                        delivered,
+                        err,
+                    )
                     return
                 self._handle(event)
                 delivered += 1

@@ -109,14 +109,15 @@ class LeaderElector:
         self._leader_off()  # a standby reports 0 from the start, as client-go's elector does
 
     @classmethod
-    def from_config(cls, cluster: Cluster, clock: Clock, config: LeaderElectionConfig,
-                    **kwargs: object) -> LeaderElector:
+    def from_config(
+        cls, cluster: Cluster, clock: Clock, config: LeaderElectionConfig, **kwargs: object
+    ) -> LeaderElector:
         """An elector with a KubeSchedulerConfiguration's leaderElection settings (resourceLock leases)."""
         if config.resource_lock not in ("leases", ""):
-            raise ValueError(
-                f"leaderElection.resourceLock: unsupported value {config.resource_lock!r} (only 'leases')")
+            raise ValueError(f"leaderElection.resourceLock: unsupported value {config.resource_lock!r} (only 'leases')")
         return cls(
-            cluster, clock,
+            cluster,
+            clock,
             lease_namespace=config.resource_namespace,
             lease_name=config.resource_name,
             lease_duration=_seconds(config.lease_duration),
@@ -133,8 +134,11 @@ class LeaderElector:
     def is_leader(self) -> bool:
         """Whether this elector leads, last saw itself as the holder and renewed recently enough to act
         on it (lock-free)."""
-        return (self._leading and self._observed.holder_identity == self.lock.identity
-                and self.clock.now() < self._valid_until)
+        return (
+            self._leading
+            and self._observed.holder_identity == self.lock.identity
+            and self.clock.now() < self._valid_until
+        )
 
     def get_leader(self) -> str:
         """The holder this elector last observed ("" when none)."""
@@ -294,8 +298,9 @@ class LeaderElector:
             renew_time=now,
         )
         if self._observed_is_us() and self._lease_valid(now):
-            desired = dataclasses.replace(desired, acquire_time=self._observed.acquire_time,
-                                          leader_transitions=self._observed.leader_transitions)
+            desired = dataclasses.replace(
+                desired, acquire_time=self._observed.acquire_time, leader_transitions=self._observed.leader_transitions
+            )
             try:
                 self.lock.update(desired)
             except Exception as err:
@@ -326,8 +331,9 @@ class LeaderElector:
             return False
 
         if self._observed_is_us():
-            desired = dataclasses.replace(desired, acquire_time=old.acquire_time,
-                                          leader_transitions=old.leader_transitions)
+            desired = dataclasses.replace(
+                desired, acquire_time=old.acquire_time, leader_transitions=old.leader_transitions
+            )
             if self.metrics is not None:
                 self.metrics.leader_slowpath(self.name)
         else:
@@ -352,8 +358,9 @@ class LeaderElector:
         if not self._observed_is_us() or old.holder_identity != self.identity:
             return True
         now = self.clock.now()
-        record = LeaderElectionRecord(lease_duration_seconds=1, acquire_time=now, renew_time=now,
-                                      leader_transitions=old.leader_transitions)
+        record = LeaderElectionRecord(
+            lease_duration_seconds=1, acquire_time=now, renew_time=now, leader_transitions=old.leader_transitions
+        )
         try:
             self.lock.update(record)
         except Exception as err:

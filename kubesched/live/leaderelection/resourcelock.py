@@ -109,12 +109,14 @@ class LeaseLock:
         return LeaderElectionRecord.from_spec(spec), spec
 
     def create(self, record: LeaderElectionRecord) -> None:
-        self.lease = self.cluster.create({
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {"name": self.name, "namespace": self.namespace},
-            "spec": record.to_spec(),
-        })
+        self.lease = self.cluster.create(
+            {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": record.to_spec(),
+            }
+        )
 
     def update(self, record: LeaderElectionRecord) -> None:
         if self.lease is None:
@@ -126,19 +128,24 @@ class LeaseLock:
         """A Normal LeaderElection event on the Lease (best effort, like an event recorder)."""
         meta = (self.lease or {}).get("metadata") or {}
         try:
-            self.cluster.record_event({
-                "apiVersion": "v1",
-                "kind": "Event",
-                "metadata": {"namespace": self.namespace},
-                "involvedObject": {
-                    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "namespace": self.namespace,
-                    "name": self.name, "uid": meta.get("uid", ""),
-                    "resourceVersion": meta.get("resourceVersion", ""),
-                },
-                "type": "Normal",
-                "reason": "LeaderElection",
-                "message": f"{self.identity} {message}",
-                "source": {"component": "kubesched"},
-            })
+            self.cluster.record_event(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Event",
+                    "metadata": {"namespace": self.namespace},
+                    "involvedObject": {
+                        "apiVersion": "coordination.k8s.io/v1",
+                        "kind": "Lease",
+                        "namespace": self.namespace,
+                        "name": self.name,
+                        "uid": meta.get("uid", ""),
+                        "resourceVersion": meta.get("resourceVersion", ""),
+                    },
+                    "type": "Normal",
+                    "reason": "LeaderElection",
+                    "message": f"{self.identity} {message}",
+                    "source": {"component": "kubesched"},
+                }
+            )
         except Exception as err:
             log.warning("recording leader election event on %s failed: %s", self.describe(), err)

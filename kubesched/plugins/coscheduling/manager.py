@@ -40,9 +40,13 @@ class _ExpiringSet:
 
 
 class PodGroupManager:
-    def __init__(self, now: Callable[[], datetime], schedule_timeout: timedelta,
-                 get_group: Callable[[str, str], PodGroup | None],
-                 list_members: Callable[[str, str], list[Pod]]) -> None:
+    def __init__(
+        self,
+        now: Callable[[], datetime],
+        schedule_timeout: timedelta,
+        get_group: Callable[[str, str], PodGroup | None],
+        list_members: Callable[[str, str], list[Pod]],
+    ) -> None:
         self._now = now
         self.schedule_timeout = schedule_timeout
         self._get_group = get_group
@@ -116,7 +120,7 @@ class PodGroupManager:
 
 
 def check_cluster_resource(nodes: Iterable[NodeInfo], wanted: Mapping[str, int], group_full_name: str) -> str:
-    """"" when the nodes' free room (counting the group's own pods as free) covers ``wanted``;
+    """ "" when the nodes' free room (counting the group's own pods as free) covers ``wanted``;
     otherwise the resource gap, as scheduler-plugins words it."""
     gap = {name: value for name, value in wanted.items() if value > 0}
     for info in nodes:

@@ -43,8 +43,10 @@ class Coscheduling:
         reject = _int_arg(args, "podGroupRejectPercentage", DEFAULT_POD_GROUP_REJECT_PERCENTAGE)
         if reject > 100:
             raise ValueError(f"pluginConfig[{NAME}].args.podGroupRejectPercentage: must be in [0, 100], got {reject}")
-        unknown = sorted(set(args) - {"permitWaitingTimeSeconds", "podGroupBackoffSeconds",
-                                      "podGroupRejectPercentage", "apiVersion", "kind"})
+        unknown = sorted(
+            set(args)
+            - {"permitWaitingTimeSeconds", "podGroupBackoffSeconds", "podGroupRejectPercentage", "apiVersion", "kind"}
+        )
         if unknown:
             raise ValueError(f"pluginConfig[{NAME}].args: unknown field {unknown[0]!r}")
         self.handle = handle
@@ -52,8 +54,9 @@ class Coscheduling:
         self.schedule_timeout = float(permit_wait)
         self.backoff = float(backoff)
         self.reject_threshold = reject / 100.0
-        self.manager = PodGroupManager(handle.clock, timedelta(seconds=permit_wait), self._get_group,
-                                       self._list_members)
+        self.manager = PodGroupManager(
+            handle.clock, timedelta(seconds=permit_wait), self._get_group, self._list_members
+        )
 
     def _get_group(self, namespace: str, name: str) -> PodGroup | None:
         raw = self.handle.listers.get(KIND, namespace, name)
@@ -105,8 +108,10 @@ class Coscheduling:
             return f"podGroup {full} failed recently"
         members = self.manager.members(pod)
         if len(members) < group.min_member:
-            return (f"pre-filter pod {pod.name} cannot find enough sibling pods, current pods number: "
-                    f"{len(members)}, minMember of group: {group.min_member}")
+            return (
+                f"pre-filter pod {pod.name} cannot find enough sibling pods, current pods number: "
+                f"{len(members)}, minMember of group: {group.min_member}"
+            )
         gap = group.min_member - len(members)
         for member in members:
             if member.scheduling_gates:
@@ -127,8 +132,9 @@ class Coscheduling:
         return None
 
     # -- PostFilter ----------------------------------------------------------------------------------
-    def post_filter(self, state: CycleState, pod: Pod,
-                    filtered_node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status | None]:
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
         full, group = self.manager.get_pod_group(pod)
         if group is None:
             return PostFilterResult("", mode="noop"), Status(Code.UNSCHEDULABLE, ("can not find pod group",))
@@ -143,8 +149,10 @@ class Coscheduling:
             self.manager.backed_off.add(full, timedelta(seconds=self.backoff))
         self.manager.permitted.discard(full)
         self.manager.mark_failure(full)
-        return PostFilterResult("", mode="noop"), Status(Code.UNSCHEDULABLE, (
-            f"PodGroup {full} gets rejected due to Pod {pod.name} is unschedulable even after PostFilter",))
+        return PostFilterResult("", mode="noop"), Status(
+            Code.UNSCHEDULABLE,
+            (f"PodGroup {full} gets rejected due to Pod {pod.name} is unschedulable even after PostFilter",),
+        )
 
     # -- Reserve / Permit ----------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -169,7 +177,8 @@ class Coscheduling:
         if complete:
             self.manager.clear_failure(full)
             self.handle.iterate_over_waiting_pods(
-                lambda w: w.allow(NAME) if pod_group_full_name(w.get_pod()) == full else None)
+                lambda w: w.allow(NAME) if pod_group_full_name(w.get_pod()) == full else None
+            )
             return None, 0
         if first:
             state.write(_ACTIVATE_SIBLINGS, True)

@@ -79,11 +79,15 @@ class Features:
     @classmethod
     def from_gates(cls, enabled: Callable[[str], bool]) -> Features:
         """From a feature-gate lookup (``FeatureGates.enabled``)."""
-        return cls(admin_access=enabled("DRAAdminAccess"), prioritized_list=enabled("DRAPrioritizedList"),
-                   device_status=enabled("DRAResourceClaimDeviceStatus"),
-                   partitionable_devices=enabled("DRAPartitionableDevices"),
-                   device_taints=enabled("DRADeviceTaints"), device_binding=enabled("DRADeviceBindingConditions"),
-                   consumable_capacity=enabled("DRAConsumableCapacity"))
+        return cls(
+            admin_access=enabled("DRAAdminAccess"),
+            prioritized_list=enabled("DRAPrioritizedList"),
+            device_status=enabled("DRAResourceClaimDeviceStatus"),
+            partitionable_devices=enabled("DRAPartitionableDevices"),
+            device_taints=enabled("DRADeviceTaints"),
+            device_binding=enabled("DRADeviceBindingConditions"),
+            consumable_capacity=enabled("DRAConsumableCapacity"),
+        )
 
 
 def allocated_devices(claims: Iterable[ResourceClaim]) -> frozenset[DeviceID]:
@@ -134,15 +138,21 @@ class _Chosen:
 class Allocator:
     """One cycle's allocator: thread-compatible, reusable for every node of the cycle."""
 
-    def __init__(self, features: Features, allocated: frozenset[DeviceID],
-                 classes: Callable[[str], DeviceClass | None], slices: SliceIndex) -> None:
+    def __init__(
+        self,
+        features: Features,
+        allocated: frozenset[DeviceID],
+        classes: Callable[[str], DeviceClass | None],
+        slices: SliceIndex,
+    ) -> None:
         self.features = features
         self.allocated = allocated
         self.classes = classes
         self.slices = slices
 
-    def allocate(self, node_name: str, labels: Mapping[str, str],
-                 claims: Sequence[ResourceClaim]) -> list[AllocationResult] | None:
+    def allocate(
+        self, node_name: str, labels: Mapping[str, str], claims: Sequence[ResourceClaim]
+    ) -> list[AllocationResult] | None:
         """An allocation of every claim in ``claims`` on this node, or None when there is none."""
         return _Attempt(self, node_name, labels, claims).run()
 
@@ -150,8 +160,9 @@ class Allocator:
 class _Attempt:
     """One Allocate call: the search state for one node."""
 
-    def __init__(self, allocator: Allocator, node_name: str, labels: Mapping[str, str],
-                 claims: Sequence[ResourceClaim]) -> None:
+    def __init__(
+        self, allocator: Allocator, node_name: str, labels: Mapping[str, str], claims: Sequence[ResourceClaim]
+    ) -> None:
         self.features = allocator.features
         self.allocated = allocator.allocated
         self.classes = allocator.classes
@@ -181,25 +192,36 @@ class _Attempt:
         minimum = 0
         for q, request in enumerate(claim.spec.requests):
             if request.first_available and not self.features.prioritized_list:
-                raise AllocationError(f"claim {kobj(claim)}, request {request.name}: has subrequests, but the "
-                                      "DRAPrioritizedList feature is disabled")
+                raise AllocationError(
+                    f"claim {kobj(claim)}, request {request.name}: has subrequests, but the "
+                    "DRAPrioritizedList feature is disabled"
+                )
             if not self.features.consumable_capacity and (
-                    (request.exactly is not None and request.exactly.has_capacity)
-                    or any(sub.has_capacity for sub in request.first_available)):
-                raise AllocationError(f"claim {kobj(claim)}, request {request.name}: has capacity requests, but "
-                                      "the DRAConsumableCapacity feature is disabled")
+                (request.exactly is not None and request.exactly.has_capacity)
+                or any(sub.has_capacity for sub in request.first_available)
+            ):
+                raise AllocationError(
+                    f"claim {kobj(claim)}, request {request.name}: has capacity requests, but "
+                    "the DRAConsumableCapacity feature is disabled"
+                )
             if request.first_available:
-                least = min(self._prepare_request(claim, (index, q, s), sub, request.name).num_devices
-                            for s, sub in enumerate(request.first_available))
+                least = min(
+                    self._prepare_request(claim, (index, q, s), sub, request.name).num_devices
+                    for s, sub in enumerate(request.first_available)
+                )
                 minimum += least
             elif request.exactly is not None:
                 minimum += self._prepare_request(claim, (index, q, 0), request.exactly, None).num_devices
             else:
-                raise AllocationError(f"claim {kobj(claim)}, request {request.name}: missing device class name "
-                                      "(unsupported request type?)")
+                raise AllocationError(
+                    f"claim {kobj(claim)}, request {request.name}: missing device class name "
+                    "(unsupported request type?)"
+                )
         if minimum > ALLOCATION_RESULTS_MAX_SIZE:
-            raise AllocationError(f"claim {kobj(claim)}: number of requested devices {minimum} exceeds the claim "
-                                  f"limit of {ALLOCATION_RESULTS_MAX_SIZE}")
+            raise AllocationError(
+                f"claim {kobj(claim)}: number of requested devices {minimum} exceeds the claim "
+                f"limit of {ALLOCATION_RESULTS_MAX_SIZE}"
+            )
         self.constraints.append(self._constraints(claim))
 
     def _constraints(self, claim: ResourceClaim) -> list[Constraint]:
@@ -211,12 +233,14 @@ class _Attempt:
             elif constraint.distinct_attribute is not None and self.features.consumable_capacity:
                 out.append(DistinctAttribute(names, constraint.distinct_attribute))
             else:
-                raise AllocationError(f"claim {kobj(claim)}, constraint #{i}: empty constraint (unsupported "
-                                      "constraint type?)")
+                raise AllocationError(
+                    f"claim {kobj(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
+                )
         return out
 
-    def _prepare_request(self, claim: ResourceClaim, key: tuple[int, int, int], spec: DeviceSubRequest,
-                         parent: str | None) -> _Request:
+    def _prepare_request(
+        self, claim: ResourceClaim, key: tuple[int, int, int], spec: DeviceSubRequest, parent: str | None
+    ) -> _Request:
         where = f"claim {kobj(claim)}, request {spec.name}"
         if not self.features.admin_access and spec.admin_access is not None:
             raise AllocationError(f"{where}: admin access is requested, but the feature is disabled")
@@ -224,8 +248,10 @@ class _Attempt:
             raise AllocationError(f"{where}: missing device class name (unsupported request type?)")
         device_class = self.classes(spec.device_class_name)
         if device_class is None:
-            raise AllocationError(f"{where}: could not retrieve device class {spec.device_class_name}: "
-                                  f'deviceclass.resource.k8s.io "{spec.device_class_name}" not found')
+            raise AllocationError(
+                f"{where}: could not retrieve device class {spec.device_class_name}: "
+                f'deviceclass.resource.k8s.io "{spec.device_class_name}" not found'
+            )
         request = _Request(spec, parent, device_class, spec.count)
         self.requests[key] = request
         if spec.allocation_mode == ALL:
@@ -235,16 +261,19 @@ class _Attempt:
             raise AllocationError(f"{where}: unsupported count mode {spec.allocation_mode}")
         return request
 
-    def _all_devices(self, key: tuple[int, int, int], request: _Request,
-                     where: str) -> list[tuple[DeviceID, Device, ResourceSlice]]:
+    def _all_devices(
+        self, key: tuple[int, int, int], request: _Request, where: str
+    ) -> list[tuple[DeviceID, Device, ResourceSlice]]:
         found = []
         for pool in self.pools:
             if pool.incomplete:
-                raise AllocationError(f"{where}: asks for all devices, but resource pool {pool.id} is currently "
-                                      "being updated")
+                raise AllocationError(
+                    f"{where}: asks for all devices, but resource pool {pool.id} is currently being updated"
+                )
             if pool.invalid:
-                raise AllocationError(f"{where}: asks for all devices, but resource pool {pool.id} is currently "
-                                      "invalid")
+                raise AllocationError(
+                    f"{where}: asks for all devices, but resource pool {pool.id} is currently invalid"
+                )
             for slice_ in pool.slices:
                 for device in slice_.devices:
                     device_id = DeviceID(slice_.driver, slice_.pool, device.name)
@@ -328,8 +357,9 @@ class _Attempt:
     def _in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.allocated or bool(self.allocating.get(device_id))
 
-    def _selectable(self, key: tuple[int, int, int], request: _Request, slice_: ResourceSlice, device: Device,
-                    device_id: DeviceID) -> bool:
+    def _selectable(
+        self, key: tuple[int, int, int], request: _Request, slice_: ResourceSlice, device: Device, device_id: DeviceID
+    ) -> bool:
         """isSelectable: the class's and the request's selectors, and per-device node selection."""
         if device.binding_conditions and not (self.features.device_binding and self.features.device_status):
             return False
@@ -338,11 +368,13 @@ class _Attempt:
         if found is not None:
             return found
         claim = self.claims[key[0]]
-        matches = (self._selectors_match(device, device_id, request.device_class.selectors,
-                                         f"class {request.device_class.name}")
-                   and self._selectors_match(device, device_id, request.spec.selectors, f"claim {kobj(claim)}")
-                   and (not slice_.per_device_node_selection
-                        or device_reaches(slice_, device, self.node_name, self.labels)))
+        matches = (
+            self._selectors_match(
+                device, device_id, request.device_class.selectors, f"class {request.device_class.name}"
+            )
+            and self._selectors_match(device, device_id, request.spec.selectors, f"claim {kobj(claim)}")
+            and (not slice_.per_device_node_selection or device_reaches(slice_, device, self.node_name, self.labels))
+        )
         self.matches[memo_key] = matches
         return matches
 
@@ -356,8 +388,9 @@ class _Attempt:
                 return False
         return True
 
-    def _take(self, c: int, q: int, s: int, candidate: tuple[DeviceID, Device, ResourceSlice],
-              must: bool) -> Callable[[], None] | None:
+    def _take(
+        self, c: int, q: int, s: int, candidate: tuple[DeviceID, Device, ResourceSlice], must: bool
+    ) -> Callable[[], None] | None:
         """allocateDevice: tentatively allocate a selectable device; the undo, or None when it cannot be."""
         device_id, device, slice_ = candidate
         request = self.requests[(c, q, s)]
@@ -377,8 +410,10 @@ class _Attempt:
         for i, constraint in enumerate(constraints):
             if not constraint.add(base, sub, device, device_id.driver):
                 if must:
-                    raise AllocationError(f"claim {kobj(self.claims[c])}, request {request.spec.name}: cannot add "
-                                          f"device {device_id} because a claim constraint would not be satisfied")
+                    raise AllocationError(
+                        f"claim {kobj(self.claims[c])}, request {request.spec.name}: cannot add "
+                        f"device {device_id} because a claim constraint would not be satisfied"
+                    )
                 for earlier in constraints[:i]:
                     earlier.remove(base, sub, device, device_id.driver)
                 return None
@@ -386,8 +421,9 @@ class _Attempt:
         if not multiple:
             holders.add(c)
         results = self.results[c]
-        results.append(_Chosen(request.spec.name, parent, device_id, device, slice_,
-                               True if request.admin_access else None))
+        results.append(
+            _Chosen(request.spec.name, parent, device_id, device, slice_, True if request.admin_access else None)
+        )
         size = len(results) - 1
 
         def undo() -> None:
@@ -401,16 +437,21 @@ class _Attempt:
     # -- the result --------------------------------------------------------------------------------------
     def _result(self, index: int, claim: ResourceClaim) -> AllocationResult:
         chosen = self.results[index]
-        results = tuple(DeviceRequestAllocationResult(r.request_name, r.device_id.driver, r.device_id.pool,
-                                                      r.device_id.device, r.admin_access) for r in chosen)
+        results = tuple(
+            DeviceRequestAllocationResult(
+                r.request_name, r.device_id.driver, r.device_id.pool, r.device_id.device, r.admin_access
+            )
+            for r in chosen
+        )
         try:
             selector = node_selector(chosen, self.node_name, self.features.device_binding)
         except AllocationError as err:
             raise AllocationError(f"create NodeSelector for claim {claim.name}: {err}") from None
         local_raw, local = node_local_selector(self.node_name)
         parsed = None if selector is None else local if selector is local_raw else NodeSelector.from_dict(selector)
-        return AllocationResult(results=results, config=tuple(self._config(index, claim)),
-                                node_selector=parsed, node_selector_raw=selector)
+        return AllocationResult(
+            results=results, config=tuple(self._config(index, claim)), node_selector=parsed, node_selector_raw=selector
+        )
 
     def _config(self, index: int, claim: ResourceClaim) -> list[dict[str, Any]]:
         """The classes' configuration (once per class, naming every request it serves), then the claim's."""
@@ -422,16 +463,21 @@ class _Attempt:
                 data = self.requests[(index, q, data.selected)]
             known = by_class.get(data.device_class.name)
             if known is not None:
-                for entry in out[known[0]:known[1]]:
+                for entry in out[known[0] : known[1]]:
                     entry["requests"].append(data.name)
                 continue
             start = len(out)
-            out += [{"source": CONFIG_FROM_CLASS, "requests": [data.name], "opaque": dict(config.opaque)}
-                    for config in data.device_class.config]
+            out += [
+                {"source": CONFIG_FROM_CLASS, "requests": [data.name], "opaque": dict(config.opaque)}
+                for config in data.device_class.config
+            ]
             by_class[data.device_class.name] = (start, len(out))
         for config in claim.spec.config:
-            entry = {"source": CONFIG_FROM_CLAIM, **({"requests": list(config.requests)} if config.requests else {}),
-                     "opaque": dict(config.opaque)}
+            entry = {
+                "source": CONFIG_FROM_CLAIM,
+                **({"requests": list(config.requests)} if config.requests else {}),
+                "opaque": dict(config.opaque),
+            }
             if not config.requests:
                 out.append(entry)
                 continue
@@ -476,8 +522,12 @@ def _cel_identity(device: Device, driver: str) -> tuple[Any, ...]:
     key = ("cel-identity", driver)
     found: tuple[Any, ...] | None = device.memo.get(key)
     if found is None:
-        found = device.memo[key] = (driver, tuple(device.attributes.items()), tuple(device.capacity.items()),
-                                    bool(device.allow_multiple_allocations))
+        found = device.memo[key] = (
+            driver,
+            tuple(device.attributes.items()),
+            tuple(device.capacity.items()),
+            bool(device.allow_multiple_allocations),
+        )
     return found
 
 
@@ -550,6 +600,10 @@ def _merge(requirements: Iterable[Mapping[str, Any]], into: list[dict[str, Any]]
     """Add the requirements not yet present (same key, operator and set of values)."""
     for requirement in requirements:
         values = set(requirement.get("values") or ())
-        if not any(r.get("key") == requirement.get("key") and r.get("operator") == requirement.get("operator")
-                   and set(r.get("values") or ()) == values for r in into):
+        if not any(
+            r.get("key") == requirement.get("key")
+            and r.get("operator") == requirement.get("operator")
+            and set(r.get("values") or ()) == values
+            for r in into
+        ):
             into.append(dict(requirement))

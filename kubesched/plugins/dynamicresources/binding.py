@@ -63,8 +63,9 @@ def _writable(raw: Mapping[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def _retry_on_conflict(cluster: Cluster, claim: ResourceClaim,
-                       attempt: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+def _retry_on_conflict(
+    cluster: Cluster, claim: ResourceClaim, attempt: Callable[[dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
     """retry.RetryOnConflict: the first attempt on the claim the scheduler has, later ones on a fresh GET."""
     obj = _writable(claim.raw)
     last: _Conflicting | None = None
@@ -99,8 +100,10 @@ def bind_claim(cluster: Cluster, claim: ResourceClaim, allocation: AllocationRes
                 obj = _call(lambda: cluster.update(obj), f"add finalizer to claim {kobj(obj)}")
             obj.setdefault("status", {})["allocation"] = allocation.to_dict()
         status = obj.setdefault("status", {})
-        status["reservedFor"] = [*(status.get("reservedFor") or []),
-                                 {"resource": "pods", "name": pod.name, "uid": pod.uid}]
+        status["reservedFor"] = [
+            *(status.get("reservedFor") or []),
+            {"resource": "pods", "name": pod.name, "uid": pod.uid},
+        ]
         what = "add allocation and reservation to claim" if allocation is not None else "add reservation to claim"
         return _call(lambda: cluster.update_status(obj), f"{what} {kobj(obj)}")
 
@@ -113,8 +116,9 @@ def unreserve(cluster: Cluster, claim: ResourceClaim, pod: Pod) -> None:
 
     def attempt(obj: dict[str, Any]) -> dict[str, Any]:
         status = obj.setdefault("status", {})
-        status["reservedFor"] = [r for r in status.get("reservedFor") or []
-                                 if not (isinstance(r, dict) and r.get("uid") == pod.uid)] or None
+        status["reservedFor"] = [
+            r for r in status.get("reservedFor") or [] if not (isinstance(r, dict) and r.get("uid") == pod.uid)
+        ] or None
         if status["reservedFor"] is None:
             del status["reservedFor"]
         return _call(lambda: cluster.update_status(obj), f"unreserve claim {kobj(obj)}")

@@ -35,7 +35,8 @@ def has_claims(pod: Pod) -> bool:
 def is_for_pod(pod: Pod, claim: ResourceClaim) -> bool:
     """resourceclaim.IsForPod: same namespace, and the pod is the claim's controller."""
     return claim.namespace == pod.namespace and any(
-        ref.get("controller") is True and ref.get("uid") == pod.uid for ref in claim.meta.owner_references)
+        ref.get("controller") is True and ref.get("uid") == pod.uid for ref in claim.meta.owner_references
+    )
 
 
 #: What a pod's ``spec.resourceClaims`` and ``status.resourceClaimStatuses`` name, per entry: the claim's
@@ -101,8 +102,10 @@ def pod_claims(pod: Pod, tracker: ClaimTracker) -> list[ResourceClaim]:
         if claim.meta.deletion_timestamp is not None:
             raise ClaimsUnavailable(f'resourceclaim "{claim.name}" is being deleted')
         if must_own and not is_for_pod(pod, claim):
-            raise ClaimsUnavailable(f"ResourceClaim {claim.namespace}/{claim.name} was not created for pod "
-                                    f"{pod.namespace}/{pod.name} (pod is not owner)")
+            raise ClaimsUnavailable(
+                f"ResourceClaim {claim.namespace}/{claim.name} was not created for pod "
+                f"{pod.namespace}/{pod.name} (pod is not owner)"
+            )
         claims.append(claim)
     return claims
 

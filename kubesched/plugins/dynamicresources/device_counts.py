@@ -58,8 +58,9 @@ class SimpleRequest:
         return self.device_class.selectors, self.spec.selectors
 
 
-def simple_request(features: Features, claims: Sequence[ResourceClaim],
-                   classes: Callable[[str], DeviceClass | None]) -> SimpleRequest | None:
+def simple_request(
+    features: Features, claims: Sequence[ResourceClaim], classes: Callable[[str], DeviceClass | None]
+) -> SimpleRequest | None:
     """The request when ``claims`` (the claims to allocate) are one claim the counts decide; else None."""
     if len(claims) != 1 or features.partitionable_devices or features.consumable_capacity:
         return None
@@ -68,8 +69,15 @@ def simple_request(features: Features, claims: Sequence[ResourceClaim],
         return None
     request = spec.requests[0]
     sub = request.exactly
-    if (sub is None or request.first_available or sub.allocation_mode != EXACT_COUNT or sub.admin_access is not None
-            or sub.has_capacity or not sub.device_class_name or not 0 <= sub.count <= ALLOCATION_RESULTS_MAX_SIZE):
+    if (
+        sub is None
+        or request.first_available
+        or sub.allocation_mode != EXACT_COUNT
+        or sub.admin_access is not None
+        or sub.has_capacity
+        or not sub.device_class_name
+        or not 0 <= sub.count <= ALLOCATION_RESULTS_MAX_SIZE
+    ):
         return None
     device_class = classes(sub.device_class_name)
     return None if device_class is None else SimpleRequest(device_class, sub)
@@ -142,8 +150,9 @@ class MatchCounts:
         version, rows = self._layout
         if version != snapshot.layout_version:
             own = self.rows
-            rows = np.fromiter((own.get(name, -1) for name in snapshot.names), dtype=np.int64,
-                               count=len(snapshot.names))
+            rows = np.fromiter(
+                (own.get(name, -1) for name in snapshot.names), dtype=np.int64, count=len(snapshot.names)
+            )
             self._layout = (snapshot.layout_version, rows)
         return rows
 
@@ -190,8 +199,9 @@ class CountsCache:
         self._slices: SliceIndex | None = None
         self._entries: dict[tuple[tuple[str, ...], tuple[str, ...]], MatchCounts] = {}
 
-    def node_counts(self, features: Features, slices: SliceIndex, request: SimpleRequest,
-                    in_use: frozenset[DeviceID]) -> NodeCounts | None:
+    def node_counts(
+        self, features: Features, slices: SliceIndex, request: SimpleRequest, in_use: frozenset[DeviceID]
+    ) -> NodeCounts | None:
         """The cycle's counts for ``request``; None when some slice is not node-local."""
         if slices.shared:
             return None
@@ -210,8 +220,11 @@ def selector_mask(selector: NodeSelector, snapshot: Snapshot, indices: np.ndarra
     writes for node-local devices), else node by node."""
     if not all(term.match_fields and not term.match_expressions for term in selector.terms):
         nodes = [snapshot.node_infos[row].node for row in indices.tolist()]  # a snapshot's rows have nodes
-        return np.fromiter((node is not None and selector.matches(node.labels, node.name) for node in nodes),
-                           dtype=bool, count=len(indices))
+        return np.fromiter(
+            (node is not None and selector.matches(node.labels, node.name) for node in nodes),
+            dtype=bool,
+            count=len(indices),
+        )
     names = snapshot.names[indices]
     out = np.zeros(len(indices), dtype=bool)
     for term in selector.terms:

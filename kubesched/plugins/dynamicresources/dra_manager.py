@@ -127,8 +127,9 @@ class ClaimTracker:
             if stored is None:
                 raise ClaimNotFound(claim.key)
             if _rv(claim) < _rv(stored):
-                raise OutOfSync(f'ResourceClaim "{claim.key}" is out of sync (stored: {_rv(stored)}, '
-                                f"assume: {_rv(claim)})")
+                raise OutOfSync(
+                    f'ResourceClaim "{claim.key}" is out of sync (stored: {_rv(stored)}, assume: {_rv(claim)})'
+                )
             self._set_latest(claim.key, claim)
 
     def restore(self, namespace: str, name: str) -> None:
@@ -190,4 +191,3 @@ class DRAManager:
 def manager_for(listers: Listers, *, partitionable: bool = False) -> DRAManager:
     """The scheduler's one DRA manager (made on first use), shared by every profile's plugin."""
     return listers.derived(DERIVED_NAME, lambda: DRAManager(listers, partitionable=partitionable))
-

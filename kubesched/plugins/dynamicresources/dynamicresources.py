@@ -104,8 +104,9 @@ class DynamicResources:
         #: scheduler breaks ties by name, for reproducible runs).
         self.rng: random.Random | None = None if extra.get("tie_break") == "name" else extra.get("rng")
         listers = getattr(handle, "listers", None)
-        self.manager: DRAManager = manager_for(listers if isinstance(listers, Listers) else Listers(),
-                                               partitionable=self.features.partitionable_devices)
+        self.manager: DRAManager = manager_for(
+            listers if isinstance(listers, Listers) else Listers(), partitionable=self.features.partitionable_devices
+        )
         self.tracker = self.manager.claims
 
     # -- PreEnqueue -----------------------------------------------------------------------------------
@@ -173,11 +174,18 @@ class DynamicResources:
                 status = self._check_class(request.exactly.device_class_name, request.name)
             elif request.first_available:
                 if not self.features.prioritized_list:
-                    return unresolvable(f"resource claim {_kobj(claim)}, request {request.name}: has subrequests, "
-                                        "but the DRAPrioritizedList feature is disabled")
-                status = next((st for sub in request.first_available
-                               if (st := self._check_class(sub.device_class_name, f"{request.name}/{sub.name}"))),
-                              None)
+                    return unresolvable(
+                        f"resource claim {_kobj(claim)}, request {request.name}: has subrequests, "
+                        "but the DRAPrioritizedList feature is disabled"
+                    )
+                status = next(
+                    (
+                        st
+                        for sub in request.first_available
+                        if (st := self._check_class(sub.device_class_name, f"{request.name}/{sub.name}"))
+                    ),
+                    None,
+                )
             else:
                 return unresolvable(f"resource claim {_kobj(claim)}, request {request.name}: unknown request type")
             if status is not None:
@@ -206,9 +214,11 @@ class DynamicResources:
         node = node_info.node
         if node is None:
             return Status(Code.ERROR, ("node not found",))
-        unavailable = [i for i, info in enumerate(s.infos)
-                       if info.available_on_nodes is not None
-                       and not info.available_on_nodes.matches(node.labels, node.name)]
+        unavailable = [
+            i
+            for i, info in enumerate(s.infos)
+            if info.available_on_nodes is not None and not info.available_on_nodes.matches(node.labels, node.name)
+        ]
         allocations = None
         fits = None if s.counts is None else s.counts.fits(node.name)
         if fits is False:
@@ -233,8 +243,9 @@ class DynamicResources:
             s.node_allocations.counted.add(node.name)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult | None:
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray
+    ) -> BatchFilterResult | None:
         """Filter on many nodes at once where arrays decide every one of them: the free-device counts
         for the claim to allocate (when there is one), the node selectors of the allocated claims.
         Else (a claim the counts cannot decide, a node where the search may fail) node by node."""
@@ -264,8 +275,9 @@ class DynamicResources:
         return _verdicts(fits, reached)
 
     # -- PostFilter -----------------------------------------------------------------------------------
-    def post_filter(self, state: CycleState, pod: Pod,
-                    filtered_node_status: dict[str, Status]) -> tuple[PostFilterResult | None, Status | None]:
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
         if not self.enabled:
             return None, Status(Code.UNSCHEDULABLE, (PLUGIN_DISABLED,))
         s: StateData | None = state.get(STATE_KEY)
@@ -306,8 +318,13 @@ class DynamicResources:
         if not allocations:
             return Status(Code.ERROR, ("claim allocation not found for node",))
         if len(allocations) != len(to_allocate):
-            return Status(Code.ERROR, (f"internal error, have {len(allocations)} allocations, {len(to_allocate)} "
-                                       f"claims to allocate, want {len(to_allocate)} claims",))
+            return Status(
+                Code.ERROR,
+                (
+                    f"internal error, have {len(allocations)} allocations, {len(to_allocate)} "
+                    f"claims to allocate, want {len(to_allocate)} claims",
+                ),
+            )
         for (index, claim), allocation in zip(to_allocate, allocations, strict=True):
             s.infos[index].allocation = allocation
             # The devices count as taken from now on, for every other pod's cycle.
@@ -383,10 +400,13 @@ class DynamicResources:
             )
         return (
             ClusterEvent(qevents.NODE, node),
-            ClusterEventWithHint(ClusterEvent(qevents.RESOURCE_CLAIM, add_update),
-                                 self.is_schedulable_after_claim_change),
-            ClusterEventWithHint(ClusterEvent(qevents.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
-                                 self.is_schedulable_after_pod_change),
+            ClusterEventWithHint(
+                ClusterEvent(qevents.RESOURCE_CLAIM, add_update), self.is_schedulable_after_claim_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(qevents.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                self.is_schedulable_after_pod_change,
+            ),
             ClusterEvent(qevents.DEVICE_CLASS, add_update),
             ClusterEvent(qevents.RESOURCE_SLICE, add_update),
         )

@@ -44,8 +44,9 @@ class Pool:
         return bool(self.invalid_reason)
 
 
-def node_matches(node_name: str, labels: Mapping[str, str], want_name: str | None, all_nodes: bool,
-                 selector: NodeSelector | None) -> bool:
+def node_matches(
+    node_name: str, labels: Mapping[str, str], want_name: str | None, all_nodes: bool, selector: NodeSelector | None
+) -> bool:
     """nodeMatches: a named node, every node, or the nodes a selector picks."""
     if want_name:
         return want_name == node_name
@@ -60,13 +61,13 @@ def _reaches(slice_: ResourceSlice, node_name: str, labels: Mapping[str, str], p
     if slice_.node_name or slice_.all_nodes or slice_.node_selector is not None:
         return node_matches(node_name, labels, slice_.node_name, slice_.all_nodes, slice_.node_selector)
     if slice_.per_device_node_selection and partitionable:
-        return any(node_matches(node_name, labels, d.node_name, d.all_nodes, d.node_selector)
-                   for d in slice_.devices)
+        return any(node_matches(node_name, labels, d.node_name, d.all_nodes, d.node_selector) for d in slice_.devices)
     return False  # nothing known says where: some future field this version cannot read
 
 
-def gather_pools(slices: Iterable[ResourceSlice], node_name: str, labels: Mapping[str, str], *,
-                 partitionable: bool = False) -> list[Pool]:
+def gather_pools(
+    slices: Iterable[ResourceSlice], node_name: str, labels: Mapping[str, str], *, partitionable: bool = False
+) -> list[Pool]:
     """The pools ``node_name`` reaches, in allocation order (see the module docstring)."""
     pools: dict[tuple[str, str], Pool] = {}
     for slice_ in sorted(slices, key=lambda s: s.name):
@@ -124,8 +125,9 @@ class SliceIndex:
         found = self._pools.get(node_name)
         if found is not None and found[0] is labels:
             return found[1]
-        pools = gather_pools([*self.local.get(node_name, ()), *self.shared], node_name, labels,
-                             partitionable=self.partitionable)
+        pools = gather_pools(
+            [*self.local.get(node_name, ()), *self.shared], node_name, labels, partitionable=self.partitionable
+        )
         with self._lock:
             self._pools[node_name] = (labels, pools)
         return pools

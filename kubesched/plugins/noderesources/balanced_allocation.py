@@ -78,9 +78,7 @@ class BalancedScorer:
     def batch(self, requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
         n, k = requested.shape
         present = allocatable != 0
-        fractions = np.minimum(
-            requested.astype(np.float64) / np.where(present, allocatable, 1).astype(np.float64), 1.0
-        )
+        fractions = np.minimum(requested.astype(np.float64) / np.where(present, allocatable, 1).astype(np.float64), 1.0)
         if k == 2 and present.all():
             # The common case (cpu and memory on every node): |a - b| / 2, as the per-node form.
             std = np.abs((fractions[:, 0] - fractions[:, 1]) / 2)
@@ -116,8 +114,13 @@ class NodeResourcesBalancedAllocation(ResourceScoring):
     name = NAME
     pre_score_key = PRE_SCORE_STATE_KEY
 
-    def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Handle | None = None, *,
-                 features: FeatureGates | None = None) -> None:
+    def __init__(
+        self,
+        args: NodeResourcesBalancedAllocationArgs,
+        handle: Handle | None = None,
+        *,
+        features: FeatureGates | None = None,
+    ) -> None:
         self.handle = handle
         if features is None:
             features = handle.features if handle is not None else feature_gates()
@@ -134,8 +137,11 @@ class NodeResourcesBalancedAllocation(ResourceScoring):
 
     def _best_effort_unscored(self, state: CycleState, pod: Pod) -> bool:
         """Score called without PreScore's state for a pod v1.34 does not score."""
-        return (self.skip_best_effort and not isinstance(state.get(self.pre_score_key), PreScoreState)
-                and not any(self.scorer.pod_requests(pod)))
+        return (
+            self.skip_best_effort
+            and not isinstance(state.get(self.pre_score_key), PreScoreState)
+            and not any(self.scorer.pod_requests(pod))
+        )
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         if self._best_effort_unscored(state, pod):

@@ -118,9 +118,13 @@ def request_checks(
     return tuple((name, amount) for name, amount in checks if amount > 0)
 
 
-def short_resources(checks: Sequence[tuple[str, int]], allocatable: Mapping[str, int],
-                    requested: Mapping[str, int], num_pods: int,
-                    adding: Mapping[str, int] | None = None) -> list[str]:
+def short_resources(
+    checks: Sequence[tuple[str, int]],
+    allocatable: Mapping[str, int],
+    requested: Mapping[str, int],
+    num_pods: int,
+    adding: Mapping[str, int] | None = None,
+) -> list[str]:
     """What a node lacks to host one more pod asking for ``checks``: ``pods`` when it is out of pod
     slots, then each checked resource it is short of, in report order (empty: the pod fits).
 
@@ -156,13 +160,20 @@ def _insufficient(checks: Sequence[tuple[str, int]], node_info: NodeInfo) -> lis
             out.append(InsufficientResource(PODS, TOO_MANY_PODS, 1, num_pods, allocatable.get(PODS, 0)))
         else:
             capacity = allocatable.get(name, 0)
-            out.append(InsufficientResource(name, insufficient_reason(name), wanted[name], requested.get(name, 0),
-                                            capacity, wanted[name] > capacity))
+            out.append(
+                InsufficientResource(
+                    name,
+                    insufficient_reason(name),
+                    wanted[name],
+                    requested.get(name, 0),
+                    capacity,
+                    wanted[name] > capacity,
+                )
+            )
     return out
 
 
-def beyond_allocatable(checks: Sequence[tuple[str, int]], short: Sequence[str],
-                       allocatable: Mapping[str, int]) -> bool:
+def beyond_allocatable(checks: Sequence[tuple[str, int]], short: Sequence[str], allocatable: Mapping[str, int]) -> bool:
     """Whether a node lacking ``short`` (see :func:`short_resources`) offers less of one of them than
     the pod asks for in all: no preemption can make room there. Pod slots never count."""
     wanted = dict(checks)
@@ -188,9 +199,13 @@ def _extras_shift(extras: Sequence[Sequence[Pod]]) -> Shift:
     return np.fromiter((len(e) for e in extras), dtype=np.int64, count=n), requested
 
 
-def _fail_matrix(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray,
-                 shift: Shift | None = None, unresolvable: bool = False,
-                 ) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+def _fail_matrix(
+    checks: Sequence[tuple[str, int]],
+    snapshot: Snapshot,
+    rows: np.ndarray,
+    shift: Shift | None = None,
+    unresolvable: bool = False,
+) -> tuple[list[str], np.ndarray, np.ndarray | None]:
     """The reasons Filter can give and, per snapshot row of ``rows`` (with the pods of ``shift``
     placed too, when given), which of them apply: the vectorised :func:`short_resources`. With
     ``unresolvable``, also which rows offer less of some resource than the pod asks for
@@ -231,15 +246,16 @@ def _batch_result(reasons: Sequence[str], fails: np.ndarray, beyond: np.ndarray 
     table = np.full(len(combos), -1, dtype=np.int32)
     for u, row in enumerate(combos):
         bits = row.tolist()
-        failed = tuple(r for r, bad in zip(reasons, bits[:len(reasons)], strict=True) if bad)
+        failed = tuple(r for r, bad in zip(reasons, bits[: len(reasons)], strict=True) if bad)
         if failed:
             table[u] = len(statuses)
             statuses.append(rejection(failed, beyond is not None and bits[-1]))
     return BatchFilterResult(table[inverse], statuses)
 
 
-def _fail_codes(checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray,
-                unresolvable: bool) -> np.ndarray:
+def _fail_codes(
+    checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray, unresolvable: bool
+) -> np.ndarray:
     """:func:`_fail_matrix` packed into one integer per row: bit j for reason j, and with
     ``unresolvable`` the next bit for a row beyond allocatable."""
     _, fails, beyond = _fail_matrix(checks, snapshot, rows, unresolvable=unresolvable)
@@ -287,9 +303,7 @@ def fits_request(
     ignored_resource_groups: Collection[str] = (),
 ) -> list[InsufficientResource]:
     """Everything ``node_info`` lacks to host a pod requesting ``pod_request`` (empty: it fits)."""
-    return _insufficient(
-        request_checks(pod_request, ignored_extended_resources, ignored_resource_groups), node_info
-    )
+    return _insufficient(request_checks(pod_request, ignored_extended_resources, ignored_resource_groups), node_info)
 
 
 def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
@@ -311,8 +325,13 @@ class PreFilterState:
     def clone(self) -> PreFilterState:
         return self
 
-    def shortages(self, allocatable: Mapping[str, int], requested: Mapping[str, int], num_pods: int,
-                  adding: Mapping[str, int] | None = None) -> tuple[str, ...]:
+    def shortages(
+        self,
+        allocatable: Mapping[str, int],
+        requested: Mapping[str, int],
+        num_pods: int,
+        adding: Mapping[str, int] | None = None,
+    ) -> tuple[str, ...]:
         short = short_resources(self.checks, allocatable, requested, num_pods, adding)
         return tuple([shortage_reason(name) for name in short]) if short else ()
 
@@ -321,8 +340,9 @@ class PreFilterState:
         """What the checks answer from: the (resource, amount) pairs."""
         return self.checks
 
-    def shortages_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
-                          requested_delta: Callable[[str], np.ndarray]) -> BatchFilterResult:
+    def shortages_shifted(
+        self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray, requested_delta: Callable[[str], np.ndarray]
+    ) -> BatchFilterResult:
         """:meth:`shortages` on many rows at once, each row's pods shifted (see ShiftedFitChecks)."""
         reasons = [TOO_MANY_PODS, *(insufficient_reason(name) for name, _ in self.checks)]
         codes = (snapshot.pod_count[rows] + pods_delta + 1 > snapshot.allowed_pods[rows]).astype(np.int64)
@@ -335,17 +355,20 @@ class PreFilterState:
             codes |= (amount > free).astype(np.int64) << j
         return _coded_result(reasons, codes, False)
 
-    def filter_with_pods(self, snapshot: Snapshot, rows: np.ndarray,
-                         extras: Sequence[Sequence[Pod]]) -> list[Status | None]:
+    def filter_with_pods(
+        self, snapshot: Snapshot, rows: np.ndarray, extras: Sequence[Sequence[Pod]]
+    ) -> list[Status | None]:
         result = self.filter_shifted(snapshot, rows, *_extras_shift(extras))
         statuses: list[Status | None] = [*result.statuses, None]  # index -1: passed
         return [statuses[i] for i in result.status_index.tolist()]
 
-    def filter_shifted(self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray,
-                       requested_delta: Callable[[str], np.ndarray]) -> BatchFilterResult:
+    def filter_shifted(
+        self, snapshot: Snapshot, rows: np.ndarray, pods_delta: np.ndarray, requested_delta: Callable[[str], np.ndarray]
+    ) -> BatchFilterResult:
         """:meth:`filter_with_pods` with the added pods given by their sums (see ShiftedFitChecks)."""
-        reasons, fails, beyond = _fail_matrix(self.checks, snapshot, rows, (pods_delta, requested_delta),
-                                              self.unresolvable)
+        reasons, fails, beyond = _fail_matrix(
+            self.checks, snapshot, rows, (pods_delta, requested_delta), self.unresolvable
+        )
         return _batch_result(reasons, fails, beyond)  # rows failing alike share one Status
 
 
@@ -375,8 +398,9 @@ class NodeResourcesFit(ResourceScoring):
     name = NAME
     pre_score_key = PRE_SCORE_STATE_KEY
 
-    def __init__(self, args: NodeResourcesFitArgs, handle: Handle | None = None, *,
-                 features: FeatureGates | None = None) -> None:
+    def __init__(
+        self, args: NodeResourcesFitArgs, handle: Handle | None = None, *, features: FeatureGates | None = None
+    ) -> None:
         self.handle = handle
         if features is None:
             features = handle.features if handle is not None else feature_gates()
@@ -416,11 +440,12 @@ class NodeResourcesFit(ResourceScoring):
         short = short_resources(s.checks, allocatable, node_info.requested, len(node_info.pods))
         if not short:
             return None
-        return rejection(tuple(shortage_reason(name) for name in short),
-                         s.unresolvable and beyond_allocatable(s.checks, short, allocatable))
+        return rejection(
+            tuple(shortage_reason(name) for name in short),
+            s.unresolvable and beyond_allocatable(s.checks, short, allocatable),
+        )
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         """Filter over snapshot rows: one failure bit per check, one Status per distinct combination."""
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
@@ -429,8 +454,11 @@ class NodeResourcesFit(ResourceScoring):
             return _batch_result(*_fail_matrix(s.checks, snapshot, indices, unresolvable=s.unresolvable))
         # A row's verdict reads only its own columns: kept per pod shape, recomputed where rows changed.
         codes = self._kept_verdicts.values(
-            snapshot, (s.checks, s.unresolvable), indices,
-            lambda rows: _fail_codes(s.checks, snapshot, rows, s.unresolvable))
+            snapshot,
+            (s.checks, s.unresolvable),
+            indices,
+            lambda rows: _fail_codes(s.checks, snapshot, rows, s.unresolvable),
+        )
         reasons = [TOO_MANY_PODS, *(insufficient_reason(name) for name, _ in s.checks)]
         return _coded_result(reasons, codes, s.unresolvable)
 
@@ -454,8 +482,10 @@ class NodeResourcesFit(ResourceScoring):
         pod_actions = ActionType.DELETE | (ActionType.UPDATE_POD_SCALE_DOWN if self._scale_down else ActionType.NONE)
         return (
             ClusterEventWithHint(ClusterEvent("Pod", pod_actions), self.is_schedulable_after_pod_event),
-            ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
-                                 self.is_schedulable_after_node_change),
+            ClusterEventWithHint(
+                ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                self.is_schedulable_after_node_change,
+            ),
         )
 
     def is_schedulable_after_pod_event(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
@@ -500,8 +530,9 @@ def _fits_empty_node(checks: Sequence[tuple[str, int]], allocatable: Mapping[str
     return all(amount <= allocatable.get(name, 0) for name, amount in checks)
 
 
-def _requested_capacity_increased(checks: Sequence[tuple[str, int]], old: Mapping[str, int],
-                                  new: Mapping[str, int]) -> bool:
+def _requested_capacity_increased(
+    checks: Sequence[tuple[str, int]], old: Mapping[str, int], new: Mapping[str, int]
+) -> bool:
     """More pod slots, or more of a resource the pod asks for (kube-scheduler's
     haveAnyRequestedResourcesIncreased)."""
     if new.get(PODS, 0) > old.get(PODS, 0):

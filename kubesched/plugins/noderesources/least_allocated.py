@@ -31,7 +31,5 @@ class LeastAllocatedScorer:
     def batch(self, requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
         present = allocatable != 0
         free = allocatable - requested
-        per_resource = np.where(
-            present & (free >= 0), free * MAX_NODE_SCORE // np.where(present, allocatable, 1), 0
-        )
+        per_resource = np.where(present & (free >= 0), free * MAX_NODE_SCORE // np.where(present, allocatable, 1), 0)
         return weighted_average(per_resource, present, np.asarray(self.weights, dtype=np.int64))

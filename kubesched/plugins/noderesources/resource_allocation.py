@@ -74,8 +74,7 @@ class ResourceAllocationScorer:
         return tuple(scoring.get(spec.name, 0) for spec in self.resources)
 
     # -- per node -------------------------------------------------------------------------------------
-    def allocatable_and_requested(self, node_info: NodeInfo, resource: str,
-                                  pod_request: int) -> tuple[int, int]:
+    def allocatable_and_requested(self, node_info: NodeInfo, resource: str, pod_request: int) -> tuple[int, int]:
         """(allocatable, requested including the pod) of one resource on one node; (0, 0) to skip it."""
         if resource == CPU:
             used = node_info.requested_cpu() if self.use_requested else node_info.non_zero_cpu
@@ -84,8 +83,10 @@ class ResourceAllocationScorer:
             used = node_info.requested_memory() if self.use_requested else node_info.non_zero_memory
             return node_info.allocatable.get(MEMORY, 0), used + pod_request
         if resource == EPHEMERAL_STORAGE:
-            return (node_info.allocatable.get(EPHEMERAL_STORAGE, 0),
-                    node_info.requested.get(EPHEMERAL_STORAGE, 0) + pod_request)
+            return (
+                node_info.allocatable.get(EPHEMERAL_STORAGE, 0),
+                node_info.requested.get(EPHEMERAL_STORAGE, 0) + pod_request,
+            )
         # A scalar resource the pod does not ask for, or a name the node cannot offer, is not scored.
         if pod_request == 0 or not is_scalar_resource_name(resource):
             return 0, 0
@@ -115,8 +116,9 @@ class ResourceAllocationScorer:
             raise RuntimeError(RESOURCES_NOT_FOUND)
         snapshot = nodes.snapshot
         requests = tuple(pod_requests)
-        return self._kept.values(snapshot, requests, nodes.indices,
-                                 lambda rows: self._score_rows(snapshot, rows, requests))
+        return self._kept.values(
+            snapshot, requests, nodes.indices, lambda rows: self._score_rows(snapshot, rows, requests)
+        )
 
     def _score_rows(self, snapshot: Snapshot, rows: np.ndarray, pod_requests: Sequence[int]) -> np.ndarray:
         n, k = len(rows), len(self.resources)
@@ -129,8 +131,9 @@ class ResourceAllocationScorer:
                 col = snapshot.resource_column(name)
                 assert col is not None
                 alloc = snapshot.allocatable[rows, col]
-                used = (snapshot.requested[rows, col] if self.use_requested
-                        else snapshot.non_zero_requested[rows, nz_col])
+                used = (
+                    snapshot.requested[rows, col] if self.use_requested else snapshot.non_zero_requested[rows, nz_col]
+                )
             elif name == EPHEMERAL_STORAGE or (pod_request != 0 and is_scalar_resource_name(name)):
                 col = snapshot.resource_column(name)
                 if col is None:  # no node has ever offered or used it
@@ -145,8 +148,12 @@ class ResourceAllocationScorer:
         return self.function.batch(requested, allocatable)
 
 
-def weighted_node_score(per_resource: Callable[[int, int], int], requested: Sequence[int],
-                        allocatable: Sequence[int], weights: Sequence[int]) -> int:
+def weighted_node_score(
+    per_resource: Callable[[int, int], int],
+    requested: Sequence[int],
+    allocatable: Sequence[int],
+    weights: Sequence[int],
+) -> int:
     """One node: the weighted integer mean of per-resource scores, skipping resources the node lacks."""
     node_score = weight_sum = 0
     for req, alloc, weight in zip(requested, allocatable, weights, strict=True):

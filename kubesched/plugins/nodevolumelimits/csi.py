@@ -106,8 +106,9 @@ class CSILimits:
             claim = listers.pvc(pod.namespace, claim_name)
             if claim is None:
                 if new_pod:
-                    raise _Missing(f'looking up PVC {pod.namespace}/{claim_name}: persistentvolumeclaim '
-                                   f'"{claim_name}" not found')
+                    raise _Missing(
+                        f'looking up PVC {pod.namespace}/{claim_name}: persistentvolumeclaim "{claim_name}" not found'
+                    )
                 continue
             driver, handle = self._driver_info(claim, csi_node)
             if driver and handle:
@@ -167,8 +168,11 @@ class CSILimits:
     # -- PreFilter / Filter ---------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         for vol in pod.volumes:
-            if vol.get("persistentVolumeClaim") is not None or vol.get("ephemeral") is not None \
-                    or translation.in_tree_plugin_of(vol) is not None:
+            if (
+                vol.get("persistentVolumeClaim") is not None
+                or vol.get("ephemeral") is not None
+                or translation.in_tree_plugin_of(vol) is not None
+            ):
                 return None, None
         return None, Status(Code.SKIP)
 
@@ -214,15 +218,13 @@ class CSILimits:
                 return unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         rows = np.asarray(indices)
         if not pod.volumes or len(rows) == 0:
             return BatchFilterResult.all_pass(len(rows))
         # The pod's volumes depend on the node only where in-tree kinds are migrated to CSI (nodes
         # with a CSINode): those rows go node by node, the others share one answer.
-        dependent = (any(translation.in_tree_plugin_of(v) is not None for v in pod.volumes)
-                     or self._node_dependent(pod))
+        dependent = any(translation.in_tree_plugin_of(v) is not None for v in pod.volumes) or self._node_dependent(pod)
         statuses: list[Status] = []
         index = np.full(len(rows), -1, dtype=np.int32)
         if dependent:
@@ -276,8 +278,11 @@ class CSILimits:
         if cached is not None and cached[0] is key[0] and cached[1] == key[1]:
             return cached[2]
         listers = self.handle.listers
-        mask = np.fromiter((listers.csi_node(info.name) is not None for info in snapshot.node_infos),
-                           dtype=bool, count=len(snapshot.node_infos))
+        mask = np.fromiter(
+            (listers.csi_node(info.name) is not None for info in snapshot.node_infos),
+            dtype=bool,
+            count=len(snapshot.node_infos),
+        )
         self._migrated_mask = (key[0], key[1], mask)
         return mask
 
@@ -285,8 +290,13 @@ class CSILimits:
         listers = self.handle.listers
         for vol in pod.volumes:
             ref = vol.get("persistentVolumeClaim")
-            claim_name = (str(ref.get("claimName") or "") if ref is not None
-                          else f"{pod.name}-{vol.get('name')}" if vol.get("ephemeral") is not None else "")
+            claim_name = (
+                str(ref.get("claimName") or "")
+                if ref is not None
+                else f"{pod.name}-{vol.get('name')}"
+                if vol.get("ephemeral") is not None
+                else ""
+            )
             if not claim_name:
                 continue
             claim = listers.pvc(pod.namespace, claim_name)
@@ -372,21 +382,29 @@ class CSILimits:
             )
         return (
             ClusterEvent(qevents.CSI_NODE, ActionType.ADD),
-            ClusterEventWithHint(ClusterEvent(qevents.CSI_NODE, ActionType.UPDATE),
-                                 is_schedulable_after_csi_node_updated),
+            ClusterEventWithHint(
+                ClusterEvent(qevents.CSI_NODE, ActionType.UPDATE), is_schedulable_after_csi_node_updated
+            ),
             ClusterEventWithHint(ClusterEvent(qevents.POD, ActionType.DELETE), is_schedulable_after_pod_deleted),
-            ClusterEventWithHint(ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
-                                 is_schedulable_after_pvc_added),
-            ClusterEventWithHint(ClusterEvent(qevents.VOLUME_ATTACHMENT, ActionType.DELETE),
-                                 is_schedulable_after_volume_attachment_deleted),
+            ClusterEventWithHint(
+                ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, ActionType.ADD), is_schedulable_after_pvc_added
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(qevents.VOLUME_ATTACHMENT, ActionType.DELETE),
+                is_schedulable_after_volume_attachment_deleted,
+            ),
         )
 
 
 #: The in-tree volume sources csi-translation-lib can migrate inline, with their CSI driver.
 _INLINE_MIGRATABLE = {
-    "gcePersistentDisk": "pd.csi.storage.gke.io", "awsElasticBlockStore": "ebs.csi.aws.com",
-    "cinder": "cinder.csi.openstack.org", "azureDisk": "disk.csi.azure.com", "azureFile": "file.csi.azure.com",
-    "vsphereVolume": "csi.vsphere.vmware.com", "portworxVolume": "pxd.portworx.com",
+    "gcePersistentDisk": "pd.csi.storage.gke.io",
+    "awsElasticBlockStore": "ebs.csi.aws.com",
+    "cinder": "cinder.csi.openstack.org",
+    "azureDisk": "disk.csi.azure.com",
+    "azureFile": "file.csi.azure.com",
+    "vsphereVolume": "csi.vsphere.vmware.com",
+    "portworxVolume": "pxd.portworx.com",
 }
 
 
@@ -401,8 +419,11 @@ def is_schedulable_after_pod_deleted(pod: Pod, old_obj: Any, new_obj: Any) -> Qu
     if not deleted.volumes or not (deleted.node_name or deleted.nominated_node_name):
         return QueueingHint.QUEUE_SKIP
     for vol in deleted.volumes:
-        if vol.get("persistentVolumeClaim") is not None or vol.get("ephemeral") is not None \
-                or _inline_driver(vol) is not None:
+        if (
+            vol.get("persistentVolumeClaim") is not None
+            or vol.get("ephemeral") is not None
+            or _inline_driver(vol) is not None
+        ):
             return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP
 
@@ -461,7 +482,7 @@ def volume_limits(node_info: NodeInfo, csi_node: CSINode | None) -> dict[str, in
     limits: dict[str, int] = {}
     node = node_info.node
     if node is not None:
-        allocatable = ((node.raw.get("status") or {}).get("allocatable") or {})
+        allocatable = (node.raw.get("status") or {}).get("allocatable") or {}
         for key, value in allocatable.items():
             if str(key).startswith(ATTACHABLE_VOLUMES_PREFIX):
                 try:

@@ -77,13 +77,30 @@ def _ebs_default(node: Node) -> int:
 
 
 FILTERS = {
-    names.EBS_LIMITS: VolumeFilter(names.EBS_LIMITS, "awsElasticBlockStore", "volumeID", translation.AWS_EBS,
-                                   "attachable-volumes-aws-ebs", _ebs_default),
-    names.GCE_PD_LIMITS: VolumeFilter(names.GCE_PD_LIMITS, "gcePersistentDisk", "pdName", translation.GCE_PD,
-                                      "attachable-volumes-gce-pd", lambda node: DEFAULT_MAX_GCE_PD_VOLUMES),
-    names.AZURE_DISK_LIMITS: VolumeFilter(names.AZURE_DISK_LIMITS, "azureDisk", "diskName", translation.AZURE_DISK,
-                                          "attachable-volumes-azure-disk",
-                                          lambda node: DEFAULT_MAX_AZURE_DISK_VOLUMES),
+    names.EBS_LIMITS: VolumeFilter(
+        names.EBS_LIMITS,
+        "awsElasticBlockStore",
+        "volumeID",
+        translation.AWS_EBS,
+        "attachable-volumes-aws-ebs",
+        _ebs_default,
+    ),
+    names.GCE_PD_LIMITS: VolumeFilter(
+        names.GCE_PD_LIMITS,
+        "gcePersistentDisk",
+        "pdName",
+        translation.GCE_PD,
+        "attachable-volumes-gce-pd",
+        lambda node: DEFAULT_MAX_GCE_PD_VOLUMES,
+    ),
+    names.AZURE_DISK_LIMITS: VolumeFilter(
+        names.AZURE_DISK_LIMITS,
+        "azureDisk",
+        "diskName",
+        translation.AZURE_DISK,
+        "attachable-volumes-azure-disk",
+        lambda node: DEFAULT_MAX_AZURE_DISK_VOLUMES,
+    ),
 }
 
 
@@ -116,8 +133,11 @@ class NonCSILimits:
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         for vol in pod.volumes:
-            if self.vf.volume_id(vol) is not None or vol.get("persistentVolumeClaim") is not None \
-                    or vol.get("ephemeral") is not None:
+            if (
+                self.vf.volume_id(vol) is not None
+                or vol.get("persistentVolumeClaim") is not None
+                or vol.get("ephemeral") is not None
+            ):
                 return None, None
         return None, Status(Code.SKIP)
 
@@ -144,8 +164,9 @@ class NonCSILimits:
             claim = listers.pvc(pod.namespace, claim_name)
             if claim is None:
                 if new_pod:
-                    raise _Missing(f'looking up PVC {pod.namespace}/{claim_name}: persistentvolumeclaim '
-                                   f'"{claim_name}" not found')
+                    raise _Missing(
+                        f'looking up PVC {pod.namespace}/{claim_name}: persistentvolumeclaim "{claim_name}" not found'
+                    )
                 continue
             pv = listers.pv(claim.volume_name) if claim.volume_name else None
             if pv is None:
@@ -189,8 +210,7 @@ class NonCSILimits:
             return unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         """The same verdicts with disks counted per node once and refreshed only where pods changed."""
         rows = np.asarray(indices)
         if not pod.volumes:

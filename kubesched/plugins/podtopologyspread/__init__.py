@@ -83,18 +83,21 @@ class PodTopologySpread(FilteringMixin, ScoringMixin, HintsMixin):
 
     def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
         if queueing_hints_enabled(self.handle):
-            pod_actions = (ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION
-                           | ActionType.DELETE)
-            node_actions = (ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
-                            | ActionType.UPDATE_NODE_TAINT)
+            pod_actions = (
+                ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION | ActionType.DELETE
+            )
+            node_actions = (
+                ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+            )
             return (
                 ClusterEventWithHint(ClusterEvent("Pod", pod_actions), self.is_schedulable_after_pod_change),
                 ClusterEventWithHint(ClusterEvent("Node", node_actions), self.is_schedulable_after_node_change),
             )
         return (
             ClusterEvent("Pod", ActionType.ALL),
-            ClusterEvent("Node", ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
-                         | ActionType.UPDATE_NODE_TAINT),
+            ClusterEvent(
+                "Node", ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+            ),
         )
 
 

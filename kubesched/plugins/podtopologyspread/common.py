@@ -45,10 +45,10 @@ LIST_DEFAULTING = "List"
 
 #: kube-scheduler's built-in defaults (defaultingType System).
 SYSTEM_DEFAULT_CONSTRAINTS: tuple[TopologySpreadConstraint, ...] = (
-    TopologySpreadConstraint(max_skew=3, topology_key=HOSTNAME_LABEL, when_unsatisfiable=SCHEDULE_ANYWAY,
-                             selector=None),
-    TopologySpreadConstraint(max_skew=5, topology_key=ZONE_LABEL, when_unsatisfiable=SCHEDULE_ANYWAY,
-                             selector=None),
+    TopologySpreadConstraint(
+        max_skew=3, topology_key=HOSTNAME_LABEL, when_unsatisfiable=SCHEDULE_ANYWAY, selector=None
+    ),
+    TopologySpreadConstraint(max_skew=5, topology_key=ZONE_LABEL, when_unsatisfiable=SCHEDULE_ANYWAY, selector=None),
 )
 
 
@@ -76,9 +76,13 @@ class Constraint:
         return self.selector is not None and not self.selector.empty
 
 
-def resolve_constraints(constraints: Sequence[TopologySpreadConstraint], pod_labels: Mapping[str, str],
-                        action: str, selector: LabelSelector | None = None,
-                        use_own_selector: bool = True) -> list[Constraint]:
+def resolve_constraints(
+    constraints: Sequence[TopologySpreadConstraint],
+    pod_labels: Mapping[str, str],
+    action: str,
+    selector: LabelSelector | None = None,
+    use_own_selector: bool = True,
+) -> list[Constraint]:
     """The constraints of one ``whenUnsatisfiable`` action, as kube-scheduler's filterTopologySpreadConstraints.
 
     ``use_own_selector`` False replaces each selector by ``selector`` (default constraints, whose
@@ -91,18 +95,23 @@ def resolve_constraints(constraints: Sequence[TopologySpreadConstraint], pod_lab
         sel = c.selector if use_own_selector else selector
         # Default constraints get the deduced selector as is: kube-scheduler overwrites the merged one.
         if use_own_selector and c.match_label_keys and sel is not None:
-            extra = [LabelRequirement(key, "In", frozenset((pod_labels[key],)))
-                     for key in dict.fromkeys(c.match_label_keys) if key in pod_labels]
+            extra = [
+                LabelRequirement(key, "In", frozenset((pod_labels[key],)))
+                for key in dict.fromkeys(c.match_label_keys)
+                if key in pod_labels
+            ]
             if extra:
                 sel = LabelSelector((*extra, *sel.requirements))
-        out.append(Constraint(
-            max_skew=c.max_skew,
-            topology_key=c.topology_key,
-            selector=sel,
-            min_domains=c.min_domains if c.min_domains is not None else 1,
-            honor_affinity=(c.node_affinity_policy or HONOR) == HONOR,
-            honor_taints=(c.node_taints_policy or IGNORE) == HONOR,
-        ))
+        out.append(
+            Constraint(
+                max_skew=c.max_skew,
+                topology_key=c.topology_key,
+                selector=sel,
+                min_domains=c.min_domains if c.min_domains is not None else 1,
+                honor_affinity=(c.node_affinity_policy or HONOR) == HONOR,
+                honor_taints=(c.node_taints_policy or IGNORE) == HONOR,
+            )
+        )
     return out
 
 
@@ -151,8 +160,12 @@ def default_selector(pod: Pod, listers: Any) -> LabelSelector:
 # -- kube-scheduler's arithmetic ----------------------------------------------------------------------
 _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
-_L1, _L2, _L3, _L4 = 6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01, \
-    2.222219843214978396e-01
+_L1, _L2, _L3, _L4 = (
+    6.666666666666735130e-01,
+    3.999999999940941908e-01,
+    2.857142874366239149e-01,
+    2.222219843214978396e-01,
+)
 _L5, _L6, _L7 = 1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01
 _HALF_SQRT2 = math.sqrt(2) / 2
 
@@ -185,8 +198,9 @@ def go_log(x: float) -> float:
 class PodTopologySpreadBase:
     """Configuration, caches and the helpers both PreFilter and PreScore build their state with."""
 
-    def __init__(self, default_constraints: Sequence[TopologySpreadConstraint], system_defaulted: bool,
-                 handle: Any = None) -> None:
+    def __init__(
+        self, default_constraints: Sequence[TopologySpreadConstraint], system_defaulted: bool, handle: Any = None
+    ) -> None:
         self.handle = handle
         self.default_constraints = tuple(default_constraints)
         self.system_defaulted = system_defaulted
@@ -221,8 +235,9 @@ class PodTopologySpreadBase:
         return resolve_constraints(self.default_constraints, pod.labels, action, sel, use_own_selector=False)
 
     # -- node inclusion policies ----------------------------------------------------------------------
-    def _inclusion_masks(self, snapshot: Snapshot, pod: Pod, constraints: Sequence[Constraint],
-                         required: RequiredNodeAffinity) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def _inclusion_masks(
+        self, snapshot: Snapshot, pod: Pod, constraints: Sequence[Constraint], required: RequiredNodeAffinity
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Rows passing the pod's required node affinity, and rows whose taints the pod tolerates.
 
         None stands for "every row" (or "not needed by any constraint").
@@ -236,14 +251,17 @@ class PodTopologySpreadBase:
             group_of_row, group_taints = snapshot.taint_groups()
             ok = np.fromiter(
                 (find_untolerated_taint(t, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) is None for t in group_taints),
-                dtype=bool, count=len(group_taints))
+                dtype=bool,
+                count=len(group_taints),
+            )
             if not ok.all():
                 taints = ok[group_of_row]
         return affinity, taints
 
     @staticmethod
-    def _eligible(c: Constraint, base: np.ndarray | None, affinity: np.ndarray | None,
-                  taints: np.ndarray | None, n: int) -> np.ndarray:
+    def _eligible(
+        c: Constraint, base: np.ndarray | None, affinity: np.ndarray | None, taints: np.ndarray | None, n: int
+    ) -> np.ndarray:
         mask = np.ones(n, dtype=bool) if base is None else base.copy()
         if c.honor_affinity and affinity is not None:
             mask &= affinity

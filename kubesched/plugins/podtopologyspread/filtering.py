@@ -94,8 +94,14 @@ class _KeyCounts:
 
     __slots__ = ("column", "domains", "extra", "paths", "sums")
 
-    def __init__(self, column: LabelColumn, sums: np.ndarray, domains: int, paths: CriticalPaths,
-                 extra: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        column: LabelColumn,
+        sums: np.ndarray,
+        domains: int,
+        paths: CriticalPaths,
+        extra: dict[str, int] | None = None,
+    ) -> None:
         self.column = column
         self.sums = sums
         self.domains = domains
@@ -121,8 +127,9 @@ class _PreFilterState:
         for kc in self.counts:
             if id(kc) not in clones:
                 clones[id(kc)] = kc.clone()
-        return _PreFilterState(self.constraints, self.self_match, [clones[id(kc)] for kc in self.counts],
-                               self.required, self.tolerations)
+        return _PreFilterState(
+            self.constraints, self.self_match, [clones[id(kc)] for kc in self.counts], self.required, self.tolerations
+        )
 
 
 # -- the extension points -------------------------------------------------------------------------------
@@ -162,8 +169,13 @@ class FilteringMixin(PodTopologySpreadBase):
             kc = self._key_counts(columns[constraints[group[0]].topology_key], contrib, counted)
             for i in group:
                 counts[i] = kc
-        s = _PreFilterState(constraints, [int(c.matches(pod.labels)) for c in constraints],
-                            [kc for kc in counts if kc is not None], required, pod.tolerations)
+        s = _PreFilterState(
+            constraints,
+            [int(c.matches(pod.labels)) for c in constraints],
+            [kc for kc in counts if kc is not None],
+            required,
+            pod.tolerations,
+        )
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
@@ -219,8 +231,7 @@ class FilteringMixin(PodTopologySpreadBase):
         self._update_with_pod(s, pod_to_remove, pod, node_info.node, -1)
         return None
 
-    def _update_with_pod(self, s: _PreFilterState, updated: Pod, preemptor: Pod, node: Node | None,
-                         delta: int) -> None:
+    def _update_with_pod(self, s: _PreFilterState, updated: Pod, preemptor: Pod, node: Node | None, delta: int) -> None:
         if updated.namespace != preemptor.namespace or node is None:
             return
         labels = node.labels
@@ -246,8 +257,9 @@ class FilteringMixin(PodTopologySpreadBase):
     def _node_included(c: Constraint, s: _PreFilterState, node: Node) -> bool:
         if c.honor_affinity and not s.required.matches(node):
             return False
-        return not (c.honor_taints
-                    and find_untolerated_taint(node.taints, s.tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None)
+        return not (
+            c.honor_taints and find_untolerated_taint(node.taints, s.tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
+        )
 
     # -- Filter ---------------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -271,8 +283,7 @@ class FilteringMixin(PodTopologySpreadBase):
                 return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         s = self._pre_filter_state(state)
         if isinstance(s, Status):
             return BatchFilterResult.all_fail(len(indices), s)
@@ -288,5 +299,6 @@ class FilteringMixin(PodTopologySpreadBase):
             sums = np.append(kc.sums, 0)  # code -1 reads the trailing 0
             too_many = sums[codes] > c.max_skew + min_match - self_match
             verdict[too_many & ~missing & (verdict < 0)] = _STATUS_SKEW
-        return BatchFilterResult(verdict, [unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH),
-                                           unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)])
+        return BatchFilterResult(
+            verdict, [unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH), unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)]
+        )

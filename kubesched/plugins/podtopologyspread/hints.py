@@ -19,7 +19,8 @@ from kubesched.queue.hints import PerPod
 QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
 _own_hard_constraints: PerPod[list[Constraint]] = PerPod(
-    lambda pod: resolve_constraints(pod.topology_spread_constraints, pod.labels, DO_NOT_SCHEDULE))
+    lambda pod: resolve_constraints(pod.topology_spread_constraints, pod.labels, DO_NOT_SCHEDULE)
+)
 
 
 def _involved(other: Pod, pod: Pod) -> bool:
@@ -48,8 +49,11 @@ class HintsMixin(PodTopologySpreadBase):
             return SKIP
         constraints = self._hint_constraints(pod)
         if new_obj is not None and old_obj is not None:
-            if new_obj.uid == pod.uid and new_obj.tolerations != old_obj.tolerations \
-                    and any(c.honor_taints for c in constraints):
+            if (
+                new_obj.uid == pod.uid
+                and new_obj.tolerations != old_obj.tolerations
+                and any(c.honor_taints for c in constraints)
+            ):
                 return QUEUE
             if dict(new_obj.labels) == dict(old_obj.labels):
                 return SKIP
@@ -67,7 +71,6 @@ class HintsMixin(PodTopologySpreadBase):
         if old_obj is not None and new_obj is not None:
             if old_matching != new_matching:
                 return QUEUE
-            moved = any(old_obj.labels.get(c.topology_key) != new_obj.labels.get(c.topology_key)
-                        for c in constraints)
+            moved = any(old_obj.labels.get(c.topology_key) != new_obj.labels.get(c.topology_key) for c in constraints)
             return QUEUE if new_matching and (moved or old_obj.taints != new_obj.taints) else SKIP
         return QUEUE if (new_matching if new_obj is not None else old_matching) else SKIP

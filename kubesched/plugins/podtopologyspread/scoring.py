@@ -116,9 +116,16 @@ class ScoringMixin(PodTopologySpreadBase):
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(constraints, weights, columns, counts, ignored, snapshot))
         return None
 
-    def _domain_counts(self, snapshot: Snapshot, pod: Pod, constraints: list[Constraint], columns: list[LabelColumn],
-                       kept: np.ndarray, all_keys: np.ndarray | None,
-                       inclusion: tuple[np.ndarray | None, np.ndarray | None]) -> tuple[list[float], list[np.ndarray]]:
+    def _domain_counts(
+        self,
+        snapshot: Snapshot,
+        pod: Pod,
+        constraints: list[Constraint],
+        columns: list[LabelColumn],
+        kept: np.ndarray,
+        all_keys: np.ndarray | None,
+        inclusion: tuple[np.ndarray | None, np.ndarray | None],
+    ) -> tuple[list[float], list[np.ndarray]]:
         """Per constraint, its weight and its counts (per row for hostname, else per domain code)."""
         n = len(snapshot)
         mapped: dict[str, np.ndarray] = {}
@@ -148,8 +155,10 @@ class ScoringMixin(PodTopologySpreadBase):
             # v1.30: every constraint on the key adds its matches into the key's shared domain counts.
             per_key[key] = add if key not in per_key else per_key[key] + add
         if not self.per_constraint_state:
-            counts = [per_key[c.topology_key] if c.topology_key != HOSTNAME_LABEL else cnt
-                      for c, cnt in zip(constraints, counts, strict=True)]
+            counts = [
+                per_key[c.topology_key] if c.topology_key != HOSTNAME_LABEL else cnt
+                for c, cnt in zip(constraints, counts, strict=True)
+            ]
         return weights, counts
 
     @staticmethod
@@ -175,9 +184,15 @@ class ScoringMixin(PodTopologySpreadBase):
             if value is None:
                 continue
             if c.topology_key == HOSTNAME_LABEL:
-                cnt = sum(1 for p in node_info.pods
-                          if p.meta.deletion_timestamp is None and p.namespace == pod.namespace
-                          and c.matches(p.labels)) if c.counts_pods else 0
+                cnt = (
+                    sum(
+                        1
+                        for p in node_info.pods
+                        if p.meta.deletion_timestamp is None and p.namespace == pod.namespace and c.matches(p.labels)
+                    )
+                    if c.counts_pods
+                    else 0
+                )
             else:
                 code = col.code_of(value)
                 if code is None:

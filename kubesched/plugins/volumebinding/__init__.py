@@ -87,10 +87,13 @@ class VolumeBinding:
         #: v1.30 narrows the nodes to local PVs' hosts in PreFilter; v1.34 does not.
         self.eligible_nodes_result = not features.at_least("1.34")
         self.binder = VolumeBinder(
-            handle, float(DEFAULT_BIND_TIMEOUT_SECONDS if timeout is None else timeout),
-            node_conflict_reason=(ERR_REASON_NODE_AFFINITY_MISMATCH if features.at_least("1.34")
-                                  else ERR_REASON_NODE_CONFLICT),
-            match_attributes_class=features.enabled("VolumeAttributesClass"))
+            handle,
+            float(DEFAULT_BIND_TIMEOUT_SECONDS if timeout is None else timeout),
+            node_conflict_reason=(
+                ERR_REASON_NODE_AFFINITY_MISMATCH if features.at_least("1.34") else ERR_REASON_NODE_CONFLICT
+            ),
+            match_attributes_class=features.enabled("VolumeAttributesClass"),
+        )
 
     # -- PreFilter ----------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
@@ -106,8 +109,12 @@ class VolumeBinding:
             return None, Status.from_error(err)
         if claims.unbound_immediate:
             return None, unresolvable(ERR_UNBOUND_IMMEDIATE)
-        state.write(STATE_KEY, _State(PodVolumeClaims(claims.bound, claims.unbound_delay_binding, [],
-                                                      claims.unbound_volumes_delay_binding)))
+        state.write(
+            STATE_KEY,
+            _State(
+                PodVolumeClaims(claims.bound, claims.unbound_delay_binding, [], claims.unbound_volumes_delay_binding)
+            ),
+        )
         if not self.eligible_nodes_result:
             return None, None
         eligible = self.binder.get_eligible_nodes(claims.bound)
@@ -136,8 +143,7 @@ class VolumeBinding:
             s.has_static_bindings = s.has_static_bindings or bool(volumes.static_bindings)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot,
-                     indices: np.ndarray) -> BatchFilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         """Pods whose claims are all bound only need their PVs' node affinity checked, once per
         distinct label set; delayed claims are matched node by node."""
         rows = np.asarray(indices)
@@ -155,10 +161,13 @@ class VolumeBinding:
             return BatchFilterResult.all_pass(len(rows))
         infos = snapshot.node_infos
         passed = np.fromiter(
-            (all(pv.matches_node(infos[row].node.labels) for pv in pvs)
-             for row in rows.tolist()), dtype=bool, count=len(rows))
+            (all(pv.matches_node(infos[row].node.labels) for pv in pvs) for row in rows.tolist()),
+            dtype=bool,
+            count=len(rows),
+        )
         return BatchFilterResult.from_mask(
-            passed, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (self.binder.node_conflict_reason,)))
+            passed, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (self.binder.node_conflict_reason,))
+        )
 
     def _per_node(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: np.ndarray) -> BatchFilterResult:
         infos = snapshot.node_infos
@@ -213,18 +222,24 @@ class VolumeBinding:
         add_update = ActionType.ADD | ActionType.UPDATE
         if queueing_hints_enabled(self.handle):
             return (
-                ClusterEventWithHint(ClusterEvent(qevents.STORAGE_CLASS, add_update),
-                                     hints.is_schedulable_after_storage_class_change),
-                ClusterEventWithHint(ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, add_update),
-                                     hints.is_schedulable_after_pvc_change),
+                ClusterEventWithHint(
+                    ClusterEvent(qevents.STORAGE_CLASS, add_update), hints.is_schedulable_after_storage_class_change
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent(qevents.PERSISTENT_VOLUME_CLAIM, add_update), hints.is_schedulable_after_pvc_change
+                ),
                 ClusterEvent(qevents.PERSISTENT_VOLUME, add_update),
                 ClusterEvent(qevents.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-                ClusterEventWithHint(ClusterEvent(qevents.CSI_NODE, add_update),
-                                     hints.is_schedulable_after_csi_node_change),
-                ClusterEventWithHint(ClusterEvent(qevents.CSI_DRIVER, ActionType.UPDATE),
-                                     hints.is_schedulable_after_csi_driver_change),
-                ClusterEventWithHint(ClusterEvent(qevents.CSI_STORAGE_CAPACITY, add_update),
-                                     hints.is_schedulable_after_csi_storage_capacity_change),
+                ClusterEventWithHint(
+                    ClusterEvent(qevents.CSI_NODE, add_update), hints.is_schedulable_after_csi_node_change
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent(qevents.CSI_DRIVER, ActionType.UPDATE), hints.is_schedulable_after_csi_driver_change
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent(qevents.CSI_STORAGE_CAPACITY, add_update),
+                    hints.is_schedulable_after_csi_storage_capacity_change,
+                ),
             )
         return (
             ClusterEvent(qevents.STORAGE_CLASS, add_update),

@@ -65,8 +65,9 @@ class AssumeCache(Generic[T]):
         if current is None:
             raise KeyError(f"{self._kind} {key!r} not found in the assume cache")
         if _rv(obj) < _rv(current):
-            raise ValueError(f"{self._kind} {key!r} is out of sync: assumed version {_rv(obj)} is older "
-                             f"than {_rv(current)}")
+            raise ValueError(
+                f"{self._kind} {key!r} is out of sync: assumed version {_rv(obj)} is older than {_rv(current)}"
+            )
         with self._lock:
             self._assumed[key] = obj
 

@@ -87,9 +87,14 @@ def volume_is_for_pod(pod: Pod, pvc: PersistentVolumeClaim) -> str | None:
 
 
 class VolumeBinder:
-    def __init__(self, handle: Handle, bind_timeout_seconds: float, *,
-                 node_conflict_reason: str = ERR_REASON_NODE_CONFLICT,
-                 match_attributes_class: bool = False) -> None:
+    def __init__(
+        self,
+        handle: Handle,
+        bind_timeout_seconds: float,
+        *,
+        node_conflict_reason: str = ERR_REASON_NODE_CONFLICT,
+        match_attributes_class: bool = False,
+    ) -> None:
         self.handle = handle
         self.listers = handle.listers
         self.pv_cache: AssumeCache[PersistentVolume] = AssumeCache(self.listers, "PersistentVolume")
@@ -172,11 +177,11 @@ class VolumeBinder:
                     to_match.append(claim)
             if to_match:
                 unbound_ok, volumes.static_bindings, unmatched = self._find_matching_volumes(
-                    to_match, claims.unbound_volumes_delay_binding, node)
+                    to_match, claims.unbound_volumes_delay_binding, node
+                )
                 to_provision.extend(unmatched)
             if to_provision:
-                unbound_ok, sufficient, volumes.dynamic_provisions = self._check_volume_provisions(
-                    to_provision, node)
+                unbound_ok, sufficient, volumes.dynamic_provisions = self._check_volume_provisions(to_provision, node)
         return volumes, self._reasons(bound_ok, unbound_ok, sufficient, pvs_found)
 
     def _reasons(self, bound_ok: bool, unbound_ok: bool, sufficient: bool, pvs_found: bool) -> list[str]:
@@ -191,16 +196,24 @@ class VolumeBinder:
                 return False, True
         return True, True
 
-    def _find_matching_volumes(self, claims: list[PersistentVolumeClaim],
-                               by_class: dict[str, list[PersistentVolume]], node: Node,
-                               ) -> tuple[bool, list[BindingInfo], list[PersistentVolumeClaim]]:
+    def _find_matching_volumes(
+        self,
+        claims: list[PersistentVolumeClaim],
+        by_class: dict[str, list[PersistentVolume]],
+        node: Node,
+    ) -> tuple[bool, list[BindingInfo], list[PersistentVolumeClaim]]:
         chosen: set[str] = set()
         bindings: list[BindingInfo] = []
         unmatched: list[PersistentVolumeClaim] = []
         found = True
         for pvc in sorted(claims, key=lambda c: c.request):
-            pv = find_matching_volume(pvc, by_class.get(pvc.storage_class, []), node.labels, chosen,
-                                      match_attributes_class=self.match_attributes_class)
+            pv = find_matching_volume(
+                pvc,
+                by_class.get(pvc.storage_class, []),
+                node.labels,
+                chosen,
+                match_attributes_class=self.match_attributes_class,
+            )
             if pv is None:
                 unmatched.append(pvc)
                 found = False
@@ -209,8 +222,11 @@ class VolumeBinder:
             bindings.append(BindingInfo(pvc, pv))
         return found, bindings, unmatched
 
-    def _check_volume_provisions(self, claims: list[PersistentVolumeClaim], node: Node,
-                                 ) -> tuple[bool, bool, list[PersistentVolumeClaim]]:
+    def _check_volume_provisions(
+        self,
+        claims: list[PersistentVolumeClaim],
+        node: Node,
+    ) -> tuple[bool, bool, list[PersistentVolumeClaim]]:
         provisions: list[PersistentVolumeClaim] = []
         for claim in claims:
             class_name = claim.storage_class
@@ -228,17 +244,18 @@ class VolumeBinder:
             provisions.append(claim)
         return True, True, provisions
 
-    def _has_enough_capacity(self, provisioner: str, claim: PersistentVolumeClaim, class_name: str,
-                             node: Node) -> bool:
+    def _has_enough_capacity(self, provisioner: str, claim: PersistentVolumeClaim, class_name: str, node: Node) -> bool:
         """Storage capacity tracking: only drivers that publish CSIStorageCapacity objects are checked."""
-        if claim.request <= 0 and "storage" not in (((claim.raw.get("spec") or {}).get("resources") or {})
-                                                      .get("requests") or {}):
+        if claim.request <= 0 and "storage" not in (
+            ((claim.raw.get("spec") or {}).get("resources") or {}).get("requests") or {}
+        ):
             return True
         driver = self.listers.csi_driver(provisioner)
         if driver is None or not driver.storage_capacity:
             return True
         from kubesched.api.labels import LabelSelector
         from kubesched.api.quantity import int_value
+
         for cap in self.listers.list("CSIStorageCapacity"):
             if cap.get("storageClassName") != class_name:
                 continue
@@ -297,8 +314,9 @@ class VolumeBinder:
             self.pvc_cache.restore(claim.key)
 
     # -- PreBind --------------------------------------------------------------------------------------
-    def bind_pod_volumes(self, pod: Pod, volumes: PodVolumes,
-                         call_later: Callable[[float, Callable[[], None]], Any]) -> PendingStatus | Status:
+    def bind_pod_volumes(
+        self, pod: Pod, volumes: PodVolumes, call_later: Callable[[float, Callable[[], None]], Any]
+    ) -> PendingStatus | Status:
         """Write the bindings, then wait (on timers) until the PV controller has completed them."""
         try:
             self._bind_api_update(volumes)
@@ -369,8 +387,9 @@ class VolumeBinder:
             if _rv_of(binding.pv) > _rv_of(pv):
                 return False
             if not pv.matches_node(node.labels):
-                raise BinderError(f'pv "{pv.name}" node affinity doesn\'t match node "{node.name}": '
-                                  "no matching NodeSelectorTerms")
+                raise BinderError(
+                    f'pv "{pv.name}" node affinity doesn\'t match node "{node.name}": no matching NodeSelectorTerms'
+                )
             if pv.claim_ref is None or not pv.claim_ref.uid:
                 raise BinderError(f'ClaimRef got reset for pv "{pv.name}"')
             if not pvc.fully_bound:
@@ -388,8 +407,9 @@ class VolumeBinder:
                 if pv is None:
                     return False
                 if not pv.matches_node(node.labels):
-                    raise BinderError(f'pv "{pv.name}" node affinity doesn\'t match node "{node.name}": '
-                                      "no matching NodeSelectorTerms")
+                    raise BinderError(
+                        f'pv "{pv.name}" node affinity doesn\'t match node "{node.name}": no matching NodeSelectorTerms'
+                    )
             if not pvc.fully_bound:
                 return False
         return True
@@ -410,8 +430,9 @@ def pod_has_pvcs(pod: Pod, listers: Any) -> tuple[bool, str | None]:
                 return has, f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"'
             return has, f'persistentvolumeclaim "{name}" not found'
         if pvc.phase == CLAIM_LOST:
-            return has, (f'persistentvolumeclaim "{pvc.name}" bound to non-existent persistentvolume '
-                         f'"{pvc.volume_name}"')
+            return has, (
+                f'persistentvolumeclaim "{pvc.name}" bound to non-existent persistentvolume "{pvc.volume_name}"'
+            )
         if pvc.meta.deletion_timestamp is not None:
             return has, f'persistentvolumeclaim "{pvc.name}" is being deleted'
         if ephemeral:
@@ -429,11 +450,15 @@ def bind_volume_to_claim(pv: PersistentVolume, claim: PersistentVolumeClaim) -> 
     ref = spec.get("claimRef") or {}
     dirty = False
     should_annotate = not pv.is_bound_to(claim)
-    if (ref.get("name") != claim.name or ref.get("namespace") != claim.namespace
-            or ref.get("uid", "") != claim.meta.uid):
-        spec["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": claim.namespace,
-                            "name": claim.name, "uid": claim.meta.uid,
-                            "resourceVersion": claim.meta.resource_version}
+    if ref.get("name") != claim.name or ref.get("namespace") != claim.namespace or ref.get("uid", "") != claim.meta.uid:
+        spec["claimRef"] = {
+            "kind": "PersistentVolumeClaim",
+            "apiVersion": "v1",
+            "namespace": claim.namespace,
+            "name": claim.name,
+            "uid": claim.meta.uid,
+            "resourceVersion": claim.meta.resource_version,
+        }
         dirty = True
     annotations = raw.setdefault("metadata", {}).setdefault("annotations", {})
     if should_annotate and ANN_BOUND_BY_CONTROLLER not in annotations:
@@ -462,8 +487,13 @@ def _rv_of(obj: Any) -> int:
         return 0
 
 
-def _reasons(bound_ok: bool, unbound_ok: bool, sufficient: bool, pvs_found: bool,
-             node_conflict_reason: str = ERR_REASON_NODE_CONFLICT) -> list[str]:
+def _reasons(
+    bound_ok: bool,
+    unbound_ok: bool,
+    sufficient: bool,
+    pvs_found: bool,
+    node_conflict_reason: str = ERR_REASON_NODE_CONFLICT,
+) -> list[str]:
     reasons = []
     if not bound_ok:
         reasons.append(node_conflict_reason)

@@ -63,8 +63,9 @@ class GpuNodes:
         for part in filter(None, rest.split(",")):
             key, sep, value = part.partition("=")
             if not sep or key not in keys:
-                raise ValueError(f"GPU nodes {text!r}: expected COUNT[:{','.join(k + '=…' for k in keys)}], "
-                                 f"got {part!r}")
+                raise ValueError(
+                    f"GPU nodes {text!r}: expected COUNT[:{','.join(k + '=…' for k in keys)}], got {part!r}"
+                )
             values[key] = value
         try:
             count, gpus, pods = int(count_text), int(values.get("gpus", 8)), int(values.get("pods", 110))
@@ -75,16 +76,26 @@ class GpuNodes:
         for key in ("gpu-memory", "cpu", "memory"):
             if key in values:
                 parse_quantity(values[key])
-        return cls(count, check_model(values.get("model", "a100"), f"GPU nodes {text!r}"), gpus,
-                   values.get("gpu-memory", "80Gi"), values.get("cpu", "64"), values.get("memory", "512Gi"), pods)
+        return cls(
+            count,
+            check_model(values.get("model", "a100"), f"GPU nodes {text!r}"),
+            gpus,
+            values.get("gpu-memory", "80Gi"),
+            values.get("cpu", "64"),
+            values.get("memory", "512Gi"),
+            pods,
+        )
 
 
 def device_classes(models: Iterable[str], driver: str = DRIVER) -> list[dict[str, Any]]:
     """The class of every device of ``driver``, then one class per model, selecting on the attribute."""
     out = [_device_class(ANY_GPU_CLASS, f'device.driver == "{driver}"')]
     for model in sorted(set(models)):
-        out.append(_device_class(model_class(model),
-                                 f'device.driver == "{driver}" && device.attributes["{driver}"].model == "{model}"'))
+        out.append(
+            _device_class(
+                model_class(model), f'device.driver == "{driver}" && device.attributes["{driver}"].model == "{model}"'
+            )
+        )
     return out
 
 
@@ -93,24 +104,38 @@ def model_class(model: str | None) -> str:
 
 
 def _device_class(name: str, expression: str) -> dict[str, Any]:
-    return {"apiVersion": API_VERSION, "kind": "DeviceClass", "metadata": {"name": name},
-            "spec": {"selectors": [{"cel": {"expression": expression}}]}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": expression}}]},
+    }
 
 
 def resource_slice(node: str, devices: Sequence[tuple[str, str]], driver: str = DRIVER) -> dict[str, Any]:
     """The slice ``driver`` publishes for ``node``: one pool named after the node, ``devices`` as
     (model, memory) in index order."""
-    return {"apiVersion": API_VERSION, "kind": "ResourceSlice", "metadata": {"name": f"{node}-{driver}"},
-            "spec": {"driver": driver, "nodeName": node,
-                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                     "devices": [{"name": f"gpu-{i}",
-                                  "attributes": {"model": {"string": model}, "index": {"int": i}},
-                                  "capacity": {"memory": {"value": memory}}}
-                                 for i, (model, memory) in enumerate(devices)]}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{driver}"},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"gpu-{i}",
+                    "attributes": {"model": {"string": model}, "index": {"int": i}},
+                    "capacity": {"memory": {"value": memory}},
+                }
+                for i, (model, memory) in enumerate(devices)
+            ],
+        },
+    }
 
 
-def gpu_node_objects(shapes: Sequence[GpuNodes], *, driver: str = DRIVER, zones: int = 3
-                     ) -> Iterator[dict[str, Any]]:
+def gpu_node_objects(shapes: Sequence[GpuNodes], *, driver: str = DRIVER, zones: int = 3) -> Iterator[dict[str, Any]]:
     """Nodes ``gpu-<model>-<i>`` (numbered per model), each followed by its ResourceSlice."""
     numbers: dict[str, int] = {}
     index = 0
@@ -120,10 +145,16 @@ def gpu_node_objects(shapes: Sequence[GpuNodes], *, driver: str = DRIVER, zones:
             numbers[shape.model] = number + 1
             name = f"gpu-{shape.model}-{number}"
             resources = {"cpu": shape.cpu, "memory": shape.memory, "pods": str(shape.pods)}
-            yield {"apiVersion": "v1", "kind": "Node",
-                   "metadata": {"name": name, "labels": {HOSTNAME_LABEL: name, ZONE_LABEL: f"zone-{index % zones}"}},
-                   "status": {"capacity": dict(resources), "allocatable": dict(resources),
-                              "conditions": [{"type": "Ready", "status": "True"}]}}
+            yield {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": {HOSTNAME_LABEL: name, ZONE_LABEL: f"zone-{index % zones}"}},
+                "status": {
+                    "capacity": dict(resources),
+                    "allocatable": dict(resources),
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            }
             yield resource_slice(name, [(shape.model, shape.gpu_memory)] * shape.gpus, driver)
             index += 1
 
@@ -135,10 +166,18 @@ def template_name(gpus: int, model: str | None) -> str:
 
 def claim_template(gpus: int, model: str | None, namespace: str = "default") -> dict[str, Any]:
     """A template whose claims ask for exactly ``gpus`` devices of ``model`` (any model when None)."""
-    return {"apiVersion": API_VERSION, "kind": "ResourceClaimTemplate",
-            "metadata": {"name": template_name(gpus, model), "namespace": namespace},
-            "spec": {"spec": {"devices": {"requests": [
-                {"name": "gpu", "exactly": {"deviceClassName": model_class(model), "count": gpus}}]}}}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": template_name(gpus, model), "namespace": namespace},
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [{"name": "gpu", "exactly": {"deviceClassName": model_class(model), "count": gpus}}]
+                }
+            }
+        },
+    }
 
 
 def use_template(pod: dict[str, Any], template: str) -> dict[str, Any]:

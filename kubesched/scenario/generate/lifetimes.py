@@ -63,6 +63,5 @@ def parse_distribution(text: str) -> Distribution:
         if median <= 0 or sigma < 0:
             raise ValueError(f"{text}: the median must be positive and sigma not negative")
         mu = math.log(median)
-        return Distribution(text, math.exp(mu + sigma * sigma / 2),
-                            lambda rng, n: rng.lognormal(mu, sigma, n))
+        return Distribution(text, math.exp(mu + sigma * sigma / 2), lambda rng, n: rng.lognormal(mu, sigma, n))
     raise ValueError(f"{text}: unknown distribution {name!r}; expected const, exp, uniform or lognormal")

@@ -25,8 +25,17 @@ GPU = "nvidia.com/gpu"
 MODEL_LABEL = "kubesched.io/gpu-model"
 GPU_MILLI_ANNOTATION = "kubesched.io/gpu-milli"
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
-POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "creation_time",
-               "deletion_time", "scheduled_time")
+POD_COLUMNS = (
+    "name",
+    "cpu_milli",
+    "memory_mib",
+    "num_gpu",
+    "gpu_milli",
+    "gpu_spec",
+    "creation_time",
+    "deletion_time",
+    "scheduled_time",
+)
 
 
 class TraceError(ValueError):
@@ -64,17 +73,27 @@ def openb_nodes(path: str | Path) -> Iterator[dict[str, Any]]:
         name = (row.get("sn") or "").strip()
         if not name:
             raise TraceError(f"{where}: sn: empty node name")
-        resources = {"cpu": f"{_int(row, 'cpu_milli', where)}m",
-                     "memory": f"{_int(row, 'memory_mib', where)}Mi", "pods": "110"}
+        resources = {
+            "cpu": f"{_int(row, 'cpu_milli', where)}m",
+            "memory": f"{_int(row, 'memory_mib', where)}Mi",
+            "pods": "110",
+        }
         gpus = _int(row, "gpu", where, default=0)
         if gpus:
             resources[GPU] = str(gpus)
         labels = {HOSTNAME_LABEL: name}
         if model := _model(row.get("model")):
             labels[MODEL_LABEL] = model
-        yield {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
-               "status": {"capacity": dict(resources), "allocatable": dict(resources),
-                          "conditions": [{"type": "Ready", "status": "True"}]}}
+        yield {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": labels},
+            "status": {
+                "capacity": dict(resources),
+                "allocatable": dict(resources),
+                "conditions": [{"type": "Ready", "status": "True"}],
+            },
+        }
 
 
 def openb_pods(path: str | Path, *, limit: int | None = None) -> list[dict[str, Any]]:
@@ -110,19 +129,29 @@ def _pod(row: dict[str, str], where: str, duration: int) -> dict[str, Any]:
         milli = _int(row, "gpu_milli", where, default=1000)
         if milli and milli < 1000:
             annotations[GPU_MILLI_ANNOTATION] = str(milli)
-    spec: dict[str, Any] = {"containers": [{"name": "task", "image": IMAGE,
-                                            "resources": {"requests": requests, "limits": dict(requests)}}]}
+    spec: dict[str, Any] = {
+        "containers": [{"name": "task", "image": IMAGE, "resources": {"requests": requests, "limits": dict(requests)}}]
+    }
     models = [m for m in (_model(p) for p in (row.get("gpu_spec") or "").split("|")) if m]
     if models:
-        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchExpressions": [
-                {"key": MODEL_LABEL, "operator": "In", "values": models}]}]}}}
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "annotations": annotations}, "spec": spec}
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": MODEL_LABEL, "operator": "In", "values": models}]}
+                    ]
+                }
+            }
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations},
+        "spec": spec,
+    }
 
 
-def openb_objects(nodes_csv: str | Path, pods_csv: str | Path, *, limit: int | None = None
-                  ) -> Iterator[dict[str, Any]]:
+def openb_objects(nodes_csv: str | Path, pods_csv: str | Path, *, limit: int | None = None) -> Iterator[dict[str, Any]]:
     """The scenario: every node of the node list, then the pods in arrival order."""
     yield from openb_nodes(nodes_csv)
     yield from openb_pods(pods_csv, limit=limit)

@@ -51,21 +51,31 @@ class Workload:
 
 
 def _term(color: str, key: str) -> dict[str, Any]:
-    return {"labelSelector": {"matchLabels": {"color": color}}, "topologyKey": key,
-            "namespaces": [TEST_NS, SETUP_NS]}
+    return {"labelSelector": {"matchLabels": {"color": color}}, "topologyKey": key, "namespaces": [TEST_NS, SETUP_NS]}
 
 
 def _affine(color: str, kind: str, key: str, *, preferred: bool) -> PodShape:
     term = _term(color, key)
-    block = ({"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]}
-             if preferred else {"requiredDuringSchedulingIgnoredDuringExecution": [term]})
+    block = (
+        {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]}
+        if preferred
+        else {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    )
     return PodShape(namespace=TEST_NS, labels=(("color", color),), affinity={kind: block})
 
 
 def _spreading(when: str, max_skew: int) -> PodShape:
-    return PodShape(labels=(("color", "blue"),), spread=({
-        "maxSkew": max_skew, "topologyKey": ZONE_LABEL, "whenUnsatisfiable": when,
-        "labelSelector": {"matchLabels": {"color": "blue"}}},))
+    return PodShape(
+        labels=(("color", "blue"),),
+        spread=(
+            {
+                "maxSkew": max_skew,
+                "topologyKey": ZONE_LABEL,
+                "whenUnsatisfiable": when,
+                "labelSelector": {"matchLabels": {"color": "blue"}},
+            },
+        ),
+    )
 
 
 def _in_setup(shape: PodShape) -> PodShape:
@@ -116,14 +126,16 @@ def node_dict(index: int, zones: tuple[str, ...] = ZONES) -> dict[str, Any]:
 def pod_dict(name: str, node_name: str | None = None, shape: PodShape = PodShape()) -> dict[str, Any]:
     """A pod like scheduler_perf's templates; ``node_name`` makes it an existing, bound pod."""
     spec: dict[str, Any] = {
-        "containers": [{
-            "name": "pause",
-            "image": IMAGE,
-            "resources": {
-                "requests": {"cpu": "100m", "memory": "500Mi"},
-                "limits": {"cpu": "100m", "memory": "500Mi"},
-            },
-        }],
+        "containers": [
+            {
+                "name": "pause",
+                "image": IMAGE,
+                "resources": {
+                    "requests": {"cpu": "100m", "memory": "500Mi"},
+                    "limits": {"cpu": "100m", "memory": "500Mi"},
+                },
+            }
+        ],
     }
     if shape.affinity is not None:
         spec["affinity"] = shape.affinity
@@ -150,8 +162,7 @@ def workload_objects(workload: str, nodes: int, existing: int, measured: int) ->
     try:
         w = WORKLOADS[workload]
     except KeyError:
-        raise ValueError(f"unknown workload {workload!r}; known: {', '.join([*WORKLOADS, *DRA_WORKLOADS])}"
-                         ) from None
+        raise ValueError(f"unknown workload {workload!r}; known: {', '.join([*WORKLOADS, *DRA_WORKLOADS])}") from None
     for i in range(nodes):
         yield node_dict(i, w.zones)
     for i in range(existing):

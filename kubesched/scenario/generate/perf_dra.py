@@ -52,26 +52,54 @@ DRA_WORKLOADS: dict[str, DraWorkload] = {
 def dra_node(index: int) -> dict[str, Any]:
     """node-with-dra-test-driver.yaml, named ``scheduler-perf-dra-<index>``."""
     resources = {"pods": "110", "cpu": "4", "memory": "32Gi"}
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": f"{NODE_PREFIX}{index}", "labels": {"node-with-dra": "true"}},
-            "spec": {}, "status": {"capacity": dict(resources), "allocatable": dict(resources),
-                                   "conditions": [{"type": "Ready", "status": "True"}], "phase": "Running"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": f"{NODE_PREFIX}{index}", "labels": {"node-with-dra": "true"}},
+        "spec": {},
+        "status": {
+            "capacity": dict(resources),
+            "allocatable": dict(resources),
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "phase": "Running",
+        },
+    }
 
 
 def driver_slice(node: str, devices: int) -> dict[str, Any]:
     """The test driver's ResourceSlice for ``node`` (scheduler_perf's resourceSlice())."""
-    return {"apiVersion": API_VERSION, "kind": "ResourceSlice", "metadata": {"name": node},
-            "spec": {"driver": DRIVER, "nodeName": node, "pool": {"name": node, "resourceSliceCount": 1},
-                     "devices": [{"name": f"instance-{i}",
-                                  "attributes": {"model": {"string": "A100"}, "family": {"string": "GPU"},
-                                                 "driverVersion": {"version": "1.2.3"},
-                                                 "dra.example.com/numa": {"int": i}},
-                                  "capacity": {"memory": {"value": "1Gi"}}} for i in range(devices)]}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceSlice",
+        "metadata": {"name": node},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"instance-{i}",
+                    "attributes": {
+                        "model": {"string": "A100"},
+                        "family": {"string": "GPU"},
+                        "driverVersion": {"version": "1.2.3"},
+                        "dra.example.com/numa": {"int": i},
+                    },
+                    "capacity": {"memory": {"value": "1Gi"}},
+                }
+                for i in range(devices)
+            ],
+        },
+    }
 
 
 def device_class() -> dict[str, Any]:
-    return {"apiVersion": API_VERSION, "kind": "DeviceClass", "metadata": {"name": DEVICE_CLASS},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "DeviceClass",
+        "metadata": {"name": DEVICE_CLASS},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+    }
 
 
 def _request_spec() -> dict[str, Any]:
@@ -79,28 +107,44 @@ def _request_spec() -> dict[str, Any]:
 
 
 def claim_template(namespace: str) -> dict[str, Any]:
-    return {"apiVersion": API_VERSION, "kind": "ResourceClaimTemplate",
-            "metadata": {"name": TEMPLATE, "namespace": namespace}, "spec": {"spec": _request_spec()}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": TEMPLATE, "namespace": namespace},
+        "spec": {"spec": _request_spec()},
+    }
 
 
 def claim(name: str, namespace: str, allocated_on: tuple[str, int] | None = None) -> dict[str, Any]:
     """resourceclaim.yaml; ``allocated_on`` (node, device index) gives it the allocation upstream's
     scheduler would have written."""
-    obj: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "ResourceClaim",
-                           "metadata": {"name": name, "namespace": namespace}, "spec": _request_spec()}
+    obj: dict[str, Any] = {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": _request_spec(),
+    }
     if allocated_on is not None:
         node, device = allocated_on
         obj["metadata"]["finalizers"] = [CLAIM_FINALIZER]
-        obj["status"] = {"allocation": {
-            "devices": {"results": [{"request": "req-0", "driver": DRIVER, "pool": node,
-                                     "device": f"instance-{device}"}]},
-            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
+        obj["status"] = {
+            "allocation": {
+                "devices": {
+                    "results": [{"request": "req-0", "driver": DRIVER, "pool": node, "device": f"instance-{device}"}]
+                },
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                    ]
+                },
+            }
+        }
     return obj
 
 
-def dra_pod(name: str, namespace: str, *, template: bool, claim_name: str = "", node: str | None = None
-            ) -> dict[str, Any]:
+def dra_pod(
+    name: str, namespace: str, *, template: bool, claim_name: str = "", node: str | None = None
+) -> dict[str, Any]:
     """pod-with-claim-template.yaml or pod-with-claim-ref.yaml; ``node`` makes it a bound, running pod."""
     source = {"resourceClaimTemplateName": TEMPLATE} if template else {"resourceClaimName": claim_name}
     container = {"image": IMAGE, "name": "pause", "resources": {"claims": [{"name": "resource"}]}}
@@ -109,8 +153,13 @@ def dra_pod(name: str, namespace: str, *, template: bool, claim_name: str = "", 
     if node is not None:
         spec["nodeName"] = node
         status = {"phase": "Running"}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-            "spec": spec, "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+        "status": status,
+    }
 
 
 def dra_workload_objects(workload: str, nodes: int, existing: int, measured: int) -> Iterator[dict[str, Any]]:
@@ -119,8 +168,10 @@ def dra_workload_objects(workload: str, nodes: int, existing: int, measured: int
     w = DRA_WORKLOADS[workload]
     claims_existing = -(-existing // w.pods_per_claim)
     if claims_existing > nodes * w.claims_per_node:
-        raise ValueError(f"{workload}: {existing} existing pods need {claims_existing} devices, "
-                         f"more than {nodes} nodes x {w.claims_per_node} have")
+        raise ValueError(
+            f"{workload}: {existing} existing pods need {claims_existing} devices, "
+            f"more than {nodes} nodes x {w.claims_per_node} have"
+        )
     for i in range(nodes):
         node = dra_node(i)
         yield node
@@ -131,8 +182,9 @@ def dra_workload_objects(workload: str, nodes: int, existing: int, measured: int
         yield claim(f"init-claim-{j}", INIT_NS, (node_name, j // nodes))
     for i in range(existing):
         j = i // w.pods_per_claim
-        yield dra_pod(f"init-{i}", INIT_NS, template=False, claim_name=f"init-claim-{j}",
-                      node=f"{NODE_PREFIX}{j % nodes}")
+        yield dra_pod(
+            f"init-{i}", INIT_NS, template=False, claim_name=f"init-claim-{j}", node=f"{NODE_PREFIX}{j % nodes}"
+        )
     if w.template:
         yield claim_template(TEST_NS)
     else:

@@ -79,8 +79,13 @@ class PodShape:
         model = values.get("gpu-model")
         if gpus < 0 or (model is not None and gpus == 0):
             raise ValueError(f"pod shape {text!r}: gpus must not be negative, and gpu-model needs gpus")
-        return cls(values.get("cpu", "100m"), values.get("memory", "500Mi"), float(values.get("weight", 1)), gpus,
-                   None if model is None else check_model(model, f"pod shape {text!r}"))
+        return cls(
+            values.get("cpu", "100m"),
+            values.get("memory", "500Mi"),
+            float(values.get("weight", 1)),
+            gpus,
+            None if model is None else check_model(model, f"pod shape {text!r}"),
+        )
 
 
 def _key_values(text: str, whole: str, allowed: tuple[str, ...]) -> dict[str, str]:
@@ -101,17 +106,24 @@ def node_objects(shapes: Sequence[NodeShape], zones: int = 3) -> Iterator[dict[s
             name = f"node-{index}"
             resources = {"cpu": shape.cpu, "memory": shape.memory, "pods": str(shape.pods)}
             yield {
-                "apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": name, "labels": {HOSTNAME_LABEL: name, ZONE_LABEL: f"zone-{index % zones}",
-                                                      **shape.labels}},
-                "status": {"capacity": dict(resources), "allocatable": dict(resources),
-                           "conditions": [{"type": "Ready", "status": "True"}]},
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "labels": {HOSTNAME_LABEL: name, ZONE_LABEL: f"zone-{index % zones}", **shape.labels},
+                },
+                "status": {
+                    "capacity": dict(resources),
+                    "allocatable": dict(resources),
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
             }
             index += 1
 
 
-def rate_for(utilisation: float, nodes: Sequence[NodeShape | GpuNodes], shapes: Sequence[PodShape],
-             lifetime: Distribution) -> float:
+def rate_for(
+    utilisation: float, nodes: Sequence[NodeShape | GpuNodes], shapes: Sequence[PodShape], lifetime: Distribution
+) -> float:
     """Arrivals per second that keep ``utilisation`` of the cpu requested at steady state."""
     total_cpu = sum(s.count * milli_value(s.cpu) for s in nodes)
     weights = np.array([s.weight for s in shapes], dtype=float)
@@ -126,9 +138,15 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds:.3f}s"
 
 
-def poisson_pods(count: int, rate: float, lifetime: Distribution | str,
-                 shapes: Sequence[PodShape] = (PodShape(),), *, seed: int = 0,
-                 namespace: str = "default") -> Iterator[dict[str, Any]]:
+def poisson_pods(
+    count: int,
+    rate: float,
+    lifetime: Distribution | str,
+    shapes: Sequence[PodShape] = (PodShape(),),
+    *,
+    seed: int = 0,
+    namespace: str = "default",
+) -> Iterator[dict[str, Any]]:
     """``count`` pods arriving at ``rate`` per second, lazily, in arrival order."""
     if rate <= 0:
         raise ValueError(f"rate must be positive, got {rate}")
@@ -148,22 +166,37 @@ def poisson_pods(count: int, rate: float, lifetime: Distribution | str,
             shape = shapes[int(picks[i])]
             requests = {"cpu": shape.cpu, "memory": shape.memory}
             pod = {
-                "apiVersion": "v1", "kind": "Pod",
+                "apiVersion": "v1",
+                "kind": "Pod",
                 "metadata": {
-                    "name": f"pod-{start + i:0{width}d}", "namespace": namespace,
-                    "annotations": {ARRIVAL_ANNOTATION: format_seconds(float(arrivals[i])),
-                                    DURATION_ANNOTATION: format_seconds(float(durations[i]))},
+                    "name": f"pod-{start + i:0{width}d}",
+                    "namespace": namespace,
+                    "annotations": {
+                        ARRIVAL_ANNOTATION: format_seconds(float(arrivals[i])),
+                        DURATION_ANNOTATION: format_seconds(float(durations[i])),
+                    },
                 },
-                "spec": {"containers": [{"name": "app", "image": IMAGE,
-                                         "resources": {"requests": requests, "limits": dict(requests)}}]},
+                "spec": {
+                    "containers": [
+                        {"name": "app", "image": IMAGE, "resources": {"requests": requests, "limits": dict(requests)}}
+                    ]
+                },
             }
             yield use_template(pod, template_name(shape.gpus, shape.gpu_model)) if shape.gpus else pod
 
 
-def poisson_objects(nodes: Sequence[NodeShape], pods: int, *, rate: float | None = None,
-                    utilisation: float | None = None, lifetime: str = "exp:10m",
-                    shapes: Sequence[PodShape] = (PodShape(),), seed: int = 0,
-                    gpu_nodes: Sequence[GpuNodes] = (), driver: str = DRIVER) -> Iterator[dict[str, Any]]:
+def poisson_objects(
+    nodes: Sequence[NodeShape],
+    pods: int,
+    *,
+    rate: float | None = None,
+    utilisation: float | None = None,
+    lifetime: str = "exp:10m",
+    shapes: Sequence[PodShape] = (PodShape(),),
+    seed: int = 0,
+    gpu_nodes: Sequence[GpuNodes] = (),
+    driver: str = DRIVER,
+) -> Iterator[dict[str, Any]]:
     """The whole scenario: nodes first (GPU nodes each with its ResourceSlice), the DeviceClasses and
     ResourceClaimTemplates GPU pods use, then the pods (give ``rate`` or ``utilisation``)."""
     dist = parse_distribution(lifetime)
@@ -189,5 +222,7 @@ def _check_gpu_shapes(shapes: Sequence[PodShape], gpu_nodes: Sequence[GpuNodes])
         if shape.gpus and not models:
             raise ValueError(f"pod shape with gpus={shape.gpus}: no GPU nodes (add --gpu-nodes)")
         if shape.gpu_model is not None and shape.gpu_model not in models:
-            raise ValueError(f"pod shape with gpu-model={shape.gpu_model}: no GPU nodes of that model "
-                             f"(models: {', '.join(sorted(models))})")
+            raise ValueError(
+                f"pod shape with gpu-model={shape.gpu_model}: no GPU nodes of that model "
+                f"(models: {', '.join(sorted(models))})"
+            )

@@ -44,8 +44,10 @@ def write_scenario(folder: str | Path, objects: Iterable[Mapping[str, Any]]) -> 
     written: list[str] = [NODES_FILE, PODS_FILE]
     try:
         with ExitStack() as stack:
-            files: dict[str, TextIO] = {name: stack.enter_context(open(_partial(out, name), "w", encoding="utf-8"))
-                                        for name in (NODES_FILE, PODS_FILE)}
+            files: dict[str, TextIO] = {
+                name: stack.enter_context(open(_partial(out, name), "w", encoding="utf-8"))
+                for name in (NODES_FILE, PODS_FILE)
+            }
             for obj in objects:
                 name = _file_for(obj.get("kind"))
                 if name not in files:

@@ -31,16 +31,25 @@ def env() -> tuple[EmbeddedCluster, ControllerManager, FakeClock]:
     return cluster, start_controllers(cluster, random.Random(7)), clock
 
 
-def node(name: str, *, labels: dict[str, str] | None = None, taints: list[dict[str, Any]] | None = None,
-         unschedulable: bool = False) -> dict[str, Any]:
+def node(
+    name: str,
+    *,
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, Any]] | None = None,
+    unschedulable: bool = False,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if taints:
         spec["taints"] = taints
     if unschedulable:
         spec["unschedulable"] = True
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-            "spec": spec, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": spec,
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
 
 
 def template(app: str, **spec: Any) -> dict[str, Any]:

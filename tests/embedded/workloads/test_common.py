@@ -15,11 +15,14 @@ from kubesched.embedded.workloads.common import (
 )
 
 
-@pytest.mark.parametrize(("data", "want"), [
-    (b"", 0x811C9DC5),
-    (b"a", 0xE40C292C),
-    (b"foobar", 0xBF9CF968),
-])
+@pytest.mark.parametrize(
+    ("data", "want"),
+    [
+        (b"", 0x811C9DC5),
+        (b"a", 0xE40C292C),
+        (b"foobar", 0xBF9CF968),
+    ],
+)
 def test_fnv32a_matches_the_published_test_vectors(data: bytes, want: int) -> None:
     assert fnv32a(data) == want
 

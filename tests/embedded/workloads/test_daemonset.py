@@ -22,8 +22,9 @@ def test_one_pod_per_node_pinned_by_node_affinity_with_default_tolerations(env) 
     pod = next(p for p in pods_of(cluster, "agent-") if target_node(p) == "n1")
     assert "nodeName" not in pod["spec"]
     required = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-    assert required == {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}
+    assert required == {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]
+    }
     keys = {(t["key"], t["effect"]) for t in pod["spec"]["tolerations"]}
     assert ("node.kubernetes.io/unschedulable", "NoSchedule") in keys
     assert ("node.kubernetes.io/not-ready", "NoExecute") in keys
@@ -40,25 +41,55 @@ def test_new_nodes_get_pods_and_deleted_nodes_lose_them(env) -> None:
     assert daemon_nodes(cluster) == ["n2"]
 
 
-@pytest.mark.parametrize(("node_kwargs", "pod_spec", "want"), [
-    pytest.param({}, {}, (True, True), id="plain-node"),
-    pytest.param({"unschedulable": True}, {}, (True, True), id="cordoned-node-tolerated-by-default"),
-    pytest.param({"taints": [{"key": "gpu", "effect": "NoSchedule"}]}, {}, (False, True),
-                 id="untolerated-noschedule-taint-keeps-running-pods"),
-    pytest.param({"taints": [{"key": "gpu", "effect": "NoExecute"}]}, {}, (False, False),
-                 id="untolerated-noexecute-taint"),
-    pytest.param({"taints": [{"key": "gpu", "effect": "NoSchedule"}]},
-                 {"tolerations": [{"key": "gpu", "operator": "Exists"}]}, (True, True), id="tolerated-taint"),
-    pytest.param({"taints": [{"key": "gpu", "effect": "PreferNoSchedule"}]}, {}, (True, True),
-                 id="prefer-no-schedule-ignored"),
-    pytest.param({"labels": {"pool": "a"}}, {"nodeSelector": {"pool": "b"}}, (False, False),
-                 id="node-selector-mismatch"),
-    pytest.param({"labels": {"pool": "b"}}, {"nodeSelector": {"pool": "b"}}, (True, True), id="node-selector-match"),
-    pytest.param({}, {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "Exists"}]}]}}}}, (False, False),
-                 id="required-affinity-mismatch"),
-    pytest.param({}, {"nodeName": "other"}, (False, False), id="template-names-another-node"),
-])
+@pytest.mark.parametrize(
+    ("node_kwargs", "pod_spec", "want"),
+    [
+        pytest.param({}, {}, (True, True), id="plain-node"),
+        pytest.param({"unschedulable": True}, {}, (True, True), id="cordoned-node-tolerated-by-default"),
+        pytest.param(
+            {"taints": [{"key": "gpu", "effect": "NoSchedule"}]},
+            {},
+            (False, True),
+            id="untolerated-noschedule-taint-keeps-running-pods",
+        ),
+        pytest.param(
+            {"taints": [{"key": "gpu", "effect": "NoExecute"}]}, {}, (False, False), id="untolerated-noexecute-taint"
+        ),
+        pytest.param(
+            {"taints": [{"key": "gpu", "effect": "NoSchedule"}]},
+            {"tolerations": [{"key": "gpu", "operator": "Exists"}]},
+            (True, True),
+            id="tolerated-taint",
+        ),
+        pytest.param(
+            {"taints": [{"key": "gpu", "effect": "PreferNoSchedule"}]},
+            {},
+            (True, True),
+            id="prefer-no-schedule-ignored",
+        ),
+        pytest.param(
+            {"labels": {"pool": "a"}}, {"nodeSelector": {"pool": "b"}}, (False, False), id="node-selector-mismatch"
+        ),
+        pytest.param(
+            {"labels": {"pool": "b"}}, {"nodeSelector": {"pool": "b"}}, (True, True), id="node-selector-match"
+        ),
+        pytest.param(
+            {},
+            {
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "Exists"}]}]
+                        }
+                    }
+                }
+            },
+            (False, False),
+            id="required-affinity-mismatch",
+        ),
+        pytest.param({}, {"nodeName": "other"}, (False, False), id="template-names-another-node"),
+    ],
+)
 def test_should_run(node_kwargs, pod_spec, want) -> None:
     ds = {"spec": {"template": template("agent", **pod_spec)}}
     assert should_run(ds, Node.from_dict(node("n1", **node_kwargs))) == want
@@ -72,7 +103,8 @@ def test_network_unavailable_toleration_for_host_network_pods(env) -> None:
     cluster.create(ds)
     (pod,) = pods_of(cluster, "agent-")
     assert ("node.kubernetes.io/network-unavailable", "NoSchedule") in {
-        (t["key"], t["effect"]) for t in pod["spec"]["tolerations"]}
+        (t["key"], t["effect"]) for t in pod["spec"]["tolerations"]
+    }
 
 
 def test_template_change_rolls_node_by_node(env) -> None:

@@ -7,8 +7,7 @@ from tests.embedded.workloads.conftest import bind, node, pods_of, set_phase, wo
 
 
 def active(cluster) -> list[dict]:
-    return [p for p in pods_of(cluster, "etl-") if (p.get("status") or {}).get("phase") not in
-            ("Succeeded", "Failed")]
+    return [p for p in pods_of(cluster, "etl-") if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
 
 
 def test_parallelism_pods_until_completions_succeed(env) -> None:

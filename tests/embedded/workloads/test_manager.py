@@ -29,8 +29,14 @@ def test_pods_and_nodes_are_watched_only_once_a_workload_exists() -> None:
     cluster = make()
     manager = start_controllers(cluster)
     cluster.create(node("n1"))
-    cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare"},
-                    "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    cluster.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "bare"},
+            "spec": {"containers": [{"name": "c", "image": "x"}]},
+        }
+    )
     assert manager.objects["Pod"] == {} and manager.objects["Node"] == {}
     cluster.create(workload("DaemonSet", "agent"))
     assert set(manager.objects["Node"]) == {("", "n1")}
@@ -77,8 +83,12 @@ def _bare(name: str, labels: dict[str, str], node_name: str | None = None) -> di
     spec: dict = {"containers": [{"name": "c", "image": "x"}]}
     if node_name:
         spec["nodeName"] = node_name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": labels},
-            "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": labels},
+        "spec": spec,
+    }
 
 
 def test_orphans_matching_the_selector_are_adopted() -> None:

@@ -12,13 +12,19 @@ def test_replicaset_creates_missing_pods_owned_by_it(env) -> None:
     pods = pods_of(cluster, "web-")
     assert len(pods) == 3
     for pod in pods:
-        suffix = pod["metadata"]["name"][len("web-"):]
+        suffix = pod["metadata"]["name"][len("web-") :]
         assert len(suffix) == 5 and set(suffix) <= set(NAME_ALPHABET)
         assert pod["metadata"]["generateName"] == "web-"
         assert pod["metadata"]["labels"] == {"app": "web"}
         (ref,) = pod["metadata"]["ownerReferences"]
-        assert ref == {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": rs["metadata"]["uid"],
-                       "controller": True, "blockOwnerDeletion": True}
+        assert ref == {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": "web",
+            "uid": rs["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
         assert pod["spec"]["priority"] == 0  # went through admission like any pod
     status = cluster.get("ReplicaSet", "default", "web")["status"]
     assert (status["replicas"], status["readyReplicas"]) == (3, 0)

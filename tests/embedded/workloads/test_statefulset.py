@@ -5,8 +5,12 @@ from __future__ import annotations
 from kubesched.embedded.workloads.statefulset import POD_INDEX_LABEL, POD_NAME_LABEL
 from tests.embedded.workloads.conftest import bind, pods_of, workload
 
-CLAIMS = [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"],
-                                                  "resources": {"requests": {"storage": "1Gi"}}}}]
+CLAIMS = [
+    {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+]
 
 
 def names(cluster) -> list[str]:
@@ -36,15 +40,15 @@ def test_ordered_ready_creates_the_next_pod_once_the_previous_is_bound(env) -> N
 
 def test_parallel_creates_every_pod_at_once_from_the_start_ordinal(env) -> None:
     cluster, _, _ = env
-    cluster.create(workload("StatefulSet", "db", replicas=3, podManagementPolicy="Parallel",
-                            ordinals={"start": 5}))
+    cluster.create(workload("StatefulSet", "db", replicas=3, podManagementPolicy="Parallel", ordinals={"start": 5}))
     assert names(cluster) == ["db-5", "db-6", "db-7"]
 
 
 def test_scale_down_removes_the_highest_ordinal_and_keeps_claims(env) -> None:
     cluster, _, _ = env
-    cluster.create(workload("StatefulSet", "db", replicas=2, podManagementPolicy="Parallel",
-                            volumeClaimTemplates=CLAIMS))
+    cluster.create(
+        workload("StatefulSet", "db", replicas=2, podManagementPolicy="Parallel", volumeClaimTemplates=CLAIMS)
+    )
     sts = cluster.get("StatefulSet", "default", "db")
     sts["spec"]["replicas"] = 1
     cluster.update(sts)
@@ -55,8 +59,11 @@ def test_scale_down_removes_the_highest_ordinal_and_keeps_claims(env) -> None:
 def test_template_change_replaces_pods_from_the_highest_ordinal_above_the_partition(env) -> None:
     cluster, _, _ = env
     cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
-    cluster.create(workload("StatefulSet", "db", replicas=3, updateStrategy={
-        "type": "RollingUpdate", "rollingUpdate": {"partition": 1}}))
+    cluster.create(
+        workload(
+            "StatefulSet", "db", replicas=3, updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}
+        )
+    )
     for _ in range(3):
         for pod in pods_of(cluster, "db-"):
             if not pod["spec"].get("nodeName"):
@@ -71,5 +78,8 @@ def test_template_change_replaces_pods_from_the_highest_ordinal_above_the_partit
         bind(cluster, pending[0])
     assert replaced == ["db-2", "db-1"]  # db-0 is below the partition
     images = {p["metadata"]["name"]: p["spec"]["containers"][0]["image"] for p in pods_of(cluster, "db-")}
-    assert images == {"db-0": "registry.k8s.io/pause", "db-1": "registry.k8s.io/pause:3.10",
-                      "db-2": "registry.k8s.io/pause:3.10"}
+    assert images == {
+        "db-0": "registry.k8s.io/pause",
+        "db-1": "registry.k8s.io/pause:3.10",
+        "db-2": "registry.k8s.io/pause:3.10",
+    }

@@ -44,26 +44,48 @@ BINDING = r"/api/v1/namespaces/default/pods/[^/]+/binding"
 WORKERS = ("w1", "w2", "w3")
 CHURN_TAINT = {"key": "kubesched.io/churn", "value": "true", "effect": "NoSchedule"}
 #: Backoff short enough that a pod put back after a failed binding is tried again within seconds.
-CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-          "podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 2, "leaderElection": {"leaderElect": False}}
+CONFIG = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "podInitialBackoffSeconds": 1,
+    "podMaxBackoffSeconds": 2,
+    "leaderElection": {"leaderElect": False},
+}
 
 
 def node(name: str, cpu: str = "64", labels: dict | None = None, taints: list | None = None) -> dict:
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-            "spec": {"taints": taints} if taints else {}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": {"taints": taints} if taints else {},
+    }
 
 
-NODE_STATUS = {"capacity": {"cpu": "64", "memory": "256Gi", "pods": "500"},
-               "allocatable": {"cpu": "64", "memory": "256Gi", "pods": "500"},
-               "conditions": [{"type": "Ready", "status": "True"}]}
+NODE_STATUS = {
+    "capacity": {"cpu": "64", "memory": "256Gi", "pods": "500"},
+    "allocatable": {"cpu": "64", "memory": "256Gi", "pods": "500"},
+    "conditions": [{"type": "Ready", "status": "True"}],
+}
 
 
 def pod(name: str, cpu: str = "10m", **spec: Any) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
-                                     "resources": {"requests": {"cpu": cpu, "memory": "16Mi"}}}],
-                     "terminationGracePeriodSeconds": 0, **spec}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": cpu, "memory": "16Mi"}},
+                }
+            ],
+            "terminationGracePeriodSeconds": 0,
+            **spec,
+        },
+    }
 
 
 class Admin:
@@ -75,9 +97,12 @@ class Admin:
 
     def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.plane.url + path, data=data, method=method,
-                                     headers={"Authorization": f"Bearer {self.plane.admin_token}",
-                                              "Content-Type": content_type})
+        req = urllib.request.Request(
+            self.plane.url + path,
+            data=data,
+            method=method,
+            headers={"Authorization": f"Bearer {self.plane.admin_token}", "Content-Type": content_type},
+        )
         with urllib.request.urlopen(req, context=self._tls, timeout=30) as resp:
             return json.loads(resp.read() or b"null")
 
@@ -107,8 +132,12 @@ class Admin:
 
     def create_node(self, obj: dict, status: dict | None = None) -> None:
         self.request("POST", "/api/v1/nodes", obj)
-        self.request("PATCH", f"/api/v1/nodes/{obj['metadata']['name']}/status", {"status": status or NODE_STATUS},
-                     "application/merge-patch+json")
+        self.request(
+            "PATCH",
+            f"/api/v1/nodes/{obj['metadata']['name']}/status",
+            {"status": status or NODE_STATUS},
+            "application/merge-patch+json",
+        )
 
     def delete_node(self, name: str) -> None:
         self._delete(f"/api/v1/nodes/{name}", {})
@@ -126,17 +155,33 @@ class SchedulerProcess:
 
     def __init__(self, plane: ControlPlane, proxy: FaultProxy, folder: Path) -> None:
         self.folder = folder
-        self.kubeconfig = write_kubeconfig(folder / "via-proxy.kubeconfig", proxy.url, "system:kube-scheduler",
-                                           plane.scheduler_token, plane.ca_file)
+        self.kubeconfig = write_kubeconfig(
+            folder / "via-proxy.kubeconfig", proxy.url, "system:kube-scheduler", plane.scheduler_token, plane.ca_file
+        )
         self.config = folder / "config.yaml"
         self.config.write_text(yaml.safe_dump(CONFIG))
         self.log_path = folder / "kubesched.log"
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
-        args = [sys.executable, "-m", "kubesched", "run", "--kubeconfig", str(self.kubeconfig),
-                "--config", str(self.config), "--secure-port", "0", "--v", "3", "--tie-break", "name",
-                "--request-timeout", f"{REQUEST_TIMEOUT:g}s"]
+        args = [
+            sys.executable,
+            "-m",
+            "kubesched",
+            "run",
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "--config",
+            str(self.config),
+            "--secure-port",
+            "0",
+            "--v",
+            "3",
+            "--tie-break",
+            "name",
+            "--request-timeout",
+            f"{REQUEST_TIMEOUT:g}s",
+        ]
         log = open(self.log_path, "a")  # noqa: SIM115 - closed with the process
         env = dict(os.environ, PYTHONPATH=str(REPO))
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
@@ -220,8 +265,9 @@ class DebugReport:
 
     def differences(self, nodes: list[dict], pods: list[dict]) -> list[str]:
         """The debugger's comparer run on this dump against ``nodes`` and ``pods`` (a fresh list)."""
-        infos = {name: SimpleNamespace(pods=[SimpleNamespace(uid=uid) for uid in uids])
-                 for name, uids in self.nodes.items()}
+        infos = {
+            name: SimpleNamespace(pods=[SimpleNamespace(uid=uid) for uid in uids]) for name, uids in self.nodes.items()
+        }
         waiting = [SimpleNamespace(uid=uid) for uid in self.queued]
         found = []
         missed, redundant = compare_nodes(nodes, infos)  # type: ignore[arg-type]
@@ -326,8 +372,9 @@ class FaultEnv:
             if result:
                 return result
             time.sleep(0.2)
-        raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; scheduler log:\n"
-                             f"{self.scheduler.tail()}")
+        raise AssertionError(
+            f"timed out after {timeout:.0f}s waiting for {what}; scheduler log:\n{self.scheduler.tail()}"
+        )
 
     def wait_bound(self, *names: str, timeout: float = 60.0) -> dict[str, str]:
         def bound() -> dict[str, str] | None:
@@ -363,10 +410,16 @@ class FaultEnv:
             return [f"{self.proxy.serving()} requests still being served"]
         nodes, pods = self.admin.nodes(), self.admin.pods()
         names = {n["metadata"]["name"] for n in nodes}
-        found = [f"pod {p['metadata']['name']} is pending" for p in pods
-                 if not p["spec"].get("nodeName") and p["metadata"]["name"] not in self.unschedulable]
-        found += [f"pod {p['metadata']['name']} is bound to {p['spec']['nodeName']}, which does not exist"
-                  for p in pods if p["spec"].get("nodeName") and p["spec"]["nodeName"] not in names]
+        found = [
+            f"pod {p['metadata']['name']} is pending"
+            for p in pods
+            if not p["spec"].get("nodeName") and p["metadata"]["name"] not in self.unschedulable
+        ]
+        found += [
+            f"pod {p['metadata']['name']} is bound to {p['spec']['nodeName']}, which does not exist"
+            for p in pods
+            if p["spec"].get("nodeName") and p["spec"]["nodeName"] not in names
+        ]
         bound = Counter(e.body["metadata"].get("uid") for e in self.bindings() if 200 <= e.upstream_status < 300)
         found += [f"pod uid {uid} was bound {n} times" for uid, n in bound.items() if n > 1]
         if found:

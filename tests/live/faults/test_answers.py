@@ -66,8 +66,9 @@ def test_too_many_requests_waits_as_retry_after_says(env: FaultEnv) -> None:
     env.proxy.add(Respond(429, retry_after=1), method="POST", path=r".*/pods/throttled/binding", times=2)
     # A wait the request's time limit cannot hold is not waited: the binding fails and the pod is
     # scheduled again (with its backoff).
-    env.proxy.add(Respond(429, retry_after=int(REQUEST_TIMEOUT) + 1), method="POST",
-                  path=r".*/pods/throttled-long/binding")
+    env.proxy.add(
+        Respond(429, retry_after=int(REQUEST_TIMEOUT) + 1), method="POST", path=r".*/pods/throttled-long/binding"
+    )
     env.admin.create_pod(pod("throttled"))
     env.admin.create_pod(pod("throttled-long"))
     env.wait_bound("throttled", "throttled-long")

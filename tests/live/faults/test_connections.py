@@ -42,8 +42,11 @@ def test_watch_streams_cut_mid_event_resume_from_the_last_whole_event(env: Fault
         env.admin.create_pod(pod(name))
     env.admin.create_node(node("cut-node", taints=[CHURN_TAINT]))
     env.wait_bound(*names)
-    env.wait(lambda: len([e for e in env.proxy.seen(verb="watch") if e.action == "CutWatch"]) == 3, 60,
-             "three watches cut mid-event")
+    env.wait(
+        lambda: len([e for e in env.proxy.seen(verb="watch") if e.action == "CutWatch"]) == 3,
+        60,
+        "three watches cut mid-event",
+    )
     # A stream that ran is watched again at once from the last whole event (client-go's reflector).
     env.scheduler.wait_log(r"watch from \d+ broke after \d+ events, watching again", since)
     env.settle()

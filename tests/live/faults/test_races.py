@@ -15,9 +15,15 @@ pytestmark = pytest.mark.controlplane
 #: and prefers them) can land there: a churn pod bound to one would break the run's invariants.
 DOOMED_TAINT = [{"key": "doomed", "effect": "NoSchedule"}]
 PREFER_DOOMED: dict[str, Any] = {
-    "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 100, "preference": {"matchExpressions": [{"key": "doomed", "operator": "Exists"}]}}]}},
-    "tolerations": [{"key": "doomed", "operator": "Exists", "effect": "NoSchedule"}]}
+    "affinity": {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "preference": {"matchExpressions": [{"key": "doomed", "operator": "Exists"}]}}
+            ]
+        }
+    },
+    "tolerations": [{"key": "doomed", "operator": "Exists", "effect": "NoSchedule"}],
+}
 
 
 def hold_binding(env: FaultEnv, name: str) -> Hold:

@@ -70,7 +70,7 @@ def run(api: ScriptedAPI) -> tuple[Informer, list[tuple[str, str, str | None]]]:
 
     def handler(kind: str, delta: Any) -> None:
         old = delta.old["metadata"]["resourceVersion"] if delta.old is not None else None
-        seen.put((delta.type, f'{delta.obj["metadata"]["name"]}@{delta.obj["metadata"]["resourceVersion"]}', old))
+        seen.put((delta.type, f"{delta.obj['metadata']['name']}@{delta.obj['metadata']['resourceVersion']}", old))
 
     inf = Informer("Pod", api, handler)
     inf.start()
@@ -80,9 +80,15 @@ def run(api: ScriptedAPI) -> tuple[Informer, list[tuple[str, str, str | None]]]:
 
 
 def test_list_then_watch_from_the_list_resource_version() -> None:
-    api = ScriptedAPI([([pod("a", "5")], "10")],
-                      [[{"type": "ADDED", "object": pod("b", "11")},
-                        {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "15"}}}]])
+    api = ScriptedAPI(
+        [([pod("a", "5")], "10")],
+        [
+            [
+                {"type": "ADDED", "object": pod("b", "11")},
+                {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "15"}}},
+            ]
+        ],
+    )
     inf, seen = run(api)
     assert seen == [("ADDED", "a@5", None), ("ADDED", "b@11", None)]
     assert api.watch_rvs[:2] == ["10", "15"]  # the bookmark moved the resume point
@@ -92,7 +98,8 @@ def test_list_then_watch_from_the_list_resource_version() -> None:
 def test_gone_relists_and_hands_on_only_the_difference() -> None:
     api = ScriptedAPI(
         [([pod("a", "5"), pod("b", "6")], "10"), ([pod("a", "5"), pod("c", "20")], "21")],
-        [[{"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "too old"}}]])
+        [[{"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "too old"}}]],
+    )
     inf, seen = run(api)
     assert seen == [("ADDED", "a@5", None), ("ADDED", "b@6", None), ("DELETED", "b@6", None), ("ADDED", "c@20", None)]
     assert inf.relists == 2
@@ -108,11 +115,14 @@ def test_a_410_answer_to_the_watch_request_relists_too() -> None:
 
 
 def test_broken_stream_resumes_from_the_last_event_without_doubling() -> None:
-    api = ScriptedAPI([([pod("a", "5")], "10")], [
-        [{"type": "MODIFIED", "object": pod("a", "11")}, ConnectionResetError("cut")],
-        OSError("connection refused"),
-        [{"type": "MODIFIED", "object": pod("a", "11")}, {"type": "MODIFIED", "object": pod("a", "12")}],
-    ])
+    api = ScriptedAPI(
+        [([pod("a", "5")], "10")],
+        [
+            [{"type": "MODIFIED", "object": pod("a", "11")}, ConnectionResetError("cut")],
+            OSError("connection refused"),
+            [{"type": "MODIFIED", "object": pod("a", "11")}, {"type": "MODIFIED", "object": pod("a", "12")}],
+        ],
+    )
     _, seen = run(api)
     assert seen == [("ADDED", "a@5", None), ("MODIFIED", "a@11", "5"), ("MODIFIED", "a@12", "11")]
     assert api.watch_rvs[:3] == ["10", "11", "11"]
@@ -122,10 +132,13 @@ def test_a_watch_that_broke_after_it_ran_is_opened_again_at_once(monkeypatch: py
     # As client-go's reflector: only a watch that cannot be opened, or breaks at once, waits the backoff;
     # with a backoff far longer than the script, the script still completes.
     monkeypatch.setattr(informer_module, "INITIAL_BACKOFF", 60.0)
-    api = ScriptedAPI([([pod("a", "5")], "10")], [
-        [{"type": "MODIFIED", "object": pod("a", "11")}, ConnectionResetError("cut mid-event")],
-        [{"type": "MODIFIED", "object": pod("a", "12")}, ConnectionResetError("cut again")],
-    ])
+    api = ScriptedAPI(
+        [([pod("a", "5")], "10")],
+        [
+            [{"type": "MODIFIED", "object": pod("a", "11")}, ConnectionResetError("cut mid-event")],
+            [{"type": "MODIFIED", "object": pod("a", "12")}, ConnectionResetError("cut again")],
+        ],
+    )
     _, seen = run(api)
     assert seen == [("ADDED", "a@5", None), ("MODIFIED", "a@11", "5"), ("MODIFIED", "a@12", "11")]
     assert api.watch_rvs[:3] == ["10", "11", "12"]

@@ -10,8 +10,10 @@ def obj(name: str, rv: str, uid: str | None = None, ns: str = "default") -> dict
 
 
 def summary(deltas: list) -> list[tuple[str, str, str | None]]:
-    return [(d.type, d.obj["metadata"]["name"],
-             d.old["metadata"]["resourceVersion"] if d.old is not None else None) for d in deltas]
+    return [
+        (d.type, d.obj["metadata"]["name"], d.old["metadata"]["resourceVersion"] if d.old is not None else None)
+        for d in deltas
+    ]
 
 
 def test_first_list_is_all_adds_and_marks_synced() -> None:
@@ -25,15 +27,16 @@ def test_first_list_is_all_adds_and_marks_synced() -> None:
 def test_relist_is_diffed_against_the_store() -> None:
     store = Store()
     store.replace([obj("keep", "1"), obj("change", "2"), obj("gone", "3"), obj("recreated", "4", uid="u1")])
-    deltas = store.replace([obj("keep", "1"), obj("change", "7"), obj("new", "8"),
-                            obj("recreated", "9", uid="u2")])
-    assert sorted(summary(deltas)) == sorted([
-        ("DELETED", "gone", None),
-        ("MODIFIED", "change", "2"),
-        ("ADDED", "new", None),
-        ("DELETED", "recreated", None),
-        ("ADDED", "recreated", None),
-    ])
+    deltas = store.replace([obj("keep", "1"), obj("change", "7"), obj("new", "8"), obj("recreated", "9", uid="u2")])
+    assert sorted(summary(deltas)) == sorted(
+        [
+            ("DELETED", "gone", None),
+            ("MODIFIED", "change", "2"),
+            ("ADDED", "new", None),
+            ("DELETED", "recreated", None),
+            ("ADDED", "recreated", None),
+        ]
+    )
     changed = store.get("default", "change")
     assert changed is not None and changed["metadata"]["resourceVersion"] == "7"
     assert store.get("default", "gone") is None

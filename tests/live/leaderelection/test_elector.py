@@ -71,8 +71,7 @@ class Log:
 
 
 def elector(cluster: Any, clock: VirtualClock, who: str, log: Log | None = None, **kw: Any) -> LeaderElector:
-    return LeaderElector(cluster, clock, identity=who, jitter_factor=0.0, **(log.callbacks(who) if log else {}),
-                         **kw)
+    return LeaderElector(cluster, clock, identity=who, jitter_factor=0.0, **(log.callbacks(who) if log else {}), **kw)
 
 
 def lease(cluster: EmbeddedCluster) -> dict:
@@ -94,8 +93,9 @@ def cluster(clock: VirtualClock) -> EmbeddedCluster:
 
 
 # -- acquisition and renewal -----------------------------------------------------------------------------
-def test_first_candidate_creates_the_lease_as_client_go_writes_it(cluster: EmbeddedCluster,
-                                                                 clock: VirtualClock) -> None:
+def test_first_candidate_creates_the_lease_as_client_go_writes_it(
+    cluster: EmbeddedCluster, clock: VirtualClock
+) -> None:
     log = Log()
     a, b = elector(cluster, clock, "a", log), elector(cluster, clock, "b", log)
     a.start()
@@ -115,8 +115,9 @@ def test_first_candidate_creates_the_lease_as_client_go_writes_it(cluster: Embed
     assert [(e["involvedObject"]["kind"], e["message"]) for e in events] == [("Lease", "a became leader")]
 
 
-def test_leader_renews_every_retry_period_and_keeps_its_acquire_time(cluster: EmbeddedCluster,
-                                                                      clock: VirtualClock) -> None:
+def test_leader_renews_every_retry_period_and_keeps_its_acquire_time(
+    cluster: EmbeddedCluster, clock: VirtualClock
+) -> None:
     a, b = elector(cluster, clock, "a"), elector(cluster, clock, "b")
     a.start()
     b.start()
@@ -132,15 +133,25 @@ def test_leader_renews_every_retry_period_and_keeps_its_acquire_time(cluster: Em
     assert a.is_leader() and not b.is_leader()
 
 
-def test_a_stale_lease_is_taken_over_only_after_its_duration_as_observed(cluster: EmbeddedCluster,
-                                                                         clock: VirtualClock) -> None:
+def test_a_stale_lease_is_taken_over_only_after_its_duration_as_observed(
+    cluster: EmbeddedCluster, clock: VirtualClock
+) -> None:
     # A lease left by a process that died: its renewTime is long past, but the elector trusts only its
     # own observation and waits a full lease duration after first seeing the record.
-    cluster.create({"kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
-                    "metadata": {"name": NAME, "namespace": NS},
-                    "spec": {"holderIdentity": "gone", "leaseDurationSeconds": 15, "leaseTransitions": 4,
-                             "acquireTime": "2023-01-01T00:00:00.000000Z",
-                             "renewTime": "2023-01-01T00:00:00.000000Z"}})
+    cluster.create(
+        {
+            "kind": "Lease",
+            "apiVersion": "coordination.k8s.io/v1",
+            "metadata": {"name": NAME, "namespace": NS},
+            "spec": {
+                "holderIdentity": "gone",
+                "leaseDurationSeconds": 15,
+                "leaseTransitions": 4,
+                "acquireTime": "2023-01-01T00:00:00.000000Z",
+                "renewTime": "2023-01-01T00:00:00.000000Z",
+            },
+        }
+    )
     log = Log()
     b = elector(cluster, clock, "b", log)
     b.start()
@@ -218,8 +229,9 @@ def test_a_failed_round_retries_every_retry_period_and_recovers(clock: VirtualCl
     assert spec(inner)["renewTime"] == "2024-01-01T00:00:06.000000Z"
 
 
-def test_a_concurrent_writer_turns_the_fast_path_into_a_read_and_is_respected(cluster: EmbeddedCluster,
-                                                                              clock: VirtualClock) -> None:
+def test_a_concurrent_writer_turns_the_fast_path_into_a_read_and_is_respected(
+    cluster: EmbeddedCluster, clock: VirtualClock
+) -> None:
     a = elector(cluster, clock, "a")
     a.start()
     # Another writer takes the lease behind a's back (a's cached copy is now stale).
@@ -235,8 +247,9 @@ def test_a_concurrent_writer_turns_the_fast_path_into_a_read_and_is_respected(cl
 
 
 # -- release and transitions -----------------------------------------------------------------------------
-def test_stop_releases_the_lease_so_a_standby_takes_over_within_seconds(cluster: EmbeddedCluster,
-                                                                        clock: VirtualClock) -> None:
+def test_stop_releases_the_lease_so_a_standby_takes_over_within_seconds(
+    cluster: EmbeddedCluster, clock: VirtualClock
+) -> None:
     log = Log()
     a, b = elector(cluster, clock, "a", log), elector(cluster, clock, "b", log)
     a.start()
@@ -260,8 +273,7 @@ def test_stop_releases_the_lease_so_a_standby_takes_over_within_seconds(cluster:
     assert log.entries == [("a", "started"), ("a", "stopped"), ("b", "started")]
 
 
-def test_without_release_on_cancel_the_lease_is_left_to_expire(cluster: EmbeddedCluster,
-                                                               clock: VirtualClock) -> None:
+def test_without_release_on_cancel_the_lease_is_left_to_expire(cluster: EmbeddedCluster, clock: VirtualClock) -> None:
     a = elector(cluster, clock, "a", release_on_cancel=False)
     a.start()
     a.stop()
@@ -294,7 +306,8 @@ def test_a_standby_never_leads_and_never_stops(cluster: EmbeddedCluster, clock: 
 
 # -- health ----------------------------------------------------------------------------------------------
 def test_health_check_fails_when_the_leader_has_not_renewed_for_lease_duration_plus_timeout(
-        clock: VirtualClock) -> None:
+    clock: VirtualClock,
+) -> None:
     inner = EmbeddedCluster(clock.now)
     flaky = FlakyCluster(inner)
     a = elector(flaky, clock, "a")
@@ -311,11 +324,16 @@ def test_health_check_fails_when_the_leader_has_not_renewed_for_lease_duration_p
 
 
 # -- configuration and records ---------------------------------------------------------------------------
-def test_from_config_takes_the_lease_and_timings_from_the_configuration(cluster: EmbeddedCluster,
-                                                                        clock: VirtualClock) -> None:
-    config = LeaderElectionConfig(lease_duration=timedelta(seconds=30), renew_deadline=timedelta(seconds=20),
-                                  retry_period=timedelta(seconds=5), resource_name="kubesched",
-                                  resource_namespace="schedulers")
+def test_from_config_takes_the_lease_and_timings_from_the_configuration(
+    cluster: EmbeddedCluster, clock: VirtualClock
+) -> None:
+    config = LeaderElectionConfig(
+        lease_duration=timedelta(seconds=30),
+        renew_deadline=timedelta(seconds=20),
+        retry_period=timedelta(seconds=5),
+        resource_name="kubesched",
+        resource_namespace="schedulers",
+    )
     e = LeaderElector.from_config(cluster, clock, config, identity="x", jitter_factor=0.0)
     e.start()
     assert cluster.get("Lease", "schedulers", "kubesched")["spec"]["leaseDurationSeconds"] == 30
@@ -325,21 +343,25 @@ def test_from_config_takes_the_lease_and_timings_from_the_configuration(cluster:
         LeaderElector.from_config(cluster, clock, LeaderElectionConfig(resource_lock="endpoints"))
 
 
-@pytest.mark.parametrize(("durations", "message"), [
-    ((10, 10, 2), "leaseDuration must be greater than renewDeadline"),
-    ((15, 2, 2), "renewDeadline must be greater than retryPeriod"),
-    ((15, 10, 0), "must be positive"),
-])
-def test_invalid_timings_are_refused(cluster: EmbeddedCluster, clock: VirtualClock,
-                                     durations: tuple[float, float, float], message: str) -> None:
+@pytest.mark.parametrize(
+    ("durations", "message"),
+    [
+        ((10, 10, 2), "leaseDuration must be greater than renewDeadline"),
+        ((15, 2, 2), "renewDeadline must be greater than retryPeriod"),
+        ((15, 10, 0), "must be positive"),
+    ],
+)
+def test_invalid_timings_are_refused(
+    cluster: EmbeddedCluster, clock: VirtualClock, durations: tuple[float, float, float], message: str
+) -> None:
     lease_duration, renew_deadline, retry_period = durations
     with pytest.raises(ValueError, match=message):
-        LeaderElector(cluster, clock, lease_duration=lease_duration, renew_deadline=renew_deadline,
-                      retry_period=retry_period)
+        LeaderElector(
+            cluster, clock, lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period
+        )
 
 
-def test_retries_after_errors_are_jittered_between_one_and_two_point_two_retry_periods(
-        clock: VirtualClock) -> None:
+def test_retries_after_errors_are_jittered_between_one_and_two_point_two_retry_periods(clock: VirtualClock) -> None:
     import random
 
     flaky = FlakyCluster(EmbeddedCluster(clock.now))
@@ -359,11 +381,17 @@ def test_retries_after_errors_are_jittered_between_one_and_two_point_two_retry_p
 
 
 def test_while_a_live_holder_leads_a_standby_polls_every_retry_period_without_jitter(
-        cluster: EmbeddedCluster, clock: VirtualClock) -> None:
+    cluster: EmbeddedCluster, clock: VirtualClock
+) -> None:
     import random
 
-    cluster.create({"kind": "Lease", "metadata": {"name": NAME, "namespace": NS},
-                    "spec": {"holderIdentity": "other", "leaseDurationSeconds": 3600}})
+    cluster.create(
+        {
+            "kind": "Lease",
+            "metadata": {"name": NAME, "namespace": NS},
+            "spec": {"holderIdentity": "other", "leaseDurationSeconds": 3600},
+        }
+    )
     e = LeaderElector(cluster, clock, identity="e", rng=random.Random(1))
     e.start()
     gaps = []
@@ -379,7 +407,8 @@ def test_while_a_live_holder_leads_a_standby_polls_every_retry_period_without_ji
 
 @pytest.mark.parametrize("killed_at", [0.01, 0.5, 1.0, 1.3, 1.99])
 def test_a_standby_takes_over_within_lease_duration_plus_retry_period_of_the_leaders_death(
-        clock: VirtualClock, killed_at: float) -> None:
+    clock: VirtualClock, killed_at: float
+) -> None:
     # Jitter on, as in production: the bound holds whatever the phases of the two replicas.
     import random
 
@@ -499,8 +528,15 @@ def test_a_blocking_on_started_leading_does_not_starve_renewals() -> None:
     def lead() -> None:
         release.wait(30)
 
-    a = LeaderElector(cluster, RealClock(), identity="a", lease_duration=2.0, renew_deadline=1.0,
-                      retry_period=0.2, on_started_leading=lead)
+    a = LeaderElector(
+        cluster,
+        RealClock(),
+        identity="a",
+        lease_duration=2.0,
+        renew_deadline=1.0,
+        retry_period=0.2,
+        on_started_leading=lead,
+    )
     starter = threading.Thread(target=a.start)  # kube-scheduler runs its whole loop in this callback
     starter.start()
 

@@ -17,23 +17,38 @@ LABEL = "scheduling.x-k8s.io/pod-group"
 def config(**args: Any) -> dict[str, Any]:
     profile: dict[str, Any] = {
         "schedulerName": "default-scheduler",
-        "plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-                    "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}},
+        "plugins": {
+            "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+            "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+        },
         "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 10, **args}}],
     }
-    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "profiles": [profile]}
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [profile]}
 
 
-def group(name: str, min_member: int, *, members: int | None = None, cpu: str = "1", timeout: int | None = None,
-          min_resources: dict[str, str] | None = None, priority_class: str = "") -> list[dict[str, Any]]:
+def group(
+    name: str,
+    min_member: int,
+    *,
+    members: int | None = None,
+    cpu: str = "1",
+    timeout: int | None = None,
+    min_resources: dict[str, str] | None = None,
+    priority_class: str = "",
+) -> list[dict[str, Any]]:
     spec: dict[str, Any] = {"minMember": min_member}
     if timeout is not None:
         spec["scheduleTimeoutSeconds"] = timeout
     if min_resources:
         spec["minResources"] = min_resources
-    objs: list[dict[str, Any]] = [{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-                                   "metadata": {"name": name, "namespace": "default"}, "spec": spec}]
+    objs: list[dict[str, Any]] = [
+        {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": spec,
+        }
+    ]
     for i in range(min_member if members is None else members):
         pod = pod_dict(f"{name}-{i}", cpu=cpu, labels={LABEL: name})
         if priority_class:
@@ -85,10 +100,11 @@ def test_permit_timeout_releases_the_whole_gang() -> None:
     result = simulate([*nodes(3, cpu="3"), *group("tight", 10, timeout=7)], config=config())
     assert set(result.final.values()) == {None}
     messages = [r.get("message") or "" for r in result.attempts]
-    first = next(i for i, m in enumerate(messages) if "rejected due to timeout after waiting 7s at plugin Coscheduling"
-                 in m)
+    first = next(
+        i for i, m in enumerate(messages) if "rejected due to timeout after waiting 7s at plugin Coscheduling" in m
+    )
     # The member that timed out is unreserved, and that rejects every other waiting member at once.
-    released = [m for m in messages[first + 1:first + 9] if m.endswith("1 rejection in Unreserve.")]
+    released = [m for m in messages[first + 1 : first + 9] if m.endswith("1 rejection in Unreserve.")]
     assert len(released) == 8
     assert result.virtual_seconds >= 7
     assert all(not p["spec"].get("nodeName") for p in result.pods())
@@ -97,8 +113,10 @@ def test_permit_timeout_releases_the_whole_gang() -> None:
 def test_prefilter_waits_for_enough_siblings() -> None:
     result = simulate([*nodes(2), *group("short", 3, members=2)], config=config())
     assert set(result.final.values()) == {None}
-    assert ("pre-filter pod short-1 cannot find enough sibling pods, current pods number: 2, minMember of group: 3"
-            in result.attempts[-1]["message"])
+    assert (
+        "pre-filter pod short-1 cannot find enough sibling pods, current pods number: 2, minMember of group: 3"
+        in result.attempts[-1]["message"]
+    )
     assert podgroup_status(result, "short")["phase"] == "Pending"
 
 
@@ -136,19 +154,25 @@ def test_plugin_args_are_checked() -> None:
         simulate(nodes(1), config=config(permitWaitingTime=3))
 
 
-@pytest.mark.parametrize(("min_member", "pods", "phase", "counts"), [
-    (3, [], "Pending", (0, 0, 0, 0)),
-    (2, [("", "Pending"), ("", "Pending")], "Scheduling", (0, 0, 0, 0)),
-    (2, [("n", "Pending"), ("n", "Pending")], "Scheduled", (2, 0, 0, 0)),
-    (2, [("n", "Running"), ("n", "Running")], "Running", (2, 2, 0, 0)),
-    (2, [("n", "Succeeded"), ("n", "Succeeded")], "Finished", (0, 0, 2, 0)),
-    (2, [("n", "Failed"), ("n", "Running")], "Failed", (1, 1, 0, 1)),
-])
-def test_podgroup_status(min_member: int, pods: list[tuple[str, str]], phase: str,
-                         counts: tuple[int, int, int, int]) -> None:
+@pytest.mark.parametrize(
+    ("min_member", "pods", "phase", "counts"),
+    [
+        (3, [], "Pending", (0, 0, 0, 0)),
+        (2, [("", "Pending"), ("", "Pending")], "Scheduling", (0, 0, 0, 0)),
+        (2, [("n", "Pending"), ("n", "Pending")], "Scheduled", (2, 0, 0, 0)),
+        (2, [("n", "Running"), ("n", "Running")], "Running", (2, 2, 0, 0)),
+        (2, [("n", "Succeeded"), ("n", "Succeeded")], "Finished", (0, 0, 2, 0)),
+        (2, [("n", "Failed"), ("n", "Running")], "Failed", (1, 1, 0, 1)),
+    ],
+)
+def test_podgroup_status(
+    min_member: int, pods: list[tuple[str, str]], phase: str, counts: tuple[int, int, int, int]
+) -> None:
     grp = {"spec": {"minMember": min_member}, "status": {}}
-    members = [{"metadata": {"namespace": "d", "name": f"p{i}"}, "spec": {"nodeName": node}, "status": {"phase": ph}}
-               for i, (node, ph) in enumerate(pods)]
+    members = [
+        {"metadata": {"namespace": "d", "name": f"p{i}"}, "spec": {"nodeName": node}, "status": {"phase": ph}}
+        for i, (node, ph) in enumerate(pods)
+    ]
     status = compute_status(grp, members)
     assert status["phase"] == phase
     assert (status["scheduled"], status["running"], status["succeeded"], status["failed"]) == counts
@@ -164,19 +188,27 @@ def test_bad_args_are_one_line_and_exit_2(tmp_path: Any, capsys: pytest.CaptureF
     assert main(["simulate", str(tmp_path / "s.yaml"), "--config", str(tmp_path / "c.yaml")]) == 2
     assert capsys.readouterr().err == (
         'kubesched: error: plugin "Coscheduling": building it failed: ValueError: '
-        "pluginConfig[Coscheduling].args.permitWaitingTimeSeconds: expected a non-negative integer, got -1\n")
+        "pluginConfig[Coscheduling].args.permitWaitingTimeSeconds: expected a non-negative integer, got -1\n"
+    )
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ({"minMember": "four"}, 'PodGroup "g" is invalid: spec.minMember: expected a non-negative integer'),
-    ({"minMember": 2, "scheduleTimeoutSeconds": -1}, "spec.scheduleTimeoutSeconds: expected a non-negative"),
-    ({"minMember": 2, "minResources": {"cpu": "lots"}}, "spec.minResources.cpu"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"minMember": "four"}, 'PodGroup "g" is invalid: spec.minMember: expected a non-negative integer'),
+        ({"minMember": 2, "scheduleTimeoutSeconds": -1}, "spec.scheduleTimeoutSeconds: expected a non-negative"),
+        ({"minMember": 2, "minResources": {"cpu": "lots"}}, "spec.minResources.cpu"),
+    ],
+)
 def test_malformed_podgroup_is_refused_at_load(spec: dict[str, Any], message: str) -> None:
     from kubesched.scenario.manifests import ManifestError
 
-    grp = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-           "metadata": {"name": "g", "namespace": "default"}, "spec": spec}
+    grp = {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": spec,
+    }
     with pytest.raises(ManifestError, match="document 2") as err:
         simulate([*nodes(1), grp], config=config())
     assert message in str(err.value)

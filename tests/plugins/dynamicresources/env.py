@@ -35,8 +35,13 @@ class Handle:
 class Env:
     """Objects go through the embedded API server (admission, defaults) into the listers, synchronously."""
 
-    def __init__(self, *objs: dict[str, Any], version: str | None = None, gates: Mapping[str, bool] | None = None,
-                 nodes: Iterable[dict[str, Any]] = ()) -> None:
+    def __init__(
+        self,
+        *objs: dict[str, Any],
+        version: str | None = None,
+        gates: Mapping[str, bool] | None = None,
+        nodes: Iterable[dict[str, Any]] = (),
+    ) -> None:
         self.features = feature_gates(version, gates)
         self.cluster = EmbeddedCluster(features=self.features, synchronous=True)
         self.listers = Listers()

@@ -58,8 +58,10 @@ def test_bind_claim_gives_up_after_five_conflicts_with_upstreams_words() -> None
     cluster, claim, pod = setup(5)
     with pytest.raises(BindError) as err:
         bind_claim(cluster, claim, ALLOCATION, pod)
-    assert str(err.value) == ("add allocation and reservation to claim default/c: " + Conflict.modified(
-        "resourceclaims.resource.k8s.io", "c").message)
+    assert str(err.value) == (
+        "add allocation and reservation to claim default/c: "
+        + Conflict.modified("resourceclaims.resource.k8s.io", "c").message
+    )
 
 
 def test_a_claim_allocated_meanwhile_is_not_allocated_again() -> None:

@@ -38,11 +38,16 @@ from tests.plugins.dynamicresources.test_dynamicresources import NODES as FILTER
 NODES = [node_dict(f"n{i}") for i in range(1, 5)]
 X = f'device.attributes["{DRIVER}"].x'
 #: n1: three devices, g0 held; n2: one device the request's selector refuses; n3: two devices; n4: none.
-SLICES = [slice_dict("n1-gpus", [device_dict(f"g{i}", {"x": 1}) for i in range(3)], node="n1"),
-          slice_dict("n2-gpus", [device_dict("g0", {"x": 2})], node="n2"),
-          slice_dict("n3-gpus", [device_dict("g0", {"x": 1}), device_dict("g1", {"x": 1})], node="n3")]
-HELD = claim_dict("held", request_dict("r"), status={"allocation": {
-    **allocated(("r", DRIVER, "n1", "g0"))["allocation"], "nodeSelector": on_node("n1")}})
+SLICES = [
+    slice_dict("n1-gpus", [device_dict(f"g{i}", {"x": 1}) for i in range(3)], node="n1"),
+    slice_dict("n2-gpus", [device_dict("g0", {"x": 2})], node="n2"),
+    slice_dict("n3-gpus", [device_dict("g0", {"x": 1}), device_dict("g1", {"x": 1})], node="n3"),
+]
+HELD = claim_dict(
+    "held",
+    request_dict("r"),
+    status={"allocation": {**allocated(("r", DRIVER, "n1", "g0"))["allocation"], "nodeSelector": on_node("n1")}},
+)
 
 
 def state_of(env: Env, pod: Pod) -> tuple[CycleState, StateData]:
@@ -63,8 +68,9 @@ def batch(env: Env, state: CycleState, pod: Pod) -> dict[str, Status | None] | N
 
 @pytest.mark.parametrize("count", [1, 2, 3])
 def test_counts_give_the_allocators_verdict_on_every_node(count: int) -> None:
-    env = Env(GPU_CLASS, *SLICES, HELD, claim_dict("c", request_dict("r", count=count, selectors=[f"{X} == 1"])),
-              nodes=NODES)
+    env = Env(
+        GPU_CLASS, *SLICES, HELD, claim_dict("c", request_dict("r", count=count, selectors=[f"{X} == 1"])), nodes=NODES
+    )
     pod = env.pod(claim_pod("p", by_name("gpu", "c")))
     state, s = state_of(env, pod)
     assert s.counts is not None and s.allocator is not None
@@ -78,8 +84,14 @@ def test_counts_give_the_allocators_verdict_on_every_node(count: int) -> None:
 
 
 def test_reserve_gets_the_allocators_devices_on_a_node_the_counts_passed() -> None:
-    env = Env(GPU_CLASS, *SLICES, HELD, claim_dict("a", request_dict("r")), claim_dict("b", request_dict("r", count=2)),
-              nodes=NODES)
+    env = Env(
+        GPU_CLASS,
+        *SLICES,
+        HELD,
+        claim_dict("a", request_dict("r")),
+        claim_dict("b", request_dict("r", count=2)),
+        nodes=NODES,
+    )
     first = env.pod(claim_pod("first", by_name("gpu", "a")))
     state, s = state_of(env, first)
     assert batch(env, state, first) is not None
@@ -102,8 +114,10 @@ def test_a_node_that_was_not_filtered_has_no_allocation_for_reserve() -> None:
 
 
 HAZARDS = [
-    ("invalid pool", [slice_dict(f"n1-{i}", [device_dict("g0", {"x": 1})], node="n1", pool="n1", count=2)
-                      for i in range(2)]),
+    (
+        "invalid pool",
+        [slice_dict(f"n1-{i}", [device_dict("g0", {"x": 1})], node="n1", pool="n1", count=2) for i in range(2)],
+    ),
     ("failing selector", [slice_dict("n1-gpus", [device_dict("g0", {"y": 1})], node="n1")]),
 ]
 
@@ -137,19 +151,22 @@ def test_claims_the_counts_cannot_decide_are_searched(name: str, claim: dict[str
 
 
 def test_shared_slices_turn_the_counts_off() -> None:
-    env = Env(GPU_CLASS, *SLICES, slice_dict("net", ["g0"], all_nodes=True), claim_dict("c", request_dict("r")),
-              nodes=NODES)
+    env = Env(
+        GPU_CLASS, *SLICES, slice_dict("net", ["g0"], all_nodes=True), claim_dict("c", request_dict("r")), nodes=NODES
+    )
     _, s = state_of(env, env.pod(claim_pod("p", by_name("gpu", "c"))))
     assert s.allocator is not None and s.counts is None
 
 
 def test_devices_that_look_alike_to_a_selector_share_its_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
-    views = [ResourceSlice.from_dict(slice_dict(f"s{i}", [device_dict("g0", {"x": 7})], node=f"n{i}"))
-             for i in range(2)]
+    views = [
+        ResourceSlice.from_dict(slice_dict(f"s{i}", [device_dict("g0", {"x": 7})], node=f"n{i}")) for i in range(2)
+    ]
     expression = f"{X} == 7 && device.driver == '{DRIVER}'"
     assert cached_verdict(expression, views[0].devices[0], DRIVER, False) is True
-    monkeypatch.setattr("kubesched.plugins.dynamicresources.allocator._verdict",
-                        lambda *args: pytest.fail("evaluated again"))
+    monkeypatch.setattr(
+        "kubesched.plugins.dynamicresources.allocator._verdict", lambda *args: pytest.fail("evaluated again")
+    )
     assert cached_verdict(expression, views[1].devices[0], DRIVER, False) is True
     assert Features().consumable_capacity is False
 
@@ -169,8 +186,9 @@ def test_the_gate_holds_through_claim_events_while_the_pod_itself_names_no_claim
 
 
 @pytest.mark.parametrize(("name", "slices", "claim", "want"), FILTER_CASES, ids=[c[0] for c in FILTER_CASES])
-def test_the_batch_form_agrees_with_filter(name: str, slices: list[dict[str, Any]], claim: dict[str, Any],
-                                           want: dict[str, Status | None]) -> None:
+def test_the_batch_form_agrees_with_filter(
+    name: str, slices: list[dict[str, Any]], claim: dict[str, Any], want: dict[str, Status | None]
+) -> None:
     env = Env(GPU_CLASS, *slices, claim, nodes=FILTER_NODES)
     pod = env.pod(claim_pod("p", by_name("gpu", "c")))
     state, _ = state_of(env, pod)

@@ -14,8 +14,12 @@ from tests.dra import DRIVER, allocated, claim_dict, request_dict, slice_dict
 
 
 def claim(name: str, rv: int, *devices: str, admin: bool = False) -> dict[str, Any]:
-    obj = claim_dict(name, request_dict("r"), uid=f"uid-{name}",
-                     status=allocated(*[("r", DRIVER, "p", d) for d in devices], admin=admin) if devices else None)
+    obj = claim_dict(
+        name,
+        request_dict("r"),
+        uid=f"uid-{name}",
+        status=allocated(*[("r", DRIVER, "p", d) for d in devices], admin=admin) if devices else None,
+    )
     obj["metadata"]["resourceVersion"] = str(rv)
     return obj
 

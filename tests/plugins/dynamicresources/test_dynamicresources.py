@@ -31,8 +31,11 @@ from tests.factories import node_dict
 from tests.plugins.dynamicresources.env import GPU_CLASS, Env
 
 UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-NODES = [node_dict("n1", labels={"zone": "a"}), node_dict("n2", labels={"zone": "a"}),
-         node_dict("n3", labels={"zone": "b"})]
+NODES = [
+    node_dict("n1", labels={"zone": "a"}),
+    node_dict("n2", labels={"zone": "a"}),
+    node_dict("n3", labels={"zone": "b"}),
+]
 ONE_GPU = slice_dict("n1-gpus", ["g0"], node="n1")
 
 
@@ -56,29 +59,46 @@ def test_pre_enqueue_lets_pods_without_claims_and_with_existing_claims_through()
 
 PRE_ENQUEUE_WAITS = [
     ("missing claim", claim_pod("p", by_name("gpu", "c")), [], 'could not find ResourceClaim "default/c"'),
-    ("template claim not made yet", claim_pod("p", by_template("gpu", "t")), [],
-     'pod "default/p": ResourceClaim not created yet'),
-    ("template claim recorded but missing", claim_pod("p", by_template("gpu", "t"), statuses={"gpu": "p-gpu-x"}), [],
-     'could not find ResourceClaim "default/p-gpu-x"'),
-    ("template claim not the pod's", claim_pod("p", by_template("gpu", "t"), statuses={"gpu": "c"}),
-     [claim_dict("c", request_dict("r"))],
-     "ResourceClaim default/c was not created for pod default/p (pod is not owner)"),
-    ("neither name nor template", claim_pod("p", {"name": "gpu"}), [],
-     'pod "default/p", spec.resourceClaim "gpu": none of the supported fields are set'),
+    (
+        "template claim not made yet",
+        claim_pod("p", by_template("gpu", "t")),
+        [],
+        'pod "default/p": ResourceClaim not created yet',
+    ),
+    (
+        "template claim recorded but missing",
+        claim_pod("p", by_template("gpu", "t"), statuses={"gpu": "p-gpu-x"}),
+        [],
+        'could not find ResourceClaim "default/p-gpu-x"',
+    ),
+    (
+        "template claim not the pod's",
+        claim_pod("p", by_template("gpu", "t"), statuses={"gpu": "c"}),
+        [claim_dict("c", request_dict("r"))],
+        "ResourceClaim default/c was not created for pod default/p (pod is not owner)",
+    ),
+    (
+        "neither name nor template",
+        claim_pod("p", {"name": "gpu"}),
+        [],
+        'pod "default/p", spec.resourceClaim "gpu": none of the supported fields are set',
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "pod", "objs", "message"), PRE_ENQUEUE_WAITS, ids=[c[0] for c in PRE_ENQUEUE_WAITS])
-def test_pre_enqueue_waits_for_missing_claims(name: str, pod: dict[str, Any], objs: list[dict[str, Any]],
-                                              message: str) -> None:
+def test_pre_enqueue_waits_for_missing_claims(
+    name: str, pod: dict[str, Any], objs: list[dict[str, Any]], message: str
+) -> None:
     env = Env(*objs)
     assert env.plugin.pre_enqueue(env.pod(pod)) == unresolvable(message)
 
 
 def test_pre_enqueue_accepts_the_pods_own_claim_and_a_claim_it_does_not_need() -> None:
     env = Env()
-    pod = env.pod(claim_pod("p", by_template("gpu", "t"), by_template("extra", "t"),
-                            statuses={"gpu": "p-gpu-x", "extra": None}))
+    pod = env.pod(
+        claim_pod("p", by_template("gpu", "t"), by_template("extra", "t"), statuses={"gpu": "p-gpu-x", "extra": None})
+    )
     env.create(owned_by(claim_dict("p-gpu-x", request_dict("r")), pod.raw))
     assert env.plugin.pre_enqueue(pod) is None
 
@@ -89,7 +109,8 @@ def test_pre_enqueue_waits_while_a_claim_is_being_deleted() -> None:
     claim["metadata"].update(uid="u", resourceVersion="5", deletionTimestamp="2025-01-01T00:00:00Z")
     env.inform(claim)
     assert env.plugin.pre_enqueue(env.pod(claim_pod("p", by_name("gpu", "c")))) == unresolvable(
-        'resourceclaim "c" is being deleted')
+        'resourceclaim "c" is being deleted'
+    )
 
 
 def test_a_disabled_plugin_does_nothing() -> None:
@@ -104,15 +125,26 @@ def test_a_disabled_plugin_does_nothing() -> None:
 
 # -- PreFilter ------------------------------------------------------------------------------------
 PRE_FILTER_REJECTS = [
-    ("missing class", [claim_dict("c", request_dict("r", "nope"))], {},
-     unresolvable("request r: device class nope does not exist")),
-    ("missing class of a subrequest", [claim_dict("c", first_available_dict("r", request_dict("a"),
-                                                                             request_dict("b", "nope")))], {},
-     unresolvable("request r/b: device class nope does not exist")),
-    ("prioritized list off", [claim_dict("c", first_available_dict("r", request_dict("a")))],
-     {"DRAPrioritizedList": False},
-     unresolvable("resource claim default/c, request r: has subrequests, but the DRAPrioritizedList feature is "
-                  "disabled")),
+    (
+        "missing class",
+        [claim_dict("c", request_dict("r", "nope"))],
+        {},
+        unresolvable("request r: device class nope does not exist"),
+    ),
+    (
+        "missing class of a subrequest",
+        [claim_dict("c", first_available_dict("r", request_dict("a"), request_dict("b", "nope")))],
+        {},
+        unresolvable("request r/b: device class nope does not exist"),
+    ),
+    (
+        "prioritized list off",
+        [claim_dict("c", first_available_dict("r", request_dict("a")))],
+        {"DRAPrioritizedList": False},
+        unresolvable(
+            "resource claim default/c, request r: has subrequests, but the DRAPrioritizedList feature is disabled"
+        ),
+    ),
 ]
 
 
@@ -123,8 +155,10 @@ def test_pre_filter_rejects(name: str, objs: list[dict[str, Any]], gates: dict[s
     state, status = env.cycle(pod)
     assert status == want
     # What PostFilter says for a pod whose PreFilter stopped early.
-    assert env.plugin.post_filter(state, pod, {}) == (None, Status(Code.UNSCHEDULABLE,
-                                                                  ("no new claims to deallocate",)))
+    assert env.plugin.post_filter(state, pod, {}) == (
+        None,
+        Status(Code.UNSCHEDULABLE, ("no new claims to deallocate",)),
+    )
 
 
 def test_pre_filter_skips_pods_without_claims_but_leaves_its_state() -> None:
@@ -135,8 +169,13 @@ def test_pre_filter_skips_pods_without_claims_but_leaves_its_state() -> None:
 
 
 def test_pre_filter_builds_the_allocator_only_for_claims_to_allocate() -> None:
-    env = Env(GPU_CLASS, ONE_GPU, claim_dict("done", request_dict("r"), status=allocated_on("n1")),
-              claim_dict("todo", request_dict("r")), nodes=NODES)
+    env = Env(
+        GPU_CLASS,
+        ONE_GPU,
+        claim_dict("done", request_dict("r"), status=allocated_on("n1")),
+        claim_dict("todo", request_dict("r")),
+        nodes=NODES,
+    )
     state, status = env.cycle(env.pod(claim_pod("p", by_name("gpu", "done"))))
     assert status is None and state.read(STATE_KEY).allocator is None
     state, status = env.cycle(env.pod(claim_pod("q", by_name("gpu", "done"), by_name("more", "todo"))))
@@ -157,28 +196,45 @@ def test_pre_filter_waits_for_an_allocation_in_flight() -> None:
 CANNOT = unresolvable("cannot allocate all claims")
 NOT_HERE = unresolvable("resourceclaim not available on the node")
 FILTER_CASES = [
-    ("node-local devices", [ONE_GPU], claim_dict("c", request_dict("r")),
-     {"n1": None, "n2": CANNOT, "n3": CANNOT}),
-    ("network-attached devices by node selector", [slice_dict("net", ["g0"], pool="net",
-                                                              node_selector=node_selector(zone="a"))],
-     claim_dict("c", request_dict("r")), {"n1": None, "n2": None, "n3": CANNOT}),
-    ("devices on every node", [slice_dict("net", ["g0"], pool="net", all_nodes=True)],
-     claim_dict("c", request_dict("r")), {"n1": None, "n2": None, "n3": None}),
-    ("more devices than exist", [ONE_GPU], claim_dict("c", request_dict("r", count=2)),
-     {"n1": CANNOT, "n2": CANNOT, "n3": CANNOT}),
-    ("allocated claim: its node selector", [ONE_GPU], claim_dict("c", request_dict("r"), status=allocated_on("n1")),
-     {"n1": None, "n2": NOT_HERE, "n3": NOT_HERE}),
-    ("an outdated pool generation is ignored",
-     [slice_dict("old", [device_dict("g0", {"x": 1})], node="n1", pool="p", generation=1),
-      slice_dict("new", [device_dict("g1", {"x": 2})], node="n1", pool="p", generation=2)],
-     claim_dict("c", request_dict("r", selectors=['device.attributes["gpu.example.com"].x == 1'])),
-     {"n1": CANNOT, "n2": CANNOT, "n3": CANNOT}),
+    ("node-local devices", [ONE_GPU], claim_dict("c", request_dict("r")), {"n1": None, "n2": CANNOT, "n3": CANNOT}),
+    (
+        "network-attached devices by node selector",
+        [slice_dict("net", ["g0"], pool="net", node_selector=node_selector(zone="a"))],
+        claim_dict("c", request_dict("r")),
+        {"n1": None, "n2": None, "n3": CANNOT},
+    ),
+    (
+        "devices on every node",
+        [slice_dict("net", ["g0"], pool="net", all_nodes=True)],
+        claim_dict("c", request_dict("r")),
+        {"n1": None, "n2": None, "n3": None},
+    ),
+    (
+        "more devices than exist",
+        [ONE_GPU],
+        claim_dict("c", request_dict("r", count=2)),
+        {"n1": CANNOT, "n2": CANNOT, "n3": CANNOT},
+    ),
+    (
+        "allocated claim: its node selector",
+        [ONE_GPU],
+        claim_dict("c", request_dict("r"), status=allocated_on("n1")),
+        {"n1": None, "n2": NOT_HERE, "n3": NOT_HERE},
+    ),
+    (
+        "an outdated pool generation is ignored",
+        [
+            slice_dict("old", [device_dict("g0", {"x": 1})], node="n1", pool="p", generation=1),
+            slice_dict("new", [device_dict("g1", {"x": 2})], node="n1", pool="p", generation=2),
+        ],
+        claim_dict("c", request_dict("r", selectors=['device.attributes["gpu.example.com"].x == 1'])),
+        {"n1": CANNOT, "n2": CANNOT, "n3": CANNOT},
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "slices", "claim", "want"), FILTER_CASES, ids=[c[0] for c in FILTER_CASES])
-def test_filter(name: str, slices: list[dict[str, Any]], claim: dict[str, Any],
-                want: dict[str, Status | None]) -> None:
+def test_filter(name: str, slices: list[dict[str, Any]], claim: dict[str, Any], want: dict[str, Status | None]) -> None:
     env = Env(GPU_CLASS, *slices, claim, nodes=NODES)
     pod = env.pod(claim_pod("p", by_name("gpu", "c")))
     state, status = env.cycle(pod)
@@ -188,8 +244,13 @@ def test_filter(name: str, slices: list[dict[str, Any]], claim: dict[str, Any],
 
 def test_filter_counts_devices_of_allocated_claims_and_in_flight_allocations_as_taken() -> None:
     gpus = slice_dict("n1-gpus", ["g0", "g1", "g2"], node="n1")
-    env = Env(GPU_CLASS, gpus, claim_dict("held", request_dict("r"), status=allocated_on("n1", "g0")),
-              claim_dict("a", request_dict("r")), claim_dict("b", request_dict("r", count=2)))
+    env = Env(
+        GPU_CLASS,
+        gpus,
+        claim_dict("held", request_dict("r"), status=allocated_on("n1", "g0")),
+        claim_dict("a", request_dict("r")),
+        claim_dict("b", request_dict("r", count=2)),
+    )
     first = env.pod(claim_pod("first", by_name("gpu", "a")))
     state, _ = env.cycle(first)
     assert env.plugin.filter(state, first, env.node_info("n1")) is None
@@ -204,8 +265,11 @@ def test_filter_counts_devices_of_allocated_claims_and_in_flight_allocations_as_
 
 
 def test_a_selector_failing_on_a_device_is_an_error_naming_claim_and_selector() -> None:
-    env = Env(GPU_CLASS, ONE_GPU, claim_dict("c", request_dict("r", selectors=[
-        f'device.attributes["{DRIVER}"].healthy']), status=None))
+    env = Env(
+        GPU_CLASS,
+        ONE_GPU,
+        claim_dict("c", request_dict("r", selectors=[f'device.attributes["{DRIVER}"].healthy']), status=None),
+    )
     pod = env.pod(claim_pod("p", by_name("gpu", "c")))
     state, _ = env.cycle(pod)
     status = env.plugin.filter(state, pod, env.node_info("n1"))
@@ -214,12 +278,17 @@ def test_a_selector_failing_on_a_device_is_an_error_naming_claim_and_selector() 
 
 
 def test_a_pool_with_a_device_twice_is_an_error() -> None:
-    env = Env(GPU_CLASS, slice_dict("a", ["g0"], node="n1", pool="p", count=2),
-              slice_dict("b", [device_dict("g0")], node="n1", pool="p", count=2), claim_dict("c", request_dict("r")))
+    env = Env(
+        GPU_CLASS,
+        slice_dict("a", ["g0"], node="n1", pool="p", count=2),
+        slice_dict("b", [device_dict("g0")], node="n1", pool="p", count=2),
+        claim_dict("c", request_dict("r")),
+    )
     pod = env.pod(claim_pod("p", by_name("gpu", "c")))
     state, _ = env.cycle(pod)
     assert env.plugin.filter(state, pod, env.node_info("n1")) == Status(
-        Code.ERROR, ("pool p is invalid: duplicate device name g0",))
+        Code.ERROR, ("pool p is invalid: duplicate device name g0",)
+    )
 
 
 def test_more_devices_than_a_claim_may_hold_is_an_error() -> None:
@@ -227,14 +296,17 @@ def test_more_devices_than_a_claim_may_hold_is_an_error() -> None:
     pod = env.pod(claim_pod("p", by_name("gpu", "c")))
     state, _ = env.cycle(pod)
     assert env.plugin.filter(state, pod, env.node_info("n1")) == Status(
-        Code.ERROR, ("claim default/c: number of requested devices 33 exceeds the claim limit of 32",))
+        Code.ERROR, ("claim default/c: number of requested devices 33 exceeds the claim limit of 32",)
+    )
 
 
 # -- PostFilter -----------------------------------------------------------------------------------
 def test_post_filter_without_a_pre_filter_state_is_not_found() -> None:
     env = Env()
     assert env.plugin.post_filter(CycleState(), env.pod(claim_pod("p")), {}) == (
-        None, Status(Code.ERROR, ("not found",)))
+        None,
+        Status(Code.ERROR, ("not found",)),
+    )
 
 
 def test_post_filter_deallocates_a_claim_nobody_uses_that_kept_the_pod_off_a_node() -> None:
@@ -243,7 +315,9 @@ def test_post_filter_deallocates_a_claim_nobody_uses_that_kept_the_pod_off_a_nod
     state, _ = env.cycle(pod)
     env.filter_all(state, pod)
     assert env.plugin.post_filter(state, pod, {}) == (
-        None, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",)))
+        None,
+        Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",)),
+    )
     assert "allocation" not in env.claim("c")["status"]
 
 
@@ -268,9 +342,12 @@ def test_pre_bind_writes_the_allocation_and_the_reservation() -> None:
     claim = env.claim("c")
     assert claim["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
     assert claim["status"] == {
-        "allocation": {"devices": {"results": [{"request": "r", "driver": DRIVER, "pool": "n1", "device": "g0"}]},
-                       "nodeSelector": on_node("n1")},
-        "reservedFor": [{"resource": "pods", "name": "p", "uid": pod.uid}]}
+        "allocation": {
+            "devices": {"results": [{"request": "r", "driver": DRIVER, "pool": "n1", "device": "g0"}]},
+            "nodeSelector": on_node("n1"),
+        },
+        "reservedFor": [{"resource": "pods", "name": "p", "uid": pod.uid}],
+    }
     assert not env.plugin.tracker.has_pending_allocation(claim["metadata"]["uid"])
     assert env.plugin.tracker.get("default", "c").allocation is not None
     # Unreserve after a failed binding takes the reservation out again (the allocation stays).
@@ -295,9 +372,13 @@ def test_the_257th_reservation_is_refused_by_the_api_server() -> None:
     pod = env.pod(claim_pod("late", by_name("gpu", "c")))
     state, _ = env.cycle(pod)
     assert env.plugin.filter(state, pod, env.node_info("n1")) is None
-    assert env.plugin.pre_bind(state, pod, "n1") == Status(Code.ERROR, (
-        'add reservation to claim default/c: ResourceClaim.resource.k8s.io "c" is invalid: status.reservedFor: '
-        "Too many: 257: must have at most 256 items",))
+    assert env.plugin.pre_bind(state, pod, "n1") == Status(
+        Code.ERROR,
+        (
+            'add reservation to claim default/c: ResourceClaim.resource.k8s.io "c" is invalid: status.reservedFor: '
+            "Too many: 257: must have at most 256 items",
+        ),
+    )
 
 
 def test_reserve_without_filtering_that_node_is_an_error() -> None:
@@ -323,8 +404,10 @@ def test_events_to_register() -> None:
     ]
     # The claim and the pod events go through the plugin's hints.
     hinted = [r for r in registered if isinstance(r, ClusterEventWithHint)]
-    assert [h.queueing_hint_fn for h in hinted] == [env.plugin.is_schedulable_after_claim_change,
-                                                    env.plugin.is_schedulable_after_pod_change]
+    assert [h.queueing_hint_fn for h in hinted] == [
+        env.plugin.is_schedulable_after_claim_change,
+        env.plugin.is_schedulable_after_pod_change,
+    ]
     # Without queueing hints (a v1.30 scheduler with DRA turned on), taint updates too.
     node = Env(version="1.30", gates={"DynamicResourceAllocation": True}).plugin.events_to_register()[0]
     assert isinstance(node, ClusterEvent) and node.action & ActionType.UPDATE_NODE_TAINT

@@ -38,17 +38,23 @@ def test_claim_change_skips_a_pod_still_waiting_for_one_of_its_claims() -> None:
     env = Env(claim_dict("mine", request_dict("r")))
     pod = env.pod(claim_pod("p", by_name("gpu", "mine"), by_name("more", "missing")))
     mine = stored(env, "mine")
-    assert env.plugin.is_schedulable_after_claim_change(
-        pod, with_status(mine, allocated(("r", DRIVER, "p", "g0"))), mine) == QUEUE_SKIP
+    assert (
+        env.plugin.is_schedulable_after_claim_change(pod, with_status(mine, allocated(("r", DRIVER, "p", "g0"))), mine)
+        == QUEUE_SKIP
+    )
 
 
-@pytest.mark.parametrize(("recorded", "exists", "want"), [(False, False, QUEUE_SKIP), (True, False, QUEUE_SKIP),
-                                                          (True, True, QUEUE)])
+@pytest.mark.parametrize(
+    ("recorded", "exists", "want"), [(False, False, QUEUE_SKIP), (True, False, QUEUE_SKIP), (True, True, QUEUE)]
+)
 def test_pod_change_hint_queues_the_pod_once_its_claims_exist(recorded: bool, exists: bool, want: str) -> None:
     env = Env()
     pod = env.pod(claim_pod("p", by_template("gpu", "t")))
-    updated = Pod.from_dict({**pod.raw, "status": {"resourceClaimStatuses": [
-        {"name": "gpu", "resourceClaimName": "p-gpu-abcde"}]}} if recorded else pod.raw)
+    updated = Pod.from_dict(
+        {**pod.raw, "status": {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "p-gpu-abcde"}]}}
+        if recorded
+        else pod.raw
+    )
     if exists:
         env.create(owned_by(claim_dict("p-gpu-abcde", request_dict("r")), pod.raw))
     assert env.plugin.is_schedulable_after_pod_change(pod, pod, updated) == want

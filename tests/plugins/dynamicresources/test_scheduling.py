@@ -32,7 +32,8 @@ def test_claims_get_devices_until_none_are_left() -> None:
     assert [r["name"] for r in claim["status"]["reservedFor"]] == ["p-a"]
     assert failed(h, "p-c") == [
         "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are "
-        "available: 2 Preemption is not helpful for scheduling."]
+        "available: 2 Preemption is not helpful for scheduling."
+    ]
 
 
 def test_pods_sharing_a_claim_share_its_node() -> None:
@@ -61,7 +62,8 @@ def test_a_missing_class_is_named() -> None:
     h.run()
     assert failed(h, "p") == [
         "0/2 nodes are available: request r: device class tpu does not exist. no new claims to deallocate, "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."]
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    ]
 
 
 def test_an_unused_allocation_in_the_way_is_deallocated_and_the_pod_placed_elsewhere() -> None:
@@ -75,7 +77,8 @@ def test_an_unused_allocation_in_the_way_is_deallocated_and_the_pod_placed_elsew
     assert failed(h, "p") == [
         "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 resourceclaim not available "
         "on the node. deallocation of ResourceClaim completed, preemption: 0/2 nodes are available: 2 Preemption is "
-        "not helpful for scheduling."]
+        "not helpful for scheduling."
+    ]
     # The deallocation came while the pod was in flight and its hint says Queue: backoff, not unschedulable.
     assert h.where("p") == "backoff"
     # Nothing else is active: v1.34 pops the pod from backoff at once (SchedulerPopFromBackoffQ).
@@ -95,5 +98,6 @@ def test_a_claim_reserved_by_too_many_pods_fails_in_pre_bind_and_nothing_is_left
     assert failed(h, "late") == [
         'running PreBind plugin "DynamicResources": add reservation to claim default/c: '
         'ResourceClaim.resource.k8s.io "c" is invalid: status.reservedFor: Too many: 257: must have at most 256 '
-        "items"]
+        "items"
+    ]
     assert len(h.cluster.get("ResourceClaim", "default", "c")["status"]["reservedFor"]) == 256

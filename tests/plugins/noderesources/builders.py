@@ -9,15 +9,22 @@ from kubesched.api.objects import Node, Pod
 from tests.factories import make_node, make_pod, pod_dict
 
 
-def node(name: str, cpu: str = "10", memory: str = "20", pods: int = 32,
-         extra: Mapping[str, str] | None = None) -> Node:
+def node(
+    name: str, cpu: str = "10", memory: str = "20", pods: int = 32, extra: Mapping[str, str] | None = None
+) -> Node:
     """A node with the given allocatable (``extra``: further resources such as ``example.com/gpu``)."""
     return make_node(name, cpu=cpu, memory=memory, pods=str(pods), extra=extra)
 
 
-def pod(name: str = "p", requests: Mapping[str, str] | None = None, *, node_name: str = "",
-        init: Sequence[Mapping[str, str]] = (), overhead: Mapping[str, str] | None = None,
-        containers: Sequence[Mapping[str, str] | None] | None = None) -> Pod:
+def pod(
+    name: str = "p",
+    requests: Mapping[str, str] | None = None,
+    *,
+    node_name: str = "",
+    init: Sequence[Mapping[str, str]] = (),
+    overhead: Mapping[str, str] | None = None,
+    containers: Sequence[Mapping[str, str] | None] | None = None,
+) -> Pod:
     """A pod with one container requesting ``requests`` (or several ``containers``), init containers."""
     spec: dict[str, Any] = {}
     if containers is not None:

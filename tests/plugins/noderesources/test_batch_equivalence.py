@@ -55,9 +55,13 @@ def _node(rng: random.Random, i: int) -> Node:
     for name in SCALARS:
         if rng.random() < 0.5:
             extra[name] = str(rng.randrange(0, 8))
-    return node(f"n{i:03d}", cpu=f"{rng.choice([0, 500, 1000, 2000, 4000, 8000, 16000])}m",
-                memory=str(rng.choice([0, 1 << 30, 4 << 30, rng.randrange(1, 1 << 36)])),
-                pods=rng.choice([1, 2, 5, 110]), extra=extra)
+    return node(
+        f"n{i:03d}",
+        cpu=f"{rng.choice([0, 500, 1000, 2000, 4000, 8000, 16000])}m",
+        memory=str(rng.choice([0, 1 << 30, 4 << 30, rng.randrange(1, 1 << 36)])),
+        pods=rng.choice([1, 2, 5, 110]),
+        extra=extra,
+    )
 
 
 def _container(name: str, requests: dict[str, str] | None, *, sidecar: bool = False) -> dict[str, Any]:
@@ -77,8 +81,10 @@ def _pod(rng: random.Random, name: str, node_name: str = "") -> dict[str, Any]:
         return pod_dict(name, node_name=node_name)
     if roll < 0.5:
         spec: dict[str, Any] = {"containers": [_container("a", _requests(rng)), _container("b", None)]}
-        spec["initContainers"] = [_container(f"i{k}", rng.choice([None, _requests(rng)]), sidecar=rng.random() < 0.5)
-                                  for k in range(rng.randrange(0, 3))]
+        spec["initContainers"] = [
+            _container(f"i{k}", rng.choice([None, _requests(rng)]), sidecar=rng.random() < 0.5)
+            for k in range(rng.randrange(0, 3))
+        ]
         if rng.random() < 0.4:
             spec["resources"] = {"requests": {k: v for k, v in _requests(rng).items() if k in ("cpu", "memory")}}
         return pod_dict(name, node_name=node_name, spec=spec)
@@ -128,7 +134,8 @@ def test_batch_matches_per_node(seed: int, version: str) -> None:
     features = feature_gates(version)
     rng, snapshot, incoming, fit_plugin = _random_case(seed, features)
     balanced = balanced_allocation.NodeResourcesBalancedAllocation(
-        NodeResourcesBalancedAllocationArgs(_specs(rng, False)), features=features)
+        NodeResourcesBalancedAllocationArgs(_specs(rng, False)), features=features
+    )
 
     n = len(snapshot.node_infos)
     rows = rng.sample(range(n), rng.randrange(1, n + 1))  # any subset, in any order
@@ -170,8 +177,7 @@ def test_fit_checks_agree_with_filter_on_nodes_with_extra_pods(seed: int, versio
     assert checks is not None
     n = len(snapshot.node_infos)
     rows = np.array(rng.sample(range(n), rng.randrange(1, n + 1)), dtype=np.int64)
-    extras = [[Pod.from_dict(_pod(rng, f"x{r}-{i}"), rules) for i in range(rng.randrange(0, 3))]
-              for r in rows.tolist()]
+    extras = [[Pod.from_dict(_pod(rng, f"x{r}-{i}"), rules) for i in range(rng.randrange(0, 3))] for r in rows.tolist()]
     got = checks.filter_with_pods(snapshot, rows, extras)
     assert len(got) == len(rows)
     for k, row in enumerate(rows.tolist()):
@@ -186,8 +192,9 @@ def test_fit_checks_agree_with_filter_on_nodes_with_extra_pods(seed: int, versio
             without_last = snapshot.node_infos[row].snapshot()
             for extra in extras[k][:-1]:
                 without_last.add_pod(extra)
-            adding = checks.shortages(without_last.allocatable, without_last.requested, len(without_last.pods),
-                                      extras[k][-1].requests)
+            adding = checks.shortages(
+                without_last.allocatable, without_last.requested, len(without_last.pods), extras[k][-1].requests
+            )
             assert adding == shortages, (seed, row)
 
 

@@ -101,8 +101,9 @@ def _bind(p: Pod, node_name: str, rules: ResourceRules) -> Pod:
     return Pod.from_dict(raw, rules)
 
 
-@pytest.mark.parametrize(("version", "folder", "recorded"), _recordings(),
-                         ids=[f"{v}-{f.name}" for v, f, _ in _recordings()])
+@pytest.mark.parametrize(
+    ("version", "folder", "recorded"), _recordings(), ids=[f"{v}-{f.name}" for v, f, _ in _recordings()]
+)
 def test_conformance_scenario(version: str, folder: Path, recorded: Path) -> None:
     golden = json.loads(recorded.read_text())
     fit_args, ba_args = _plugin_args(folder)
@@ -119,8 +120,9 @@ def test_conformance_scenario(version: str, folder: Path, recorded: Path) -> Non
         incoming = pending[attempt["pod"]]
         nominated.pop(attempt["pod"], None)
         snapshot = make_snapshot(nodes, bound.values())
-        with_nominated = make_snapshot(nodes, [*bound.values(), *(
-            p for p in nominated.values() if p.priority >= incoming.priority)])
+        with_nominated = make_snapshot(
+            nodes, [*bound.values(), *(p for p in nominated.values() if p.priority >= incoming.priority)]
+        )
         state = CycleState()
         fit_plugin.pre_filter(state, incoming)
         batch = fit_plugin.filter_nodes(state, incoming, with_nominated, np.arange(len(with_nominated)))

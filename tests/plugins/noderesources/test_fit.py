@@ -45,60 +45,140 @@ class FilterCase:
 
 
 def _on(n: Node, *pods: Pod) -> list[Pod]:
-    return [pod(f"{n.name}-existing-{i}", dict(p.raw["spec"]["containers"][0].get("resources", {})
-                                               .get("requests", {})), node_name=n.name)
-            for i, p in enumerate(pods)]
+    return [
+        pod(
+            f"{n.name}-existing-{i}",
+            dict(p.raw["spec"]["containers"][0].get("resources", {}).get("requests", {})),
+            node_name=n.name,
+        )
+        for i, p in enumerate(pods)
+    ]
 
 
 N = node("n1", cpu="10", memory="20", pods=32, extra={GPU: "5"})
 FILTER_CASES = [
-    FilterCase("no resources requested always fits", pod("p"), N,
-               _on(N, pod("e", {"cpu": "10", "memory": "20"}))),
-    FilterCase("too many resources fails", pod("p", {"cpu": "1", "memory": "1"}), N,
-               _on(N, pod("e", {"cpu": "10", "memory": "20"})), ("Insufficient cpu", "Insufficient memory")),
-    FilterCase("fits exactly", pod("p", {"cpu": "5", "memory": "10"}), N,
-               _on(N, pod("e", {"cpu": "5", "memory": "10"}))),
-    FilterCase("cpu only insufficient", pod("p", {"cpu": "6", "memory": "1"}), N,
-               _on(N, pod("e", {"cpu": "5", "memory": "5"})), ("Insufficient cpu",)),
-    FilterCase("memory only insufficient", pod("p", {"cpu": "1", "memory": "16"}), N,
-               _on(N, pod("e", {"cpu": "5", "memory": "5"})), ("Insufficient memory",)),
-    FilterCase("init container cpu counts", pod("p", {"cpu": "1"}, init=[{"cpu": "8"}]), N,
-               _on(N, pod("e", {"cpu": "5"})), ("Insufficient cpu",)),
-    FilterCase("init container below app sum fits", pod("p", {"cpu": "3"}, init=[{"cpu": "2"}]), N,
-               _on(N, pod("e", {"cpu": "7"}))),
-    FilterCase("overhead counts", pod("p", {"cpu": "5"}, overhead={"cpu": "500m"}), N,
-               _on(N, pod("e", {"cpu": "5"})), ("Insufficient cpu",)),
+    FilterCase("no resources requested always fits", pod("p"), N, _on(N, pod("e", {"cpu": "10", "memory": "20"}))),
+    FilterCase(
+        "too many resources fails",
+        pod("p", {"cpu": "1", "memory": "1"}),
+        N,
+        _on(N, pod("e", {"cpu": "10", "memory": "20"})),
+        ("Insufficient cpu", "Insufficient memory"),
+    ),
+    FilterCase(
+        "fits exactly", pod("p", {"cpu": "5", "memory": "10"}), N, _on(N, pod("e", {"cpu": "5", "memory": "10"}))
+    ),
+    FilterCase(
+        "cpu only insufficient",
+        pod("p", {"cpu": "6", "memory": "1"}),
+        N,
+        _on(N, pod("e", {"cpu": "5", "memory": "5"})),
+        ("Insufficient cpu",),
+    ),
+    FilterCase(
+        "memory only insufficient",
+        pod("p", {"cpu": "1", "memory": "16"}),
+        N,
+        _on(N, pod("e", {"cpu": "5", "memory": "5"})),
+        ("Insufficient memory",),
+    ),
+    FilterCase(
+        "init container cpu counts",
+        pod("p", {"cpu": "1"}, init=[{"cpu": "8"}]),
+        N,
+        _on(N, pod("e", {"cpu": "5"})),
+        ("Insufficient cpu",),
+    ),
+    FilterCase(
+        "init container below app sum fits",
+        pod("p", {"cpu": "3"}, init=[{"cpu": "2"}]),
+        N,
+        _on(N, pod("e", {"cpu": "7"})),
+    ),
+    FilterCase(
+        "overhead counts",
+        pod("p", {"cpu": "5"}, overhead={"cpu": "500m"}),
+        N,
+        _on(N, pod("e", {"cpu": "5"})),
+        ("Insufficient cpu",),
+    ),
     FilterCase("extended resource fits", pod("p", {GPU: "1"}), N, _on(N, pod("e", {GPU: "4"}))),
-    FilterCase("extended resource capacity enforced", pod("p", {GPU: "2"}), N, _on(N, pod("e", {GPU: "4"})),
-               (f"Insufficient {GPU}",)),
-    FilterCase("extended resource allocatable enforced", pod("p", {GPU: "6"}), N,
-               want=(f"Insufficient {GPU}",), unresolvable=True),
-    FilterCase("extended resource missing on node", pod("p", {FPGA: "1"}), N, want=(f"Insufficient {FPGA}",),
-               unresolvable=True),
+    FilterCase(
+        "extended resource capacity enforced",
+        pod("p", {GPU: "2"}),
+        N,
+        _on(N, pod("e", {GPU: "4"})),
+        (f"Insufficient {GPU}",),
+    ),
+    FilterCase(
+        "extended resource allocatable enforced",
+        pod("p", {GPU: "6"}),
+        N,
+        want=(f"Insufficient {GPU}",),
+        unresolvable=True,
+    ),
+    FilterCase(
+        "extended resource missing on node", pod("p", {FPGA: "1"}), N, want=(f"Insufficient {FPGA}",), unresolvable=True
+    ),
     FilterCase("zero extended request is not checked", pod("p", {FPGA: "0", "cpu": "1"}), N),
-    FilterCase("ignored extended resource", pod("p", {FPGA: "1"}), N,
-               args=NodeResourcesFitArgs(ignored_resources=(FPGA,))),
-    FilterCase("ignored resource group", pod("p", {FPGA: "1", GPU: "9"}), N,
-               args=NodeResourcesFitArgs(ignored_resource_groups=("vendor.io",)),
-               want=(f"Insufficient {GPU}",), unresolvable=True),
-    FilterCase("hugepages are not ignorable by group", pod("p", {"hugepages-2Mi": "2Mi"}), N,
-               args=NodeResourcesFitArgs(ignored_resource_groups=("hugepages-2Mi",)),
-               want=("Insufficient hugepages-2Mi",), unresolvable=True),
-    FilterCase("ephemeral storage", pod("p", {"ephemeral-storage": "10"}),
-               node("n1", extra={"ephemeral-storage": "20"}),
-               _on(node("n1"), pod("e", {"ephemeral-storage": "15"})), ("Insufficient ephemeral-storage",)),
+    FilterCase(
+        "ignored extended resource", pod("p", {FPGA: "1"}), N, args=NodeResourcesFitArgs(ignored_resources=(FPGA,))
+    ),
+    FilterCase(
+        "ignored resource group",
+        pod("p", {FPGA: "1", GPU: "9"}),
+        N,
+        args=NodeResourcesFitArgs(ignored_resource_groups=("vendor.io",)),
+        want=(f"Insufficient {GPU}",),
+        unresolvable=True,
+    ),
+    FilterCase(
+        "hugepages are not ignorable by group",
+        pod("p", {"hugepages-2Mi": "2Mi"}),
+        N,
+        args=NodeResourcesFitArgs(ignored_resource_groups=("hugepages-2Mi",)),
+        want=("Insufficient hugepages-2Mi",),
+        unresolvable=True,
+    ),
+    FilterCase(
+        "ephemeral storage",
+        pod("p", {"ephemeral-storage": "10"}),
+        node("n1", extra={"ephemeral-storage": "20"}),
+        _on(node("n1"), pod("e", {"ephemeral-storage": "15"})),
+        ("Insufficient ephemeral-storage",),
+    ),
     FilterCase("too many pods", pod("p"), node("n1", pods=1), _on(N, pod("e")), ("Too many pods",)),
-    FilterCase("reasons in kube-scheduler order", pod("p", {"cpu": "1", "memory": "30", GPU: "9", FPGA: "1",
-                                                              "ephemeral-storage": "1"}),
-               node("n1", pods=1), _on(N, pod("e", {"cpu": "10"})),
-               ("Too many pods", "Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage",
-                f"Insufficient {GPU}", f"Insufficient {FPGA}"), unresolvable=True),
+    FilterCase(
+        "reasons in kube-scheduler order",
+        pod("p", {"cpu": "1", "memory": "30", GPU: "9", FPGA: "1", "ephemeral-storage": "1"}),
+        node("n1", pods=1),
+        _on(N, pod("e", {"cpu": "10"})),
+        (
+            "Too many pods",
+            "Insufficient cpu",
+            "Insufficient memory",
+            "Insufficient ephemeral-storage",
+            f"Insufficient {GPU}",
+            f"Insufficient {FPGA}",
+        ),
+        unresolvable=True,
+    ),
     FilterCase("cpu beyond allocatable", pod("p", {"cpu": "11"}), N, want=("Insufficient cpu",), unresolvable=True),
-    FilterCase("memory beyond allocatable, cpu short", pod("p", {"cpu": "2", "memory": "21"}), N,
-               _on(N, pod("e", {"cpu": "9"})), ("Insufficient cpu", "Insufficient memory"), unresolvable=True),
-    FilterCase("ephemeral storage beyond allocatable", pod("p", {"ephemeral-storage": "30"}),
-               node("n1", extra={"ephemeral-storage": "20"}), want=("Insufficient ephemeral-storage",),
-               unresolvable=True),
+    FilterCase(
+        "memory beyond allocatable, cpu short",
+        pod("p", {"cpu": "2", "memory": "21"}),
+        N,
+        _on(N, pod("e", {"cpu": "9"})),
+        ("Insufficient cpu", "Insufficient memory"),
+        unresolvable=True,
+    ),
+    FilterCase(
+        "ephemeral storage beyond allocatable",
+        pod("p", {"ephemeral-storage": "30"}),
+        node("n1", extra={"ephemeral-storage": "20"}),
+        want=("Insufficient ephemeral-storage",),
+        unresolvable=True,
+    ),
     FilterCase("pod slots never unresolvable", pod("p"), node("n1", pods=0), want=("Too many pods",)),
 ]
 
@@ -136,8 +216,7 @@ def test_filter_without_prefilter_state_is_an_error() -> None:
 
 
 def test_batch_filter_shares_statuses_per_combination() -> None:
-    nodes = [node(f"n{i}", cpu=str(1 + i % 3), memory=str(10 * (1 + i % 2)), pods=1 + i % 2)
-             for i in range(12)]
+    nodes = [node(f"n{i}", cpu=str(1 + i % 3), memory=str(10 * (1 + i % 2)), pods=1 + i % 2) for i in range(12)]
     existing = [pod(f"e{i}", {"cpu": "1"}, node_name=f"n{i}") for i in range(0, 12, 4)]
     snapshot = make_snapshot(nodes, existing)
     plugin = fit.new(None, NO_HANDLE)
@@ -200,8 +279,9 @@ def test_factory_accepts_mapping_and_rejects_bad_args() -> None:
         fit.build_score_function(ScoringStrategy(type="Bogus"))
 
 
-@pytest.mark.parametrize(("gates", "rejected"), [(None, False), ({"SidecarContainers": False}, True)],
-                         ids=["gate on", "gate off"])
+@pytest.mark.parametrize(
+    ("gates", "rejected"), [(None, False), ({"SidecarContainers": False}, True)], ids=["gate on", "gate off"]
+)
 def test_sidecars_need_their_gate(gates: dict[str, bool] | None, rejected: bool) -> None:
     """v1.30 with SidecarContainers off refuses a pod with a restartable init container outright."""
     plugin = fit.NodeResourcesFit(NodeResourcesFitArgs(), features=feature_gates("1.30", gates))
@@ -215,8 +295,11 @@ def test_sidecars_need_their_gate(gates: dict[str, bool] | None, rejected: bool)
 def test_fit_checks_the_spec_of_a_pod_being_scheduled() -> None:
     """A status reporting larger container resources counts once the pod runs, not for its own fit."""
     raw = pod_dict("p", requests={"cpu": "1"})
-    raw["status"] = {"containerStatuses": [{"name": "c", "resources": {"requests": {"cpu": "3"}},
-                                            "allocatedResources": {"cpu": "3"}}]}
+    raw["status"] = {
+        "containerStatuses": [
+            {"name": "c", "resources": {"requests": {"cpu": "3"}}, "allocatedResources": {"cpu": "3"}}
+        ]
+    }
     p = Pod.from_dict(raw)
     assert (p.spec_requests["cpu"], p.requests["cpu"]) == (1000, 3000)
     snapshot = make_snapshot([node("n1", cpu="2")])

@@ -31,18 +31,32 @@ SKEW = (Code.UNSCHEDULABLE, pts.ERR_REASON_CONSTRAINTS_NOT_MATCH)
 
 
 # -- builders -------------------------------------------------------------------------------------------
-def node(name: str, labels: Mapping[str, str] | None = None, *, hostname: bool = True,
-         taints: Sequence[Mapping[str, str]] = ()) -> Node:
+def node(
+    name: str,
+    labels: Mapping[str, str] | None = None,
+    *,
+    hostname: bool = True,
+    taints: Sequence[Mapping[str, str]] = (),
+) -> Node:
     raw = node_dict(name, labels=labels, taints=taints)
     if not hostname:
         del raw["metadata"]["labels"][HOST]
     return Node.from_dict(raw)
 
 
-def pod(name: str, labels: Mapping[str, str] | None = None, *, on: str = "", ns: str = "default",
-        terminating: bool = False, spread: Sequence[Mapping[str, Any]] = (),
-        node_selector: Mapping[str, str] | None = None, affinity: Mapping[str, Any] | None = None,
-        tolerations: Sequence[Mapping[str, str]] = (), owner: Mapping[str, Any] | None = None) -> Pod:
+def pod(
+    name: str,
+    labels: Mapping[str, str] | None = None,
+    *,
+    on: str = "",
+    ns: str = "default",
+    terminating: bool = False,
+    spread: Sequence[Mapping[str, Any]] = (),
+    node_selector: Mapping[str, str] | None = None,
+    affinity: Mapping[str, Any] | None = None,
+    tolerations: Sequence[Mapping[str, str]] = (),
+    owner: Mapping[str, Any] | None = None,
+) -> Pod:
     spec: dict[str, Any] = {}
     if spread:
         spec["topologySpreadConstraints"] = [dict(c) for c in spread]
@@ -60,9 +74,17 @@ def pod(name: str, labels: Mapping[str, str] | None = None, *, on: str = "", ns:
     return Pod.from_dict(raw)
 
 
-def spread(max_skew: int, key: str, when: str, selector: Mapping[str, Any] | None = None, *,
-           min_domains: int | None = None, affinity_policy: str | None = None, taints_policy: str | None = None,
-           match_label_keys: Sequence[str] | None = None) -> dict[str, Any]:
+def spread(
+    max_skew: int,
+    key: str,
+    when: str,
+    selector: Mapping[str, Any] | None = None,
+    *,
+    min_domains: int | None = None,
+    affinity_policy: str | None = None,
+    taints_policy: str | None = None,
+    match_label_keys: Sequence[str] | None = None,
+) -> dict[str, Any]:
     c: dict[str, Any] = {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when}
     if selector is not None:
         c["labelSelector"] = dict(selector)
@@ -84,8 +106,9 @@ class FakeHandle:
         self.features = feature_gates(version)
 
 
-def make_plugin(snapshot: Snapshot, args: Any = None, listers: Listers | None = None,
-                version: str = "1.34") -> pts.PodTopologySpread:
+def make_plugin(
+    snapshot: Snapshot, args: Any = None, listers: Listers | None = None, version: str = "1.34"
+) -> pts.PodTopologySpread:
     return pts.new(args, as_handle(FakeHandle(snapshot, listers, version)))
 
 
@@ -108,8 +131,9 @@ def status_tuple(status: Status | None) -> Verdict:
     return None if status is None else (status.code, status.message)
 
 
-def run_filter(plugin: pts.PodTopologySpread, incoming: Pod, snapshot: Snapshot,
-               state: CycleState | None = None) -> dict[str, Verdict] | Status:
+def run_filter(
+    plugin: pts.PodTopologySpread, incoming: Pod, snapshot: Snapshot, state: CycleState | None = None
+) -> dict[str, Verdict] | Status:
     """Per-node verdicts (after PreFilter unless a state is given), asserting batch == per-node."""
     if state is None:
         state = CycleState()
@@ -127,8 +151,9 @@ def run_filter(plugin: pts.PodTopologySpread, incoming: Pod, snapshot: Snapshot,
     return out
 
 
-def run_score(plugin: pts.PodTopologySpread, incoming: Pod, snapshot: Snapshot,
-              filtered: Sequence[str] | None = None) -> dict[str, int] | Status:
+def run_score(
+    plugin: pts.PodTopologySpread, incoming: Pod, snapshot: Snapshot, filtered: Sequence[str] | None = None
+) -> dict[str, int] | Status:
     """Normalized scores of the filtered nodes, asserting batch == per-node."""
     names = [i.name for i in snapshot.node_infos] if filtered is None else list(filtered)
     nodes = snapshot.nodes(np.array([snapshot.index[n] for n in names], dtype=np.int64))
@@ -163,5 +188,9 @@ def zoned(**zones: str) -> list[Node]:
 
 def zone_nodes() -> list[Node]:
     """Two zones of two nodes: node-a, node-b in zone1; node-x, node-y in zone2."""
-    return [node("node-a", {ZONE: "zone1"}), node("node-b", {ZONE: "zone1"}),
-            node("node-x", {ZONE: "zone2"}), node("node-y", {ZONE: "zone2"})]
+    return [
+        node("node-a", {ZONE: "zone1"}),
+        node("node-b", {ZONE: "zone1"}),
+        node("node-x", {ZONE: "zone2"}),
+        node("node-y", {ZONE: "zone2"}),
+    ]

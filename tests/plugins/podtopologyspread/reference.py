@@ -72,8 +72,16 @@ def ref_constraints(plugin: pts.PodTopologySpread, incoming: Pod, action: str) -
             base = LabelSelector.from_dict({"matchLabels": extra})
             assert base is not None
             sel = LabelSelector(base.requirements + sel.requirements)
-        out.append({"key": c.topology_key, "skew": c.max_skew, "sel": sel, "min": c.min_domains or 1,
-                    "aff": c.node_affinity_policy != "Ignore", "taint": c.node_taints_policy == "Honor"})
+        out.append(
+            {
+                "key": c.topology_key,
+                "skew": c.max_skew,
+                "sel": sel,
+                "min": c.min_domains or 1,
+                "aff": c.node_affinity_policy != "Ignore",
+                "taint": c.node_taints_policy == "Honor",
+            }
+        )
     return out
 
 
@@ -146,8 +154,9 @@ class RefFilterState:
         return None
 
 
-def reference_scores(plugin: pts.PodTopologySpread, incoming: Pod, snapshot: Snapshot,
-                     filtered: Sequence[str], version: str) -> dict[str, int] | None:
+def reference_scores(
+    plugin: pts.PodTopologySpread, incoming: Pod, snapshot: Snapshot, filtered: Sequence[str], version: str
+) -> dict[str, int] | None:
     cs = ref_constraints(plugin, incoming, "ScheduleAnyway")
     if not cs:
         return None
@@ -170,8 +179,9 @@ def reference_scores(plugin: pts.PodTopologySpread, incoming: Pod, snapshot: Sna
             if pair not in counts:
                 counts[pair] = 0
                 sizes[i] += 1
-    weights = [pts.go_log(float((len(infos) - len(ignored) if c["key"] == HOST else sizes[i]) + 2))
-               for i, c in enumerate(cs)]
+    weights = [
+        pts.go_log(float((len(infos) - len(ignored) if c["key"] == HOST else sizes[i]) + 2)) for i, c in enumerate(cs)
+    ]
     for info in snapshot.node_infos:
         n = info.node
         assert n is not None
@@ -193,8 +203,11 @@ def reference_scores(plugin: pts.PodTopologySpread, incoming: Pod, snapshot: Sna
         total = 0.0
         for c, w, slot in zip(cs, weights, slots, strict=True):
             if c["key"] in n.labels:
-                cnt = (ref_count(info.pods, c, incoming.namespace) if c["key"] == HOST
-                       else counts[(slot, n.labels[c["key"]])])
+                cnt = (
+                    ref_count(info.pods, c, incoming.namespace)
+                    if c["key"] == HOST
+                    else counts[(slot, n.labels[c["key"]])]
+                )
                 total += float(cnt) * w + float(c["skew"] - 1)
         whole = math.floor(total)
         raw[n.name] = whole + (1 if total - whole >= 0.5 else 0)  # math.Round, half away from zero
@@ -219,13 +232,19 @@ def ref_normalize(raw: dict[str, int], ignored: set[str]) -> dict[str, int]:
 # -- random clusters ------------------------------------------------------------------------------------
 _KEYS = (ZONE, HOST, "rack")
 _SELECTORS: tuple[dict[str, Any] | None, ...] = (
-    None, {}, {"matchLabels": {"app": "a"}}, {"matchLabels": {"app": "b"}},
+    None,
+    {},
+    {"matchLabels": {"app": "a"}},
+    {"matchLabels": {"app": "b"}},
     {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
     {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["a"]}]},
     {"matchLabels": {"app": "a"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["x", "y"]}]},
 )
-_TAINTS = ({"key": "t1", "value": "v", "effect": "NoSchedule"}, {"key": "t2", "effect": "NoExecute"},
-           {"key": "t3", "effect": "PreferNoSchedule"})
+_TAINTS = (
+    {"key": "t1", "value": "v", "effect": "NoSchedule"},
+    {"key": "t2", "effect": "NoExecute"},
+    {"key": "t3", "effect": "PreferNoSchedule"},
+)
 
 
 def random_labels(rng: random.Random) -> dict[str, str]:
@@ -251,8 +270,16 @@ def random_cluster(rng: random.Random) -> tuple[list[Node], list[Pod]]:
             labels[pts.ZONE_LABEL] = rng.choice(("za", "zb", ""))
         taints = rng.sample(_TAINTS, rng.choice((0, 0, 1, 2)))
         nodes.append(node(f"n{i}", labels, hostname=rng.random() < 0.9, taints=taints))
-    pods = [pod(f"e{j}", random_labels(rng), on=rng.choice(nodes).name, ns=rng.choice(("default", "default", "ns1")),
-                terminating=rng.random() < 0.15) for j in range(rng.randint(0, 40))]
+    pods = [
+        pod(
+            f"e{j}",
+            random_labels(rng),
+            on=rng.choice(nodes).name,
+            ns=rng.choice(("default", "default", "ns1")),
+            terminating=rng.random() < 0.15,
+        )
+        for j in range(rng.randint(0, 40))
+    ]
     return nodes, pods
 
 
@@ -260,31 +287,57 @@ def random_incoming(rng: random.Random) -> Pod:
     constraints = []
     for _ in range(rng.choice((0, 1, 1, 2, 3))):
         when = rng.choice((DNS, SA))
-        constraints.append(spread(
-            rng.randint(1, 3), rng.choice(_KEYS), when, rng.choice(_SELECTORS),
-            min_domains=rng.choice((None, None, 1, 2, 4)) if when == DNS else None,
-            affinity_policy=rng.choice((None, "Honor", "Ignore")),
-            taints_policy=rng.choice((None, "Honor", "Ignore")),
-            match_label_keys=rng.choice((None, None, ["tier"], ["app", "tier"]))))
+        constraints.append(
+            spread(
+                rng.randint(1, 3),
+                rng.choice(_KEYS),
+                when,
+                rng.choice(_SELECTORS),
+                min_domains=rng.choice((None, None, 1, 2, 4)) if when == DNS else None,
+                affinity_policy=rng.choice((None, "Honor", "Ignore")),
+                taints_policy=rng.choice((None, "Honor", "Ignore")),
+                match_label_keys=rng.choice((None, None, ["tier"], ["app", "tier"])),
+            )
+        )
     kw: dict[str, Any] = {}
     r = rng.random()
     if r < 0.25:
         kw["node_selector"] = {"pool": "a"}
     elif r < 0.4:
-        kw["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "rack", "operator": "NotIn", "values": ["r1"]}]}]}}}
+        kw["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "rack", "operator": "NotIn", "values": ["r1"]}]}
+                    ]
+                }
+            }
+        }
     if rng.random() < 0.4:
         kw["tolerations"] = [{"key": "t1", "operator": "Exists"}]
     return pod("incoming", random_labels(rng), spread=constraints, **kw)
 
 
 def random_plugin(rng: random.Random, snapshot: Snapshot, version: str) -> pts.PodTopologySpread:
-    listers = listers_with(*[service(f"s{i}", sel) for i, sel in enumerate(
-        rng.sample(({"app": "a"}, {"tier": "x"}, {"app": "b"}, {}), rng.randint(0, 3)))])
+    listers = listers_with(
+        *[
+            service(f"s{i}", sel)
+            for i, sel in enumerate(rng.sample(({"app": "a"}, {"tier": "x"}, {"app": "b"}, {}), rng.randint(0, 3)))
+        ]
+    )
     if rng.random() < 0.3:
-        args = {"defaultingType": "List", "defaultConstraints": [
-            spread(rng.randint(1, 3), k, rng.choice((DNS, SA)), taints_policy=rng.choice((None, "Honor")),
-                   match_label_keys=rng.choice((None, ["tier"])))
-            for k in rng.sample(_KEYS, rng.randint(1, 3))]}
+        args = {
+            "defaultingType": "List",
+            "defaultConstraints": [
+                spread(
+                    rng.randint(1, 3),
+                    k,
+                    rng.choice((DNS, SA)),
+                    taints_policy=rng.choice((None, "Honor")),
+                    match_label_keys=rng.choice((None, ["tier"])),
+                )
+                for k in rng.sample(_KEYS, rng.randint(1, 3))
+            ],
+        }
         return make_plugin(snapshot, args, listers, version)
     return make_plugin(snapshot, None, listers, version)

@@ -53,7 +53,11 @@ def test_system_defaults_with_a_service() -> None:
     snapshot = make_snapshot(nodes, existing)
     plugin = make_plugin(snapshot, listers=listers_with(service("svc", {"foo": ""})))
     assert run_score(plugin, pod("p", {"foo": ""}), snapshot) == {
-        "node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100}
+        "node-a": 44,
+        "node-b": 66,
+        "node-c": 77,
+        "node-d": 100,
+    }
     # No hard default constraints.
     _, status = plugin.pre_filter(CycleState(), pod("p", {"foo": ""}))
     assert status is not None and status.code is Code.SKIP
@@ -61,8 +65,9 @@ def test_system_defaults_with_a_service() -> None:
 
 def test_system_defaults_need_a_selecting_object() -> None:
     snapshot = make_snapshot(hosts("node-a", "node-b"), pods_on({"node-a": 2}))
-    listers = listers_with(service("other", {"app": "x"}), service("other-ns", {"foo": ""}, ns="ns1"),
-                           service("no-selector", None))
+    listers = listers_with(
+        service("other", {"app": "x"}), service("other-ns", {"foo": ""}, ns="ns1"), service("no-selector", None)
+    )
     status = run_score(make_plugin(snapshot, listers=listers), pod("p", {"foo": ""}), snapshot)
     assert isinstance(status, Status) and status.code is Code.SKIP
 
@@ -80,8 +85,12 @@ def test_system_defaults_zone_counts_nodes_without_zone_under_empty_value() -> N
 
 
 def test_replica_set_owner_selector() -> None:
-    rs = {"kind": "ReplicaSet", "apiVersion": "apps/v1", "metadata": {"name": "web-rs", "namespace": "default"},
-          "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]}}}
+    rs = {
+        "kind": "ReplicaSet",
+        "apiVersion": "apps/v1",
+        "metadata": {"name": "web-rs", "namespace": "default"},
+        "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]}},
+    }
     owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-rs", "controller": True, "uid": "u"}
     snapshot = make_snapshot(hosts("node-a", "node-b"), pods_on({"node-a": 2}, {"app": "web"}))
     plugin = make_plugin(snapshot, listers=listers_with(rs))
@@ -96,25 +105,31 @@ def test_replica_set_owner_selector() -> None:
 
 
 def test_default_selector_merges_services_and_replication_controller() -> None:
-    rc = {"kind": "ReplicationController", "apiVersion": "v1", "metadata": {"name": "rc", "namespace": "default"},
-          "spec": {"selector": {"app": "db", "tier": "x"}}}
+    rc = {
+        "kind": "ReplicationController",
+        "apiVersion": "v1",
+        "metadata": {"name": "rc", "namespace": "default"},
+        "spec": {"selector": {"app": "db", "tier": "x"}},
+    }
     listers = listers_with(service("s1", {"app": "db"}), service("s2", {"role": "main"}), rc)
     owner = {"apiVersion": "v1", "kind": "ReplicationController", "name": "rc", "controller": True}
     sel = pts.default_selector(pod("p", {"app": "db", "role": "main", "tier": "x"}, owner=owner), listers)
-    assert {(r.key, next(iter(r.values))) for r in sel.requirements} == {("app", "db"), ("role", "main"),
-                                                                         ("tier", "x")}
+    assert {(r.key, next(iter(r.values))) for r in sel.requirements} == {("app", "db"), ("role", "main"), ("tier", "x")}
 
 
 def test_list_defaulting_uses_configured_constraints() -> None:
-    args = {"defaultingType": "List", "defaultConstraints": [
-        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": DNS},
-        {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": SA}]}
+    args = {
+        "defaultingType": "List",
+        "defaultConstraints": [
+            {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": DNS},
+            {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": SA},
+        ],
+    }
     nodes = [node("node-a", {ZONE: "zone1"}), node("node-x", {ZONE: "zone2"}), node("node-n")]
     snapshot = make_snapshot(nodes, pods_on({"node-a": 1}))
     plugin = make_plugin(snapshot, args, listers_with(service("svc", {"foo": ""})))
     assert not plugin.system_defaulted
-    assert run_filter(plugin, pod("p", {"foo": ""}), snapshot) == {
-        "node-a": SKEW, "node-x": None, "node-n": MISSING}
+    assert run_filter(plugin, pod("p", {"foo": ""}), snapshot) == {"node-a": SKEW, "node-x": None, "node-n": MISSING}
     # The soft default is on the hostname only, which node-n has.
     assert run_score(plugin, pod("p", {"foo": ""}), snapshot) == {"node-a": 0, "node-x": 100, "node-n": 100}
     # Bare pods (no selecting object) get no default constraints.
@@ -123,13 +138,20 @@ def test_list_defaulting_uses_configured_constraints() -> None:
     assert status is not None and status.code is Code.SKIP
 
 
-@pytest.mark.parametrize(("constraint", "field"), [
-    ({"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": DNS, "minDomains": 0},
-     "args.defaultConstraints[0].minDomains"),
-    ({"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": DNS, "nodeTaintsPolicy": "Sometimes"},
-     "args.defaultConstraints[0].nodeTaintsPolicy"),
-    ({"maxSkew": 0, "topologyKey": ZONE, "whenUnsatisfiable": DNS}, "args.defaultConstraints[0].maxSkew"),
-])
+@pytest.mark.parametrize(
+    ("constraint", "field"),
+    [
+        (
+            {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": DNS, "minDomains": 0},
+            "args.defaultConstraints[0].minDomains",
+        ),
+        (
+            {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": DNS, "nodeTaintsPolicy": "Sometimes"},
+            "args.defaultConstraints[0].nodeTaintsPolicy",
+        ),
+        ({"maxSkew": 0, "topologyKey": ZONE, "whenUnsatisfiable": DNS}, "args.defaultConstraints[0].maxSkew"),
+    ],
+)
 def test_bad_default_constraints_fail_at_factory_time(constraint: dict[str, Any], field: str) -> None:
     with pytest.raises(ConfigError) as err:
         pts.new({"defaultingType": "List", "defaultConstraints": [constraint]}, as_handle(FakeHandle(Snapshot())))
@@ -144,6 +166,7 @@ def test_protocols_and_events() -> None:
     plugin.handle.features = V130.features  # v1.30's registrations; v1.34's: test_podtopologyspread_hints.py
     assert list(plugin.events_to_register()) == [
         ClusterEvent("Pod", ActionType.ALL),
-        ClusterEvent("Node", ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
-                     | ActionType.UPDATE_NODE_TAINT),
+        ClusterEvent(
+            "Node", ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+        ),
     ]

@@ -47,135 +47,266 @@ def _spread_2_1_0_3(**kw: Any) -> list[Pod]:
 
 
 FILTER_CASES: list[tuple[str, Pod, list[Node], list[Pod], dict[str, Verdict]]] = [
-    ("no existing pods", pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]), zone_nodes(), [],
-     {"node-a": None, "node-b": None, "node-x": None, "node-y": None}),
-    ("no existing pods, incoming pod doesn't match itself",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, BAR)]), zone_nodes(), [],
-     {"node-a": None, "node-b": None, "node-x": None, "node-y": None}),
-    ("existing pods in a different namespace do not count",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]), zone_nodes(),
-     [pod("p-a1", {"foo": ""}, on="node-a", ns="ns1"), pod("p-a2", {"foo": ""}, on="node-a", ns="ns2"),
-      pod("p-x1", {"foo": ""}, on="node-x"), pod("p-y1", {"foo": ""}, on="node-y")],
-     {"node-a": None, "node-b": None, "node-x": SKEW, "node-y": SKEW}),
-    ("pods spread across zones as 1/2",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]), zone_nodes(),
-     [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-x1", {"foo": ""}, on="node-x"),
-      pod("p-y1", {"foo": ""}, on="node-y")],
-     {"node-a": None, "node-b": None, "node-x": SKEW, "node-y": SKEW}),
-    ("terminating pods are not counted",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]), zone_nodes(),
-     [pod("p-a1", {"foo": ""}, on="node-a", terminating=True), pod("p-a2", {"foo": ""}, on="node-a"),
-      pod("p-x1", {"foo": ""}, on="node-x")],
-     {"node-a": None, "node-b": None, "node-x": None, "node-y": None}),
-    ("all nodes lack the topology key",
-     pod("p", {"foo": ""}, spread=[spread(1, "rack", DNS, FOO)]), zone_nodes(), [],
-     {"node-a": MISSING, "node-b": MISSING, "node-x": MISSING, "node-y": MISSING}),
-    ("nodes lacking the key are rejected and their pods not counted",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
-     [node("node-a", {ZONE: "zone1"}), node("node-b"), node("node-x", {ZONE: "zone2"})],
-     [pod("p-b1", {"foo": ""}, on="node-b"), pod("p-b2", {"foo": ""}, on="node-b"),
-      pod("p-a1", {"foo": ""}, on="node-a")],
-     {"node-a": SKEW, "node-b": MISSING, "node-x": None}),
-    ("pods spread across nodes as 2/1/0/3, only node-x fits",
-     pod("p", {"foo": ""}, spread=[spread(1, HOST, DNS, FOO)]), zone_nodes(), _spread_2_1_0_3(),
-     {"node-a": SKEW, "node-b": SKEW, "node-x": None, "node-y": SKEW}),
-    ("pods spread across nodes as 2/1/0/3, maxSkew is 2",
-     pod("p", {"foo": ""}, spread=[spread(2, HOST, DNS, FOO)]), zone_nodes(), _spread_2_1_0_3(),
-     {"node-a": SKEW, "node-b": None, "node-x": None, "node-y": SKEW}),
-    ("pods spread across nodes as 2/1/0/3, incoming pod doesn't match itself",
-     pod("p", {"bar": ""}, spread=[spread(1, HOST, DNS, FOO)]), zone_nodes(), _spread_2_1_0_3(),
-     {"node-a": SKEW, "node-b": None, "node-x": None, "node-y": SKEW}),
-    ("two constraints on zone and node, spreads = [3/3, 2/1/0/3]",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO), spread(1, HOST, DNS, FOO)]), zone_nodes(),
-     _spread_2_1_0_3(), {"node-a": SKEW, "node-b": SKEW, "node-x": None, "node-y": SKEW}),
-    ("constraints are checked in order; nodes lacking any key are no domain",
-     pod("p", {"foo": ""}, spread=[spread(1, HOST, DNS, FOO), spread(1, "rack", DNS, FOO)]),
-     [node("node-a", {"rack": "r1"}), node("node-b", {"rack": "r2"}), node("node-c")],
-     [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-c1", {"foo": ""}, on="node-c"),
-      pod("p-c2", {"foo": ""}, on="node-c")],
-     {"node-a": SKEW, "node-b": None, "node-c": MISSING}),
-    ("empty selector counts no existing pod but matches the incoming one",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, {})]), zone_nodes(),
-     [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-a2", {"foo": ""}, on="node-a")],
-     {"node-a": None, "node-b": None, "node-x": None, "node-y": None}),
-    ("null selector counts nothing",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, None)]), zone_nodes(),
-     [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-a2", {"foo": ""}, on="node-a")],
-     {"node-a": None, "node-b": None, "node-x": None, "node-y": None}),
-    ("minDomains above the domain count makes the global minimum 0",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO, min_domains=3)]), zone_nodes(),
-     [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-x1", {"foo": ""}, on="node-x")],
-     {"node-a": SKEW, "node-b": SKEW, "node-x": SKEW, "node-y": SKEW}),
-    ("minDomains equal to the domain count keeps the real minimum",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO, min_domains=2)]), zone_nodes(),
-     [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-x1", {"foo": ""}, on="node-x")],
-     {"node-a": None, "node-b": None, "node-x": None, "node-y": None}),
-    ("nodeAffinityPolicy Honor: nodes outside the pod's selector are no domain",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)], node_selector={"pool": "main"}),
-     [node("node-a", {ZONE: "zone1", "pool": "main"}), node("node-x", {ZONE: "zone2"})],
-     [pod("p-a1", {"foo": ""}, on="node-a")], {"node-a": None, "node-x": None}),
-    ("nodeAffinityPolicy Ignore: every node with the key is a domain",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO, affinity_policy="Ignore")],
-         node_selector={"pool": "main"}),
-     [node("node-a", {ZONE: "zone1", "pool": "main"}), node("node-x", {ZONE: "zone2"})],
-     [pod("p-a1", {"foo": ""}, on="node-a")], {"node-a": SKEW, "node-x": None}),
-    ("nodeAffinityPolicy Honor with required node affinity",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)], affinity={"nodeAffinity": {
-         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-             {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["main"]}]}]}}}),
-     [node("node-a", {ZONE: "zone1", "pool": "main"}), node("node-x", {ZONE: "zone2"})],
-     [pod("p-a1", {"foo": ""}, on="node-a")], {"node-a": None, "node-x": None}),
-    ("nodeTaintsPolicy Ignore (default): tainted nodes are domains",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
-     [node("node-a", {ZONE: "zone1"}), node("node-x", {ZONE: "zone2"},
-                                            taints=[{"key": "t", "value": "v", "effect": "NoSchedule"}])],
-     [pod("p-a1", {"foo": ""}, on="node-a")], {"node-a": SKEW, "node-x": None}),
-    ("nodeTaintsPolicy Honor: untolerated tainted nodes are no domain",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO, taints_policy="Honor")]),
-     [node("node-a", {ZONE: "zone1"}), node("node-x", {ZONE: "zone2"},
-                                            taints=[{"key": "t", "value": "v", "effect": "NoSchedule"}])],
-     [pod("p-a1", {"foo": ""}, on="node-a")], {"node-a": None, "node-x": None}),
-    ("nodeTaintsPolicy Honor: a tolerated taint keeps the domain",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO, taints_policy="Honor")],
-         tolerations=[{"key": "t", "operator": "Exists"}]),
-     [node("node-a", {ZONE: "zone1"}), node("node-x", {ZONE: "zone2"},
-                                            taints=[{"key": "t", "value": "v", "effect": "NoSchedule"}])],
-     [pod("p-a1", {"foo": ""}, on="node-a")], {"node-a": SKEW, "node-x": None}),
-    ("no eligible domain for the key: the constraint is skipped",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)], node_selector={"pool": "none"}),
-     [node("node-a", {ZONE: "zone1"}), node("node-x", {ZONE: "zone2"}), node("node-n")],
-     [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-a2", {"foo": ""}, on="node-a")],
-     {"node-a": None, "node-x": None, "node-n": MISSING}),
-    ("matchLabelKeys ANDs the pod's value into the selector",
-     pod("p", {"foo": "", "rev": "2"}, spread=[spread(1, ZONE, DNS, FOO, match_label_keys=["rev", "absent"])]),
-     zone_nodes(),
-     [pod("p-a1", {"foo": "", "rev": "1"}, on="node-a"), pod("p-a2", {"foo": "", "rev": "1"}, on="node-a"),
-      pod("p-x1", {"foo": "", "rev": "2"}, on="node-x")],
-     {"node-a": None, "node-b": None, "node-x": SKEW, "node-y": SKEW}),
-    ("matchLabelKeys on an empty selector makes it count",
-     pod("p", {"foo": "", "rev": "2"}, spread=[spread(1, ZONE, DNS, {}, match_label_keys=["rev"])]),
-     zone_nodes(), [pod("p-x1", {"rev": "2"}, on="node-x")],
-     {"node-a": None, "node-b": None, "node-x": SKEW, "node-y": SKEW}),
-    ("matchLabelKeys leaves a null selector null",
-     pod("p", {"foo": "", "rev": "2"}, spread=[spread(1, ZONE, DNS, None, match_label_keys=["rev"])]),
-     zone_nodes(), [pod("p-x1", {"rev": "2"}, on="node-x"), pod("p-x2", {"rev": "2"}, on="node-x")],
-     {"node-a": None, "node-b": None, "node-x": None, "node-y": None}),
-    ("zero-count domains are domains",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
-     [node("node-a", {ZONE: "zone1"}), node("node-x", {ZONE: "zone2"}), node("node-z", {ZONE: "zone3"})],
-     [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-x1", {"foo": ""}, on="node-x")],
-     {"node-a": SKEW, "node-x": SKEW, "node-z": None}),
-    ("an empty label value is a domain of its own",
-     pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
-     [node("node-a", {ZONE: "zone1"}), node("node-e", {ZONE: ""})],
-     [pod("p-a1", {"foo": ""}, on="node-a")], {"node-a": SKEW, "node-e": None}),
+    (
+        "no existing pods",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
+        zone_nodes(),
+        [],
+        {"node-a": None, "node-b": None, "node-x": None, "node-y": None},
+    ),
+    (
+        "no existing pods, incoming pod doesn't match itself",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, BAR)]),
+        zone_nodes(),
+        [],
+        {"node-a": None, "node-b": None, "node-x": None, "node-y": None},
+    ),
+    (
+        "existing pods in a different namespace do not count",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
+        zone_nodes(),
+        [
+            pod("p-a1", {"foo": ""}, on="node-a", ns="ns1"),
+            pod("p-a2", {"foo": ""}, on="node-a", ns="ns2"),
+            pod("p-x1", {"foo": ""}, on="node-x"),
+            pod("p-y1", {"foo": ""}, on="node-y"),
+        ],
+        {"node-a": None, "node-b": None, "node-x": SKEW, "node-y": SKEW},
+    ),
+    (
+        "pods spread across zones as 1/2",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
+        zone_nodes(),
+        [
+            pod("p-a1", {"foo": ""}, on="node-a"),
+            pod("p-x1", {"foo": ""}, on="node-x"),
+            pod("p-y1", {"foo": ""}, on="node-y"),
+        ],
+        {"node-a": None, "node-b": None, "node-x": SKEW, "node-y": SKEW},
+    ),
+    (
+        "terminating pods are not counted",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
+        zone_nodes(),
+        [
+            pod("p-a1", {"foo": ""}, on="node-a", terminating=True),
+            pod("p-a2", {"foo": ""}, on="node-a"),
+            pod("p-x1", {"foo": ""}, on="node-x"),
+        ],
+        {"node-a": None, "node-b": None, "node-x": None, "node-y": None},
+    ),
+    (
+        "all nodes lack the topology key",
+        pod("p", {"foo": ""}, spread=[spread(1, "rack", DNS, FOO)]),
+        zone_nodes(),
+        [],
+        {"node-a": MISSING, "node-b": MISSING, "node-x": MISSING, "node-y": MISSING},
+    ),
+    (
+        "nodes lacking the key are rejected and their pods not counted",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
+        [node("node-a", {ZONE: "zone1"}), node("node-b"), node("node-x", {ZONE: "zone2"})],
+        [
+            pod("p-b1", {"foo": ""}, on="node-b"),
+            pod("p-b2", {"foo": ""}, on="node-b"),
+            pod("p-a1", {"foo": ""}, on="node-a"),
+        ],
+        {"node-a": SKEW, "node-b": MISSING, "node-x": None},
+    ),
+    (
+        "pods spread across nodes as 2/1/0/3, only node-x fits",
+        pod("p", {"foo": ""}, spread=[spread(1, HOST, DNS, FOO)]),
+        zone_nodes(),
+        _spread_2_1_0_3(),
+        {"node-a": SKEW, "node-b": SKEW, "node-x": None, "node-y": SKEW},
+    ),
+    (
+        "pods spread across nodes as 2/1/0/3, maxSkew is 2",
+        pod("p", {"foo": ""}, spread=[spread(2, HOST, DNS, FOO)]),
+        zone_nodes(),
+        _spread_2_1_0_3(),
+        {"node-a": SKEW, "node-b": None, "node-x": None, "node-y": SKEW},
+    ),
+    (
+        "pods spread across nodes as 2/1/0/3, incoming pod doesn't match itself",
+        pod("p", {"bar": ""}, spread=[spread(1, HOST, DNS, FOO)]),
+        zone_nodes(),
+        _spread_2_1_0_3(),
+        {"node-a": SKEW, "node-b": None, "node-x": None, "node-y": SKEW},
+    ),
+    (
+        "two constraints on zone and node, spreads = [3/3, 2/1/0/3]",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO), spread(1, HOST, DNS, FOO)]),
+        zone_nodes(),
+        _spread_2_1_0_3(),
+        {"node-a": SKEW, "node-b": SKEW, "node-x": None, "node-y": SKEW},
+    ),
+    (
+        "constraints are checked in order; nodes lacking any key are no domain",
+        pod("p", {"foo": ""}, spread=[spread(1, HOST, DNS, FOO), spread(1, "rack", DNS, FOO)]),
+        [node("node-a", {"rack": "r1"}), node("node-b", {"rack": "r2"}), node("node-c")],
+        [
+            pod("p-a1", {"foo": ""}, on="node-a"),
+            pod("p-c1", {"foo": ""}, on="node-c"),
+            pod("p-c2", {"foo": ""}, on="node-c"),
+        ],
+        {"node-a": SKEW, "node-b": None, "node-c": MISSING},
+    ),
+    (
+        "empty selector counts no existing pod but matches the incoming one",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, {})]),
+        zone_nodes(),
+        [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-a2", {"foo": ""}, on="node-a")],
+        {"node-a": None, "node-b": None, "node-x": None, "node-y": None},
+    ),
+    (
+        "null selector counts nothing",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, None)]),
+        zone_nodes(),
+        [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-a2", {"foo": ""}, on="node-a")],
+        {"node-a": None, "node-b": None, "node-x": None, "node-y": None},
+    ),
+    (
+        "minDomains above the domain count makes the global minimum 0",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO, min_domains=3)]),
+        zone_nodes(),
+        [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-x1", {"foo": ""}, on="node-x")],
+        {"node-a": SKEW, "node-b": SKEW, "node-x": SKEW, "node-y": SKEW},
+    ),
+    (
+        "minDomains equal to the domain count keeps the real minimum",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO, min_domains=2)]),
+        zone_nodes(),
+        [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-x1", {"foo": ""}, on="node-x")],
+        {"node-a": None, "node-b": None, "node-x": None, "node-y": None},
+    ),
+    (
+        "nodeAffinityPolicy Honor: nodes outside the pod's selector are no domain",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)], node_selector={"pool": "main"}),
+        [node("node-a", {ZONE: "zone1", "pool": "main"}), node("node-x", {ZONE: "zone2"})],
+        [pod("p-a1", {"foo": ""}, on="node-a")],
+        {"node-a": None, "node-x": None},
+    ),
+    (
+        "nodeAffinityPolicy Ignore: every node with the key is a domain",
+        pod(
+            "p",
+            {"foo": ""},
+            spread=[spread(1, ZONE, DNS, FOO, affinity_policy="Ignore")],
+            node_selector={"pool": "main"},
+        ),
+        [node("node-a", {ZONE: "zone1", "pool": "main"}), node("node-x", {ZONE: "zone2"})],
+        [pod("p-a1", {"foo": ""}, on="node-a")],
+        {"node-a": SKEW, "node-x": None},
+    ),
+    (
+        "nodeAffinityPolicy Honor with required node affinity",
+        pod(
+            "p",
+            {"foo": ""},
+            spread=[spread(1, ZONE, DNS, FOO)],
+            affinity={
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["main"]}]}
+                        ]
+                    }
+                }
+            },
+        ),
+        [node("node-a", {ZONE: "zone1", "pool": "main"}), node("node-x", {ZONE: "zone2"})],
+        [pod("p-a1", {"foo": ""}, on="node-a")],
+        {"node-a": None, "node-x": None},
+    ),
+    (
+        "nodeTaintsPolicy Ignore (default): tainted nodes are domains",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
+        [
+            node("node-a", {ZONE: "zone1"}),
+            node("node-x", {ZONE: "zone2"}, taints=[{"key": "t", "value": "v", "effect": "NoSchedule"}]),
+        ],
+        [pod("p-a1", {"foo": ""}, on="node-a")],
+        {"node-a": SKEW, "node-x": None},
+    ),
+    (
+        "nodeTaintsPolicy Honor: untolerated tainted nodes are no domain",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO, taints_policy="Honor")]),
+        [
+            node("node-a", {ZONE: "zone1"}),
+            node("node-x", {ZONE: "zone2"}, taints=[{"key": "t", "value": "v", "effect": "NoSchedule"}]),
+        ],
+        [pod("p-a1", {"foo": ""}, on="node-a")],
+        {"node-a": None, "node-x": None},
+    ),
+    (
+        "nodeTaintsPolicy Honor: a tolerated taint keeps the domain",
+        pod(
+            "p",
+            {"foo": ""},
+            spread=[spread(1, ZONE, DNS, FOO, taints_policy="Honor")],
+            tolerations=[{"key": "t", "operator": "Exists"}],
+        ),
+        [
+            node("node-a", {ZONE: "zone1"}),
+            node("node-x", {ZONE: "zone2"}, taints=[{"key": "t", "value": "v", "effect": "NoSchedule"}]),
+        ],
+        [pod("p-a1", {"foo": ""}, on="node-a")],
+        {"node-a": SKEW, "node-x": None},
+    ),
+    (
+        "no eligible domain for the key: the constraint is skipped",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)], node_selector={"pool": "none"}),
+        [node("node-a", {ZONE: "zone1"}), node("node-x", {ZONE: "zone2"}), node("node-n")],
+        [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-a2", {"foo": ""}, on="node-a")],
+        {"node-a": None, "node-x": None, "node-n": MISSING},
+    ),
+    (
+        "matchLabelKeys ANDs the pod's value into the selector",
+        pod("p", {"foo": "", "rev": "2"}, spread=[spread(1, ZONE, DNS, FOO, match_label_keys=["rev", "absent"])]),
+        zone_nodes(),
+        [
+            pod("p-a1", {"foo": "", "rev": "1"}, on="node-a"),
+            pod("p-a2", {"foo": "", "rev": "1"}, on="node-a"),
+            pod("p-x1", {"foo": "", "rev": "2"}, on="node-x"),
+        ],
+        {"node-a": None, "node-b": None, "node-x": SKEW, "node-y": SKEW},
+    ),
+    (
+        "matchLabelKeys on an empty selector makes it count",
+        pod("p", {"foo": "", "rev": "2"}, spread=[spread(1, ZONE, DNS, {}, match_label_keys=["rev"])]),
+        zone_nodes(),
+        [pod("p-x1", {"rev": "2"}, on="node-x")],
+        {"node-a": None, "node-b": None, "node-x": SKEW, "node-y": SKEW},
+    ),
+    (
+        "matchLabelKeys leaves a null selector null",
+        pod("p", {"foo": "", "rev": "2"}, spread=[spread(1, ZONE, DNS, None, match_label_keys=["rev"])]),
+        zone_nodes(),
+        [pod("p-x1", {"rev": "2"}, on="node-x"), pod("p-x2", {"rev": "2"}, on="node-x")],
+        {"node-a": None, "node-b": None, "node-x": None, "node-y": None},
+    ),
+    (
+        "zero-count domains are domains",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
+        [node("node-a", {ZONE: "zone1"}), node("node-x", {ZONE: "zone2"}), node("node-z", {ZONE: "zone3"})],
+        [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-x1", {"foo": ""}, on="node-x")],
+        {"node-a": SKEW, "node-x": SKEW, "node-z": None},
+    ),
+    (
+        "an empty label value is a domain of its own",
+        pod("p", {"foo": ""}, spread=[spread(1, ZONE, DNS, FOO)]),
+        [node("node-a", {ZONE: "zone1"}), node("node-e", {ZONE: ""})],
+        [pod("p-a1", {"foo": ""}, on="node-a")],
+        {"node-a": SKEW, "node-e": None},
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "incoming", "nodes", "existing", "want"), FILTER_CASES,
-                         ids=[c[0] for c in FILTER_CASES])
-def test_filter(name: str, incoming: Pod, nodes: list[Node], existing: list[Pod],
-                want: dict[str, Verdict]) -> None:
+@pytest.mark.parametrize(
+    ("name", "incoming", "nodes", "existing", "want"), FILTER_CASES, ids=[c[0] for c in FILTER_CASES]
+)
+def test_filter(name: str, incoming: Pod, nodes: list[Node], existing: list[Pod], want: dict[str, Verdict]) -> None:
     snapshot = make_snapshot(nodes, existing)
     got = run_filter(make_plugin(snapshot), incoming, snapshot)
     assert got == want
@@ -185,14 +316,25 @@ def test_filter(name: str, incoming: Pod, nodes: list[Node], existing: list[Pod]
 # handed). v1.30 keyed counts by topology key: on each node the later constraint that includes the
 # node sets the pair's count, so the first constraint (foo) is checked against bar counts. v1.34
 # counts each constraint on its own.
-@pytest.mark.parametrize(("version", "want"), [("1.30", {"node-a": None, "node-x": SKEW}),
-                                                ("1.34", {"node-a": SKEW, "node-x": None})])
+@pytest.mark.parametrize(
+    ("version", "want"), [("1.30", {"node-a": None, "node-x": SKEW}), ("1.34", {"node-a": SKEW, "node-x": None})]
+)
 def test_filter_constraints_sharing_a_key(version: str, want: dict[str, Verdict]) -> None:
-    incoming = pod("p", {"foo": "", "bar": ""}, node_selector={"pool": "a"},
-                   spread=[spread(1, ZONE, DNS, FOO), spread(5, ZONE, DNS, BAR, affinity_policy="Ignore")])
+    incoming = pod(
+        "p",
+        {"foo": "", "bar": ""},
+        node_selector={"pool": "a"},
+        spread=[spread(1, ZONE, DNS, FOO), spread(5, ZONE, DNS, BAR, affinity_policy="Ignore")],
+    )
     nodes = [node("node-a", {ZONE: "zone1", "pool": "a"}), node("node-x", {ZONE: "zone2", "pool": "a"})]
-    snapshot = make_snapshot(nodes, [pod("p-a1", {"foo": ""}, on="node-a"), pod("p-a2", {"foo": ""}, on="node-a"),
-                                     pod("p-x1", {"bar": ""}, on="node-x")])
+    snapshot = make_snapshot(
+        nodes,
+        [
+            pod("p-a1", {"foo": ""}, on="node-a"),
+            pod("p-a2", {"foo": ""}, on="node-a"),
+            pod("p-x1", {"bar": ""}, on="node-x"),
+        ],
+    )
     assert run_filter(make_plugin(snapshot, version=version), incoming, snapshot) == want
 
 
@@ -247,20 +389,32 @@ def test_add_and_remove_pod_update_a_clone_only() -> None:
     ext = plugin.pre_filter_extensions()
     assert ext.add_pod(clone, incoming, pod("n1", {"foo": ""}, on="node-x"), info_x) is None
     assert run_filter(plugin, incoming, snapshot, clone) == {
-        "node-a": None, "node-b": None, "node-x": SKEW, "node-y": SKEW}
+        "node-a": None,
+        "node-b": None,
+        "node-x": SKEW,
+        "node-y": SKEW,
+    }
     # Other namespaces and non-matching pods change nothing.
     info_a = snapshot.node_infos[snapshot.index["node-a"]]
     ext.add_pod(clone, incoming, pod("n2", {"foo": ""}, on="node-a", ns="other"), info_a)
     ext.add_pod(clone, incoming, pod("n3", {"bar": ""}, on="node-a"), info_a)
     assert run_filter(plugin, incoming, snapshot, clone) == {
-        "node-a": None, "node-b": None, "node-x": SKEW, "node-y": SKEW}
+        "node-a": None,
+        "node-b": None,
+        "node-x": SKEW,
+        "node-y": SKEW,
+    }
     # The original state is untouched.
     assert run_filter(plugin, incoming, snapshot, state) == dict.fromkeys(("node-a", "node-b", "node-x", "node-y"))
     info_a = snapshot.node_infos[snapshot.index["node-a"]]
     assert ext.remove_pod(clone, incoming, existing[0], info_a) is None
     # zone1 now 0, zone2 2: zone2 nodes exceed the skew, zone1 still fits.
     assert run_filter(plugin, incoming, snapshot, clone) == {
-        "node-a": None, "node-b": None, "node-x": SKEW, "node-y": SKEW}
+        "node-a": None,
+        "node-b": None,
+        "node-x": SKEW,
+        "node-y": SKEW,
+    }
 
 
 def test_add_pod_on_node_missing_a_key_is_ignored() -> None:
@@ -307,12 +461,24 @@ def test_critical_paths_update() -> None:
 
 
 # -- conformance replay ---------------------------------------------------------------------------------
-_LIST_ARGS = {"defaultingType": "List", "defaultConstraints": [
-    {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": DNS},
-    {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": SA}]}
-PTS_SCENARIOS = ["pts-default-constraints-list", "pts-hostname-maxskew2", "pts-match-label-keys",
-                 "pts-min-domains", "pts-missing-topology-key", "pts-multi-constraints",
-                 "pts-node-affinity-policy", "pts-schedule-anyway", "pts-zone-maxskew1"]
+_LIST_ARGS = {
+    "defaultingType": "List",
+    "defaultConstraints": [
+        {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": DNS},
+        {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": SA},
+    ],
+}
+PTS_SCENARIOS = [
+    "pts-default-constraints-list",
+    "pts-hostname-maxskew2",
+    "pts-match-label-keys",
+    "pts-min-domains",
+    "pts-missing-topology-key",
+    "pts-multi-constraints",
+    "pts-node-affinity-policy",
+    "pts-schedule-anyway",
+    "pts-zone-maxskew1",
+]
 
 
 def _factory(scenario: str, version: str) -> Any:
@@ -326,7 +492,6 @@ def test_conformance_filter(scenario: str, version: str) -> None:
     if not scenario_available(scenario, version):
         pytest.skip(f"no recording of {scenario} by v{version}")
     assert check_filter_conformance(scenario, _factory(scenario, version), pts.NAME, version) > 0
-
 
 
 @pytest.mark.parametrize("version", ["1.30", "1.34"])
@@ -355,7 +520,8 @@ def _two_smallest_ok(plugin_paths: list[list[Any]], ref: RefFilterState, slot: A
     values = sorted(k for (ss, _), k in ref.pairs.items() if ss == slot)
     want = [*values[:2], 2**31 - 1, 2**31 - 1][:2]
     return [int(p[1]) for p in plugin_paths] == want and all(
-        p[1] == 2**31 - 1 or ref.pairs.get((slot, p[0])) == p[1] for p in plugin_paths)
+        p[1] == 2**31 - 1 or ref.pairs.get((slot, p[0])) == p[1] for p in plugin_paths
+    )
 
 
 @pytest.mark.parametrize("version", ["1.30", "1.34"])
@@ -381,8 +547,13 @@ def test_random_add_remove_match_reference(version: str) -> None:
             info = rng.choice(snapshot.node_infos)
             assert info.node is not None
             if rng.random() < 0.6 or not info.pods:
-                other = pod(f"x{step}", random_labels(rng), on=info.name, ns=rng.choice(("default", "ns1")),
-                            terminating=rng.random() < 0.2)
+                other = pod(
+                    f"x{step}",
+                    random_labels(rng),
+                    on=info.name,
+                    ns=rng.choice(("default", "ns1")),
+                    terminating=rng.random() < 0.2,
+                )
                 assert plugin.add_pod(clone, incoming, other, info) is None
                 ref.update(incoming, other, info.node, 1)
             else:

@@ -49,8 +49,9 @@ def test_unknown_workload_is_an_error() -> None:
 
 
 # -- lifetimes -------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("text", "mean"), [("const:90s", 90), ("exp:10m", 600), ("uniform:1m:3m", 120),
-                                            ("lognormal:1m:0", 60)])
+@pytest.mark.parametrize(
+    ("text", "mean"), [("const:90s", 90), ("exp:10m", 600), ("uniform:1m:3m", 120), ("lognormal:1m:0", 60)]
+)
 def test_distributions_have_their_mean(text: str, mean: float) -> None:
     dist = parse_distribution(text)
     assert dist.mean == pytest.approx(mean)
@@ -82,8 +83,14 @@ def test_rate_for_a_target_utilisation_follows_littles_law() -> None:
 
 
 def test_poisson_scenario_reaches_about_the_target_utilisation() -> None:
-    objects = poisson_objects([NodeShape(20, cpu="4")], 3000, utilisation=0.5, lifetime="exp:5m",
-                              shapes=[PodShape(cpu="500m"), PodShape(cpu="1", weight=0.5)], seed=1)
+    objects = poisson_objects(
+        [NodeShape(20, cpu="4")],
+        3000,
+        utilisation=0.5,
+        lifetime="exp:5m",
+        shapes=[PodShape(cpu="500m"), PodShape(cpu="1", weight=0.5)],
+        seed=1,
+    )
     r = simulate(list(objects))
     assert r.timed and r.completed == 3000
     assert r.series is not None
@@ -132,14 +139,18 @@ def test_the_openb_sample_simulates(tmp_path: Path) -> None:
         key = f"default/{pod['metadata']['name']}"
         affinity = pod["spec"].get("affinity")
         if key in bound and affinity:
-            wanted = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-                "nodeSelectorTerms"][0]["matchExpressions"][0]["values"]
+            wanted = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+                "matchExpressions"
+            ][0]["values"]
             assert models[bound[key]] in wanted
 
 
 def test_openb_limit_keeps_the_earliest_pods() -> None:
     assert [p["metadata"]["name"] for p in openb_pods(PODS_CSV, limit=3)] == [
-        "openb-pod-0000", "openb-pod-0001", "openb-pod-0002"]
+        "openb-pod-0000",
+        "openb-pod-0001",
+        "openb-pod-0002",
+    ]
 
 
 def test_a_broken_trace_names_file_line_and_column(tmp_path: Path) -> None:
@@ -156,16 +167,50 @@ def test_a_broken_trace_names_file_line_and_column(tmp_path: Path) -> None:
 # -- CLI -------------------------------------------------------------------------------------------
 def test_generate_cli_writes_scenarios_that_simulate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "poisson"
-    assert main(["generate", "poisson", "--node-shape", "5:cpu=2,memory=8Gi", "--pods", "50",
-                 "--lifetime", "const:1m", "--utilisation", "0.5", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "poisson",
+                "--node-shape",
+                "5:cpu=2,memory=8Gi",
+                "--pods",
+                "50",
+                "--lifetime",
+                "const:1m",
+                "--utilisation",
+                "0.5",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "5 objects in nodes.yaml, 50 objects in pods.yaml" in capsys.readouterr().out
     assert len(load_manifests([out])) == 55
     assert main(["simulate", str(out)]) == 0
     assert "Scheduled 50/50" in capsys.readouterr().out
-    assert main(["generate", "perf", "--nodes", "10", "--existing", "5", "--pods", "20", "-o",
-                 str(tmp_path / "perf")]) == 0
-    assert main(["generate", "openb", "--node-list", str(NODES_CSV), "--pod-list", str(PODS_CSV),
-                 "--limit", "5", "-o", str(tmp_path / "openb")]) == 0
+    assert (
+        main(["generate", "perf", "--nodes", "10", "--existing", "5", "--pods", "20", "-o", str(tmp_path / "perf")])
+        == 0
+    )
+    assert (
+        main(
+            [
+                "generate",
+                "openb",
+                "--node-list",
+                str(NODES_CSV),
+                "--pod-list",
+                str(PODS_CSV),
+                "--limit",
+                "5",
+                "-o",
+                str(tmp_path / "openb"),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["simulate", str(tmp_path / "openb")]) == 0
     assert "pending pods" in capsys.readouterr().out
@@ -174,17 +219,30 @@ def test_generate_cli_writes_scenarios_that_simulate(tmp_path: Path, capsys: pyt
 def test_generate_cli_reports_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["generate", "poisson", "--lifetime", "gauss:1m", "-o", str(tmp_path / "x")]) == 2
     assert "unknown distribution" in capsys.readouterr().err
-    assert main(["generate", "openb", "--node-list", str(tmp_path / "none.csv"), "--pod-list", str(PODS_CSV),
-                 "-o", str(tmp_path / "y")]) == 2
+    assert (
+        main(
+            [
+                "generate",
+                "openb",
+                "--node-list",
+                str(tmp_path / "none.csv"),
+                "--pod-list",
+                str(PODS_CSV),
+                "-o",
+                str(tmp_path / "y"),
+            ]
+        )
+        == 2
+    )
     assert "none.csv" in capsys.readouterr().err
 
 
-def test_a_generator_failing_late_leaves_the_earlier_scenario(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_generator_failing_late_leaves_the_earlier_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The lifetime distribution is read as pods are drawn: a bad one must not empty the folder."""
     assert main(["generate", "poisson", "--pods", "5", "--rate", "1", "-o", str(tmp_path)]) == 0
     before = {p.name: p.read_text() for p in tmp_path.iterdir()}
-    assert main(["generate", "poisson", "--pods", "5", "--rate", "1", "--lifetime", "100000",
-                 "-o", str(tmp_path)]) != 0
+    assert main(["generate", "poisson", "--pods", "5", "--rate", "1", "--lifetime", "100000", "-o", str(tmp_path)]) != 0
     assert "unknown distribution" in capsys.readouterr().err
     assert {p.name: p.read_text() for p in tmp_path.iterdir()} == before

@@ -21,18 +21,27 @@ def test_template_workload_nodes_devices_and_pods() -> None:
     nodes, slices = _by_kind(objects, "Node"), _by_kind(objects, "ResourceSlice")
     assert [n["metadata"]["name"] for n in nodes] == [f"{NODE_PREFIX}{i}" for i in range(3)]
     assert nodes[0]["metadata"]["labels"] == {"node-with-dra": "true"}
-    assert [(s["metadata"]["name"], s["spec"]["nodeName"], s["spec"]["pool"]["name"]) for s in slices] == \
-        [(n["metadata"]["name"],) * 3 for n in nodes]
+    assert [(s["metadata"]["name"], s["spec"]["nodeName"], s["spec"]["pool"]["name"]) for s in slices] == [
+        (n["metadata"]["name"],) * 3 for n in nodes
+    ]
     device = slices[0]["spec"]["devices"][3]
     assert len(slices[0]["spec"]["devices"]) == 10 and slices[0]["spec"]["driver"] == DRIVER
-    assert device == {"name": "instance-3", "attributes": {
-        "model": {"string": "A100"}, "family": {"string": "GPU"}, "driverVersion": {"version": "1.2.3"},
-        "dra.example.com/numa": {"int": 3}}, "capacity": {"memory": {"value": "1Gi"}}}
+    assert device == {
+        "name": "instance-3",
+        "attributes": {
+            "model": {"string": "A100"},
+            "family": {"string": "GPU"},
+            "driverVersion": {"version": "1.2.3"},
+            "dra.example.com/numa": {"int": 3},
+        },
+        "capacity": {"memory": {"value": "1Gi"}},
+    }
     (template,) = _by_kind(objects, "ResourceClaimTemplate")
     measured = [p for p in _by_kind(objects, "Pod") if p["metadata"]["namespace"] == "test"]
     assert len(measured) == 4
-    assert {p["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] for p in measured} == \
-        {template["metadata"]["name"]}
+    assert {p["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] for p in measured} == {
+        template["metadata"]["name"]
+    }
 
 
 def test_init_claims_are_allocated_on_distinct_devices_of_their_pods_nodes() -> None:
