@@ -77,36 +77,62 @@ def plan(
     cfg = resolve_config(config, emulated_version=emulated_version, feature_gates=feature_gates)
     added = _added_nodes(scenario, template, max_nodes)
     per_node = 1 + len(template.slices)  # each copy: the node, then its slices
-    runs: dict[int, SimulationResult] = {}
 
     def run(count: int) -> SimulationResult:
-        if count not in runs:
-            sim = Simulation(scenario.extended(added[: count * per_node]), cfg, seed=seed, tie_break=tie_break)
-            sim.load()
-            runs[count] = sim.run()
-        return runs[count]
+        sim = Simulation(scenario.extended(added[: count * per_node]), cfg, seed=seed, tie_break=tie_break)
+        sim.load()
+        return sim.run()
 
     # Pods still pending with the most nodes allowed cannot be helped by this node shape (too big,
     # untolerated taints, no matching profile): the search is for everything else.
-    hopeless = set(pending_after(run(max_nodes)))
-
-    def fits(count: int) -> bool:
-        return set(pending_after(run(count))) <= hopeless
-
-    found = fewest_fitting(fits, max_nodes)
-    monotone = _monotone({n: set(pending_after(r)) <= hopeless for n, r in runs.items()})
+    runs = _Runs(run, max_nodes)
+    found = fewest_fitting(runs.fits, max_nodes)
+    monotone = _monotone({n: runs.fits(n) for n in runs.pending})
     if not monotone:
-        found = next(n for n in range(0, max_nodes + 1) if fits(n))
-    final = run(found)
+        found = next(n for n in range(0, max_nodes + 1) if runs.fits(n))
+    final = runs.result(found)
     pending = pending_after(final)
     return PlanResult(
         nodes_to_add=found,
         scheduled=sum(1 for node in final.final.values() if node is not None),
         pending=pending,
-        tried={n: len(pending_after(r)) for n, r in sorted(runs.items())},
+        tried={n: len(p) for n, p in sorted(runs.pending.items())},
         monotone=monotone,
         simulation=final,
     )
+
+
+class _Runs:
+    """The simulations of the search, by count of added nodes: what each left pending, and the whole
+    result of the fewest nodes that fit so far only (every result kept would hold a cluster per count)."""
+
+    def __init__(self, run: Callable[[int], SimulationResult], max_nodes: int) -> None:
+        self._run = run
+        self.pending: dict[int, list[str]] = {}
+        self._best: tuple[int, SimulationResult] | None = None
+        result = self._simulate(max_nodes)
+        self.hopeless = set(self.pending[max_nodes])
+        self._keep(max_nodes, result)
+
+    def _simulate(self, count: int) -> SimulationResult:
+        result = self._run(count)
+        self.pending[count] = pending_after(result)
+        return result
+
+    def _keep(self, count: int, result: SimulationResult) -> None:
+        if self.fits(count) and (self._best is None or count < self._best[0]):
+            self._best = (count, result)
+
+    def fits(self, count: int) -> bool:
+        if count not in self.pending:
+            self._keep(count, self._simulate(count))
+        return set(self.pending[count]) <= self.hopeless
+
+    def result(self, count: int) -> SimulationResult:
+        """The result for ``count`` (simulated again unless it is the fewest that fit)."""
+        if self._best is not None and self._best[0] == count:
+            return self._best[1]
+        return self._run(count)
 
 
 def _added_nodes(scenario: Scenario, template: NodeTemplate, max_nodes: int) -> list[Manifest]:
