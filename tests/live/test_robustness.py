@@ -76,8 +76,11 @@ def test_cut_watches_and_an_apiserver_restart_lose_and_double_nothing(live: Live
             time.sleep(0.3)
         assert cached() == (len(names), 0), live.log_tail(200)  # (bound pods counted once, none assumed)
         assert metric(port, "scheduler_cache_size", 'type="nodes"') == 2
-        assert metric(
-            port, "scheduler_schedule_attempts_total", 'profile="default-scheduler",result="scheduled"'
-        ) == len(names)
+        # Each pod bound once: never two successful bindings. A binding the API server took while the
+        # proxy cut its answer counts as an error attempt (kube-scheduler counts it so too), and the
+        # pod, seen bound by the informer, is not tried again.
+        scheduled = metric(port, "scheduler_schedule_attempts_total", 'profile="default-scheduler",result="scheduled"')
+        errors = max(metric(port, "scheduler_schedule_attempts_total", 'profile="default-scheduler",result="error"'), 0)
+        assert scheduled <= len(names) <= scheduled + errors, (scheduled, errors)
     finally:
         proxy.close()
