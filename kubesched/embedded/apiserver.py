@@ -45,16 +45,21 @@ EVENT_TTL = timedelta(hours=1)
 MAX_EVENTS = 10_000
 
 
+_LEAVES = frozenset((str, int, float, bool, type(None)))  # JSON's immutable leaves, by exact type
+
+
 def copy_json(value: Any) -> Any:
     """Deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than deepcopy.
 
-    Stored objects are plain API data; anything else falls back to :func:`copy.deepcopy`.
+    Stored objects are plain API data, mostly leaves (kept without a call each); anything else falls
+    back to :func:`copy.deepcopy`.
     """
-    if isinstance(value, dict):
-        return {k: copy_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_json(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
+    kind = type(value)
+    if kind is dict or isinstance(value, dict):
+        return {k: v if type(v) in _LEAVES else copy_json(v) for k, v in value.items()}
+    if kind is list or isinstance(value, list):
+        return [v if type(v) in _LEAVES else copy_json(v) for v in value]
+    if kind in _LEAVES or isinstance(value, (str, int, float, bool)):
         return value
     return copy.deepcopy(value)
 
