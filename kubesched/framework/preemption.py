@@ -199,17 +199,27 @@ def default_score_funcs(nodes_to_victims: Mapping[str, Victims], now: datetime) 
     ]
 
 
-def _default_scores(victims: Victims, now: datetime) -> tuple[int, int, int, int, int]:
-    """One node's scores by :func:`default_score_funcs`' criteria, most significant first."""
-    pods = victims.pods
-    earliest = earliest_pod_start_time(victims, now)
-    return (
-        -victims.num_pdb_violations,
-        -pods[0].priority,
-        -sum(p.priority + MAX_INT32 + 1 for p in pods),
-        -len(pods),
-        MIN_INT64 if earliest is None else _unix_nano(earliest),
-    )
+def _best_by_default(nodes_to_victims: Mapping[str, Victims], now: datetime) -> str:
+    """The first node with the greatest scores by :func:`default_score_funcs`' criteria compared in
+    order (ties to the next): each criterion is worked out only for the nodes tied on those before."""
+    entries = list(nodes_to_victims.items())
+    entries = _keep_best(entries, [-v.num_pdb_violations for _, v in entries])
+    if len(entries) > 1:
+        entries = _keep_best(entries, [-v.pods[0].priority for _, v in entries])
+    if len(entries) > 1:
+        entries = _keep_best(entries, [-sum(p.priority + MAX_INT32 + 1 for p in v.pods) for _, v in entries])
+    if len(entries) > 1:
+        entries = _keep_best(entries, [-len(v.pods) for _, v in entries])
+    if len(entries) > 1:
+        starts = [earliest_pod_start_time(v, now) for _, v in entries]
+        entries = _keep_best(entries, [MIN_INT64 if t is None else _unix_nano(t) for t in starts])
+    return entries[0][0]
+
+
+def _keep_best(entries: list[tuple[str, Victims]], scores: list[int]) -> list[tuple[str, Victims]]:
+    """The entries with the greatest score, in their order."""
+    best = max(scores)
+    return [entry for entry, score in zip(entries, scores, strict=True) if score == best]
 
 
 def pick_one_node_for_preemption(
@@ -224,7 +234,7 @@ def pick_one_node_for_preemption(
         return ""
     if not score_funcs:
         # The criteria in turn, ties to the next: the first node with the greatest scores in that order.
-        return max(nodes_to_victims, key=lambda node: _default_scores(nodes_to_victims[node], now))
+        return _best_by_default(nodes_to_victims, now)
     remaining = list(nodes_to_victims)
     funcs = score_funcs
     for func in funcs:
