@@ -609,6 +609,9 @@ class Evaluator:
                 outcome = kept[j] if kept is not None else None
                 if outcome is None:
                     status = self._try_node(pod, infos[j], pdbs, found, copies_itself)
+                elif outcome[0]:  # a candidate (what _judged makes of victims and a success)
+                    found[0 if outcome[1] == 0 else 1].add(Candidate(infos[j].name, Victims(*outcome)))
+                    status = None
                 else:
                     status = _judged(infos[j], outcome[0], outcome[1], None, found)
                 if status is None:
