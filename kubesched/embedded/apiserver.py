@@ -375,8 +375,10 @@ class EmbeddedCluster:
         *,
         conditions: builtins.list[dict[str, Any]] | None = None,
         nominated_node_name: str | EllipsisType | None = ...,
+        reply: bool = True,
     ) -> dict[str, Any]:
-        """Merge conditions by type (transition time moves only with status) and set the nomination."""
+        """Merge conditions by type (transition time moves only with status) and set the nomination;
+        without ``reply`` the stored pod is not copied for an answer nobody reads ({} comes back)."""
         info = kind_info("Pod")
         with self._lock:
             current = self._current(info, namespace, name)
@@ -393,7 +395,7 @@ class EmbeddedCluster:
                     status.pop("nominatedNodeName", None)
             stored = self._store_update(info, current, new)
         self._after_write()
-        return _copy(stored)
+        return _copy(stored) if reply else {}
 
     def record_event(self, event: dict[str, Any]) -> None:
         """Store a core/v1 Event; name, namespace, timestamps and count are filled in when missing.

@@ -515,3 +515,10 @@ def test_copy_json_copies_every_container_and_keeps_the_leaves() -> None:
     assert type(copied["d"]) is dict and copied["d"]["e"] is not nested["d"]["e"]
     copied["a"][5]["b"][0]["c"] = 2
     assert nested["a"][5]["b"][0]["c"] == 1
+
+
+def test_patch_pod_status_without_reply_stores_the_patch_and_answers_nothing(cluster: EmbeddedCluster) -> None:
+    cluster.create(pod("p"))
+    out = cluster.patch_pod_status("default", "p", nominated_node_name="n1", reply=False)
+    assert out == {}
+    assert cluster.get("Pod", "default", "p")["status"]["nominatedNodeName"] == "n1"

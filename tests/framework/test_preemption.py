@@ -93,6 +93,7 @@ class FakeCluster:
         *,
         conditions: builtins.list[dict] | None = None,
         nominated_node_name: Any = ...,
+        reply: bool = True,
     ) -> dict:
         self.writes.append(("patch", name))
         self.patches.append((namespace, name, conditions, nominated_node_name))
