@@ -52,6 +52,6 @@ def update_pod(
     if current is not None and nnn is ... and not condition_changes(current, condition):
         return
     try:
-        cluster.patch_pod_status(pod.namespace, pod.name, conditions=[condition], nominated_node_name=nnn)
+        cluster.patch_pod_status(pod.namespace, pod.name, conditions=[condition], nominated_node_name=nnn, reply=False)
     except ApiError as err:
         logger.error(err, "Error updating pod", "pod", kobj(pod))

@@ -122,10 +122,21 @@ def integer(
 
 def string_map(value: object, path: str) -> dict[str, str]:
     """A mapping of strings to strings (labels, nodeSelector, a Service selector)."""
+    given = mapping(value, path)
+    if type(given) is dict and _strings_only(given):
+        return dict(given)  # the common case: nothing to convert or refuse
     out: dict[str, str] = {}
-    for key, item in mapping(value, path).items():
+    for key, item in given.items():
         out[str(key)] = string(item, join(path, key))
     return out
+
+
+def _strings_only(given: dict[Any, Any]) -> bool:
+    """Whether every key and value is a str (a loop: a generator would cost more than the check)."""
+    for key, item in given.items():  # noqa: SIM110
+        if type(key) is not str or type(item) is not str:
+            return False
+    return True
 
 
 def port(value: object, path: str, *, allow_zero: bool = False, default: int = 0) -> int:

@@ -166,8 +166,10 @@ class Cluster(Protocol):
         *,
         conditions: builtins.list[dict[str, Any]] | None = None,
         nominated_node_name: str | EllipsisType | None = ...,
+        reply: bool = True,
     ) -> dict[str, Any]:
-        """Merge ``conditions`` by type; set status.nominatedNodeName ("" or None clears, ``...`` keeps)."""
+        """Merge ``conditions`` by type; set status.nominatedNodeName ("" or None clears, ``...`` keeps).
+        ``reply=False``: the caller drops the answer, so an empty dict may come back instead."""
         ...
 
     def record_event(self, event: dict[str, Any]) -> None:

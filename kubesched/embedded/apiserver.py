@@ -45,16 +45,21 @@ EVENT_TTL = timedelta(hours=1)
 MAX_EVENTS = 10_000
 
 
+_LEAVES = frozenset((str, int, float, bool, type(None)))  # JSON's immutable leaves, by exact type
+
+
 def copy_json(value: Any) -> Any:
     """Deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than deepcopy.
 
-    Stored objects are plain API data; anything else falls back to :func:`copy.deepcopy`.
+    Stored objects are plain API data, mostly leaves (kept without a call each); anything else falls
+    back to :func:`copy.deepcopy`.
     """
-    if isinstance(value, dict):
-        return {k: copy_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_json(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
+    kind = type(value)
+    if kind is dict or isinstance(value, dict):
+        return {k: v if type(v) in _LEAVES else copy_json(v) for k, v in value.items()}
+    if kind is list or isinstance(value, list):
+        return [v if type(v) in _LEAVES else copy_json(v) for v in value]
+    if kind in _LEAVES or isinstance(value, (str, int, float, bool)):
         return value
     return copy.deepcopy(value)
 
@@ -370,8 +375,10 @@ class EmbeddedCluster:
         *,
         conditions: builtins.list[dict[str, Any]] | None = None,
         nominated_node_name: str | EllipsisType | None = ...,
+        reply: bool = True,
     ) -> dict[str, Any]:
-        """Merge conditions by type (transition time moves only with status) and set the nomination."""
+        """Merge conditions by type (transition time moves only with status) and set the nomination;
+        without ``reply`` the stored pod is not copied for an answer nobody reads ({} comes back)."""
         info = kind_info("Pod")
         with self._lock:
             current = self._current(info, namespace, name)
@@ -388,7 +395,7 @@ class EmbeddedCluster:
                     status.pop("nominatedNodeName", None)
             stored = self._store_update(info, current, new)
         self._after_write()
-        return _copy(stored)
+        return _copy(stored) if reply else {}
 
     def record_event(self, event: dict[str, Any]) -> None:
         """Store a core/v1 Event; name, namespace, timestamps and count are filled in when missing.

@@ -199,17 +199,27 @@ def default_score_funcs(nodes_to_victims: Mapping[str, Victims], now: datetime) 
     ]
 
 
-def _default_scores(victims: Victims, now: datetime) -> tuple[int, int, int, int, int]:
-    """One node's scores by :func:`default_score_funcs`' criteria, most significant first."""
-    pods = victims.pods
-    earliest = earliest_pod_start_time(victims, now)
-    return (
-        -victims.num_pdb_violations,
-        -pods[0].priority,
-        -sum(p.priority + MAX_INT32 + 1 for p in pods),
-        -len(pods),
-        MIN_INT64 if earliest is None else _unix_nano(earliest),
-    )
+def _best_by_default(nodes_to_victims: Mapping[str, Victims], now: datetime) -> str:
+    """The first node with the greatest scores by :func:`default_score_funcs`' criteria compared in
+    order (ties to the next): each criterion is worked out only for the nodes tied on those before."""
+    entries = list(nodes_to_victims.items())
+    entries = _keep_best(entries, [-v.num_pdb_violations for _, v in entries])
+    if len(entries) > 1:
+        entries = _keep_best(entries, [-v.pods[0].priority for _, v in entries])
+    if len(entries) > 1:
+        entries = _keep_best(entries, [-sum(p.priority + MAX_INT32 + 1 for p in v.pods) for _, v in entries])
+    if len(entries) > 1:
+        entries = _keep_best(entries, [-len(v.pods) for _, v in entries])
+    if len(entries) > 1:
+        starts = [earliest_pod_start_time(v, now) for _, v in entries]
+        entries = _keep_best(entries, [MIN_INT64 if t is None else _unix_nano(t) for t in starts])
+    return entries[0][0]
+
+
+def _keep_best(entries: list[tuple[str, Victims]], scores: list[int]) -> list[tuple[str, Victims]]:
+    """The entries with the greatest score, in their order."""
+    best = max(scores)
+    return [entry for entry, score in zip(entries, scores, strict=True) if score == best]
 
 
 def pick_one_node_for_preemption(
@@ -224,7 +234,7 @@ def pick_one_node_for_preemption(
         return ""
     if not score_funcs:
         # The criteria in turn, ties to the next: the first node with the greatest scores in that order.
-        return max(nodes_to_victims, key=lambda node: _default_scores(nodes_to_victims[node], now))
+        return _best_by_default(nodes_to_victims, now)
     remaining = list(nodes_to_victims)
     funcs = score_funcs
     for func in funcs:
@@ -304,6 +314,24 @@ class _CandidateList:
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+def _judged(
+    info: NodeInfo,
+    victims: list[Pod],
+    violations: int,
+    status: Status | None,
+    found: tuple[_CandidateList, _CandidateList],
+) -> Status | None:
+    """What victim selection on ``info`` ended with: None when the node is a candidate (added to
+    ``found``, PDB-respecting or violating), else why not."""
+    if is_success(status) and victims:
+        found[0 if violations == 0 else 1].add(Candidate(info.name, Victims(victims, violations)))
+        return None
+    if is_success(status):
+        return Status(Code.ERROR, (f'expected at least one victim pod on node "{info.name}"',))
+    assert status is not None
+    return status
 
 
 def _extender_victims(
@@ -549,21 +577,51 @@ class Evaluator:
         screened = screen(self.state, pod, potential) if screen is not None else None
         # Per node in visiting order, why it is no candidate (None: it is one, or was not tried).
         marks: list[Status | None] = [*screened[offset:], *screened[:offset]] if screened is not None else [None] * n
-        stop = n
-        copies_itself = getattr(self.policy, "copies_what_it_changes", False)
-        for i in list(compress(range(n), map(not_, marks))):  # the nodes without a mark (statuses are truthy)
-            status = self._try_node(pod, order[i], pdbs, found, copies_itself)
-            if status is None:
-                if len(found[0]) > 0 and len(found[0]) + len(found[1]) >= num_candidates:
-                    stop = i + 1
-                    break
-                continue
-            if status.code is Code.ERROR:
-                errors.append(status.message)
-            marks[i] = status
+        stop = self._walk(pod, order, marks, pdbs, found, num_candidates, errors)
         visited = marks[:stop]
         node_statuses = dict(compress(zip(map(attrgetter("name"), order[:stop]), visited, strict=True), visited))
         return found[0].items + found[1].items, node_statuses, errors
+
+    def _walk(
+        self,
+        pod: Pod,
+        order: Sequence[NodeInfo],
+        marks: list[Status | None],
+        pdbs: Sequence[PodDisruptionBudget],
+        found: tuple[_CandidateList, _CandidateList],
+        num_candidates: int,
+        errors: list[str],
+    ) -> int:
+        """Try the unmarked nodes in order until enough candidates are known; marks what each node tried
+        is not, returns how many nodes of ``order`` were visited. The nodes are taken a stretch at a time,
+        as many as candidates are still missing (none of them can end the walk early): a policy that keeps
+        outcomes (``kept_reprieves``) hands those of a whole stretch back at once."""
+        copies_itself = getattr(self.policy, "copies_what_it_changes", False)
+        kept_reprieves = getattr(self.policy, "kept_reprieves", None) if copies_itself else None
+        todo = list(compress(range(len(order)), map(not_, marks)))  # the unmarked nodes (statuses are truthy)
+        start = 0
+        while start < len(todo):
+            stretch = todo[start : start + max(num_candidates - len(found[0]) - len(found[1]), 1)]
+            start += len(stretch)
+            infos = [order[i] for i in stretch]
+            kept = kept_reprieves(self.state, pod, infos, pdbs) if kept_reprieves is not None else None
+            for j, i in enumerate(stretch):
+                outcome = kept[j] if kept is not None else None
+                if outcome is None:
+                    status = self._try_node(pod, infos[j], pdbs, found, copies_itself)
+                elif outcome[0]:  # a candidate (what _judged makes of victims and a success)
+                    found[0 if outcome[1] == 0 else 1].add(Candidate(infos[j].name, Victims(*outcome)))
+                    status = None
+                else:
+                    status = _judged(infos[j], outcome[0], outcome[1], None, found)
+                if status is None:
+                    if len(found[0]) > 0 and len(found[0]) + len(found[1]) >= num_candidates:
+                        return i + 1
+                    continue
+                if status.code is Code.ERROR:
+                    errors.append(status.message)
+                marks[i] = status
+        return len(order)
 
     def _try_node(
         self,
@@ -579,13 +637,7 @@ class Evaluator:
         victims, violations, status = self.policy.select_victims_on_node(
             self.state if copies_itself else self.state.clone(), pod, info if copies_itself else info.snapshot(), pdbs
         )
-        if is_success(status) and victims:
-            found[0 if violations == 0 else 1].add(Candidate(info.name, Victims(victims, violations)))
-            return None
-        if is_success(status):
-            return Status(Code.ERROR, (f'expected at least one victim pod on node "{info.name}"',))
-        assert status is not None
-        return status
+        return _judged(info, victims, violations, status, found)
 
     # 4) selection
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:

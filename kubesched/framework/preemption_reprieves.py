@@ -11,7 +11,7 @@ one. PodDisruptionBudgets are left out: their status moves with every eviction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 from kubesched.api.objects import Pod
 from kubesched.cache.node_info import NodeInfo
@@ -68,6 +68,31 @@ class ReprieveCache:
             return None
         victims, violating = entry[2]
         return list(victims), violating
+
+    def kept_all(
+        self,
+        pod: Pod,
+        infos: Sequence[NodeInfo | None],
+        nominations: Mapping[str, tuple[Pod, ...]],
+        shapes: tuple[Hashable, ...],
+    ) -> list[Reprieved | None]:
+        """:meth:`kept` for each node of ``infos`` (None where a node is None), the nominations of each
+        read from ``nominations`` (the nominator's, by node name)."""
+        entries, nominated_on = self._entries.get, nominations.get
+        out: list[Reprieved | None] = []
+        for info in infos:
+            entry = entries(info.name) if info is not None else None
+            if entry is None:
+                out.append(None)
+                continue
+            assert info is not None
+            nominated = nominated_on(info.name, ())
+            if entry[1] is not nominated or entry[0] != _key(pod, info, nominated, shapes):
+                out.append(None)
+                continue
+            victims, violating = entry[2]
+            out.append((list(victims), violating))
+        return out
 
 
 def _key(pod: Pod, node_info: NodeInfo, nominated: tuple[Pod, ...], shapes: tuple[Hashable, ...]) -> Hashable:

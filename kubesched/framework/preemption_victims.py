@@ -244,7 +244,7 @@ class VictimPreemption:
         try:
             if cancelled:
                 raise PreemptionCancelled("context canceled")
-            self.handle.cluster.patch_pod_status(victim.namespace, victim.name, conditions=[condition])
+            self.handle.cluster.patch_pod_status(victim.namespace, victim.name, conditions=[condition], reply=False)
         except Exception as err:
             logger.error(
                 err,
@@ -311,7 +311,7 @@ class VictimPreemption:
             if not p.nominated_node_name:
                 continue
             try:
-                self.handle.cluster.patch_pod_status(p.namespace, p.name, nominated_node_name="")
+                self.handle.cluster.patch_pod_status(p.namespace, p.name, nominated_node_name="", reply=False)
             except Exception as err:
                 errors.append(err)
         return errors

@@ -191,9 +191,11 @@ class KubeCluster:
         *,
         conditions: builtins.list[dict[str, Any]] | None = None,
         nominated_node_name: str | EllipsisType | None = ...,
+        reply: bool = True,
     ) -> dict[str, Any]:
         """A strategic-merge patch of status: conditions merge by type, as podutil.UpdatePodCondition
-        leaves them (lastTransitionTime moves only when the status does)."""
+        leaves them (lastTransitionTime moves only when the status does). The answer comes back whatever
+        ``reply`` says (it is read from the response anyway)."""
         status: dict[str, Any] = {}
         if conditions:
             current = self._known_conditions(namespace, name)

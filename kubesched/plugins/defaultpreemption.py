@@ -215,6 +215,27 @@ class DefaultPreemption:
             return quick
         return _procedure_select(handle, state, pod, node_info, pdbs, self.v134)
 
+    def kept_reprieves(
+        self, state: CycleState, pod: Pod, infos: Sequence[NodeInfo], pdbs: Sequence[PodDisruptionBudget]
+    ) -> list[Reprieved | None]:
+        """Per node of ``infos``, what :meth:`select_victims_on_node` would hand back from the reprieves
+        kept for it (None: that node must be asked), in one call: after a screen, most nodes the dry run
+        tries had their first check pass and kept their outcome from the last preemptor alike."""
+        screened, shapes = self._passed_for, self._shapes
+        if (
+            screened is None
+            or screened[0] is not state
+            or screened[1] != pod.uid
+            or pdbs
+            or shapes is None
+            or self._plan_skip != state.skip_filter_plugins
+        ):
+            return [None] * len(infos)
+        passed = self._passed.get
+        return self.reprieves.kept_all(
+            pod, [info if passed(info.name) == info.generation else None for info in infos], self._nominations, shapes
+        )
+
     def screen_victims(self, state: CycleState, pod: Pod, infos: Sequence[NodeInfo]) -> list[Status | None] | None:
         """Per node of ``infos``, the status :meth:`select_victims_on_node` would end with at its first
         check (None: it gets further), all at once; None when that cannot be told without trying."""

@@ -46,13 +46,30 @@ def _requests(obj: Mapping[str, Any]) -> dict[str, int]:
     return scheduler_resources(pod_requests(containers, inits, overhead))
 
 
-def _allocatable(obj: Mapping[str, Any]) -> dict[str, int]:
+def _allocatable(obj: Mapping[str, Any], memo: dict[Any, dict[str, int]]) -> dict[str, int]:
+    """A node's allocatable in scheduler units; {} if unreadable. Nodes of one machine type list the
+    same quantities: ``memo`` keeps the answer per list (the answers are only read, never changed)."""
     status = obj.get("status") or {}
     raw = status.get("allocatable") or status.get("capacity")
+    key = None
+    if type(raw) is dict and all(type(v) is str for v in raw.values()):
+        key = tuple(raw.items())
+        known = memo.get(key)
+        if known is not None:
+            return known
     try:
-        return scheduler_resources(parse_resource_list(raw, ""))
+        parsed = scheduler_resources(parse_resource_list(raw, ""))
     except (ObjectError, AttributeError, TypeError):
         return {}
+    if key is not None:
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        memo[key] = parsed
+    return parsed
+
+
+#: How many allocatable lists :func:`_allocatable` keeps answers for.
+_MEMO_SIZE = 256
 
 
 class TimeSeries:
@@ -72,6 +89,7 @@ class TimeSeries:
         self._created: dict[str, float] = {}
         self._bound: dict[str, dict[str, int]] = {}
         self._nodes: dict[str, dict[str, int]] = {}
+        self._allocatable_memo: dict[Any, dict[str, int]] = {}
         self._next = 0.0
 
     # -- events ------------------------------------------------------------------------------------------
@@ -81,7 +99,7 @@ class TimeSeries:
         if old:
             _add(self._allocatable, old, -1)
         if event.type != "DELETED":
-            new = _allocatable(event.obj)
+            new = _allocatable(event.obj, self._allocatable_memo)
             self._nodes[name] = new
             _add(self._allocatable, new, 1)
 

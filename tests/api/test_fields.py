@@ -83,3 +83,12 @@ def test_one_of_lists_the_supported_values() -> None:
     assert fields.one_of(None, "p", ("A", "B"), default="A") == "A"
     with pytest.raises(ObjectError, match='p: Unsupported value: "C": supported values: "A", "B"'):
         fields.one_of("C", "p", ("A", "B"))
+
+
+def test_string_map_copies_strings_and_converts_or_refuses_the_rest() -> None:
+    given = {"a": "b", "c": "d"}
+    copied = fields.string_map(given, "metadata.labels")
+    assert copied == given and copied is not given
+    assert fields.string_map({1: "a", "b": None}, "x") == {"1": "a", "b": ""}
+    with pytest.raises(ObjectError, match=r"x\.b"):
+        fields.string_map({"a": "b", "b": 3}, "x")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import random
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -31,6 +32,7 @@ from kubesched.framework.preemption import (
     Candidate,
     Evaluator,
     clock_reading,
+    default_score_funcs,
     earliest_pod_start_time,
     more_important_pod,
     nodes_where_preemption_might_help,
@@ -91,6 +93,7 @@ class FakeCluster:
         *,
         conditions: builtins.list[dict] | None = None,
         nominated_node_name: Any = ...,
+        reply: bool = True,
     ) -> dict:
         self.writes.append(("patch", name))
         self.patches.append((namespace, name, conditions, nominated_node_name))
@@ -370,6 +373,20 @@ def test_pick_one_node_sum_uses_offset() -> None:
     v = {"n1": V((-MAX_INT32 - 1, 0), (-MAX_INT32 - 1, 0)), "n2": V((-MAX_INT32 - 1, 0))}
     # With the offset every victim adds 0: the sums tie, then fewer victims wins.
     assert pick_one_node_for_preemption(v, None, NOW) == "n2"
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_pick_one_node_by_default_is_the_default_score_funcs_in_turn(seed: int) -> None:
+    rng = random.Random(seed)
+    victims = {
+        f"n{i}": V(
+            *((rng.choice((-3, 0, 5)), rng.choice((None, 1, 2))) for _ in range(rng.randrange(1, 4))),
+            pdb=rng.choice((0, 0, 1)),
+        )
+        for i in range(rng.randrange(1, 12))
+    }
+    want = pick_one_node_for_preemption(victims, default_score_funcs(victims, NOW), NOW)
+    assert pick_one_node_for_preemption(victims, None, NOW) == want
 
 
 def test_pick_one_node_custom_score_funcs() -> None:

@@ -52,3 +52,14 @@ def test_merging_rows_keeps_the_peak_and_the_last_row() -> None:
     assert series.times == [0.0, 2.0, 4.0]
     assert series.pending == [1, 1, 1]
     assert series.requested["cpu"] == [0, 1000, 1000]
+
+
+def test_allocatable_totals_follow_nodes_of_one_machine_type_and_of_others() -> None:
+    series = TimeSeries(interval=1.0)
+    for name in ("n1", "n2", "n3"):
+        series.node_event(WatchEvent("ADDED", "Node", node(name, cpu="8")))
+    series.node_event(WatchEvent("ADDED", "Node", node("n4", cpu="2")))
+    series.node_event(WatchEvent("MODIFIED", "Node", node("n2", cpu="4"), node("n2", cpu="8")))
+    series.node_event(WatchEvent("DELETED", "Node", node("n3", cpu="8")))
+    series.sample(0.0)
+    assert series.allocatable["cpu"] == [8000 + 4000 + 2000]

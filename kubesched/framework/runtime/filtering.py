@@ -360,11 +360,12 @@ def filter_batch(
     for plugin in plugins:
         if len(alive) == 0:
             break
+        rows = batch if len(alive) == len(batch) else batch[alive]  # every row alive: no gather
         batch_form = batch_forms.get(plugin.name)
         if batch_form is not None:
-            result = _batch_verdicts(batch_form, state, pod, snapshot, batch[alive])
+            result = _batch_verdicts(batch_form, state, pod, snapshot, rows)
         else:
-            result = _node_verdicts(plugin, state, pod, snapshot, batch[alive])
+            result = _node_verdicts(plugin, state, pod, snapshot, rows)
         if isinstance(result, FilterFailure):
             if result.at is not None:
                 result.at = int(alive[result.at])

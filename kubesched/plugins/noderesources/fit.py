@@ -258,9 +258,37 @@ def _fail_codes(
 ) -> np.ndarray:
     """:func:`_fail_matrix` packed into one integer per row: bit j for reason j, and with
     ``unresolvable`` the next bit for a row beyond allocatable."""
+    if len(rows) <= _FEW_ROWS:
+        return _few_fail_codes(checks, snapshot, rows, unresolvable)
     _, fails, beyond = _fail_matrix(checks, snapshot, rows, unresolvable=unresolvable)
     keyed = fails if beyond is None else np.column_stack([fails, beyond])
     return keyed.astype(np.int64) @ (np.int64(1) << np.arange(keyed.shape[1], dtype=np.int64))
+
+
+#: Up to this many rows are checked one by one rather than as arrays.
+_FEW_ROWS = 4
+
+
+def _few_fail_codes(
+    checks: Sequence[tuple[str, int]], snapshot: Snapshot, rows: np.ndarray, unresolvable: bool
+) -> np.ndarray:
+    """:func:`_fail_codes` for a few rows (what a kept verdict recomputes after a bind), row by row on
+    the same columns: the same codes without setting arrays up for each."""
+    columns = [(amount, snapshot.resource_column(name)) for name, amount in checks]
+    out = np.zeros(len(rows), dtype=np.int64)
+    for i, row in enumerate(rows.tolist()):
+        code = int(snapshot.pod_count[row] + 1 > snapshot.allowed_pods[row])
+        beyond = False
+        for j, (amount, col) in enumerate(columns, start=1):
+            if col is None:  # no node offers it
+                code, beyond = code | 1 << j, True
+                continue
+            allocatable = int(snapshot.allocatable[row, col])
+            if amount > allocatable - int(snapshot.requested[row, col]):
+                code |= 1 << j
+            beyond = beyond or amount > allocatable
+        out[i] = code | (1 << (len(columns) + 1) if unresolvable and beyond else 0)
+    return out
 
 
 def _coded_result(reasons: Sequence[str], codes: np.ndarray, unresolvable: bool) -> BatchFilterResult:

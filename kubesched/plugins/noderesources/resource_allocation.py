@@ -122,6 +122,8 @@ class ResourceAllocationScorer:
 
     def _score_rows(self, snapshot: Snapshot, rows: np.ndarray, pod_requests: Sequence[int]) -> np.ndarray:
         n, k = len(rows), len(self.resources)
+        if n <= _FEW_ROWS:
+            return self._score_few(snapshot, rows, pod_requests)
         requested = np.zeros((n, k), dtype=np.int64)
         allocatable = np.zeros((n, k), dtype=np.int64)
         for j, spec in enumerate(self.resources):
@@ -146,6 +148,36 @@ class ResourceAllocationScorer:
             allocatable[:, j] = alloc
             requested[:, j] = np.where(present, used + pod_request, 0)
         return self.function.batch(requested, allocatable)
+
+    def _score_few(self, snapshot: Snapshot, rows: np.ndarray, pod_requests: Sequence[int]) -> np.ndarray:
+        """:meth:`_score_rows` for a few rows (what a kept score recomputes after a bind), by the per-node
+        function on the same columns: the same numbers without setting arrays up for each."""
+        # Per resource: the pod's request, the allocatable column, and the array and column of what is used.
+        reads: list[tuple[int, int, np.ndarray, int] | None] = []
+        for j, spec in enumerate(self.resources):
+            name, request, col = spec.name, pod_requests[j], snapshot.resource_column(spec.name)
+            if name in (CPU, MEMORY):
+                assert col is not None
+                if self.use_requested:
+                    reads.append((request, col, snapshot.requested, col))
+                else:
+                    reads.append((request, col, snapshot.non_zero_requested, 0 if name == CPU else 1))
+            elif col is not None and (name == EPHEMERAL_STORAGE or (request != 0 and is_scalar_resource_name(name))):
+                reads.append((request, col, snapshot.requested, col))
+            else:
+                reads.append(None)
+        out = np.zeros(len(rows), dtype=np.int64)
+        for i, row in enumerate(rows.tolist()):
+            requested, allocatable = [0] * len(reads), [0] * len(reads)
+            for j, read in enumerate(reads):
+                if read is not None and (alloc := int(snapshot.allocatable[row, read[1]])) != 0:
+                    allocatable[j], requested[j] = alloc, int(read[2][row, read[3]]) + read[0]
+            out[i] = self.function(requested, allocatable)
+        return out
+
+
+#: Up to this many rows are scored one by one rather than as arrays.
+_FEW_ROWS = 4
 
 
 def weighted_node_score(

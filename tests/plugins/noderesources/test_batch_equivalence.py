@@ -201,3 +201,32 @@ def test_fit_checks_agree_with_filter_on_nodes_with_extra_pods(seed: int, versio
 def test_fit_checks_need_pre_filter() -> None:
     plugin = fit.new(None, NO_HANDLE)
     assert plugin.fit_checks(CycleState()) is None
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("seed", range(40))
+def test_a_few_rows_get_the_verdicts_and_scores_of_the_arrays_over_all_rows(seed: int, version: str) -> None:
+    """A few rows (what a kept verdict or score recomputes after a bind) are checked and scored one by
+    one: what the arrays over every row give."""
+    features = feature_gates(version)
+    rng, snapshot, incoming, fit_plugin = _random_case(seed, features)
+    balanced = balanced_allocation.NodeResourcesBalancedAllocation(
+        NodeResourcesBalancedAllocationArgs(_specs(rng, False)), features=features
+    )
+    everything = np.arange(len(snapshot.node_infos), dtype=np.int64)
+    state = CycleState()
+    fit_plugin.pre_filter(state, incoming)
+    verdicts = fit_plugin.filter_nodes(state, incoming, snapshot, everything)
+    for row in everything.tolist():
+        alone = fit_plugin.filter_nodes(state, incoming, snapshot, np.array([row], dtype=np.int64))
+        got = None if alone.status_index[0] == -1 else alone.statuses[alone.status_index[0]]
+        index = verdicts.status_index[row]
+        assert got == (None if index == -1 else verdicts.statuses[index]), (seed, row)
+    for plugin in (fit_plugin, balanced):
+        s = CycleState()
+        if plugin.pre_score(s, incoming, snapshot.nodes(everything)) is not None:
+            continue
+        whole = plugin.score_nodes(s, incoming, snapshot.nodes(everything)).tolist()
+        for row in everything.tolist():
+            one = plugin.score_nodes(s, incoming, snapshot.nodes(np.array([row], dtype=np.int64)))
+            assert one.tolist() == [whole[row]], (seed, plugin.name, row)
