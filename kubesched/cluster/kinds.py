@@ -28,11 +28,20 @@ class KindInfo:
         return self.api_versions[0]
 
     @property
+    def group(self) -> str:
+        """The API group ("" for the core group)."""
+        return self.preferred_api_version.rpartition("/")[0]
+
+    @property
     def qualified_resource(self) -> str:
         """The resource as the API server names it in errors: ``resourceclaims.resource.k8s.io``, and
         the bare plural for the core group (``pods``)."""
-        group, _, version = self.preferred_api_version.rpartition("/")
-        return f"{self.resource}.{group}" if group and version else self.resource
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    @property
+    def qualified_kind(self) -> str:
+        """The kind as the API server names it in validation errors: ``ResourceClaim.resource.k8s.io``."""
+        return f"{self.kind}.{self.group}" if self.group else self.kind
 
 
 def _k(kind: str, resource: str, namespaced: bool, *api_versions: str) -> tuple[str, KindInfo]:

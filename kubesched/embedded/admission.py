@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.pod_level_resources import default_pod_level_resources, validate_pod_level_resources
+from kubesched.cluster.kinds import kind_info
 from kubesched.cluster.protocol import Forbidden, Invalid
 from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.embedded import dra_admission
@@ -429,7 +430,7 @@ def validate_lease(lease: dict[str, Any]) -> None:
     spec = lease.get("spec") or {}
 
     def invalid(path: str, detail: str) -> Invalid:
-        return Invalid.of("Lease.coordination.k8s.io", name, f"spec.{path}", detail)
+        return Invalid.of(kind_info("Lease").qualified_kind, name, f"spec.{path}", detail)
 
     if not isinstance(spec, dict):
         raise invalid("", "must be a mapping")

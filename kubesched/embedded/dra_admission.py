@@ -23,6 +23,7 @@ from kubesched.api import dra_validation
 from kubesched.api.dra import ADMIN_ACCESS_NAMESPACE_LABEL, DRA_KINDS, EXACT_COUNT
 from kubesched.api.errors import ObjectError
 from kubesched.api.validation import validate_metadata
+from kubesched.cluster.kinds import kind_info
 from kubesched.cluster.protocol import Invalid
 
 
@@ -30,16 +31,12 @@ class NamespaceLookup(Protocol):
     def lookup(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None: ...
 
 
-def qualified_kind(kind: str) -> str:
-    return f"{kind}.resource.k8s.io"
-
-
 def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
 
 
 def _invalid(obj: Mapping[str, Any], err: ObjectError) -> Invalid:
-    return Invalid.of(qualified_kind(str(obj.get("kind"))), _name(obj), err.path, err.reason)
+    return Invalid.of(kind_info(str(obj.get("kind"))).qualified_kind, _name(obj), err.path, err.reason)
 
 
 def _checked(obj: Mapping[str, Any], check: Callable[[], None]) -> None:
