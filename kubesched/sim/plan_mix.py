@@ -131,7 +131,7 @@ def plan_mix(
     objective = "nodes" if costs[0] is None else "cost"
     prices = [c if c is not None else Decimal(1) for c in costs]
     mix, exact = search.cheapest(prices, max_simulations)
-    final = search.run(mix)
+    final = search.result(mix)
     return MixResult(
         names,
         mix,
@@ -140,8 +140,8 @@ def plan_mix(
         sum(1 for n in final.final.values() if n is not None),
         pending_after(final),
         exact,
-        len(search.runs),
-        {m: len(pending_after(r)) for m, r in search.runs.items()},
+        len(search.pending),
+        {m: len(p) for m, p in search.pending.items()},
         final,
     )
 
@@ -169,26 +169,41 @@ class _MixSearch:
                 f"--node-template: the added nodes' names clash: {', '.join(clash[:5])}; "
                 "give the templates distinct names"
             )
-        self.runs: dict[Mix, SimulationResult] = {}
-        self.hopeless = set(pending_after(self.run(tuple(max_nodes for _ in templates))))
+        #: Every mix simulated -> the pods it left pending, in the order tried.
+        self.pending: dict[Mix, list[str]] = {}
+        #: Whole results of the mixes that fit (one of them is the answer) and of no added node (read
+        #: by ``_need``): a cluster kept for every mix tried would hold up to ``budget`` of them.
+        self._kept: dict[Mix, SimulationResult] = {}
+        most = tuple(max_nodes for _ in templates)
+        self.hopeless: set[str] = set()
+        self.hopeless = set(self._pending(most, keep=True))
 
-    def run(self, mix: Mix) -> SimulationResult:
-        if mix not in self.runs:
-            added = [
-                o for copies, count in zip(self.copies, mix, strict=True) for group in copies[:count] for o in group
-            ]
-            sim = Simulation(
-                self.scenario.extended([Manifest("<node template>", i + 1, n) for i, n in enumerate(added)]),
-                self.config,
-                seed=self.seed,
-                tie_break=self.tie_break,
-            )
-            sim.load()
-            self.runs[mix] = sim.run()
-        return self.runs[mix]
+    def _simulate(self, mix: Mix) -> SimulationResult:
+        added = [o for copies, count in zip(self.copies, mix, strict=True) for group in copies[:count] for o in group]
+        sim = Simulation(
+            self.scenario.extended([Manifest("<node template>", i + 1, n) for i, n in enumerate(added)]),
+            self.config,
+            seed=self.seed,
+            tie_break=self.tie_break,
+        )
+        sim.load()
+        return sim.run()
+
+    def _pending(self, mix: Mix, *, keep: bool = False) -> list[str]:
+        if mix not in self.pending:
+            result = self._simulate(mix)
+            self.pending[mix] = pending_after(result)
+            if keep or not any(mix) or set(self.pending[mix]) <= self.hopeless:
+                self._kept[mix] = result
+        return self.pending[mix]
+
+    def result(self, mix: Mix) -> SimulationResult:
+        """The whole result of ``mix`` (simulated again if it was not kept)."""
+        kept = self._kept.get(mix)
+        return kept if kept is not None else self._simulate(mix)
 
     def fits(self, mix: Mix) -> bool:
-        return set(pending_after(self.run(mix))) <= self.hopeless
+        return set(self._pending(mix)) <= self.hopeless
 
     def cheapest(self, prices: Sequence[Decimal], budget: int) -> tuple[Mix, bool]:
         k = len(prices)
@@ -203,12 +218,12 @@ class _MixSearch:
                 mix = tuple(count if j == i else 0 for j in range(k))
                 if _cost(mix, prices) < _cost(best, prices):
                     best = mix
-        failed: list[Mix] = [m for m, r in self.runs.items() if not set(pending_after(r)) <= self.hopeless]
+        failed: list[Mix] = [m for m, p in self.pending.items() if not set(p) <= self.hopeless]
         need = self._need()
         for mix in _cheaper_mixes(prices, _cost(best, prices), self.max_nodes):  # steps 2 and 3
             if not self._enough(mix, need) or any(_dominated(mix, f) for f in failed):
                 continue
-            if len(self.runs) >= budget and mix not in self.runs:
+            if len(self.pending) >= budget and mix not in self.pending:
                 return best, False
             if self.fits(mix):
                 return mix, True
@@ -221,7 +236,7 @@ class _MixSearch:
 
     def _need(self) -> dict[str, int]:
         """What the goal's pods request beyond every node's free capacity after the scenario's own run."""
-        base = self.run(tuple(0 for _ in self.copies))
+        base = self.result(tuple(0 for _ in self.copies))
         goal = set(pending_after(base)) - self.hopeless
         need: Counter[str] = Counter()
         free: Counter[str] = Counter()
