@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from kubesched.cache.debugger import compare_nodes, compare_pod_nodes, compare_pods
+from testing.controlplane.faults import Hold
 from testing.controlplane.fixture import ControlPlane, write_kubeconfig
 from testing.controlplane.proxy import FaultProxy
 
@@ -374,6 +375,22 @@ class FaultEnv:
             time.sleep(0.2)
         raise AssertionError(
             f"timed out after {timeout:.0f}s waiting for {what}; scheduler log:\n{self.scheduler.tail()}"
+        )
+
+    def wait_caught(self, hold: Hold, what: str, since: float, log_since: int, timeout: float = 60.0) -> None:
+        """Wait until ``hold`` holds a request; otherwise fail with what the proxy saw of lists and watches
+        since ``since`` (time.monotonic()) and the scheduler's log since ``log_since``."""
+        if hold.caught.wait(timeout):
+            return
+        seen = [
+            f"{e.started - since:+.2f}s {e.info.verb} {e.info.path} -> {e.status} ({e.action})"
+            for e in self.proxy.seen(since=since)
+            if e.info.verb in ("list", "watch")
+        ]
+        raise AssertionError(
+            f"no {what} held after {timeout:.0f}s; lists and watches since:\n"
+            + "\n".join(seen)
+            + f"\nscheduler log since:\n{self.scheduler.log(log_since)[-6000:]}"
         )
 
     def wait_bound(self, *names: str, timeout: float = 60.0) -> dict[str, str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from testing.controlplane.faults import CutWatch, Hold, Reset, Respond, WatchError
@@ -64,9 +66,10 @@ def test_gone_on_watch_relists_and_the_relist_catches_up(env: FaultEnv) -> None:
     hold_pods, hold_nodes = Hold(), Hold()
     env.proxy.add(hold_pods, verb="list", path=PODS)
     env.proxy.add(hold_nodes, verb="list", path=NODES)
-    since = env.scheduler.log_size()
+    since, cut_at = env.scheduler.log_size(), time.monotonic()
     env.proxy.cut()
-    assert hold_pods.caught.wait(60) and hold_nodes.caught.wait(60)
+    env.wait_caught(hold_pods, "relist of pods", cut_at, since)
+    env.wait_caught(hold_nodes, "relist of nodes", cut_at, since)
     env.admin.delete_pod("gone-bound")
     env.admin.create_pod(pod("gone-new"))
     env.admin.create_node(node("gone-node", taints=[CHURN_TAINT]))
