@@ -61,8 +61,10 @@ def test_gone_on_watch_relists_and_the_relist_catches_up(env: FaultEnv) -> None:
     env.wait_bound("gone-bound")
     # The pods watch is refused with 410 Expired; the nodes watch gets a 410 ERROR event in its stream.
     # The relists are held while the cluster changes, so only the relist can tell the scheduler.
-    env.proxy.add(Respond(410), verb="watch", path=PODS)
-    env.proxy.add(WatchError(410), verb="watch", path=NODES)
+    # Every watch is answered so until the relist is held: a watch sent again on a pooled connection
+    # the cut was closing never got its 410, and the client's retry must get one too.
+    gone_pods = env.proxy.add(Respond(410), verb="watch", path=PODS, times=None)
+    gone_nodes = env.proxy.add(WatchError(410), verb="watch", path=NODES, times=None)
     hold_pods, hold_nodes = Hold(), Hold()
     env.proxy.add(hold_pods, verb="list", path=PODS)
     env.proxy.add(hold_nodes, verb="list", path=NODES)
@@ -70,6 +72,8 @@ def test_gone_on_watch_relists_and_the_relist_catches_up(env: FaultEnv) -> None:
     env.proxy.cut()
     env.wait_caught(hold_pods, "relist of pods", cut_at, since)
     env.wait_caught(hold_nodes, "relist of nodes", cut_at, since)
+    env.proxy.remove(gone_pods)
+    env.proxy.remove(gone_nodes)
     env.admin.delete_pod("gone-bound")
     env.admin.create_pod(pod("gone-new"))
     env.admin.create_node(node("gone-node", taints=[CHURN_TAINT]))
