@@ -28,7 +28,7 @@ class RowValueCache:
 
     __slots__ = ("_capacity", "_entries", "_layout", "_min_rows", "_seen")
 
-    def __init__(self, capacity: int = 4, min_rows: int = 1000) -> None:
+    def __init__(self, capacity: int = 4, min_rows: int = 128) -> None:
         self._capacity = capacity
         #: Fewer rows than this are computed directly: the bookkeeping would cost what it saves.
         self._min_rows = min_rows

@@ -135,15 +135,16 @@ class ImageLocality:
         if index is None or not index.current_for(snapshot):
             index = self._index = _ImageIndex(snapshot)
         entries = [entry for image in images if (entry := index.by_image.get(image)) is not None]
-        if entries:
-            # Per snapshot row, the summed image scores; only rows holding an image are touched.
-            per_row = np.zeros(total_nodes, dtype=np.int64)
-            for slots, sizes, counts in entries:
-                # float64 arithmetic then truncation, exactly as the per-node form.
-                per_row[snapshot.slots.rows(slots)] += (sizes * (counts / float(total_nodes))).astype(np.int64)
-            summed = per_row[rows]
-        else:  # no node holds any of the pod's images
-            summed = np.zeros(len(rows), dtype=np.int64)
+        if not entries:
+            # No node holds any of the pod's images: every sum is below the lower threshold, which
+            # scores 0 whatever the number of containers.
+            return np.zeros(len(rows), dtype=np.int64)
+        # Per snapshot row, the summed image scores; only rows holding an image are touched.
+        per_row = np.zeros(total_nodes, dtype=np.int64)
+        for slots, sizes, counts in entries:
+            # float64 arithmetic then truncation, exactly as the per-node form.
+            per_row[snapshot.slots.rows(slots)] += (sizes * (counts / float(total_nodes))).astype(np.int64)
+        summed = per_row[rows]
         max_threshold = MAX_CONTAINER_THRESHOLD * len(images)
         if max_threshold <= MIN_THRESHOLD:
             return np.array([calculate_priority(int(s), len(images)) for s in summed], dtype=np.int64)

@@ -163,7 +163,7 @@ class _DomainTotals:
         self._tables = None
 
     def nonzero(self) -> bool:
-        return any(bool(t.any()) for t in self.totals.values())
+        return bool(self.totals) and any(bool(t.any()) for t in self.totals.values())
 
     def lookup_tables(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(codes of every row, totals with a trailing 0 for "key missing") per key with a nonzero total.

@@ -59,6 +59,8 @@ class NodeUnschedulable:
         if tolerates_unschedulable(pod):
             return BatchFilterResult.all_pass(len(indices))
         cordoned = self._cordoned(snapshot)[indices]
+        if not cordoned.any():
+            return BatchFilterResult.all_pass(len(indices))
         return BatchFilterResult.from_mask(~cordoned, unresolvable(ERR_REASON_UNSCHEDULABLE))
 
     @staticmethod

@@ -149,6 +149,8 @@ class TaintToleration:
             dtype=np.int64,
             count=len(group_taints),
         )
+        if not per_group.any():  # no PreferNoSchedule taint the pod does not tolerate, on any node
+            return np.zeros(len(nodes.indices), dtype=np.int64)
         per_node: np.ndarray = per_group[group_of_node[nodes.indices]]
         return per_node
 

@@ -27,7 +27,7 @@ from kubesched.cache.snapshot import Snapshot
 from kubesched.framework.capabilities import FitChecks
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import PodNominator
-from kubesched.framework.interfaces import BatchFilterPlugin, BatchFilterResult, FilterPlugin
+from kubesched.framework.interfaces import BatchFilterPlugin, BatchFilterResult, FilterPlugin, minus_ones
 from kubesched.framework.nominated_sums import COUNT, NominatedSums, kept_for
 from kubesched.framework.runtime.calls import PluginReturnError, call_status, shown
 from kubesched.framework.status import Code, Status, status_label
@@ -354,7 +354,7 @@ def filter_batch(
 
     ``batch_forms`` holds the plugins whose batch form is used. A plugin error is returned as is.
     """
-    verdict = np.full(len(batch), -1, dtype=np.int64)
+    verdict = minus_ones(len(batch), np.int64)
     statuses: list[Status] = []
     alive = np.arange(len(batch))
     for plugin in plugins:

@@ -266,7 +266,7 @@ def _fail_codes(
 
 
 #: Up to this many rows are checked one by one rather than as arrays.
-_FEW_ROWS = 4
+_FEW_ROWS = 8
 
 
 def _few_fail_codes(

@@ -177,7 +177,7 @@ class ResourceAllocationScorer:
 
 
 #: Up to this many rows are scored one by one rather than as arrays.
-_FEW_ROWS = 4
+_FEW_ROWS = 8
 
 
 def weighted_node_score(

@@ -150,11 +150,16 @@ def default_selector(pod: Pod, listers: Any) -> LabelSelector:
                     sel = None
                 if sel is not None:
                     extra = sel.requirements
+    if not label_set and not extra:  # no Service and no controller selects the pod (the common case)
+        return _NO_SELECTOR
     try:
         base = selector_from_set(label_set)
     except ObjectError:
         base = LabelSelector()
     return LabelSelector((*base.requirements, *extra))
+
+
+_NO_SELECTOR = LabelSelector()
 
 
 # -- kube-scheduler's arithmetic ----------------------------------------------------------------------
