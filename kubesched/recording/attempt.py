@@ -66,20 +66,27 @@ class NameOrder:
         return rank
 
 
+#: Above every rank and sort key _smallest sees: marks a minimum already taken.
+_CEILING = int(np.iinfo(np.int64).max)
+#: Up to this many values, sorting them as a Python list costs less than NumPy's per-call overhead.
+_FEW = 64
+
+
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` smallest of ``values`` (all distinct), smallest first. A few minima found
-    one by one cost less than a partition of thousands of values, which every attempt asks for."""
-    if len(values) <= k:
-        return np.argsort(values)
+    """Positions of the ``k`` smallest of ``values`` (int64, all distinct), smallest first. A few minima
+    found one by one cost less than a partition of thousands of values, which every attempt asks for."""
+    n = len(values)
+    if n <= _FEW:
+        listed = values.tolist()
+        return np.array(sorted(range(n), key=listed.__getitem__)[:k], dtype=np.int64)
     if k > 8:
         best = np.argpartition(values, k - 1)[:k]
         return best[np.argsort(values[best])]
     left = values.copy()
     out = np.empty(k, dtype=np.int64)
-    ceiling = np.iinfo(left.dtype).max
     for j in range(k):
-        out[j] = i = int(left.argmin())
-        left[i] = ceiling
+        out[j] = i = left.argmin()
+        left[i] = _CEILING
     return out
 
 
@@ -321,14 +328,15 @@ class Attempt:
             return []
         totals = np.asarray(self.total_scores, dtype=np.int64)
         ranks = (order or NameOrder()).rank(names)
-        tied = np.flatnonzero(totals == totals.max())
+        rows = self.scored_rows
+        top = totals.max()
+        tied = (totals == top).nonzero()[0]
         if len(tied) >= k:  # the k best all share the best total: the first k of them by name
-            best = tied[_smallest(ranks[self.scored_rows[tied]], k)]
-            return list(zip(names[self.scored_rows[best]].tolist(), best.tolist(), strict=True))
-        rank = ranks[self.scored_rows]
-        # Best total first, then name order, as one integer per node (ranks are distinct, below len(names)).
-        best = _smallest((int(totals.max()) - totals) * len(names) + rank, k)
-        return list(zip(names[self.scored_rows[best]].tolist(), best.tolist(), strict=True))
+            best = tied[_smallest(ranks[rows[tied]], k)]
+        else:
+            # Best total first, then name order, as one integer per node (ranks are distinct, below len(names)).
+            best = _smallest((int(top) - totals) * len(names) + ranks[rows], k)
+        return list(zip(names[rows[best]].tolist(), best.tolist(), strict=True))
 
     def filter_counts(self) -> dict[tuple[str, str], int]:
         """(plugin, reasons joined by ", " or the code) -> how many nodes it rejected for that, the last
