@@ -139,6 +139,7 @@ def test_the_best_nodes_are_the_best_totals_then_names(totals: list[int], k: int
     attempt.scheduled(str(names[rows[0]]))
     want = sorted(zip(names[rows].tolist(), totals, strict=True), key=lambda p: (-p[1], p[0]))[:k]
     assert attempt.top_nodes(k) == want
+    assert list(attempt.top_record(k).total.items()) == want
 
 
 def test_smallest_gives_the_k_smallest_in_order() -> None:
@@ -161,6 +162,7 @@ def test_name_order_ranks_each_node_set_it_is_given() -> None:
     assert order.rank(first) is order.rank(first)
     replaced = np.array(["n3", "n1", "n2", "n0"], dtype=object)
     assert order.rank(replaced).tolist() == [3, 1, 2, 0]
+    assert order.ranked(replaced)[1] == ["n0", "n1", "n2", "n3"]
     assert order.rank(first).tolist() == [2, 0, 1]
 
 
