@@ -89,8 +89,10 @@ def _smallest_values(values: np.ndarray, k: int) -> list[int]:
 
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
     """Positions of the ``k`` smallest of ``values`` (int64, all distinct), smallest first. A few minima
-    found one by one cost less than a partition of thousands of values, which every attempt asks for."""
+    found one by one cost less than a partition of thousands of values."""
     n = len(values)
+    if n <= k:
+        return np.argsort(values)
     if n <= _FEW:
         listed = values.tolist()
         return np.array(sorted(range(n), key=listed.__getitem__)[:k], dtype=np.int64)

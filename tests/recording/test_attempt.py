@@ -143,13 +143,14 @@ def test_the_best_nodes_are_the_best_totals_then_names(totals: list[int], k: int
 
 
 def test_smallest_gives_the_k_smallest_in_order() -> None:
-    from kubesched.recording.attempt import _smallest
+    from kubesched.recording.attempt import _smallest, _smallest_values
 
     rng = np.random.default_rng(7)
     for n in (1, 3, 9, 50, 64, 65, 5000):
         values = rng.permutation(10 * n)[:n].astype(np.int64)
-        for k in (1, 3, 8, 9, 12):
+        for k in (1, 3, 8, 9, 12, 100):
             assert _smallest(values, k).tolist() == np.argsort(values)[:k].tolist()
+            assert _smallest_values(values.copy(), k) == np.sort(values)[:k].tolist()
 
 
 def test_name_order_ranks_each_node_set_it_is_given() -> None:
