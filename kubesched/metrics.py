@@ -553,6 +553,8 @@ class Histogram(Collector):
             bounds.append(float("inf"))
         self.bounds = tuple(bounds)
         self._children: dict[tuple[str, ...], _HistogramChild] = {}
+        #: The one child of a histogram without labels, once observed (see :meth:`observe`).
+        self._unlabelled: _HistogramChild | None = None
         self._lock = threading.Lock()
         registry.register(self)
 
@@ -565,8 +567,11 @@ class Histogram(Collector):
         return child
 
     def observe(self, value: float) -> None:
-        """Observe on the unlabelled histogram."""
-        self.labels().observe(value)
+        """Observe on the unlabelled histogram (its child made on the first observation, as by :meth:`labels`)."""
+        child = self._unlabelled
+        if child is None:
+            child = self._unlabelled = self.labels()
+        child.observe(value)
 
     def describe(self) -> Iterator[HistogramMetricFamily]:
         yield HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)

@@ -297,6 +297,24 @@ def test_buckets_are_kube_schedulers() -> None:
     assert len(exponential_buckets(1, 2, 7)) == 7
 
 
+def test_an_unlabelled_histogram_is_served_once_observed_and_counts_every_observation() -> None:
+    metrics = SchedulerMetrics()
+    sample = metrics.registry.get_sample_value
+    assert sample("scheduler_pod_scheduling_attempts_count") is None
+    for attempts in (1, 1, 3, 40):
+        metrics.pod_scheduling_attempts.observe(attempts)
+    assert sample("scheduler_pod_scheduling_attempts_count") == 4
+    assert sample("scheduler_pod_scheduling_attempts_sum") == 45
+    assert [sample("scheduler_pod_scheduling_attempts_bucket", {"le": le}) for le in ("1.0", "2.0", "4.0", "+Inf")] == [
+        2,
+        2,
+        3,
+        4,
+    ]
+    with pytest.raises(KeyError):  # a labelled histogram has no unlabelled child
+        metrics.scheduling_attempt_duration.observe(0.1)
+
+
 class _Cycle:
     """The parts of a scheduling cycle the metrics read."""
 

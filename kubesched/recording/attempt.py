@@ -48,38 +48,62 @@ class FilterPart:
 
 
 class NameOrder:
-    """Each node's position in name order, for the last node-name array asked about (a sink keeps
-    one, so ranking the names costs once per node set, not once per attempt)."""
+    """Each node's position in name order, and the names in that order, for the last node-name array
+    asked about (a sink keeps one, so ranking the names costs once per node set, not once per attempt)."""
 
     __slots__ = ("_cached",)
 
     def __init__(self) -> None:
         # One attribute, so that binding threads reporting at once never pair names with another's ranks.
-        self._cached: tuple[np.ndarray | None, np.ndarray] = (None, _NO_ROWS)
+        self._cached: tuple[np.ndarray | None, np.ndarray, list[str]] = (None, _NO_ROWS, [])
 
     def rank(self, names: np.ndarray) -> np.ndarray:
-        cached_names, rank = self._cached
+        return self.ranked(names)[0]
+
+    def ranked(self, names: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """``names``' ranks, and the names in name order (the name of rank ``r`` is ``in_order[r]``)."""
+        cached_names, rank, in_order = self._cached
         if names is not cached_names:
+            by_name = np.argsort(names, kind="stable")
             rank = np.empty(len(names), dtype=np.int64)
-            rank[np.argsort(names, kind="stable")] = np.arange(len(names), dtype=np.int64)
-            self._cached = (names, rank)
-        return rank
+            rank[by_name] = np.arange(len(names), dtype=np.int64)
+            in_order = names[by_name].tolist()
+            self._cached = (names, rank, in_order)
+        return rank, in_order
+
+
+#: Above every rank and sort key _smallest sees: marks a minimum already taken.
+_CEILING = int(np.iinfo(np.int64).max)
+#: Up to this many values, sorting them as a Python list costs less than NumPy's per-call overhead.
+_FEW = 64
+
+
+def _smallest_values(values: np.ndarray, k: int) -> list[int]:
+    """The ``k`` smallest of ``values`` (int64, all distinct), smallest first. ``values`` is the
+    caller's scratch: it may be reordered."""
+    if len(values) > max(k, _FEW):
+        values.partition(k - 1)
+        values = values[:k]
+    return sorted(values.tolist())[:k]
 
 
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` smallest of ``values`` (all distinct), smallest first. A few minima found
-    one by one cost less than a partition of thousands of values, which every attempt asks for."""
-    if len(values) <= k:
+    """Positions of the ``k`` smallest of ``values`` (int64, all distinct), smallest first. A few minima
+    found one by one cost less than a partition of thousands of values."""
+    n = len(values)
+    if n <= k:
         return np.argsort(values)
+    if n <= _FEW:
+        listed = values.tolist()
+        return np.array(sorted(range(n), key=listed.__getitem__)[:k], dtype=np.int64)
     if k > 8:
         best = np.argpartition(values, k - 1)[:k]
         return best[np.argsort(values[best])]
     left = values.copy()
     out = np.empty(k, dtype=np.int64)
-    ceiling = np.iinfo(left.dtype).max
     for j in range(k):
-        out[j] = i = int(left.argmin())
-        left[i] = ceiling
+        out[j] = i = left.argmin()
+        left[i] = _CEILING
     return out
 
 
@@ -309,10 +333,24 @@ class Attempt:
         return out
 
     def top_nodes(self, k: int, order: NameOrder | None = None) -> list[tuple[str, int]]:
-        """The ``k`` best (node, total score) pairs of a scheduled attempt, best first, then by name."""
-        if not self.succeeded:
+        """The ``k`` best (node, total score) pairs of a scheduled attempt, best first, then by name.
+
+        Every scheduled attempt asks, so the pairs are read off the sort keys (the ranks, or the ranks
+        and totals as one integer) without the positions :meth:`top_record` needs."""
+        names = self.names
+        if not self.succeeded or names is None or not len(self.total_scores) or k <= 0:
             return []
-        return [(n, int(self.total_scores[i])) for n, i in self._top(k, order)]
+        totals = np.asarray(self.total_scores, dtype=np.int64)
+        ranks, in_order = (order or NameOrder()).ranked(names)
+        rows = self.scored_rows
+        top = int(totals.max())
+        tied = (totals == top).nonzero()[0]
+        if len(tied) >= k:  # the k best all share the best total: the first k of them by name
+            return [(in_order[r], top) for r in _smallest_values(ranks[rows[tied]], k)]
+        # Best total first, then name order, as one integer per node (ranks are distinct, below len(names)).
+        n = len(names)
+        keys = (top - totals) * n + ranks[rows]
+        return [(in_order[key % n], top - key // n) for key in _smallest_values(keys, k)]
 
     def _top(self, k: int, order: NameOrder | None = None) -> list[tuple[str, int]]:
         """(name, position in the scored rows) of the ``k`` best-scoring nodes, best first, then by name."""
@@ -321,14 +359,15 @@ class Attempt:
             return []
         totals = np.asarray(self.total_scores, dtype=np.int64)
         ranks = (order or NameOrder()).rank(names)
-        tied = np.flatnonzero(totals == totals.max())
+        rows = self.scored_rows
+        top = totals.max()
+        tied = (totals == top).nonzero()[0]
         if len(tied) >= k:  # the k best all share the best total: the first k of them by name
-            best = tied[_smallest(ranks[self.scored_rows[tied]], k)]
-            return list(zip(names[self.scored_rows[best]].tolist(), best.tolist(), strict=True))
-        rank = ranks[self.scored_rows]
-        # Best total first, then name order, as one integer per node (ranks are distinct, below len(names)).
-        best = _smallest((int(totals.max()) - totals) * len(names) + rank, k)
-        return list(zip(names[self.scored_rows[best]].tolist(), best.tolist(), strict=True))
+            best = tied[_smallest(ranks[rows[tied]], k)]
+        else:
+            # Best total first, then name order, as one integer per node (ranks are distinct, below len(names)).
+            best = _smallest((int(top) - totals) * len(names) + ranks[rows], k)
+        return list(zip(names[rows[best]].tolist(), best.tolist(), strict=True))
 
     def filter_counts(self) -> dict[tuple[str, str], int]:
         """(plugin, reasons joined by ", " or the code) -> how many nodes it rejected for that, the last
