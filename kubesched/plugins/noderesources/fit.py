@@ -275,20 +275,23 @@ def _few_fail_codes(
     """:func:`_fail_codes` for a few rows (what a kept verdict recomputes after a bind), row by row on
     the same columns: the same codes without setting arrays up for each."""
     columns = [(amount, snapshot.resource_column(name)) for name, amount in checks]
-    out = np.zeros(len(rows), dtype=np.int64)
-    for i, row in enumerate(rows.tolist()):
-        code = int(snapshot.pod_count[row] + 1 > snapshot.allowed_pods[row])
+    # One gather per array for all the rows, then plain integers: a numpy scalar costs more per read.
+    pod_counts, allowed = snapshot.pod_count[rows].tolist(), snapshot.allowed_pods[rows].tolist()
+    allocatables, requesteds = snapshot.allocatable[rows].tolist(), snapshot.requested[rows].tolist()
+    codes: list[int] = []
+    for i in range(len(rows)):
+        code = int(pod_counts[i] + 1 > allowed[i])
         beyond = False
         for j, (amount, col) in enumerate(columns, start=1):
             if col is None:  # no node offers it
                 code, beyond = code | 1 << j, True
                 continue
-            allocatable = int(snapshot.allocatable[row, col])
-            if amount > allocatable - int(snapshot.requested[row, col]):
+            allocatable = allocatables[i][col]
+            if amount > allocatable - requesteds[i][col]:
                 code |= 1 << j
             beyond = beyond or amount > allocatable
-        out[i] = code | (1 << (len(columns) + 1) if unresolvable and beyond else 0)
-    return out
+        codes.append(code | (1 << (len(columns) + 1) if unresolvable and beyond else 0))
+    return np.array(codes, dtype=np.int64)
 
 
 def _coded_result(reasons: Sequence[str], codes: np.ndarray, unresolvable: bool) -> BatchFilterResult:
