@@ -29,9 +29,51 @@ from kubesched.cluster.protocol import WatchEvent
 BASE_RESOURCES = ("cpu", "memory")
 
 
-def _requests(obj: Mapping[str, Any]) -> dict[str, int]:
-    """A pod's effective request in scheduler units (cpu in millicores); {} if unreadable."""
+def _requests(obj: Mapping[str, Any], memo: dict[Any, dict[str, int]] | None = None) -> dict[str, int]:
+    """A pod's effective request in scheduler units (cpu in millicores); {} if unreadable. Pods of one
+    shape list the same quantities: ``memo`` keeps the answer per shape (answers are only read)."""
     spec = obj.get("spec") or {}
+    key = _request_key(spec) if memo is not None else None
+    if key is None or memo is None:
+        return _parse_requests(spec)
+    known = memo.get(key)
+    if known is not None:
+        return known
+    parsed = _parse_requests(spec)
+    if len(memo) >= _MEMO_SIZE:
+        memo.clear()
+    memo[key] = parsed
+    return parsed
+
+
+def _request_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What a pod's request is computed from, as a hashable key; None when it is not plain strings."""
+    parts: list[Any] = []
+    for kind in ("containers", "initContainers"):
+        containers = spec.get(kind)
+        if containers is None:
+            continue
+        if type(containers) is not list:
+            return None
+        for c in containers:
+            resources = c.get("resources") if type(c) is dict else None
+            requests = resources.get("requests") if type(resources) is dict else None
+            if type(c) is not dict or not (resources is None or type(resources) is dict):
+                return None
+            if requests is None:
+                requests = {}
+            if type(requests) is not dict or not all(type(v) is str for v in requests.values()):
+                return None
+            parts.append((kind, c.get("restartPolicy"), tuple(requests.items())))
+    overhead = spec.get("overhead")
+    if overhead is not None:
+        if type(overhead) is not dict or not all(type(v) is str for v in overhead.values()):
+            return None
+        parts.append(("overhead", tuple(overhead.items())))
+    return tuple(parts)
+
+
+def _parse_requests(spec: Mapping[str, Any]) -> dict[str, int]:
     try:
         containers = [
             parse_resource_list((c.get("resources") or {}).get("requests"), "") for c in spec.get("containers") or []
@@ -68,7 +110,7 @@ def _allocatable(obj: Mapping[str, Any], memo: dict[Any, dict[str, int]]) -> dic
     return parsed
 
 
-#: How many allocatable lists :func:`_allocatable` keeps answers for.
+#: How many allocatable lists (or pod shapes) :func:`_allocatable` (:func:`_requests`) keeps answers for.
 _MEMO_SIZE = 256
 
 
@@ -90,6 +132,7 @@ class TimeSeries:
         self._bound: dict[str, dict[str, int]] = {}
         self._nodes: dict[str, dict[str, int]] = {}
         self._allocatable_memo: dict[Any, dict[str, int]] = {}
+        self._requests_memo: dict[Any, dict[str, int]] = {}
         self._next = 0.0
 
     # -- events ------------------------------------------------------------------------------------------
@@ -127,7 +170,7 @@ class TimeSeries:
         if created is not None:
             self._pending -= 1
             self.latencies.append(now - created)
-        requests = _requests(event.obj)
+        requests = _requests(event.obj, self._requests_memo)
         self._bound[uid] = requests
         _add(self._requested, requests, 1)
 

@@ -63,3 +63,28 @@ def test_allocatable_totals_follow_nodes_of_one_machine_type_and_of_others() -> 
     series.node_event(WatchEvent("DELETED", "Node", node("n3", cpu="8")))
     series.sample(0.0)
     assert series.allocatable["cpu"] == [8000 + 4000 + 2000]
+
+
+def test_requested_totals_follow_pods_of_one_shape_and_of_others() -> None:
+    series = TimeSeries(interval=1.0)
+    shapes = {"a": "1", "b": "1", "c": "500m"}
+    for name, cpu in shapes.items():
+        obj = pod(name, cpu=cpu, node_name="n1")
+        obj["metadata"]["uid"] = f"uid-{name}"
+        series.pod_event(WatchEvent("ADDED", "Pod", obj), 0.0)
+    sidecar = pod("d", cpu="1", node_name="n1")
+    sidecar["metadata"]["uid"] = "uid-d"
+    # A restartable init container counts beside the containers: not the same shape as "a".
+    sidecar["spec"]["initContainers"] = [
+        {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"cpu": "250m"}}}
+    ]
+    series.pod_event(WatchEvent("ADDED", "Pod", sidecar), 0.0)
+    odd = pod("e", cpu="1", node_name="n1")
+    odd["metadata"]["uid"] = "uid-e"
+    odd["spec"]["containers"][0]["resources"]["requests"]["cpu"] = 2  # not a string: read, not kept
+    series.pod_event(WatchEvent("ADDED", "Pod", odd), 0.0)
+    gone = pod("b", cpu="1", node_name="n1")
+    gone["metadata"]["uid"] = "uid-b"
+    series.pod_event(WatchEvent("DELETED", "Pod", gone), 0.0)
+    series.sample(0.0)
+    assert series.requested["cpu"] == [1000 + 500 + 1250 + 2000]
