@@ -21,14 +21,13 @@ with a label index for the plugins' listings.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.node_affinity import RequiredNodeAffinity
-from kubesched.api.objects import Node, Pod, resize_status
+from kubesched.api.objects import Node, Pod, evolve, resize_status
 from kubesched.api.resources import V1_34_RULES, ResourceRules
 from kubesched.api.taints import find_untolerated_taint
 from kubesched.cache.cache import Cache
@@ -400,9 +399,7 @@ def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
     if not isinstance(node_name, str):
         return None
     resource_version = str(meta.get("resourceVersion") or "")
-    return dataclasses.replace(
-        old, raw=raw, node_name=node_name, meta=dataclasses.replace(old.meta, resource_version=resource_version)
-    )
+    return evolve(old, raw=raw, node_name=node_name, meta=evolve(old.meta, resource_version=resource_version))
 
 
 def node_scheduling_properties_changes(old: Node, new: Node) -> list[ClusterEvent]:

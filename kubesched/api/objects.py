@@ -9,11 +9,12 @@ running.
 
 from __future__ import annotations
 
+import dataclasses
 import marshal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from kubesched.api import fields
 from kubesched.api.errors import ObjectError
@@ -48,6 +49,28 @@ def _map(obj: Any, path: str) -> Mapping[str, Any]:
     if not isinstance(obj, Mapping):
         raise ObjectError(path, f"expected an object, got {type(obj).__name__}")
     return obj
+
+
+_Frozen = TypeVar("_Frozen")
+#: Field names of each class :func:`evolve` has copied.
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_set_field = object.__setattr__
+
+
+def evolve(obj: _Frozen, **changes: Any) -> _Frozen:
+    """``dataclasses.replace`` for this module's frozen dataclasses (every field set by ``__init__``, no
+    ``__post_init__``): the fields are copied one by one instead of going through ``__init__``, several
+    times faster (a pod is re-made for every binding it sees)."""
+    cls = type(obj)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    if not changes.keys() <= set(names):
+        raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - set(names))[0]!r}")
+    new = object.__new__(cls)
+    for name in names:
+        _set_field(new, name, changes[name] if name in changes else getattr(obj, name))
+    return new
 
 
 def _list(obj: Any, path: str) -> list[Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import builtins
 import copy
-import functools
 import threading
 import uuid
 from collections import deque
@@ -71,13 +70,27 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-@functools.lru_cache(maxsize=256)
+_ONE_SECOND = timedelta(seconds=1)
+_NO_SECOND = datetime.min.replace(tzinfo=UTC)
+#: The whole second format_time wrote last, as (start, end, text): a simulation stamps a pod's
+#: creation, binding and start within a second or so of its clock.
+_last_second: tuple[datetime, datetime, str] = (_NO_SECOND, _NO_SECOND, "")
+
+
 def format_time(t: datetime) -> str:
-    """RFC3339 with second precision in UTC, as metav1.Time serialises (``2024-01-01T00:00:00Z``).
-    (A simulation stamps many writes at one moment of its clock: the last few answers are kept.)"""
-    if t.tzinfo is not None:
-        t = t.astimezone(UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """RFC3339 with second precision in UTC, as metav1.Time serialises (``2024-01-01T00:00:00Z``)."""
+    global _last_second
+    if t.tzinfo is not UTC or t.year < 1000:  # naive, another zone, or a year strftime writes unpadded
+        if t.tzinfo is not None:
+            t = t.astimezone(UTC)
+        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    start, end, text = _last_second
+    if start <= t < end:
+        return text
+    start = t.replace(microsecond=0)
+    text = start.isoformat(timespec="seconds")[:-6] + "Z"  # less its "+00:00"
+    _last_second = (start, start + _ONE_SECOND if start.year < 9999 else start, text)
+    return text
 
 
 class _Watcher:
@@ -305,8 +318,12 @@ class EmbeddedCluster:
         self._after_write()
         return _copy(stored)
 
-    def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict[str, Any]:
-        """Delete at once; deleting a Namespace deletes everything in it first (what its finalizer does)."""
+    def delete(
+        self, kind: str, namespace: str | None, name: str, *, uid: str | None = None, reply: bool = True
+    ) -> dict[str, Any]:
+        """Delete at once; deleting a Namespace deletes everything in it first (what its finalizer does).
+        Without ``reply`` only a copy of the deleted object's metadata comes back (its resourceVersion
+        is what a caller noting the deletion reads), not a copy of the whole object."""
         info = kind_info(kind)
         ns = self._namespace_arg(info, namespace, allow_all=False) or ""
         with self._lock:
@@ -318,7 +335,7 @@ class EmbeddedCluster:
                         self._store_delete(other_kind, key)
             last = self._store_delete(kind, (ns, name))
         self._after_write()
-        return _copy(last)
+        return _copy(last) if reply else {"metadata": copy_json(last["metadata"])}
 
     def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
         """The pods/binding subresource: spec.nodeName and PodScheduled=True, refused if already bound."""

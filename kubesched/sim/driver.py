@@ -295,7 +295,7 @@ class Driver:
 
         def complete() -> None:
             try:
-                deleted = self.cluster.delete("Pod", ns, name, uid=uid)
+                deleted = self.cluster.delete("Pod", ns, name, uid=uid, reply=False)
             except ApiError:
                 return  # deleted or replaced meanwhile
             self.deletions.note(deleted, COMPLETED)
