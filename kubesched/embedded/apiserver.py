@@ -166,6 +166,8 @@ class EmbeddedCluster:
         self._watchers: list[_Watcher] = []
         #: Every kind some watcher watches (kept with the watchers: each write asks).
         self._watched_kinds: frozenset[str] = frozenset()
+        #: The watchers of each kind, in registration order (kept with the watchers: each event asks).
+        self._watchers_of: dict[str, tuple[_Watcher, ...]] = {}
         self._delivery_lock = threading.RLock()
         self._delivering = False
         self._user_status_uids: set[str] = set()
@@ -487,7 +489,7 @@ class EmbeddedCluster:
                 self, wanted, handler, self._event_seq, private_copies and not (read_only or self._read_only_watchers)
             )
             self._watchers.append(watcher)
-            self._watched_kinds = self._watched_kinds | wanted
+            self._index_watchers()
             return watcher
 
     def pending_event_count(self) -> int:
@@ -512,10 +514,10 @@ class EmbeddedCluster:
                         if not self._queue:
                             return delivered
                         seq, event = self._queue.popleft()
-                        targets = [w for w in self._watchers if event.kind in w.kinds and w.after_seq < seq]
+                        targets = self._watchers_of.get(event.kind, ())
                     handed = False
                     for watcher in targets:
-                        if watcher.active:
+                        if watcher.active and watcher.after_seq < seq:
                             handed = True
                             if not watcher.private_copies:
                                 watcher.handler(event)
@@ -536,7 +538,12 @@ class EmbeddedCluster:
         with self._lock:
             if watcher in self._watchers:
                 self._watchers.remove(watcher)
-                self._watched_kinds = frozenset(k for w in self._watchers for k in w.kinds)
+                self._index_watchers()
+
+    def _index_watchers(self) -> None:
+        """Recompute which kinds are watched and by whom (new tuples: a delivery under way keeps its own)."""
+        self._watched_kinds = frozenset(k for w in self._watchers for k in w.kinds)
+        self._watchers_of = {k: tuple(w for w in self._watchers if k in w.kinds) for k in self._watched_kinds}
 
     # ------------------------------------------------------------------------------------------------
     # internals (callers hold self._lock)
