@@ -365,6 +365,7 @@ def _uid_of(obj: Mapping[str, Any]) -> str:
 
 #: Pod fields a binding or a status update writes without changing what the scheduler parses from them.
 _REWRITTEN_META = frozenset({"resourceVersion", "managedFields"})
+_REWRITTEN_SPEC = frozenset({"nodeName"})
 _PARSED_STATUS = ("phase", "nominatedNodeName", "startTime")
 
 
@@ -385,11 +386,7 @@ def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
         and isinstance(old_status, dict)
     ):
         return None
-    if {k: v for k, v in spec.items() if k != "nodeName"} != {k: v for k, v in old_spec.items() if k != "nodeName"}:
-        return None
-    if {k: v for k, v in meta.items() if k not in _REWRITTEN_META} != {
-        k: v for k, v in old_meta.items() if k not in _REWRITTEN_META
-    }:
+    if not _equal_except(spec, old_spec, _REWRITTEN_SPEC) or not _equal_except(meta, old_meta, _REWRITTEN_META):
         return None
     if any(status.get(k) != old_status.get(k) for k in _PARSED_STATUS):
         return None
@@ -400,6 +397,21 @@ def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
         return None
     resource_version = str(meta.get("resourceVersion") or "")
     return evolve(old, raw=raw, node_name=node_name, meta=evolve(old.meta, resource_version=resource_version))
+
+
+def _equal_except(new: Mapping[str, Any], old: Mapping[str, Any], skip: frozenset[str]) -> bool:
+    """Whether the two mappings are equal leaving out the keys in ``skip`` (as comparing copies without
+    them would say, without making the copies)."""
+    missing = object()
+    kept = 0
+    for key, value in new.items():
+        if key in skip:
+            continue
+        kept += 1
+        before = old.get(key, missing)
+        if before is missing or not (value is before or value == before):
+            return False
+    return kept == sum(1 for key in old if key not in skip)
 
 
 def node_scheduling_properties_changes(old: Node, new: Node) -> list[ClusterEvent]:

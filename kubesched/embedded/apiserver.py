@@ -34,6 +34,7 @@ from kubesched.cluster.protocol import (
 from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.embedded import dra_admission
 from kubesched.embedded.admission import admit_create, admit_update, system_priority_classes
+from kubesched.embedded.timestamps import format_time
 
 _Key = tuple[str, str]  # (namespace or "", name)
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what the API server uses for generateName
@@ -68,29 +69,6 @@ _copy: Callable[[dict[str, Any]], dict[str, Any]] = copy_json  # the stored obje
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-_ONE_SECOND = timedelta(seconds=1)
-_NO_SECOND = datetime.min.replace(tzinfo=UTC)
-#: The whole second format_time wrote last, as (start, end, text): a simulation stamps a pod's
-#: creation, binding and start within a second or so of its clock.
-_last_second: tuple[datetime, datetime, str] = (_NO_SECOND, _NO_SECOND, "")
-
-
-def format_time(t: datetime) -> str:
-    """RFC3339 with second precision in UTC, as metav1.Time serialises (``2024-01-01T00:00:00Z``)."""
-    global _last_second
-    if t.tzinfo is not UTC or t.year < 1000:  # naive, another zone, or a year strftime writes unpadded
-        if t.tzinfo is not None:
-            t = t.astimezone(UTC)
-        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
-    start, end, text = _last_second
-    if start <= t < end:
-        return text
-    start = t.replace(microsecond=0)
-    text = start.isoformat(timespec="seconds")[:-6] + "Z"  # less its "+00:00"
-    _last_second = (start, start + _ONE_SECOND if start.year < 9999 else start, text)
-    return text
 
 
 class _Watcher:

@@ -30,8 +30,9 @@ from kubesched.cluster.protocol import ApiError
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
 from kubesched.config.features import FeatureGateError
 from kubesched.config.features import feature_gates as make_feature_gates
-from kubesched.embedded.apiserver import EmbeddedCluster, format_time
+from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.embedded.controlplane import ControlPlane
+from kubesched.embedded.timestamps import format_time
 from kubesched.recording import (
     AttemptSummary,
     OutcomeStream,
