@@ -27,7 +27,7 @@ from typing import Any
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.node_affinity import RequiredNodeAffinity
-from kubesched.api.objects import Node, Pod, evolve, resize_status
+from kubesched.api.objects import Node, Pod, evolve, parse_time, resize_status
 from kubesched.api.resources import V1_34_RULES, ResourceRules
 from kubesched.api.taints import find_untolerated_taint
 from kubesched.cache.cache import Cache
@@ -366,12 +366,12 @@ def _uid_of(obj: Mapping[str, Any]) -> str:
 #: Pod fields a binding or a status update writes without changing what the scheduler parses from them.
 _REWRITTEN_META = frozenset({"resourceVersion", "managedFields"})
 _REWRITTEN_SPEC = frozenset({"nodeName"})
-_PARSED_STATUS = ("phase", "nominatedNodeName", "startTime")
+_PARSED_STATUS = ("phase", "nominatedNodeName")
 
 
 def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
-    """``old`` with ``raw``'s node name and resourceVersion, when nothing else the scheduler parses
-    changed (a binding, a condition update); None when ``raw`` must be parsed afresh.
+    """``old`` with ``raw``'s node name, resourceVersion and start time, when nothing else the scheduler
+    parses changed (a binding, a condition update); None when ``raw`` must be parsed afresh.
 
     Every pod is bound once and most get a status update: comparing dicts is far cheaper than parsing."""
     spec, old_spec = raw.get("spec"), old.raw.get("spec")
@@ -395,8 +395,15 @@ def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
     node_name = spec.get("nodeName") or ""
     if not isinstance(node_name, str):
         return None
+    start_time = old.start_time
+    if status.get("startTime") != old_status.get("startTime"):  # a binding stamps it
+        try:
+            start_time = parse_time(status.get("startTime"), "status.startTime")
+        except ObjectError:
+            return None  # parsed afresh, and reported
     resource_version = str(meta.get("resourceVersion") or "")
-    return evolve(old, raw=raw, node_name=node_name, meta=evolve(old.meta, resource_version=resource_version))
+    meta_now = evolve(old.meta, resource_version=resource_version)
+    return evolve(old, raw=raw, node_name=node_name, start_time=start_time, meta=meta_now)
 
 
 def _equal_except(new: Mapping[str, Any], old: Mapping[str, Any], skip: frozenset[str]) -> bool:
