@@ -418,7 +418,7 @@ def _equal_except(new: Mapping[str, Any], old: Mapping[str, Any], skip: frozense
         before = old.get(key, missing)
         if before is missing or not (value is before or value == before):
             return False
-    return kept == sum(1 for key in old if key not in skip)
+    return kept == len(old) - sum(1 for key in skip if key in old)
 
 
 def node_scheduling_properties_changes(old: Node, new: Node) -> list[ClusterEvent]:
