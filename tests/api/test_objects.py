@@ -398,3 +398,17 @@ def test_evolve_makes_what_dataclasses_replace_makes_and_leaves_the_original() -
     assert (pod.node_name, pod.meta.resource_version) == ("", "")
     with pytest.raises(TypeError, match="node"):
         evolve(pod, node="n1")
+
+
+def test_evolve_refuses_a_dataclass_without_slots() -> None:
+    import dataclasses
+
+    from kubesched.api.objects import evolve
+
+    @dataclasses.dataclass(frozen=True)
+    class Plain:
+        a: int
+        b: int
+
+    with pytest.raises(TypeError, match="slotted"):
+        evolve(Plain(1, 2), a=3)
