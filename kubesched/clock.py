@@ -78,15 +78,21 @@ class VirtualClock:
     def advance_to(self, when: datetime) -> int:
         """Move time forward to ``when`` (never backwards), running every timer due by then."""
         fired = 0
-        while True:
-            due = self.next_timer()
-            if due is None or due > when:
+        timers = self._timers
+        while timers:
+            due, _, timer = timers[0]
+            if timer.cancelled:
+                heapq.heappop(timers)
+                continue
+            if due > when:
                 break
-            _, _, timer = heapq.heappop(self._timers)
-            self._now = max(self._now, timer.due)
-            timer.callback()
+            heapq.heappop(timers)
+            if due > self._now:
+                self._now = due
+            timer.callback()  # may add timers: the heap's head is read again
             fired += 1
-        self._now = max(self._now, when)
+        if when > self._now:
+            self._now = when
         return fired
 
     def advance(self, seconds: float) -> int:

@@ -21,14 +21,13 @@ with a label index for the plugins' listings.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.node_affinity import RequiredNodeAffinity
-from kubesched.api.objects import Node, Pod, resize_status
+from kubesched.api.objects import Node, Pod, evolve, parse_time, resize_status
 from kubesched.api.resources import V1_34_RULES, ResourceRules
 from kubesched.api.taints import find_untolerated_taint
 from kubesched.cache.cache import Cache
@@ -366,12 +365,13 @@ def _uid_of(obj: Mapping[str, Any]) -> str:
 
 #: Pod fields a binding or a status update writes without changing what the scheduler parses from them.
 _REWRITTEN_META = frozenset({"resourceVersion", "managedFields"})
-_PARSED_STATUS = ("phase", "nominatedNodeName", "startTime")
+_REWRITTEN_SPEC = frozenset({"nodeName"})
+_PARSED_STATUS = ("phase", "nominatedNodeName")
 
 
 def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
-    """``old`` with ``raw``'s node name and resourceVersion, when nothing else the scheduler parses
-    changed (a binding, a condition update); None when ``raw`` must be parsed afresh.
+    """``old`` with ``raw``'s node name, resourceVersion and start time, when nothing else the scheduler
+    parses changed (a binding, a condition update); None when ``raw`` must be parsed afresh.
 
     Every pod is bound once and most get a status update: comparing dicts is far cheaper than parsing."""
     spec, old_spec = raw.get("spec"), old.raw.get("spec")
@@ -386,11 +386,7 @@ def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
         and isinstance(old_status, dict)
     ):
         return None
-    if {k: v for k, v in spec.items() if k != "nodeName"} != {k: v for k, v in old_spec.items() if k != "nodeName"}:
-        return None
-    if {k: v for k, v in meta.items() if k not in _REWRITTEN_META} != {
-        k: v for k, v in old_meta.items() if k not in _REWRITTEN_META
-    }:
+    if not _equal_except(spec, old_spec, _REWRITTEN_SPEC) or not _equal_except(meta, old_meta, _REWRITTEN_META):
         return None
     if any(status.get(k) != old_status.get(k) for k in _PARSED_STATUS):
         return None
@@ -399,10 +395,30 @@ def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
     node_name = spec.get("nodeName") or ""
     if not isinstance(node_name, str):
         return None
+    start_time = old.start_time
+    if status.get("startTime") != old_status.get("startTime"):  # a binding stamps it
+        try:
+            start_time = parse_time(status.get("startTime"), "status.startTime")
+        except ObjectError:
+            return None  # parsed afresh, and reported
     resource_version = str(meta.get("resourceVersion") or "")
-    return dataclasses.replace(
-        old, raw=raw, node_name=node_name, meta=dataclasses.replace(old.meta, resource_version=resource_version)
-    )
+    meta_now = evolve(old.meta, resource_version=resource_version)
+    return evolve(old, raw=raw, node_name=node_name, start_time=start_time, meta=meta_now)
+
+
+def _equal_except(new: Mapping[str, Any], old: Mapping[str, Any], skip: frozenset[str]) -> bool:
+    """Whether the two mappings are equal leaving out the keys in ``skip`` (as comparing copies without
+    them would say, without making the copies)."""
+    missing = object()
+    kept = 0
+    for key, value in new.items():
+        if key in skip:
+            continue
+        kept += 1
+        before = old.get(key, missing)
+        if before is missing or not (value is before or value == before):
+            return False
+    return kept == len(old) - sum(1 for key in skip if key in old)
 
 
 def node_scheduling_properties_changes(old: Node, new: Node) -> list[ClusterEvent]:

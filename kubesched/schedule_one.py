@@ -14,7 +14,6 @@ the cycle's :class:`~kubesched.recording.AttemptObserver`, behind which the metr
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.objects import Pod
+from kubesched.api.objects import Pod, evolve
 from kubesched.cache.cache import CacheError
 from kubesched.cache.snapshot import NodeInfoList
 from kubesched.cluster.protocol import ApiError
@@ -188,7 +187,7 @@ class NoNodesAvailable(RuntimeError):
 
 def assume(sched: SchedulerParts, pod: Pod, host: str) -> Pod:
     """The pod as bound to ``host``, assumed in the cache (no longer a nominee anywhere)."""
-    assumed = dataclasses.replace(pod, node_name=host)
+    assumed = evolve(pod, node_name=host)
     sched.cache.assume_pod(assumed, host)
     sched.queue.delete_nominated_pod_if_exists(assumed)
     return assumed

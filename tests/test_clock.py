@@ -96,3 +96,14 @@ def test_real_clock_smoke() -> None:
     handle.cancel()
     assert not cancelled.wait(0.15)
     assert clock.now() >= before
+
+
+def test_cancelled_timers_ahead_of_a_due_one_are_skipped_and_time_stops_at_the_target() -> None:
+    clock = VirtualClock(datetime(2024, 1, 1, tzinfo=UTC))
+    fired: list[str] = []
+    clock.call_later(1, lambda: fired.append("cancelled")).cancel()
+    clock.call_later(2, lambda: fired.append("due"))
+    clock.call_later(5, lambda: fired.append("later"))
+    assert clock.advance(3) == 1
+    assert fired == ["due"]
+    assert clock.now() == datetime(2024, 1, 1, 0, 0, 3, tzinfo=UTC)

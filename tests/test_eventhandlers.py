@@ -295,6 +295,26 @@ def test_a_binding_or_status_update_reuses_the_parsed_pod_and_anything_else_is_p
     assert rebound(old, relabelled) is None
     assert rebound(old, resized) is None
     assert rebound(old, nominated) is None
+    # A field added or dropped counts as a change; managedFields, like the resourceVersion, do not.
+    gated = copy.deepcopy(bound)
+    gated["spec"]["priorityClassName"] = "high"
+    unlabelled = copy.deepcopy(bound)
+    del unlabelled["metadata"]["labels"]
+    managed = copy.deepcopy(bound)
+    managed["metadata"]["managedFields"] = [{"manager": "kubectl"}]
+    assert rebound(old, gated) is None
+    assert rebound(Pod.from_dict(gated), bound) is None
+    assert rebound(old, unlabelled) is None
+    assert rebound(Pod.from_dict(unlabelled), bound) is None
+    assert rebound(old, managed) is not None
+    # The kubelet's start time, stamped at binding, is read as parsing reads it; a bad one is parsed
+    # afresh (and reported there).
+    started = copy.deepcopy(bound)
+    started["status"]["startTime"] = "2024-01-01T00:00:05Z"
+    moved = rebound(old, started)
+    assert moved is not None and moved.start_time == Pod.from_dict(started).start_time is not None
+    started["status"]["startTime"] = "soon"
+    assert rebound(old, started) is None
     # What in-place resizing reads from the status (containers reported, their resources) makes it
     # parse again; the rest of a container's status (its state) does not.
     running = copy.deepcopy(bound)

@@ -9,11 +9,14 @@ running.
 
 from __future__ import annotations
 
+import dataclasses
 import marshal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from operator import attrgetter
+from types import MemberDescriptorType
+from typing import Any, TypeVar
 
 from kubesched.api import fields
 from kubesched.api.errors import ObjectError
@@ -48,6 +51,41 @@ def _map(obj: Any, path: str) -> Mapping[str, Any]:
     if not isinstance(obj, Mapping):
         raise ObjectError(path, f"expected an object, got {type(obj).__name__}")
     return obj
+
+
+_Frozen = TypeVar("_Frozen")
+_Setter = Callable[[Any, Any], None]
+#: Per class :func:`evolve` has copied: its fields' names, one getter of them all, and each slot's setter.
+_COPIERS: dict[type, tuple[frozenset[str], Callable[[Any], tuple[Any, ...]], dict[str, _Setter]]] = {}
+
+
+def evolve(obj: _Frozen, **changes: Any) -> _Frozen:
+    """``dataclasses.replace`` for this module's frozen, slotted dataclasses (every field set by
+    ``__init__``, no ``__post_init__``): the slots are copied straight instead of going through
+    ``__init__``, several times faster (a pod is re-made for every binding it sees)."""
+    cls = type(obj)
+    copier = _COPIERS.get(cls)
+    if copier is None:
+        names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        setters: dict[str, _Setter] = {}
+        for name in names:
+            slot = cls.__dict__.get(name)
+            if not isinstance(slot, MemberDescriptorType):
+                raise TypeError(f"{cls.__name__} is not a slotted dataclass")
+            setters[name] = slot.__set__
+        get_all: Callable[[Any], tuple[Any, ...]] = (
+            attrgetter(*names) if len(names) > 1 else lambda o: tuple(getattr(o, n) for n in names)
+        )
+        copier = _COPIERS[cls] = (frozenset(names), get_all, setters)
+    names_set, get_all, setters = copier
+    if not changes.keys() <= names_set:
+        raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - names_set)[0]!r}")
+    new = object.__new__(cls)
+    for setter, value in zip(setters.values(), get_all(obj), strict=True):
+        setter(new, value)
+    for name, value in changes.items():
+        setters[name](new, value)
+    return new
 
 
 def _list(obj: Any, path: str) -> list[Any]:

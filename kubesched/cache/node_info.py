@@ -153,13 +153,16 @@ class NodeInfo:
 
     def remove_pod(self, pod: Pod) -> bool:
         """Remove the pod with the same uid; False when it is not on this node."""
+        uid = pod.meta.uid
         for i, existing in enumerate(self.pods):
-            if existing.uid == pod.uid:
+            if existing.meta.uid == uid:
                 del self.pods[i]
-                self.pods_with_affinity = [p for p in self.pods_with_affinity if p.uid != pod.uid]
-                self.pods_with_required_anti_affinity = [
-                    p for p in self.pods_with_required_anti_affinity if p.uid != pod.uid
-                ]
+                if self.pods_with_affinity:
+                    self.pods_with_affinity = [p for p in self.pods_with_affinity if p.meta.uid != uid]
+                if self.pods_with_required_anti_affinity:
+                    self.pods_with_required_anti_affinity = [
+                        p for p in self.pods_with_required_anti_affinity if p.meta.uid != uid
+                    ]
                 self._account(existing, -1)
                 return True
         return False

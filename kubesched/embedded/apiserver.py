@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import builtins
 import copy
-import functools
 import threading
 import uuid
 from collections import deque
@@ -35,6 +34,7 @@ from kubesched.cluster.protocol import (
 from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.embedded import dra_admission
 from kubesched.embedded.admission import admit_create, admit_update, system_priority_classes
+from kubesched.embedded.timestamps import format_time
 
 _Key = tuple[str, str]  # (namespace or "", name)
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what the API server uses for generateName
@@ -69,15 +69,6 @@ _copy: Callable[[dict[str, Any]], dict[str, Any]] = copy_json  # the stored obje
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-@functools.lru_cache(maxsize=256)
-def format_time(t: datetime) -> str:
-    """RFC3339 with second precision in UTC, as metav1.Time serialises (``2024-01-01T00:00:00Z``).
-    (A simulation stamps many writes at one moment of its clock: the last few answers are kept.)"""
-    if t.tzinfo is not None:
-        t = t.astimezone(UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class _Watcher:
@@ -153,6 +144,8 @@ class EmbeddedCluster:
         self._watchers: list[_Watcher] = []
         #: Every kind some watcher watches (kept with the watchers: each write asks).
         self._watched_kinds: frozenset[str] = frozenset()
+        #: The watchers of each kind, in registration order (kept with the watchers: each event asks).
+        self._watchers_of: dict[str, tuple[_Watcher, ...]] = {}
         self._delivery_lock = threading.RLock()
         self._delivering = False
         self._user_status_uids: set[str] = set()
@@ -305,8 +298,12 @@ class EmbeddedCluster:
         self._after_write()
         return _copy(stored)
 
-    def delete(self, kind: str, namespace: str | None, name: str, *, uid: str | None = None) -> dict[str, Any]:
-        """Delete at once; deleting a Namespace deletes everything in it first (what its finalizer does)."""
+    def delete(
+        self, kind: str, namespace: str | None, name: str, *, uid: str | None = None, reply: bool = True
+    ) -> dict[str, Any]:
+        """Delete at once; deleting a Namespace deletes everything in it first (what its finalizer does).
+        Without ``reply`` only a copy of the deleted object's metadata comes back (its resourceVersion
+        is what a caller noting the deletion reads), not a copy of the whole object."""
         info = kind_info(kind)
         ns = self._namespace_arg(info, namespace, allow_all=False) or ""
         with self._lock:
@@ -318,7 +315,7 @@ class EmbeddedCluster:
                         self._store_delete(other_kind, key)
             last = self._store_delete(kind, (ns, name))
         self._after_write()
-        return _copy(last)
+        return _copy(last) if reply else {"metadata": copy_json(last["metadata"])}
 
     def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
         """The pods/binding subresource: spec.nodeName and PodScheduled=True, refused if already bound."""
@@ -470,7 +467,7 @@ class EmbeddedCluster:
                 self, wanted, handler, self._event_seq, private_copies and not (read_only or self._read_only_watchers)
             )
             self._watchers.append(watcher)
-            self._watched_kinds = self._watched_kinds | wanted
+            self._index_watchers()
             return watcher
 
     def pending_event_count(self) -> int:
@@ -495,10 +492,10 @@ class EmbeddedCluster:
                         if not self._queue:
                             return delivered
                         seq, event = self._queue.popleft()
-                        targets = [w for w in self._watchers if event.kind in w.kinds and w.after_seq < seq]
+                        targets = self._watchers_of.get(event.kind, ())
                     handed = False
                     for watcher in targets:
-                        if watcher.active:
+                        if watcher.active and watcher.after_seq < seq:
                             handed = True
                             if not watcher.private_copies:
                                 watcher.handler(event)
@@ -519,7 +516,12 @@ class EmbeddedCluster:
         with self._lock:
             if watcher in self._watchers:
                 self._watchers.remove(watcher)
-                self._watched_kinds = frozenset(k for w in self._watchers for k in w.kinds)
+                self._index_watchers()
+
+    def _index_watchers(self) -> None:
+        """Recompute which kinds are watched and by whom (new tuples: a delivery under way keeps its own)."""
+        self._watched_kinds = frozenset(k for w in self._watchers for k in w.kinds)
+        self._watchers_of = {k: tuple(w for w in self._watchers if k in w.kinds) for k in self._watched_kinds}
 
     # ------------------------------------------------------------------------------------------------
     # internals (callers hold self._lock)

@@ -164,6 +164,14 @@ class ResourceClaimController:
     # -- events ---------------------------------------------------------------------------------------
     def on_pod(self, pod: Mapping[str, Any], *, deleted: bool) -> None:
         """enqueuePod: a done pod's claims are looked at; a pod that needs its claims made or reserved is synced."""
+        spec = pod.get("spec")
+        if isinstance(spec, dict) and not spec.get("resourceClaims"):
+            # Most pods use no claim: nothing to read, and nothing to index unless an earlier
+            # version of the pod (or of one by its name) did use some.
+            key = (str(_meta(pod).get("namespace") or "default"), str(_meta(pod).get("name")))
+            self._parsed.pop(key, None)
+            if key not in self._indexed:
+                return
         entries = self._claims_of(pod)
         self._index_pod(pod, entries, deleted=deleted)
         if deleted:

@@ -84,6 +84,7 @@ class Driver:
         self.scheduler = scheduler
         self.clock = clock
         self.start_time = clock.now()
+        self._seconds_at, self._seconds = self.start_time, 0.0
         self.series = series
         #: Pods that failed twice with nothing changing in the cluster in between, and were parked.
         self.looping: list[str] = []
@@ -143,8 +144,12 @@ class Driver:
             self.progress(self._done, self._total)
 
     def seconds(self) -> float:
-        """Virtual seconds since the driver was made."""
-        return (self.clock.now() - self.start_time).total_seconds()
+        """Virtual seconds since the driver was made (worked out once per moment of the clock: every
+        event and action at one moment asks)."""
+        now = self.clock.now()
+        if now is not self._seconds_at:
+            self._seconds_at, self._seconds = now, (now - self.start_time).total_seconds()
+        return self._seconds
 
     def at(self, seconds: float, action: Action) -> None:
         """Run ``action`` when the virtual clock reaches ``seconds`` after the start (at once, if due)."""
@@ -295,7 +300,7 @@ class Driver:
 
         def complete() -> None:
             try:
-                deleted = self.cluster.delete("Pod", ns, name, uid=uid)
+                deleted = self.cluster.delete("Pod", ns, name, uid=uid, reply=False)
             except ApiError:
                 return  # deleted or replaced meanwhile
             self.deletions.note(deleted, COMPLETED)

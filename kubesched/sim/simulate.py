@@ -19,7 +19,6 @@ import functools
 import heapq
 import itertools
 import random
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -31,8 +30,9 @@ from kubesched.cluster.protocol import ApiError
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
 from kubesched.config.features import FeatureGateError
 from kubesched.config.features import feature_gates as make_feature_gates
-from kubesched.embedded.apiserver import EmbeddedCluster, format_time
+from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.embedded.controlplane import ControlPlane
+from kubesched.embedded.timestamps import format_time
 from kubesched.recording import (
     AttemptSummary,
     OutcomeStream,
@@ -115,9 +115,21 @@ class SimulationResult:
         return self.cluster.list("Node")[0]
 
 
+#: What a version-4 UUID keeps of its 128 random bits, and the version and variant bits it sets.
+_UUID4_KEEP = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
+_UUID4_SET = (4 << 76) | (0x8000 << 48)
+
+
 def _deterministic_uids(seed: int) -> Callable[[], str]:
+    """Version-4 UUIDs from a seeded generator (``uuid.UUID(int=..., version=4)`` as text, formatted
+    directly: one per created object)."""
     rng = random.Random(f"uids-{seed}")
-    return lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+    def uid() -> str:
+        h = f"{rng.getrandbits(128) & _UUID4_KEEP | _UUID4_SET:032x}"
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    return uid
 
 
 def _is_pending_pod(obj: Mapping[str, Any]) -> bool:

@@ -382,3 +382,33 @@ def test_nodes_of_one_shape_share_its_parse_but_keep_their_own_names() -> None:
         with pytest.raises(ObjectError) as info:
             Node.from_dict(bad)
         assert info.value.path == "spec.unschedulable"
+
+
+def test_evolve_makes_what_dataclasses_replace_makes_and_leaves_the_original() -> None:
+    import dataclasses
+
+    from kubesched.api.objects import evolve
+
+    pod = Pod.from_dict(pod_dict("p", cpu="1", labels={"app": "web"}))
+    moved = evolve(pod, node_name="n1", meta=evolve(pod.meta, resource_version="7"))
+    expected = dataclasses.replace(pod, node_name="n1", meta=dataclasses.replace(pod.meta, resource_version="7"))
+    names = [f.name for f in dataclasses.fields(Pod)]
+    assert [getattr(moved, n) for n in names] == [getattr(expected, n) for n in names]
+    assert moved.meta == expected.meta
+    assert (pod.node_name, pod.meta.resource_version) == ("", "")
+    with pytest.raises(TypeError, match="node"):
+        evolve(pod, node="n1")
+
+
+def test_evolve_refuses_a_dataclass_without_slots() -> None:
+    import dataclasses
+
+    from kubesched.api.objects import evolve
+
+    @dataclasses.dataclass(frozen=True)
+    class Plain:
+        a: int
+        b: int
+
+    with pytest.raises(TypeError, match="slotted"):
+        evolve(Plain(1, 2), a=3)

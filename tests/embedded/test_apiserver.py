@@ -522,3 +522,16 @@ def test_patch_pod_status_without_reply_stores_the_patch_and_answers_nothing(clu
     out = cluster.patch_pod_status("default", "p", nominated_node_name="n1", reply=False)
     assert out == {}
     assert cluster.get("Pod", "default", "p")["status"]["nominatedNodeName"] == "n1"
+
+
+def test_a_delete_without_reply_hands_back_a_copy_of_the_metadata_only(cluster: EmbeddedCluster) -> None:
+    created = cluster.create(pod("p1"))
+    deleted: list[WatchEvent] = []
+    cluster.watch(["Pod"], deleted.append, read_only=True)
+    answer = cluster.delete("Pod", "default", "p1", reply=False)
+    cluster.deliver_pending()
+    (event,) = deleted
+    assert answer == {"metadata": event.obj["metadata"]}
+    assert int(answer["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
+    answer["metadata"]["labels"] = {"changed": "yes"}
+    assert "changed" not in (event.obj["metadata"].get("labels") or {})

@@ -215,3 +215,15 @@ def test_a_loaded_pod_keeps_the_claims_it_records_though_its_uid_is_new() -> Non
     assert stored["metadata"]["ownerReferences"][0]["uid"] == pod["metadata"]["uid"]
     assert [r["name"] for r in stored["status"]["reservedFor"]] == ["old"]
     assert list(claims(cluster)) == ["old-gpu-abcde"]
+
+
+def test_a_pod_that_drops_its_claims_is_no_longer_among_their_users() -> None:
+    _, controller = start()
+    with_claim = claim_pod("p", by_name("gpu", "shared"))
+    controller.on_pod(with_claim, deleted=False)
+    assert controller._users == {("default", "shared"): {"p"}}
+    # The same pod read again without claims (the shortcut for claim-less pods) leaves no user behind.
+    controller.on_pod({**with_claim, "spec": {"containers": with_claim["spec"]["containers"]}}, deleted=False)
+    assert controller._users == {}
+    controller.on_pod({**with_claim, "spec": {"containers": []}}, deleted=True)
+    assert controller._users == {}

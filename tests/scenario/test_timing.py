@@ -86,3 +86,27 @@ def test_capacity_and_plan_check_them_too() -> None:
         capacity(scenario, pod_dict("probe"))
     with pytest.raises(SimulationError, match=r"document 2.*kubesched.io/arrival"):
         plan(scenario, node_dict("extra"), max_nodes=1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0s", "1.s", ".5s", "12.345s", "999999999.999999s", "0.000001s", "1.0000005s", "1h30m", "250ms", "+2s"],
+)
+def test_durations_in_the_generated_form_read_as_the_general_parser_reads_them(text: str) -> None:
+    from datetime import timedelta
+
+    from kubesched.config.decode import as_duration
+
+    expected = as_duration(text, "x") / timedelta(seconds=1)
+    assert parse_duration_seconds(text, "x") == expected
+    assert parse_duration_seconds(text, "x") == expected  # read again (remembered)
+
+
+def test_a_remembered_duration_still_refuses_bad_text_naming_where() -> None:
+    parse_duration_seconds("1h", "first")
+    with pytest.raises(ValueError, match="second"):
+        parse_duration_seconds("1 h", "second")
+    with pytest.raises(ValueError, match="fourth"):
+        parse_duration_seconds("1e3s", "fourth")
+    with pytest.raises(ValueError, match=r"third.*negative"):
+        parse_duration_seconds("-1.5s", "third")

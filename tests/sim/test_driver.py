@@ -202,3 +202,16 @@ def test_a_single_waiting_pod_times_out_once_and_the_run_ends(version: str, atte
     r = simulate([node_dict("n1"), pod_dict("p")], _permit_config(timeout=5), emulated_version=version)
     assert [a["result"] for a in r.attempts] == ["Unschedulable"] * attempts
     assert 5 * attempts <= r.virtual_seconds < seconds
+
+
+def test_seconds_follow_the_clock_through_every_move() -> None:
+    clock, _, _, driver, _ = _build()
+    assert driver.seconds() == 0.0
+    clock.advance(1.5)
+    assert driver.seconds() == 1.5
+    assert driver.seconds() == 1.5
+    seen: list[float] = []
+    driver.at(4.25, lambda: seen.append(driver.seconds()))
+    clock.advance(10)
+    assert seen == [4.25]
+    assert driver.seconds() == 11.5

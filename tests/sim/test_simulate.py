@@ -260,3 +260,15 @@ def deployment_of(replicas: int) -> dict[str, Any]:
             "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod_dict("web", cpu="500m")["spec"]},
         },
     }
+
+
+def test_deterministic_uids_are_the_version_4_uuids_of_the_seeded_bits() -> None:
+    import random
+    import uuid
+
+    from kubesched.sim.simulate import _deterministic_uids
+
+    make = _deterministic_uids(3)
+    rng = random.Random("uids-3")
+    for _ in range(200):
+        assert make() == str(uuid.UUID(int=rng.getrandbits(128), version=4))
