@@ -185,6 +185,10 @@ def find_nodes_that_pass_filters(
     return FilterOutcome(feasible, rejected, rejected_statuses, len(feasible) + len(rejected))
 
 
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+_NO_ROWS.flags.writeable = False
+
+
 class _NominatedRows:
     """The rows of a walk that pods are nominated to, and how to re-check them with those pods."""
 
@@ -197,7 +201,10 @@ class _NominatedRows:
         self._sums: _Sums | None = None
         nominations = fwk.nominator.nominations()
         self._fit_checks: list[tuple[str, FitChecks]] | None = None
-        if nominations and (plan := fwk.arithmetic_filters(state)) is not None:
+        if not nominations:  # the common case: nothing to re-check
+            self._rows, self._array = {}, _NO_ROWS
+            return
+        if (plan := fwk.arithmetic_filters(state)) is not None:
             self._fit_checks = [(plugin.name, checks) for plugin, checks in plan if checks is not None]
             if all(hasattr(checks, "filter_shifted") for _, checks in self._fit_checks):
                 self._sums = _Sums(kept_for(fwk).at(pod.priority), nominations, snapshot, pod)
