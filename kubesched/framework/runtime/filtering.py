@@ -199,17 +199,17 @@ class _NominatedRows:
     ) -> None:
         self._fwk, self._state, self._pod, self._snapshot = fwk, state, pod, snapshot
         self._sums: _Sums | None = None
+        self._rows: dict[int, list[Pod]] = {}  # with kept sums, the pods are asked for through _pods_on
         nominations = fwk.nominator.nominations()
         self._fit_checks: list[tuple[str, FitChecks]] | None = None
         if not nominations:  # the common case: nothing to re-check
-            self._rows, self._array = {}, _NO_ROWS
+            self._array = _NO_ROWS
             return
         if (plan := fwk.arithmetic_filters(state)) is not None:
             self._fit_checks = [(plugin.name, checks) for plugin, checks in plan if checks is not None]
             if all(hasattr(checks, "filter_shifted") for _, checks in self._fit_checks):
                 self._sums = _Sums(kept_for(fwk).at(pod.priority), nominations, snapshot, pod)
                 self._array = walk[self._sums.count(walk) > 0]
-                self._rows: dict[int, list[Pod]] = {}  # the pods are asked for through _pods_on
                 return
         rows: dict[int, list[Pod]] = {}
         index, priority, uid = snapshot.index, pod.priority, pod.uid
