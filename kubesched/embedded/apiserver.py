@@ -22,6 +22,7 @@ from typing import Any
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.objects import parse_time
+from kubesched.api.timestamps import format_time
 from kubesched.cluster.kinds import KindInfo, kind_info
 from kubesched.cluster.protocol import (
     AlreadyExists,
@@ -34,7 +35,6 @@ from kubesched.cluster.protocol import (
 from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.embedded import dra_admission
 from kubesched.embedded.admission import admit_create, admit_update, system_priority_classes
-from kubesched.embedded.timestamps import format_time
 
 _Key = tuple[str, str]  # (namespace or "", name)
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what the API server uses for generateName

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from types import EllipsisType
 from typing import Any
 
+from kubesched.api.timestamps import format_time
 from kubesched.cluster.kinds import kind_info
 from kubesched.cluster.protocol import ApiError, NotFound, WatchEvent
 from kubesched.live.connection import RestClient, StreamResponse
@@ -199,7 +200,7 @@ class KubeCluster:
         status: dict[str, Any] = {}
         if conditions:
             current = self._known_conditions(namespace, name)
-            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            now = format_time(datetime.now(UTC))
             patched = []
             for cond in conditions:
                 cond = dict(cond)

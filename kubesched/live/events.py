@@ -17,6 +17,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from kubesched.api.timestamps import format_time
 from kubesched.cluster.protocol import ApiError, NotFound
 from kubesched.live.connection import RestClient
 
@@ -51,7 +52,7 @@ def _micro_now() -> str:
 
 
 def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(datetime.now(UTC))
 
 
 class EventRecorder:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
 from typing import Any
 
 from kubesched.api.objects import Pod
+from kubesched.api.timestamps import format_time
 from kubesched.clock import Clock
 from kubesched.cluster.protocol import ApiError, Cluster
 
@@ -23,9 +23,6 @@ log = logging.getLogger(__name__)
 MAX_EVENT_MESSAGE = 1024
 #: The reporting controller of the events that no profile writes.
 SCHEDULER_COMPONENT = "kubesched"
-#: How an Event's first and last timestamps are written (whole seconds, UTC).
-EVENT_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
-_SECOND = timedelta(seconds=1)
 
 
 def truncate_message(message: str) -> str:
@@ -33,28 +30,6 @@ def truncate_message(message: str) -> str:
     if len(message) <= MAX_EVENT_MESSAGE:
         return message
     return message[: MAX_EVENT_MESSAGE - 4] + " ..."
-
-
-class SecondStamps:
-    """Event timestamps, formatted once per whole second: a busy scheduler writes many events in the
-    same second, and formatting a time costs more than building the rest of the event."""
-
-    __slots__ = ("_cached",)
-
-    def __init__(self) -> None:
-        # (time zone, start of the second, start of the next, the text): one attribute, replaced whole,
-        # so that threads writing events at once never pair one second's bounds with another's text.
-        self._cached: tuple[object, datetime, datetime, str] = (self, datetime.min, datetime.min, "")
-
-    def format(self, now: datetime) -> str:
-        tz, start, end, text = self._cached
-        # The zone first: a time in another zone is another text, and naive and aware times do not compare.
-        if now.tzinfo is tz and start <= now < end:
-            return text
-        start = now.replace(microsecond=0)
-        text = start.strftime(EVENT_TIME_FORMAT)
-        self._cached = (now.tzinfo, start, start + _SECOND, text)
-        return text
 
 
 class ClusterEventRecorder:
@@ -67,7 +42,6 @@ class ClusterEventRecorder:
         self._cluster = cluster
         self._clock = clock
         self._gate = gate
-        self._stamps = SecondStamps()
 
     def pod_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
         """An event about ``pod``, reported by its profile."""
@@ -105,7 +79,7 @@ class ClusterEventRecorder:
         controller: str = SCHEDULER_COMPONENT,
     ) -> None:
         """An event about any object; ``controller`` is the reporting scheduler (a pod's profile, as upstream)."""
-        now = self._stamps.format(self._clock.now())
+        now = format_time(self._clock.now())
         event = {
             "apiVersion": "v1",
             "kind": "Event",

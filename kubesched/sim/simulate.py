@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from kubesched.api.timestamps import format_time
 from kubesched.clock import VirtualClock
 from kubesched.cluster.protocol import ApiError
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, load_config
@@ -32,7 +33,6 @@ from kubesched.config.features import FeatureGateError
 from kubesched.config.features import feature_gates as make_feature_gates
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.embedded.controlplane import ControlPlane
-from kubesched.embedded.timestamps import format_time
 from kubesched.recording import (
     AttemptSummary,
     OutcomeStream,

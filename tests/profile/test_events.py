@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -11,7 +11,7 @@ import pytest
 from kubesched.api.objects import Pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster.protocol import ApiError
-from kubesched.profile.events import MAX_EVENT_MESSAGE, ClusterEventRecorder, SecondStamps, truncate_message
+from kubesched.profile.events import MAX_EVENT_MESSAGE, ClusterEventRecorder, truncate_message
 from tests.factories import pod_dict
 
 T0 = datetime(2024, 1, 1, 12, 30, tzinfo=UTC)
@@ -91,16 +91,3 @@ def test_events_of_one_second_share_its_stamp_and_the_next_second_gets_its_own()
         "2024-01-01T12:30:01Z",
         "2024-01-01T12:30:01Z",
     ]
-
-
-@pytest.mark.parametrize(
-    "times",
-    [
-        # Back in time, across a day, a zone that writes the same instant otherwise, and a naive time.
-        [T0 + timedelta(seconds=3.5), T0, T0 - timedelta(microseconds=1), T0 + timedelta(days=1, seconds=0.2)],
-        [T0, T0.astimezone(timezone(timedelta(hours=2))), T0, T0.replace(tzinfo=None), T0],
-    ],
-)
-def test_a_cached_stamp_is_what_formatting_each_time_gives(times: list[datetime]) -> None:
-    stamps = SecondStamps()
-    assert [stamps.format(t) for t in times] == [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in times]

@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 from kubesched.api.errors import ObjectError
 from kubesched.api.labels import LabelSelector
+from kubesched.api.timestamps import format_time
 from kubesched.cluster.protocol import ApiError, Cluster, Conflict, NotFound, WatchEvent
-from kubesched.embedded.timestamps import format_time
 from kubesched.embedded.workloads.common import (
     NameGenerator,
     controller_of,

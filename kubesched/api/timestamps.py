@@ -1,4 +1,8 @@
-"""Timestamps as the API server writes them: RFC 3339, whole seconds, UTC (metav1.Time)."""
+"""Timestamps as the API server writes them: RFC 3339, whole seconds, UTC (metav1.Time).
+
+One formatter for every writer of such a time (the embedded API server, the scheduler's Events, the
+live client's condition patches): a simulation stamps many objects within one second of its clock,
+so the text of the last whole second is kept."""
 
 from __future__ import annotations
 

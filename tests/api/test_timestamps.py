@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
-from kubesched.embedded.timestamps import format_time
+from kubesched.api.timestamps import format_time
 
 
 def test_format_time_writes_utc_seconds_whatever_the_zone_or_precision() -> None:
