@@ -96,40 +96,12 @@ def measure_simulation(case: SimCase, *, profile: cProfile.Profile | None = None
     wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
     if profile is not None:
         profile.disable()
-    unbound = [k for k, node in result.final.items() if node is None]
-    if unbound:
-        raise BenchmarkError(
-            f"{case.name}: {len(unbound)} of {case.measured} measured pods were not bound "
-            f"(first: {', '.join(unbound[:5])})"
-        )
+    _check_bound(case, result)
     if case.workload == "PreemptionBasic":
         preemptors = {a["pod"] for a in result.attempts if a.get("victims")}
         if len(preemptors) != case.measured:
             raise BenchmarkError(f"{case.name}: {len(preemptors)} of {case.measured} pods preempted")
-    placements: dict[str, int] = {}
-    for node in result.final.values():
-        if node:
-            placements[node] = placements.get(node, 0) + 1
-    return {
-        "case": case.name,
-        "workload": case.workload,
-        "nodes": case.nodes,
-        "existing": case.existing,
-        "measured": case.measured,
-        "config": case.config,
-        "path": case.path,
-        "cycles": result.attempt_count,
-        "pods_per_s": case.measured / wall if wall > 0 else float("inf"),
-        "wall_s": wall,
-        "setup_s": setup_s,
-        "cpu_s": cpu,
-        "pods_per_cpu_s": case.measured / cpu if cpu > 0 else float("inf"),
-        "peak_mib": peak_rss_mib(),
-        "nodes_used": len(placements),
-        "max_pods_per_node": max(placements.values(), default=0),
-        "deleted": len(result.deleted),
-        "plugins_left_out": sorted(_left_out(result.warnings)),
-    }
+    return _row(case, result, wall, cpu, setup_s, deleted=len(result.deleted))
 
 
 def measure(case: Case | SimCase, *, profile: cProfile.Profile | None = None) -> dict[str, Any]:
@@ -218,16 +190,25 @@ def measure_user_path(case: Case, *, profile: cProfile.Profile | None = None) ->
         if profile is not None:
             profile.disable()
         trace_mib = options["trace"].stat().st_size / (1 << 20) if "trace" in options else 0.0
+    _check_bound(case, result)
+    return _row(case, result, wall, cpu, 0.0, trace_mib=trace_mib)
+
+
+def _check_bound(case: Case | SimCase, result: Any) -> None:
     pending = [key for key, node in result.final.items() if node is None]
     if pending:
         raise BenchmarkError(
             f"{case.name}: {len(pending)} of {case.measured} measured pods were not bound "
             f"(first: {', '.join(pending[:5])})"
         )
+
+
+def _row(case: Case | SimCase, result: Any, wall: float, cpu: float, setup_s: float, **extra: Any) -> dict[str, Any]:
+    """A case's numbers, as both paths report them (``extra``: what one path adds)."""
     placements: dict[str, int] = {}
     for node in result.final.values():
-        assert node is not None
-        placements[node] = placements.get(node, 0) + 1
+        if node:
+            placements[node] = placements.get(node, 0) + 1
     return {
         "case": case.name,
         "workload": case.workload,
@@ -239,11 +220,11 @@ def measure_user_path(case: Case, *, profile: cProfile.Profile | None = None) ->
         "cycles": result.attempt_count,
         "pods_per_s": case.measured / wall if wall > 0 else float("inf"),
         "wall_s": wall,
+        "setup_s": setup_s,
         "cpu_s": cpu,
         "pods_per_cpu_s": case.measured / cpu if cpu > 0 else float("inf"),
-        "setup_s": 0.0,
         "peak_mib": peak_rss_mib(),
-        "trace_mib": trace_mib,
+        **extra,
         "nodes_used": len(placements),
         "max_pods_per_node": max(placements.values(), default=0),
         "plugins_left_out": sorted(_left_out(result.warnings)),
