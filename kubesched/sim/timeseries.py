@@ -29,21 +29,11 @@ from kubesched.cluster.protocol import WatchEvent
 BASE_RESOURCES = ("cpu", "memory")
 
 
-def _requests(obj: Mapping[str, Any], memo: dict[Any, dict[str, int]] | None = None) -> dict[str, int]:
+def _requests(obj: Mapping[str, Any], memo: dict[Any, dict[str, int]]) -> dict[str, int]:
     """A pod's effective request in scheduler units (cpu in millicores); {} if unreadable. Pods of one
     shape list the same quantities: ``memo`` keeps the answer per shape (answers are only read)."""
     spec = obj.get("spec") or {}
-    key = _request_key(spec) if memo is not None else None
-    if key is None or memo is None:
-        return _parse_requests(spec)
-    known = memo.get(key)
-    if known is not None:
-        return known
-    parsed = _parse_requests(spec)
-    if len(memo) >= _MEMO_SIZE:
-        memo.clear()
-    memo[key] = parsed
-    return parsed
+    return _kept(memo, _request_key(spec), lambda: _parse_requests(spec))
 
 
 def _request_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
@@ -57,20 +47,39 @@ def _request_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
             return None
         for c in containers:
             resources = c.get("resources") if type(c) is dict else None
-            requests = resources.get("requests") if type(resources) is dict else None
             if type(c) is not dict or not (resources is None or type(resources) is dict):
                 return None
+            listed = (resources or {}).get("requests")
+            requests = () if listed is None else _plain(listed)
             if requests is None:
-                requests = {}
-            if type(requests) is not dict or not all(type(v) is str for v in requests.values()):
                 return None
-            parts.append((kind, c.get("restartPolicy"), tuple(requests.items())))
+            parts.append((kind, c.get("restartPolicy"), requests))
     overhead = spec.get("overhead")
     if overhead is not None:
-        if type(overhead) is not dict or not all(type(v) is str for v in overhead.values()):
+        if (plain := _plain(overhead)) is None:
             return None
-        parts.append(("overhead", tuple(overhead.items())))
+        parts.append(("overhead", plain))
     return tuple(parts)
+
+
+def _plain(quantities: Any) -> tuple[tuple[Any, str], ...] | None:
+    """A resource list's items when it is a dict of strings (a key for a memo); None otherwise."""
+    if type(quantities) is not dict or not all(type(v) is str for v in quantities.values()):
+        return None
+    return tuple(quantities.items())
+
+
+def _kept(memo: dict[Any, dict[str, int]], key: Any, parse: Callable[[], dict[str, int]]) -> dict[str, int]:
+    """``parse()``, kept in ``memo`` under ``key`` (None: not kept); the memo starts over when full."""
+    if key is None:
+        return parse()
+    known = memo.get(key)
+    if known is None:
+        known = parse()
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        memo[key] = known
+    return known
 
 
 def _parse_requests(spec: Mapping[str, Any]) -> dict[str, int]:
@@ -93,21 +102,14 @@ def _allocatable(obj: Mapping[str, Any], memo: dict[Any, dict[str, int]]) -> dic
     same quantities: ``memo`` keeps the answer per list (the answers are only read, never changed)."""
     status = obj.get("status") or {}
     raw = status.get("allocatable") or status.get("capacity")
-    key = None
-    if type(raw) is dict and all(type(v) is str for v in raw.values()):
-        key = tuple(raw.items())
-        known = memo.get(key)
-        if known is not None:
-            return known
-    try:
-        parsed = scheduler_resources(parse_resource_list(raw, ""))
-    except (ObjectError, AttributeError, TypeError):
-        return {}
-    if key is not None:
-        if len(memo) >= _MEMO_SIZE:
-            memo.clear()
-        memo[key] = parsed
-    return parsed
+
+    def parse() -> dict[str, int]:
+        try:
+            return scheduler_resources(parse_resource_list(raw, ""))
+        except (ObjectError, AttributeError, TypeError):
+            return {}
+
+    return _kept(memo, _plain(raw), parse)
 
 
 #: How many allocatable lists (or pod shapes) :func:`_allocatable` (:func:`_requests`) keeps answers for.
