@@ -142,9 +142,8 @@ class EmbeddedCluster:
         self._event_seq = 0
         self._queue: deque[tuple[int, WatchEvent]] = deque()
         self._watchers: list[_Watcher] = []
-        #: Every kind some watcher watches (kept with the watchers: each write asks).
-        self._watched_kinds: frozenset[str] = frozenset()
-        #: The watchers of each kind, in registration order (kept with the watchers: each event asks).
+        #: The watchers of each watched kind, in registration order (kept with the watchers: each write
+        #: asks whether its kind is watched, each event who watches it).
         self._watchers_of: dict[str, tuple[_Watcher, ...]] = {}
         self._delivery_lock = threading.RLock()
         self._delivering = False
@@ -520,8 +519,8 @@ class EmbeddedCluster:
 
     def _index_watchers(self) -> None:
         """Recompute which kinds are watched and by whom (new tuples: a delivery under way keeps its own)."""
-        self._watched_kinds = frozenset(k for w in self._watchers for k in w.kinds)
-        self._watchers_of = {k: tuple(w for w in self._watchers if k in w.kinds) for k in self._watched_kinds}
+        kinds = {k for w in self._watchers for k in w.kinds}
+        self._watchers_of = {k: tuple(w for w in self._watchers if k in w.kinds) for k in kinds}
 
     # ------------------------------------------------------------------------------------------------
     # internals (callers hold self._lock)
@@ -627,7 +626,7 @@ class EmbeddedCluster:
 
     def _enqueue(self, event_type: EventType, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         """Queue an event only if someone watches its kind: later watchers list instead."""
-        if kind not in self._watched_kinds:
+        if kind not in self._watchers_of:
             return
         self._event_seq += 1
         self._queue.append((self._event_seq, WatchEvent(event_type, kind, obj, old)))
