@@ -216,7 +216,7 @@ class BatchFilterResult:
     def from_node_statuses(cls, verdicts: Sequence[Status | None]) -> BatchFilterResult:
         """One entry per node from a per-node Filter's verdicts (None or Success means passed)."""
         statuses: list[Status] = []
-        index = np.full(len(verdicts), -1, dtype=np.int32)
+        index = minus_ones(len(verdicts))
         for k, st in enumerate(verdicts):
             if st is not None and st.code is not Code.SUCCESS:
                 statuses.append(st)

@@ -46,6 +46,7 @@ from kubesched.framework.interfaces import (
     NodeScore,
     PreFilterResult,
     QueueingHint,
+    minus_ones,
     queueing_hints_enabled,
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
@@ -463,7 +464,7 @@ class InterPodAffinity:
         ):
             return self._filter_each(state, pod, snapshot, rows)
         existing_anti, affinity, anti = s.arrays
-        verdict = np.full(len(rows), -1, dtype=np.int32)
+        verdict = minus_ones(len(rows))
         if s.affinity_terms:
             has_keys = np.ones(len(rows), dtype=bool)
             pods_exist = np.ones(len(rows), dtype=bool)
@@ -488,7 +489,7 @@ class InterPodAffinity:
 
     def _filter_each(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: np.ndarray) -> BatchFilterResult:
         """The batch verdicts from the per-node form (state edited by AddPod/RemovePod, or missing)."""
-        verdict = np.full(len(rows), -1, dtype=np.int32)
+        verdict = minus_ones(len(rows))
         statuses: list[Status] = []
         infos = snapshot.node_infos
         for k, row in enumerate(rows.tolist()):

@@ -40,6 +40,7 @@ from kubesched.framework.interfaces import (
     PreFilterExtensions,
     PreFilterResult,
     QueueingHint,
+    minus_ones,
     queueing_hints_enabled,
 )
 from kubesched.framework.status import Code, Status, unresolvable
@@ -258,7 +259,7 @@ class NodeAffinity:
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         rows = np.asarray(indices)
-        verdict = np.full(len(rows), -1, dtype=np.int32)
+        verdict = minus_ones(len(rows))
         pod_ok = self._eval.required_mask(snapshot, self._required(state, pod), rows)
         verdict[~pod_ok] = _STATUS_POD
         if self.added_selector is not None:

@@ -31,6 +31,7 @@ from kubesched.framework.interfaces import (
     ClusterEventWithHint,
     NodeScore,
     QueueingHint,
+    minus_ones,
     queueing_hints_enabled,
 )
 from kubesched.framework.status import Status, unresolvable
@@ -105,7 +106,7 @@ class TaintToleration:
         group_of_node, group_taints = snapshot.taint_groups()
         statuses: list[Status] = []
         by_reason: dict[str, int] = {}
-        verdict = np.full(len(group_taints), -1, dtype=np.int32)
+        verdict = minus_ones(len(group_taints))
         for group, taints in enumerate(group_taints):
             taint = find_untolerated_taint(taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
             if taint is None:

@@ -321,7 +321,7 @@ def _fit_shifted(
     fit_checks: Sequence[tuple[str, FitChecks]], snapshot: Snapshot, rows: np.ndarray, sums: _Sums
 ) -> BatchFilterResult:
     """:func:`_fit_with_pods` from the kept sums of the nominated pods, as one batch result."""
-    index = np.full(len(rows), -1, dtype=np.int64)
+    index = minus_ones(len(rows), np.int64)
     statuses: list[Status] = []
     for name, checks in fit_checks:
         result = checks.filter_shifted(  # type: ignore[attr-defined]
@@ -426,7 +426,7 @@ def _node_verdicts(
 ) -> BatchFilterResult | FilterFailure:
     """One plugin's per-node form over ``rows``, in order, stopping at an error (at that node)."""
     infos = snapshot.node_infos
-    index = np.full(len(rows), -1, dtype=np.int32)
+    index = minus_ones(len(rows))
     statuses: list[Status] = []
     for k, row in enumerate(rows.tolist()):
         status = call_status(plugin.filter, state, pod, infos[row])

@@ -46,6 +46,7 @@ from kubesched.framework.interfaces import (
     PostFilterResult,
     PreFilterResult,
     QueueingHint,
+    minus_ones,
 )
 from kubesched.framework.status import Code, Status, unresolvable
 from kubesched.plugins import names
@@ -423,7 +424,7 @@ class DynamicResources:
 def _verdicts(fits: np.ndarray, reached: np.ndarray) -> BatchFilterResult:
     """Per node: passed, or the first reason Filter gives (no allocation here, else an allocated claim
     out of reach)."""
-    index = np.full(len(fits), -1, dtype=np.int32)
+    index = minus_ones(len(fits))
     statuses: list[Status] = []
     for failed, message in ((~fits, CANNOT_ALLOCATE), (fits & ~reached, NOT_AVAILABLE)):
         if failed.any():

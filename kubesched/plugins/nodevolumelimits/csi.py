@@ -35,6 +35,7 @@ from kubesched.framework.interfaces import (
     PreFilterExtensions,
     PreFilterResult,
     QueueingHint,
+    minus_ones,
     queueing_hints_enabled,
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
@@ -226,7 +227,7 @@ class CSILimits:
         # with a CSINode): those rows go node by node, the others share one answer.
         dependent = any(translation.in_tree_plugin_of(v) is not None for v in pod.volumes) or self._node_dependent(pod)
         statuses: list[Status] = []
-        index = np.full(len(rows), -1, dtype=np.int32)
+        index = minus_ones(len(rows))
         if dependent:
             migrated = self._migrated_rows(snapshot)[rows]
             if migrated.any():

@@ -30,7 +30,7 @@ from kubesched.api.taints import find_untolerated_taint
 from kubesched.api.topology_spread import DO_NOT_SCHEDULE
 from kubesched.cache.node_info import NodeInfo
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import BatchFilterResult, PreFilterResult
+from kubesched.framework.interfaces import BatchFilterResult, PreFilterResult, minus_ones
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
 from kubesched.plugins.podtopologyspread.common import Constraint, PodTopologySpreadBase
@@ -288,7 +288,7 @@ class FilteringMixin(PodTopologySpreadBase):
         if isinstance(s, Status):
             return BatchFilterResult.all_fail(len(indices), s)
         rows = np.asarray(indices)
-        verdict = np.full(len(rows), -1, dtype=np.int32)
+        verdict = minus_ones(len(rows))
         for c, self_match, kc in zip(s.constraints, s.self_match, s.counts, strict=True):
             codes = kc.column.codes[rows]
             missing = codes < 0
