@@ -407,7 +407,7 @@ class Cache:
                     old_rows = np.array([get(name, -1) for name in names], dtype=np.int64)
                     # Kept nodes keep their copies (joining nodes get a stand-in, replaced just below).
                     infos = [current[row] for row in old_rows.tolist()]
-                    fresh = np.flatnonzero(old_rows < 0).tolist()
+                    fresh = (old_rows < 0).nonzero()[0].tolist()
                     fresh += [i for i in map(index.get, self._dirty) if i is not None and old_rows[i] >= 0]
                     fresh.sort()
                 for i in fresh:

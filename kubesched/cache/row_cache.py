@@ -66,7 +66,7 @@ class RowValueCache:
                 stale[:] = True
             elif written:
                 stale[written] = True
-        wanted = np.flatnonzero(stale[rows])
+        wanted = stale[rows].nonzero()[0]
         if len(wanted):
             changed = rows[wanted]
             values[changed] = compute(changed)

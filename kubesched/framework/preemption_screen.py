@@ -68,7 +68,7 @@ class VictimScreen:
         # Per node, its status's place in ``found`` (-1: None, the check passes).
         verdict, found = np.full(len(rows), -1, dtype=np.int64), [no_victims]
         lower_count = self._lower_sum(snapshot, rows, pod.priority, _COUNT)
-        alive = np.flatnonzero(lower_count > 0)
+        alive = (lower_count > 0).nonzero()[0]
         verdict[lower_count == 0] = 0
         shift = self._shift(handle, snapshot, pod)
         for (plugin, _), ask in zip(plan, shifted, strict=True):

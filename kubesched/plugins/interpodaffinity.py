@@ -181,7 +181,7 @@ class _DomainTotals:
         out: Counts = {}
         for key, total in self.totals.items():
             values = self.columns[key].values
-            for code in np.flatnonzero(total).tolist():
+            for code in total.nonzero()[0].tolist():
                 out[(key, values[code])] = int(total[code])
         return out
 
@@ -189,7 +189,7 @@ class _DomainTotals:
         out: dict[str, dict[str, int]] = {}
         for key, total in self.totals.items():
             values = self.columns[key].values
-            out[key] = {values[code]: int(total[code]) for code in np.flatnonzero(total).tolist()}
+            out[key] = {values[code]: int(total[code]) for code in total.nonzero()[0].tolist()}
         return out
 
 

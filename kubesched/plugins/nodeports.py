@@ -95,7 +95,7 @@ class NodePorts:
         if not wanted or len(rows) == 0:
             return BatchFilterResult.all_pass(len(rows))
         busy = self._busy_rows(snapshot)
-        candidates = np.flatnonzero(busy[rows])
+        candidates = busy[rows].nonzero()[0]
         passed = np.ones(len(rows), dtype=bool)
         infos = snapshot.node_infos
         for k in candidates.tolist():

@@ -46,6 +46,9 @@ class NodeUnschedulable:
 
     def __init__(self, queueing_hints: bool = True) -> None:
         self.queueing_hints = queueing_hints
+        #: The last cordon column seen and whether any node in it is cordoned. A snapshot replaces a
+        #: column when a node changes (never writes it in place), so the same array has the same answer.
+        self._seen: tuple[np.ndarray | None, bool] = (None, False)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
@@ -58,7 +61,14 @@ class NodeUnschedulable:
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         if tolerates_unschedulable(pod):
             return BatchFilterResult.all_pass(len(indices))
-        cordoned = self._cordoned(snapshot)[indices]
+        column = self._cordoned(snapshot)
+        seen, any_cordoned = self._seen
+        if column is not seen:
+            any_cordoned = bool(column.any())
+            self._seen = (column, any_cordoned)
+        if not any_cordoned:
+            return BatchFilterResult.all_pass(len(indices))
+        cordoned = column[indices]
         if not cordoned.any():
             return BatchFilterResult.all_pass(len(indices))
         return BatchFilterResult.from_mask(~cordoned, unresolvable(ERR_REASON_UNSCHEDULABLE))

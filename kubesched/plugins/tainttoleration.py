@@ -104,11 +104,14 @@ class TaintToleration:
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         """One toleration check per distinct taint list, then a gather over the nodes."""
         group_of_node, group_taints = snapshot.taint_groups()
+        tolerations = pod.tolerations
+        untolerated = [find_untolerated_taint(taints, tolerations, DO_NOT_SCHEDULE_EFFECTS) for taints in group_taints]
+        if not any(untolerated):
+            return BatchFilterResult.all_pass(len(indices))
         statuses: list[Status] = []
         by_reason: dict[str, int] = {}
         verdict = minus_ones(len(group_taints))
-        for group, taints in enumerate(group_taints):
-            taint = find_untolerated_taint(taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
+        for group, taint in enumerate(untolerated):
             if taint is None:
                 continue
             reason = self._reason(taint)
@@ -117,8 +120,6 @@ class TaintToleration:
                 slot = by_reason[reason] = len(statuses)
                 statuses.append(unresolvable(reason))
             verdict[group] = slot
-        if not statuses:
-            return BatchFilterResult.all_pass(len(indices))
         return BatchFilterResult(verdict[group_of_node[indices]], statuses)
 
     # -- PreScore / Score -------------------------------------------------------------------------
@@ -145,14 +146,10 @@ class TaintToleration:
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
         tolerations = self._tolerations(state, pod)
         group_of_node, group_taints = nodes.snapshot.taint_groups()
-        per_group = np.fromiter(
-            (count_intolerable_prefer_no_schedule(taints, tolerations) for taints in group_taints),
-            dtype=np.int64,
-            count=len(group_taints),
-        )
-        if not per_group.any():  # no PreferNoSchedule taint the pod does not tolerate, on any node
+        counts = [count_intolerable_prefer_no_schedule(taints, tolerations) for taints in group_taints]
+        if not any(counts):  # no PreferNoSchedule taint the pod does not tolerate, on any node
             return np.zeros(len(nodes.indices), dtype=np.int64)
-        per_node: np.ndarray = per_group[group_of_node[nodes.indices]]
+        per_node: np.ndarray = np.array(counts, dtype=np.int64)[group_of_node[nodes.indices]]
         return per_node
 
     # -- NormalizeScore ---------------------------------------------------------------------------

@@ -168,13 +168,13 @@ def find_nodes_that_pass_filters(
         error = nominated.recheck(batch, verdict, statuses)
         if error is not None:
             return FilterOutcome.failed(pos, error, batch)
-        passed = np.flatnonzero(verdict < 0)
+        passed = (verdict < 0).nonzero()[0]
         need = num_to_find - found
         if len(passed) > need:
             cut = int(passed[need - 1]) + 1  # visit stops right after the last node needed
             batch, verdict, passed = batch[:cut], verdict[:cut], passed[:need]
         feasible_parts.append(batch[passed])
-        failed = np.flatnonzero(verdict >= 0)
+        failed = (verdict >= 0).nonzero()[0]
         rejected_rows.append(batch[failed])
         rejected_statuses.extend(map(statuses.__getitem__, verdict[failed].tolist()))
         found += len(passed)
@@ -236,7 +236,7 @@ class _NominatedRows:
             return None
         if self._sums is not None and self._fit_checks is not None:
             return self._recheck_shifted(batch, verdict, statuses)
-        ks = np.flatnonzero(np.isin(batch, self._array)).tolist()
+        ks = np.isin(batch, self._array).nonzero()[0].tolist()
         if not ks:
             return None
         passed = [k for k in ks if verdict[k] < 0]
@@ -259,7 +259,7 @@ class _NominatedRows:
         """:meth:`recheck` with the nodes that passed without their nominated pods checked from the
         kept sums of those pods, all at once."""
         assert self._sums is not None and self._fit_checks is not None
-        ks = np.flatnonzero(np.isin(batch, self._array))
+        ks = np.isin(batch, self._array).nonzero()[0]
         rejected = ks[verdict[ks] >= 0].tolist()
         passed = ks[verdict[ks] < 0]
         if len(passed):
@@ -377,7 +377,7 @@ def filter_batch(
             if result.at is not None:
                 result.at = int(alive[result.at])
             return result
-        failed = np.flatnonzero(result.status_index >= 0)
+        failed = (result.status_index >= 0).nonzero()[0]
         if len(failed):
             if batch_form is not None and (error := _checked_rejections(plugin.name, result.statuses)):
                 return FilterFailure(error)

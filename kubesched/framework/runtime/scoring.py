@@ -30,6 +30,8 @@ from kubesched.framework.status import Code, Status, status_label
 log = logging.getLogger(__name__)
 
 MIN_INT64 = -(2**63)
+#: The reductions themselves: ``ndarray.max`` adds a Python layer per call, twice per plugin per cycle.
+_highest, _lowest = np.maximum.reduce, np.minimum.reduce
 
 
 @dataclass(slots=True)
@@ -71,8 +73,8 @@ def run_score_plugins(
             return Status(Code.ERROR, (str(failure),))
         if record_raw:
             out.raw_scores[plugin.name] = raw
-        if scores.size and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
-            bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+        if scores.size and (_highest(scores) > MAX_NODE_SCORE or _lowest(scores) < MIN_NODE_SCORE):
+            bad = int(_highest(scores) if _highest(scores) > MAX_NODE_SCORE else _lowest(scores))
             return Status(
                 Code.ERROR,
                 (

@@ -91,7 +91,7 @@ class BalancedScorer:
             cols = np.array([j for j in range(k) if (code >> j) & 1], dtype=np.intp)
             if len(cols) < 2:
                 continue
-            rows = np.flatnonzero(pattern == code)
+            rows = (pattern == code).nonzero()[0]
             sub = fractions[np.ix_(rows, cols)]
             if len(cols) == 2:
                 std[rows] = np.abs((sub[:, 0] - sub[:, 1]) / 2)

@@ -300,7 +300,7 @@ def _coded_result(reasons: Sequence[str], codes: np.ndarray, unresolvable: bool)
         return BatchFilterResult.all_pass(len(codes))
     beyond_bit = 1 << len(reasons)
     if beyond_bit < 1 << 12:  # few checks (the common case): a row's code is its slot in a table of every code
-        present = np.flatnonzero(np.bincount(codes, minlength=2 * beyond_bit))
+        present = (np.bincount(codes, minlength=2 * beyond_bit)).nonzero()[0]
         slots, slot_of, size = present, codes, 2 * beyond_bit
     else:
         present, slot_of = np.unique(codes, return_inverse=True)

@@ -193,7 +193,7 @@ class FilteringMixin(PodTopologySpreadBase):
         nvals = len(column.values)
         codes = column.codes[counted]
         sums = np.bincount(codes, weights=contrib[counted], minlength=nvals).astype(np.int64)
-        present = np.flatnonzero(np.bincount(codes, minlength=nvals))
+        present = (np.bincount(codes, minlength=nvals)).nonzero()[0]
         paths = CriticalPaths()
         if len(present) == 1:
             code = int(present[0])
