@@ -375,8 +375,12 @@ class InterPodAffinity:
     # -- PreFilter ------------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         snapshot = self._snapshot()
-        listers = self._listers()
         aff = pod.pod_affinity
+        if not (
+            aff.required_affinity or aff.required_anti_affinity or snapshot.affinity_terms.terms(REQUIRED_ANTI_AFFINITY)
+        ):
+            return None, Status(Code.SKIP)  # what the full check below ends in, without resolving anything
+        listers = self._listers()
         s = _PreFilterState(
             pod,
             tuple(resolve_term(t, listers, self.keep_namespace_selector) for t in aff.required_affinity),
@@ -510,6 +514,14 @@ class InterPodAffinity:
         snapshot = getattr(nodes, "snapshot", None)
         if snapshot is None:
             snapshot = self._snapshot()
+        terms = snapshot.affinity_terms
+        if not (
+            has_preferences
+            or terms.terms(PREFERRED_AFFINITY)
+            or terms.terms(PREFERRED_ANTI_AFFINITY)
+            or (self.hard_pod_affinity_weight > 0 and terms.terms(REQUIRED_AFFINITY))
+        ):
+            return Status(Code.SKIP)  # no term to count, on either side: the loops below touch nothing
         listers = self._listers()
         totals = _DomainTotals()
         for weighted_terms, sign in ((aff.preferred_affinity, 1), (aff.preferred_anti_affinity, -1)):
