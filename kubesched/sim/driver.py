@@ -38,7 +38,7 @@ from kubesched.scenario.timing import DURATION_ANNOTATION, parse_duration_second
 from kubesched.scheduler import Scheduler
 from kubesched.sim.deletions import COMPLETED, DeletionLog
 from kubesched.sim.timeseries import TimeSeries
-from kubesched.util.gc_tuning import long_lived_heap
+from kubesched.util.gc_tuning import freezing_loop, long_lived_heap
 
 #: Virtual time one scheduling cycle takes: keeps queue timestamps strictly ordered.
 CYCLE_TIME = timedelta(milliseconds=1)
@@ -227,12 +227,13 @@ class Driver:
 
     def run(self) -> None:
         """Discrete-event time until no scenario action is left and the scheduler is done."""
-        with long_lived_heap():
-            self._run()
+        with long_lived_heap(), freezing_loop() as tick:
+            self._run(tick)
 
-    def _run(self) -> None:
+    def _run(self, tick: Callable[[], None]) -> None:
         sched, clock = self.scheduler, self.clock
         while True:
+            tick()
             self.drain()
             if sched.schedule_next():
                 clock.advance_to(clock.now() + CYCLE_TIME)
