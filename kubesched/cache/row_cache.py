@@ -64,7 +64,10 @@ class RowValueCache:
             written = snapshot.rows_written_since(mark)
             if written is None:
                 stale[:] = True
-            elif written:
+            elif len(written) <= 8:  # a few writes since (the usual case): item sets beat a fancy index
+                for row in written:
+                    stale[row] = True
+            else:
                 stale[written] = True
         wanted = stale[rows].nonzero()[0]
         if len(wanted):
