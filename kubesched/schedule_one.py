@@ -253,7 +253,7 @@ def select_host(sched: SchedulerParts, nodes: NodeInfoList, totals: np.ndarray) 
 
     Only the chosen name is looked up in the random case: with uniform nodes every node may tie.
     """
-    tied = (totals == totals.max()).nonzero()[0]
+    tied = (totals == np.maximum.reduce(totals)).nonzero()[0]
     rows = nodes.indices[tied]
     names = nodes.snapshot.names
     if len(rows) == 1:

@@ -57,7 +57,7 @@ def default_normalize_score(
 def normalize_score_array(max_priority: int, reverse: bool, scores: np.ndarray) -> np.ndarray:
     """The batch form of :func:`default_normalize_score`: a new int64 array, same order."""
     raw = np.asarray(scores, dtype=np.int64)
-    highest = int(raw.max()) if raw.size else 0
+    highest = int(np.maximum.reduce(raw)) if raw.size else 0
     if highest <= 0:
         return np.full(raw.shape, max_priority, dtype=np.int64) if reverse else raw.copy()
     product = max_priority * raw

@@ -30,8 +30,9 @@ from kubesched.framework.status import Code, Status, status_label
 log = logging.getLogger(__name__)
 
 MIN_INT64 = -(2**63)
-#: The reductions themselves: ``ndarray.max`` adds a Python layer per call, twice per plugin per cycle.
+#: The reductions themselves: ``ndarray.max`` adds a Python layer per call.
 _highest, _lowest = np.maximum.reduce, np.minimum.reduce
+assert MIN_NODE_SCORE == 0  # the range check reads scores as unsigned
 
 
 @dataclass(slots=True)
@@ -73,7 +74,8 @@ def run_score_plugins(
             return Status(Code.ERROR, (str(failure),))
         if record_raw:
             out.raw_scores[plugin.name] = raw
-        if scores.size and (_highest(scores) > MAX_NODE_SCORE or _lowest(scores) < MIN_NODE_SCORE):
+        # One reduction: as unsigned, a negative score is beyond any maximum (the range starts at 0).
+        if scores.size and _highest(scores.view(np.uint64)) > MAX_NODE_SCORE:
             bad = int(_highest(scores) if _highest(scores) > MAX_NODE_SCORE else _lowest(scores))
             return Status(
                 Code.ERROR,
