@@ -377,7 +377,8 @@ def filter_batch(
             if result.at is not None:
                 result.at = int(alive[result.at])
             return result
-        failed = (result.status_index >= 0).nonzero()[0]
+        # No status: nothing rejected (a verdict would have nothing to point at).
+        failed = (result.status_index >= 0).nonzero()[0] if result.statuses else _NO_ROWS
         if len(failed):
             if batch_form is not None and (error := _checked_rejections(plugin.name, result.statuses)):
                 return FilterFailure(error)

@@ -166,14 +166,15 @@ class ResourceAllocationScorer:
                 reads.append((request, col, snapshot.requested, col))
             else:
                 reads.append(None)
-        out = np.zeros(len(rows), dtype=np.int64)
-        for i, row in enumerate(rows.tolist()):
+        scores: list[int] = []
+        allocatable_rows = snapshot.allocatable
+        for row in rows.tolist():
             requested, allocatable = [0] * len(reads), [0] * len(reads)
             for j, read in enumerate(reads):
-                if read is not None and (alloc := int(snapshot.allocatable[row, read[1]])) != 0:
-                    allocatable[j], requested[j] = alloc, int(read[2][row, read[3]]) + read[0]
-            out[i] = self.function(requested, allocatable)
-        return out
+                if read is not None and (alloc := allocatable_rows.item(row, read[1])) != 0:
+                    allocatable[j], requested[j] = alloc, read[2].item(row, read[3]) + read[0]
+            scores.append(self.function(requested, allocatable))
+        return np.array(scores, dtype=np.int64)
 
 
 #: Up to this many rows are scored one by one rather than as arrays.
