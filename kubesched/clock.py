@@ -13,7 +13,7 @@ import itertools
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class TimerHandle(Protocol):
@@ -41,16 +41,15 @@ class RealClock:
         return timer
 
 
-class _VirtualTimer:
-    __slots__ = ("callback", "cancelled", "due")
+class _VirtualTimer(list[Any]):
+    """``[due, sequence, callback]``: the heap entry is the handle, so scheduling a timer makes one
+    object (heap order is due time, then sequence; the callback is never compared). Cancelling
+    clears the callback, and the clock drops the entry when it reaches the heap's head."""
 
-    def __init__(self, due: datetime, callback: Callable[[], None]) -> None:
-        self.due = due
-        self.callback = callback
-        self.cancelled = False
+    __slots__ = ()
 
     def cancel(self) -> None:
-        self.cancelled = True
+        self[2] = None
 
 
 class VirtualClock:
@@ -58,30 +57,31 @@ class VirtualClock:
 
     def __init__(self, start: datetime | None = None) -> None:
         self._now = start or datetime(2024, 1, 1, tzinfo=UTC)
-        self._timers: list[tuple[datetime, int, _VirtualTimer]] = []
+        self._timers: list[_VirtualTimer] = []
         self._seq = itertools.count()
 
     def now(self) -> datetime:
         return self._now
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
-        timer = _VirtualTimer(self._now + timedelta(seconds=max(delay, 0.0)), callback)
-        heapq.heappush(self._timers, (timer.due, next(self._seq), timer))
+        timer = _VirtualTimer((self._now + timedelta(seconds=0.0 if delay < 0.0 else delay), next(self._seq), callback))
+        heapq.heappush(self._timers, timer)
         return timer
 
     def next_timer(self) -> datetime | None:
         """When the earliest pending timer is due (None when none is pending)."""
-        while self._timers and self._timers[0][2].cancelled:
-            heapq.heappop(self._timers)
-        return self._timers[0][0] if self._timers else None
+        timers = self._timers
+        while timers and timers[0][2] is None:
+            heapq.heappop(timers)
+        return timers[0][0] if timers else None
 
     def advance_to(self, when: datetime) -> int:
         """Move time forward to ``when`` (never backwards), running every timer due by then."""
         fired = 0
         timers = self._timers
         while timers:
-            due, _, timer = timers[0]
-            if timer.cancelled:
+            due, _, callback = timers[0]
+            if callback is None:  # cancelled
                 heapq.heappop(timers)
                 continue
             if due > when:
@@ -89,7 +89,7 @@ class VirtualClock:
             heapq.heappop(timers)
             if due > self._now:
                 self._now = due
-            timer.callback()  # may add timers: the heap's head is read again
+            callback()  # may add timers: the heap's head is read again
             fired += 1
         if when > self._now:
             self._now = when
