@@ -135,10 +135,14 @@ def test_timers_fire_as_a_sorted_list_of_due_times_says(ops: list[tuple[str, flo
     cancelled: set[int] = set()
     want: list[tuple[int, datetime]] = []
     now = T0
+
+    def note(i: int) -> Callable[[], None]:
+        return lambda: fired.append((i, clock.now()))
+
     for op, value in ops:
         if op == "later":
             i = len(handles)
-            handles.append(clock.call_later(value, lambda i=i: fired.append((i, clock.now()))))
+            handles.append(clock.call_later(value, note(i)))
             model.append((now + timedelta(seconds=max(value, 0.0)), i))
         elif op == "cancel" and handles:
             i = int(value) % len(handles)
