@@ -52,7 +52,8 @@ class _VirtualTimer(list[Any]):
 
 
 #: Low bits of a timer's heap key that hold its sequence number (timers due together fire in the
-#: order they were scheduled); the bits above hold its due time in microseconds after the start.
+#: order they were scheduled; 2**48 timers is more than any run schedules); the bits above hold its
+#: due time in microseconds after the start.
 _SEQ_BITS = 48
 _ONE_US = timedelta(microseconds=1)
 
