@@ -36,9 +36,10 @@ Who updates what:
   (client-go's names, without the scheduler_ prefix).
 
 Label children are cached in dicts, so the hot path does one dict lookup and one observe per update.
-Histograms are :class:`Histogram` below rather than prometheus_client's: an observation is one bisect
-and one locked add (prometheus_client's takes a lock for the sum and another for the bucket, and checks
-exemplars: three times the cost), rendered through the same registry as a histogram family.
+Histograms are :class:`Histogram` below rather than prometheus_client's: an observation is one list
+append, folded into the buckets a few hundred at a time (prometheus_client's takes a lock for the sum
+and another for the bucket, and checks exemplars), rendered through the same registry as a histogram
+family.
 """
 
 from __future__ import annotations
@@ -534,7 +535,7 @@ class _CacheSizeCollector(Collector):
 
 class Histogram(Collector):
     """A (labelled) histogram with prometheus_client's ``labels(...)`` / ``observe(v)`` surface, kept as one
-    count array and one sum per child under one lock; collected as a histogram family."""
+    count array and one sum per child (:class:`_HistogramChild`); collected as a histogram family."""
 
     def __init__(
         self,
@@ -590,20 +591,43 @@ class Histogram(Collector):
 
 
 class _HistogramChild:
-    __slots__ = ("_bounds", "_counts", "_lock", "_sum")
+    """One label set's buckets and sum. An observation is appended to ``_seen`` (an atomic list append,
+    no lock); every :data:`_FOLD_AT` observations, and before a read, the values seen are folded into
+    the counts and the sum under the lock, in the order they came, so the sum is the one observing
+    them one by one gives."""
+
+    __slots__ = ("_bounds", "_counts", "_lock", "_seen", "_sum")
 
     def __init__(self, bounds: tuple[float, ...]) -> None:
         self._bounds = bounds
         self._counts = [0] * len(bounds)
         self._sum = 0.0
+        self._seen: list[float] = []
         self._lock = threading.Lock()
 
     def observe(self, value: float) -> None:
-        i = bisect_left(self._bounds, value)
+        seen = self._seen
+        seen.append(value)
+        if len(seen) >= _FOLD_AT:
+            self._fold()
+
+    def _fold(self) -> None:
         with self._lock:
-            self._counts[i] += 1
-            self._sum += value
+            seen = self._seen
+            n = len(seen)
+            values = seen[:n]
+            del seen[:n]  # values appended meanwhile by other threads stay for the next fold
+            counts, bounds, total = self._counts, self._bounds, self._sum
+            for value in values:
+                counts[bisect_left(bounds, value)] += 1
+                total += value
+            self._sum = total
 
     def snapshot(self) -> tuple[list[int], float]:
+        self._fold()
         with self._lock:
             return list(self._counts), self._sum
+
+
+#: How many observations a histogram child holds before it folds them into its buckets.
+_FOLD_AT = 256

@@ -5,6 +5,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.clock import RealClock, VirtualClock
 
@@ -107,3 +111,51 @@ def test_cancelled_timers_ahead_of_a_due_one_are_skipped_and_time_stops_at_the_t
     assert clock.advance(3) == 1
     assert fired == ["due"]
     assert clock.now() == datetime(2024, 1, 1, 0, 0, 3, tzinfo=UTC)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            # schedule: a delay from a few values (ties) or any, sub-microsecond parts included
+            st.tuples(st.just("later"), st.one_of(st.sampled_from([-1.0, 0.0, 0.5, 1.0, 1e-7]), st.floats(0, 50))),
+            st.tuples(st.just("cancel"), st.integers(0, 40)),
+            st.tuples(st.just("advance"), st.floats(0, 20)),
+        ),
+        max_size=60,
+    )
+)
+def test_timers_fire_as_a_sorted_list_of_due_times_says(ops: list[tuple[str, float]]) -> None:
+    """Against a plain model: every timer fires once, in (due time, order scheduled) order, with the
+    clock at its due time, unless cancelled first; time ends at the furthest target."""
+    clock = VirtualClock(T0)
+    fired: list[tuple[int, datetime]] = []
+    handles: list[Any] = []
+    model: list[tuple[datetime, int]] = []  # (due, index) of pending timers
+    cancelled: set[int] = set()
+    want: list[tuple[int, datetime]] = []
+    now = T0
+
+    def note(i: int) -> Callable[[], None]:
+        return lambda: fired.append((i, clock.now()))
+
+    for op, value in ops:
+        if op == "later":
+            i = len(handles)
+            handles.append(clock.call_later(value, note(i)))
+            model.append((now + timedelta(seconds=max(value, 0.0)), i))
+        elif op == "cancel" and handles:
+            i = int(value) % len(handles)
+            handles[i].cancel()
+            cancelled.add(i)
+        elif op == "advance":
+            target = now + timedelta(seconds=value)
+            due = sorted(m for m in model if m[0] <= target)
+            want += [(i, max(d, now)) for d, i in due if i not in cancelled]
+            model = [m for m in model if m[0] > target]
+            clock.advance_to(target)
+            now = max(now, target)
+    assert fired == want
+    assert clock.now() == now
+    pending = sorted(d for d, i in model if i not in cancelled)
+    assert clock.next_timer() == (pending[0] if pending else None)

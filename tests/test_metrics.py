@@ -297,6 +297,36 @@ def test_buckets_are_kube_schedulers() -> None:
     assert len(exponential_buckets(1, 2, 7)) == 7
 
 
+def test_a_histogram_counts_every_observation_across_folds_and_threads() -> None:
+    """Observations are folded into the buckets in batches: what a scrape reads is every observation,
+    the sum added in the order they came, however many batches and threads made them."""
+    import threading
+
+    metrics = SchedulerMetrics()
+    sample = metrics.registry.get_sample_value
+    values = [random.Random(3).random() * 40 for _ in range(1000)]
+    for v in values:
+        metrics.pod_scheduling_attempts.observe(v)
+    total = 0.0
+    for v in values:
+        total += v
+    assert sample("scheduler_pod_scheduling_attempts_count") == 1000
+    assert sample("scheduler_pod_scheduling_attempts_sum") == total
+    assert sample("scheduler_pod_scheduling_attempts_bucket", {"le": "1.0"}) == sum(v <= 1 for v in values)
+
+    def observe_many() -> None:
+        for _ in range(5000):
+            metrics.pod_scheduling_attempts.observe(2)
+
+    threads = [threading.Thread(target=observe_many) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sample("scheduler_pod_scheduling_attempts_count") == 21000
+    assert sample("scheduler_pod_scheduling_attempts_bucket", {"le": "2.0"}) == sum(v <= 2 for v in values) + 20000
+
+
 def test_an_unlabelled_histogram_is_served_once_observed_and_counts_every_observation() -> None:
     metrics = SchedulerMetrics()
     sample = metrics.registry.get_sample_value

@@ -80,11 +80,19 @@ _FEW = 64
 
 def _smallest_values(values: np.ndarray, k: int) -> list[int]:
     """The ``k`` smallest of ``values`` (int64, all distinct), smallest first. ``values`` is the
-    caller's scratch: it may be reordered."""
-    if len(values) > max(k, _FEW):
+    caller's scratch: it may be overwritten. A few minima taken one by one (argmin, then the value
+    marked taken) cost less than a partition of hundreds of values."""
+    if len(values) <= max(k, _FEW):
+        return sorted(values.tolist())[:k]
+    if k > 8:
         values.partition(k - 1)
-        values = values[:k]
-    return sorted(values.tolist())[:k]
+        return sorted(values[:k].tolist())
+    out = []
+    for _ in range(k):
+        i = values.argmin()
+        out.append(values.item(i))
+        values[i] = _CEILING
+    return out
 
 
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
@@ -211,6 +219,7 @@ class Attempt:
         self.plugin_scores: dict[str, np.ndarray] = {}
         self.total_scores: np.ndarray = _NO_ROWS
         self.raw_score_arrays: dict[str, np.ndarray] = {}
+        #: The scored rows sharing the best total (every one of them, whichever the cycle chose).
         self.tie_rows: np.ndarray = _NO_ROWS
         #: "postfilter" / "reserve" / "permit" / "bind" -> {plugin: message}; "extender" -> what the
         #: extenders said (see :meth:`extender_verdicts`).
@@ -256,6 +265,7 @@ class Attempt:
         raw_scores: dict[str, np.ndarray],
         tie_rows: np.ndarray,
     ) -> None:
+        """Scores over ``rows``; ``tie_rows`` are all the rows whose total is the best one."""
         self.scored_rows = rows
         self.plugin_scores = plugin_scores
         self.total_scores = total
@@ -336,17 +346,17 @@ class Attempt:
         """The ``k`` best (node, total score) pairs of a scheduled attempt, best first, then by name.
 
         Every scheduled attempt asks, so the pairs are read off the sort keys (the ranks, or the ranks
-        and totals as one integer) without the positions :meth:`top_record` needs."""
+        and totals as one integer) without the positions :meth:`top_record` needs. The nodes sharing the
+        best total are the tie rows the cycle reported (:meth:`scored`), so they are not searched for."""
         names = self.names
         if not self.succeeded or names is None or not len(self.total_scores) or k <= 0:
             return []
         totals = np.asarray(self.total_scores, dtype=np.int64)
         ranks, in_order = (order or NameOrder()).ranked(names)
+        top = totals.item(totals.argmax())
+        if len(self.tie_rows) >= k:  # the k best all share the best total: the first k of them by name
+            return [(in_order[r], top) for r in _smallest_values(ranks[self.tie_rows], k)]
         rows = self.scored_rows
-        top = int(totals.max())
-        tied = (totals == top).nonzero()[0]
-        if len(tied) >= k:  # the k best all share the best total: the first k of them by name
-            return [(in_order[r], top) for r in _smallest_values(ranks[rows[tied]], k)]
         # Best total first, then name order, as one integer per node (ranks are distinct, below len(names)).
         n = len(names)
         keys = (top - totals) * n + ranks[rows]

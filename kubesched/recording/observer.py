@@ -234,13 +234,20 @@ class Observers:
     def __init__(self, observers: Sequence[AttemptObserver]) -> None:
         self.observers = tuple(observers)
 
+    # Asked once or twice per cycle: plain loops, no generator to make.
     @property
     def detailed(self) -> bool:
-        return any(o.detailed for o in self.observers)
+        for o in self.observers:  # noqa: SIM110
+            if o.detailed:
+                return True
+        return False
 
     @property
     def raw_scores(self) -> bool:
-        return any(o.raw_scores for o in self.observers)
+        for o in self.observers:  # noqa: SIM110
+            if o.raw_scores:
+                return True
+        return False
 
     def begin(self, cycle: ObservedCycle) -> None:
         for o in self.observers:

@@ -53,13 +53,15 @@ class OutcomeStream(Recorder):
     enabled = True
 
     def __init__(self) -> None:
-        self._fresh: list[AttemptOutcome] = []
+        #: Plain tuples until taken: cheaper to make, and ones of strings and numbers the garbage
+        #: collector stops tracking (a run that never takes keeps one per attempt).
+        self._fresh: list[tuple[str, int, str, str | None]] = []
         self._lock = threading.Lock()
         self.attempted: set[str] = set()
         self.count = 0
 
     def finished(self, attempt: Attempt) -> None:
-        outcome = AttemptOutcome.of(attempt)
+        outcome = (attempt.pod, attempt.attempt, attempt.result, attempt.message)
         with self._lock:
             self._fresh.append(outcome)
             self.attempted.add(attempt.pod)
@@ -69,7 +71,7 @@ class OutcomeStream(Recorder):
         """The outcomes of attempts that ended since the previous call."""
         with self._lock:
             fresh, self._fresh = self._fresh, []
-        return fresh
+        return [AttemptOutcome._make(outcome) for outcome in fresh]
 
 
 @dataclass(frozen=True, slots=True)

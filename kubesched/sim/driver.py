@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from kubesched.clock import VirtualClock
@@ -158,12 +159,12 @@ class Driver:
             action()
             return
         self._actions += 1
+        # A partial, not a closure: one object per pending action (a run keeps one per running pod).
+        self.clock.call_later(delay, partial(self._fire, action))
 
-        def fire() -> None:
-            self._actions -= 1
-            action()
-
-        self.clock.call_later(delay, fire)
+    def _fire(self, action: Action) -> None:
+        self._actions -= 1
+        action()
 
     def feed(self, arrivals: Iterator[tuple[float, Action]]) -> None:
         """Schedule a lazy, time-ordered stream of ``(seconds, action)``: one timer at a time, so a
@@ -297,17 +298,16 @@ class Driver:
     def _complete_after(self, obj: dict[str, Any], seconds: float) -> None:
         meta = obj["metadata"]
         ns, name, uid = meta.get("namespace") or "default", meta["name"], meta.get("uid")
-        node = obj["spec"]["nodeName"]
+        self.at(self.seconds() + seconds, partial(self._complete, ns, name, uid, obj["spec"]["nodeName"]))
 
-        def complete() -> None:
-            try:
-                deleted = self.cluster.delete("Pod", ns, name, uid=uid, reply=False)
-            except ApiError:
-                return  # deleted or replaced meanwhile
-            self.deletions.note(deleted, COMPLETED)
-            self.completed[f"{ns}/{name}"] = node
-
-        self.at(self.seconds() + seconds, complete)
+    def _complete(self, ns: str, name: str, uid: str | None, node: str) -> None:
+        """The pod's duration ran out: delete it as completed, unless it was deleted or replaced meanwhile."""
+        try:
+            deleted = self.cluster.delete("Pod", ns, name, uid=uid, reply=False)
+        except ApiError:
+            return
+        self.deletions.note(deleted, COMPLETED)
+        self.completed[f"{ns}/{name}"] = node
 
     def _count(self, event: WatchEvent, bound: bool) -> None:
         """Progress: an unbound pod appearing is one more to place; bound or deleted, it is placed."""

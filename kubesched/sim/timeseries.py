@@ -39,20 +39,25 @@ def _requests(obj: Mapping[str, Any], memo: dict[Any, dict[str, int]]) -> dict[s
 def _request_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
     """What a pod's request is computed from, as a hashable key; None when it is not plain strings."""
     parts: list[Any] = []
-    for kind in ("containers", "initContainers"):
+    for kind in _CONTAINER_LISTS:
         containers = spec.get(kind)
         if containers is None:
             continue
         if type(containers) is not list:
             return None
         for c in containers:
-            resources = c.get("resources") if type(c) is dict else None
-            if type(c) is not dict or not (resources is None or type(resources) is dict):
+            if type(c) is not dict:
                 return None
-            listed = (resources or {}).get("requests")
-            requests = () if listed is None else _plain(listed)
-            if requests is None:
+            resources = c.get("resources")
+            if resources is None:
+                requests: tuple[tuple[Any, str], ...] | None = ()
+            elif type(resources) is not dict:
                 return None
+            else:
+                listed = resources.get("requests")
+                requests = () if listed is None else _plain(listed)
+                if requests is None:
+                    return None
             parts.append((kind, c.get("restartPolicy"), requests))
     overhead = spec.get("overhead")
     if overhead is not None:
@@ -62,11 +67,18 @@ def _request_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
     return tuple(parts)
 
 
+_CONTAINER_LISTS = ("containers", "initContainers")
+
+
 def _plain(quantities: Any) -> tuple[tuple[Any, str], ...] | None:
     """A resource list's items when it is a dict of strings (a key for a memo); None otherwise."""
-    if type(quantities) is not dict or not all(type(v) is str for v in quantities.values()):
+    if type(quantities) is not dict:
         return None
-    return tuple(quantities.items())
+    items = tuple(quantities.items())
+    for _, value in items:
+        if type(value) is not str:
+            return None
+    return items
 
 
 def _kept(memo: dict[Any, dict[str, int]], key: Any, parse: Callable[[], dict[str, int]]) -> dict[str, int]:

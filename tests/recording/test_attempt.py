@@ -135,7 +135,7 @@ def test_the_best_nodes_are_the_best_totals_then_names(totals: list[int], k: int
     attempt = _begin()
     attempt.feasible(names, rows)
     scores = np.array(totals, dtype=np.int64)
-    attempt.scored(rows, {"NodeResourcesFit": scores}, scores, {}, rows[:1])
+    attempt.scored(rows, {"NodeResourcesFit": scores}, scores, {}, rows[scores == scores.max()])
     attempt.scheduled(str(names[rows[0]]))
     want = sorted(zip(names[rows].tolist(), totals, strict=True), key=lambda p: (-p[1], p[0]))[:k]
     assert attempt.top_nodes(k) == want

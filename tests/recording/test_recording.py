@@ -181,6 +181,7 @@ def test_outcomes_come_as_attempts_end() -> None:
     result = simulate(SCENARIO, record="none", tie_break="name", recorders=[OutcomeListener(heard.append), stream])
     taken = stream.take()
     assert taken == heard and stream.take() == []
+    assert all(type(t) is AttemptOutcome for t in taken) and taken[0].pod == heard[0].pod
     assert len(heard) == result.attempt_count
     assert heard[[h.pod for h in heard].index("default/huge")][:3] == ("default/huge", 1, "Unschedulable")
     assert stream.attempted == {h.pod for h in heard}

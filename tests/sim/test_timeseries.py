@@ -88,3 +88,34 @@ def test_requested_totals_follow_pods_of_one_shape_and_of_others() -> None:
     series.pod_event(WatchEvent("DELETED", "Pod", gone), 0.0)
     series.sample(0.0)
     assert series.requested["cpu"] == [1000 + 500 + 1250 + 2000]
+
+
+def test_pods_of_one_shape_share_a_request_and_other_shapes_never_do() -> None:
+    """The per-shape memo answers what parsing each pod afresh answers, whatever the spec looks like."""
+    from kubesched.sim.timeseries import _parse_requests, _requests
+
+    def spec(*containers: Any, **extra: Any) -> dict[str, Any]:
+        return {"spec": {"containers": list(containers), **extra}}
+
+    def c(requests: Any = None, **extra: Any) -> dict[str, Any]:
+        return {"name": "app", **({"resources": {"requests": requests}} if requests is not None else {}), **extra}
+
+    pods = [
+        spec(c({"cpu": "1", "memory": "2Gi"})),
+        spec(c({"cpu": "1", "memory": "2Gi"})),
+        spec(c({"cpu": "2", "memory": "2Gi"})),
+        spec(c({"cpu": 1})),  # not a string: never kept
+        spec(c({"cpu": "1"}), initContainers=[c({"cpu": "3"})]),
+        spec(c({"cpu": "1"}), initContainers=[c({"cpu": "3"}, restartPolicy="Always")]),
+        spec(c({"cpu": "1"}), overhead={"cpu": "250m"}),
+        spec(c()),
+        spec({"name": "app", "resources": None}),
+        spec({"name": "app", "resources": "bad"}),
+        {"spec": {"containers": "bad"}},
+        {"spec": None},
+    ]
+    memo: dict[Any, dict[str, int]] = {}
+    for _ in range(2):
+        for obj in pods:
+            assert _requests(obj, memo) == _parse_requests(obj.get("spec") or {})
+    assert _requests(pods[4], memo) != _requests(pods[5], memo)
