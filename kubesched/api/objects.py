@@ -61,7 +61,7 @@ _COPIERS: dict[type, tuple[frozenset[str], dict[str, Callable[[Any, Any], None]]
 def _slot_copier(cls: type) -> tuple[frozenset[str], dict[str, Callable[[Any, Any], None]], Callable[[Any, Any], None]]:
     """The copier of a slotted dataclass: one generated statement per slot (as ``dataclasses`` builds
     ``__init__``), which runs twice as fast as a loop over the slots' setters."""
-    names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    names = tuple(f.name for f in dataclasses.fields(cls))
     setters: dict[str, Callable[[Any, Any], None]] = {}
     for name in names:
         slot = cls.__dict__.get(name)
