@@ -3,7 +3,8 @@
 The nominated node, when the pod has one, is tried first. Otherwise Filter walks the candidates (every
 node, or those a PreFilterResult kept) from where the last cycle stopped, round the snapshot's node
 order, and stops once it found enough feasible nodes (:func:`num_feasible_nodes_to_find`), as
-kube-scheduler's findNodesThatFitPod does. What Filter rejected goes into the :class:`Diagnosis`.
+kube-scheduler's findNodesThatFitPod does. What Filter rejected goes into the :class:`Diagnosis` when
+it is read: the pod fits nowhere, or extenders filter after Filter.
 """
 
 from __future__ import annotations
@@ -85,7 +86,9 @@ def find_nodes_that_fit_pod(sched: SchedulerParts, cycle: SchedulingCycle) -> tu
     observer.evaluated(cycle, processed if outcome.error is None else len(outcome.rejected_rows))
     if outcome.error is not None:
         raise CycleError(outcome.error, outcome.error.as_error())
-    _record_filter(snapshot, outcome, diagnosis)
+    if not len(outcome.feasible) or sched.extenders:
+        # The diagnosis is read only when the pod fits nowhere; extenders add to it after Filter.
+        _record_filter(snapshot, outcome, diagnosis)
     return _run_extender_filters(sched, cycle, outcome.feasible, diagnosis), diagnosis, processed
 
 
