@@ -13,8 +13,9 @@ Sinks, combined with :class:`Recorders`:
 - :class:`OutcomeListener` / :class:`OutcomeStream`: an :class:`AttemptOutcome` (pod, attempt, result,
   message) per attempt, handed to a callback as the attempt ends, or kept until ``take()`` along
   with the set of pods ever attempted. This is what a driver loop needs for its own bookkeeping
-  (loop detection, never-attempted pods) whatever the user asked to record: the simulator always
-  attaches both (``Scheduler.add_recorder``), so it never needs full records.
+  (loop detection, never-attempted pods) whatever the user asked to record. :class:`AttemptTally`
+  keeps only the count and the set: the simulator attaches it and a listener
+  (``Scheduler.add_recorder``), so it never needs full records.
 - :class:`SummaryRecorder`: an :class:`AttemptSummary` per attempt (pod, attempt, profile, result,
   node, message, feasible count, top nodes by score, nomination, victims). ``simulate``'s default.
 - :class:`FullRecorder`: every attempt; ``records`` / ``dicts`` build trace records on first read.
@@ -31,6 +32,7 @@ from kubesched.recording.recorder import NullRecorder, Recorder, Recorders
 from kubesched.recording.summary import (
     AttemptOutcome,
     AttemptSummary,
+    AttemptTally,
     OutcomeListener,
     OutcomeStream,
     SummaryDicts,
@@ -60,6 +62,7 @@ __all__ = [
     "AttemptOutcome",
     "AttemptSink",
     "AttemptSummary",
+    "AttemptTally",
     "FullRecorder",
     "LazyDicts",
     "LazyRecords",

@@ -43,22 +43,35 @@ class OutcomeListener(Recorder):
         self.listener(AttemptOutcome.of(attempt))
 
 
-class OutcomeStream(Recorder):
+class AttemptTally(Recorder):
+    """How many attempts ended and which pods were attempted: what a simulation's result reports,
+    without keeping anything per attempt."""
+
+    enabled = True
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.attempted: set[str] = set()
+        self.count = 0
+
+    def finished(self, attempt: Attempt) -> None:
+        with self._lock:
+            self.attempted.add(attempt.pod)
+            self.count += 1
+
+
+class OutcomeStream(AttemptTally):
     """Every attempt's outcome, in the order attempts ended, for a driver to take as they come.
 
     :meth:`take` hands over what ended since the last call (and forgets it); :attr:`attempted` keeps
     the pods that were attempted at least once.
     """
 
-    enabled = True
-
     def __init__(self) -> None:
+        super().__init__()
         #: Plain tuples until taken: cheaper to make, and ones of strings and numbers the garbage
-        #: collector stops tracking (a run that never takes keeps one per attempt).
+        #: collector stops tracking.
         self._fresh: list[tuple[str, int, str, str | None]] = []
-        self._lock = threading.Lock()
-        self.attempted: set[str] = set()
-        self.count = 0
 
     def finished(self, attempt: Attempt) -> None:
         outcome = (attempt.pod, attempt.attempt, attempt.result, attempt.message)

@@ -13,6 +13,7 @@ import pytest
 from kubesched.recording import (
     NULL_ATTEMPT,
     AttemptOutcome,
+    AttemptTally,
     FullRecorder,
     NullRecorder,
     OutcomeListener,
@@ -226,3 +227,12 @@ def test_trace_writer_writes_the_same_lines_either_way(tmp_path: Path, in_proces
         writer.sync()
         assert len(_lines(path)) == writer.count == result.attempt_count
     assert _lines(path) == [r.to_dict(raw_scores=True) for r in result.records]
+
+
+def test_the_tally_counts_what_the_stream_keeps_without_keeping_outcomes() -> None:
+    tally, stream = AttemptTally(), OutcomeStream()
+    result = simulate(SCENARIO, record="none", tie_break="name", recorders=[tally, stream])
+    taken = stream.take()
+    assert tally.count == len(taken) == result.attempt_count
+    assert tally.attempted == stream.attempted == {t.pod for t in taken}
+    assert not hasattr(tally, "_fresh")
