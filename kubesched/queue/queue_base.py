@@ -67,7 +67,7 @@ class QueueMetrics(Protocol):
 class QueueBase:
     """Nominations and inspection of the queue's parts (every method takes the queue's lock)."""
 
-    _cond: threading.Condition
+    _lock: threading.RLock
     _nominator: Nominator
     _active: IndexedHeap[QueuedPodInfo]
     _backoff: BackoffQueue
@@ -102,12 +102,12 @@ class QueueBase:
     # == inspection ================================================================================
     def pending_pods(self) -> dict[str, int]:
         """Pods per sub-queue: ``active``, ``backoff``, ``unschedulable`` (not gated), ``gated``."""
-        with self._cond:
+        with self._lock:
             return self._counts()
 
     def pending_pod_list(self) -> list[Pod]:
         """Every pending pod: activeQ, then backoffQ, then the unschedulable pool (debugging)."""
-        with self._cond:
+        with self._lock:
             return (
                 [q.pod for q in self._active.ordered()]
                 + [q.pod for q in self._backoff.ordered()]
@@ -116,38 +116,38 @@ class QueueBase:
 
     def pods_in_active_q(self) -> list[Pod]:
         """activeQ in pop order."""
-        with self._cond:
+        with self._lock:
             return [q.pod for q in self._active.ordered()]
 
     def get_pod(self, uid: str) -> QueuedPodInfo | None:
         """The queued info of a pod waiting in any sub-queue (not of one being scheduled)."""
-        with self._cond:
+        with self._lock:
             return self._active.get(uid) or self._backoff.get(uid) or self._unschedulable.get(uid)
 
     def queue_of(self, uid: str) -> str | None:
         """Which sub-queue holds the pod: active, backoff, unschedulable, gated; None if none."""
-        with self._cond:
+        with self._lock:
             return self._where(uid)
 
     def in_flight(self) -> list[Pod]:
         """Pods popped and not yet done."""
-        with self._cond:
+        with self._lock:
             return self._in_flight.pods()
 
     def in_flight_event_count(self) -> int:
         """Cluster events kept for the pods in flight (v1.34)."""
-        with self._cond:
+        with self._lock:
             return self._in_flight.event_count()
 
     def next_backoff_expiry(self) -> datetime | None:
         """When the earliest backoff in backoffQ ends (None when backoffQ is empty)."""
-        with self._cond:
+        with self._lock:
             times = self._backoff.release_times()
             return times[0] if times else None
 
     def backoff_expiries(self) -> list[datetime]:
         """When each pod in backoffQ may leave it (its backoff over), ascending."""
-        with self._cond:
+        with self._lock:
             return self._backoff.release_times()
 
     def next_unschedulable_timeout(self) -> datetime | None:
@@ -156,7 +156,7 @@ class QueueBase:
         A pod moves once ``now - timestamp`` *exceeds* the maximum, i.e. at any time strictly after
         the returned one.
         """
-        with self._cond:
+        with self._lock:
             if not len(self._unschedulable):
                 return None
             return min(q.timestamp for q in self._unschedulable.values()) + self._max_in_unschedulable

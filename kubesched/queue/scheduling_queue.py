@@ -131,8 +131,13 @@ class SchedulingQueue(QueueBase):
         self._namespace_labels = namespace_labels
         self._in_place_resize = in_place_pod_vertical_scaling
 
-        self._cond = threading.Condition(threading.RLock())
-        self._nominator = Nominator(pod_lister, lock=self._cond)
+        # Taken as the lock itself (``with self._lock``): entering through the Condition adds a Python
+        # call per use; the Condition is for waiting and waking only.
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        #: Poppers blocked in wait_for: without any (a simulation, an idle live loop) nobody is woken.
+        self._waiting = 0
+        self._nominator = Nominator(pod_lister, lock=self._lock)
         self._new_heaps(less, sort_key, pod_initial_backoff, pod_max_backoff)
         self._unschedulable = UnschedulablePods()
         self._in_flight = InFlight(record_events=self.hints_enabled)
@@ -188,7 +193,7 @@ class SchedulingQueue(QueueBase):
         off and requeues as they say. Every queued pod stays queued: activeQ and backoffQ are re-sorted
         (activeQ through PreEnqueue again), and the unschedulable pool moves as on a wildcard event,
         since the new plugins may judge its pods otherwise."""
-        with self._cond:
+        with self._lock:
             self._set_plugins(
                 pre_enqueue, _hint_maps(queueing_hint_map_per_profile, cluster_event_map_per_profile, None)
             )
@@ -200,19 +205,19 @@ class SchedulingQueue(QueueBase):
                 self._move_to_active(qpi, ev.ConfigReload.label)
             self._move_pods(list(self._unschedulable.values()), ev.ConfigReload, None, None)
             self._move_request_cycle = self._scheduling_cycle
-            self._cond.notify_all()
+            self._wake()
             self._publish_counts()
 
     # == adding and popping ========================================================================
     def add(self, pod: Pod) -> None:
         """A new pending pod: to activeQ, or to the unschedulable pool if a PreEnqueue plugin gates it."""
-        with self._cond:
+        with self._lock:
             qpi = QueuedPodInfo(pod=pod, timestamp=self._clock())
             label = ev.EventUnscheduledPodAdd.event_label if self.hints_enabled else ev.POD_ADD
             if self._move_to_active(qpi, label):
                 if not self.hints_enabled:
                     self._nominator._add(pod, "", MODE_NOOP)
-                self._cond.notify_all()
+                self._wake()
             self._publish_counts()
 
     def activate(self, pods: Iterable[Pod] | Mapping[str, Pod]) -> None:
@@ -221,7 +226,7 @@ class SchedulingQueue(QueueBase):
         With QueueingHints, a pod that is being scheduled right now is remembered instead
         (ForceActivate): if its attempt fails, it is requeued rather than left waiting."""
         items = pods.values() if isinstance(pods, Mapping) else pods
-        with self._cond:
+        with self._lock:
             activated = False
             for pod in items:
                 if self._activate(pod):
@@ -230,7 +235,7 @@ class SchedulingQueue(QueueBase):
                     self._in_flight.add_pod_events(pod, None, (ev.EventForceActivate,))
                     self._move_request_cycle = self._scheduling_cycle
             if activated:
-                self._cond.notify_all()
+                self._wake()
             self._publish_counts()
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, scheduling_cycle: int) -> None:
@@ -242,7 +247,7 @@ class SchedulingQueue(QueueBase):
         :class:`QueueError` if the pod is already queued (e.g. re-added by an update while it was
         being scheduled).
         """
-        with self._cond:
+        with self._lock:
             try:
                 pod = qpi.pod
                 where = self._where(pod.uid)
@@ -262,11 +267,11 @@ class SchedulingQueue(QueueBase):
                 if self.hints_enabled:
                     queue = self._requeue(qpi, self._in_flight_strategy(qpi), ev.SCHEDULE_ATTEMPT_FAILURE)
                     if queue == ACTIVE or (self._pop_from_backoff and queue == BACKOFF):
-                        self._cond.notify_all()
+                        self._wake()
                     return
                 if self._move_request_cycle >= scheduling_cycle or not qpi.rejector_plugins:
                     if self._move_to_backoff(qpi, ev.SCHEDULE_ATTEMPT_FAILURE) and self._pop_from_backoff:
-                        self._cond.notify_all()
+                        self._wake()
                 else:
                     self._put_unschedulable(qpi, ev.SCHEDULE_ATTEMPT_FAILURE)
                 self._nominator._add(pod, "", MODE_NOOP)
@@ -276,8 +281,13 @@ class SchedulingQueue(QueueBase):
 
     @property
     def scheduling_cycle(self) -> int:
-        with self._cond:
+        with self._lock:
             return self._scheduling_cycle
+
+    def _wake(self) -> None:
+        """Wake blocked poppers (the lock is held)."""
+        if self._waiting:
+            self._cond.notify_all()
 
     def pop(self, block: bool = True, timeout: float | None = None) -> QueuedPodInfo | None:
         """Take the head of activeQ (with SchedulerPopFromBackoffQ, of backoffQ when activeQ is empty)
@@ -286,9 +296,13 @@ class SchedulingQueue(QueueBase):
         With ``block`` it waits (up to ``timeout`` seconds, real time) for a pod; it returns None when
         nothing arrived or the queue is closed and empty.
         """
-        with self._cond:
+        with self._lock:
             if block and not self._poppable() and not self._closed:
-                self._cond.wait_for(lambda: self._poppable() or self._closed, timeout)
+                self._waiting += 1
+                try:
+                    self._cond.wait_for(lambda: self._poppable() or self._closed, timeout)
+                finally:
+                    self._waiting -= 1
             while True:
                 qpi = self._active.pop()
                 if qpi is None and self._pop_from_backoff:
@@ -320,23 +334,23 @@ class SchedulingQueue(QueueBase):
 
     def poppable(self) -> bool:
         """Whether :meth:`pop` would return a pod now."""
-        with self._cond:
+        with self._lock:
             return self._poppable()
 
     def done(self, uid: str) -> None:
         """The attempt on a popped pod is over (failed and put back, or allowed by Permit)."""
-        with self._cond:
+        with self._lock:
             self._in_flight.done(uid)
 
     def close(self) -> None:
         """Wake every waiting ``pop``; from now on pop returns None once activeQ is empty."""
-        with self._cond:
+        with self._lock:
             self._closed = True
-            self._cond.notify_all()
+            self._wake()
 
     @property
     def closed(self) -> bool:
-        with self._cond:
+        with self._lock:
             return self._closed
 
     # == pod updates and deletions =================================================================
@@ -349,7 +363,7 @@ class SchedulingQueue(QueueBase):
         the update makes. A pod being scheduled only has those events noted (v1.34); a pod in no
         sub-queue is added to activeQ.
         """
-        with self._cond:
+        with self._lock:
             try:
                 if self.hints_enabled:
                     self._update_with_hints(old_pod, new_pod)
@@ -386,12 +400,12 @@ class SchedulingQueue(QueueBase):
             if self._backoff.is_backing_off(qpi):
                 self._move_to_backoff(qpi, ev.POD_UPDATE)
             elif self._move_to_active(qpi, ev.POD_UPDATE):
-                self._cond.notify_all()
+                self._wake()
             return
         qpi = QueuedPodInfo(pod=new_pod, timestamp=self._clock())
         if self._move_to_active(qpi, ev.POD_UPDATE):
             self._nominator._add(new_pod, "", MODE_NOOP)
-            self._cond.notify_all()
+            self._wake()
 
     def _update_with_hints(self, old_pod: Pod | None, new_pod: Pod) -> None:
         events = (
@@ -407,7 +421,7 @@ class SchedulingQueue(QueueBase):
         if qpi is None:
             qpi = QueuedPodInfo(pod=new_pod, timestamp=self._clock())
             if self._move_to_active(qpi, ev.EventUnscheduledPodUpdate.event_label):
-                self._cond.notify_all()
+                self._wake()
             return
         qpi.update_pod(new_pod)
         self._nominator._update(old_pod, new_pod)
@@ -419,12 +433,12 @@ class SchedulingQueue(QueueBase):
             queue = self._requeue(qpi, strategy, event.event_label)
             moved |= queue != UNSCHEDULABLE
             if queue == ACTIVE or (self._pop_from_backoff and queue == BACKOFF):
-                self._cond.notify_all()
+                self._wake()
                 break
 
     def delete(self, pod: Pod) -> None:
         """A pending pod was deleted (or got bound by someone else): forget it and its nomination."""
-        with self._cond:
+        with self._lock:
             self._nominator._delete(pod.uid)
             gone = self._active.delete(pod.uid) or self._backoff.delete(pod.uid) or self._unschedulable.remove(pod.uid)
             if gone is not None:
@@ -434,14 +448,14 @@ class SchedulingQueue(QueueBase):
     # == cluster events ============================================================================
     def assigned_pod_added(self, pod: Pod) -> None:
         """v1.30: a pod got bound; unschedulable pods whose required pod affinity it satisfies may fit now."""
-        with self._cond:
+        with self._lock:
             if self._hints.is_event_of_interest(ev.AssignedPodAdd):
                 self._move_pods(self._pods_with_matching_affinity(pod), ev.AssignedPodAdd, None, pod)
             self._publish_counts()
 
     def assigned_pod_updated(self, old_pod: Pod, new_pod: Pod) -> None:
         """v1.30: a bound pod changed; like an addition for affinity, or a move-all when it shrank in place."""
-        with self._cond:
+        with self._lock:
             if self._in_place_resize and self._resized_down(new_pod):
                 self._move_all(ev.AssignedPodUpdate, old_pod, new_pod, None)
             elif self._hints.is_event_of_interest(ev.AssignedPodUpdate):
@@ -452,7 +466,7 @@ class SchedulingQueue(QueueBase):
         self, event: ClusterEvent, old_obj: Any = None, new_obj: Any = None, precheck: PreEnqueueCheck | None = None
     ) -> None:
         """An event that may help unschedulable pods: move those it concerns (and ``precheck`` passes)."""
-        with self._cond:
+        with self._lock:
             if not self._unschedulable and not self._in_flight:
                 # Nothing waits and nothing is being scheduled: the event only counts as a move request.
                 if self._hints.is_event_of_interest(event):
@@ -464,7 +478,7 @@ class SchedulingQueue(QueueBase):
     # == periodic flushes (driven by the owner's timers) ===========================================
     def flush_backoff_q_completed(self) -> None:
         """Move every pod whose backoff has ended from backoffQ to activeQ (kube-scheduler: every 1s)."""
-        with self._cond:
+        with self._lock:
             completed = self._backoff.pop_completed()
             if not completed:
                 return
@@ -472,12 +486,12 @@ class SchedulingQueue(QueueBase):
             for qpi in completed:
                 activated |= self._move_to_active(qpi, ev.BACKOFF_COMPLETE)
             if activated:
-                self._cond.notify_all()
+                self._wake()
             self._publish_counts()
 
     def flush_unschedulable_pods_leftover(self) -> None:
         """Requeue pods stuck in the unschedulable pool too long (kube-scheduler: every 30s)."""
-        with self._cond:
+        with self._lock:
             now = self._clock()
             stale = [qpi for qpi in self._unschedulable.values() if now - qpi.timestamp > self._max_in_unschedulable]
             if stale:
@@ -599,7 +613,7 @@ class SchedulingQueue(QueueBase):
         if self._in_flight.add_event(event, old_obj, new_obj) and (v := logger.v(5)):
             v.info("Event received while pods are in flight", "event", label)
         if activated:
-            self._cond.notify_all()
+            self._wake()
 
     def _move_all(self, event: ClusterEvent, old_obj: Any, new_obj: Any, precheck: PreEnqueueCheck | None) -> None:
         if not self._hints.is_event_of_interest(event):
