@@ -174,15 +174,22 @@ def find_nodes_that_pass_filters(
             cut = int(passed[need - 1]) + 1  # visit stops right after the last node needed
             batch, verdict, passed = batch[:cut], verdict[:cut], passed[:need]
         feasible_parts.append(batch[passed])
-        failed = (verdict >= 0).nonzero()[0]
-        rejected_rows.append(batch[failed])
-        rejected_statuses.extend(map(statuses.__getitem__, verdict[failed].tolist()))
+        if statuses:  # without a status, nothing in the batch was rejected
+            failed = (verdict >= 0).nonzero()[0]
+            rejected_rows.append(batch[failed])
+            rejected_statuses.extend(map(statuses.__getitem__, verdict[failed].tolist()))
         found += len(passed)
         pos += len(batch)
         chunk = max(chunk * 2, 256)
-    feasible = np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, dtype=np.int64)
-    rejected = np.concatenate(rejected_rows) if rejected_rows else np.zeros(0, dtype=np.int64)
+    feasible, rejected = _joined(feasible_parts), _joined(rejected_rows)
     return FilterOutcome(feasible, rejected, rejected_statuses, len(feasible) + len(rejected))
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The parts as one array (the only part itself: a walk usually ends within its first batch)."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
