@@ -301,7 +301,7 @@ def _few_fail_codes(
 
 def _coded_result(reasons: Sequence[str], codes: np.ndarray, unresolvable: bool) -> BatchFilterResult:
     """What :func:`_batch_result` gives, from the rows' :func:`_fail_codes`."""
-    if not codes.any():
+    if not len(codes) or not np.maximum.reduce(codes):  # codes are >= 0: none set, all passed
         return BatchFilterResult.all_pass(len(codes))
     beyond_bit = 1 << len(reasons)
     if beyond_bit < 1 << 12:  # few checks (the common case): a row's code is its slot in a table of every code
