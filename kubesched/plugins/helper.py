@@ -59,7 +59,11 @@ def normalize_score_array(max_priority: int, reverse: bool, scores: np.ndarray) 
     raw = np.asarray(scores, dtype=np.int64)
     highest = int(np.maximum.reduce(raw)) if raw.size else 0
     if highest <= 0:
-        return np.full(raw.shape, max_priority, dtype=np.int64) if reverse else raw.copy()
+        if not reverse:
+            return raw.copy()
+        every = np.empty(raw.shape, dtype=np.int64)  # np.full, without its Python layer
+        every.fill(max_priority)
+        return every
     product = max_priority * raw
     # Truncating division (Go) rather than NumPy's flooring one, for negative inputs too.
     scaled: np.ndarray = np.sign(product) * (np.abs(product) // highest)
