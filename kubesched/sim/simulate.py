@@ -35,7 +35,7 @@ from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.embedded.controlplane import ControlPlane
 from kubesched.recording import (
     AttemptSummary,
-    OutcomeStream,
+    AttemptTally,
     Recorder,
     SummaryDicts,
     TraceWriter,
@@ -179,7 +179,7 @@ class Simulation:
         self.scheduler = Scheduler(self.cluster, config, clock=self.clock, rng=random.Random(seed), tie_break=tie_break)
         self.record = record
         #: How every attempt ended, kept whatever is recorded: the never-attempted pods come from it.
-        self.outcomes = OutcomeStream()
+        self.outcomes = AttemptTally()  # counts only: nothing kept per attempt
         self.summary, self.full = recorders_for(record)
         for recorder in (self.outcomes, self.summary, self.full, *recorders):
             if recorder is not None:
@@ -290,6 +290,8 @@ class Simulation:
         )
         if self.stream is None:
             self.driver.feed(scenario)
+        elif not order:  # streamed pods only: nothing to merge them with
+            self.driver.feed(self._stream_arrivals(self.stream))
         else:
             self.driver.feed(heapq.merge(scenario, self._stream_arrivals(self.stream), key=lambda a: a[0]))
 
