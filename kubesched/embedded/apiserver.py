@@ -470,8 +470,7 @@ class EmbeddedCluster:
             return watcher
 
     def pending_event_count(self) -> int:
-        with self._lock:
-            return len(self._queue)
+        return len(self._queue)  # one atomic read: the lock would guard nothing more
 
     def deliver_pending(self) -> int:
         """Deliver queued events in order to every watcher of their kind; returns how many events reached
@@ -480,6 +479,8 @@ class EmbeddedCluster:
         Events that handlers cause while this runs are delivered in the same call, after the ones
         already queued. A re-entrant call from a handler returns 0 and leaves delivery to the outer call.
         """
+        if not self._queue and not self._delivering:
+            return 0  # nothing queued and no delivery under way (read in this order): nothing to wait for
         with self._delivery_lock:
             if self._delivering:
                 return 0
