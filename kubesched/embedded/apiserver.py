@@ -11,7 +11,6 @@ stored states and copies are made only when something leaves the cluster.
 from __future__ import annotations
 
 import builtins
-import copy
 import threading
 import uuid
 from collections import deque
@@ -35,33 +34,14 @@ from kubesched.cluster.protocol import (
 from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.embedded import dra_admission
 from kubesched.embedded.admission import admit_create, admit_update, system_priority_classes
+from kubesched.embedded.stored import Key, copy_json, key_of, merge_conditions, shallow_status_copy
 
-_Key = tuple[str, str]  # (namespace or "", name)
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what the API server uses for generateName
 #: Recorded events live this long (kube-apiserver's --event-ttl default) ...
 EVENT_TTL = timedelta(hours=1)
 #: ... and at most this many are kept, the oldest going first: a simulation writes events far faster
 #: than an hour of its clock passes.
 MAX_EVENTS = 10_000
-
-
-_LEAVES = frozenset((str, int, float, bool, type(None)))  # JSON's immutable leaves, by exact type
-
-
-def copy_json(value: Any) -> Any:
-    """Deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than deepcopy.
-
-    Stored objects are plain API data, mostly leaves (kept without a call each); anything else falls
-    back to :func:`copy.deepcopy`.
-    """
-    kind = type(value)
-    if kind is dict or isinstance(value, dict):
-        return {k: v if type(v) in _LEAVES else copy_json(v) for k, v in value.items()}
-    if kind is list or isinstance(value, list):
-        return [v if type(v) in _LEAVES else copy_json(v) for v in value]
-    if kind in _LEAVES or isinstance(value, (str, int, float, bool)):
-        return value
-    return copy.deepcopy(value)
 
 
 _copy: Callable[[dict[str, Any]], dict[str, Any]] = copy_json  # the stored objects
@@ -137,7 +117,7 @@ class EmbeddedCluster:
         #: what they are handed uses to skip a copy per event and watcher.
         self._read_only_watchers = read_only_watchers
         self._lock = threading.RLock()
-        self._store: dict[str, dict[_Key, dict[str, Any]]] = {}
+        self._store: dict[str, dict[Key, dict[str, Any]]] = {}
         self._rv = 0
         self._event_seq = 0
         self._queue: deque[tuple[int, WatchEvent]] = deque()
@@ -151,7 +131,7 @@ class EmbeddedCluster:
         self._event_ttl = event_ttl
         self._max_events = max_events
         #: Events written through record_event, oldest first, with when they were written.
-        self._events: deque[tuple[datetime, _Key]] = deque()
+        self._events: deque[tuple[datetime, Key]] = deque()
         #: The latest start time of the pods created running (see :meth:`_kubelet_start_time`).
         self._newest_start: datetime | None = None
         for pc in system_priority_classes():
@@ -327,14 +307,14 @@ class EmbeddedCluster:
             bound_to = (current.get("spec") or {}).get("nodeName")
             if bound_to:
                 raise Conflict.of("pods/binding", name, f'pod {name} is already assigned to node "{bound_to}"')
-            new = _shallow_status_copy(current)
+            new = shallow_status_copy(current)
             new["spec"] = {**(current.get("spec") or {}), "nodeName": node_name}
             status = new["status"]
             # The node's kubelet admits the pod at once and reports when it started. (Its phase stays
             # as it is: nothing here runs containers, and workloads read "bound" as running.)
             if not status.get("startTime"):
                 status["startTime"] = self._kubelet_start_time()
-            status["conditions"] = _merge_conditions(
+            status["conditions"] = merge_conditions(
                 status.get("conditions") or [],
                 [{"type": "PodScheduled", "status": "True", "lastProbeTime": None}],
                 self.now(),
@@ -378,10 +358,10 @@ class EmbeddedCluster:
         info = kind_info("Pod")
         with self._lock:
             current = self._current(info, namespace, name)
-            new = _shallow_status_copy(current)
+            new = shallow_status_copy(current)
             status = new["status"]
             if conditions:
-                status["conditions"] = _merge_conditions(
+                status["conditions"] = merge_conditions(
                     status.get("conditions") or [], copy_json(conditions), self.now(), replace=False
                 )
             if nominated_node_name is not ...:
@@ -422,9 +402,9 @@ class EmbeddedCluster:
         else:
             event.setdefault("eventTime", now)
         stored = self._create(event, owned=True)
-        self._expire_events(_key_of(stored))
+        self._expire_events(key_of(stored))
 
-    def _expire_events(self, written: _Key) -> None:
+    def _expire_events(self, written: Key) -> None:
         """Note a written event; delete the events past their TTL or beyond the window's size."""
         now = self._clock()
         expired = False
@@ -603,7 +583,7 @@ class EmbeddedCluster:
             meta["generation"] = 1
             admit_create(obj, self, self.features)
         obj["metadata"]["resourceVersion"] = self._next_rv()
-        self._store.setdefault(obj["kind"], {})[_key_of(obj)] = obj
+        self._store.setdefault(obj["kind"], {})[key_of(obj)] = obj
         self._enqueue("ADDED", obj["kind"], obj, None)
         return obj
 
@@ -613,11 +593,11 @@ class EmbeddedCluster:
         if new == current:
             return current
         new["metadata"]["resourceVersion"] = self._next_rv()
-        self._store[info.kind][_key_of(new)] = new
+        self._store[info.kind][key_of(new)] = new
         self._enqueue("MODIFIED", info.kind, new, current)
         return new
 
-    def _store_delete(self, kind: str, key: _Key) -> dict[str, Any]:
+    def _store_delete(self, kind: str, key: Key) -> dict[str, Any]:
         current = self._store[kind].pop(key)
         self._user_status_uids.discard(current["metadata"]["uid"])
         last = dict(current)
@@ -635,46 +615,3 @@ class EmbeddedCluster:
     def _after_write(self) -> None:
         if self._synchronous:
             self.deliver_pending()
-
-
-def _key_of(obj: dict[str, Any]) -> _Key:
-    meta = obj["metadata"]
-    return meta.get("namespace", ""), meta["name"]
-
-
-def _shallow_status_copy(current: dict[str, Any]) -> dict[str, Any]:
-    """A new version of a stored object that shares everything but its top level, metadata and status.
-
-    Stored objects are never changed in place, so a write that only touches status (and replaces
-    spec wholesale, as binding does) can share the rest with the version it replaces.
-    """
-    new = dict(current)
-    new["metadata"] = dict(current["metadata"])
-    new["status"] = dict(current.get("status") or {})
-    return new
-
-
-def _merge_conditions(
-    existing: list[dict[str, Any]], patch: list[dict[str, Any]], now: str, *, replace: bool
-) -> list[dict[str, Any]]:
-    """Conditions keyed by type: patched fields win (or the whole condition when ``replace``), and
-    lastTransitionTime moves only when the status changes (podutil.UpdatePodCondition's rule)."""
-    merged = [dict(c) for c in existing]
-    by_type = {c.get("type"): i for i, c in enumerate(merged)}
-    for cond in patch:
-        i = by_type.get(cond.get("type"))
-        if i is None:
-            new = dict(cond)
-            if not new.get("lastTransitionTime"):
-                new["lastTransitionTime"] = now
-            by_type[new.get("type")] = len(merged)
-            merged.append(new)
-            continue
-        old = merged[i]
-        new = dict(cond) if replace else {**old, **cond}
-        if old.get("status") == new.get("status"):
-            new["lastTransitionTime"] = old.get("lastTransitionTime")
-        elif not cond.get("lastTransitionTime"):
-            new["lastTransitionTime"] = now
-        merged[i] = new
-    return merged

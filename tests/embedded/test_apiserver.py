@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
@@ -18,7 +17,7 @@ from kubesched.cluster.protocol import (
     NotFound,
     WatchEvent,
 )
-from kubesched.embedded.apiserver import EmbeddedCluster, copy_json
+from kubesched.embedded.apiserver import EmbeddedCluster
 from tests.embedded.conftest import FakeClock, node, pod
 
 
@@ -502,19 +501,6 @@ def test_loading_keeps_the_uid_a_create_replaces(cluster: EmbeddedCluster) -> No
     cluster.create(created)
     assert cluster.get("Pod", "default", "loaded")["metadata"]["uid"] == "uid-from-the-snapshot"
     assert cluster.get("Pod", "default", "created")["metadata"]["uid"] not in ("uid-from-the-client", "")
-
-
-def test_copy_json_copies_every_container_and_keeps_the_leaves() -> None:
-    from collections import OrderedDict
-
-    nested: dict[str, Any] = {"a": [1, 2.5, True, None, "s", {"b": [{"c": 1}]}], "d": OrderedDict(e=[3])}
-    copied = copy_json(nested)
-    assert copied == nested
-    assert copied["a"] is not nested["a"] and copied["a"][5] is not nested["a"][5]
-    assert copied["a"][5]["b"][0] is not nested["a"][5]["b"][0]
-    assert type(copied["d"]) is dict and copied["d"]["e"] is not nested["d"]["e"]
-    copied["a"][5]["b"][0]["c"] = 2
-    assert nested["a"][5]["b"][0]["c"] == 1
 
 
 def test_patch_pod_status_without_reply_stores_the_patch_and_answers_nothing(cluster: EmbeddedCluster) -> None:
