@@ -47,6 +47,15 @@ MAX_EVENTS = 10_000
 _copy: Callable[[dict[str, Any]], dict[str, Any]] = copy_json  # the stored objects
 
 
+_EVENT = kind_info("Event")
+
+
+def _unregistered(info: KindInfo, api_version: object) -> Invalid:
+    return Invalid(
+        f"no kind {info.kind!r} is registered for version {api_version!r} (expected {' or '.join(info.api_versions)})"
+    )
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -389,7 +398,8 @@ class EmbeddedCluster:
         with self._lock:
             if not meta.get("namespace"):
                 meta["namespace"] = involved.get("namespace") or "default"
-            if not meta.get("name"):
+            named = bool(meta.get("name"))
+            if not named:
                 base = involved.get("name") or "event"
                 stamp = int(self._clock().timestamp() * 1e9)
                 while (meta["namespace"], f"{base}.{stamp:x}") in self._store.get("Event", {}):
@@ -401,8 +411,34 @@ class EmbeddedCluster:
             event.setdefault("count", 1)
         else:
             event.setdefault("eventTime", now)
-        stored = self._create(event, owned=True)
+        stored = self._create(event, owned=True) if named else self._create_event(event)
         self._expire_events(key_of(stored))
+
+    def _create_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`_create` for an Event that :meth:`record_event` built and named: the same checks and
+        stamps in the same order, less the steps that cannot apply to it (a copy, generateName, the name's
+        type, defaulting and admission: the API server has none for Events)."""
+        info = _EVENT
+        api_version = event["apiVersion"] or info.preferred_api_version
+        if api_version not in info.api_versions:
+            raise _unregistered(info, api_version)
+        event["apiVersion"] = api_version
+        meta = event["metadata"]
+        ns, name = meta["namespace"], meta["name"]
+        with self._lock:
+            if (ns, name) in self._store.get("Event", {}):
+                raise AlreadyExists.of(info.qualified_resource, name)
+            meta.pop("resourceVersion", None)
+            meta.pop("deletionTimestamp", None)
+            meta["uid"] = self._uid_factory()
+            if not meta.get("creationTimestamp"):
+                meta["creationTimestamp"] = self.now()
+            meta["generation"] = 1
+            if ("", ns) not in self._store.get("Namespace", {}):
+                self._store_new({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            stored = self._store_new(event, admitted=True)
+        self._after_write()
+        return stored
 
     def _expire_events(self, written: Key) -> None:
         """Note a written event; delete the events past their TTL or beyond the window's size."""
@@ -415,7 +451,7 @@ class EmbeddedCluster:
             while events and (len(events) > self._max_events or events[0][0] + self._event_ttl <= now):
                 _, key = events.popleft()
                 if key in bucket:
-                    self._store_delete("Event", key)
+                    self._store_drop("Event", key)
                     expired = True
         if expired:
             self._after_write()
@@ -514,10 +550,7 @@ class EmbeddedCluster:
         info = kind_info(str(obj.get("kind")))
         api_version = obj.get("apiVersion") or info.preferred_api_version
         if api_version not in info.api_versions:
-            raise Invalid(
-                f"no kind {info.kind!r} is registered for version {api_version!r} "
-                f"(expected {' or '.join(info.api_versions)})"
-            )
+            raise _unregistered(info, api_version)
         if take_copy:
             obj = _copy(obj)
         obj["apiVersion"] = api_version
@@ -604,6 +637,15 @@ class EmbeddedCluster:
         last["metadata"] = {**current["metadata"], "resourceVersion": self._next_rv()}
         self._enqueue("DELETED", kind, last, None)
         return last
+
+    def _store_drop(self, kind: str, key: Key) -> None:
+        """:meth:`_store_delete` where nobody reads the last state: unwatched, it is not even built."""
+        if kind in self._watchers_of:
+            self._store_delete(kind, key)
+            return
+        current = self._store[kind].pop(key)
+        self._user_status_uids.discard(current["metadata"]["uid"])
+        self._rv += 1
 
     def _enqueue(self, event_type: EventType, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         """Queue an event only if someone watches its kind: later watchers list instead."""

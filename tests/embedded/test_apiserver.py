@@ -472,6 +472,42 @@ def test_other_objects_are_not_expired(clock: FakeClock) -> None:
     assert [e["reason"] for e in cluster.list("Event", "team")[0]] == ["b"]
 
 
+@pytest.mark.parametrize("watched", [False, True])
+def test_an_expired_event_is_a_write_whether_or_not_events_are_watched(
+    make_cluster: Callable[..., EmbeddedCluster], watched: bool
+) -> None:
+    cluster = make_cluster(max_events=1)
+    if watched:
+        cluster.watch(["Event"], lambda e: None)
+    before = int(cluster.resource_version())
+    cluster.record_event(_event("p", "a"))
+    cluster.record_event(_event("p", "b"))
+    # The namespace made for the first, two creates and the expiry's delete.
+    assert int(cluster.resource_version()) == before + 4
+    assert cluster.pending_event_count() == (3 if watched else 0)
+    (event,) = cluster.list("Event", "team")[0]
+    assert event["reason"] == "b"
+    assert event["metadata"]["resourceVersion"] == str(before + 3)
+    assert event["metadata"]["uid"] == "uid-5"  # after the system PriorityClasses, the first event, its namespace
+    assert event["metadata"]["generation"] == 1
+
+
+def test_a_recorded_event_is_checked_and_stored_as_a_created_one(cluster: EmbeddedCluster) -> None:
+    with pytest.raises(Invalid, match="no kind 'Event' is registered for version 'v2'"):
+        cluster.record_event({**_event("p", "a"), "apiVersion": "v2"})
+    named = {**_event("p", "a"), "metadata": {"name": "p.1", "resourceVersion": "7", "uid": "mine"}}
+    cluster.record_event(named)
+    with pytest.raises(AlreadyExists):
+        cluster.record_event(named)
+    cluster.record_event(_event("p", "b"))
+    by_reason = {e["reason"]: e["metadata"] for e in cluster.list("Event", "team")[0]}
+    assert list(by_reason["a"]) == ["name", "uid", "namespace", "creationTimestamp", "generation", "resourceVersion"]
+    assert list(by_reason["b"]) == ["namespace", "name", "uid", "creationTimestamp", "generation", "resourceVersion"]
+    for meta in by_reason.values():
+        assert meta["uid"] != "mine" and meta["creationTimestamp"] == "2024-01-01T00:00:00Z"
+    assert [n["metadata"]["name"] for n in cluster.list("Namespace")[0]] == ["team"]
+
+
 def test_concurrent_writers_keep_versions_unique(cluster: EmbeddedCluster) -> None:
     def work(i: int) -> None:
         for j in range(50):
