@@ -18,15 +18,26 @@ _LEAVES = frozenset((str, int, float, bool, type(None)))  # JSON's immutable lea
 def copy_json(value: Any) -> Any:
     """Deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than deepcopy.
 
-    Stored objects are plain API data, mostly leaves (kept without a call each); anything else falls
-    back to :func:`copy.deepcopy`.
+    Stored objects are plain API data, mostly leaves: a dict is copied whole at C speed and only its
+    containers are copied again, a list is rebuilt with its leaves as they are. Subclasses of dict and
+    list come back as plain ones; anything else falls back to :func:`copy.deepcopy`.
     """
     kind = type(value)
-    if kind is dict or isinstance(value, dict):
+    if kind is dict:
+        copied = value.copy()
+        for key, item in value.items():
+            if type(item) not in _LEAVES:
+                copied[key] = copy_json(item)
+        return copied
+    if kind is list:
+        return [item if type(item) in _LEAVES else copy_json(item) for item in value]
+    if kind in _LEAVES:
+        return value
+    if isinstance(value, dict):
         return {k: v if type(v) in _LEAVES else copy_json(v) for k, v in value.items()}
-    if kind is list or isinstance(value, list):
+    if isinstance(value, list):
         return [v if type(v) in _LEAVES else copy_json(v) for v in value]
-    if kind in _LEAVES or isinstance(value, (str, int, float, bool)):
+    if isinstance(value, (str, int, float, bool)):
         return value
     return copy.deepcopy(value)
 
