@@ -48,6 +48,7 @@ _copy: Callable[[dict[str, Any]], dict[str, Any]] = copy_json  # the stored obje
 
 
 _EVENT = kind_info("Event")
+_POD = kind_info("Pod")
 
 
 def _unregistered(info: KindInfo, api_version: object) -> Invalid:
@@ -307,7 +308,7 @@ class EmbeddedCluster:
 
     def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
         """The pods/binding subresource: spec.nodeName and PodScheduled=True, refused if already bound."""
-        info = kind_info("Pod")
+        info = _POD
         with self._lock:
             current = self._current(info, namespace, name)
             self._check_uid("pods/binding", name, uid, current["metadata"]["uid"])
@@ -323,13 +324,17 @@ class EmbeddedCluster:
             # as it is: nothing here runs containers, and workloads read "bound" as running.)
             if not status.get("startTime"):
                 status["startTime"] = self._kubelet_start_time()
-            status["conditions"] = merge_conditions(
-                status.get("conditions") or [],
-                [{"type": "PodScheduled", "status": "True", "lastProbeTime": None}],
-                self.now(),
-                replace=True,
+            scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
+            conditions = status.get("conditions")
+            status["conditions"] = (
+                merge_conditions(conditions, [scheduled], self.now(), replace=True)
+                if conditions
+                else [{**scheduled, "lastTransitionTime": self.now()}]  # what merging into none makes
             )
-            self._store_update(info, current, new)
+            if node_name:  # spec.nodeName was empty: a change, nothing to compare
+                self._store_changed(info, current, new)
+            else:
+                self._store_update(info, current, new)
         self._after_write()
 
     def _note_start(self, pod: dict[str, Any]) -> None:
@@ -364,7 +369,7 @@ class EmbeddedCluster:
     ) -> dict[str, Any]:
         """Merge conditions by type (transition time moves only with status) and set the nomination;
         without ``reply`` the stored pod is not copied for an answer nobody reads ({} comes back)."""
-        info = kind_info("Pod")
+        info = _POD
         with self._lock:
             current = self._current(info, namespace, name)
             new = shallow_status_copy(current)
@@ -625,6 +630,10 @@ class EmbeddedCluster:
         new["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
         if new == current:
             return current
+        return self._store_changed(info, current, new)
+
+    def _store_changed(self, info: KindInfo, current: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`_store_update` for a write known to change the object: no comparison first."""
         new["metadata"]["resourceVersion"] = self._next_rv()
         self._store[info.kind][key_of(new)] = new
         self._enqueue("MODIFIED", info.kind, new, current)

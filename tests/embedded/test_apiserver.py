@@ -125,6 +125,19 @@ def test_bind_once_then_conflict(cluster: EmbeddedCluster, clock: FakeClock) -> 
     assert cluster.get("Pod", "default", "web-1")["spec"]["nodeName"] == "n1"
 
 
+def test_a_bind_that_changes_nothing_is_no_write(cluster: EmbeddedCluster) -> None:
+    obj = pod("p")
+    obj["spec"]["nodeName"] = ""
+    obj["status"] = {"startTime": "2024-01-01T00:00:00Z"}
+    cluster.create(obj)
+    cluster.bind("default", "p", "")
+    version = cluster.resource_version()
+    cluster.bind("default", "p", "")  # spec, start and condition are what this bind would store
+    assert cluster.resource_version() == version
+    cluster.bind("default", "p", "n1")
+    assert cluster.resource_version() == str(int(version) + 1)
+
+
 def test_a_bound_pod_starts_when_its_kubelet_admits_it(cluster: EmbeddedCluster, clock: FakeClock) -> None:
     cluster.create(pod("web-1"))
     clock.advance(7)
