@@ -407,9 +407,11 @@ class EmbeddedCluster:
             if not named:
                 base = involved.get("name") or "event"
                 stamp = int(self._clock().timestamp() * 1e9)
-                while (meta["namespace"], f"{base}.{stamp:x}") in self._store.get("Event", {}):
+                taken, name = self._store.get("Event", {}), f"{base}.{stamp:x}"
+                while (meta["namespace"], name) in taken:
                     stamp += 1
-                meta["name"] = f"{base}.{stamp:x}"
+                    name = f"{base}.{stamp:x}"
+                meta["name"] = name
         if event["apiVersion"] == "v1":
             event.setdefault("firstTimestamp", now)
             event.setdefault("lastTimestamp", now)

@@ -18,7 +18,7 @@ from kubesched.cluster.protocol import (
     WatchEvent,
 )
 from kubesched.embedded.apiserver import EmbeddedCluster
-from tests.embedded.conftest import FakeClock, node, pod
+from tests.embedded.conftest import START, FakeClock, node, pod
 
 
 def test_resource_version_is_global_and_bumped_per_write(cluster: EmbeddedCluster) -> None:
@@ -450,6 +450,14 @@ def test_record_event_is_listable(cluster: EmbeddedCluster) -> None:
 
 def _event(name: str, reason: str) -> dict:
     return {"involvedObject": {"kind": "Pod", "namespace": "team", "name": name}, "reason": reason}
+
+
+def test_events_at_the_same_instant_get_the_next_free_name(cluster: EmbeddedCluster) -> None:
+    for reason in ("a", "b", "c"):
+        cluster.record_event(_event("p", reason))
+    names = {e["reason"]: e["metadata"]["name"] for e in cluster.list("Event", "team")[0]}
+    stamp = int(START.timestamp() * 1e9)
+    assert names == {"a": f"p.{stamp:x}", "b": f"p.{stamp + 1:x}", "c": f"p.{stamp + 2:x}"}
 
 
 def test_events_beyond_the_window_size_go_oldest_first(clock: FakeClock) -> None:
