@@ -122,6 +122,8 @@ def _default_container_requests(containers: object) -> None:
         if not isinstance(requests, dict):
             requests = {}
             resources["requests"] = requests
+        elif requests.keys() >= limits.keys():
+            continue  # every limit has its request already (the common shape)
         for key, value in limits.items():
             requests.setdefault(key, value)
 
@@ -140,7 +142,8 @@ def _default_host_network_ports(containers: object) -> None:
 def _default_pod(obj: dict[str, Any]) -> None:
     spec = _dict_at(obj, "spec")
     _default_container_requests(spec.get("containers"))
-    _default_container_requests(spec.get("initContainers"))
+    if spec.get("initContainers"):
+        _default_container_requests(spec["initContainers"])
     if spec.get("hostNetwork"):
         _default_host_network_ports(spec.get("containers"))
         _default_host_network_ports(spec.get("initContainers"))
@@ -297,6 +300,10 @@ class PodPriority:
     preemption_policy: str
 
 
+#: What a pod that names no class gets where no class is the global default (one frozen value for all).
+_NO_CLASS = PodPriority("", DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS, PREEMPT_LOWER_PRIORITY)
+
+
 def priority_class_value(pc: Mapping[str, Any]) -> int:
     """A PriorityClass's value (0 for a class whose value is no integer: its own admission refuses it)."""
     value = pc.get("value", 0)
@@ -324,7 +331,7 @@ def pod_priority(
     if pc is None:
         if class_name:
             return None
-        return PodPriority("", DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS, PREEMPT_LOWER_PRIORITY)
+        return _NO_CLASS
     return PodPriority(
         str((pc.get("metadata") or {}).get("name") or ""),
         priority_class_value(pc),

@@ -11,7 +11,6 @@ stored states and copies are made only when something leaves the cluster.
 from __future__ import annotations
 
 import builtins
-import copy
 import threading
 import uuid
 from collections import deque
@@ -35,8 +34,8 @@ from kubesched.cluster.protocol import (
 from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.embedded import dra_admission
 from kubesched.embedded.admission import admit_create, admit_update, system_priority_classes
+from kubesched.embedded.stored import Key, copy_json, key_of, merge_conditions, shallow_status_copy
 
-_Key = tuple[str, str]  # (namespace or "", name)
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what the API server uses for generateName
 #: Recorded events live this long (kube-apiserver's --event-ttl default) ...
 EVENT_TTL = timedelta(hours=1)
@@ -45,26 +44,17 @@ EVENT_TTL = timedelta(hours=1)
 MAX_EVENTS = 10_000
 
 
-_LEAVES = frozenset((str, int, float, bool, type(None)))  # JSON's immutable leaves, by exact type
-
-
-def copy_json(value: Any) -> Any:
-    """Deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than deepcopy.
-
-    Stored objects are plain API data, mostly leaves (kept without a call each); anything else falls
-    back to :func:`copy.deepcopy`.
-    """
-    kind = type(value)
-    if kind is dict or isinstance(value, dict):
-        return {k: v if type(v) in _LEAVES else copy_json(v) for k, v in value.items()}
-    if kind is list or isinstance(value, list):
-        return [v if type(v) in _LEAVES else copy_json(v) for v in value]
-    if kind in _LEAVES or isinstance(value, (str, int, float, bool)):
-        return value
-    return copy.deepcopy(value)
-
-
 _copy: Callable[[dict[str, Any]], dict[str, Any]] = copy_json  # the stored objects
+
+
+_EVENT = kind_info("Event")
+_POD = kind_info("Pod")
+
+
+def _unregistered(info: KindInfo, api_version: object) -> Invalid:
+    return Invalid(
+        f"no kind {info.kind!r} is registered for version {api_version!r} (expected {' or '.join(info.api_versions)})"
+    )
 
 
 def _utc_now() -> datetime:
@@ -137,7 +127,7 @@ class EmbeddedCluster:
         #: what they are handed uses to skip a copy per event and watcher.
         self._read_only_watchers = read_only_watchers
         self._lock = threading.RLock()
-        self._store: dict[str, dict[_Key, dict[str, Any]]] = {}
+        self._store: dict[str, dict[Key, dict[str, Any]]] = {}
         self._rv = 0
         self._event_seq = 0
         self._queue: deque[tuple[int, WatchEvent]] = deque()
@@ -151,7 +141,7 @@ class EmbeddedCluster:
         self._event_ttl = event_ttl
         self._max_events = max_events
         #: Events written through record_event, oldest first, with when they were written.
-        self._events: deque[tuple[datetime, _Key]] = deque()
+        self._events: deque[tuple[datetime, Key]] = deque()
         #: The latest start time of the pods created running (see :meth:`_kubelet_start_time`).
         self._newest_start: datetime | None = None
         for pc in system_priority_classes():
@@ -318,7 +308,7 @@ class EmbeddedCluster:
 
     def bind(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> None:
         """The pods/binding subresource: spec.nodeName and PodScheduled=True, refused if already bound."""
-        info = kind_info("Pod")
+        info = _POD
         with self._lock:
             current = self._current(info, namespace, name)
             self._check_uid("pods/binding", name, uid, current["metadata"]["uid"])
@@ -327,20 +317,24 @@ class EmbeddedCluster:
             bound_to = (current.get("spec") or {}).get("nodeName")
             if bound_to:
                 raise Conflict.of("pods/binding", name, f'pod {name} is already assigned to node "{bound_to}"')
-            new = _shallow_status_copy(current)
+            new = shallow_status_copy(current)
             new["spec"] = {**(current.get("spec") or {}), "nodeName": node_name}
             status = new["status"]
             # The node's kubelet admits the pod at once and reports when it started. (Its phase stays
             # as it is: nothing here runs containers, and workloads read "bound" as running.)
             if not status.get("startTime"):
                 status["startTime"] = self._kubelet_start_time()
-            status["conditions"] = _merge_conditions(
-                status.get("conditions") or [],
-                [{"type": "PodScheduled", "status": "True", "lastProbeTime": None}],
-                self.now(),
-                replace=True,
+            scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
+            conditions = status.get("conditions")
+            status["conditions"] = (
+                merge_conditions(conditions, [scheduled], self.now(), replace=True)
+                if conditions
+                else [{**scheduled, "lastTransitionTime": self.now()}]  # what merging into none makes
             )
-            self._store_update(info, current, new)
+            if node_name:  # spec.nodeName was empty: a change, nothing to compare
+                self._store_changed(info, current, new)
+            else:
+                self._store_update(info, current, new)
         self._after_write()
 
     def _note_start(self, pod: dict[str, Any]) -> None:
@@ -375,13 +369,13 @@ class EmbeddedCluster:
     ) -> dict[str, Any]:
         """Merge conditions by type (transition time moves only with status) and set the nomination;
         without ``reply`` the stored pod is not copied for an answer nobody reads ({} comes back)."""
-        info = kind_info("Pod")
+        info = _POD
         with self._lock:
             current = self._current(info, namespace, name)
-            new = _shallow_status_copy(current)
+            new = shallow_status_copy(current)
             status = new["status"]
             if conditions:
-                status["conditions"] = _merge_conditions(
+                status["conditions"] = merge_conditions(
                     status.get("conditions") or [], copy_json(conditions), self.now(), replace=False
                 )
             if nominated_node_name is not ...:
@@ -409,22 +403,51 @@ class EmbeddedCluster:
         with self._lock:
             if not meta.get("namespace"):
                 meta["namespace"] = involved.get("namespace") or "default"
-            if not meta.get("name"):
+            named = bool(meta.get("name"))
+            if not named:
                 base = involved.get("name") or "event"
                 stamp = int(self._clock().timestamp() * 1e9)
-                while (meta["namespace"], f"{base}.{stamp:x}") in self._store.get("Event", {}):
+                taken, name = self._store.get("Event", {}), f"{base}.{stamp:x}"
+                while (meta["namespace"], name) in taken:
                     stamp += 1
-                meta["name"] = f"{base}.{stamp:x}"
+                    name = f"{base}.{stamp:x}"
+                meta["name"] = name
         if event["apiVersion"] == "v1":
             event.setdefault("firstTimestamp", now)
             event.setdefault("lastTimestamp", now)
             event.setdefault("count", 1)
         else:
             event.setdefault("eventTime", now)
-        stored = self._create(event, owned=True)
-        self._expire_events(_key_of(stored))
+        stored = self._create(event, owned=True) if named else self._create_event(event)
+        self._expire_events(key_of(stored))
 
-    def _expire_events(self, written: _Key) -> None:
+    def _create_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`_create` for an Event that :meth:`record_event` built and named: the same checks and
+        stamps in the same order, less the steps that cannot apply to it (a copy, generateName, the name's
+        type, defaulting and admission: the API server has none for Events)."""
+        info = _EVENT
+        api_version = event["apiVersion"] or info.preferred_api_version
+        if api_version not in info.api_versions:
+            raise _unregistered(info, api_version)
+        event["apiVersion"] = api_version
+        meta = event["metadata"]
+        ns, name = meta["namespace"], meta["name"]
+        with self._lock:
+            if (ns, name) in self._store.get("Event", {}):
+                raise AlreadyExists.of(info.qualified_resource, name)
+            meta.pop("resourceVersion", None)
+            meta.pop("deletionTimestamp", None)
+            meta["uid"] = self._uid_factory()
+            if not meta.get("creationTimestamp"):
+                meta["creationTimestamp"] = self.now()
+            meta["generation"] = 1
+            if ("", ns) not in self._store.get("Namespace", {}):
+                self._store_new({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            stored = self._store_new(event, admitted=True)
+        self._after_write()
+        return stored
+
+    def _expire_events(self, written: Key) -> None:
         """Note a written event; delete the events past their TTL or beyond the window's size."""
         now = self._clock()
         expired = False
@@ -435,7 +458,7 @@ class EmbeddedCluster:
             while events and (len(events) > self._max_events or events[0][0] + self._event_ttl <= now):
                 _, key = events.popleft()
                 if key in bucket:
-                    self._store_delete("Event", key)
+                    self._store_drop("Event", key)
                     expired = True
         if expired:
             self._after_write()
@@ -470,8 +493,7 @@ class EmbeddedCluster:
             return watcher
 
     def pending_event_count(self) -> int:
-        with self._lock:
-            return len(self._queue)
+        return len(self._queue)  # one atomic read: the lock would guard nothing more
 
     def deliver_pending(self) -> int:
         """Deliver queued events in order to every watcher of their kind; returns how many events reached
@@ -480,6 +502,8 @@ class EmbeddedCluster:
         Events that handlers cause while this runs are delivered in the same call, after the ones
         already queued. A re-entrant call from a handler returns 0 and leaves delivery to the outer call.
         """
+        if not self._queue and not self._delivering:
+            return 0  # nothing queued and no delivery under way (read in this order): nothing to wait for
         with self._delivery_lock:
             if self._delivering:
                 return 0
@@ -533,10 +557,7 @@ class EmbeddedCluster:
         info = kind_info(str(obj.get("kind")))
         api_version = obj.get("apiVersion") or info.preferred_api_version
         if api_version not in info.api_versions:
-            raise Invalid(
-                f"no kind {info.kind!r} is registered for version {api_version!r} "
-                f"(expected {' or '.join(info.api_versions)})"
-            )
+            raise _unregistered(info, api_version)
         if take_copy:
             obj = _copy(obj)
         obj["apiVersion"] = api_version
@@ -602,7 +623,7 @@ class EmbeddedCluster:
             meta["generation"] = 1
             admit_create(obj, self, self.features)
         obj["metadata"]["resourceVersion"] = self._next_rv()
-        self._store.setdefault(obj["kind"], {})[_key_of(obj)] = obj
+        self._store.setdefault(obj["kind"], {})[key_of(obj)] = obj
         self._enqueue("ADDED", obj["kind"], obj, None)
         return obj
 
@@ -611,18 +632,31 @@ class EmbeddedCluster:
         new["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
         if new == current:
             return current
+        return self._store_changed(info, current, new)
+
+    def _store_changed(self, info: KindInfo, current: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`_store_update` for a write known to change the object: no comparison first."""
         new["metadata"]["resourceVersion"] = self._next_rv()
-        self._store[info.kind][_key_of(new)] = new
+        self._store[info.kind][key_of(new)] = new
         self._enqueue("MODIFIED", info.kind, new, current)
         return new
 
-    def _store_delete(self, kind: str, key: _Key) -> dict[str, Any]:
+    def _store_delete(self, kind: str, key: Key) -> dict[str, Any]:
         current = self._store[kind].pop(key)
         self._user_status_uids.discard(current["metadata"]["uid"])
         last = dict(current)
         last["metadata"] = {**current["metadata"], "resourceVersion": self._next_rv()}
         self._enqueue("DELETED", kind, last, None)
         return last
+
+    def _store_drop(self, kind: str, key: Key) -> None:
+        """:meth:`_store_delete` where nobody reads the last state: unwatched, it is not even built."""
+        if kind in self._watchers_of:
+            self._store_delete(kind, key)
+            return
+        current = self._store[kind].pop(key)
+        self._user_status_uids.discard(current["metadata"]["uid"])
+        self._rv += 1
 
     def _enqueue(self, event_type: EventType, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         """Queue an event only if someone watches its kind: later watchers list instead."""
@@ -634,46 +668,3 @@ class EmbeddedCluster:
     def _after_write(self) -> None:
         if self._synchronous:
             self.deliver_pending()
-
-
-def _key_of(obj: dict[str, Any]) -> _Key:
-    meta = obj["metadata"]
-    return meta.get("namespace", ""), meta["name"]
-
-
-def _shallow_status_copy(current: dict[str, Any]) -> dict[str, Any]:
-    """A new version of a stored object that shares everything but its top level, metadata and status.
-
-    Stored objects are never changed in place, so a write that only touches status (and replaces
-    spec wholesale, as binding does) can share the rest with the version it replaces.
-    """
-    new = dict(current)
-    new["metadata"] = dict(current["metadata"])
-    new["status"] = dict(current.get("status") or {})
-    return new
-
-
-def _merge_conditions(
-    existing: list[dict[str, Any]], patch: list[dict[str, Any]], now: str, *, replace: bool
-) -> list[dict[str, Any]]:
-    """Conditions keyed by type: patched fields win (or the whole condition when ``replace``), and
-    lastTransitionTime moves only when the status changes (podutil.UpdatePodCondition's rule)."""
-    merged = [dict(c) for c in existing]
-    by_type = {c.get("type"): i for i, c in enumerate(merged)}
-    for cond in patch:
-        i = by_type.get(cond.get("type"))
-        if i is None:
-            new = dict(cond)
-            if not new.get("lastTransitionTime"):
-                new["lastTransitionTime"] = now
-            by_type[new.get("type")] = len(merged)
-            merged.append(new)
-            continue
-        old = merged[i]
-        new = dict(cond) if replace else {**old, **cond}
-        if old.get("status") == new.get("status"):
-            new["lastTransitionTime"] = old.get("lastTransitionTime")
-        elif not cond.get("lastTransitionTime"):
-            new["lastTransitionTime"] = now
-        merged[i] = new
-    return merged

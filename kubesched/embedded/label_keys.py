@@ -47,8 +47,8 @@ def prepare_label_keys(pod: dict[str, Any], features: FeatureGates) -> None:
     Works in place on the API server's private copy; raises :class:`Invalid` as the API server would.
     """
     spec = pod.get("spec")
-    if not isinstance(spec, dict):
-        return
+    if not isinstance(spec, dict) or not (spec.get("affinity") or spec.get("topologySpreadConstraints")):
+        return  # no term and no constraint: nothing to drop, merge or validate (most pods)
     labels = (pod.get("metadata") or {}).get("labels") or {}
     terms = list(affinity_terms(spec))
     constraints = [

@@ -60,6 +60,13 @@ def compute_status(group: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) 
     return status
 
 
+def _group_of(pod: Mapping[str, Any] | None) -> Any:
+    """The group a pod's label names (None or "" when it names none)."""
+    if not pod:
+        return None
+    return ((pod.get("metadata") or {}).get("labels") or {}).get(POD_GROUP_LABEL)
+
+
 class PodGroupController:
     """Reconciles the PodGroup a watch event touches; start() subscribes it to the cluster.
 
@@ -85,12 +92,10 @@ class PodGroupController:
         """Update the member index from a pod change; the groups it touched."""
         touched = set()
         for obj, present in ((old, False), (new, True)):
-            if not obj:
+            group = _group_of(obj)
+            if not obj or not group:
                 continue
             meta = obj.get("metadata") or {}
-            group = (meta.get("labels") or {}).get(POD_GROUP_LABEL)
-            if not group:
-                continue
             key = (str(meta.get("namespace") or "default"), str(group))
             members = self._members.setdefault(key, {})
             if present:
@@ -102,6 +107,8 @@ class PodGroupController:
 
     def handle_event(self, event: WatchEvent) -> None:
         if event.kind == "Pod":
+            if not (_group_of(event.obj) or _group_of(event.old)):
+                return  # in no group before or after (most pods): no member to index, no group to reconcile
             new = None if event.type == "DELETED" else event.obj
             old = event.old if event.type != "DELETED" else event.obj
             groups = self._index(new, old)

@@ -168,6 +168,8 @@ class ResourceClaimController:
         if isinstance(spec, dict) and not spec.get("resourceClaims"):
             # Most pods use no claim: nothing to read, and nothing to index unless an earlier
             # version of the pod (or of one by its name) did use some.
+            if not self._parsed and not self._indexed:
+                return  # no pod uses claims: nothing of this one to forget
             key = (str(_meta(pod).get("namespace") or "default"), str(_meta(pod).get("name")))
             self._parsed.pop(key, None)
             if key not in self._indexed:

@@ -123,10 +123,10 @@ _UUID4_SET = (4 << 76) | (0x8000 << 48)
 def _deterministic_uids(seed: int) -> Callable[[], str]:
     """Version-4 UUIDs from a seeded generator (``uuid.UUID(int=..., version=4)`` as text, formatted
     directly: one per created object)."""
-    rng = random.Random(f"uids-{seed}")
+    bits = random.Random(f"uids-{seed}").getrandbits
 
     def uid() -> str:
-        h = f"{rng.getrandbits(128) & _UUID4_KEEP | _UUID4_SET:032x}"
+        h = "%032x" % (bits(128) & _UUID4_KEEP | _UUID4_SET)
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
     return uid
@@ -317,7 +317,7 @@ class Simulation:
 
     def _arrive_streamed(self, obj: Mapping[str, Any], where: str) -> None:
         try:
-            self.cluster.load(dict(obj))
+            self.cluster.load(obj if type(obj) is dict else dict(obj))  # load copies what it stores
         except ApiError as err:
             raise SimulationError(f"{where}: {err.message}") from None
         key = _key(obj)

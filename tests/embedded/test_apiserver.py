@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
@@ -18,8 +17,8 @@ from kubesched.cluster.protocol import (
     NotFound,
     WatchEvent,
 )
-from kubesched.embedded.apiserver import EmbeddedCluster, copy_json
-from tests.embedded.conftest import FakeClock, node, pod
+from kubesched.embedded.apiserver import EmbeddedCluster
+from tests.embedded.conftest import START, FakeClock, node, pod
 
 
 def test_resource_version_is_global_and_bumped_per_write(cluster: EmbeddedCluster) -> None:
@@ -124,6 +123,19 @@ def test_bind_once_then_conflict(cluster: EmbeddedCluster, clock: FakeClock) -> 
     assert info.value.code == 409
     assert 'pod web-1 is already assigned to node "n1"' in info.value.message
     assert cluster.get("Pod", "default", "web-1")["spec"]["nodeName"] == "n1"
+
+
+def test_a_bind_that_changes_nothing_is_no_write(cluster: EmbeddedCluster) -> None:
+    obj = pod("p")
+    obj["spec"]["nodeName"] = ""
+    obj["status"] = {"startTime": "2024-01-01T00:00:00Z"}
+    cluster.create(obj)
+    cluster.bind("default", "p", "")
+    version = cluster.resource_version()
+    cluster.bind("default", "p", "")  # spec, start and condition are what this bind would store
+    assert cluster.resource_version() == version
+    cluster.bind("default", "p", "n1")
+    assert cluster.resource_version() == str(int(version) + 1)
 
 
 def test_a_bound_pod_starts_when_its_kubelet_admits_it(cluster: EmbeddedCluster, clock: FakeClock) -> None:
@@ -440,6 +452,14 @@ def _event(name: str, reason: str) -> dict:
     return {"involvedObject": {"kind": "Pod", "namespace": "team", "name": name}, "reason": reason}
 
 
+def test_events_at_the_same_instant_get_the_next_free_name(cluster: EmbeddedCluster) -> None:
+    for reason in ("a", "b", "c"):
+        cluster.record_event(_event("p", reason))
+    names = {e["reason"]: e["metadata"]["name"] for e in cluster.list("Event", "team")[0]}
+    stamp = int(START.timestamp() * 1e9)
+    assert names == {"a": f"p.{stamp:x}", "b": f"p.{stamp + 1:x}", "c": f"p.{stamp + 2:x}"}
+
+
 def test_events_beyond_the_window_size_go_oldest_first(clock: FakeClock) -> None:
     cluster = EmbeddedCluster(clock=clock, max_events=3)
     seen: list[WatchEvent] = []
@@ -473,6 +493,42 @@ def test_other_objects_are_not_expired(clock: FakeClock) -> None:
     assert [e["reason"] for e in cluster.list("Event", "team")[0]] == ["b"]
 
 
+@pytest.mark.parametrize("watched", [False, True])
+def test_an_expired_event_is_a_write_whether_or_not_events_are_watched(
+    make_cluster: Callable[..., EmbeddedCluster], watched: bool
+) -> None:
+    cluster = make_cluster(max_events=1)
+    if watched:
+        cluster.watch(["Event"], lambda e: None)
+    before = int(cluster.resource_version())
+    cluster.record_event(_event("p", "a"))
+    cluster.record_event(_event("p", "b"))
+    # The namespace made for the first, two creates and the expiry's delete.
+    assert int(cluster.resource_version()) == before + 4
+    assert cluster.pending_event_count() == (3 if watched else 0)
+    (event,) = cluster.list("Event", "team")[0]
+    assert event["reason"] == "b"
+    assert event["metadata"]["resourceVersion"] == str(before + 3)
+    assert event["metadata"]["uid"] == "uid-5"  # after the system PriorityClasses, the first event, its namespace
+    assert event["metadata"]["generation"] == 1
+
+
+def test_a_recorded_event_is_checked_and_stored_as_a_created_one(cluster: EmbeddedCluster) -> None:
+    with pytest.raises(Invalid, match="no kind 'Event' is registered for version 'v2'"):
+        cluster.record_event({**_event("p", "a"), "apiVersion": "v2"})
+    named = {**_event("p", "a"), "metadata": {"name": "p.1", "resourceVersion": "7", "uid": "mine"}}
+    cluster.record_event(named)
+    with pytest.raises(AlreadyExists):
+        cluster.record_event(named)
+    cluster.record_event(_event("p", "b"))
+    by_reason = {e["reason"]: e["metadata"] for e in cluster.list("Event", "team")[0]}
+    assert list(by_reason["a"]) == ["name", "uid", "namespace", "creationTimestamp", "generation", "resourceVersion"]
+    assert list(by_reason["b"]) == ["namespace", "name", "uid", "creationTimestamp", "generation", "resourceVersion"]
+    for meta in by_reason.values():
+        assert meta["uid"] != "mine" and meta["creationTimestamp"] == "2024-01-01T00:00:00Z"
+    assert [n["metadata"]["name"] for n in cluster.list("Namespace")[0]] == ["team"]
+
+
 def test_concurrent_writers_keep_versions_unique(cluster: EmbeddedCluster) -> None:
     def work(i: int) -> None:
         for j in range(50):
@@ -502,19 +558,6 @@ def test_loading_keeps_the_uid_a_create_replaces(cluster: EmbeddedCluster) -> No
     cluster.create(created)
     assert cluster.get("Pod", "default", "loaded")["metadata"]["uid"] == "uid-from-the-snapshot"
     assert cluster.get("Pod", "default", "created")["metadata"]["uid"] not in ("uid-from-the-client", "")
-
-
-def test_copy_json_copies_every_container_and_keeps_the_leaves() -> None:
-    from collections import OrderedDict
-
-    nested: dict[str, Any] = {"a": [1, 2.5, True, None, "s", {"b": [{"c": 1}]}], "d": OrderedDict(e=[3])}
-    copied = copy_json(nested)
-    assert copied == nested
-    assert copied["a"] is not nested["a"] and copied["a"][5] is not nested["a"][5]
-    assert copied["a"][5]["b"][0] is not nested["a"][5]["b"][0]
-    assert type(copied["d"]) is dict and copied["d"]["e"] is not nested["d"]["e"]
-    copied["a"][5]["b"][0]["c"] = 2
-    assert nested["a"][5]["b"][0]["c"] == 1
 
 
 def test_patch_pod_status_without_reply_stores_the_patch_and_answers_nothing(cluster: EmbeddedCluster) -> None:

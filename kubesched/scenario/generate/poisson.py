@@ -160,10 +160,13 @@ def poisson_pods(
         n = min(_BLOCK, count - start)
         arrivals = now + np.cumsum(rng.exponential(1.0 / rate, n))
         now = float(arrivals[-1])
-        durations = dist.sample(rng, n)
+        durations = np.asarray(dist.sample(rng, n), dtype=float)
         picks = rng.choice(len(shapes), size=n, p=weights)
-        for i in range(n):
-            shape = shapes[int(picks[i])]
+        # As Python numbers, read once per block: indexing the arrays pod by pod makes a NumPy scalar each.
+        for i, (arrival, duration, pick) in enumerate(
+            zip(arrivals.tolist(), durations.tolist(), picks.tolist(), strict=True)
+        ):
+            shape = shapes[pick]
             requests = {"cpu": shape.cpu, "memory": shape.memory}
             pod = {
                 "apiVersion": "v1",
@@ -172,8 +175,8 @@ def poisson_pods(
                     "name": f"pod-{start + i:0{width}d}",
                     "namespace": namespace,
                     "annotations": {
-                        ARRIVAL_ANNOTATION: format_seconds(float(arrivals[i])),
-                        DURATION_ANNOTATION: format_seconds(float(durations[i])),
+                        ARRIVAL_ANNOTATION: format_seconds(arrival),
+                        DURATION_ANNOTATION: format_seconds(duration),
                     },
                 },
                 "spec": {
