@@ -125,6 +125,23 @@ class PodLabelIndex:
         if pod.meta.deletion_timestamp is not None:
             self._terminating.add(uid)
 
+    def replace(self, old: Pod, new: Pod, row: int) -> None:
+        """``new`` in place of ``old``, the same pod on the same node (a binding confirmed, a status
+        written): when what it is indexed under is unchanged, only the object it hands out moves."""
+        found = self._pods.get(old.uid)
+        if (
+            found is not None
+            and found[1] == self._slots.slot(row)
+            and new.uid == old.uid
+            and new.namespace == old.namespace
+            and new.labels == old.labels
+            and (new.meta.deletion_timestamp is None) == (old.meta.deletion_timestamp is None)
+        ):
+            self._pods[new.uid] = (new, found[1])
+            return
+        self.remove(old, row)
+        self.add(new, row)
+
     def remove(self, pod: Pod, row: int) -> None:
         """Drop ``pod`` from node ``row`` (a no-op when it has meanwhile been indexed on another node)."""
         found = self._pods.get(pod.uid)

@@ -222,28 +222,32 @@ class Snapshot:
         for i, info in enumerate(self.node_infos):
             self._write_row(i, info)
 
-    def _write_row(self, i: int, info: NodeInfo) -> None:
+    def _write_row(self, i: int, info: NodeInfo, *, allocatable: bool = True) -> None:
+        """Write row ``i`` from ``info``; ``allocatable=False`` when the row already holds the allocatable
+        of the same Node object (a pod came or went)."""
         written = self._written
         written.append(i)
         if len(written) > 4 * len(self.node_infos) + 1024:
             self._restart_write_log()  # readers recompute every row: a cost spread over this many writes
         cols = self.resource_columns
-        alloc_row = self.allocatable[i]
-        alloc_row[:] = 0
-        for name, value in info.allocatable.items():
-            c = cols.get(name)
-            if c is not None:
-                alloc_row[c] = value
-        req_row = self.requested[i]
-        req_row[:] = 0
+        width = self.requested.shape[1]
+        # Whole rows assigned from lists: one conversion instead of an item set per resource.
+        if allocatable:
+            values = [0] * width
+            for name, value in info.allocatable.items():
+                c = cols.get(name)
+                if c is not None:
+                    values[c] = value
+            self.allocatable[i] = values
+            self.allowed_pods[i] = info.allocatable.get(PODS, 0)
+        values = [0] * width
         for name, value in info.requested.items():
             c = cols.get(name)
             if c is not None:
-                req_row[c] = value
-        self.non_zero_requested[i, 0] = info.non_zero_cpu
-        self.non_zero_requested[i, 1] = info.non_zero_memory
+                values[c] = value
+        self.requested[i] = values
+        self.non_zero_requested[i] = (info.non_zero_cpu, info.non_zero_memory)
         self.pod_count[i] = len(info.pods)
-        self.allowed_pods[i] = info.allocatable.get(PODS, 0)
         self.row_generation[i] = info.generation
 
     def replace_all(self, infos: list[NodeInfo]) -> None:
@@ -364,8 +368,11 @@ class Snapshot:
         i = self.index[info.name]
         old = self.node_infos[i]
         self.node_infos[i] = info
-        self._ensure_resource_columns([*info.allocatable, *info.requested])
-        self._write_row(i, info)
+        # The same Node object has the same allocatable, whose resources have columns already.
+        same_node = old.node is info.node
+        if not same_node or not info.requested.keys() <= self.resource_columns.keys():
+            self._ensure_resource_columns([*info.allocatable, *info.requested])
+        self._write_row(i, info, allocatable=not same_node)
         self._reindex_pods(i, old.pods, info.pods)
         if old.pvc_ref_counts.keys() != info.pvc_ref_counts.keys():
             self._move_pvc_users(old.pvc_ref_counts.keys(), info.pvc_ref_counts.keys())
@@ -375,17 +382,37 @@ class Snapshot:
             self.images_version += 1
 
     def _reindex_pods(self, row: int, old: Sequence[Pod], new: Sequence[Pod]) -> None:
-        """Move the pod indexes from a node's old pod list to its new one (pods compare by identity)."""
-        before = {id(p): p for p in old}
-        after = {id(p): p for p in new}
-        for key, pod in before.items():
-            if key not in after:
-                self.pods.remove(pod, row)
-                self.affinity_terms.remove(pod, row)
-        for key, pod in after.items():
-            if key not in before:
+        """Move the pod indexes from a node's old pod list to its new one (pods compare by identity).
+
+        Usually one pod came or went, or one was re-made (a binding confirmed): the lists share a
+        prefix, and only the tails after it are compared."""
+        k, shared = 0, min(len(old), len(new))
+        while k < shared and old[k] is new[k]:
+            k += 1
+        old_tail, new_tail = old[k:], new[k:]
+        if not old_tail and not new_tail:
+            return
+        kept = {id(p) for p in new_tail}
+        gone = [p for p in old_tail if id(p) not in kept]
+        before = {id(p) for p in old_tail}
+        came = [p for p in new_tail if id(p) not in before]
+        came_uids = {p.uid for p in came} if gone else set()
+        remade: dict[str, Pod] = {}  # uid -> the version of a re-made pod that leaves
+        for pod in gone:
+            if pod.uid in came_uids:
+                remade[pod.uid] = pod
+                continue
+            self.pods.remove(pod, row)
+            self.affinity_terms.remove(pod, row)
+        for pod in came:
+            previous = remade.pop(pod.uid, None)
+            if previous is None:
                 self.pods.add(pod, row)
                 self.affinity_terms.add(pod, row)
+                continue
+            self.pods.replace(previous, pod, row)
+            self.affinity_terms.remove(previous, row)
+            self.affinity_terms.add(pod, row)
 
     def invalidate_node_objects(self) -> None:
         self._label_columns.clear()

@@ -100,6 +100,23 @@ def test_removing_a_pod_indexed_on_another_node_is_a_no_op() -> None:
     assert index.rows_matching(None, LabelSelector.from_dict({"matchLabels": {"app": "a"}})).tolist() == [2]
 
 
+def test_replacing_a_pod_hands_out_the_new_object_and_follows_its_labels() -> None:
+    index = PodLabelIndex()
+    app_a = LabelSelector.from_dict({"matchLabels": {"app": "a"}})
+    app_b = LabelSelector.from_dict({"matchLabels": {"app": "b"}})
+    first = make_pod("p", labels={"app": "a"}, node_name="n", uid="u1")
+    index.add(first, 3)
+    again = make_pod("p", labels={"app": "a"}, node_name="n", uid="u1")  # the same labels: swapped in place
+    index.replace(first, again, 3)
+    assert [(p, row) for p, row in index.pods_matching(None, app_a)] == [(again, 3)]
+    assert next(p for p, _ in index.pods_matching(None, app_a)) is again
+    relabelled = make_pod("p", labels={"app": "b"}, node_name="n", uid="u1")
+    index.replace(again, relabelled, 3)
+    assert index.rows_matching(None, app_a).tolist() == []
+    assert index.rows_matching(None, app_b).tolist() == [3]
+    assert len(index) == 1
+
+
 def test_term_index_merges_identical_terms_and_counts_per_row() -> None:
     anti = {
         "podAntiAffinity": {

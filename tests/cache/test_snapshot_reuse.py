@@ -120,6 +120,23 @@ def _image_scores(plugin: ImageLocality, snapshot: Snapshot, pod: Pod) -> dict[s
     return dict(zip(snapshot.names.tolist(), scores.tolist(), strict=True))
 
 
+def _rows(snapshot: Snapshot) -> dict[str, tuple[Any, ...]]:
+    """Each node's columns by resource name (column order differs between snapshots built differently)."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for row, name in enumerate(snapshot.names.tolist()):
+        per_resource = {
+            r: (int(snapshot.allocatable[row, c]), int(snapshot.requested[row, c]))
+            for r, c in snapshot.resource_columns.items()
+        }
+        out[name] = (
+            {r: v for r, v in per_resource.items() if v != (0, 0)},
+            snapshot.non_zero_requested[row].tolist(),
+            int(snapshot.pod_count[row]),
+            int(snapshot.allowed_pods[row]),
+        )
+    return out
+
+
 def _cordoned(node: Node) -> bool:
     return node.unschedulable
 
@@ -127,12 +144,17 @@ def _cordoned(node: Node) -> bool:
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.sampled_from(("node", "pod", "move", "delete")), st.integers(0, 1000)), min_size=1, max_size=50
+        st.tuples(
+            st.sampled_from(("node", "pod", "move", "delete", "remake", "relabel", "resize")), st.integers(0, 1000)
+        ),
+        min_size=1,
+        max_size=50,
     )
 )
 def test_pod_indexes_follow_joining_nodes_as_a_fresh_snapshot_sees_them(ops: list[tuple[str, int]]) -> None:
-    """Nodes join in random zones (rows shift), pods come, move and go; after every step the kept
-    snapshot's indexes and carried node columns answer as a snapshot built from scratch does."""
+    """Nodes join in random zones (rows shift) and are resized, pods come, move, are re-made (relabelled
+    or not) and go; after every step the kept snapshot's indexes, columns and carried node columns
+    answer as a snapshot built from scratch does."""
     cache = new_cache()
     snapshot = snap(cache)
     snapshot.node_column(_cordoned, bool)
@@ -160,6 +182,21 @@ def test_pod_indexes_follow_joining_nodes_as_a_fresh_snapshot_sees_them(ops: lis
             cache.remove_pod(old)
             pods[old.uid] = on(old, nodes[n % len(nodes)])
             cache.add_pod(pods[old.uid])
+        elif op == "resize":  # a node's allocatable changes (an extended resource comes and goes)
+            name = nodes[n % len(nodes)]
+            node = snapshot.get(name).node  # type: ignore[union-attr]
+            assert node is not None
+            allocatable = {**node.raw["status"]["allocatable"], "cpu": str(2 + n % 5)}
+            if n % 2:
+                allocatable["example.com/dongle"] = str(n % 3)
+            status = {**node.raw["status"], "allocatable": allocatable}
+            cache.update_node(node, Node.from_dict({**node.raw, "status": status}))
+        elif op in ("remake", "relabel"):  # the same pod on the same node, a new object (a binding confirmed)
+            old = pods[sorted(pods)[n % len(pods)]]
+            labels = {"app": "ab"[n % 2]} if op == "relabel" else dict(old.labels)
+            raw = {**old.raw, "metadata": {**old.raw["metadata"], "labels": labels}}
+            pods[old.uid] = on(Pod.from_dict(raw), old.node_name)
+            cache.update_pod(old, pods[old.uid])
         else:
             cache.remove_pod(pods.pop(sorted(pods)[n % len(pods)]))
         snap(cache, snapshot)
@@ -167,6 +204,9 @@ def test_pod_indexes_follow_joining_nodes_as_a_fresh_snapshot_sees_them(ops: lis
         fresh.replace_all(list(snapshot.node_infos))
         uids = [*sorted(pods), "missing"]
         assert _index_answers(snapshot, uids) == _index_answers(fresh, uids)
+        handed_out = {pod.uid: pod for pod, _ in snapshot.pods.pods_matching(None, LabelSelector.from_dict({}))}
+        assert handed_out.keys() == pods.keys() and all(handed_out[uid] is pod for uid, pod in pods.items())
+        assert _rows(snapshot) == _rows(fresh)
         incoming = make_pod("incoming", image=f"img{n % 2}:v1")
         # The kept plugin's image index is carried across joins; a new one's is built from scratch.
         assert _image_scores(kept_plugin, snapshot, incoming) == _image_scores(ImageLocality(), fresh, incoming)
