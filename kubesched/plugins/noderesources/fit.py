@@ -53,6 +53,7 @@ from kubesched.framework.interfaces import (
     PreFilterExtensions,
     PreFilterResult,
     QueueingHint,
+    minus_ones,
     queueing_hints_enabled,
 )
 from kubesched.framework.status import Code, Status
@@ -304,6 +305,9 @@ def _coded_result(reasons: Sequence[str], codes: np.ndarray, unresolvable: bool)
     if not len(codes) or not np.maximum.reduce(codes):  # codes are >= 0: none set, all passed
         return BatchFilterResult.all_pass(len(codes))
     beyond_bit = 1 << len(reasons)
+    failing = codes.nonzero()[0]
+    if len(failing) <= _FEW_FAILING:  # a few rows rejected (a busy cluster's usual walk): set just those
+        return _few_coded(reasons, codes, failing, beyond_bit, unresolvable)
     if beyond_bit < 1 << 12:  # few checks (the common case): a row's code is its slot in a table of every code
         present = (np.bincount(codes, minlength=2 * beyond_bit)).nonzero()[0]
         slots, slot_of, size = present, codes, 2 * beyond_bit
@@ -318,6 +322,28 @@ def _coded_result(reasons: Sequence[str], codes: np.ndarray, unresolvable: bool)
             table[slot] = len(statuses)
             statuses.append(rejection(failed, unresolvable and bool(code & beyond_bit)))
     return BatchFilterResult(table[slot_of.reshape(-1)], statuses)
+
+
+#: Up to this many rejected rows, their verdicts are set one by one instead of through a table of codes.
+_FEW_FAILING = 64
+
+
+def _few_coded(
+    reasons: Sequence[str], codes: np.ndarray, failing: np.ndarray, beyond_bit: int, unresolvable: bool
+) -> BatchFilterResult:
+    """:func:`_coded_result` for a few failing rows: one Status per distinct code, in code order."""
+    failing_codes = codes[failing].tolist()
+    slot_of: dict[int, int] = {}
+    statuses: list[Status] = []
+    for code in sorted(set(failing_codes)):
+        failed = tuple(r for j, r in enumerate(reasons) if code >> j & 1)
+        if failed:
+            slot_of[code] = len(statuses)
+            statuses.append(rejection(failed, unresolvable and bool(code & beyond_bit)))
+    index = minus_ones(len(codes))
+    for row, code in zip(failing.tolist(), failing_codes, strict=True):
+        index[row] = slot_of.get(code, -1)
+    return BatchFilterResult(index, statuses)
 
 
 def _distinct_rows(fails: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -230,3 +230,24 @@ def test_a_few_rows_get_the_verdicts_and_scores_of_the_arrays_over_all_rows(seed
         for row in everything.tolist():
             one = plugin.score_nodes(s, incoming, snapshot.nodes(np.array([row], dtype=np.int64)))
             assert one.tolist() == [whole[row]], (seed, plugin.name, row)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("seed", range(30))
+def test_a_few_rejected_rows_get_what_the_table_of_codes_gives(
+    seed: int, version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verdicts set row by row for a few rejected rows: the same indexes and the same statuses, in the
+    same order, as the table of every code built for many."""
+    features = feature_gates(version)
+    _, snapshot, incoming, fit_plugin = _random_case(seed, features)
+    everything = np.arange(len(snapshot.node_infos), dtype=np.int64)
+    state = CycleState()
+    fit_plugin.pre_filter(state, incoming)
+    results = []
+    for few in (10**9, -1):  # every rejection set one by one; the table whatever the count
+        monkeypatch.setattr(fit, "_FEW_FAILING", few)
+        results.append(fit_plugin.filter_nodes(state, incoming, snapshot, everything))
+    by_rows, by_table = results
+    assert by_rows.status_index.tolist() == by_table.status_index.tolist()
+    assert by_rows.statuses == by_table.statuses
