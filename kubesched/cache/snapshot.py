@@ -9,7 +9,7 @@ whose generation moved since the previous cycle.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -229,26 +229,24 @@ class Snapshot:
         written.append(i)
         if len(written) > 4 * len(self.node_infos) + 1024:
             self._restart_write_log()  # readers recompute every row: a cost spread over this many writes
-        cols = self.resource_columns
-        width = self.requested.shape[1]
         # Whole rows assigned from lists: one conversion instead of an item set per resource.
         if allocatable:
-            values = [0] * width
-            for name, value in info.allocatable.items():
-                c = cols.get(name)
-                if c is not None:
-                    values[c] = value
-            self.allocatable[i] = values
+            self.allocatable[i] = self._row_of(info.allocatable)
             self.allowed_pods[i] = info.allocatable.get(PODS, 0)
-        values = [0] * width
-        for name, value in info.requested.items():
-            c = cols.get(name)
-            if c is not None:
-                values[c] = value
-        self.requested[i] = values
+        self.requested[i] = self._row_of(info.requested)
         self.non_zero_requested[i] = (info.non_zero_cpu, info.non_zero_memory)
         self.pod_count[i] = len(info.pods)
         self.row_generation[i] = info.generation
+
+    def _row_of(self, amounts: Mapping[str, int]) -> list[int]:
+        """``amounts`` laid out in the resource columns (resources without a column left out)."""
+        cols = self.resource_columns
+        values = [0] * self.requested.shape[1]
+        for name, value in amounts.items():
+            c = cols.get(name)
+            if c is not None:
+                values[c] = value
+        return values
 
     def replace_all(self, infos: list[NodeInfo]) -> None:
         """Rebuild every list and column (node set changed)."""
