@@ -220,27 +220,37 @@ class EmbeddedCluster:
             if not isinstance(name, str) or not name:
                 raise Invalid.of(info.kind, "", "metadata.name", "Required value: name or generateName is required")
             ns = meta.get("namespace", "")
-            if (ns, name) in self._store.get(info.kind, {}):
-                raise AlreadyExists.of(info.qualified_resource, name)
-            meta.pop("resourceVersion", None)
-            meta.pop("deletionTimestamp", None)
-            if not (keep_uid and isinstance(meta.get("uid"), str) and meta["uid"]):
-                meta["uid"] = self._uid_factory()
-            if not meta.get("creationTimestamp"):
-                meta["creationTimestamp"] = self.now()
-            meta["generation"] = 1
+            self._stamp_new(info, meta, ns, name, keep_uid=keep_uid)
             if info.kind == "Pod" and not self._pod_generation:
                 del meta["generation"]
             admit_create(obj, self, self.features)
             if info.kind == "Pod":
                 self._note_start(obj)
-            if info.namespaced and ("", ns) not in self._store.get("Namespace", {}):
-                self._store_new({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            if info.namespaced:
+                self._ensure_namespace(ns)
             if info.kind == "PodDisruptionBudget" and obj.get("status"):
                 self._user_status_uids.add(meta["uid"])
             stored = self._store_new(obj, admitted=True)
         self._after_write()
         return stored
+
+    def _stamp_new(self, info: KindInfo, meta: dict[str, Any], ns: str, name: str, *, keep_uid: bool) -> None:
+        """What every create does to a new object's metadata, once it is named (the caller holds the
+        lock): refused when the name is taken, then a fresh uid, creation time and generation."""
+        if (ns, name) in self._store.get(info.kind, {}):
+            raise AlreadyExists.of(info.qualified_resource, name)
+        meta.pop("resourceVersion", None)
+        meta.pop("deletionTimestamp", None)
+        if not (keep_uid and isinstance(meta.get("uid"), str) and meta["uid"]):
+            meta["uid"] = self._uid_factory()
+        if not meta.get("creationTimestamp"):
+            meta["creationTimestamp"] = self.now()
+        meta["generation"] = 1
+
+    def _ensure_namespace(self, ns: str) -> None:
+        """A namespaced object's namespace exists once the object does (the caller holds the lock)."""
+        if ("", ns) not in self._store.get("Namespace", {}):
+            self._store_new({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
     def update(self, obj: dict[str, Any]) -> dict[str, Any]:
         info, obj = self._incoming(obj)
@@ -433,16 +443,8 @@ class EmbeddedCluster:
         meta = event["metadata"]
         ns, name = meta["namespace"], meta["name"]
         with self._lock:
-            if (ns, name) in self._store.get("Event", {}):
-                raise AlreadyExists.of(info.qualified_resource, name)
-            meta.pop("resourceVersion", None)
-            meta.pop("deletionTimestamp", None)
-            meta["uid"] = self._uid_factory()
-            if not meta.get("creationTimestamp"):
-                meta["creationTimestamp"] = self.now()
-            meta["generation"] = 1
-            if ("", ns) not in self._store.get("Namespace", {}):
-                self._store_new({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            self._stamp_new(info, meta, ns, name, keep_uid=False)
+            self._ensure_namespace(ns)
             stored = self._store_new(event, admitted=True)
         self._after_write()
         return stored
@@ -641,9 +643,14 @@ class EmbeddedCluster:
         self._enqueue("MODIFIED", info.kind, new, current)
         return new
 
-    def _store_delete(self, kind: str, key: Key) -> dict[str, Any]:
+    def _unstore(self, kind: str, key: Key) -> dict[str, Any]:
+        """Take an object out of the store (the caller moves the resourceVersion on)."""
         current = self._store[kind].pop(key)
         self._user_status_uids.discard(current["metadata"]["uid"])
+        return current
+
+    def _store_delete(self, kind: str, key: Key) -> dict[str, Any]:
+        current = self._unstore(kind, key)
         last = dict(current)
         last["metadata"] = {**current["metadata"], "resourceVersion": self._next_rv()}
         self._enqueue("DELETED", kind, last, None)
@@ -654,8 +661,7 @@ class EmbeddedCluster:
         if kind in self._watchers_of:
             self._store_delete(kind, key)
             return
-        current = self._store[kind].pop(key)
-        self._user_status_uids.discard(current["metadata"]["uid"])
+        self._unstore(kind, key)
         self._rv += 1
 
     def _enqueue(self, event_type: EventType, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
