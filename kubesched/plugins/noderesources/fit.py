@@ -302,10 +302,10 @@ def _few_fail_codes(
 
 def _coded_result(reasons: Sequence[str], codes: np.ndarray, unresolvable: bool) -> BatchFilterResult:
     """What :func:`_batch_result` gives, from the rows' :func:`_fail_codes`."""
-    if not len(codes) or not np.maximum.reduce(codes):  # codes are >= 0: none set, all passed
+    failing = codes.nonzero()[0]
+    if not len(failing):
         return BatchFilterResult.all_pass(len(codes))
     beyond_bit = 1 << len(reasons)
-    failing = codes.nonzero()[0]
     if len(failing) <= _FEW_FAILING:  # a few rows rejected (a busy cluster's usual walk): set just those
         return _few_coded(reasons, codes, failing, beyond_bit, unresolvable)
     if beyond_bit < 1 << 12:  # few checks (the common case): a row's code is its slot in a table of every code
@@ -315,13 +315,25 @@ def _coded_result(reasons: Sequence[str], codes: np.ndarray, unresolvable: bool)
         present, slot_of = np.unique(codes, return_inverse=True)
         slots, size = np.arange(len(present)), len(present)
     table = np.full(size, -1, dtype=np.int32)
-    statuses: list[Status] = []
+    index_of, statuses = _code_statuses(reasons, present.tolist(), beyond_bit, unresolvable)
     for slot, code in zip(slots.tolist(), present.tolist(), strict=True):
+        table[slot] = index_of.get(code, -1)
+    return BatchFilterResult(table[slot_of.reshape(-1)], statuses)
+
+
+def _code_statuses(
+    reasons: Sequence[str], codes: Sequence[int], beyond_bit: int, unresolvable: bool
+) -> tuple[dict[int, int], list[Status]]:
+    """One rejection per distinct code (``codes`` ascending) that fails a check, and each such code's
+    place among them."""
+    index_of: dict[int, int] = {}
+    statuses: list[Status] = []
+    for code in codes:
         failed = tuple(r for j, r in enumerate(reasons) if code >> j & 1)
         if failed:
-            table[slot] = len(statuses)
+            index_of[code] = len(statuses)
             statuses.append(rejection(failed, unresolvable and bool(code & beyond_bit)))
-    return BatchFilterResult(table[slot_of.reshape(-1)], statuses)
+    return index_of, statuses
 
 
 #: Up to this many rejected rows, their verdicts are set one by one instead of through a table of codes.
@@ -333,16 +345,10 @@ def _few_coded(
 ) -> BatchFilterResult:
     """:func:`_coded_result` for a few failing rows: one Status per distinct code, in code order."""
     failing_codes = codes[failing].tolist()
-    slot_of: dict[int, int] = {}
-    statuses: list[Status] = []
-    for code in sorted(set(failing_codes)):
-        failed = tuple(r for j, r in enumerate(reasons) if code >> j & 1)
-        if failed:
-            slot_of[code] = len(statuses)
-            statuses.append(rejection(failed, unresolvable and bool(code & beyond_bit)))
+    index_of, statuses = _code_statuses(reasons, sorted(set(failing_codes)), beyond_bit, unresolvable)
     index = minus_ones(len(codes))
     for row, code in zip(failing.tolist(), failing_codes, strict=True):
-        index[row] = slot_of.get(code, -1)
+        index[row] = index_of.get(code, -1)
     return BatchFilterResult(index, statuses)
 
 
