@@ -79,20 +79,9 @@ _FEW = 64
 
 
 def _smallest_values(values: np.ndarray, k: int) -> list[int]:
-    """The ``k`` smallest of ``values`` (int64, all distinct), smallest first. ``values`` is the
-    caller's scratch: it may be overwritten. A few minima taken one by one (argmin, then the value
-    marked taken) cost less than a partition of hundreds of values."""
-    if len(values) <= max(k, _FEW):
-        return sorted(values.tolist())[:k]
-    if k > 8:
-        values.partition(k - 1)
-        return sorted(values[:k].tolist())
-    out = []
-    for _ in range(k):
-        i = values.argmin()
-        out.append(values.item(i))
-        values[i] = _CEILING
-    return out
+    """The ``k`` smallest of ``values`` (int64, all distinct), smallest first."""
+    smallest: list[int] = values[_smallest(values, k)].tolist()
+    return smallest
 
 
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
