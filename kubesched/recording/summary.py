@@ -56,8 +56,12 @@ class AttemptTally(Recorder):
 
     def finished(self, attempt: Attempt) -> None:
         with self._lock:
-            self.attempted.add(attempt.pod)
-            self.count += 1
+            self._tally(attempt)
+
+    def _tally(self, attempt: Attempt) -> None:
+        """Count the attempt (the caller holds the lock)."""
+        self.attempted.add(attempt.pod)
+        self.count += 1
 
 
 class OutcomeStream(AttemptTally):
@@ -77,8 +81,7 @@ class OutcomeStream(AttemptTally):
         outcome = (attempt.pod, attempt.attempt, attempt.result, attempt.message)
         with self._lock:
             self._fresh.append(outcome)
-            self.attempted.add(attempt.pod)
-            self.count += 1
+            self._tally(attempt)
 
     def take(self) -> list[AttemptOutcome]:
         """The outcomes of attempts that ended since the previous call."""
