@@ -297,10 +297,10 @@ class Cache:
                 self._remove_from_node(state.pod)
 
     def _replace_on_node(self, old: Pod, new: Pod) -> None:
-        info = self._nodes.get(old.node_name)
-        if info is not None:
-            info.remove_pod(old)
-            self._dirty.add(old.node_name)
+        """``new`` in place of ``old`` (the same uid) on their node."""
+        if old.node_name in self._nodes:
+            self._node_for(old.node_name).replace_pod(new)
+            return
         self._node_for(new.node_name).add_pod(new)
 
     def _remove_from_node(self, pod: Pod) -> None:

@@ -99,6 +99,19 @@ def pvc_keys(pod: Pod) -> Iterable[str]:
             yield f"{pod.namespace}/{claim['claimName']}"
 
 
+def _counts_the_same(old: Pod, new: Pod) -> bool:
+    """Whether ``new`` adds to a node's sums (requests, ports, PVC references) exactly what ``old``
+    did: the fields are the very same objects, as when one version was made from the other."""
+    return (
+        old.requests is new.requests
+        and old.host_ports is new.host_ports
+        and old.volumes is new.volumes
+        and old.non_zero_cpu == new.non_zero_cpu
+        and old.non_zero_memory == new.non_zero_memory
+        and old.meta.namespace == new.meta.namespace
+    )
+
+
 class NodeInfo:
     """Aggregated scheduling state of one node (requests, pods, ports, images)."""
 
@@ -166,6 +179,34 @@ class NodeInfo:
                 self._account(existing, -1)
                 return True
         return False
+
+    def replace_pod(self, pod: Pod) -> None:
+        """Put ``pod`` in place of the pod with its uid (removed, then added last, as a remove and an add
+        would). A new version of the same pod that counts for the same (a binding confirmed, a status
+        update: the parsed fields are shared) keeps the node's sums as they are."""
+        uid = pod.meta.uid
+        i = next((k for k, p in enumerate(self.pods) if p.meta.uid == uid), -1)
+        if i < 0:
+            self.add_pod(pod)
+            return
+        existing = self.pods[i]
+        if not _counts_the_same(existing, pod):
+            self.remove_pod(existing)
+            self.add_pod(pod)
+            return
+        del self.pods[i]
+        self.pods.append(pod)
+        if has_pod_affinity(existing) or has_pod_affinity(pod):
+            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.meta.uid != uid]
+            if has_pod_affinity(pod):
+                self.pods_with_affinity.append(pod)
+        if has_required_anti_affinity(existing) or has_required_anti_affinity(pod):
+            self.pods_with_required_anti_affinity = [
+                p for p in self.pods_with_required_anti_affinity if p.meta.uid != uid
+            ]
+            if has_required_anti_affinity(pod):
+                self.pods_with_required_anti_affinity.append(pod)
+        self.generation = next_generation()
 
     def _account(self, pod: Pod, sign: int) -> None:
         for name, value in pod.requests.items():

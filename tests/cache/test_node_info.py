@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.api.objects import Pod
+from kubesched.api.objects import Pod, evolve
 from kubesched.cache.node_info import HostPortInfo, NodeInfo
 from tests.factories import make_node, make_pod
 
@@ -177,6 +177,51 @@ def test_pods_with_affinity_lists(affinity: dict[str, Any], with_affinity: bool,
     info.remove_pod(pod)
     assert info.pods_with_affinity == [] and info.pods_with_required_anti_affinity == []
     assert [p.name for p in info.pods] == ["plain"]
+
+
+def _state(info: NodeInfo) -> tuple[Any, ...]:
+    return (
+        [p.name for p in info.pods],
+        [id(p) for p in info.pods],
+        dict(info.requested),
+        (info.non_zero_cpu, info.non_zero_memory),
+        len(info.used_ports),
+        dict(info.pvc_ref_counts),
+        [p.name for p in info.pods_with_affinity],
+        [p.name for p in info.pods_with_required_anti_affinity],
+    )
+
+
+@pytest.mark.parametrize("remade", [True, False], ids=["same-counts", "parsed-afresh"])
+@pytest.mark.parametrize("affinity", [{}, REQUIRED_ANTI], ids=["plain", "anti-affinity"])
+def test_replace_pod_equals_a_remove_and_an_add(remade: bool, affinity: dict[str, Any]) -> None:
+    spec = {
+        "affinity": affinity,
+        "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}],
+        "containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}]}],
+    }
+    first = make_pod("a", cpu="1", node_name="n1", uid="u1", spec=spec)
+    # The same pod confirmed (its fields shared), or a newer version parsed again with other requests.
+    newer = evolve(first, start_time=None) if remade else make_pod("a", cpu="3", node_name="n1", uid="u1", spec=spec)
+    other = make_pod("b", cpu="2", node_name="n1", spec={"affinity": affinity})
+    replaced, reference = NodeInfo(make_node("n1")), NodeInfo(make_node("n1"))
+    for info in (replaced, reference):
+        info.add_pod(first)
+        info.add_pod(other)
+    before = replaced.generation
+    replaced.replace_pod(newer)
+    reference.remove_pod(newer)
+    reference.add_pod(newer)
+    assert _state(replaced) == _state(reference)
+    assert [p.name for p in replaced.pods] == ["b", "a"] and replaced.pods[-1] is newer
+    assert replaced.generation > before
+
+
+def test_replace_pod_adds_a_pod_not_on_the_node() -> None:
+    info = NodeInfo(make_node("n1"))
+    pod = make_pod("a", cpu="1", node_name="n1")
+    info.replace_pod(pod)
+    assert info.pods == [pod] and info.requested_cpu() == 1000
 
 
 def test_generation_increases_on_every_change() -> None:
