@@ -32,8 +32,10 @@ class RowValueCache:
         self._capacity = capacity
         #: Fewer rows than this are computed directly: the bookkeeping would cost what it saves.
         self._min_rows = min_rows
-        #: key -> (values, which rows must be computed again, the snapshot's write mark they are as of)
-        self._entries: OrderedDict[Hashable, tuple[np.ndarray, np.ndarray, tuple[int, int]]] = OrderedDict()
+        #: key -> (values, the snapshot's write mark they are as of). A row to compute again holds
+        #: :data:`_STALE`; the functions kept give no negative value (one that did would only be
+        #: computed every time).
+        self._entries: OrderedDict[Hashable, tuple[np.ndarray, tuple[int, int]]] = OrderedDict()
         #: Keys asked for once lately: a pod shape seen once may never come back, and is not kept.
         self._seen: OrderedDict[Hashable, None] = OrderedDict()
         self._layout: tuple[int, int, int] | None = None
@@ -57,24 +59,30 @@ class RowValueCache:
                 return np.asarray(compute(rows), dtype=np.int64)
             if len(self._entries) >= self._capacity:
                 self._entries.popitem(last=False)
-            n = len(snapshot)
-            values, stale = np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
+            values = np.empty(len(snapshot), dtype=np.int64)
+            values.fill(_STALE)
         else:
-            values, stale, mark = entry
+            values, mark = entry
             written = snapshot.rows_written_since(mark)
             if written is None:
-                stale[:] = True
+                values.fill(_STALE)
             elif len(written) <= 8:  # a few writes since (the usual case): item sets beat a fancy index
                 for row in written:
-                    stale[row] = True
+                    values[row] = _STALE
             else:
-                stale[written] = True
-        wanted = stale[rows].nonzero()[0]
+                values[written] = _STALE
+        # One gather gives both the kept values and which of them are stale.
+        result: np.ndarray = values[rows]
+        wanted = (result < 0).nonzero()[0]
         if len(wanted):
             changed = rows[wanted]
-            values[changed] = compute(changed)
-            stale[changed] = False
-        self._entries[key] = (values, stale, snapshot.write_mark())
+            fresh = compute(changed)
+            values[changed] = fresh
+            result[wanted] = fresh
+        self._entries[key] = (values, snapshot.write_mark())
         self._entries.move_to_end(key)
-        result: np.ndarray = values[rows]
         return result
+
+
+#: What a row to compute again holds.
+_STALE = -1
