@@ -60,14 +60,15 @@ def run_score_plugins(
 ) -> ScoreOutcome | Status:
     """Score, normalise and weight every plugin of ``plugins`` not skipped in ``state`` over ``nodes``;
     ``batch_forms`` holds the plugins whose batch form is used."""
-    out = ScoreOutcome(total=np.zeros(len(nodes), dtype=np.int64))
+    total = np.zeros(len(nodes), dtype=np.int64)
+    out = ScoreOutcome(total=total)
     for plugin in plugins:
         if plugin.name in state.skip_score_plugins:
             continue
         try:
             batch_form = batch_forms.get(plugin.name)
             if batch_form is not None:
-                raw, scores = _score_batch(batch_form, state, pod, nodes)
+                raw, scores = _score_batch(batch_form, state, pod, nodes, keep_raw=record_raw)
             else:
                 raw, scores = _score_per_node(plugin, state, pod, nodes)
         except PluginFailure as failure:
@@ -86,26 +87,40 @@ def run_score_plugins(
             )
         weighted = scores * weights.get(plugin.name, 1)
         out.plugin_scores[plugin.name] = weighted
-        out.total += weighted
+        total += weighted
     return out
 
 
+def _int64s(values: object) -> np.ndarray:
+    """``values`` as an int64 array (an int64 array itself as it is, without asarray's Python layer)."""
+    if type(values) is np.ndarray and values.dtype == _INT64:
+        return values
+    return np.asarray(values, dtype=np.int64)
+
+
+_INT64 = np.dtype(np.int64)
+
+
 def _score_batch(
-    plugin: BatchScorePlugin, state: CycleState, pod: Pod, nodes: NodeInfoList
+    plugin: BatchScorePlugin, state: CycleState, pod: Pod, nodes: NodeInfoList, *, keep_raw: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Raw and normalised scores of a plugin's batch form over ``nodes``."""
-    started = time.perf_counter()
+    """Raw and normalised scores of a plugin's batch form over ``nodes``. Normalising gets a copy of
+    the raw scores only when they are kept (``keep_raw``): otherwise nobody reads them afterwards."""
+    timer = state.plugin_timer
+    started = time.perf_counter() if timer is not None else 0.0
     try:
-        raw = np.asarray(plugin.score_nodes(state, pod, nodes), dtype=np.int64)
-        if state.plugin_timer is not None:
-            state.plugin_timer.observe(plugin.score_nodes, status_label(None), started)
+        raw = _int64s(plugin.score_nodes(state, pod, nodes))
+        if timer is not None:
+            timer.observe(plugin.score_nodes, status_label(None), started)
             started = time.perf_counter()
-        normalized = plugin.normalize_scores(state, pod, raw.copy())
-        if state.plugin_timer is not None:
-            state.plugin_timer.observe(plugin.normalize_scores, status_label(None), started)
-        final = raw if normalized is None else np.asarray(normalized, dtype=np.int64)
-        if raw.shape != (len(nodes),) or final.shape != (len(nodes),):
-            raise PluginReturnError(f"returned {raw.shape[0] if raw.ndim else 'no'} scores for {len(nodes)} nodes")
+        shape = raw.shape
+        normalized = plugin.normalize_scores(state, pod, raw.copy() if keep_raw else raw)
+        if timer is not None:
+            timer.observe(plugin.normalize_scores, status_label(None), started)
+        final = raw if normalized is None else _int64s(normalized)
+        count = len(nodes)
+        if shape != (count,) or final.shape != (count,):
+            raise PluginReturnError(f"returned {shape[0] if len(shape) else 'no'} scores for {count} nodes")
     except Exception as exc:
         log.warning("score plugin %s failed", plugin.name, exc_info=True)
         raise PluginFailure(f'running Score plugins: plugin "{plugin.name}" failed with: {exc}') from exc
