@@ -370,18 +370,21 @@ def filter_batch(
     """
     verdict = minus_ones(len(batch), np.int64)
     statuses: list[Status] = []
-    alive = np.arange(len(batch))
+    alive: np.ndarray | None = None  # positions still passing; None until a plugin rejects one
     for plugin in plugins:
-        if len(alive) == 0:
+        if alive is None:
+            rows = batch
+        elif len(alive) == 0:
             break
-        rows = batch if len(alive) == len(batch) else batch[alive]  # every row alive: no gather
+        else:
+            rows = batch[alive]
         batch_form = batch_forms.get(plugin.name)
         if batch_form is not None:
             result = _batch_verdicts(batch_form, state, pod, snapshot, rows)
         else:
             result = _node_verdicts(plugin, state, pod, snapshot, rows)
         if isinstance(result, FilterFailure):
-            if result.at is not None:
+            if result.at is not None and alive is not None:
                 result.at = int(alive[result.at])
             return result
         # No status: nothing rejected (a verdict would have nothing to point at).
@@ -389,6 +392,8 @@ def filter_batch(
         if len(failed):
             if batch_form is not None and (error := _checked_rejections(plugin.name, result.statuses)):
                 return FilterFailure(error)
+            if alive is None:
+                alive = np.arange(len(batch))
             verdict[alive[failed]] = result.status_index[failed] + len(statuses)
             statuses.extend(result.statuses)
             alive = alive[result.status_index < 0]
