@@ -165,6 +165,8 @@ class Listers:
 
     def list(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
         """Objects of ``kind`` (in ``namespace``, or all), in the order they were first seen."""
+        if not self._objects.get(kind):  # none at all (a cluster without Services, asked on every PreScore)
+            return []
         with self._lock:
             items = list(self._objects.get(kind, {}).items())
         return [obj for (ns, _), obj in items if namespace is None or ns == namespace]

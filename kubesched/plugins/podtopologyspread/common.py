@@ -131,7 +131,8 @@ def default_selector(pod: Pod, listers: Any) -> LabelSelector:
             if all(pod.labels.get(k) == v for k, v in wanted.items()):
                 label_set.update({str(k): str(v) for k, v in wanted.items()})
     extra: tuple[LabelRequirement, ...] = ()
-    owner = next((o for o in pod.meta.owner_references if o.get("controller") is True), None)
+    owners = pod.meta.owner_references
+    owner = next((o for o in owners if o.get("controller") is True), None) if owners else None
     if owner is not None and listers is not None:
         group_version = str(owner.get("apiVersion") or "")
         kind, name = owner.get("kind"), str(owner.get("name") or "")
