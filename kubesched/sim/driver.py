@@ -156,18 +156,19 @@ class Driver:
         """Run ``action`` when the virtual clock reaches ``seconds`` after the start (at once, if due)."""
         self._after(seconds - self.seconds(), action)
 
-    def _after(self, delay: float, action: Action) -> None:
-        """Run ``action`` ``delay`` seconds from now (at once, if not positive)."""
+    def _after(self, delay: float, action: Callable[..., object], *args: Any) -> None:
+        """Run ``action(*args)`` ``delay`` seconds from now (at once, if not positive)."""
         if delay <= 0:
-            action()
+            action(*args)
             return
         self._actions += 1
-        # A partial, not a closure: one object per pending action (a run keeps one per running pod).
-        self.clock.call_later(delay, partial(self._fire, action))
+        # A partial of the action and its arguments, not closures: one object per pending action (a run
+        # keeps one per running pod).
+        self.clock.call_later(delay, partial(self._fire, action, *args))
 
-    def _fire(self, action: Action) -> None:
+    def _fire(self, action: Callable[..., object], *args: Any) -> None:
         self._actions -= 1
-        action()
+        action(*args)
 
     def feed(self, arrivals: Iterator[tuple[float, Action]]) -> None:
         """Schedule a lazy, time-ordered stream of ``(seconds, action)``: one timer at a time, so a
@@ -304,7 +305,7 @@ class Driver:
         meta = obj["metadata"]
         ns, name, uid = meta.get("namespace") or "default", meta["name"], meta.get("uid")
         # What at(now + seconds) schedules, without asking the clock again (the same float sums).
-        self._after((now + seconds) - now, partial(self._complete, ns, name, uid, obj["spec"]["nodeName"]))
+        self._after((now + seconds) - now, self._complete, ns, name, uid, obj["spec"]["nodeName"])
 
     def _complete(self, ns: str, name: str, uid: str | None, node: str) -> None:
         """The pod's duration ran out: delete it as completed, unless it was deleted or replaced meanwhile."""
