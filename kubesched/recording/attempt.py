@@ -72,10 +72,12 @@ class NameOrder:
         return rank, in_order
 
 
-#: Above every rank and sort key _smallest sees: marks a minimum already taken.
+#: Above every rank and sort key _minima sees: marks a minimum already taken.
 _CEILING = int(np.iinfo(np.int64).max)
 #: Up to this many values, sorting them as a Python list costs less than NumPy's per-call overhead.
 _FEW = 64
+#: Up to this many minima, taking them one by one (:func:`_minima`) costs less than a partition.
+_FEW_MINIMA = 8
 
 
 def _smallest_values(values: np.ndarray, k: int, *, scratch: bool = False) -> list[int]:
@@ -83,7 +85,7 @@ def _smallest_values(values: np.ndarray, k: int, *, scratch: bool = False) -> li
     is the caller's to overwrite, so the minima taken one by one need no copy of it."""
     if len(values) <= _FEW:
         return sorted(values.tolist())[:k]
-    if k <= 8:
+    if k <= _FEW_MINIMA:
         return _minima(values if scratch else values.copy(), k)[0]
     smallest: list[int] = values[_smallest(values, k)].tolist()
     return smallest
@@ -98,7 +100,7 @@ def _smallest(values: np.ndarray, k: int) -> np.ndarray:
     if n <= _FEW:
         listed = values.tolist()
         return np.array(sorted(range(n), key=listed.__getitem__)[:k], dtype=np.int64)
-    if k > 8:
+    if k > _FEW_MINIMA:
         best = np.argpartition(values, k - 1)[:k]
         return best[np.argsort(values[best])]
     return np.array(_minima(values.copy(), k)[1], dtype=np.int64)
