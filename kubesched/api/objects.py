@@ -9,12 +9,10 @@ running.
 
 from __future__ import annotations
 
-import dataclasses
 import marshal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from types import MemberDescriptorType
 from typing import Any, TypeVar
 
 from kubesched.api import fields
@@ -38,6 +36,7 @@ from kubesched.api.resources import (
 )
 from kubesched.api.taints import Taint, Toleration
 from kubesched.api.topology_spread import TopologySpreadConstraint, parse_constraints
+from kubesched.util.slots import slot_setters
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
@@ -61,13 +60,8 @@ _COPIERS: dict[type, tuple[frozenset[str], dict[str, Callable[[Any, Any], None]]
 def _slot_copier(cls: type) -> tuple[frozenset[str], dict[str, Callable[[Any, Any], None]], Callable[[Any, Any], None]]:
     """The copier of a slotted dataclass: one generated statement per slot (as ``dataclasses`` builds
     ``__init__``), which runs twice as fast as a loop over the slots' setters."""
-    names = tuple(f.name for f in dataclasses.fields(cls))
-    setters: dict[str, Callable[[Any, Any], None]] = {}
-    for name in names:
-        slot = cls.__dict__.get(name)
-        if not isinstance(slot, MemberDescriptorType) or not name.isidentifier():
-            raise TypeError(f"{cls.__name__} is not a slotted dataclass")
-        setters[name] = slot.__set__
+    setters = slot_setters(cls)
+    names = tuple(setters)
     scope = {f"_set_{i}": setters[name] for i, name in enumerate(names)}
     body = "".join(f"    _set_{i}(new, old.{name})\n" for i, name in enumerate(names)) or "    pass\n"
     exec(f"def copy_slots(old, new):\n{body}", scope)  # built from the class's own field names

@@ -409,14 +409,15 @@ class EmbeddedCluster:
         event["kind"] = "Event"
         meta = event["metadata"] = dict(event.get("metadata") or {})
         involved = event.get("involvedObject") or event.get("regarding") or {}
-        now = self.now()
+        at = self._clock()  # one reading: the event's times, its generated name and its expiry
+        now = format_time(at)
         with self._lock:
             if not meta.get("namespace"):
                 meta["namespace"] = involved.get("namespace") or "default"
             named = bool(meta.get("name"))
             if not named:
                 base = involved.get("name") or "event"
-                stamp = int(self._clock().timestamp() * 1e9)
+                stamp = int(at.timestamp() * 1e9)
                 taken, name = self._store.get("Event", {}), f"{base}.{stamp:x}"
                 while (meta["namespace"], name) in taken:
                     stamp += 1
@@ -428,8 +429,11 @@ class EmbeddedCluster:
             event.setdefault("count", 1)
         else:
             event.setdefault("eventTime", now)
-        stored = self._create(event, owned=True) if named else self._create_event(event)
-        self._expire_events(key_of(stored))
+        if named:
+            self._expire_events(key_of(self._create(event, owned=True)), at)
+        else:
+            self._create_event(event)
+            self._expire_events((meta["namespace"], meta["name"]), at)
 
     def _create_event(self, event: dict[str, Any]) -> dict[str, Any]:
         """:meth:`_create` for an Event that :meth:`record_event` built and named: the same checks and
@@ -449,9 +453,8 @@ class EmbeddedCluster:
         self._after_write()
         return stored
 
-    def _expire_events(self, written: Key) -> None:
-        """Note a written event; delete the events past their TTL or beyond the window's size."""
-        now = self._clock()
+    def _expire_events(self, written: Key, now: datetime) -> None:
+        """Note an event written at ``now``; delete the events past their TTL or beyond the window's size."""
         expired = False
         with self._lock:
             events = self._events

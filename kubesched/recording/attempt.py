@@ -72,14 +72,21 @@ class NameOrder:
         return rank, in_order
 
 
-#: Above every rank and sort key _smallest sees: marks a minimum already taken.
+#: Above every rank and sort key _minima sees: marks a minimum already taken.
 _CEILING = int(np.iinfo(np.int64).max)
 #: Up to this many values, sorting them as a Python list costs less than NumPy's per-call overhead.
 _FEW = 64
+#: Up to this many minima, taking them one by one (:func:`_minima`) costs less than a partition.
+_FEW_MINIMA = 8
 
 
-def _smallest_values(values: np.ndarray, k: int) -> list[int]:
-    """The ``k`` smallest of ``values`` (int64, all distinct), smallest first."""
+def _smallest_values(values: np.ndarray, k: int, *, scratch: bool = False) -> list[int]:
+    """The ``k`` smallest of ``values`` (int64, all distinct), smallest first. ``scratch``: ``values``
+    is the caller's to overwrite, so the minima taken one by one need no copy of it."""
+    if len(values) <= _FEW:
+        return sorted(values.tolist())[:k]
+    if k <= _FEW_MINIMA:
+        return _minima(values if scratch else values.copy(), k)[0]
     smallest: list[int] = values[_smallest(values, k)].tolist()
     return smallest
 
@@ -93,15 +100,23 @@ def _smallest(values: np.ndarray, k: int) -> np.ndarray:
     if n <= _FEW:
         listed = values.tolist()
         return np.array(sorted(range(n), key=listed.__getitem__)[:k], dtype=np.int64)
-    if k > 8:
+    if k > _FEW_MINIMA:
         best = np.argpartition(values, k - 1)[:k]
         return best[np.argsort(values[best])]
-    left = values.copy()
-    out = np.empty(k, dtype=np.int64)
-    for j in range(k):
-        out[j] = i = left.argmin()
+    return np.array(_minima(values.copy(), k)[1], dtype=np.int64)
+
+
+def _minima(left: np.ndarray, k: int) -> tuple[list[int], list[int]]:
+    """The ``k`` smallest of ``left`` (at least ``k`` values) and their positions, smallest first, by
+    ``k`` argmins; each minimum is overwritten with :data:`_CEILING` once read."""
+    values: list[int] = []
+    positions: list[int] = []
+    for _ in range(k):
+        i = int(left.argmin())
+        values.append(left.item(i))
+        positions.append(i)
         left[i] = _CEILING
-    return out
+    return values, positions
 
 
 class NullAttempt:
@@ -342,14 +357,14 @@ class Attempt:
             return []
         totals = np.asarray(self.total_scores, dtype=np.int64)
         ranks, in_order = (order or NameOrder()).ranked(names)
-        top = totals.item(totals.argmax())
         if len(self.tie_rows) >= k:  # the k best all share the best total: the first k of them by name
-            return [(in_order[r], top) for r in _smallest_values(ranks[self.tie_rows], k)]
-        rows = self.scored_rows
-        # Best total first, then name order, as one integer per node (ranks are distinct, below len(names)).
+            top = totals.item(totals.argmax())
+            return [(in_order[r], top) for r in _smallest_values(ranks[self.tie_rows], k, scratch=True)]
+        # Best total first, then name order, as one integer per node: the rank less the total times n
+        # (ranks are distinct, below n), so key // n is minus the total and key % n the rank.
         n = len(names)
-        keys = (top - totals) * n + ranks[rows]
-        return [(in_order[key % n], top - key // n) for key in _smallest_values(keys, k)]
+        keys = ranks[self.scored_rows] - totals * n
+        return [(in_order[key % n], -(key // n)) for key in _smallest_values(keys, k, scratch=True)]
 
     def _top(self, k: int, order: NameOrder | None = None) -> list[tuple[str, int]]:
         """(name, position in the scored rows) of the ``k`` best-scoring nodes, best first, then by name."""

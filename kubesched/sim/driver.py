@@ -154,17 +154,21 @@ class Driver:
 
     def at(self, seconds: float, action: Action) -> None:
         """Run ``action`` when the virtual clock reaches ``seconds`` after the start (at once, if due)."""
-        delay = seconds - self.seconds()
+        self._after(seconds - self.seconds(), action)
+
+    def _after(self, delay: float, action: Callable[..., object], *args: Any) -> None:
+        """Run ``action(*args)`` ``delay`` seconds from now (at once, if not positive)."""
         if delay <= 0:
-            action()
+            action(*args)
             return
         self._actions += 1
-        # A partial, not a closure: one object per pending action (a run keeps one per running pod).
-        self.clock.call_later(delay, partial(self._fire, action))
+        # A partial of the action and its arguments, not closures: one object per pending action (a run
+        # keeps one per running pod).
+        self.clock.call_later(delay, partial(self._fire, action, *args))
 
-    def _fire(self, action: Action) -> None:
+    def _fire(self, action: Callable[..., object], *args: Any) -> None:
         self._actions -= 1
-        action()
+        action(*args)
 
     def feed(self, arrivals: Iterator[tuple[float, Action]]) -> None:
         """Schedule a lazy, time-ordered stream of ``(seconds, action)``: one timer at a time, so a
@@ -267,38 +271,41 @@ class Driver:
 
     # -- watching ------------------------------------------------------------------------------------
     def _observe(self, event: WatchEvent) -> None:
-        obj = event.obj
-        if event.kind in DEVICE_KINDS:
+        kind = event.kind
+        if kind in DEVICE_KINDS:
             self._changes += 1
             return
-        if event.kind == "Node":
+        if kind == "Node":
             self._changes += 1
             if self.series is not None:
                 self.series.node_event(event)
             return
-        spec = obj.get("spec") or {}
-        bound = bool(spec.get("nodeName"))
-        if event.type == "DELETED" or bound:
+        obj, etype = event.obj, event.type
+        bound = bool((obj.get("spec") or {}).get("nodeName"))
+        deleted = etype == "DELETED"
+        if deleted or bound:
             self._changes += 1
+        now = self.seconds()
         if self.series is not None:
-            self.series.pod_event(event, self.seconds())
-        if event.type == "DELETED":
-            self.deletions.observe(obj, _key(obj), self.seconds())
+            self.series.pod_event(event, now)
+        if deleted:
+            self.deletions.observe(obj, _key(obj), now)
         if self.progress is not None:
             self._count(event, bound)
         if bound and (
-            event.type == "ADDED"
-            or (event.type == "MODIFIED" and not ((event.old or {}).get("spec") or {}).get("nodeName"))
+            etype == "ADDED" or (etype == "MODIFIED" and not ((event.old or {}).get("spec") or {}).get("nodeName"))
         ):
             annotations = (obj.get("metadata") or {}).get("annotations") or {}
             duration = annotations.get(DURATION_ANNOTATION)
             if duration is not None:
-                self._complete_after(obj, parse_duration_seconds(duration, DURATION_ANNOTATION))
+                self._complete_after(obj, now, parse_duration_seconds(duration, DURATION_ANNOTATION))
 
-    def _complete_after(self, obj: dict[str, Any], seconds: float) -> None:
+    def _complete_after(self, obj: dict[str, Any], now: float, seconds: float) -> None:
+        """Complete the pod ``seconds`` after ``now`` (the driver's seconds at this moment)."""
         meta = obj["metadata"]
         ns, name, uid = meta.get("namespace") or "default", meta["name"], meta.get("uid")
-        self.at(self.seconds() + seconds, partial(self._complete, ns, name, uid, obj["spec"]["nodeName"]))
+        # What at(now + seconds) schedules, without asking the clock again (the same float sums).
+        self._after((now + seconds) - now, self._complete, ns, name, uid, obj["spec"]["nodeName"])
 
     def _complete(self, ns: str, name: str, uid: str | None, node: str) -> None:
         """The pod's duration ran out: delete it as completed, unless it was deleted or replaced meanwhile."""

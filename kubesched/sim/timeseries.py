@@ -29,11 +29,11 @@ from kubesched.cluster.protocol import WatchEvent
 BASE_RESOURCES = ("cpu", "memory")
 
 
-def _requests(obj: Mapping[str, Any], memo: dict[Any, dict[str, int]]) -> dict[str, int]:
-    """A pod's effective request in scheduler units (cpu in millicores); {} if unreadable. Pods of one
-    shape list the same quantities: ``memo`` keeps the answer per shape (answers are only read)."""
-    spec = obj.get("spec") or {}
-    return _kept(memo, _request_key(spec), lambda: _parse_requests(spec))
+def _requests(spec: Mapping[str, Any], memo: dict[Any, dict[str, int]]) -> dict[str, int]:
+    """The effective request of a pod with ``spec`` in scheduler units (cpu in millicores); {} if
+    unreadable. Pods of one shape list the same quantities: ``memo`` keeps the answer per shape
+    (answers are only read)."""
+    return _kept(memo, _request_key(spec), _parse_requests, spec)
 
 
 def _request_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
@@ -81,13 +81,15 @@ def _plain(quantities: Any) -> tuple[tuple[Any, str], ...] | None:
     return items
 
 
-def _kept(memo: dict[Any, dict[str, int]], key: Any, parse: Callable[[], dict[str, int]]) -> dict[str, int]:
-    """``parse()``, kept in ``memo`` under ``key`` (None: not kept); the memo starts over when full."""
+def _kept(
+    memo: dict[Any, dict[str, int]], key: Any, parse: Callable[[Any], dict[str, int]], source: Any
+) -> dict[str, int]:
+    """``parse(source)``, kept in ``memo`` under ``key`` (None: not kept); the memo starts over when full."""
     if key is None:
-        return parse()
+        return parse(source)
     known = memo.get(key)
     if known is None:
-        known = parse()
+        known = parse(source)
         if len(memo) >= _MEMO_SIZE:
             memo.clear()
         memo[key] = known
@@ -114,16 +116,18 @@ def _allocatable(obj: Mapping[str, Any], memo: dict[Any, dict[str, int]]) -> dic
     same quantities: ``memo`` keeps the answer per list (the answers are only read, never changed)."""
     status = obj.get("status") or {}
     raw = status.get("allocatable") or status.get("capacity")
-
-    def parse() -> dict[str, int]:
-        try:
-            return scheduler_resources(parse_resource_list(raw, ""))
-        except (ObjectError, AttributeError, TypeError):
-            return {}
-
-    return _kept(memo, _plain(raw), parse)
+    return _kept(memo, _plain(raw), _parse_allocatable, raw)
 
 
+def _parse_allocatable(raw: Any) -> dict[str, int]:
+    try:
+        return scheduler_resources(parse_resource_list(raw, ""))
+    except (ObjectError, AttributeError, TypeError):
+        return {}
+
+
+#: The phases of a pod that holds no resources.
+_FINISHED = ("Succeeded", "Failed")
 #: How many allocatable lists (or pod shapes) :func:`_allocatable` (:func:`_requests`) keeps answers for.
 _MEMO_SIZE = 256
 
@@ -161,9 +165,8 @@ class TimeSeries:
             _add(self._allocatable, new, 1)
 
     def pod_event(self, event: WatchEvent, now: float) -> None:
-        meta = event.obj.get("metadata") or {}
-        uid = str(meta.get("uid") or "")
-        node = (event.obj.get("spec") or {}).get("nodeName")
+        obj = event.obj
+        uid = str((obj.get("metadata") or {}).get("uid") or "")
         if event.type == "DELETED":
             requests = self._bound.pop(uid, None)
             if requests is not None:
@@ -171,9 +174,10 @@ class TimeSeries:
             elif self._created.pop(uid, None) is not None:
                 self._pending -= 1
             return
-        if uid in self._bound or (event.obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        if uid in self._bound or (obj.get("status") or {}).get("phase") in _FINISHED:
             return
-        if not node:
+        spec = obj.get("spec") or {}
+        if not spec.get("nodeName"):
             if uid not in self._created:
                 self._created[uid] = now
                 self._pending += 1
@@ -184,7 +188,7 @@ class TimeSeries:
         if created is not None:
             self._pending -= 1
             self.latencies.append(now - created)
-        requests = _requests(event.obj, self._requests_memo)
+        requests = _requests(spec, self._requests_memo)
         self._bound[uid] = requests
         _add(self._requested, requests, 1)
 

@@ -150,7 +150,10 @@ def test_smallest_gives_the_k_smallest_in_order() -> None:
         values = rng.permutation(10 * n)[:n].astype(np.int64)
         for k in (1, 3, 8, 9, 12, 100):
             assert _smallest(values, k).tolist() == np.argsort(values)[:k].tolist()
-            assert _smallest_values(values.copy(), k) == np.sort(values)[:k].tolist()
+            kept = values.copy()
+            assert _smallest_values(values, k) == np.sort(values)[:k].tolist()
+            assert values.tolist() == kept.tolist()  # not the caller's scratch: left as it was
+            assert _smallest_values(kept, k, scratch=True) == np.sort(values)[:k].tolist()
 
 
 def test_name_order_ranks_each_node_set_it_is_given() -> None:

@@ -117,5 +117,5 @@ def test_pods_of_one_shape_share_a_request_and_other_shapes_never_do() -> None:
     memo: dict[Any, dict[str, int]] = {}
     for _ in range(2):
         for obj in pods:
-            assert _requests(obj, memo) == _parse_requests(obj.get("spec") or {})
-    assert _requests(pods[4], memo) != _requests(pods[5], memo)
+            assert _requests(obj.get("spec") or {}, memo) == _parse_requests(obj.get("spec") or {})
+    assert _requests(pods[4]["spec"], memo) != _requests(pods[5]["spec"], memo)
