@@ -26,8 +26,9 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kubesched.api.errors import ObjectError
+from kubesched.api.frozen import evolve
 from kubesched.api.node_affinity import RequiredNodeAffinity
-from kubesched.api.objects import Node, Pod, evolve, parse_time, resize_status
+from kubesched.api.objects import Node, Pod, parse_time, resize_status
 from kubesched.api.resources import V1_34_RULES, ResourceRules
 from kubesched.api.taints import find_untolerated_taint
 from kubesched.cache.cache import Cache

@@ -1,0 +1,56 @@
+"""Fast copies of the frozen, slotted dataclasses the API views are made of.
+
+A frozen dataclass's ``__init__`` and :func:`dataclasses.replace` set each field through
+``object.__setattr__``; the views here are re-made often enough (a pod for every binding it sees, one
+per arrival from its spec's template) that setting the slots straight is worth a generated copier.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from types import MemberDescriptorType
+from typing import Any, TypeVar
+
+_Frozen = TypeVar("_Frozen")
+#: Per class :func:`evolve` has copied: its fields' names, each slot's setter, and a function that
+#: copies every slot of one instance to a blank one.
+_COPIERS: dict[type, tuple[frozenset[str], dict[str, Callable[[Any, Any], None]], Callable[[Any, Any], None]]] = {}
+
+
+def slot_copier(
+    cls: type, skip: frozenset[str] = frozenset()
+) -> tuple[frozenset[str], dict[str, Callable[[Any, Any], None]], Callable[[Any, Any], None]]:
+    """The copier of a slotted dataclass: one generated statement per slot (as ``dataclasses`` builds
+    ``__init__``), which runs twice as fast as a loop over the slots' setters. Slots named in ``skip``
+    are left unset (the caller sets them)."""
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    setters: dict[str, Callable[[Any, Any], None]] = {}
+    for name in names:
+        slot = cls.__dict__.get(name)
+        if not isinstance(slot, MemberDescriptorType) or not name.isidentifier():
+            raise TypeError(f"{cls.__name__} is not a slotted dataclass")
+        setters[name] = slot.__set__
+    scope = {f"_set_{i}": setters[name] for i, name in enumerate(names)}
+    copied = [(i, name) for i, name in enumerate(names) if name not in skip]
+    body = "".join(f"    _set_{i}(new, old.{name})\n" for i, name in copied) or "    pass\n"
+    exec(f"def copy_slots(old, new):\n{body}", scope)  # built from the class's own field names
+    return frozenset(names), setters, scope["copy_slots"]
+
+
+def evolve(obj: _Frozen, **changes: Any) -> _Frozen:
+    """``dataclasses.replace`` for the API views' frozen, slotted dataclasses (every field set by
+    ``__init__``, no ``__post_init__``): the slots are copied straight instead of going through
+    ``__init__``, several times faster (a pod is re-made for every binding it sees)."""
+    cls = type(obj)
+    copier = _COPIERS.get(cls)
+    if copier is None:
+        copier = _COPIERS[cls] = slot_copier(cls)
+    names_set, setters, copy_slots = copier
+    if not changes.keys() <= names_set:
+        raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - names_set)[0]!r}")
+    new = object.__new__(cls)
+    copy_slots(obj, new)
+    for name, value in changes.items():
+        setters[name](new, value)
+    return new
