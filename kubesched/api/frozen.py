@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from types import MemberDescriptorType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 _Frozen = TypeVar("_Frozen")
 #: Per class :func:`evolve` has copied: its fields' names, each slot's setter, and a function that
@@ -54,3 +54,17 @@ def evolve(obj: _Frozen, **changes: Any) -> _Frozen:
     for name, value in changes.items():
         setters[name](new, value)
     return new
+
+
+def slot_builder(cls: type[_Frozen]) -> Callable[..., _Frozen]:
+    """A constructor of a frozen, slotted dataclass whose fields have no defaults: the same parameters
+    as its ``__init__`` (by position or name), the slots set straight (half the cost)."""
+    missing, declared = dataclasses.MISSING, dataclasses.fields(cast(type, cls))
+    if any(f.default is not missing or f.default_factory is not missing for f in declared):
+        raise TypeError(f"{cls.__name__} has fields with defaults")
+    setters = slot_copier(cls)[1]  # in field order
+    scope: dict[str, Any] = {f"_set_{i}": setter for i, setter in enumerate(setters.values())}
+    scope["_new"], scope["_cls"] = object.__new__, cls
+    body = "".join(f"    _set_{i}(obj, {name})\n" for i, name in enumerate(setters))
+    exec(f"def build({', '.join(setters)}):\n    obj = _new(_cls)\n{body}    return obj\n", scope)
+    return scope["build"]  # type: ignore[no-any-return]

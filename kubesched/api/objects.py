@@ -17,7 +17,7 @@ from typing import Any
 
 from kubesched.api import fields
 from kubesched.api.errors import ObjectError
-from kubesched.api.frozen import slot_copier
+from kubesched.api.frozen import slot_builder, slot_copier
 from kubesched.api.labels import NodeSelector, PreferredSchedulingTerm
 from kubesched.api.pod_affinity import PodAffinity
 from kubesched.api.resource_names import MAX_SCHEDULER_UNITS, check_amount_fits
@@ -128,7 +128,8 @@ class ObjectMeta:
         if not name or not isinstance(name, str):
             raise ObjectError("metadata.name", "required value")
         namespace = str(meta.get("namespace") or ("default" if namespaced else ""))
-        return cls(
+        refs = meta.get("ownerReferences")
+        return _new_meta(
             name=name,
             namespace=namespace,
             uid=str(meta.get("uid") or ""),
@@ -137,11 +138,14 @@ class ObjectMeta:
             resource_version=str(meta.get("resourceVersion") or ""),
             creation_timestamp=parse_time(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
             deletion_timestamp=parse_time(meta.get("deletionTimestamp"), "metadata.deletionTimestamp"),
-            owner_references=tuple(
-                _map(o, "metadata.ownerReferences")
-                for o in _list(meta.get("ownerReferences"), "metadata.ownerReferences")
-            ),
+            owner_references=()
+            if refs is None
+            else tuple(_map(o, "metadata.ownerReferences") for o in _list(refs, "metadata.ownerReferences")),
         )
+
+
+#: ObjectMeta(...) without the frozen __init__'s setattr per field: every object read makes one.
+_new_meta = slot_builder(ObjectMeta)
 
 
 @dataclass(frozen=True, slots=True)

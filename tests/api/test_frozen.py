@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from kubesched.api.frozen import evolve
+from kubesched.api.frozen import evolve, slot_builder
 from kubesched.api.objects import Pod
 from tests.factories import pod_dict
 
@@ -27,3 +27,30 @@ def test_evolve_refuses_a_dataclass_without_slots() -> None:
 
     with pytest.raises(TypeError, match="slotted"):
         evolve(Plain(1, 2), a=3)
+
+
+def test_slot_builder_makes_what_init_makes_by_position_or_name() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Point:
+        x: int
+        y: list[int]
+
+    build = slot_builder(Point)
+    shared = [1]
+    by_position, by_name = build(1, shared), build(y=shared, x=1)
+    assert by_position == by_name == Point(1, shared)
+    assert type(by_position) is Point and by_position.y is shared
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        by_position.x = 2  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        build(1)
+
+
+def test_slot_builder_refuses_fields_with_defaults() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class WithDefault:
+        a: int
+        b: int = 0
+
+    with pytest.raises(TypeError, match="defaults"):
+        slot_builder(WithDefault)
