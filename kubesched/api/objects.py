@@ -310,7 +310,7 @@ class Pod:
             resized = {**from_spec, **_resized_fields(from_spec, status, rules), "node_name": node_name}
             phase, nominated, start_time = _status_fields(status)
             return cls(raw=raw, meta=meta, phase=phase, nominated_node_name=nominated, start_time=start_time, **resized)
-        return _pod_of_spec(template, raw, meta, node_name, *_status_fields(status))
+        return pod_like(template, raw, meta, node_name, *_status_fields(status))
 
 
 def _status_fields(status: Mapping[str, Any]) -> tuple[str, str, datetime | None]:
@@ -367,7 +367,7 @@ _set_raw, _set_meta, _set_node_name, _set_phase, _set_nominated, _set_start = (
 )
 
 
-def _pod_of_spec(
+def pod_like(
     template: Pod,
     raw: Mapping[str, Any],
     meta: ObjectMeta,
@@ -376,8 +376,8 @@ def _pod_of_spec(
     nominated_node_name: str,
     start_time: datetime | None,
 ) -> Pod:
-    """What ``Pod(...)`` with the template's spec fields and these builds, its slots set straight (the
-    frozen ``__init__`` sets 27 through ``object.__setattr__``, twice the cost)."""
+    """A pod with ``template``'s spec fields and these fields of its own: what ``Pod(...)`` builds, its
+    slots set straight (the frozen ``__init__`` sets 27 through ``object.__setattr__``, twice the cost)."""
     pod = object.__new__(Pod)
     _copy_spec_slots(template, pod)
     _set_raw(pod, raw)
