@@ -77,7 +77,7 @@ class VirtualClock:
         return self._now
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
-        due = self._now + timedelta(seconds=0.0 if delay < 0.0 else delay)
+        due = self._now + timedelta(0, 0.0 if delay < 0.0 else delay)  # (days, seconds): positional is cheaper
         key = (((due - self._start) // _ONE_US) << _SEQ_BITS) + next(self._seq)
         timer = self._timers[key] = _VirtualTimer((due, callback))
         heapq.heappush(self._keys, key)
