@@ -248,7 +248,7 @@ class EventHandlers:
             if stale is not None:
                 self._pod_gone(stale)
             return
-        old = self.pods.get(new.uid)
+        old = known  # new.uid is uid: both read metadata.uid as a string
         if new.is_terminal:
             # Terminal pods are invisible to the scheduler (as if deleted).
             self.pods.forget(new.uid)
