@@ -57,14 +57,24 @@ def evolve(obj: _Frozen, **changes: Any) -> _Frozen:
 
 
 def slot_builder(cls: type[_Frozen]) -> Callable[..., _Frozen]:
-    """A constructor of a frozen, slotted dataclass whose fields have no defaults: the same parameters
-    as its ``__init__`` (by position or name), the slots set straight (half the cost)."""
-    missing, declared = dataclasses.MISSING, dataclasses.fields(cast(type, cls))
-    if any(f.default is not missing or f.default_factory is not missing for f in declared):
-        raise TypeError(f"{cls.__name__} has fields with defaults")
+    """A constructor of a frozen, slotted dataclass: the same parameters and defaults as its
+    ``__init__`` (by position or name), the slots set straight (half the cost). Fields with a default
+    factory are refused (their ``__init__`` calls it)."""
+    declared = dataclasses.fields(cast(type, cls))
+    if any(f.default_factory is not dataclasses.MISSING or not f.init for f in declared):
+        raise TypeError(f"{cls.__name__} has fields with a default factory or outside __init__")
     setters = slot_copier(cls)[1]  # in field order
+    if any(name.startswith(("_set_", "_default_")) or name in ("_new", "_cls", "_built") for name in setters):
+        raise TypeError(f"{cls.__name__} has a field named like the builder's own names")
     scope: dict[str, Any] = {f"_set_{i}": setter for i, setter in enumerate(setters.values())}
     scope["_new"], scope["_cls"] = object.__new__, cls
-    body = "".join(f"    _set_{i}(obj, {name})\n" for i, name in enumerate(setters))
-    exec(f"def build({', '.join(setters)}):\n    obj = _new(_cls)\n{body}    return obj\n", scope)
+    params = []
+    for i, f in enumerate(declared):
+        if f.default is not dataclasses.MISSING:
+            scope[f"_default_{i}"] = f.default
+            params.append(f"{f.name}=_default_{i}")
+        else:
+            params.append(f.name)
+    body = "".join(f"    _set_{i}(_built, {name})\n" for i, name in enumerate(setters))
+    exec(f"def build({', '.join(params)}):\n    _built = _new(_cls)\n{body}    return _built\n", scope)
     return scope["build"]  # type: ignore[no-any-return]

@@ -20,6 +20,7 @@ from types import EllipsisType
 from typing import Any
 
 from kubesched.api.errors import ObjectError
+from kubesched.api.frozen import slot_builder
 from kubesched.api.objects import parse_time
 from kubesched.api.timestamps import format_time
 from kubesched.cluster.kinds import KindInfo, kind_info
@@ -46,6 +47,9 @@ MAX_EVENTS = 10_000
 
 _copy: Callable[[dict[str, Any]], dict[str, Any]] = copy_json  # the stored objects
 
+
+#: WatchEvent(...) with its slots set straight: every write to a watched kind queues one.
+_watch_event = slot_builder(WatchEvent)
 
 _EVENT = kind_info("Event")
 _POD = kind_info("Pod")
@@ -669,7 +673,7 @@ class EmbeddedCluster:
         if kind not in self._watchers_of:
             return
         self._event_seq += 1
-        self._queue.append((self._event_seq, WatchEvent(event_type, kind, obj, old)))
+        self._queue.append((self._event_seq, _watch_event(event_type, kind, obj, old)))
 
     def _after_write(self) -> None:
         if self._synchronous:

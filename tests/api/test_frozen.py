@@ -34,23 +34,39 @@ def test_slot_builder_makes_what_init_makes_by_position_or_name() -> None:
     class Point:
         x: int
         y: list[int]
+        obj: str  # a field may carry any name the builder does not use itself
 
     build = slot_builder(Point)
     shared = [1]
-    by_position, by_name = build(1, shared), build(y=shared, x=1)
-    assert by_position == by_name == Point(1, shared)
-    assert type(by_position) is Point and by_position.y is shared
+    by_position, by_name = build(1, shared, "o"), build(y=shared, obj="o", x=1)
+    assert by_position == by_name == Point(1, shared, "o")
+    assert type(by_position) is Point and by_position.y is shared and by_position.obj == "o"
     with pytest.raises(dataclasses.FrozenInstanceError):
         by_position.x = 2  # type: ignore[misc]
     with pytest.raises(TypeError):
         build(1)
 
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Clashing:
+        _built: int
 
-def test_slot_builder_refuses_fields_with_defaults() -> None:
+    with pytest.raises(TypeError, match="builder's own names"):
+        slot_builder(Clashing)
+
+
+def test_slot_builder_keeps_plain_defaults_and_refuses_default_factories() -> None:
     @dataclasses.dataclass(frozen=True, slots=True)
     class WithDefault:
         a: int
-        b: int = 0
+        b: int = 7
 
-    with pytest.raises(TypeError, match="defaults"):
-        slot_builder(WithDefault)
+    build = slot_builder(WithDefault)
+    assert (build(1), build(1, 2), build(a=3, b=4)) == (WithDefault(1), WithDefault(1, 2), WithDefault(3, 4))
+    assert build(1).b == 7
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class WithFactory:
+        a: list[int] = dataclasses.field(default_factory=list)
+
+    with pytest.raises(TypeError, match="default factory"):
+        slot_builder(WithFactory)
