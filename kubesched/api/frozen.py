@@ -46,13 +46,14 @@ def evolve(obj: _Frozen, **changes: Any) -> _Frozen:
     copier = _COPIERS.get(cls)
     if copier is None:
         copier = _COPIERS[cls] = slot_copier(cls)
-    names_set, setters, copy_slots = copier
-    if not changes.keys() <= names_set:
-        raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - names_set)[0]!r}")
     new = object.__new__(cls)
-    copy_slots(obj, new)
-    for name, value in changes.items():
-        setters[name](new, value)
+    copier[2](obj, new)
+    setters = copier[1]
+    try:
+        for name, value in changes.items():
+            setters[name](new, value)
+    except KeyError:  # a name that is no field (looked up only when one is given)
+        raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - copier[0])[0]!r}") from None
     return new
 
 
