@@ -287,7 +287,7 @@ class EmbeddedCluster:
         rv = meta.get("resourceVersion")
         if rv and str(rv) != cur_meta["resourceVersion"]:
             raise Conflict.modified(info.qualified_resource, name)
-        self._check_uid(info.qualified_resource, name, meta.get("uid"), cur_meta["uid"])
+        self._check_uid(info, name, meta.get("uid"), cur_meta["uid"])
         return current
 
     def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -311,7 +311,7 @@ class EmbeddedCluster:
         ns = self._namespace_arg(info, namespace, allow_all=False) or ""
         with self._lock:
             current = self._current(info, ns, name)
-            self._check_uid(info.qualified_resource, name, uid, current["metadata"]["uid"])
+            self._check_uid(info, name, uid, current["metadata"]["uid"])
             if kind == "Namespace":
                 for other_kind, bucket in list(self._store.items()):
                     for key in sorted(k for k in bucket if k[0] == name):
@@ -595,10 +595,12 @@ class EmbeddedCluster:
         return obj
 
     @staticmethod
-    def _check_uid(resource: str, name: str, wanted: str | None, actual: str) -> None:
+    def _check_uid(resource: KindInfo | str, name: str, wanted: str | None, actual: str) -> None:
+        """Conflict when a uid precondition names another object (the resource's name for the error is
+        worked out only then: most writes carry no precondition, or the right one)."""
         if wanted and wanted != actual:
             raise Conflict.of(
-                resource,
+                resource if isinstance(resource, str) else resource.qualified_resource,
                 name,
                 f"Precondition failed: UID in precondition: {wanted}, UID in object meta: {actual}",
             )
