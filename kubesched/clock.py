@@ -96,16 +96,16 @@ class VirtualClock:
     def advance_to(self, when: datetime) -> int:
         """Move time forward to ``when`` (never backwards), running every timer due by then."""
         fired = 0
-        keys, timers = self._keys, self._timers
+        keys, timers, pop = self._keys, self._timers, heapq.heappop
         while keys:
             key = keys[0]
             due, callback = timers[key]
             if callback is None:  # cancelled
-                del timers[heapq.heappop(keys)]
+                del timers[pop(keys)]
                 continue
             if due > when:
                 break
-            del timers[heapq.heappop(keys)]
+            del timers[pop(keys)]
             if due > self._now:
                 self._now = due
             callback()  # may add timers: the heap's head is read again
