@@ -44,6 +44,8 @@ PREEMPT_NEVER = "Never"
 
 
 def _map(obj: Any, path: str) -> Mapping[str, Any]:
+    if type(obj) is dict:  # the usual case, before the (slower) abstract isinstance check
+        return obj
     if obj is None:
         return {}
     if not isinstance(obj, Mapping):
