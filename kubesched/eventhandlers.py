@@ -93,12 +93,13 @@ class PodStore:
 
     def remember(self, pod: Pod) -> None:
         """Keep ``pod`` as the latest version of itself."""
-        old = self._pods.get(pod.uid)
+        uid = pod.uid
+        old = self._pods.get(uid)
         if old is not None and old.labels is not pod.labels:
             self._unindex(old)
-        self._pods[pod.uid] = pod
+        self._pods[uid] = pod
         for key, value in pod.labels.items():
-            self._by_label.setdefault((pod.namespace, key, value), set()).add(pod.uid)
+            self._by_label.setdefault((pod.namespace, key, value), set()).add(uid)
 
     def forget(self, uid: str) -> Pod | None:
         """Drop the pod (and its labels from the index); the version forgotten, if there was one."""
