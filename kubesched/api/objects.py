@@ -341,7 +341,7 @@ def _spec_fields(raw_spec: Any, namespace: str, rules: ResourceRules) -> tuple[s
     terms default to) with their template pod.
 
     spec.nodeName is read apart, so that the pods of one workload share a parse bound or not."""
-    node_name = ""
+    node_name = None  # a spec that is no dict keeps it, and its parse reads it
     if isinstance(raw_spec, dict) and "nodeName" in raw_spec:
         node_name = fields.string(raw_spec["nodeName"], "spec.nodeName")
         raw_spec = {k: v for k, v in raw_spec.items() if k != "nodeName"}
@@ -359,7 +359,7 @@ def _spec_fields(raw_spec: Any, namespace: str, rules: ResourceRules) -> tuple[s
             if len(_SPEC_MEMO) >= _SPEC_MEMO_SIZE:
                 _SPEC_MEMO.clear()
             _SPEC_MEMO[key] = parsed
-    return node_name, parsed
+    return (parsed[0]["node_name"] if node_name is None else node_name), parsed
 
 
 _POD_SETTERS = slot_copier(Pod)[1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import types
 from typing import Any
 
 import pytest
@@ -400,6 +401,9 @@ def test_a_pod_copied_from_its_spec_template_is_the_pod_its_fields_make() -> Non
     assert (second.raw, second.node_name, second.phase, second.nominated_node_name) == (raw, "n1", "Running", "n2")
     assert (second.labels, second.start_time.second if second.start_time else None) == ({"app": "y"}, 5)
     assert (first.node_name, first.phase, first.start_time, first.labels) == ("", "Pending", None, {"app": "x"})
+    # A spec that is a mapping but no dict is parsed whole, its node name with it.
+    proxied = Pod.from_dict({**pod_dict("c"), "spec": types.MappingProxyType({**spec, "nodeName": "n3"})})
+    assert (proxied.node_name, proxied.priority) == ("n3", 3)
 
 
 _OWN = ("raw", "meta", "node_name", "phase", "nominated_node_name", "start_time")
