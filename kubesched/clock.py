@@ -77,7 +77,7 @@ class VirtualClock:
         return self._now
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
-        due = self._now + timedelta(seconds=0.0 if delay < 0.0 else delay)
+        due = self._now + timedelta(0, 0.0 if delay < 0.0 else delay)  # (days, seconds): positional is cheaper
         key = (((due - self._start) // _ONE_US) << _SEQ_BITS) + next(self._seq)
         timer = self._timers[key] = _VirtualTimer((due, callback))
         heapq.heappush(self._keys, key)
@@ -96,16 +96,16 @@ class VirtualClock:
     def advance_to(self, when: datetime) -> int:
         """Move time forward to ``when`` (never backwards), running every timer due by then."""
         fired = 0
-        keys, timers = self._keys, self._timers
+        keys, timers, pop = self._keys, self._timers, heapq.heappop
         while keys:
             key = keys[0]
             due, callback = timers[key]
             if callback is None:  # cancelled
-                del timers[heapq.heappop(keys)]
+                del timers[pop(keys)]
                 continue
             if due > when:
                 break
-            del timers[heapq.heappop(keys)]
+            del timers[pop(keys)]
             if due > self._now:
                 self._now = due
             callback()  # may add timers: the heap's head is read again

@@ -26,8 +26,9 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kubesched.api.errors import ObjectError
+from kubesched.api.frozen import evolve
 from kubesched.api.node_affinity import RequiredNodeAffinity
-from kubesched.api.objects import Node, Pod, evolve, parse_time, resize_status
+from kubesched.api.objects import Node, Pod, parse_time, pod_like, resize_status
 from kubesched.api.resources import V1_34_RULES, ResourceRules
 from kubesched.api.taints import find_untolerated_taint
 from kubesched.cache.cache import Cache
@@ -92,12 +93,13 @@ class PodStore:
 
     def remember(self, pod: Pod) -> None:
         """Keep ``pod`` as the latest version of itself."""
-        old = self._pods.get(pod.uid)
+        uid = pod.uid
+        old = self._pods.get(uid)
         if old is not None and old.labels is not pod.labels:
             self._unindex(old)
-        self._pods[pod.uid] = pod
+        self._pods[uid] = pod
         for key, value in pod.labels.items():
-            self._by_label.setdefault((pod.namespace, key, value), set()).add(pod.uid)
+            self._by_label.setdefault((pod.namespace, key, value), set()).add(uid)
 
     def forget(self, uid: str) -> Pod | None:
         """Drop the pod (and its labels from the index); the version forgotten, if there was one."""
@@ -247,7 +249,7 @@ class EventHandlers:
             if stale is not None:
                 self._pod_gone(stale)
             return
-        old = self.pods.get(new.uid)
+        old = known  # new.uid is uid: both read metadata.uid as a string
         if new.is_terminal:
             # Terminal pods are invisible to the scheduler (as if deleted).
             self.pods.forget(new.uid)
@@ -366,7 +368,6 @@ def _uid_of(obj: Mapping[str, Any]) -> str:
 #: Pod fields a binding or a status update writes without changing what the scheduler parses from them.
 _REWRITTEN_META = frozenset({"resourceVersion", "managedFields"})
 _REWRITTEN_SPEC = frozenset({"nodeName"})
-_PARSED_STATUS = ("phase", "nominatedNodeName")
 
 
 def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
@@ -388,7 +389,9 @@ def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
         return None
     if not _equal_except(spec, old_spec, _REWRITTEN_SPEC) or not _equal_except(meta, old_meta, _REWRITTEN_META):
         return None
-    if any(status.get(k) != old_status.get(k) for k in _PARSED_STATUS):
+    if status.get("phase") != old_status.get("phase"):
+        return None
+    if status.get("nominatedNodeName") != old_status.get("nominatedNodeName"):
         return None
     if resize_status(status) != resize_status(old_status):
         return None  # what containers report about their resources can change what the pod counts for
@@ -401,9 +404,8 @@ def rebound(old: Pod, raw: Mapping[str, Any]) -> Pod | None:
             start_time = parse_time(status.get("startTime"), "status.startTime")
         except ObjectError:
             return None  # parsed afresh, and reported
-    resource_version = str(meta.get("resourceVersion") or "")
-    meta_now = evolve(old.meta, resource_version=resource_version)
-    return evolve(old, raw=raw, node_name=node_name, start_time=start_time, meta=meta_now)
+    meta_now = evolve(old.meta, resource_version=str(meta.get("resourceVersion") or ""))
+    return pod_like(old, raw, meta_now, node_name, old.phase, old.nominated_node_name, start_time)
 
 
 def _equal_except(new: Mapping[str, Any], old: Mapping[str, Any], skip: frozenset[str]) -> bool:
@@ -418,7 +420,10 @@ def _equal_except(new: Mapping[str, Any], old: Mapping[str, Any], skip: frozense
         before = old.get(key, missing)
         if before is missing or not (value is before or value == before):
             return False
-    return kept == len(old) - sum(1 for key in skip if key in old)
+    for key in skip:  # a loop: a generator costs more than the one or two keys it counts
+        if key in old:
+            kept += 1
+    return kept == len(old)
 
 
 def node_scheduling_properties_changes(old: Node, new: Node) -> list[ClusterEvent]:

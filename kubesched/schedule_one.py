@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.objects import Pod, evolve
+from kubesched.api.frozen import evolve
+from kubesched.api.objects import Pod
 from kubesched.cache.cache import CacheError
 from kubesched.cache.snapshot import NodeInfoList
 from kubesched.cluster.protocol import ApiError

@@ -8,6 +8,7 @@ the latest version of every pod with its label index.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -286,6 +287,12 @@ def test_a_binding_or_status_update_reuses_the_parsed_pod_and_anything_else_is_p
     new = rebound(old, bound)
     assert new is not None and new.node_name == "n1" and new.meta.resource_version == "2" and new.raw is bound
     assert new.requests == old.requests and new.containers is old.containers
+    names = [f.name for f in dataclasses.fields(Pod)]
+    parsed = Pod.from_dict(bound)
+    assert [getattr(new, n) for n in names] == [getattr(parsed, n) for n in names]
+    phased = copy.deepcopy(bound)
+    phased["status"]["phase"] = "Running"
+    assert rebound(old, phased) is None
     relabelled = copy.deepcopy(bound)
     relabelled["metadata"]["labels"] = {"app": "b"}
     resized = copy.deepcopy(bound)

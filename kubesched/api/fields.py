@@ -48,6 +48,8 @@ def join(path: str, key: object) -> str:
 
 def mapping(value: object, path: str) -> Mapping[str, Any]:
     """A mapping (an object); omitted is empty."""
+    if type(value) is dict:  # the usual case, before the (slower) abstract isinstance check
+        return value
     if value is None:
         return {}
     if not isinstance(value, Mapping):

@@ -10,10 +10,10 @@ running.
 from __future__ import annotations
 
 import marshal
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from kubesched.api import fields
 from kubesched.api.errors import ObjectError
@@ -36,7 +36,7 @@ from kubesched.api.resources import (
 )
 from kubesched.api.taints import Taint, Toleration
 from kubesched.api.topology_spread import TopologySpreadConstraint, parse_constraints
-from kubesched.util.slots import slot_setters
+from kubesched.util.slots import slot_builder, slot_copier
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
@@ -44,46 +44,13 @@ PREEMPT_NEVER = "Never"
 
 
 def _map(obj: Any, path: str) -> Mapping[str, Any]:
+    if type(obj) is dict:  # the usual case, before the (slower) abstract isinstance check
+        return obj
     if obj is None:
         return {}
     if not isinstance(obj, Mapping):
         raise ObjectError(path, f"expected an object, got {type(obj).__name__}")
     return obj
-
-
-_Frozen = TypeVar("_Frozen")
-#: Per class :func:`evolve` has copied: its fields' names, each slot's setter, and a function that
-#: copies every slot of one instance to a blank one.
-_COPIERS: dict[type, tuple[frozenset[str], dict[str, Callable[[Any, Any], None]], Callable[[Any, Any], None]]] = {}
-
-
-def _slot_copier(cls: type) -> tuple[frozenset[str], dict[str, Callable[[Any, Any], None]], Callable[[Any, Any], None]]:
-    """The copier of a slotted dataclass: one generated statement per slot (as ``dataclasses`` builds
-    ``__init__``), which runs twice as fast as a loop over the slots' setters."""
-    setters = slot_setters(cls)
-    names = tuple(setters)
-    scope = {f"_set_{i}": setters[name] for i, name in enumerate(names)}
-    body = "".join(f"    _set_{i}(new, old.{name})\n" for i, name in enumerate(names)) or "    pass\n"
-    exec(f"def copy_slots(old, new):\n{body}", scope)  # built from the class's own field names
-    return frozenset(names), setters, scope["copy_slots"]
-
-
-def evolve(obj: _Frozen, **changes: Any) -> _Frozen:
-    """``dataclasses.replace`` for this module's frozen, slotted dataclasses (every field set by
-    ``__init__``, no ``__post_init__``): the slots are copied straight instead of going through
-    ``__init__``, several times faster (a pod is re-made for every binding it sees)."""
-    cls = type(obj)
-    copier = _COPIERS.get(cls)
-    if copier is None:
-        copier = _COPIERS[cls] = _slot_copier(cls)
-    names_set, setters, copy_slots = copier
-    if not changes.keys() <= names_set:
-        raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - names_set)[0]!r}")
-    new = object.__new__(cls)
-    copy_slots(obj, new)
-    for name, value in changes.items():
-        setters[name](new, value)
-    return new
 
 
 def _list(obj: Any, path: str) -> list[Any]:
@@ -163,7 +130,8 @@ class ObjectMeta:
         if not name or not isinstance(name, str):
             raise ObjectError("metadata.name", "required value")
         namespace = str(meta.get("namespace") or ("default" if namespaced else ""))
-        return cls(
+        refs = meta.get("ownerReferences")
+        return _new_meta(
             name=name,
             namespace=namespace,
             uid=str(meta.get("uid") or ""),
@@ -172,11 +140,14 @@ class ObjectMeta:
             resource_version=str(meta.get("resourceVersion") or ""),
             creation_timestamp=parse_time(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
             deletion_timestamp=parse_time(meta.get("deletionTimestamp"), "metadata.deletionTimestamp"),
-            owner_references=tuple(
-                _map(o, "metadata.ownerReferences")
-                for o in _list(meta.get("ownerReferences"), "metadata.ownerReferences")
-            ),
+            owner_references=()
+            if refs is None
+            else tuple(_map(o, "metadata.ownerReferences") for o in _list(refs, "metadata.ownerReferences")),
         )
+
+
+#: ObjectMeta(...) without the frozen __init__'s setattr per field: every object read makes one.
+_new_meta = slot_builder(ObjectMeta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,32 +306,42 @@ class Pod:
     def from_dict(cls, raw: Mapping[str, Any], rules: ResourceRules = V1_34_RULES) -> Pod:
         """The pod ``raw`` describes, its requests added up by ``rules`` (the emulated release's)."""
         meta = ObjectMeta.from_dict(raw.get("metadata"), namespaced=True)
-        from_spec = _spec_fields(raw.get("spec"), meta.namespace, rules)
+        node_name, (from_spec, template) = _spec_fields(raw.get("spec"), meta.namespace, rules)
         status = _map(raw.get("status"), "status")
         if rules.in_place_resize and has_resize_status(status):
-            from_spec = {**from_spec, **_resized_fields(from_spec, status, rules)}
-        return cls(
-            raw=raw,
-            meta=meta,
-            phase=str(status.get("phase") or "Pending"),
-            nominated_node_name=str(status.get("nominatedNodeName") or ""),
-            start_time=parse_time(status.get("startTime"), "status.startTime"),
-            **from_spec,
-        )
+            resized = {**from_spec, **_resized_fields(from_spec, status, rules), "node_name": node_name}
+            phase, nominated, start_time = _status_fields(status)
+            return cls(raw=raw, meta=meta, phase=phase, nominated_node_name=nominated, start_time=start_time, **resized)
+        return pod_like(template, raw, meta, node_name, *_status_fields(status))
 
 
+def _status_fields(status: Mapping[str, Any]) -> tuple[str, str, datetime | None]:
+    """The Pod fields read from ``status``: phase, nominated node name, start time."""
+    return (
+        str(status.get("phase") or "Pending"),
+        str(status.get("nominatedNodeName") or ""),
+        parse_time(status.get("startTime"), "status.startTime"),
+    )
+
+
+#: A spec's Pod fields, and a pod holding them (its own fields blank) that the pods of that spec copy.
+_ParsedSpec = tuple[dict[str, Any], Pod]
 #: Parsed pod specs by content (and the rules their requests were added up by): pods of one workload
 #: share their spec, and parsing it is most of what parsing a pod costs. Entries are read-only (Pod is
 #: frozen and nothing changes its fields).
-_SPEC_MEMO: dict[tuple[ResourceRules, bytes], dict[str, Any]] = {}
+_SPEC_MEMO: dict[tuple[ResourceRules, bytes], _ParsedSpec] = {}
 _SPEC_MEMO_SIZE = 4096
+#: The Pod fields that come from the object itself rather than its spec (set on a copy of the template).
+_OWN_FIELDS = frozenset({"raw", "meta", "node_name", "phase", "nominated_node_name", "start_time"})
+_NO_META = ObjectMeta("", "", "", {}, {}, "", None, None, ())
 
 
-def _spec_fields(raw_spec: Any, namespace: str, rules: ResourceRules) -> dict[str, Any]:
-    """The Pod fields that come from ``spec`` (and the namespace, which pod affinity terms default to).
+def _spec_fields(raw_spec: Any, namespace: str, rules: ResourceRules) -> tuple[str, _ParsedSpec]:
+    """spec.nodeName, and the Pod fields that come from ``spec`` (and the namespace, which pod affinity
+    terms default to) with their template pod.
 
     spec.nodeName is read apart, so that the pods of one workload share a parse bound or not."""
-    node_name = None
+    node_name = None  # a spec that is no dict keeps it, and its parse reads it
     if isinstance(raw_spec, dict) and "nodeName" in raw_spec:
         node_name = fields.string(raw_spec["nodeName"], "spec.nodeName")
         raw_spec = {k: v for k, v in raw_spec.items() if k != "nodeName"}
@@ -371,12 +352,43 @@ def _spec_fields(raw_spec: Any, namespace: str, rules: ResourceRules) -> dict[st
         key = None
     parsed = _SPEC_MEMO.get(key) if key is not None else None
     if parsed is None:
-        parsed = _parse_spec(raw_spec, namespace, rules)
+        from_spec = _parse_spec(raw_spec, namespace, rules)
+        blank = {"raw": {}, "meta": _NO_META, "phase": "", "nominated_node_name": "", "start_time": None}
+        parsed = from_spec, Pod(**{**from_spec, **blank})
         if key is not None:
             if len(_SPEC_MEMO) >= _SPEC_MEMO_SIZE:
                 _SPEC_MEMO.clear()
             _SPEC_MEMO[key] = parsed
-    return parsed if not node_name else {**parsed, "node_name": node_name}
+    return (parsed[0]["node_name"] if node_name is None else node_name), parsed
+
+
+_POD_SETTERS = slot_copier(Pod)[1]
+_copy_spec_slots = slot_copier(Pod, skip=_OWN_FIELDS)[2]
+_set_raw, _set_meta, _set_node_name, _set_phase, _set_nominated, _set_start = (
+    _POD_SETTERS[name] for name in ("raw", "meta", "node_name", "phase", "nominated_node_name", "start_time")
+)
+
+
+def pod_like(
+    template: Pod,
+    raw: Mapping[str, Any],
+    meta: ObjectMeta,
+    node_name: str,
+    phase: str,
+    nominated_node_name: str,
+    start_time: datetime | None,
+) -> Pod:
+    """A pod with ``template``'s spec fields and these fields of its own: what ``Pod(...)`` builds, its
+    slots set straight (the frozen ``__init__`` sets 27 through ``object.__setattr__``, twice the cost)."""
+    pod = object.__new__(Pod)
+    _copy_spec_slots(template, pod)
+    _set_raw(pod, raw)
+    _set_meta(pod, meta)
+    _set_node_name(pod, node_name)
+    _set_phase(pod, phase)
+    _set_nominated(pod, nominated_node_name)
+    _set_start(pod, start_time)
+    return pod
 
 
 def _parse_spec(raw_spec: Any, namespace: str, rules: ResourceRules) -> dict[str, Any]:

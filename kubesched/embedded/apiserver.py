@@ -35,6 +35,7 @@ from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.embedded import dra_admission
 from kubesched.embedded.admission import admit_create, admit_update, system_priority_classes
 from kubesched.embedded.stored import Key, copy_json, key_of, merge_conditions, shallow_status_copy
+from kubesched.util.slots import slot_builder
 
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what the API server uses for generateName
 #: Recorded events live this long (kube-apiserver's --event-ttl default) ...
@@ -46,6 +47,9 @@ MAX_EVENTS = 10_000
 
 _copy: Callable[[dict[str, Any]], dict[str, Any]] = copy_json  # the stored objects
 
+
+#: WatchEvent(...) with its slots set straight: every write to a watched kind queues one.
+_watch_event = slot_builder(WatchEvent)
 
 _EVENT = kind_info("Event")
 _POD = kind_info("Pod")
@@ -283,7 +287,7 @@ class EmbeddedCluster:
         rv = meta.get("resourceVersion")
         if rv and str(rv) != cur_meta["resourceVersion"]:
             raise Conflict.modified(info.qualified_resource, name)
-        self._check_uid(info.qualified_resource, name, meta.get("uid"), cur_meta["uid"])
+        self._check_uid(info, name, meta.get("uid"), cur_meta["uid"])
         return current
 
     def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -307,7 +311,7 @@ class EmbeddedCluster:
         ns = self._namespace_arg(info, namespace, allow_all=False) or ""
         with self._lock:
             current = self._current(info, ns, name)
-            self._check_uid(info.qualified_resource, name, uid, current["metadata"]["uid"])
+            self._check_uid(info, name, uid, current["metadata"]["uid"])
             if kind == "Namespace":
                 for other_kind, bucket in list(self._store.items()):
                     for key in sorted(k for k in bucket if k[0] == name):
@@ -594,10 +598,12 @@ class EmbeddedCluster:
         return obj
 
     @staticmethod
-    def _check_uid(resource: str, name: str, wanted: str | None, actual: str) -> None:
+    def _check_uid(resource: KindInfo | str, name: str, wanted: str | None, actual: str) -> None:
+        """Conflict when a uid precondition names another object (the resource's name for the error is
+        worked out only then: most writes carry no precondition, or the right one)."""
         if wanted and wanted != actual:
             raise Conflict.of(
-                resource,
+                resource if isinstance(resource, str) else resource.qualified_resource,
                 name,
                 f"Precondition failed: UID in precondition: {wanted}, UID in object meta: {actual}",
             )
@@ -672,7 +678,7 @@ class EmbeddedCluster:
         if kind not in self._watchers_of:
             return
         self._event_seq += 1
-        self._queue.append((self._event_seq, WatchEvent(event_type, kind, obj, old)))
+        self._queue.append((self._event_seq, _watch_event(event_type, kind, obj, old)))
 
     def _after_write(self) -> None:
         if self._synchronous:

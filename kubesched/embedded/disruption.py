@@ -127,14 +127,14 @@ class DisruptionController:
             self._watch = None
 
     def handle_event(self, event: WatchEvent) -> None:
+        if event.kind == "Pod" and not self.cluster.count("PodDisruptionBudget"):
+            return  # no budget to count the pod in (asked first: most events are pods', most runs have none)
         namespace = (event.obj.get("metadata") or {}).get("namespace") or "default"
         if event.kind != "Pod":
             if event.type == "DELETED":
                 self._matchers.pop(str(event.obj["metadata"].get("uid")), None)
             update_pdb_status(self.cluster, namespace)
             return
-        if not self.cluster.count("PodDisruptionBudget"):
-            return  # no budget to count the pod in
         if event.type == "MODIFIED" and event.old is not None and not _counted_change(event.old, event.obj):
             return
         pods = [event.obj] if event.old is None else [event.obj, event.old]

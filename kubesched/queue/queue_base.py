@@ -188,10 +188,14 @@ class QueueBase:
         if self._metrics is None:
             return
         gated = self._unschedulable.gated_count
-        counts = (len(self._active), len(self._backoff), len(self._unschedulable) - gated, gated)
+        active, backoff, unschedulable = len(self._active), len(self._backoff), len(self._unschedulable) - gated
+        counts = (active, backoff, unschedulable, gated)
         if counts != self._last_counts:
             self._last_counts = counts
-            self._metrics.pending_pods_changed(dict(zip((ACTIVE, BACKOFF, UNSCHEDULABLE, GATED), counts, strict=True)))
+            # A dict display: a third of what dict(zip(...)) costs, and this runs twice an arrival.
+            self._metrics.pending_pods_changed(
+                {ACTIVE: active, BACKOFF: backoff, UNSCHEDULABLE: unschedulable, GATED: gated}
+            )
 
     def _incoming(self, queue: str, event: str, pod: Pod) -> None:
         """``pod`` entered ``queue`` because of ``event``: counted, and logged at V5."""

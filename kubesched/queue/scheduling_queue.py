@@ -438,9 +438,10 @@ class SchedulingQueue(QueueBase):
 
     def delete(self, pod: Pod) -> None:
         """A pending pod was deleted (or got bound by someone else): forget it and its nomination."""
+        uid = pod.uid
         with self._lock:
-            self._nominator._delete(pod.uid)
-            gone = self._active.delete(pod.uid) or self._backoff.delete(pod.uid) or self._unschedulable.remove(pod.uid)
+            self._nominator._delete(uid)
+            gone = self._active.delete(uid) or self._backoff.delete(uid) or self._unschedulable.remove(uid)
             if gone is not None:
                 self._count_reasons(gone, -1)
                 self._publish_counts()

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple, overload
 
 from kubesched.recording.attempt import Attempt, NameOrder
 from kubesched.recording.recorder import Recorder
-from kubesched.util.slots import slot_maker
+from kubesched.util.slots import slot_builder
 
 #: How many of the best-scoring nodes a summary names.
 TOP_NODES = 3
@@ -147,7 +147,7 @@ class AttemptSummary:
         return out
 
 
-_make_summary = slot_maker(AttemptSummary)
+_make_summary = slot_builder(AttemptSummary)
 
 
 class SummaryRecorder(Recorder):

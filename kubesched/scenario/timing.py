@@ -58,7 +58,7 @@ def _parse_seconds(text: Any, where: str) -> float:
 
 def _annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    return annotations if isinstance(annotations, Mapping) else {}
+    return annotations if type(annotations) is dict or isinstance(annotations, Mapping) else {}
 
 
 def arrival_seconds(obj: Mapping[str, Any], where: str) -> float | None:

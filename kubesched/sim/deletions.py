@@ -28,7 +28,7 @@ from typing import Any
 
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.embedded.workloads.manager import GARBAGE_COLLECTED, SCALE_DOWN
-from kubesched.util.slots import slot_maker
+from kubesched.util.slots import slot_builder
 
 PREEMPTED = "preempted"
 COMPLETED = "completed"
@@ -61,7 +61,7 @@ class Deletion:
         return {"pod": self.pod, "reason": self.reason, "at": self.at, "node": self.node, "by": self.by}
 
 
-_make_deletion = slot_maker(Deletion)
+_make_deletion = slot_builder(Deletion)
 
 
 def _version(obj: Mapping[str, Any]) -> int | None:

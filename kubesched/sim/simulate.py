@@ -126,7 +126,7 @@ def _deterministic_uids(seed: int) -> Callable[[], str]:
     bits = random.Random(f"uids-{seed}").getrandbits
 
     def uid() -> str:
-        h = (bits(128) & _UUID4_KEEP | _UUID4_SET).to_bytes(16).hex()  # 32 hex digits, as "%032x" writes
+        h = (bits(128) & _UUID4_KEEP | _UUID4_SET).to_bytes(16).hex()  # the 32 digits, cheaper than "%032x"
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
     return uid
@@ -304,7 +304,8 @@ class Simulation:
         last = 0.0
         for index, obj in enumerate(stream, 1):
             where = f"arrivals: item {index}"
-            if not isinstance(obj, Mapping) or obj.get("kind") != "Pod" or not _is_pending_pod(obj):
+            is_mapping = type(obj) is dict or isinstance(obj, Mapping)  # dict first: the abstract check is slower
+            if not is_mapping or obj.get("kind") != "Pod" or not _is_pending_pod(obj):
                 raise SimulationError(f"{where}: expected a Pod without spec.nodeName")
             try:
                 at = arrival_seconds(obj, where) or 0.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import types
 from typing import Any
 
 import pytest
@@ -384,31 +385,25 @@ def test_nodes_of_one_shape_share_its_parse_but_keep_their_own_names() -> None:
         assert info.value.path == "spec.unschedulable"
 
 
-def test_evolve_makes_what_dataclasses_replace_makes_and_leaves_the_original() -> None:
+def test_a_pod_copied_from_its_spec_template_is_the_pod_its_fields_make() -> None:
     import dataclasses
 
-    from kubesched.api.objects import evolve
-
-    pod = Pod.from_dict(pod_dict("p", cpu="1", labels={"app": "web"}))
-    moved = evolve(pod, node_name="n1", meta=evolve(pod.meta, resource_version="7"))
-    expected = dataclasses.replace(pod, node_name="n1", meta=dataclasses.replace(pod.meta, resource_version="7"))
+    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}], "priority": 3}
+    first = Pod.from_dict(pod_dict("a", spec=copy.deepcopy(spec), labels={"app": "x"}))
+    raw = {
+        **pod_dict("b", spec={**copy.deepcopy(spec), "nodeName": "n1"}, labels={"app": "y"}),
+        "status": {"phase": "Running", "nominatedNodeName": "n2", "startTime": "2024-01-01T00:00:05Z"},
+    }
+    second = Pod.from_dict(raw)  # a copy of the template the first parse made
     names = [f.name for f in dataclasses.fields(Pod)]
-    assert [getattr(moved, n) for n in names] == [getattr(expected, n) for n in names]
-    assert moved.meta == expected.meta
-    assert (pod.node_name, pod.meta.resource_version) == ("", "")
-    with pytest.raises(TypeError, match="node"):
-        evolve(pod, node="n1")
+    expected = Pod(**{**{n: getattr(first, n) for n in names}, **{n: getattr(second, n) for n in _OWN}})
+    assert [getattr(second, n) for n in names] == [getattr(expected, n) for n in names]
+    assert (second.raw, second.node_name, second.phase, second.nominated_node_name) == (raw, "n1", "Running", "n2")
+    assert (second.labels, second.start_time.second if second.start_time else None) == ({"app": "y"}, 5)
+    assert (first.node_name, first.phase, first.start_time, first.labels) == ("", "Pending", None, {"app": "x"})
+    # A spec that is a mapping but no dict is parsed whole, its node name with it.
+    proxied = Pod.from_dict({**pod_dict("c"), "spec": types.MappingProxyType({**spec, "nodeName": "n3"})})
+    assert (proxied.node_name, proxied.priority) == ("n3", 3)
 
 
-def test_evolve_refuses_a_dataclass_without_slots() -> None:
-    import dataclasses
-
-    from kubesched.api.objects import evolve
-
-    @dataclasses.dataclass(frozen=True)
-    class Plain:
-        a: int
-        b: int
-
-    with pytest.raises(TypeError, match="slotted"):
-        evolve(Plain(1, 2), a=3)
+_OWN = ("raw", "meta", "node_name", "phase", "nominated_node_name", "start_time")

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.api.objects import Pod, evolve
+from kubesched.api.frozen import evolve
+from kubesched.api.objects import Pod
 from kubesched.cache.node_info import HostPortInfo, NodeInfo
 from tests.factories import make_node, make_pod
 

@@ -228,6 +228,7 @@ def test_delete_with_uid_precondition(cluster: EmbeddedCluster) -> None:
     with pytest.raises(Conflict) as info:
         cluster.delete("Pod", "default", "web-1", uid="wrong")
     assert "Precondition failed: UID in precondition: wrong" in info.value.message
+    assert info.value.message.startswith('Operation cannot be fulfilled on pods "web-1": ')
     cluster.get("Pod", "default", "web-1")
     last = cluster.delete("Pod", "default", "web-1", uid=created["metadata"]["uid"])
     assert last["metadata"]["name"] == "web-1"
