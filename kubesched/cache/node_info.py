@@ -185,11 +185,15 @@ class NodeInfo:
         would). A new version of the same pod that counts for the same (a binding confirmed, a status
         update: the parsed fields are shared) keeps the node's sums as they are."""
         uid = pod.meta.uid
-        i = next((k for k, p in enumerate(self.pods) if p.meta.uid == uid), -1)
+        pods = self.pods
+        # From the end: the pod confirmed is usually the one assumed last (uids are unique on a node).
+        i = len(pods) - 1
+        while i >= 0 and pods[i].meta.uid != uid:
+            i -= 1
         if i < 0:
             self.add_pod(pod)
             return
-        existing = self.pods[i]
+        existing = pods[i]
         if not _counts_the_same(existing, pod):
             self.remove_pod(existing)
             self.add_pod(pod)
