@@ -30,7 +30,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
-from kubesched.plugins.helper import features_of
+from kubesched.plugins.helper import SKIP_STATUS, features_of
 from kubesched.queue import events as qevents
 from kubesched.queue.hints import object_meta
 
@@ -143,7 +143,7 @@ class VolumeRestrictions:
         used = self.handle.snapshot.used_pvcs
         conflicts = sum(1 for name in rwop if f"{pod.namespace}/{name}" in used)
         if not needs_check and conflicts == 0:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         state.write(PRE_FILTER_STATE_KEY, _State(frozenset(rwop), conflicts))
         return None, None
 

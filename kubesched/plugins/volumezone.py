@@ -28,8 +28,9 @@ from kubesched.framework.interfaces import (
     QueueingHint,
     queueing_hints_enabled,
 )
-from kubesched.framework.status import Code, Status, unresolvable
+from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
+from kubesched.plugins.helper import SKIP_STATUS
 from kubesched.queue import events as qevents
 from kubesched.queue.hints import object_meta
 
@@ -125,7 +126,7 @@ class VolumeZone:
         if status is not None:
             return None, status
         if not topologies:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         state.write(PRE_FILTER_STATE_KEY, _State(topologies))
         return None, None
 

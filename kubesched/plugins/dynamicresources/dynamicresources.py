@@ -63,7 +63,7 @@ from kubesched.plugins.dynamicresources.claims import (
 )
 from kubesched.plugins.dynamicresources.device_counts import selector_mask, simple_request
 from kubesched.plugins.dynamicresources.dra_manager import ClaimNotFound, DRAManager, OutOfSync, manager_for
-from kubesched.plugins.helper import features_of
+from kubesched.plugins.helper import SKIP_STATUS, features_of
 from kubesched.queue import events as qevents
 
 if TYPE_CHECKING:
@@ -128,17 +128,17 @@ class DynamicResources:
     # -- PreFilter ------------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         if not self.enabled:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         s = StateData()
         state.write(STATE_KEY, s)  # first, so that PostFilter knows PreFilter ran
         if not has_claims(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         try:
             claims = pod_claims(pod, self.tracker)
         except ClaimsUnavailable as err:
             return None, unresolvable(str(err))
         if not claims:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         infos = [ClaimInfo() for _ in claims]
         to_allocate = 0
         for index, claim in enumerate(claims):
