@@ -129,10 +129,11 @@ class DynamicResources:
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         if not self.enabled:
             return None, SKIP_STATUS
+        if not has_claims(pod):
+            state.write(STATE_KEY, _NO_CLAIMS)  # so that PostFilter knows PreFilter ran
+            return None, SKIP_STATUS
         s = StateData()
         state.write(STATE_KEY, s)  # first, so that PostFilter knows PreFilter ran
-        if not has_claims(pod):
-            return None, SKIP_STATUS
         try:
             claims = pod_claims(pod, self.tracker)
         except ClaimsUnavailable as err:
@@ -419,6 +420,11 @@ class DynamicResources:
     def is_schedulable_after_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """The queueing hint of a pod's UpdatePodGeneratedResourceClaim (see :mod:`.hints`)."""
         return hints.is_schedulable_after_pod_change(self.tracker, pod, old_obj, new_obj)
+
+
+#: The state of every pod naming no claim, shared: with ``claims`` empty, Filter, PostFilter, Reserve,
+#: Unreserve and PreBind all stop before writing anything into a state, so it stays empty.
+_NO_CLAIMS = StateData()
 
 
 def _verdicts(fits: np.ndarray, reached: np.ndarray) -> BatchFilterResult:
