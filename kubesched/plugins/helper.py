@@ -97,7 +97,8 @@ def default_normalize_score(
 def normalize_score_array(max_priority: int, reverse: bool, scores: np.ndarray) -> np.ndarray:
     """The batch form of :func:`default_normalize_score`: a new int64 array, same order."""
     raw = np.asarray(scores, dtype=np.int64)
-    highest = int(np.maximum.reduce(raw)) if raw.size else 0
+    # All zeros (nothing scored, the common case) is told by a count, much cheaper than the maximum.
+    highest = int(np.maximum.reduce(raw)) if np.count_nonzero(raw) else 0
     if highest <= 0:
         if not reverse:
             return raw.copy()

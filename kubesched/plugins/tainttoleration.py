@@ -36,7 +36,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
-from kubesched.plugins.helper import default_normalize_score, features_of
+from kubesched.plugins.helper import IdentityMemo, default_normalize_score, features_of, normalize_score_array
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import NodeInfoList, Snapshot
@@ -89,6 +89,8 @@ class TaintToleration:
     def __init__(self, handle: Handle | None = None) -> None:
         self.handle = handle
         self._names_taint = not features_of(handle).at_least("1.34")
+        #: PreScore's state per parsed tolerations tuple (pods of one spec share theirs).
+        self._pre_score_states: IdentityMemo[tuple[Toleration, ...], _PreScoreState] = IdentityMemo()
 
     def _reason(self, taint: Taint) -> str:
         return untolerated_reason(taint) if self._names_taint else ERR_REASON_UNTOLERATED
@@ -126,7 +128,11 @@ class TaintToleration:
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
         if len(nodes) == 0:
             return None
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(prefer_no_schedule_tolerations(pod.tolerations)))
+        tolerations = pod.tolerations
+        s = self._pre_score_states.get(tolerations)
+        if s is None:
+            s = self._pre_score_states.put(tolerations, _PreScoreState(prefer_no_schedule_tolerations(tolerations)))
+        state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
     def _tolerations(self, state: CycleState, pod: Pod) -> tuple[Toleration, ...]:
@@ -161,7 +167,7 @@ class TaintToleration:
         return None
 
     def normalize_scores(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray:
-        return default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return normalize_score_array(MAX_NODE_SCORE, True, scores)
 
     def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
         if not queueing_hints_enabled(self.handle):

@@ -126,6 +126,8 @@ def rows_of(snapshot: Snapshot, names: list[str]) -> np.ndarray:
         (False, [7], [100]),
         (True, [], []),
         (False, [3, 0, 1000], [0, 0, 100]),
+        (True, [0, -3, 0], [100, 100, 100]),  # not all zero, yet nothing above 0
+        (False, [-2, 0], [-2, 0]),
     ],
 )
 def test_default_normalize_score(reverse: bool, raw: list[int], want: list[int]) -> None:

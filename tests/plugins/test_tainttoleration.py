@@ -162,6 +162,21 @@ def test_score(
     assert plugin.normalize_scores(state, pod, plugin.score_nodes(state, pod, nodes)).tolist() == want
 
 
+def test_pre_score_state_is_kept_per_parsed_tolerations() -> None:
+    """Pods of one spec share their parsed tolerations, and so PreScore's state; others get their own."""
+    plugin = tainttoleration.TaintToleration()
+    nodes = make_snapshot([make_node("n")]).all_nodes()
+    prefer = [tol("x", "Exists", effect="PreferNoSchedule"), tol("y", "Exists", effect="NoSchedule")]
+    pods = [make_pod(name, spec={"tolerations": prefer}) for name in ("a", "b")] + [make_pod("c")]
+    states = []
+    for pod in pods:
+        state = CycleState()
+        assert plugin.pre_score(state, pod, nodes) is None
+        states.append(state.read(tainttoleration.PRE_SCORE_STATE_KEY))
+    assert states[0] is states[1] and [t.key for t in states[0].tolerations] == ["x"]
+    assert states[2].tolerations == ()
+
+
 def test_score_without_pre_score_computes_on_the_fly() -> None:
     plugin = tainttoleration.TaintToleration()
     pod = make_pod("p")
