@@ -127,6 +127,8 @@ class VolumeRestrictions:
         self.rwop_reason = ERR_REASON_RWOP_IN_USE if features_of(handle).at_least("1.34") else ERR_REASON_RWOP_CONFLICT
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.volumes:  # nothing to check and no claim to count: what the checks below end in
+            return None, SKIP_STATUS
         needs_check = any(needs_restrictions_check(v) for v in pod.volumes)
         listers = self.handle.listers
         rwop: set[str] = set()

@@ -122,6 +122,8 @@ class VolumeZone:
         return out, None
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.volumes:  # no claim, so no topology: what the lookup below ends in
+            return None, SKIP_STATUS
         topologies, status = self._pv_topologies(pod)
         if status is not None:
             return None, status

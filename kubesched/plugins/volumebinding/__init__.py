@@ -97,7 +97,7 @@ class VolumeBinding:
 
     # -- PreFilter ----------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
-        has, problem = pod_has_pvcs(pod, self.handle.listers)
+        has, problem = pod_has_pvcs(pod, self.handle.listers) if pod.volumes else (False, None)
         if problem is not None:
             return None, unresolvable(problem)
         if not has:
