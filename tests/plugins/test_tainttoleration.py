@@ -195,6 +195,28 @@ def test_protocols_and_events() -> None:
     )
 
 
+def test_kept_group_answers_follow_the_snapshot_and_the_pod() -> None:
+    """Filter's and Score's per-group answers are kept for one group list and one tolerations tuple:
+    another snapshot or another pod gets its own."""
+    plugin = tainttoleration.TaintToleration()
+    plain = make_snapshot([make_node("a"), make_node("b")])
+    tainted = make_snapshot(
+        [make_node("a", taints=[taint("x", "1")]), make_node("b", taints=[taint("y", "1", "PreferNoSchedule")])]
+    )
+    pod, tolerant = make_pod("p"), make_pod("q", spec={"tolerations": [tol(op="Exists")]})
+
+    def verdicts(snap: Any, p: Any) -> tuple[list[int], list[int]]:
+        state = CycleState()
+        plugin.pre_score(state, p, snap.all_nodes())
+        index = plugin.filter_nodes(state, p, snap, np.arange(2)).status_index.tolist()
+        return index, plugin.score_nodes(state, p, snap.all_nodes()).tolist()
+
+    for _ in range(2):
+        assert verdicts(plain, pod) == ([-1, -1], [0, 0])
+        assert verdicts(tainted, pod) == ([0, -1], [0, 1])
+        assert verdicts(tainted, tolerant) == ([-1, -1], [0, 0])
+
+
 def test_batch_equals_per_node_on_random_clusters() -> None:
     rng = random.Random(11)
     tol_choices: list[dict[str, Any]] = [
