@@ -308,6 +308,8 @@ class DynamicResources:
         s: StateData | None = state.get(STATE_KEY)
         if s is None:
             return Status(Code.ERROR, (NOT_FOUND,))
+        if not s.claims:  # nothing to allocate (most pods)
+            return None
         to_allocate = s.to_allocate()
         if not to_allocate or s.allocator is None:
             return None  # allocated claims are reserved for the pod in PreBind
