@@ -78,22 +78,21 @@ def _first_untolerated(taints: Sequence[Taint], tolerations: Sequence[Toleration
 class _PerGroup(Generic[T]):
     """One answer per taint group of a snapshot (see Snapshot.taint_groups) for one tolerations tuple,
     kept while both are the same objects: a snapshot replaces its group list (never changes it) when
-    taints change, and pods of one spec share their parsed tolerations."""
+    taints change, and pods of one spec share their parsed tolerations. The three are kept as one
+    tuple, replaced whole, so a reader never sees answers with another pair's keys."""
 
-    __slots__ = ("_answer", "_answers", "_groups", "_tolerations")
+    __slots__ = ("_answer", "_kept")
 
     def __init__(self, answer: Callable[[Sequence[Taint], Sequence[Toleration]], T]) -> None:
         self._answer = answer
-        self._groups: list[tuple[Taint, ...]] | None = None
-        self._tolerations: Sequence[Toleration] | None = None
-        self._answers: list[T] = []
+        self._kept: tuple[list[tuple[Taint, ...]], Sequence[Toleration], list[T]] | None = None
 
     def answers(self, groups: list[tuple[Taint, ...]], tolerations: Sequence[Toleration]) -> list[T]:
-        if groups is not self._groups or tolerations is not self._tolerations:
+        kept = self._kept
+        if kept is None or kept[0] is not groups or kept[1] is not tolerations:
             answer = self._answer
-            self._answers = [answer(taints, tolerations) for taints in groups]
-            self._groups, self._tolerations = groups, tolerations
-        return self._answers
+            kept = self._kept = (groups, tolerations, [answer(taints, tolerations) for taints in groups])
+        return kept[2]
 
 
 class _PreScoreState:
