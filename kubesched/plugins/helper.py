@@ -1,15 +1,55 @@
-"""Helpers shared by several in-tree plugins: score normalisation, the feature gates a plugin reads."""
+"""Helpers shared by several in-tree plugins: score normalisation, the feature gates a plugin reads,
+the shared Skip answer and a memo of per-pod values keyed by a parsed field's identity."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import numpy as np
 
 from kubesched.config.features import FeatureGates, feature_gates
+from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from kubesched.framework.interfaces import NodeScore
+
+
+#: PreFilter's and PreScore's Skip answer, one instance for every cycle: the framework only reads a
+#: Skip's code (it notes the plugin as skipped and drops the status), so nothing mutates or keeps it.
+#: Return it only from those two points, and never set its plugin.
+SKIP_STATUS = Status(Code.SKIP)
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class IdentityMemo(Generic[K, V]):
+    """Values computed from a read-only object (a parsed pod field: pods of one workload share the
+    parsed spec, so most pods hand over the same mapping), found by the object's identity.
+
+    An entry holds its object, so no other object can take its id while it is kept; the memo never
+    goes stale as long as the objects are not changed in place (parsed pod fields never are). At most
+    ``limit`` entries: when full it starts over.
+    """
+
+    __slots__ = ("_entries", "limit")
+
+    def __init__(self, limit: int = 64) -> None:
+        self._entries: dict[int, tuple[K, V]] = {}
+        self.limit = limit
+
+    def get(self, key: K) -> V | None:
+        entry = self._entries.get(id(key))
+        return entry[1] if entry is not None and entry[0] is key else None
+
+    def put(self, key: K, value: V) -> V:
+        if len(self._entries) >= self.limit:
+            self._entries.clear()
+        self._entries[id(key)] = (key, value)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 def features_of(handle: Any) -> FeatureGates:
@@ -57,7 +97,8 @@ def default_normalize_score(
 def normalize_score_array(max_priority: int, reverse: bool, scores: np.ndarray) -> np.ndarray:
     """The batch form of :func:`default_normalize_score`: a new int64 array, same order."""
     raw = np.asarray(scores, dtype=np.int64)
-    highest = int(np.maximum.reduce(raw)) if raw.size else 0
+    # All zeros (nothing scored, the common case) is told by a count, much cheaper than the maximum.
+    highest = int(np.maximum.reduce(raw)) if np.count_nonzero(raw) else 0
     if highest <= 0:
         if not reverse:
             return raw.copy()

@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.objects import Pod
+from kubesched.api.objects import Container, Pod
 from kubesched.cache.node_info import ImageStateSummary, NodeInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import MAX_NODE_SCORE, ScoreExtensions
 from kubesched.framework.status import Status
 from kubesched.plugins import names
+from kubesched.plugins.helper import IdentityMemo
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import NodeInfoList, Snapshot
@@ -119,17 +120,30 @@ class ImageLocality:
     def __init__(self, handle: Any = None) -> None:
         self.handle = handle
         self._index: _ImageIndex | None = None
+        #: The pod's normalised images per parsed containers tuple (pods of one spec share it), with
+        #: the init containers they were read with.
+        self._images: IdentityMemo[tuple[Container, ...], tuple[tuple[Container, ...], tuple[str, ...]]] = (
+            IdentityMemo()
+        )
+
+    def _pod_images(self, pod: Pod) -> tuple[str, ...]:
+        """:func:`_pod_images`, kept per parsed containers."""
+        containers, init = pod.containers, pod.init_containers
+        kept = self._images.get(containers)
+        if kept is None or kept[0] is not init:
+            kept = self._images.put(containers, (init, _pod_images(pod)))
+        return kept[1]
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         total_nodes = len(self.handle.snapshot)
-        images = _pod_images(pod)
+        images = self._pod_images(pod)
         summed = sum_image_scores(node_info.image_states, images, total_nodes)
         return calculate_priority(summed, len(images)), None
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
         snapshot = nodes.snapshot
         rows = np.asarray(nodes.indices)
-        images = _pod_images(pod)
+        images = self._pod_images(pod)
         total_nodes = len(snapshot)
         index = self._index
         if index is None or not index.current_for(snapshot):

@@ -51,7 +51,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
-from kubesched.plugins.helper import features_of
+from kubesched.plugins.helper import SKIP_STATUS, features_of
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import LabelColumn, NodeInfoList, Snapshot
@@ -379,7 +379,7 @@ class InterPodAffinity:
         if not (
             aff.required_affinity or aff.required_anti_affinity or snapshot.affinity_terms.terms(REQUIRED_ANTI_AFFINITY)
         ):
-            return None, Status(Code.SKIP)  # what the full check below ends in, without resolving anything
+            return None, SKIP_STATUS  # what the full check below ends in, without resolving anything
         listers = self._listers()
         s = _PreFilterState(
             pod,
@@ -393,7 +393,7 @@ class InterPodAffinity:
                 rows, counts = tc.arrays()
                 existing_anti.add(snapshot, tc.term.topology_key, rows, counts, 1)
         if not s.affinity_terms and not s.anti_affinity_terms and not existing_anti.nonzero():
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         affinity = _DomainTotals()
         if s.affinity_terms:
             rows = self._rows_matching_all(snapshot, s.affinity_terms)
@@ -506,11 +506,11 @@ class InterPodAffinity:
     # -- PreScore / Score -------------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList | Sequence[NodeInfo]) -> Status | None:
         if len(nodes) == 0:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         aff = pod.pod_affinity
         has_preferences = bool(aff.preferred_affinity or aff.preferred_anti_affinity)
         if self.ignore_preferred_terms_of_existing_pods and not has_preferences:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         snapshot = getattr(nodes, "snapshot", None)
         if snapshot is None:
             snapshot = self._snapshot()
@@ -521,7 +521,7 @@ class InterPodAffinity:
             or terms.terms(PREFERRED_ANTI_AFFINITY)
             or (self.hard_pod_affinity_weight > 0 and terms.terms(REQUIRED_AFFINITY))
         ):
-            return Status(Code.SKIP)  # no term to count, on either side: the loops below touch nothing
+            return SKIP_STATUS  # no term to count, on either side: the loops below touch nothing
         listers = self._listers()
         totals = _DomainTotals()
         for weighted_terms, sign in ((aff.preferred_affinity, 1), (aff.preferred_anti_affinity, -1)):
@@ -541,7 +541,7 @@ class InterPodAffinity:
                     weight = fixed_weight if fixed_weight is not None else tc.weight
                     totals.add(snapshot, tc.term.topology_key, rows, counts, sign * weight)
         if not totals.touched:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(totals, snapshot))
         return None
 

@@ -43,9 +43,9 @@ from kubesched.framework.interfaces import (
     minus_ones,
     queueing_hints_enabled,
 )
-from kubesched.framework.status import Code, Status, unresolvable
+from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
-from kubesched.plugins.helper import default_normalize_score
+from kubesched.plugins.helper import SKIP_STATUS, default_normalize_score
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import LabelColumn, NodeInfoList, Snapshot
@@ -223,7 +223,7 @@ class NodeAffinity:
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         required = pod.node_affinity.required if pod.node_affinity is not None else None
         if required is None and self.added_selector is None and not _has_node_selector(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         state.write(PRE_FILTER_STATE_KEY, RequiredNodeAffinity.of(pod))
         if required is None or not required.terms:
             return None, None
@@ -280,7 +280,7 @@ class NodeAffinity:
         if len(nodes) == 0:
             return None
         if not _has_preferred_field(pod) and self.added_preferred is None:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(pod))
         return None
 

@@ -26,8 +26,9 @@ from kubesched.framework.interfaces import (
     QueueingHint,
     queueing_hints_enabled,
 )
-from kubesched.framework.status import Code, Status, unschedulable
+from kubesched.framework.status import Status, unschedulable
 from kubesched.plugins import names
+from kubesched.plugins.helper import SKIP_STATUS
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import Snapshot
@@ -69,7 +70,7 @@ class NodePorts:
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.host_ports:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         state.write(PRE_FILTER_STATE_KEY, _WantedPorts(pod.host_ports))
         return None, None
 

@@ -59,14 +59,13 @@ class NodeUnschedulable:
         return unresolvable(ERR_REASON_UNSCHEDULABLE)
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
-        if tolerates_unschedulable(pod):
-            return BatchFilterResult.all_pass(len(indices))
+        # No cordoned node (the usual case, known from the kept column) or a tolerant pod: all pass.
         column = self._cordoned(snapshot)
         seen, any_cordoned = self._seen
         if column is not seen:
             any_cordoned = bool(column.any())
             self._seen = (column, any_cordoned)
-        if not any_cordoned:
+        if not any_cordoned or tolerates_unschedulable(pod):
             return BatchFilterResult.all_pass(len(indices))
         cordoned = column[indices]
         if not cordoned.any():

@@ -6,8 +6,8 @@ The filter's reason names the first untolerated taint in v1.30 (``{key: value}``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
@@ -36,10 +36,12 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
-from kubesched.plugins.helper import default_normalize_score, features_of
+from kubesched.plugins.helper import IdentityMemo, default_normalize_score, features_of, normalize_score_array
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import NodeInfoList, Snapshot
+
+T = TypeVar("T")
 
 NAME = names.TAINT_TOLERATION
 
@@ -69,6 +71,30 @@ def count_intolerable_prefer_no_schedule(taints: Sequence[Taint], tolerations: S
     )
 
 
+def _first_untolerated(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
+    return find_untolerated_taint(taints, tolerations, DO_NOT_SCHEDULE_EFFECTS)
+
+
+class _PerGroup(Generic[T]):
+    """One answer per taint group of a snapshot (see Snapshot.taint_groups) for one tolerations tuple,
+    kept while both are the same objects: a snapshot replaces its group list (never changes it) when
+    taints change, and pods of one spec share their parsed tolerations. The three are kept as one
+    tuple, replaced whole, so a reader never sees answers with another pair's keys."""
+
+    __slots__ = ("_answer", "_kept")
+
+    def __init__(self, answer: Callable[[Sequence[Taint], Sequence[Toleration]], T]) -> None:
+        self._answer = answer
+        self._kept: tuple[list[tuple[Taint, ...]], Sequence[Toleration], list[T]] | None = None
+
+    def answers(self, groups: list[tuple[Taint, ...]], tolerations: Sequence[Toleration]) -> list[T]:
+        kept = self._kept
+        if kept is None or kept[0] is not groups or kept[1] is not tolerations:
+            answer = self._answer
+            kept = self._kept = (groups, tolerations, [answer(taints, tolerations) for taints in groups])
+        return kept[2]
+
+
 class _PreScoreState:
     """The pod's PreferNoSchedule-relevant tolerations; never changes within a cycle."""
 
@@ -89,6 +115,11 @@ class TaintToleration:
     def __init__(self, handle: Handle | None = None) -> None:
         self.handle = handle
         self._names_taint = not features_of(handle).at_least("1.34")
+        #: PreScore's state per parsed tolerations tuple (pods of one spec share theirs).
+        self._pre_score_states: IdentityMemo[tuple[Toleration, ...], _PreScoreState] = IdentityMemo()
+        #: The last per-group answers of Filter and of Score, with the group list and tolerations they are for.
+        self._kept_untolerated: _PerGroup[Taint | None] = _PerGroup(_first_untolerated)
+        self._kept_counts: _PerGroup[int] = _PerGroup(count_intolerable_prefer_no_schedule)
 
     def _reason(self, taint: Taint) -> str:
         return untolerated_reason(taint) if self._names_taint else ERR_REASON_UNTOLERATED
@@ -104,8 +135,7 @@ class TaintToleration:
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, indices: np.ndarray) -> BatchFilterResult:
         """One toleration check per distinct taint list, then a gather over the nodes."""
         group_of_node, group_taints = snapshot.taint_groups()
-        tolerations = pod.tolerations
-        untolerated = [find_untolerated_taint(taints, tolerations, DO_NOT_SCHEDULE_EFFECTS) for taints in group_taints]
+        untolerated = self._kept_untolerated.answers(group_taints, pod.tolerations)
         if not any(untolerated):
             return BatchFilterResult.all_pass(len(indices))
         statuses: list[Status] = []
@@ -126,7 +156,11 @@ class TaintToleration:
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
         if len(nodes) == 0:
             return None
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(prefer_no_schedule_tolerations(pod.tolerations)))
+        tolerations = pod.tolerations
+        s = self._pre_score_states.get(tolerations)
+        if s is None:
+            s = self._pre_score_states.put(tolerations, _PreScoreState(prefer_no_schedule_tolerations(tolerations)))
+        state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
     def _tolerations(self, state: CycleState, pod: Pod) -> tuple[Toleration, ...]:
@@ -146,7 +180,7 @@ class TaintToleration:
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> np.ndarray:
         tolerations = self._tolerations(state, pod)
         group_of_node, group_taints = nodes.snapshot.taint_groups()
-        counts = [count_intolerable_prefer_no_schedule(taints, tolerations) for taints in group_taints]
+        counts = self._kept_counts.answers(group_taints, tolerations)
         if not any(counts):  # no PreferNoSchedule taint the pod does not tolerate, on any node
             return np.zeros(len(nodes.indices), dtype=np.int64)
         per_node: np.ndarray = np.array(counts, dtype=np.int64)[group_of_node[nodes.indices]]
@@ -161,7 +195,7 @@ class TaintToleration:
         return None
 
     def normalize_scores(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray:
-        return default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return normalize_score_array(MAX_NODE_SCORE, True, scores)
 
     def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]:
         if not queueing_hints_enabled(self.handle):

@@ -30,7 +30,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
-from kubesched.plugins.helper import features_of
+from kubesched.plugins.helper import SKIP_STATUS, features_of
 from kubesched.queue import events as qevents
 from kubesched.queue.hints import object_meta
 
@@ -127,6 +127,8 @@ class VolumeRestrictions:
         self.rwop_reason = ERR_REASON_RWOP_IN_USE if features_of(handle).at_least("1.34") else ERR_REASON_RWOP_CONFLICT
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.volumes:  # nothing to check and no claim to count: what the checks below end in
+            return None, SKIP_STATUS
         needs_check = any(needs_restrictions_check(v) for v in pod.volumes)
         listers = self.handle.listers
         rwop: set[str] = set()
@@ -143,7 +145,7 @@ class VolumeRestrictions:
         used = self.handle.snapshot.used_pvcs
         conflicts = sum(1 for name in rwop if f"{pod.namespace}/{name}" in used)
         if not needs_check and conflicts == 0:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         state.write(PRE_FILTER_STATE_KEY, _State(frozenset(rwop), conflicts))
         return None, None
 

@@ -28,8 +28,9 @@ from kubesched.framework.interfaces import (
     QueueingHint,
     queueing_hints_enabled,
 )
-from kubesched.framework.status import Code, Status, unresolvable
+from kubesched.framework.status import Status, unresolvable
 from kubesched.plugins import names
+from kubesched.plugins.helper import SKIP_STATUS
 from kubesched.queue import events as qevents
 from kubesched.queue.hints import object_meta
 
@@ -121,11 +122,13 @@ class VolumeZone:
         return out, None
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.volumes:  # no claim, so no topology: what the lookup below ends in
+            return None, SKIP_STATUS
         topologies, status = self._pv_topologies(pod)
         if status is not None:
             return None, status
         if not topologies:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         state.write(PRE_FILTER_STATE_KEY, _State(topologies))
         return None, None
 

@@ -19,10 +19,14 @@ import yaml
 
 from kubesched.api.objects import Node, Pod
 from kubesched.cache.snapshot import Snapshot
+from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeScore
-from kubesched.plugins.helper import default_normalize_score, normalize_score_array
+from kubesched.framework.status import Code, Status
+from kubesched.plugins import names
+from kubesched.plugins.helper import SKIP_STATUS, IdentityMemo, default_normalize_score, normalize_score_array
 from tests.corpus import CORPUS
-from tests.factories import make_snapshot
+from tests.factories import make_pod, make_snapshot, node_dict
+from tests.fakeplugins import Harness, config_dict
 
 CONFORMANCE = CORPUS
 #: kube-scheduler v1.34.4's recordings (``testing/goldens``): of the corpus's scenarios and of its own.
@@ -122,6 +126,8 @@ def rows_of(snapshot: Snapshot, names: list[str]) -> np.ndarray:
         (False, [7], [100]),
         (True, [], []),
         (False, [3, 0, 1000], [0, 0, 100]),
+        (True, [0, -3, 0], [100, 100, 100]),  # not all zero, yet nothing above 0
+        (False, [-2, 0], [-2, 0]),
     ],
 )
 def test_default_normalize_score(reverse: bool, raw: list[int], want: list[int]) -> None:
@@ -292,3 +298,39 @@ def random_node_dict(rng: random.Random, name: str) -> dict[str, Any]:
 
 def random_nodes(rng: random.Random, n: int) -> list[Node]:
     return [Node.from_dict(random_node_dict(rng, f"node-{i}")) for i in range(n)]
+
+
+# -- the shared Skip answer -----------------------------------------------------------------------------
+def test_a_cycle_of_the_default_plugins_leaves_the_shared_skip_as_it_was() -> None:
+    """Plain pods make most PreFilter / PreScore plugins answer the one SKIP_STATUS: the framework
+    notes them as skipped and never changes that status."""
+    h = Harness(config_dict(), objects=[node_dict("n1"), node_dict("n2")])
+    f = h.scheduler.profiles["default-scheduler"]
+    h.scheduler.cache.update_snapshot(h.scheduler.snapshot)
+    state = CycleState()
+    pod = make_pod("p", requests={"cpu": "1"})
+    assert f.run_pre_filter_plugins(state, pod)[1] is None
+    assert f.run_pre_score_plugins(state, pod, h.scheduler.snapshot.all_nodes()) is None
+    assert {names.NODE_AFFINITY, names.NODE_PORTS, names.VOLUME_BINDING} <= state.skip_filter_plugins
+    assert {names.NODE_AFFINITY, names.INTER_POD_AFFINITY} <= state.skip_score_plugins
+    assert Status(Code.SKIP) == SKIP_STATUS and SKIP_STATUS.plugin == ""
+
+
+# -- IdentityMemo -----------------------------------------------------------------------------------
+def test_identity_memo_finds_a_value_by_the_very_object_only() -> None:
+    memo: IdentityMemo[dict[str, int], str] = IdentityMemo()
+    key = {"cpu": 1}
+    assert memo.get(key) is None
+    assert memo.put(key, "one") == "one"
+    assert memo.get(key) == "one"
+    assert memo.get({"cpu": 1}) is None  # equal content, another object: computed again
+
+
+def test_identity_memo_starts_over_when_full() -> None:
+    memo: IdentityMemo[dict[str, int], int] = IdentityMemo(limit=2)
+    keys = [{"n": i} for i in range(3)]
+    memo.put(keys[0], 0)
+    memo.put(keys[1], 1)
+    memo.put(keys[2], 2)
+    assert len(memo) == 1
+    assert memo.get(keys[0]) is None and memo.get(keys[2]) == 2

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -115,6 +116,22 @@ def test_duplicate_images_count_per_container() -> None:
     # 3 * 800MB over 3 containers (max 3000MB): 100 * (2400 - 23) / (3000 - 23) = 79.
     assert plugin.score(CycleState(), pod, snap.node_infos[0]) == (79, None)
     assert plugin.score_nodes(CycleState(), pod, snap.all_nodes()).tolist() == [79]
+
+
+def test_images_are_read_again_when_the_init_containers_differ() -> None:
+    """The images are kept per parsed containers tuple, checked against the init containers."""
+    node = make_node("a", images=_images((["big:latest"], 800 * MB)))
+    snap = make_snapshot([node])
+    plugin = imagelocality.new(None, as_handle(FakeHandle(snap)))
+    plain = pod_with_images("p", ["big"])
+    init = pod_with_images("q", ["big"], init=["small"]).init_containers
+    with_init = dataclasses.replace(plain, init_containers=init)
+    assert with_init.containers is plain.containers
+    # 800MB over 1 container (max 1000MB): 100 * (800 - 23) / (1000 - 23) = 79.
+    assert plugin.score_nodes(CycleState(), plain, snap.all_nodes()).tolist() == [79]
+    # 800MB over 2 containers (max 2000MB): 100 * (800 - 23) / (2000 - 23) = 39.
+    assert plugin.score_nodes(CycleState(), with_init, snap.all_nodes()).tolist() == [39]
+    assert plugin.score_nodes(CycleState(), plain, snap.all_nodes()).tolist() == [79]
 
 
 def test_protocols() -> None:

@@ -162,6 +162,21 @@ def test_score(
     assert plugin.normalize_scores(state, pod, plugin.score_nodes(state, pod, nodes)).tolist() == want
 
 
+def test_pre_score_state_is_kept_per_parsed_tolerations() -> None:
+    """Pods of one spec share their parsed tolerations, and so PreScore's state; others get their own."""
+    plugin = tainttoleration.TaintToleration()
+    nodes = make_snapshot([make_node("n")]).all_nodes()
+    prefer = [tol("x", "Exists", effect="PreferNoSchedule"), tol("y", "Exists", effect="NoSchedule")]
+    pods = [make_pod(name, spec={"tolerations": prefer}) for name in ("a", "b")] + [make_pod("c")]
+    states = []
+    for pod in pods:
+        state = CycleState()
+        assert plugin.pre_score(state, pod, nodes) is None
+        states.append(state.read(tainttoleration.PRE_SCORE_STATE_KEY))
+    assert states[0] is states[1] and [t.key for t in states[0].tolerations] == ["x"]
+    assert states[2].tolerations == ()
+
+
 def test_score_without_pre_score_computes_on_the_fly() -> None:
     plugin = tainttoleration.TaintToleration()
     pod = make_pod("p")
@@ -178,6 +193,28 @@ def test_protocols_and_events() -> None:
     assert tuple(tainttoleration.new(None, V130).events_to_register()) == (
         ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE),
     )
+
+
+def test_kept_group_answers_follow_the_snapshot_and_the_pod() -> None:
+    """Filter's and Score's per-group answers are kept for one group list and one tolerations tuple:
+    another snapshot or another pod gets its own."""
+    plugin = tainttoleration.TaintToleration()
+    plain = make_snapshot([make_node("a"), make_node("b")])
+    tainted = make_snapshot(
+        [make_node("a", taints=[taint("x", "1")]), make_node("b", taints=[taint("y", "1", "PreferNoSchedule")])]
+    )
+    pod, tolerant = make_pod("p"), make_pod("q", spec={"tolerations": [tol(op="Exists")]})
+
+    def verdicts(snap: Any, p: Any) -> tuple[list[int], list[int]]:
+        state = CycleState()
+        plugin.pre_score(state, p, snap.all_nodes())
+        index = plugin.filter_nodes(state, p, snap, np.arange(2)).status_index.tolist()
+        return index, plugin.score_nodes(state, p, snap.all_nodes()).tolist()
+
+    for _ in range(2):
+        assert verdicts(plain, pod) == ([-1, -1], [0, 0])
+        assert verdicts(tainted, pod) == ([0, -1], [0, 1])
+        assert verdicts(tainted, tolerant) == ([-1, -1], [0, 0])
 
 
 def test_batch_equals_per_node_on_random_clusters() -> None:

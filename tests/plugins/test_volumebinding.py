@@ -314,6 +314,15 @@ def test_pre_bind_with_everything_bound_is_immediate() -> None:
     assert plugin.pre_bind(state, p, "n1") is None
 
 
+def test_a_pod_without_volumes_is_skipped_with_a_state_reserve_and_pre_bind_read() -> None:
+    plugin, _, _ = setup()
+    state = CycleState()
+    p = pod()
+    assert plugin.pre_filter(state, p) == (None, Status(Code.SKIP))
+    assert plugin.reserve(state, p, "n1") is None
+    assert plugin.pre_bind(state, p, "n1") is None
+
+
 def test_score_is_skipped_without_volume_capacity_priority() -> None:
     plugin, snap, _ = setup()
     assert plugin.pre_score(CycleState(), pod(), snap.all_nodes()) == Status(Code.SKIP)

@@ -63,7 +63,7 @@ from kubesched.plugins.dynamicresources.claims import (
 )
 from kubesched.plugins.dynamicresources.device_counts import selector_mask, simple_request
 from kubesched.plugins.dynamicresources.dra_manager import ClaimNotFound, DRAManager, OutOfSync, manager_for
-from kubesched.plugins.helper import features_of
+from kubesched.plugins.helper import SKIP_STATUS, features_of
 from kubesched.queue import events as qevents
 
 if TYPE_CHECKING:
@@ -128,17 +128,18 @@ class DynamicResources:
     # -- PreFilter ------------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         if not self.enabled:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
+        if not has_claims(pod):
+            state.write(STATE_KEY, _NO_CLAIMS)  # so that PostFilter knows PreFilter ran
+            return None, SKIP_STATUS
         s = StateData()
         state.write(STATE_KEY, s)  # first, so that PostFilter knows PreFilter ran
-        if not has_claims(pod):
-            return None, Status(Code.SKIP)
         try:
             claims = pod_claims(pod, self.tracker)
         except ClaimsUnavailable as err:
             return None, unresolvable(str(err))
         if not claims:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         infos = [ClaimInfo() for _ in claims]
         to_allocate = 0
         for index, claim in enumerate(claims):
@@ -307,6 +308,8 @@ class DynamicResources:
         s: StateData | None = state.get(STATE_KEY)
         if s is None:
             return Status(Code.ERROR, (NOT_FOUND,))
+        if not s.claims:  # nothing to allocate (most pods)
+            return None
         to_allocate = s.to_allocate()
         if not to_allocate or s.allocator is None:
             return None  # allocated claims are reserved for the pod in PreBind
@@ -419,6 +422,11 @@ class DynamicResources:
     def is_schedulable_after_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """The queueing hint of a pod's UpdatePodGeneratedResourceClaim (see :mod:`.hints`)."""
         return hints.is_schedulable_after_pod_change(self.tracker, pod, old_obj, new_obj)
+
+
+#: The state of every pod naming no claim, shared: with ``claims`` empty, Filter, PostFilter, Reserve,
+#: Unreserve and PreBind all stop before writing anything into a state, so it stays empty.
+_NO_CLAIMS = StateData()
 
 
 def _verdicts(fits: np.ndarray, reached: np.ndarray) -> BatchFilterResult:

@@ -29,8 +29,9 @@ from kubesched.config.features import FeatureGates, feature_gates
 from kubesched.config.pluginargs import NodeResourcesBalancedAllocationArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import MAX_NODE_SCORE
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import Status
 from kubesched.plugins import names
+from kubesched.plugins.helper import SKIP_STATUS
 from kubesched.plugins.noderesources.resource_allocation import (
     PreScoreState,
     ResourceAllocationScorer,
@@ -131,9 +132,11 @@ class NodeResourcesBalancedAllocation(ResourceScoring):
         )
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
-        if self.skip_best_effort and not any(self.scorer.pod_requests(pod)):
-            return Status(Code.SKIP)
-        return super().pre_score(state, pod, nodes)
+        s = self.scorer.pre_score_state(pod)
+        if self.skip_best_effort and not any(s.pod_requests):
+            return SKIP_STATUS
+        state.write(self.pre_score_key, s)
+        return None
 
     def _best_effort_unscored(self, state: CycleState, pod: Pod) -> bool:
         """Score called without PreScore's state for a pod v1.34 does not score."""

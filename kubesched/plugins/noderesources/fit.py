@@ -58,6 +58,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import names
+from kubesched.plugins.helper import IdentityMemo
 from kubesched.plugins.noderesources.least_allocated import LeastAllocatedScorer
 from kubesched.plugins.noderesources.most_allocated import MostAllocatedScorer
 from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
@@ -479,6 +480,9 @@ class NodeResourcesFit(ResourceScoring):
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
         #: Filter's failure codes per snapshot row for the last pod shapes filtered.
         self._kept_verdicts = RowValueCache()
+        #: PreFilter's (frozen) state per spec_requests mapping: pods of one workload share theirs,
+        #: and the state reads nothing else but this plugin's fixed configuration.
+        self._states: IdentityMemo[Mapping[str, int], PreFilterState] = IdentityMemo()
         strategy = args.scoring_strategy
         self.scorer = ResourceAllocationScorer(
             name=strategy.type,
@@ -492,8 +496,11 @@ class NodeResourcesFit(ResourceScoring):
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (SIDECARS_DISABLED,))
         # The pod is not running yet: its spec alone says what it needs.
         requests = pod.spec_requests
-        checks = request_checks(requests, self.ignored_resources, self.ignored_resource_groups)
-        state.write(PRE_FILTER_STATE_KEY, PreFilterState(requests, checks, self.unresolvable))
+        s = self._states.get(requests)
+        if s is None:
+            checks = request_checks(requests, self.ignored_resources, self.ignored_resource_groups)
+            s = self._states.put(requests, PreFilterState(requests, checks, self.unresolvable))
+        state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:

@@ -14,7 +14,7 @@ plain requests.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -33,6 +33,7 @@ from kubesched.config.pluginargs import ResourceSpec
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import ScoreExtensions
 from kubesched.framework.status import Code, Status
+from kubesched.plugins.helper import IdentityMemo
 
 if TYPE_CHECKING:
     from kubesched.cache.snapshot import NodeInfoList, Snapshot
@@ -63,15 +64,23 @@ class ResourceAllocationScorer:
     use_requested: bool = False
     #: Scores per snapshot row for the last pod shapes scored (a score reads only the row and the requests).
     _kept: RowValueCache = field(default_factory=RowValueCache, compare=False, repr=False)
+    #: PreScore's (frozen) state per requests mapping: pods of one workload share theirs.
+    _states: IdentityMemo[Mapping[str, int], PreScoreState] = field(
+        default_factory=IdentityMemo, compare=False, repr=False
+    )
 
     # -- per pod --------------------------------------------------------------------------------------
+    def pre_score_state(self, pod: Pod) -> PreScoreState:
+        """The pod's request for each configured resource, in configuration order, as PreScore keeps it."""
+        requests = pod.requests if self.use_requested else pod.scoring_requests
+        s = self._states.get(requests)
+        if s is None:
+            s = self._states.put(requests, PreScoreState(tuple(requests.get(spec.name, 0) for spec in self.resources)))
+        return s
+
     def pod_requests(self, pod: Pod) -> tuple[int, ...]:
-        """The pod's request for each configured resource, in configuration order (done once per pod)."""
-        if self.use_requested:
-            requests = pod.requests
-            return tuple(requests.get(spec.name, 0) for spec in self.resources)
-        scoring = pod.scoring_requests
-        return tuple(scoring.get(spec.name, 0) for spec in self.resources)
+        """The pod's request for each configured resource, in configuration order."""
+        return self.pre_score_state(pod).pod_requests
 
     # -- per node -------------------------------------------------------------------------------------
     def allocatable_and_requested(self, node_info: NodeInfo, resource: str, pod_request: int) -> tuple[int, int]:
@@ -234,7 +243,7 @@ class ResourceScoring:
     pre_score_key: str
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
-        state.write(self.pre_score_key, PreScoreState(self.scorer.pod_requests(pod)))
+        state.write(self.pre_score_key, self.scorer.pre_score_state(pod))
         return None
 
     def _pod_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:

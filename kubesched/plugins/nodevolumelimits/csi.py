@@ -38,9 +38,9 @@ from kubesched.framework.interfaces import (
     minus_ones,
     queueing_hints_enabled,
 )
-from kubesched.framework.status import Code, Status, unresolvable, unschedulable
+from kubesched.framework.status import Status, unresolvable, unschedulable
 from kubesched.plugins import names
-from kubesched.plugins.helper import features_of
+from kubesched.plugins.helper import SKIP_STATUS, features_of
 from kubesched.plugins.nodevolumelimits import translation
 from kubesched.queue import events as qevents
 from kubesched.queue.hints import object_meta
@@ -175,7 +175,7 @@ class CSILimits:
                 or translation.in_tree_plugin_of(vol) is not None
             ):
                 return None, None
-        return None, Status(Code.SKIP)
+        return None, SKIP_STATUS
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         return None

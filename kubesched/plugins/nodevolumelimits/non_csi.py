@@ -30,8 +30,9 @@ from kubesched.framework.interfaces import (
     PreFilterExtensions,
     PreFilterResult,
 )
-from kubesched.framework.status import Code, Status, unresolvable, unschedulable
+from kubesched.framework.status import Status, unresolvable, unschedulable
 from kubesched.plugins import names
+from kubesched.plugins.helper import SKIP_STATUS
 from kubesched.plugins.nodevolumelimits import translation
 from kubesched.plugins.nodevolumelimits.csi import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, volume_limits
 from kubesched.queue import events as qevents
@@ -139,7 +140,7 @@ class NonCSILimits:
                 or vol.get("ephemeral") is not None
             ):
                 return None, None
-        return None, Status(Code.SKIP)
+        return None, SKIP_STATUS
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         return None

@@ -209,6 +209,8 @@ class PodTopologySpreadBase:
     ) -> None:
         self.handle = handle
         self.default_constraints = tuple(default_constraints)
+        #: The ``whenUnsatisfiable`` actions the default constraints have (most profiles: ScheduleAnyway only).
+        self._default_actions = frozenset(c.when_unsatisfiable for c in self.default_constraints)
         self.system_defaulted = system_defaulted
         #: v1.34 counts each constraint on its own; v1.30 keyed counts by topology key, so that
         #: constraints sharing a key shared (and mixed) them.
@@ -233,7 +235,7 @@ class PodTopologySpreadBase:
         """The pod's own constraints of ``action``, or else the default ones (when a selector is deduced)."""
         if pod.topology_spread_constraints:
             return resolve_constraints(pod.topology_spread_constraints, pod.labels, action)
-        if not any(c.when_unsatisfiable == action for c in self.default_constraints):
+        if action not in self._default_actions:
             return []
         sel = self._default_selector(state, pod)
         if sel.empty:

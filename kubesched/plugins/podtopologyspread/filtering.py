@@ -33,6 +33,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import BatchFilterResult, PreFilterResult, minus_ones
 from kubesched.framework.status import Code, Status, unresolvable, unschedulable
 from kubesched.plugins import names
+from kubesched.plugins.helper import SKIP_STATUS
 from kubesched.plugins.podtopologyspread.common import Constraint, PodTopologySpreadBase
 from kubesched.plugins.tainttoleration import DO_NOT_SCHEDULE_EFFECTS
 
@@ -139,7 +140,7 @@ class FilteringMixin(PodTopologySpreadBase):
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         constraints = self._constraints(state, pod, DO_NOT_SCHEDULE)
         if not constraints:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         snapshot = self._snapshot()
         n = len(snapshot)
         required = RequiredNodeAffinity.of(pod)

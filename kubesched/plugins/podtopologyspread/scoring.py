@@ -27,6 +27,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import MAX_NODE_SCORE, NodeScore
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import names
+from kubesched.plugins.helper import SKIP_STATUS
 from kubesched.plugins.podtopologyspread.common import HOSTNAME_LABEL, Constraint, PodTopologySpreadBase, go_log
 
 if TYPE_CHECKING:
@@ -93,10 +94,10 @@ class ScoringMixin(PodTopologySpreadBase):
         snapshot = nodes.snapshot
         n = len(snapshot)
         if n == 0:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         constraints = self._constraints(state, pod, SCHEDULE_ANYWAY)
         if not constraints:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
         rows = np.asarray(nodes.indices, dtype=np.int64)
         columns = [snapshot.label_column(c.topology_key) for c in constraints]

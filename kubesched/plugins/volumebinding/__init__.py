@@ -35,7 +35,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.pending import PendingStatus
 from kubesched.framework.status import Code, Status, unresolvable
 from kubesched.plugins import names
-from kubesched.plugins.helper import features_of
+from kubesched.plugins.helper import SKIP_STATUS, features_of
 from kubesched.plugins.volumebinding import hints
 from kubesched.plugins.volumebinding.binder import (
     ERR_REASON_NODE_AFFINITY_MISMATCH,
@@ -97,12 +97,12 @@ class VolumeBinding:
 
     # -- PreFilter ----------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
-        has, problem = pod_has_pvcs(pod, self.handle.listers)
+        has, problem = pod_has_pvcs(pod, self.handle.listers) if pod.volumes else (False, None)
         if problem is not None:
             return None, unresolvable(problem)
         if not has:
             state.write(STATE_KEY, _State(None))
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         try:
             claims = self.binder.get_pod_volume_claims(pod)
         except BinderError as err:
@@ -175,7 +175,7 @@ class VolumeBinding:
 
     # -- Score (its feature gate is off by default in both versions) --------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeInfoList) -> Status | None:
-        return Status(Code.SKIP)
+        return SKIP_STATUS
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         return 0, None

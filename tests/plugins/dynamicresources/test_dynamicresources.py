@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kubesched.framework.cycle_state import CycleState
@@ -27,7 +28,7 @@ from tests.dra import (
     request_dict,
     slice_dict,
 )
-from tests.factories import node_dict
+from tests.factories import make_snapshot, node_dict
 from tests.plugins.dynamicresources.env import GPU_CLASS, Env
 
 UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -166,6 +167,23 @@ def test_pre_filter_skips_pods_without_claims_but_leaves_its_state() -> None:
     state, status = env.cycle(env.pod(claim_pod("plain")))
     assert status == Status(Code.SKIP)
     assert isinstance(state.read(STATE_KEY), StateData) and state.read(STATE_KEY).claims == []
+
+
+def test_pods_without_claims_share_a_state_no_extension_point_writes_into() -> None:
+    env = Env()
+    first, second = env.pod(claim_pod("plain")), env.pod(claim_pod("other"))
+    state, _ = env.cycle(first)
+    assert env.cycle(second)[0].read(STATE_KEY) is state.read(STATE_KEY)
+    assert env.filter_all(state, first) == {"n1": None}
+    batch = env.plugin.filter_nodes(state, first, make_snapshot([env.nodes["n1"]]), np.arange(1))
+    assert batch is not None and batch.status_index.tolist() == [-1]
+    assert env.plugin.post_filter(state, first, {})[1] == Status(Code.UNSCHEDULABLE, ("no new claims to deallocate",))
+    assert env.plugin.reserve(state, first, "n1") is None
+    assert env.plugin.pre_bind(state, first, "n1") is None
+    env.plugin.unreserve(state, first, "n1")
+    s = state.read(STATE_KEY)
+    assert (s.claims, s.infos, s.allocator, s.counts, s.unavailable) == ([], [], None, None, set())
+    assert not s.node_allocations and not s.node_allocations.counted
 
 
 def test_pre_filter_builds_the_allocator_only_for_claims_to_allocate() -> None:

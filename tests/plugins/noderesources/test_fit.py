@@ -309,3 +309,19 @@ def test_fit_checks_the_spec_of_a_pod_being_scheduled() -> None:
     assert plugin.filter(state, p, snapshot.node_infos[0]) is None
     assert fit.fits(p, snapshot.node_infos[0]) == []
     assert NodeInfo(snapshot.node_infos[0].node, [p]).requested["cpu"] == 3000
+
+
+def test_pods_of_one_spec_share_the_pre_filter_state_and_others_get_their_own() -> None:
+    """PreFilter's state is kept per parsed spec_requests mapping, which pods of one spec share."""
+    plugin = fit.NodeResourcesFit(NodeResourcesFitArgs(ignored_resources=("example.com/ignored",)))
+    first, second = pod("a", {"cpu": "1", "memory": "1Gi"}), pod("b", {"cpu": "1", "memory": "1Gi"})
+    other = pod("c", {"cpu": "2", "example.com/ignored": "1", "example.com/gpu": "1"})
+    states = []
+    for p in (first, second, other):
+        state = CycleState()
+        assert plugin.pre_filter(state, p) == (None, None)
+        states.append(state.read(fit.PRE_FILTER_STATE_KEY))
+    assert first.spec_requests is second.spec_requests and states[0] is states[1]
+    assert states[0].checks == (("cpu", 1000), ("memory", 1 << 30))
+    assert states[2].checks == (("cpu", 2000), ("example.com/gpu", 1))
+    assert states[2].requests is other.spec_requests

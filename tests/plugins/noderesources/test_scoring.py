@@ -386,3 +386,22 @@ def test_balanced_scorer_direct() -> None:
     assert scorer([], []) == 100
     assert scorer([1, 1], [3, 0]) == 100
     assert scorer([1, 2], [3, 3]) == int((1 - abs((1 / 3 - 2 / 3) / 2)) * 100)
+
+
+def test_pre_score_state_is_kept_per_requests_mapping() -> None:
+    """Pods of one spec share their requests mapping, so PreScore's state for them is one object;
+    another pod gets its own requests."""
+    plugin = fit.NodeResourcesFit(NodeResourcesFitArgs(), features=feature_gates("1.34"))
+    balanced = balanced_allocation.NodeResourcesBalancedAllocation(_balanced("cpu", "memory"))
+    snapshot = make_snapshot([node("a", "4", "8Gi")], [])
+    first, second, other = pod("a", {"cpu": "1"}), pod("b", {"cpu": "1"}), pod("c", {"memory": "1Gi"})
+    for p, key in ((plugin, fit.PRE_SCORE_STATE_KEY), (balanced, balanced_allocation.PRE_SCORE_STATE_KEY)):
+        states = []
+        for case_pod in (first, second, other):
+            state = CycleState()
+            assert p.pre_score(state, case_pod, snapshot.all_nodes()) is None
+            states.append(state.read(key))
+        assert states[0] is states[1]
+        assert states[2].pod_requests == p.scorer.pod_requests(other)
+    assert plugin.scorer.pod_requests(other) == (100, 1 << 30)  # the non-zero cpu default
+    assert balanced.scorer.pod_requests(other) == (0, 1 << 30)
