@@ -161,28 +161,28 @@ class ResourceAllocationScorer:
     def _score_few(self, snapshot: Snapshot, rows: np.ndarray, pod_requests: Sequence[int]) -> np.ndarray:
         """:meth:`_score_rows` for a few rows (what a kept score recomputes after a bind), by the per-node
         function on the same columns: the same numbers without setting arrays up for each."""
-        # Per resource: the pod's request, the allocatable column, and the array and column of what is used.
-        reads: list[tuple[int, int, np.ndarray, int] | None] = []
+        # Per scored resource: its position, the pod's request, the allocatable column, and the array
+        # and column of what is used (resources the node set cannot offer stay at (0, 0)).
+        reads: list[tuple[int, int, int, np.ndarray, int]] = []
         for j, spec in enumerate(self.resources):
             name, request, col = spec.name, pod_requests[j], snapshot.resource_column(spec.name)
             if name in (CPU, MEMORY):
                 assert col is not None
                 if self.use_requested:
-                    reads.append((request, col, snapshot.requested, col))
+                    reads.append((j, request, col, snapshot.requested, col))
                 else:
-                    reads.append((request, col, snapshot.non_zero_requested, 0 if name == CPU else 1))
+                    reads.append((j, request, col, snapshot.non_zero_requested, 0 if name == CPU else 1))
             elif col is not None and (name == EPHEMERAL_STORAGE or (request != 0 and is_scalar_resource_name(name))):
-                reads.append((request, col, snapshot.requested, col))
-            else:
-                reads.append(None)
+                reads.append((j, request, col, snapshot.requested, col))
         scores: list[int] = []
-        allocatable_rows = snapshot.allocatable
+        allocatable_rows, k, function = snapshot.allocatable, len(self.resources), self.function
         for row in rows.tolist():
-            requested, allocatable = [0] * len(reads), [0] * len(reads)
-            for j, read in enumerate(reads):
-                if read is not None and (alloc := allocatable_rows.item(row, read[1])) != 0:
-                    allocatable[j], requested[j] = alloc, read[2].item(row, read[3]) + read[0]
-            scores.append(self.function(requested, allocatable))
+            requested, allocatable = [0] * k, [0] * k
+            for j, request, col, used, used_col in reads:
+                alloc = allocatable_rows.item(row, col)
+                if alloc != 0:
+                    allocatable[j], requested[j] = alloc, used.item(row, used_col) + request
+            scores.append(function(requested, allocatable))
         return np.array(scores, dtype=np.int64)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,7 +22,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
 from kubesched.plugins.noderesources import balanced_allocation, fit
 from kubesched.plugins.noderesources.balanced_allocation import BalancedScorer
-from kubesched.plugins.noderesources.least_allocated import LeastAllocatedScorer
+from kubesched.plugins.noderesources.least_allocated import LeastAllocatedScorer, least_requested_score
 from kubesched.plugins.noderesources.most_allocated import MostAllocatedScorer
 from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
     FunctionShapePoint,
@@ -30,7 +31,7 @@ from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
     build_broken_linear_function,
     round_half_away,
 )
-from kubesched.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+from kubesched.plugins.noderesources.resource_allocation import ResourceAllocationScorer, weighted_node_score
 from tests.factories import NO_HANDLE, make_snapshot
 from tests.plugins.noderesources.builders import node, pod
 
@@ -344,6 +345,17 @@ def test_least_and_most_requested() -> None:
     assert least([50, 130], [100, 100]) == (50 + 0) // 3
     most = MostAllocatedScorer((1, 2))
     assert most([50, 130], [100, 100]) == (50 + 200) // 3
+
+
+def test_least_allocated_is_the_weighted_mean_of_least_requested_scores() -> None:
+    rng = random.Random(7)
+    for _ in range(2000):
+        k = rng.randint(1, 4)
+        weights = tuple(rng.randint(1, 5) for _ in range(k))
+        requested = [rng.randint(0, 1000) for _ in range(k)]
+        allocatable = [rng.choice([0, rng.randint(1, 1000)]) for _ in range(k)]
+        expected = weighted_node_score(least_requested_score, requested, allocatable, weights)
+        assert LeastAllocatedScorer(weights)(requested, allocatable) == expected
 
 
 def test_broken_linear_function() -> None:
