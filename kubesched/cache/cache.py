@@ -209,20 +209,22 @@ class Cache:
 
     def assume_pod(self, pod: Pod, node_name: str) -> None:
         """Account ``pod`` on ``node_name`` before the bind is confirmed (``pod`` carries the node)."""
+        uid = pod.uid
         with self._lock:
-            if pod.uid in self._pod_states:
-                raise CacheError(f"pod {pod.key}({pod.uid}) is in the cache, so can't be assumed")
+            if uid in self._pod_states:
+                raise CacheError(f"pod {pod.key}({uid}) is in the cache, so can't be assumed")
             self._node_for(node_name).add_pod(pod)
-            self._pod_states[pod.uid] = _PodState(pod)
-            self._assumed.add(pod.uid)
+            self._pod_states[uid] = _PodState(pod)
+            self._assumed.add(uid)
 
     def finish_binding(self, pod: Pod) -> None:
         """The bind call returned: the assumed pod may now expire if no confirmation arrives."""
+        uid = pod.uid
         with self._lock:
-            state = self._pod_states.get(pod.uid)
+            state = self._pod_states.get(uid)
             if v := logger.v(5):
-                v.info("Finished binding for pod, can be expired", "podKey", pod.uid, "pod", kobj(pod))
-            if state is not None and pod.uid in self._assumed:
+                v.info("Finished binding for pod, can be expired", "podKey", uid, "pod", kobj(pod))
+            if state is not None and uid in self._assumed:
                 state.binding_finished = True
                 state.deadline = self._clock() + self._ttl if self._ttl else None
 
@@ -242,9 +244,10 @@ class Cache:
 
     def add_pod(self, pod: Pod) -> None:
         """A bound pod arrived from the cluster (possibly confirming an assumed one)."""
+        uid = pod.uid
         with self._lock:
-            state = self._pod_states.get(pod.uid)
-            if state is not None and pod.uid in self._assumed:
+            state = self._pod_states.get(uid)
+            if state is not None and uid in self._assumed:
                 if state.pod.node_name != pod.node_name:
                     # Bound somewhere else than assumed: move it. (The line names the nodes as
                     # kube-scheduler's does: "assumedNode" is where the pod is bound.)
@@ -263,7 +266,7 @@ class Cache:
                     self._node_for(pod.node_name).add_pod(pod)
                 else:
                     self._replace_on_node(state.pod, pod)
-                self._assumed.discard(pod.uid)
+                self._assumed.discard(uid)
                 state.pod = pod
                 state.deadline = None
                 return
@@ -271,7 +274,7 @@ class Cache:
                 self._update(state, pod)
                 return
             self._node_for(pod.node_name).add_pod(pod)
-            self._pod_states[pod.uid] = _PodState(pod)
+            self._pod_states[uid] = _PodState(pod)
 
     def update_pod(self, old: Pod | None, new: Pod) -> None:
         with self._lock:
@@ -290,9 +293,10 @@ class Cache:
         state.pod = new
 
     def remove_pod(self, pod: Pod) -> None:
+        uid = pod.uid
         with self._lock:
-            state = self._pod_states.pop(pod.uid, None)
-            self._assumed.discard(pod.uid)
+            state = self._pod_states.pop(uid, None)
+            self._assumed.discard(uid)
             if state is not None:
                 self._remove_from_node(state.pod)
 
