@@ -57,6 +57,8 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
+from kubesched.recording.observer import ignores_report
+
 #: kube-scheduler's pluginMetricsSamplePercent: the share of scheduling cycles whose plugins are timed.
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
 
@@ -428,15 +430,24 @@ class MetricsObserver:
         if self._metrics.sample_plugin_metrics():
             cycle.state.plugin_timer = PluginTimer(self._metrics)
 
+    # The Filter and Score reports: the recorders' business (left out when joined with them).
+    @ignores_report
     def rejected_all(self, cycle: object, names: object, status: object) -> None: ...
+    @ignores_report
     def skipped_outside(self, cycle: object, names: object, rows: object) -> None: ...
+    @ignores_report
     def rejected(self, cycle: object, names: object, rows: object, statuses: object) -> None: ...
+    @ignores_report
     def evaluated(self, cycle: object, count: int) -> None: ...
+    @ignores_report
     def feasible(self, cycle: object, names: object, rows: object) -> None: ...
+    @ignores_report
     def scored(
         self, cycle: object, rows: object, plugin_scores: object, total: object, raw_scores: object, tie_rows: object
     ) -> None: ...
+    @ignores_report
     def weighted(self, cycle: object, weights: object) -> None: ...
+    @ignores_report
     def extender_verdicts(self, cycle: object) -> None:
         return None
 
@@ -455,6 +466,7 @@ class MetricsObserver:
         if self._preempting.get(cycle.profile) in ran:
             self._metrics.observe_preemption(len(victims) if victims else None)
 
+    @ignores_report
     def failed_at(self, cycle: object, point: str, plugin: str, message: str) -> None: ...
 
     def failed(self, cycle: TimedCycle, unschedulable: bool, message: str, nominated_node: str | None) -> None:
