@@ -408,3 +408,33 @@ def test_async_preemption_metrics_exist_only_with_the_gate(gates: str | None, re
     assert sample("scheduler_preemption_goroutines_duration_seconds_sum", {"result": "error"}) == (
         0.25 if registered else None
     )
+
+
+def _exposed(metrics: SchedulerMetrics) -> list[tuple[str, dict[str, str], float]]:
+    """Every sample of the registry, the creation times read as present only."""
+    return [
+        (s.name, s.labels, 1.0 if s.name.endswith("_created") else s.value)
+        for family in metrics.registry.collect()
+        for s in family.samples
+    ]
+
+
+def test_the_hooks_that_update_values_straight_expose_what_inc_and_set_would() -> None:
+    hooked, plain = SchedulerMetrics(), SchedulerMetrics()
+    hooked.pending_pods_changed({"active": 3, "backoff": 0})
+    hooked.pending_pods_changed({"active": 2, "backoff": 1})
+    for _ in range(2):
+        hooked.incoming_pod("active", "PodAdd")
+        hooked.observe_attempt("scheduled", "default-scheduler", 0.5)
+    plain.pending_pods.labels(queue="active").set(2)
+    plain.pending_pods.labels(queue="backoff").set(1)
+    plain.queue_incoming_pods.labels(queue="active", event="PodAdd").inc(2)
+    plain.schedule_attempts.labels(result="scheduled", profile="default-scheduler").inc(2)
+    for _ in range(2):
+        plain.scheduling_attempt_duration.labels(result="scheduled", profile="default-scheduler").observe(0.5)
+    assert _exposed(hooked) == _exposed(plain)
+    assert hooked.registry.get_sample_value("scheduler_pending_pods", {"queue": "active"}) == 2.0
+    assert (
+        hooked.registry.get_sample_value("scheduler_queue_incoming_pods_total", {"queue": "active", "event": "PodAdd"})
+        == 2.0
+    )
