@@ -51,6 +51,7 @@ import time
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
 from datetime import datetime
+from types import MethodType
 from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
@@ -112,8 +113,9 @@ class SchedulerMetrics:
         self._attempts: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._sli: dict[str, Any] = {}
         self._plugin: dict[tuple[str, str, str], Any] = {}
-        # (id of the plugin object, method, status) -> child; plugins live as long as the scheduler.
-        self._plugin_calls: dict[tuple[int, str, str], Any] = {}
+        # (bound plugin method, status), or (id of the plugin object, method, status) for another
+        # callable -> child; plugins live as long as the scheduler (see forget_plugins).
+        self._plugin_calls: dict[tuple[Any, ...], Any] = {}
         self._profiles: dict[str, FrameworkMetrics] = {}
 
     def _register_attempt_metrics(self, r: CollectorRegistry) -> None:
@@ -346,7 +348,7 @@ class SchedulerMetrics:
 
     def forget_plugins(self) -> None:
         """The plugins were replaced (a configuration reload): their timing children are looked up afresh,
-        so that a new plugin never reuses a child keyed by a dead one's id."""
+        so that a new plugin never reuses a child keyed by a dead one's id and the old ones are let go."""
         self._plugin_calls = {}
 
     def sample_plugin_metrics(self) -> bool:
@@ -523,12 +525,18 @@ class PluginTimer:
         """Record the call of the bound plugin method ``fn`` that began at ``started`` (perf_counter)
         and ended with the status code ``label`` ("Success", "Unschedulable", ...)."""
         seconds = time.perf_counter() - started
-        owner = getattr(fn, "__self__", None)
-        method = getattr(fn, "__name__", "?")
         children = self._metrics._plugin_calls
-        key = (id(owner), method, label)
+        # A bound method is its own key (hashed and compared by its object and function); any other
+        # callable is keyed by its owner's id and its name, so one made per call adds no key.
+        key = (
+            (fn, label)
+            if type(fn) is MethodType
+            else (id(getattr(fn, "__self__", None)), getattr(fn, "__name__", "?"), label)
+        )
         child = children.get(key)
         if child is None:
+            owner = getattr(fn, "__self__", None)
+            method = getattr(fn, "__name__", "?")
             plugin = getattr(owner, "name", None) or type(owner).__name__
             child = children[key] = self._metrics.plugin_execution_duration.labels(
                 plugin=str(plugin), extension_point=EXTENSION_POINT_OF_METHOD.get(method, method), status=label

@@ -25,7 +25,7 @@ from kubesched.config.features import feature_gates
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.framework.cycle_state import CycleState
 from kubesched.live.leaderelection import LeaderElector
-from kubesched.metrics import MetricsObserver, SchedulerMetrics, exponential_buckets
+from kubesched.metrics import MetricsObserver, PluginTimer, SchedulerMetrics, exponential_buckets
 from kubesched.scheduler import Scheduler
 from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import API
@@ -438,3 +438,25 @@ def test_the_hooks_that_update_values_straight_expose_what_inc_and_set_would() -
         hooked.registry.get_sample_value("scheduler_queue_incoming_pods_total", {"queue": "active", "event": "PodAdd"})
         == 2.0
     )
+
+
+def test_a_plugin_timer_labels_each_call_by_plugin_and_point_and_keys_a_method_once() -> None:
+    class Fit:
+        name = "NodeResourcesFit"
+
+        def score_nodes(self) -> None: ...
+
+        def reserve(self) -> None: ...
+
+    metrics, plugin = SchedulerMetrics(), Fit()
+    timer = PluginTimer(metrics)
+    for _ in range(3):
+        timer.observe(plugin.score_nodes, "Success", 0.0)
+        timer.observe(plugin.reserve, "Error", 0.0)
+        timer.observe(lambda: None, "Success", 0.0)  # a callable made per call, no plugin behind it
+    count = "scheduler_plugin_execution_duration_seconds_count"
+    sample = metrics.registry.get_sample_value
+    assert sample(count, {"plugin": "NodeResourcesFit", "extension_point": "Score", "status": "Success"}) == 3
+    assert sample(count, {"plugin": "NodeResourcesFit", "extension_point": "Reserve", "status": "Error"}) == 3
+    assert sample(count, {"plugin": "NoneType", "extension_point": "<lambda>", "status": "Success"}) == 3
+    assert len(metrics._plugin_calls) == 3
