@@ -111,7 +111,7 @@ class SchedulerMetrics:
         self._incoming: dict[tuple[str, str], Any] = {}
         self._unschedulable: dict[tuple[str, str], Any] = {}
         self._attempts: dict[tuple[str, str], tuple[Any, Any]] = {}
-        self._sli: dict[str, Any] = {}
+        self._sli: dict[int, Any] = {}
         self._plugin: dict[tuple[str, str, str], Any] = {}
         # (bound plugin method, status), or (id of the plugin object, method, status) for another
         # callable -> child; plugins live as long as the scheduler (see forget_plugins).
@@ -260,10 +260,11 @@ class SchedulerMetrics:
         self.observe_attempt("scheduled", profile, seconds)
         self.pod_scheduling_attempts.observe(attempts)
         if sli_seconds is not None:
-            label = "15+" if attempts >= 15 else str(attempts)
-            child = self._sli.get(label)
+            counted = attempts if attempts < 15 else 15  # keyed by the count: its label is made once
+            child = self._sli.get(counted)
             if child is None:
-                child = self._sli[label] = self.pod_scheduling_sli_duration.labels(attempts=label)
+                label = "15+" if counted == 15 else str(counted)
+                child = self._sli[counted] = self.pod_scheduling_sli_duration.labels(attempts=label)
             child.observe(max(sli_seconds, 0.0))
 
     def observe_preemption(self, victims: int | None) -> None:

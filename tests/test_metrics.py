@@ -460,3 +460,12 @@ def test_a_plugin_timer_labels_each_call_by_plugin_and_point_and_keys_a_method_o
     assert sample(count, {"plugin": "NodeResourcesFit", "extension_point": "Reserve", "status": "Error"}) == 3
     assert sample(count, {"plugin": "NoneType", "extension_point": "<lambda>", "status": "Success"}) == 3
     assert len(metrics._plugin_calls) == 3
+
+
+def test_the_queue_to_bound_latency_is_labelled_by_attempts_up_to_15_plus() -> None:
+    metrics = SchedulerMetrics()
+    for attempts in (1, 14, 15, 20, 1):
+        metrics.observe_scheduled("default-scheduler", 0.1, attempts, 2.0)
+    count = "scheduler_pod_scheduling_sli_duration_seconds_count"
+    sample = metrics.registry.get_sample_value
+    assert [sample(count, {"attempts": label}) for label in ("1", "14", "15", "15+", "20")] == [2, 1, None, 2, None]
