@@ -244,7 +244,8 @@ def _listeners(observers: Sequence[AttemptObserver], hook: str) -> tuple[Callabl
 
 
 def _fan_out(listeners: tuple[Callable[..., Any], ...]) -> Callable[..., None]:
-    """One hook calling each of ``listeners`` in turn; the one listener itself when alone."""
+    """One hook calling each of ``listeners`` in turn (the cycle reports by position, as the
+    :class:`AttemptObserver` hooks list their arguments); the one listener itself when alone."""
     if len(listeners) == 1:
         return listeners[0]
 
