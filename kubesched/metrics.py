@@ -35,7 +35,8 @@ Who updates what:
 - the leader elector: ``leader_election_master_status{name}`` and ``leader_election_slowpath_total{name}``
   (client-go's names, without the scheduler_ prefix).
 
-Label children are cached in dicts, so the hot path does one dict lookup and one observe per update.
+Label children are cached in dicts, so the hot path does one dict lookup and one observe per update;
+the counters and gauges updated on every arrival keep their children's values (:func:`value_of`).
 Histograms are :class:`Histogram` below rather than prometheus_client's: an observation is one list
 append, folded into the buckets a few hundred at a time (prometheus_client's takes a lock for the sum
 and another for the bucket, and checks exemplars), rendered through the same registry as a histogram
@@ -50,6 +51,7 @@ import time
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
 from datetime import datetime
+from types import MethodType
 from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
@@ -57,8 +59,18 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
+from kubesched.recording.observer import ignores_report
+
 #: kube-scheduler's pluginMetricsSamplePercent: the share of scheduling cycles whose plugins are timed.
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
+
+
+def value_of(child: Counter | Gauge) -> Any:
+    """The value a labelled child keeps (under its own lock), which the hot hooks update straight:
+    prometheus_client's ``Counter.inc`` and ``Gauge.set`` first check that the metric is observable
+    (a labelled child always is) and that a counter's amount is not negative (ours is 1), then do
+    ``inc(amount)`` or ``set(float(value))`` on this value, which the exposition reads."""
+    return child._value
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
@@ -99,10 +111,11 @@ class SchedulerMetrics:
         self._incoming: dict[tuple[str, str], Any] = {}
         self._unschedulable: dict[tuple[str, str], Any] = {}
         self._attempts: dict[tuple[str, str], tuple[Any, Any]] = {}
-        self._sli: dict[str, Any] = {}
+        self._sli: dict[int, Any] = {}
         self._plugin: dict[tuple[str, str, str], Any] = {}
-        # (id of the plugin object, method, status) -> child; plugins live as long as the scheduler.
-        self._plugin_calls: dict[tuple[int, str, str], Any] = {}
+        # (bound plugin method, status), or (id of the plugin object, method, status) for another
+        # callable -> child; plugins live as long as the scheduler (see forget_plugins).
+        self._plugin_calls: dict[tuple[Any, ...], Any] = {}
         self._profiles: dict[str, FrameworkMetrics] = {}
 
     def _register_attempt_metrics(self, r: CollectorRegistry) -> None:
@@ -211,16 +224,16 @@ class SchedulerMetrics:
             if last.get(queue) == value:
                 continue
             last[queue] = value
-            child = self._pending.get(queue)
-            if child is None:
-                child = self._pending[queue] = self.pending_pods.labels(queue=queue)
-            child.set(value)
+            held = self._pending.get(queue)
+            if held is None:
+                held = self._pending[queue] = value_of(self.pending_pods.labels(queue=queue))
+            held.set(float(value))  # as Gauge.set does outside a most-recent mode
 
     def incoming_pod(self, queue: str, event: str) -> None:
-        child = self._incoming.get((queue, event))
-        if child is None:
-            child = self._incoming[(queue, event)] = self.queue_incoming_pods.labels(queue=queue, event=event)
-        child.inc()
+        held = self._incoming.get((queue, event))
+        if held is None:
+            held = self._incoming[(queue, event)] = value_of(self.queue_incoming_pods.labels(queue=queue, event=event))
+        held.inc(1)
 
     def unschedulable_reason(self, profile: str, plugins: Iterable[str], delta: int) -> None:
         for plugin in plugins:
@@ -236,10 +249,10 @@ class SchedulerMetrics:
         children = self._attempts.get((result, profile))
         if children is None:
             children = self._attempts[(result, profile)] = (
-                self.schedule_attempts.labels(result=result, profile=profile),
+                value_of(self.schedule_attempts.labels(result=result, profile=profile)),
                 self.scheduling_attempt_duration.labels(result=result, profile=profile),
             )
-        children[0].inc()
+        children[0].inc(1)
         children[1].observe(seconds)
 
     def observe_scheduled(self, profile: str, seconds: float, attempts: int, sli_seconds: float | None) -> None:
@@ -247,10 +260,11 @@ class SchedulerMetrics:
         self.observe_attempt("scheduled", profile, seconds)
         self.pod_scheduling_attempts.observe(attempts)
         if sli_seconds is not None:
-            label = "15+" if attempts >= 15 else str(attempts)
-            child = self._sli.get(label)
+            counted = attempts if attempts < 15 else 15  # keyed by the count: its label is made once
+            child = self._sli.get(counted)
             if child is None:
-                child = self._sli[label] = self.pod_scheduling_sli_duration.labels(attempts=label)
+                label = "15+" if counted == 15 else str(counted)
+                child = self._sli[counted] = self.pod_scheduling_sli_duration.labels(attempts=label)
             child.observe(max(sli_seconds, 0.0))
 
     def observe_preemption(self, victims: int | None) -> None:
@@ -335,7 +349,7 @@ class SchedulerMetrics:
 
     def forget_plugins(self) -> None:
         """The plugins were replaced (a configuration reload): their timing children are looked up afresh,
-        so that a new plugin never reuses a child keyed by a dead one's id."""
+        so that a new plugin never reuses a child keyed by a dead one's id and the old ones are let go."""
         self._plugin_calls = {}
 
     def sample_plugin_metrics(self) -> bool:
@@ -428,15 +442,24 @@ class MetricsObserver:
         if self._metrics.sample_plugin_metrics():
             cycle.state.plugin_timer = PluginTimer(self._metrics)
 
+    # The Filter and Score reports: the recorders' business (left out when joined with them).
+    @ignores_report
     def rejected_all(self, cycle: object, names: object, status: object) -> None: ...
+    @ignores_report
     def skipped_outside(self, cycle: object, names: object, rows: object) -> None: ...
+    @ignores_report
     def rejected(self, cycle: object, names: object, rows: object, statuses: object) -> None: ...
+    @ignores_report
     def evaluated(self, cycle: object, count: int) -> None: ...
+    @ignores_report
     def feasible(self, cycle: object, names: object, rows: object) -> None: ...
+    @ignores_report
     def scored(
         self, cycle: object, rows: object, plugin_scores: object, total: object, raw_scores: object, tie_rows: object
     ) -> None: ...
+    @ignores_report
     def weighted(self, cycle: object, weights: object) -> None: ...
+    @ignores_report
     def extender_verdicts(self, cycle: object) -> None:
         return None
 
@@ -455,6 +478,7 @@ class MetricsObserver:
         if self._preempting.get(cycle.profile) in ran:
             self._metrics.observe_preemption(len(victims) if victims else None)
 
+    @ignores_report
     def failed_at(self, cycle: object, point: str, plugin: str, message: str) -> None: ...
 
     def failed(self, cycle: TimedCycle, unschedulable: bool, message: str, nominated_node: str | None) -> None:
@@ -502,12 +526,18 @@ class PluginTimer:
         """Record the call of the bound plugin method ``fn`` that began at ``started`` (perf_counter)
         and ended with the status code ``label`` ("Success", "Unschedulable", ...)."""
         seconds = time.perf_counter() - started
-        owner = getattr(fn, "__self__", None)
-        method = getattr(fn, "__name__", "?")
         children = self._metrics._plugin_calls
-        key = (id(owner), method, label)
+        # A bound method is its own key (hashed and compared by its object and function); any other
+        # callable is keyed by its owner's id and its name, so one made per call adds no key.
+        key = (
+            (fn, label)
+            if type(fn) is MethodType
+            else (id(getattr(fn, "__self__", None)), getattr(fn, "__name__", "?"), label)
+        )
         child = children.get(key)
         if child is None:
+            owner = getattr(fn, "__self__", None)
+            method = getattr(fn, "__name__", "?")
             plugin = getattr(owner, "name", None) or type(owner).__name__
             child = children[key] = self._metrics.plugin_execution_duration.labels(
                 plugin=str(plugin), extension_point=EXTENSION_POINT_OF_METHOD.get(method, method), status=label

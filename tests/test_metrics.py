@@ -25,7 +25,7 @@ from kubesched.config.features import feature_gates
 from kubesched.embedded.apiserver import EmbeddedCluster
 from kubesched.framework.cycle_state import CycleState
 from kubesched.live.leaderelection import LeaderElector
-from kubesched.metrics import MetricsObserver, SchedulerMetrics, exponential_buckets
+from kubesched.metrics import MetricsObserver, PluginTimer, SchedulerMetrics, exponential_buckets
 from kubesched.scheduler import Scheduler
 from tests.factories import node_dict, pod_dict
 from tests.fakeplugins import API
@@ -408,3 +408,64 @@ def test_async_preemption_metrics_exist_only_with_the_gate(gates: str | None, re
     assert sample("scheduler_preemption_goroutines_duration_seconds_sum", {"result": "error"}) == (
         0.25 if registered else None
     )
+
+
+def _exposed(metrics: SchedulerMetrics) -> list[tuple[str, dict[str, str], float]]:
+    """Every sample of the registry, the creation times read as present only."""
+    return [
+        (s.name, s.labels, 1.0 if s.name.endswith("_created") else s.value)
+        for family in metrics.registry.collect()
+        for s in family.samples
+    ]
+
+
+def test_the_hooks_that_update_values_straight_expose_what_inc_and_set_would() -> None:
+    hooked, plain = SchedulerMetrics(), SchedulerMetrics()
+    hooked.pending_pods_changed({"active": 3, "backoff": 0})
+    hooked.pending_pods_changed({"active": 2, "backoff": 1})
+    for _ in range(2):
+        hooked.incoming_pod("active", "PodAdd")
+        hooked.observe_attempt("scheduled", "default-scheduler", 0.5)
+    plain.pending_pods.labels(queue="active").set(2)
+    plain.pending_pods.labels(queue="backoff").set(1)
+    plain.queue_incoming_pods.labels(queue="active", event="PodAdd").inc(2)
+    plain.schedule_attempts.labels(result="scheduled", profile="default-scheduler").inc(2)
+    for _ in range(2):
+        plain.scheduling_attempt_duration.labels(result="scheduled", profile="default-scheduler").observe(0.5)
+    assert _exposed(hooked) == _exposed(plain)
+    assert hooked.registry.get_sample_value("scheduler_pending_pods", {"queue": "active"}) == 2.0
+    assert (
+        hooked.registry.get_sample_value("scheduler_queue_incoming_pods_total", {"queue": "active", "event": "PodAdd"})
+        == 2.0
+    )
+
+
+def test_a_plugin_timer_labels_each_call_by_plugin_and_point_and_keys_a_method_once() -> None:
+    class Fit:
+        name = "NodeResourcesFit"
+
+        def score_nodes(self) -> None: ...
+
+        def reserve(self) -> None: ...
+
+    metrics, plugin = SchedulerMetrics(), Fit()
+    timer = PluginTimer(metrics)
+    for _ in range(3):
+        timer.observe(plugin.score_nodes, "Success", 0.0)
+        timer.observe(plugin.reserve, "Error", 0.0)
+        timer.observe(lambda: None, "Success", 0.0)  # a callable made per call, no plugin behind it
+    count = "scheduler_plugin_execution_duration_seconds_count"
+    sample = metrics.registry.get_sample_value
+    assert sample(count, {"plugin": "NodeResourcesFit", "extension_point": "Score", "status": "Success"}) == 3
+    assert sample(count, {"plugin": "NodeResourcesFit", "extension_point": "Reserve", "status": "Error"}) == 3
+    assert sample(count, {"plugin": "NoneType", "extension_point": "<lambda>", "status": "Success"}) == 3
+    assert len(metrics._plugin_calls) == 3
+
+
+def test_the_queue_to_bound_latency_is_labelled_by_attempts_up_to_15_plus() -> None:
+    metrics = SchedulerMetrics()
+    for attempts in (1, 14, 15, 20, 1):
+        metrics.observe_scheduled("default-scheduler", 0.1, attempts, 2.0)
+    count = "scheduler_pod_scheduling_sli_duration_seconds_count"
+    sample = metrics.registry.get_sample_value
+    assert [sample(count, {"attempts": label}) for label in ("1", "14", "15", "15+", "20")] == [2, 1, None, 2, None]

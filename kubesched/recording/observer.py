@@ -17,9 +17,9 @@ nobody records costs only the metrics' own updates.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -29,6 +29,10 @@ from kubesched.framework.status import Status
 from kubesched.recording.attempt import Attempt, NullAttempt
 from kubesched.recording.recorder import Recorder
 from kubesched.recording.trace import ERROR, UNSCHEDULABLE
+
+_Hook = TypeVar("_Hook", bound=Callable[..., Any])
+#: The attribute :func:`ignores_report` sets on a hook that does nothing.
+_IGNORES = "_ignores_report"
 
 
 class ObservedCycle(Protocol):
@@ -226,13 +230,76 @@ class RecordingObserver:
         cycle.record.scheduled(node)
 
 
-class Observers:
-    """Several observers behind one: each report goes to every one of them, in the order given."""
+def ignores_report(hook: _Hook) -> _Hook:
+    """Marks an observer's hook that does nothing with its report (returns None): :class:`Observers`
+    leaves it out of its fan-out instead of calling it every cycle."""
+    setattr(hook, _IGNORES, True)
+    return hook
 
-    __slots__ = ("observers",)
+
+def _listeners(observers: Sequence[AttemptObserver], hook: str) -> tuple[Callable[..., Any], ...]:
+    """The bound ``hook`` of every observer in ``observers`` that does something with it, in order."""
+    bound = (getattr(o, hook) for o in observers)
+    return tuple(b for b in bound if not getattr(b, _IGNORES, False))
+
+
+def _fan_out(listeners: tuple[Callable[..., Any], ...]) -> Callable[..., None]:
+    """One hook calling each of ``listeners`` in turn (the cycle reports by position, as the
+    :class:`AttemptObserver` hooks list their arguments); the one listener itself when alone."""
+    if len(listeners) == 1:
+        return listeners[0]
+
+    def fan_out(*args: Any) -> None:
+        for listener in listeners:
+            listener(*args)
+
+    return fan_out
+
+
+class Observers:
+    """Several observers behind one: each report goes to every one of them, in the order given.
+
+    Each hook is decided once, when the observers are joined: it calls only the observers that do
+    something with it (:func:`ignores_report`), and is the one observer's own method when only one
+    does, so a report costs no call per observer that would drop it. The observers are fixed for the
+    life of the join (a new set of observers is a new :class:`Observers`)."""
+
+    __slots__ = (
+        "begin",
+        "evaluated",
+        "extender_verdicts",
+        "failed",
+        "failed_at",
+        "feasible",
+        "observers",
+        "post_filtered",
+        "rejected",
+        "rejected_all",
+        "scheduled",
+        "scored",
+        "skipped_outside",
+        "weighted",
+    )
+
+    begin: Callable[[ObservedCycle], None]
+    rejected_all: Callable[[ObservedCycle, np.ndarray, Status], None]
+    skipped_outside: Callable[[ObservedCycle, np.ndarray, np.ndarray], None]
+    rejected: Callable[[ObservedCycle, np.ndarray, np.ndarray, Sequence[Status]], None]
+    evaluated: Callable[[ObservedCycle, int], None]
+    feasible: Callable[[ObservedCycle, np.ndarray, np.ndarray], None]
+    scored: Callable[..., None]
+    weighted: Callable[[ObservedCycle, dict[str, int]], None]
+    extender_verdicts: Callable[[ObservedCycle], dict[str, Any] | None]
+    post_filtered: Callable[..., None]
+    failed_at: Callable[[ObservedCycle, str, str, str], None]
+    failed: Callable[[ObservedCycle, bool, str, str | None], None]
+    scheduled: Callable[[ObservedCycle, str], None]
 
     def __init__(self, observers: Sequence[AttemptObserver]) -> None:
         self.observers = tuple(observers)
+        for hook in _REPORTS:
+            setattr(self, hook, _fan_out(_listeners(self.observers, hook)))
+        self.extender_verdicts = _first_verdicts(_listeners(self.observers, "extender_verdicts"))
 
     # Asked once or twice per cycle: plain loops, no generator to make.
     @property
@@ -249,75 +316,36 @@ class Observers:
                 return True
         return False
 
-    def begin(self, cycle: ObservedCycle) -> None:
-        for o in self.observers:
-            o.begin(cycle)
 
-    def rejected_all(self, cycle: ObservedCycle, names: np.ndarray, status: Status) -> None:
-        for o in self.observers:
-            o.rejected_all(cycle, names, status)
+def _first_verdicts(
+    listeners: tuple[Callable[..., Any], ...],
+) -> Callable[[ObservedCycle], dict[str, Any] | None]:
+    """The first map that keeps verdicts among ``listeners``' (there is one map per attempt)."""
+    if len(listeners) == 1:
+        return listeners[0]
 
-    def skipped_outside(self, cycle: ObservedCycle, names: np.ndarray, rows: np.ndarray) -> None:
-        for o in self.observers:
-            o.skipped_outside(cycle, names, rows)
-
-    def rejected(self, cycle: ObservedCycle, names: np.ndarray, rows: np.ndarray, statuses: Sequence[Status]) -> None:
-        for o in self.observers:
-            o.rejected(cycle, names, rows, statuses)
-
-    def evaluated(self, cycle: ObservedCycle, count: int) -> None:
-        for o in self.observers:
-            o.evaluated(cycle, count)
-
-    def feasible(self, cycle: ObservedCycle, names: np.ndarray, rows: np.ndarray) -> None:
-        for o in self.observers:
-            o.feasible(cycle, names, rows)
-
-    def scored(
-        self,
-        cycle: ObservedCycle,
-        rows: np.ndarray,
-        plugin_scores: dict[str, np.ndarray],
-        total: np.ndarray,
-        raw_scores: dict[str, np.ndarray],
-        tie_rows: np.ndarray,
-    ) -> None:
-        for o in self.observers:
-            o.scored(cycle, rows, plugin_scores, total, raw_scores, tie_rows)
-
-    def weighted(self, cycle: ObservedCycle, weights: dict[str, int]) -> None:
-        for o in self.observers:
-            o.weighted(cycle, weights)
-
-    def extender_verdicts(self, cycle: ObservedCycle) -> dict[str, Any] | None:
-        """The first observer's map that keeps verdicts (there is one map per attempt)."""
-        for o in self.observers:
-            verdicts = o.extender_verdicts(cycle)
+    def first(cycle: ObservedCycle) -> dict[str, Any] | None:
+        for listener in listeners:
+            verdicts = listener(cycle)
             if verdicts is not None:
-                return verdicts
+                return verdicts  # type: ignore[no-any-return]
         return None
 
-    def post_filtered(
-        self,
-        cycle: ObservedCycle,
-        plugin: str,
-        message: str,
-        victims: Sequence[str] | None,
-        nominated: str,
-        extender_verdicts: Mapping[str, Any] | None,
-        ran: Collection[str] = (),
-    ) -> None:
-        for o in self.observers:
-            o.post_filtered(cycle, plugin, message, victims, nominated, extender_verdicts, ran)
+    return first
 
-    def failed_at(self, cycle: ObservedCycle, point: str, plugin: str, message: str) -> None:
-        for o in self.observers:
-            o.failed_at(cycle, point, plugin, message)
 
-    def failed(self, cycle: ObservedCycle, unschedulable: bool, message: str, nominated_node: str | None) -> None:
-        for o in self.observers:
-            o.failed(cycle, unschedulable, message, nominated_node)
-
-    def scheduled(self, cycle: ObservedCycle, node: str) -> None:
-        for o in self.observers:
-            o.scheduled(cycle, node)
+#: The hooks :class:`Observers` fans out as they are (every one but ``extender_verdicts``, which answers).
+_REPORTS = (
+    "begin",
+    "rejected_all",
+    "skipped_outside",
+    "rejected",
+    "evaluated",
+    "feasible",
+    "scored",
+    "weighted",
+    "post_filtered",
+    "failed_at",
+    "failed",
+    "scheduled",
+)

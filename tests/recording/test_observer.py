@@ -12,6 +12,7 @@ from kubesched.api.objects import Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.recording import NULL_ATTEMPT, Attempt, FullRecorder, NullAttempt, Observers, RecordingObserver
+from kubesched.recording.observer import ignores_report
 from kubesched.recording.trace import ERROR, UNSCHEDULABLE
 from tests.factories import make_pod
 
@@ -71,6 +72,37 @@ def test_flags_and_the_verdict_map_come_from_whoever_keeps_them() -> None:
     keeping = Observers([Log("a", log), Log("b", log, kept, detailed=True, raw_scores=True)])
     assert keeping.detailed and keeping.raw_scores
     assert keeping.extender_verdicts(Cycle(make_pod("p"))) is kept
+
+
+class Deaf(Log):
+    """A Log that drops its Filter and Score reports, as the metrics do."""
+
+    @ignores_report
+    def feasible(self, cycle: Any, names: Any, rows: Any) -> None:
+        self.log.append((self.name, "feasible"))
+
+    @ignores_report
+    def extender_verdicts(self, cycle: Any) -> None:
+        self.log.append((self.name, "extender_verdicts"))
+
+
+def test_a_report_an_observer_ignores_is_not_handed_to_it() -> None:
+    log: list[tuple[str, str]] = []
+    kept: dict[str, Any] = {}
+    listening = Log("b", log, kept)
+    both = Observers([Deaf("a", log), listening])
+    cycle = Cycle(make_pod("p"))
+    both.begin(cycle)
+    both.feasible(cycle, NAMES, np.array([0]))
+    assert both.extender_verdicts(cycle) is kept
+    both.scheduled(cycle, "n1")
+    ends = [("a", "scheduled"), ("b", "scheduled")]
+    assert log == [("a", "begin"), ("b", "begin"), ("b", "feasible"), ("b", "extender_verdicts"), *ends]
+    alone = Observers([Deaf("a", log)])
+    log.clear()
+    alone.feasible(cycle, NAMES, np.array([0]))
+    assert alone.extender_verdicts(cycle) is None
+    assert log == []
 
 
 def test_the_recording_observer_keeps_the_attempt_on_the_cycle() -> None:
