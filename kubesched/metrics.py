@@ -35,8 +35,7 @@ Who updates what:
 - the leader elector: ``leader_election_master_status{name}`` and ``leader_election_slowpath_total{name}``
   (client-go's names, without the scheduler_ prefix).
 
-Label children are cached in dicts, so the hot path does one dict lookup and one observe per update;
-the counters and gauges updated on every arrival keep their children's values (:func:`value_of`).
+Label children are cached in dicts, so the hot path does one dict lookup and one observe per update.
 Histograms are :class:`Histogram` below rather than prometheus_client's: an observation is one list
 append, folded into the buckets a few hundred at a time (prometheus_client's takes a lock for the sum
 and another for the bucket, and checks exemplars), rendered through the same registry as a histogram
@@ -63,14 +62,6 @@ from kubesched.recording.observer import ignores_report
 
 #: kube-scheduler's pluginMetricsSamplePercent: the share of scheduling cycles whose plugins are timed.
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
-
-
-def value_of(child: Counter | Gauge) -> Any:
-    """The value a labelled child keeps (under its own lock), which the hot hooks update straight:
-    prometheus_client's ``Counter.inc`` and ``Gauge.set`` first check that the metric is observable
-    (a labelled child always is) and that a counter's amount is not negative (ours is 1), then do
-    ``inc(amount)`` or ``set(float(value))`` on this value, which the exposition reads."""
-    return child._value
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
@@ -224,16 +215,16 @@ class SchedulerMetrics:
             if last.get(queue) == value:
                 continue
             last[queue] = value
-            held = self._pending.get(queue)
-            if held is None:
-                held = self._pending[queue] = value_of(self.pending_pods.labels(queue=queue))
-            held.set(float(value))  # as Gauge.set does outside a most-recent mode
+            child = self._pending.get(queue)
+            if child is None:
+                child = self._pending[queue] = self.pending_pods.labels(queue=queue)
+            child.set(value)
 
     def incoming_pod(self, queue: str, event: str) -> None:
-        held = self._incoming.get((queue, event))
-        if held is None:
-            held = self._incoming[(queue, event)] = value_of(self.queue_incoming_pods.labels(queue=queue, event=event))
-        held.inc(1)
+        child = self._incoming.get((queue, event))
+        if child is None:
+            child = self._incoming[(queue, event)] = self.queue_incoming_pods.labels(queue=queue, event=event)
+        child.inc()
 
     def unschedulable_reason(self, profile: str, plugins: Iterable[str], delta: int) -> None:
         for plugin in plugins:
@@ -249,10 +240,10 @@ class SchedulerMetrics:
         children = self._attempts.get((result, profile))
         if children is None:
             children = self._attempts[(result, profile)] = (
-                value_of(self.schedule_attempts.labels(result=result, profile=profile)),
+                self.schedule_attempts.labels(result=result, profile=profile),
                 self.scheduling_attempt_duration.labels(result=result, profile=profile),
             )
-        children[0].inc(1)
+        children[0].inc()
         children[1].observe(seconds)
 
     def observe_scheduled(self, profile: str, seconds: float, attempts: int, sli_seconds: float | None) -> None:
