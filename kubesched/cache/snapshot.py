@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any, overload
 
 import numpy as np
@@ -388,8 +389,35 @@ class Snapshot:
         while k < shared and old[k] is new[k]:
             k += 1
         old_tail, new_tail = old[k:], new[k:]
-        if not old_tail and not new_tail:
+        if not old_tail:  # pods only came (appended): nothing left, nothing re-made
+            for pod in new_tail:
+                self._index_pod(pod, row)
             return
+        if not new_tail:  # pods only left (the last ones)
+            for pod in old_tail:
+                self._unindex_pod(pod, row)
+            return
+        first = old_tail[0]
+        if len(old_tail) == len(new_tail) + 1 and all(map(is_, old_tail[1:], new_tail)):
+            # One pod left from mid-list, the rest stayed in order: it is gone unless it is also
+            # further on (a node never holds one pod twice, but the general case would keep it).
+            if id(first) not in map(id, new_tail):
+                self._unindex_pod(first, row)
+                return
+        elif len(old_tail) == 1 == len(new_tail):
+            # One pod swapped for another at the end (``first`` is not ``came``: the prefix stops here).
+            came = new_tail[0]
+            if first.uid != came.uid:
+                self._unindex_pod(first, row)
+                self._index_pod(came, row)
+                return
+            self._swap_remade(first, came, row)
+            return
+        self._reindex_tails(row, old_tail, new_tail)
+
+    def _reindex_tails(self, row: int, old_tail: Sequence[Pod], new_tail: Sequence[Pod]) -> None:
+        """The general case of :meth:`_reindex_pods`: pods in one tail and not the other left or came; a
+        pod that left and came under the same uid was re-made, and its entries are swapped."""
         kept = {id(p) for p in new_tail}
         gone = [p for p in old_tail if id(p) not in kept]
         before = {id(p) for p in old_tail}
@@ -400,17 +428,27 @@ class Snapshot:
             if pod.uid in came_uids:
                 remade[pod.uid] = pod
                 continue
-            self.pods.remove(pod, row)
-            self.affinity_terms.remove(pod, row)
+            self._unindex_pod(pod, row)
         for pod in came:
             previous = remade.pop(pod.uid, None)
             if previous is None:
-                self.pods.add(pod, row)
-                self.affinity_terms.add(pod, row)
+                self._index_pod(pod, row)
                 continue
-            self.pods.replace(previous, pod, row)
-            self.affinity_terms.remove(previous, row)
-            self.affinity_terms.add(pod, row)
+            self._swap_remade(previous, pod, row)
+
+    def _swap_remade(self, previous: Pod, pod: Pod, row: int) -> None:
+        """``pod`` is a new version of ``previous`` (same uid) on the same node."""
+        self.pods.replace(previous, pod, row)
+        self.affinity_terms.remove(previous, row)
+        self.affinity_terms.add(pod, row)
+
+    def _index_pod(self, pod: Pod, row: int) -> None:
+        self.pods.add(pod, row)
+        self.affinity_terms.add(pod, row)
+
+    def _unindex_pod(self, pod: Pod, row: int) -> None:
+        self.pods.remove(pod, row)
+        self.affinity_terms.remove(pod, row)
 
     def invalidate_node_objects(self) -> None:
         self._label_columns.clear()
