@@ -78,8 +78,10 @@ class HostPortInfo:
         return sum(len(p) for p in self._ports.values())
 
     def copy(self) -> HostPortInfo:
-        clone = HostPortInfo()
-        clone._ports = {ip: dict(ports) for ip, ports in self._ports.items()}
+        clone = HostPortInfo.__new__(HostPortInfo)
+        ports = self._ports
+        # Most nodes use no host port: their copy starts empty without running the comprehension.
+        clone._ports = {ip: dict(by_ip) for ip, by_ip in ports.items()} if ports else {}
         return clone
 
 
@@ -241,15 +243,15 @@ class NodeInfo:
         clone = NodeInfo.__new__(NodeInfo)
         clone.node = self.node
         clone.name = self.name
-        clone.pods = list(self.pods)
-        clone.pods_with_affinity = list(self.pods_with_affinity)
-        clone.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
-        clone.requested = dict(self.requested)
+        clone.pods = self.pods.copy()
+        clone.pods_with_affinity = self.pods_with_affinity.copy()
+        clone.pods_with_required_anti_affinity = self.pods_with_required_anti_affinity.copy()
+        clone.requested = self.requested.copy()
         clone.non_zero_cpu = self.non_zero_cpu
         clone.non_zero_memory = self.non_zero_memory
         clone.used_ports = self.used_ports.copy()
         clone.image_states = self.image_states
-        clone.pvc_ref_counts = dict(self.pvc_ref_counts)
+        clone.pvc_ref_counts = self.pvc_ref_counts.copy()
         clone.generation = self.generation
         return clone
 
