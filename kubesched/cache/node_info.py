@@ -215,22 +215,31 @@ class NodeInfo:
         self.generation = next_generation()
 
     def _account(self, pod: Pod, sign: int) -> None:
+        requested = self.requested
         for name, value in pod.requests.items():
-            self.requested[name] = self.requested.get(name, 0) + sign * value
+            requested[name] = requested.get(name, 0) + sign * value
         self.non_zero_cpu += sign * pod.non_zero_cpu
         self.non_zero_memory += sign * pod.non_zero_memory
+        if pod.host_ports:  # most pods use no host port and no PVC: no loop to set up
+            self._account_ports(pod, sign)
+        if pod.volumes:
+            self._account_pvcs(pod, sign)
+        self.generation = next(_generations)  # next_generation(), without the call
+
+    def _account_ports(self, pod: Pod, sign: int) -> None:
         for port in pod.host_ports:
             if sign > 0:
                 self.used_ports.add(port.host_ip, port.protocol, port.host_port)
             else:
                 self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
-        for key in pvc_keys(pod) if pod.volumes else ():
+
+    def _account_pvcs(self, pod: Pod, sign: int) -> None:
+        for key in pvc_keys(pod):
             count = self.pvc_ref_counts.get(key, 0) + sign
             if count > 0:
                 self.pvc_ref_counts[key] = count
             else:
                 self.pvc_ref_counts.pop(key, None)
-        self.generation = next_generation()
 
     def requested_cpu(self) -> int:
         return self.requested.get(CPU, 0)
