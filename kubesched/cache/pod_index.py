@@ -335,18 +335,18 @@ class AffinityTermIndex:
         return self._kinds[kind].values()
 
     def add(self, pod: Pod, row: int) -> None:
-        self._update(pod, row, +1)
+        if pod.pod_affinity.declared:  # most pods have no terms: no call to make
+            self._update(pod, row, +1)
 
     def remove(self, pod: Pod, row: int) -> None:
-        self._update(pod, row, -1)
+        if pod.pod_affinity.declared:
+            self._update(pod, row, -1)
 
     def clear(self) -> None:
         self._kinds = ({}, {}, {}, {})
 
     def _update(self, pod: Pod, row: int, delta: int) -> None:
         aff = pod.pod_affinity
-        if not aff.declared:
-            return
         slot = self._slots.slot(row)
         for kind, pairs in (
             (REQUIRED_AFFINITY, ((t, 0) for t in aff.required_affinity)),
