@@ -160,9 +160,10 @@ class NodeInfo:
 
     def add_pod(self, pod: Pod) -> None:
         self.pods.append(pod)
-        if has_pod_affinity(pod):
+        affinity = pod.pod_affinity  # what has_pod_affinity and has_required_anti_affinity read
+        if affinity.declared:
             self.pods_with_affinity.append(pod)
-        if has_required_anti_affinity(pod):
+        if affinity.required_anti_affinity:
             self.pods_with_required_anti_affinity.append(pod)
         self._account(pod, +1)
 
