@@ -387,9 +387,8 @@ class Snapshot:
 
         Usually one pod came or went, or one was re-made (a binding confirmed): the lists share a
         prefix, and only the tails after it are compared."""
-        k, shared = 0, min(len(old), len(new))
-        while k < shared and old[k] is new[k]:
-            k += 1
+        same = list(map(is_, old, new))  # pairwise identity up to the shorter list's end, in one C loop
+        k = same.index(False) if False in same else len(same)
         old_tail, new_tail = old[k:], new[k:]
         if not old_tail:  # pods only came (appended): nothing left, nothing re-made
             for pod in new_tail:
