@@ -375,8 +375,9 @@ class Snapshot:
             self._ensure_resource_columns([*info.allocatable, *info.requested])
         self._write_row(i, info, allocatable=not same_node)
         self._reindex_pods(i, old.pods, info.pods)
-        if old.pvc_ref_counts.keys() != info.pvc_ref_counts.keys():
-            self._move_pvc_users(old.pvc_ref_counts.keys(), info.pvc_ref_counts.keys())
+        old_pvcs, pvcs = old.pvc_ref_counts, info.pvc_ref_counts
+        if (old_pvcs or pvcs) and old_pvcs.keys() != pvcs.keys():  # two empty maps: no views to compare
+            self._move_pvc_users(old_pvcs.keys(), pvcs.keys())
         if old.node is not info.node:
             self.invalidate_node_objects()
         if old.image_states != info.image_states:
