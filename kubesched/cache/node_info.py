@@ -169,19 +169,33 @@ class NodeInfo:
 
     def remove_pod(self, pod: Pod) -> bool:
         """Remove the pod with the same uid; False when it is not on this node."""
-        uid = pod.meta.uid
+        pods = self.pods
+        try:
+            # Usually ``pod`` itself is listed (the cache removes the object it added, preemption one it
+            # listed): found by identity (pods compare by identity) without reading every pod's uid. As
+            # uids are unique on a node, no other pod holds its uid then.
+            i = pods.index(pod)
+        except ValueError:
+            i = self._position_of_uid(pod.meta.uid)
+            if i < 0:
+                return False
+        existing = pods.pop(i)
+        uid = existing.meta.uid
+        if self.pods_with_affinity:
+            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.meta.uid != uid]
+        if self.pods_with_required_anti_affinity:
+            self.pods_with_required_anti_affinity = [
+                p for p in self.pods_with_required_anti_affinity if p.meta.uid != uid
+            ]
+        self._account(existing, -1)
+        return True
+
+    def _position_of_uid(self, uid: str) -> int:
+        """Where the pod with this uid is in ``pods``, -1 when absent."""
         for i, existing in enumerate(self.pods):
             if existing.meta.uid == uid:
-                del self.pods[i]
-                if self.pods_with_affinity:
-                    self.pods_with_affinity = [p for p in self.pods_with_affinity if p.meta.uid != uid]
-                if self.pods_with_required_anti_affinity:
-                    self.pods_with_required_anti_affinity = [
-                        p for p in self.pods_with_required_anti_affinity if p.meta.uid != uid
-                    ]
-                self._account(existing, -1)
-                return True
-        return False
+                return i
+        return -1
 
     def replace_pod(self, pod: Pod) -> None:
         """Put ``pod`` in place of the pod with its uid (removed, then added last, as a remove and an add
