@@ -104,7 +104,7 @@ class Dump:
     assumed_pods: frozenset[str]
 
 
-@dataclass
+@dataclass(slots=True)
 class _PodState:
     pod: Pod
     deadline: datetime | None = None
