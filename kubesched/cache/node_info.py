@@ -217,17 +217,19 @@ class NodeInfo:
             return
         del self.pods[i]
         self.pods.append(pod)
-        if has_pod_affinity(existing) or has_pod_affinity(pod):
+        # What has_pod_affinity and has_required_anti_affinity read, read once per version.
+        old_affinity, affinity = existing.pod_affinity, pod.pod_affinity
+        if old_affinity.declared or affinity.declared:
             self.pods_with_affinity = [p for p in self.pods_with_affinity if p.meta.uid != uid]
-            if has_pod_affinity(pod):
+            if affinity.declared:
                 self.pods_with_affinity.append(pod)
-        if has_required_anti_affinity(existing) or has_required_anti_affinity(pod):
+        if old_affinity.required_anti_affinity or affinity.required_anti_affinity:
             self.pods_with_required_anti_affinity = [
                 p for p in self.pods_with_required_anti_affinity if p.meta.uid != uid
             ]
-            if has_required_anti_affinity(pod):
+            if affinity.required_anti_affinity:
                 self.pods_with_required_anti_affinity.append(pod)
-        self.generation = next_generation()
+        self.generation = next(_generations)
 
     def _account(self, pod: Pod, sign: int) -> None:
         requested = self.requested
