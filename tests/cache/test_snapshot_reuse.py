@@ -184,7 +184,7 @@ def test_pod_indexes_follow_joining_nodes_as_a_fresh_snapshot_sees_them(ops: lis
             cache.add_pod(pods[old.uid])
         elif op == "resize":  # a node's allocatable changes (an extended resource comes and goes)
             name = nodes[n % len(nodes)]
-            node = snapshot.get(name).node  # type: ignore[union-attr]
+            node = cache.node_infos()[name].node  # the snapshot may not have the node yet
             assert node is not None
             allocatable = {**node.raw["status"]["allocatable"], "cpu": str(2 + n % 5)}
             if n % 2:
