@@ -104,7 +104,7 @@ class Dump:
     assumed_pods: frozenset[str]
 
 
-@dataclass
+@dataclass(slots=True)
 class _PodState:
     pod: Pod
     deadline: datetime | None = None
@@ -385,14 +385,16 @@ class Cache:
 
     def _clone(self, info: NodeInfo) -> NodeInfo:
         clone = info.snapshot()
-        assert info.node is not None
-        clone.image_states = self._image_summaries(info.node)
+        node = info.node
+        assert node is not None
+        # A node without images (the usual case) needs no summary: its copy gets an empty map of its own.
+        clone.image_states = self._image_summaries(node) if node.images else {}
         return clone
 
     def update_snapshot(self, snapshot: Snapshot) -> None:
         """Bring ``snapshot`` up to date, copying only nodes whose generation moved."""
         with self._lock:
-            if self._nodes_changed or len(snapshot) != len(self._tree):
+            if self._nodes_changed or len(snapshot.node_infos) != len(self._tree):
                 # The node set changed. Copy every node again only when an image's spread moved (each
                 # copy carries per-image node counts); otherwise unchanged nodes keep their copies, as
                 # kube-scheduler keeps unchanged NodeInfos and only rebuilds the list. The snapshot moves

@@ -78,8 +78,10 @@ class HostPortInfo:
         return sum(len(p) for p in self._ports.values())
 
     def copy(self) -> HostPortInfo:
-        clone = HostPortInfo()
-        clone._ports = {ip: dict(ports) for ip, ports in self._ports.items()}
+        clone = HostPortInfo.__new__(HostPortInfo)
+        ports = self._ports
+        # Most nodes use no host port: their copy starts empty without running the comprehension.
+        clone._ports = {ip: dict(by_ip) for ip, by_ip in ports.items()} if ports else {}
         return clone
 
 
@@ -158,27 +160,42 @@ class NodeInfo:
 
     def add_pod(self, pod: Pod) -> None:
         self.pods.append(pod)
-        if has_pod_affinity(pod):
+        affinity = pod.pod_affinity  # what has_pod_affinity and has_required_anti_affinity read
+        if affinity.declared:
             self.pods_with_affinity.append(pod)
-        if has_required_anti_affinity(pod):
+        if affinity.required_anti_affinity:
             self.pods_with_required_anti_affinity.append(pod)
         self._account(pod, +1)
 
     def remove_pod(self, pod: Pod) -> bool:
         """Remove the pod with the same uid; False when it is not on this node."""
-        uid = pod.meta.uid
+        pods = self.pods
+        try:
+            # Usually ``pod`` itself is listed (the cache removes the object it added, preemption one it
+            # listed): found by identity (pods compare by identity) without reading every pod's uid. As
+            # uids are unique on a node, no other pod holds its uid then.
+            i = pods.index(pod)
+        except ValueError:
+            i = self._position_of_uid(pod.meta.uid)
+            if i < 0:
+                return False
+        existing = pods.pop(i)
+        uid = existing.meta.uid
+        if self.pods_with_affinity:
+            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.meta.uid != uid]
+        if self.pods_with_required_anti_affinity:
+            self.pods_with_required_anti_affinity = [
+                p for p in self.pods_with_required_anti_affinity if p.meta.uid != uid
+            ]
+        self._account(existing, -1)
+        return True
+
+    def _position_of_uid(self, uid: str) -> int:
+        """Where the pod with this uid is in ``pods``, -1 when absent."""
         for i, existing in enumerate(self.pods):
             if existing.meta.uid == uid:
-                del self.pods[i]
-                if self.pods_with_affinity:
-                    self.pods_with_affinity = [p for p in self.pods_with_affinity if p.meta.uid != uid]
-                if self.pods_with_required_anti_affinity:
-                    self.pods_with_required_anti_affinity = [
-                        p for p in self.pods_with_required_anti_affinity if p.meta.uid != uid
-                    ]
-                self._account(existing, -1)
-                return True
-        return False
+                return i
+        return -1
 
     def replace_pod(self, pod: Pod) -> None:
         """Put ``pod`` in place of the pod with its uid (removed, then added last, as a remove and an add
@@ -200,35 +217,46 @@ class NodeInfo:
             return
         del self.pods[i]
         self.pods.append(pod)
-        if has_pod_affinity(existing) or has_pod_affinity(pod):
+        # What has_pod_affinity and has_required_anti_affinity read, read once per version.
+        old_affinity, affinity = existing.pod_affinity, pod.pod_affinity
+        if old_affinity.declared or affinity.declared:
             self.pods_with_affinity = [p for p in self.pods_with_affinity if p.meta.uid != uid]
-            if has_pod_affinity(pod):
+            if affinity.declared:
                 self.pods_with_affinity.append(pod)
-        if has_required_anti_affinity(existing) or has_required_anti_affinity(pod):
+        if old_affinity.required_anti_affinity or affinity.required_anti_affinity:
             self.pods_with_required_anti_affinity = [
                 p for p in self.pods_with_required_anti_affinity if p.meta.uid != uid
             ]
-            if has_required_anti_affinity(pod):
+            if affinity.required_anti_affinity:
                 self.pods_with_required_anti_affinity.append(pod)
-        self.generation = next_generation()
+        self.generation = next(_generations)
 
     def _account(self, pod: Pod, sign: int) -> None:
+        requested = self.requested
         for name, value in pod.requests.items():
-            self.requested[name] = self.requested.get(name, 0) + sign * value
+            requested[name] = requested.get(name, 0) + sign * value
         self.non_zero_cpu += sign * pod.non_zero_cpu
         self.non_zero_memory += sign * pod.non_zero_memory
+        if pod.host_ports:  # most pods use no host port and no PVC: no loop to set up
+            self._account_ports(pod, sign)
+        if pod.volumes:
+            self._account_pvcs(pod, sign)
+        self.generation = next(_generations)  # next_generation(), without the call
+
+    def _account_ports(self, pod: Pod, sign: int) -> None:
         for port in pod.host_ports:
             if sign > 0:
                 self.used_ports.add(port.host_ip, port.protocol, port.host_port)
             else:
                 self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
-        for key in pvc_keys(pod) if pod.volumes else ():
+
+    def _account_pvcs(self, pod: Pod, sign: int) -> None:
+        for key in pvc_keys(pod):
             count = self.pvc_ref_counts.get(key, 0) + sign
             if count > 0:
                 self.pvc_ref_counts[key] = count
             else:
                 self.pvc_ref_counts.pop(key, None)
-        self.generation = next_generation()
 
     def requested_cpu(self) -> int:
         return self.requested.get(CPU, 0)
@@ -241,15 +269,15 @@ class NodeInfo:
         clone = NodeInfo.__new__(NodeInfo)
         clone.node = self.node
         clone.name = self.name
-        clone.pods = list(self.pods)
-        clone.pods_with_affinity = list(self.pods_with_affinity)
-        clone.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
-        clone.requested = dict(self.requested)
+        clone.pods = self.pods.copy()
+        clone.pods_with_affinity = self.pods_with_affinity.copy()
+        clone.pods_with_required_anti_affinity = self.pods_with_required_anti_affinity.copy()
+        clone.requested = self.requested.copy()
         clone.non_zero_cpu = self.non_zero_cpu
         clone.non_zero_memory = self.non_zero_memory
         clone.used_ports = self.used_ports.copy()
         clone.image_states = self.image_states
-        clone.pvc_ref_counts = dict(self.pvc_ref_counts)
+        clone.pvc_ref_counts = self.pvc_ref_counts.copy()
         clone.generation = self.generation
         return clone
 

@@ -108,21 +108,25 @@ class PodLabelIndex:
 
     # -- writing (by the snapshot) ----------------------------------------------------------------------
     def add(self, pod: Pod, row: int) -> None:
-        uid = pod.uid
+        meta = pod.meta  # uid, namespace and labels read from it directly, not through the pod's properties
+        uid = meta.uid
         found = self._pods.get(uid)
         if found is not None:
             self.remove(found[0], self._slots.row(found[1]))
-        ns = pod.namespace
+        ns = meta.namespace
         slot = self._slots.slot(row)
         self._pods[uid] = (pod, slot)
-        self._by_namespace.setdefault(ns, {})[uid] = slot
-        for key, value in pod.labels.items():
+        members = self._by_namespace.get(ns)
+        if members is None:
+            members = self._by_namespace[ns] = {}
+        members[uid] = slot
+        for key, value in meta.labels.items():
             entry = (ns, key, value)
             self._by_label.setdefault(entry, {})[uid] = slot
             self._arrays.pop(entry, None)
             values = self._values.setdefault((ns, key), {})
             values[value] = values.get(value, 0) + 1
-        if pod.meta.deletion_timestamp is not None:
+        if meta.deletion_timestamp is not None:
             self._terminating.add(uid)
 
     def replace(self, old: Pod, new: Pod, row: int) -> None:
@@ -144,17 +148,18 @@ class PodLabelIndex:
 
     def remove(self, pod: Pod, row: int) -> None:
         """Drop ``pod`` from node ``row`` (a no-op when it has meanwhile been indexed on another node)."""
-        found = self._pods.get(pod.uid)
+        uid = pod.meta.uid
+        found = self._pods.get(uid)
         if found is None or found[1] != self._slots.slot(row):
             return
-        del self._pods[pod.uid]
-        indexed = found[0]  # the labels it was indexed under, which ``pod`` may no longer carry
-        uid, ns = indexed.uid, indexed.namespace
+        del self._pods[uid]
+        meta = found[0].meta  # the labels it was indexed under, which ``pod`` may no longer carry
+        ns = meta.namespace
         members = self._by_namespace[ns]
         del members[uid]
         if not members:
             del self._by_namespace[ns]
-        for key, value in indexed.labels.items():
+        for key, value in meta.labels.items():
             entry = (ns, key, value)
             holders = self._by_label[entry]
             del holders[uid]
@@ -330,18 +335,18 @@ class AffinityTermIndex:
         return self._kinds[kind].values()
 
     def add(self, pod: Pod, row: int) -> None:
-        self._update(pod, row, +1)
+        if pod.pod_affinity.declared:  # most pods have no terms: no call to make
+            self._update(pod, row, +1)
 
     def remove(self, pod: Pod, row: int) -> None:
-        self._update(pod, row, -1)
+        if pod.pod_affinity.declared:
+            self._update(pod, row, -1)
 
     def clear(self) -> None:
         self._kinds = ({}, {}, {}, {})
 
     def _update(self, pod: Pod, row: int, delta: int) -> None:
         aff = pod.pod_affinity
-        if not aff.declared:
-            return
         slot = self._slots.slot(row)
         for kind, pairs in (
             (REQUIRED_AFFINITY, ((t, 0) for t in aff.required_affinity)),

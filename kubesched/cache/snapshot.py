@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any, overload
 
 import numpy as np
@@ -234,7 +235,9 @@ class Snapshot:
             self.allocatable[i] = self._row_of(info.allocatable)
             self.allowed_pods[i] = info.allocatable.get(PODS, 0)
         self.requested[i] = self._row_of(info.requested)
-        self.non_zero_requested[i] = (info.non_zero_cpu, info.non_zero_memory)
+        nonzero = self.non_zero_requested  # two items set: half the cost of assigning a tuple to the row
+        nonzero[i, 0] = info.non_zero_cpu
+        nonzero[i, 1] = info.non_zero_memory
         self.pod_count[i] = len(info.pods)
         self.row_generation[i] = info.generation
 
@@ -372,8 +375,9 @@ class Snapshot:
             self._ensure_resource_columns([*info.allocatable, *info.requested])
         self._write_row(i, info, allocatable=not same_node)
         self._reindex_pods(i, old.pods, info.pods)
-        if old.pvc_ref_counts.keys() != info.pvc_ref_counts.keys():
-            self._move_pvc_users(old.pvc_ref_counts.keys(), info.pvc_ref_counts.keys())
+        old_pvcs, pvcs = old.pvc_ref_counts, info.pvc_ref_counts
+        if (old_pvcs or pvcs) and old_pvcs.keys() != pvcs.keys():  # two empty maps: no views to compare
+            self._move_pvc_users(old_pvcs.keys(), pvcs.keys())
         if old.node is not info.node:
             self.invalidate_node_objects()
         if old.image_states != info.image_states:
@@ -384,12 +388,38 @@ class Snapshot:
 
         Usually one pod came or went, or one was re-made (a binding confirmed): the lists share a
         prefix, and only the tails after it are compared."""
-        k, shared = 0, min(len(old), len(new))
-        while k < shared and old[k] is new[k]:
-            k += 1
+        same = list(map(is_, old, new))  # pairwise identity up to the shorter list's end, in one C loop
+        k = same.index(False) if False in same else len(same)
         old_tail, new_tail = old[k:], new[k:]
-        if not old_tail and not new_tail:
+        if not old_tail:  # pods only came (appended): nothing left, nothing re-made
+            for pod in new_tail:
+                self._index_pod(pod, row)
             return
+        if not new_tail:  # pods only left (the last ones)
+            for pod in old_tail:
+                self._unindex_pod(pod, row)
+            return
+        first = old_tail[0]
+        if len(old_tail) == len(new_tail) + 1 and all(map(is_, old_tail[1:], new_tail)):
+            # One pod left from mid-list, the rest stayed in order: it is gone unless it is also
+            # further on (a node never holds one pod twice, but the general case would keep it).
+            if id(first) not in map(id, new_tail):
+                self._unindex_pod(first, row)
+                return
+        elif len(old_tail) == 1 == len(new_tail):
+            # One pod swapped for another at the end (``first`` is not ``came``: the prefix stops here).
+            came = new_tail[0]
+            if first.uid != came.uid:
+                self._unindex_pod(first, row)
+                self._index_pod(came, row)
+                return
+            self._swap_remade(first, came, row)
+            return
+        self._reindex_tails(row, old_tail, new_tail)
+
+    def _reindex_tails(self, row: int, old_tail: Sequence[Pod], new_tail: Sequence[Pod]) -> None:
+        """The general case of :meth:`_reindex_pods`: pods in one tail and not the other left or came; a
+        pod that left and came under the same uid was re-made, and its entries are swapped."""
         kept = {id(p) for p in new_tail}
         gone = [p for p in old_tail if id(p) not in kept]
         before = {id(p) for p in old_tail}
@@ -400,17 +430,27 @@ class Snapshot:
             if pod.uid in came_uids:
                 remade[pod.uid] = pod
                 continue
-            self.pods.remove(pod, row)
-            self.affinity_terms.remove(pod, row)
+            self._unindex_pod(pod, row)
         for pod in came:
             previous = remade.pop(pod.uid, None)
             if previous is None:
-                self.pods.add(pod, row)
-                self.affinity_terms.add(pod, row)
+                self._index_pod(pod, row)
                 continue
-            self.pods.replace(previous, pod, row)
-            self.affinity_terms.remove(previous, row)
-            self.affinity_terms.add(pod, row)
+            self._swap_remade(previous, pod, row)
+
+    def _swap_remade(self, previous: Pod, pod: Pod, row: int) -> None:
+        """``pod`` is a new version of ``previous`` (same uid) on the same node."""
+        self.pods.replace(previous, pod, row)
+        self.affinity_terms.remove(previous, row)
+        self.affinity_terms.add(pod, row)
+
+    def _index_pod(self, pod: Pod, row: int) -> None:
+        self.pods.add(pod, row)
+        self.affinity_terms.add(pod, row)
+
+    def _unindex_pod(self, pod: Pod, row: int) -> None:
+        self.pods.remove(pod, row)
+        self.affinity_terms.remove(pod, row)
 
     def invalidate_node_objects(self) -> None:
         self._label_columns.clear()

@@ -132,6 +132,15 @@ def test_host_port_info_ignores_non_positive_and_unknown_removals() -> None:
     assert clone.conflicts("1.2.3.4", "TCP", 99) and not ports.conflicts("1.2.3.4", "TCP", 99)
 
 
+def test_a_copy_of_host_ports_without_ports_is_its_own() -> None:
+    ports = HostPortInfo()
+    clone = ports.copy()
+    clone.add("", "TCP", 80)
+    ports.add("1.2.3.4", "UDP", 53)
+    assert not ports.conflicts("", "TCP", 80) and not clone.conflicts("1.2.3.4", "UDP", 53)
+    assert len(ports) == len(clone) == 1
+
+
 def test_pvc_ref_counts() -> None:
     info = NodeInfo(make_node("n1"))
     a = pvc_pod("a", "data", "logs")
