@@ -58,7 +58,7 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from kubesched.recording.observer import ignores_report
+from kubesched.util.hooks import ignores_report
 
 #: kube-scheduler's pluginMetricsSamplePercent: the share of scheduling cycles whose plugins are timed.
 PLUGIN_METRICS_SAMPLE_PERCENT = 10

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -29,10 +29,7 @@ from kubesched.framework.status import Status
 from kubesched.recording.attempt import Attempt, NullAttempt
 from kubesched.recording.recorder import Recorder
 from kubesched.recording.trace import ERROR, UNSCHEDULABLE
-
-_Hook = TypeVar("_Hook", bound=Callable[..., Any])
-#: The attribute :func:`ignores_report` sets on a hook that does nothing.
-_IGNORES = "_ignores_report"
+from kubesched.util.hooks import reports_ignored
 
 
 class ObservedCycle(Protocol):
@@ -230,17 +227,10 @@ class RecordingObserver:
         cycle.record.scheduled(node)
 
 
-def ignores_report(hook: _Hook) -> _Hook:
-    """Marks an observer's hook that does nothing with its report (returns None): :class:`Observers`
-    leaves it out of its fan-out instead of calling it every cycle."""
-    setattr(hook, _IGNORES, True)
-    return hook
-
-
 def _listeners(observers: Sequence[AttemptObserver], hook: str) -> tuple[Callable[..., Any], ...]:
     """The bound ``hook`` of every observer in ``observers`` that does something with it, in order."""
     bound = (getattr(o, hook) for o in observers)
-    return tuple(b for b in bound if not getattr(b, _IGNORES, False))
+    return tuple(b for b in bound if not reports_ignored(b))
 
 
 def _fan_out(listeners: tuple[Callable[..., Any], ...]) -> Callable[..., None]:

@@ -12,8 +12,8 @@ from kubesched.api.objects import Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.recording import NULL_ATTEMPT, Attempt, FullRecorder, NullAttempt, Observers, RecordingObserver
-from kubesched.recording.observer import ignores_report
 from kubesched.recording.trace import ERROR, UNSCHEDULABLE
+from kubesched.util.hooks import ignores_report
 from tests.factories import make_pod
 
 NAMES = np.array(["n1", "n2", "n3"], dtype=object)
