@@ -191,32 +191,31 @@ class NodeInfo:
         return True
 
     def _position_of_uid(self, uid: str) -> int:
-        """Where the pod with this uid is in ``pods``, -1 when absent."""
-        for i, existing in enumerate(self.pods):
-            if existing.meta.uid == uid:
-                return i
-        return -1
+        """Where the pod with this uid is in ``pods``, -1 when absent. Looked for from the end: uids are
+        unique on a node, and the version a binding confirms is the pod assumed last."""
+        pods = self.pods
+        i = len(pods) - 1
+        while i >= 0 and pods[i].meta.uid != uid:
+            i -= 1
+        return i
 
     def replace_pod(self, pod: Pod) -> None:
         """Put ``pod`` in place of the pod with its uid (removed, then added last, as a remove and an add
         would). A new version of the same pod that counts for the same (a binding confirmed, a status
         update: the parsed fields are shared) keeps the node's sums as they are."""
         uid = pod.meta.uid
-        pods = self.pods
-        # From the end: the pod confirmed is usually the one assumed last (uids are unique on a node).
-        i = len(pods) - 1
-        while i >= 0 and pods[i].meta.uid != uid:
-            i -= 1
+        i = self._position_of_uid(uid)
         if i < 0:
             self.add_pod(pod)
             return
+        pods = self.pods
         existing = pods[i]
         if not _counts_the_same(existing, pod):
             self.remove_pod(existing)
             self.add_pod(pod)
             return
-        del self.pods[i]
-        self.pods.append(pod)
+        del pods[i]
+        pods.append(pod)
         # What has_pod_affinity and has_required_anti_affinity read, read once per version.
         old_affinity, affinity = existing.pod_affinity, pod.pod_affinity
         if old_affinity.declared or affinity.declared:
