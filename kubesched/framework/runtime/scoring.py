@@ -105,7 +105,8 @@ def _score_batch(
     plugin: BatchScorePlugin, state: CycleState, pod: Pod, nodes: NodeInfoList, *, keep_raw: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Raw and normalised scores of a plugin's batch form over ``nodes``. Normalising gets a copy of
-    the raw scores only when they are kept (``keep_raw``): otherwise nobody reads them afterwards."""
+    the raw scores only when they are kept (``keep_raw``); otherwise it gets the raw scores themselves,
+    which are read again only as the result when it answers None ("does not normalise")."""
     timer = state.plugin_timer
     started = time.perf_counter() if timer is not None else 0.0
     try:
